@@ -1,0 +1,146 @@
+/* Containers: archive bytes -> the raw trace stream.
+ *
+ * A container is detected by magic bytes, never by file name: gzip
+ * (1f 8b, single or multi-member), zstd (28 b5 2f fd, one or many frames,
+ * including the seekable format of zstd's contrib/seekable_format), and
+ * plain (anything else). The table of containers lives in container.c;
+ * adding one touches that table only.
+ *
+ * Random access. A container keeps a seek index mapping raw offsets to
+ * points where decompression can restart:
+ *   plain   no index needed;
+ *   zstd    the frame table: read from the seek table at open when the
+ *           archive is in the seekable format, else built by tm_cont_scan;
+ *           a single-frame archive has one entry and is read from its start;
+ *   gzip    zran-style access points (bit position + 32 KiB window) built by
+ *           tm_cont_scan, spaced so their saved size stays well under 1% of
+ *           the archive; member starts are points that need no window.
+ * The seek index is saved inside the trace index file (views/index.c) with
+ * tm_cont_index_save and restored with tm_cont_index_load, so a container
+ * is scanned once per archive version.
+ *
+ * Threads: a struct tm_cont is shared read-only after scan/load; each
+ * struct tm_creader is a cursor used by one thread at a time. All archive
+ * I/O uses pread on the caller's fd, so cursors never disturb each other.
+ *
+ * Memory: bounded independently of archive size. Readers own one
+ * decompression context each; the zstd window is capped (TM_ZSTD_WLOG_MAX),
+ * gzip windows are read from the index file on demand, not kept.
+ *
+ * Errors: negative errno; -EIO for corrupt or truncated data with a
+ * message "<path>: archive offset N: <what>". */
+#ifndef TM_CONTAINER_H
+#define TM_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "tm_err.h"
+
+/* Largest zstd window (log2 bytes) a reader accepts: 2^27 = 128 MiB is
+ * zstd's own default limit; larger windows are refused with -EIO. */
+#define TM_ZSTD_WLOG_MAX 27
+
+struct tm_cont;
+struct tm_creader;
+
+/* Detect and open the container of the archive open on fd (not owned; it
+ * must stay open while the container lives). path is used in messages.
+ * Reads only the first bytes and, for zstd, the seekable footer.
+ * Returns 0 or a negative errno. */
+int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err);
+
+/* Free c. Readers must be closed first. NULL is allowed. */
+void tm_cont_close(struct tm_cont *c);
+
+/* "plain", "gzip" or "zstd". */
+const char *tm_cont_name(const struct tm_cont *c);
+
+/* Size of the archive in bytes (compressed). */
+uint64_t tm_cont_archive_size(const struct tm_cont *c);
+
+/* The raw (decompressed) size when it is known without decompressing
+ * (plain; zstd seekable or with content sizes in every frame; any container
+ * after scan or index load): returns 1 and sets *size. Returns 0 when it is
+ * not known yet. */
+int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size);
+
+/* Whether random access is cheap (the seek index exists and has entries no
+ * further apart than a few MiB of raw data): 1 or 0. A single-frame zstd
+ * archive answers 0 even after scan. */
+int tm_cont_seekable(const struct tm_cont *c);
+
+/* Receives raw bytes in order during tm_cont_scan. Returning non-zero stops
+ * the scan, and tm_cont_scan returns that value. */
+typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
+
+/* One sequential pass over the whole archive: decompresses everything,
+ * verifies checksums the container carries (gzip CRC32 and ISIZE, zstd
+ * content checksums), builds the seek index, and hands every raw byte in
+ * order to sink (which may be NULL). Afterwards tm_cont_raw_size answers.
+ * Returns 0, a sink's non-zero value, or a negative errno. */
+int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err);
+
+/* Append the seek index to f; returns the number of bytes written or a
+ * negative errno. Valid after tm_cont_scan or tm_cont_index_load. */
+int64_t tm_cont_index_save(const struct tm_cont *c, FILE *f, struct tm_err *err);
+
+/* Restore a seek index that tm_cont_index_save wrote, stored in fd at
+ * [off, off+len). fd must stay open while c lives: large parts (gzip
+ * windows) are read from it on demand. Returns 0 or -EIO if the bytes are
+ * not a valid index for this container. */
+int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len,
+                       struct tm_err *err);
+
+/* Open a cursor on the raw stream, positioned at raw offset 0. */
+int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *err);
+
+/* Position r at raw offset raw_off. Cost: from the nearest seek-index
+ * point at or before raw_off (bounded by the spacing of the index), or from
+ * the current position when moving forward a short way; from the start of
+ * the stream when no index point precedes it. Seeking past the end is
+ * -EINVAL once the raw size is known. Returns 0 or a negative errno. */
+int tm_creader_seek(struct tm_creader *r, uint64_t raw_off, struct tm_err *err);
+
+/* Read up to n raw bytes at the cursor. Returns the count (short reads are
+ * allowed), 0 at the end of the stream, or a negative errno. */
+ssize_t tm_creader_read(struct tm_creader *r, void *buf, size_t n, struct tm_err *err);
+
+/* The cursor's raw offset. */
+uint64_t tm_creader_tell(const struct tm_creader *r);
+
+/* Free r. NULL is allowed. */
+void tm_creader_close(struct tm_creader *r);
+
+/* ---- writing (tracetool pack) ---- */
+
+enum tm_cont_kind { TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD };
+
+struct tm_cwriter_opts {
+        int level;         /* compression level; 0 means the library default */
+        size_t frame_size; /* zstd: raw bytes per seekable frame; 0 = 4 MiB */
+};
+
+struct tm_cwriter;
+
+/* Start writing a container of the given kind to fd (not owned, not
+ * closed). zstd output is in the seekable format: independent frames and a
+ * seek table, readable by plain zstdcat. gzip output is one member. */
+int tm_cwriter_open(int fd, const char *path, enum tm_cont_kind kind,
+                    const struct tm_cwriter_opts *o, struct tm_cwriter **out, struct tm_err *err);
+
+/* Append raw bytes. */
+int tm_cwriter_write(struct tm_cwriter *w, const void *buf, size_t n, struct tm_err *err);
+
+/* Tell the writer the raw stream is at a record boundary. A zstd frame ends
+ * only here, once it holds at least frame_size raw bytes, so frames align
+ * to records. Other kinds ignore it. */
+int tm_cwriter_boundary(struct tm_cwriter *w, struct tm_err *err);
+
+/* Flush everything (last frame, seek table, gzip trailer) and free w.
+ * Returns 0 or a negative errno; w is freed either way. */
+int tm_cwriter_close(struct tm_cwriter *w, struct tm_err *err);
+
+#endif
