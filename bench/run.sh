@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/run.sh [N_REFS] [--x86]: tracemount against zstdcat, measured in one go.
+#
+# Makes a program-shaped trace of N_REFS references (default 100 million)
+# with bench/gen_trace, stores it two ways -- din text compressed with zstd
+# (the baseline) and PDATS II in seekable zstd (tracetool pack) -- mounts
+# the second and prints, each as a ratio to the baseline where one exists:
+#   sequential cat and grep of ascii through the mount (cold: fresh mount),
+#   the same cat again (warm: kernel page cache), tail -n 1 latency once
+#   the index exists, daemon peak RSS, index size, index build time.
+# It also checks that the mount's ascii is byte-identical to the baseline.
+# Needs ./build.sh build first and a working /dev/fuse.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-100000000}
+X86=${2:-}
+B=$PWD/build
+W=$(mktemp -d "${TMPDIR:-/tmp}/tmbench.XXXXXX")
+MNT=$W/mnt
+PID=
+cleanup() {
+        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
+        [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
+        rm -rf "$W"
+}
+trap cleanup EXIT
+mkdir -p "$W/base" "$W/arch" "$MNT" "$W/cache"
+
+now() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+# time_cmd VAR cmd...: run cmd, store elapsed seconds in VAR
+time_cmd() {
+        local var=$1 s e
+        shift
+        s=$(now)
+        "$@"
+        e=$(now)
+        printf -v "$var" '%s' "$(secs "$s" "$e")"
+}
+mount_fresh() {
+        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
+        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" &
+        PID=$!
+        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
+        echo "bench: mount failed" >&2
+        exit 1
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo "bench: generating $N references ${X86:+(x86-64 shape)}"
+"$B/bench/gen_trace" "$N" 1 $X86 > "$W/t.din"
+TEXT=$(stat -c %s "$W/t.din")
+time_cmd t_zc zstd -q -T1 -3 "$W/t.din" -o "$W/base/t.din.zst"
+time_cmd t_pack "$B/tools/tracetool" pack "$W/t.din" "$W/arch/t.pdt2.zst"
+rm -f "$W/t.din"
+ARCH=$(stat -c %s "$W/arch/t.pdt2.zst")
+BASE=$(stat -c %s "$W/base/t.din.zst")
+time_cmd t_index "$B/tools/tracetool" index "$W/arch/t.pdt2.zst"
+IDX=$(find "$W/arch" "$W/cache" -name '*.tmidx' -printf '%s\n' | head -n 1)
+V=$MNT/t.pdt2.zst/ascii
+
+# baselines, best of 3
+best() { sort -n | head -n 1; }
+zc=$(for _ in 1 2 3; do time_cmd t zstdcat "$W/base/t.din.zst" > /dev/null; echo "$t"; done | best)
+zcp=$(for _ in 1 2 3; do time_cmd t sh -c "zstdcat '$W/base/t.din.zst' | cat > /dev/null"; echo "$t"; done | best)
+zg=$(for _ in 1 2 3; do time_cmd t sh -c "zstdcat '$W/base/t.din.zst' | grep -c '^1 ' > /dev/null"; echo "$t"; done | best)
+
+cold=$(for _ in 1 2 3; do mount_fresh; time_cmd t cat "$V" > /dev/null; echo "$t"; done | best)
+warm=$(for _ in 1 2 3; do time_cmd t cat "$V" > /dev/null; echo "$t"; done | best)
+grepm=$(for _ in 1 2 3; do mount_fresh; time_cmd t sh -c "grep -c '^1 ' '$V' > /dev/null"; echo "$t"; done | best)
+tails=$(for _ in 1 2 3 4 5; do mount_fresh; time_cmd t tail -n 1 "$V" > /dev/null; echo "$t"; done | sort -n)
+tail_med=$(echo "$tails" | sed -n 3p)
+tail_max=$(echo "$tails" | tail -n 1)
+mount_fresh
+if cmp -s <(zstdcat "$W/base/t.din.zst") "$V"; then same=identical; else same=DIFFERENT; fi
+rss=$(awk '/VmHWM/ { print $2 }' "/proc/$PID/status")
+
+mbps() { awk -v b="$TEXT" -v t="$1" 'BEGIN { if (t > 0) printf "%.0f", b / t / 1e6; else print "-" }'; }
+cat <<REPORT
+
+tracemount bench: $N references, ascii $TEXT bytes; mount output vs zstdcat: $same
+  archive t.pdt2.zst            $ARCH bytes ($(awk -v n="$N" -v a="$ARCH" 'BEGIN{printf "%.1f", n/a}') refs/byte); baseline t.din.zst $BASE bytes
+  pack (din text -> pdt2.zst)   ${t_pack} s   (zstd -3 of the text: ${t_zc} s)
+  index build                   ${t_index} s, index ${IDX:-?} bytes = $(awk -v i="${IDX:-0}" -v a="$ARCH" 'BEGIN{printf "%.3f", 100*i/a}')% of archive
+                                     seconds   MB/s   ratio (baseline/tracemount; >1 = faster)
+  zstdcat > /dev/null               $zc   $(mbps "$zc")
+  zstdcat | cat > /dev/null         $zcp   $(mbps "$zcp")
+  cat ascii, cold mount             $cold   $(mbps "$cold")   $(ratio "$zc" "$cold") vs zstdcat, $(ratio "$zcp" "$cold") vs zstdcat|cat
+  cat ascii, warm page cache        $warm   $(mbps "$warm")   $(ratio "$zc" "$warm")
+  zstdcat | grep -c '^1 '           $zg
+  grep -c '^1 ' ascii, cold         $grepm           $(ratio "$zg" "$grepm")
+  tail -n 1 ascii, fresh mount      median ${tail_med} s, worst ${tail_max} s (target < 0.050)
+  daemon peak RSS                   ${rss} KiB (target < 100 MB)
+REPORT
