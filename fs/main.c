@@ -1,0 +1,168 @@
+/* tracemount: mount a directory of trace archives, each shown as a
+ * directory of decoded views. Option parsing and fuse_main. */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "node.h"
+#include "ops.h"
+
+#include <fuse_lowlevel.h>
+
+#ifndef TM_VERSION
+#define TM_VERSION "unknown"
+#endif
+
+struct main_opts {
+        char *cache_dir;
+        int no_index_beside;
+        int help;
+        int version;
+        char *src;  /* first non-option */
+        char *mnt;  /* second non-option (also kept for fuse) */
+        int extra;  /* more non-options than two */
+};
+
+enum { KEY_HELP, KEY_VERSION };
+
+#define MAIN_OPT(t, p) {t, offsetof(struct main_opts, p), 1}
+static const struct fuse_opt main_optspec[] = {
+        {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
+        {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
+        MAIN_OPT("--no-index-beside", no_index_beside),
+        FUSE_OPT_KEY("-h", KEY_HELP),
+        FUSE_OPT_KEY("--help", KEY_HELP),
+        FUSE_OPT_KEY("-V", KEY_VERSION),
+        FUSE_OPT_KEY("--version", KEY_VERSION),
+        FUSE_OPT_END,
+};
+
+static int main_optproc(void *data, const char *arg, int key, struct fuse_args *args)
+{
+        (void)args;
+        struct main_opts *o = data;
+        switch (key) {
+        case KEY_HELP:
+                o->help = 1;
+                return 0;
+        case KEY_VERSION:
+                o->version = 1;
+                return 0;
+        case FUSE_OPT_KEY_NONOPT:
+                if (!o->src) {
+                        o->src = strdup(arg);
+                        return 0; /* not fuse's business */
+                }
+                if (!o->mnt) {
+                        o->mnt = strdup(arg);
+                        return 1;
+                }
+                o->extra = 1;
+                return 1;
+        default:
+                return 1;
+        }
+}
+
+static void main_usage(const char *prog)
+{
+        printf("usage: %s [options] SRC_DIR MOUNTPOINT\n\n"
+               "Mount SRC_DIR read-only at MOUNTPOINT. Every trace archive in it is shown\n"
+               "as a directory of decoded views (ascii, binary, raw, stats, streams/*);\n"
+               "other files pass through unchanged.\n\n"
+               "tracemount options:\n"
+               "    --cache-dir DIR        keep trace indexes in DIR when the archive's\n"
+               "                           directory is not writable (default:\n"
+               "                           $XDG_CACHE_HOME/tracemount or ~/.cache/tracemount)\n"
+               "    --no-index-beside      never write indexes beside the archives\n"
+               "    -h, --help             this help, then the FUSE options\n"
+               "    -V, --version          print the version\n\n",
+               prog);
+}
+
+/* Refuse a mount point inside the source tree: the daemon would look
+ * into its own mount and deadlock. */
+static int main_check_paths(const char *src, const char *mnt)
+{
+        char m[PATH_MAX];
+        size_t n = strlen(src);
+        if (!realpath(mnt, m)) {
+                fprintf(stderr, "tracemount: %s: %s\n", mnt, strerror(errno));
+                return -1;
+        }
+        if (strncmp(m, src, n) == 0 && (m[n] == '/' || m[n] == '\0')) {
+                fprintf(stderr, "tracemount: mount point %s is inside the source %s\n", m, src);
+                return -1;
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[])
+{
+        struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+        struct main_opts o = {0};
+        char src[PATH_MAX];
+
+        if (fuse_opt_parse(&args, &o, main_optspec, main_optproc) < 0)
+                return 2;
+        if (o.version) {
+                printf("tracemount %s (libfuse %s)\n", TM_VERSION, fuse_pkgversion());
+                return 0;
+        }
+        if (o.help) {
+                main_usage(argv[0]);
+                printf("FUSE options:\n");
+                fuse_cmdline_help();
+                fuse_lib_help(&args);
+                return 0;
+        }
+        if (!o.src || !o.mnt || o.extra) {
+                fprintf(stderr, "usage: %s [options] SRC_DIR MOUNTPOINT (try --help)\n", argv[0]);
+                return 2;
+        }
+        struct stat st;
+        if (!realpath(o.src, src) || stat(src, &st) < 0) {
+                fprintf(stderr, "tracemount: %s: %s\n", o.src, strerror(errno));
+                return 1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "tracemount: %s: not a directory\n", o.src);
+                return 1;
+        }
+        if (main_check_paths(src, o.mnt) < 0)
+                return 1;
+        if (strcmp(src, "/") == 0)
+                src[0] = '\0'; /* paths are appended to it */
+
+        struct tm_trace_opts topts = {
+                .cache_dir = o.cache_dir,
+                .no_index_beside = o.no_index_beside,
+        };
+        if (node_init(src, &topts) < 0) {
+                fprintf(stderr, "tracemount: %s: path too long\n", o.src);
+                return 1;
+        }
+
+        char extra[PATH_MAX + 64];
+        if (strchr(src, ',') || strchr(src, '\\'))
+                snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount");
+        else
+                snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount,fsname=%s",
+                         src[0] ? src : "/");
+        /* before the user's arguments, so that theirs win; max_idle_threads works
+         * around libfuse 3.14 warning about its own default */
+        if (fuse_opt_insert_arg(&args, 1, extra) < 0 ||
+            fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0)
+                return 1;
+
+        int rc = fuse_main(args.argc, args.argv, &tmfs_ops, NULL);
+        fuse_opt_free_args(&args);
+        free(o.src);
+        free(o.mnt);
+        free(o.cache_dir);
+        return rc;
+}

@@ -1,0 +1,433 @@
+#include "node.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUSE_USE_VERSION 35
+#include <fuse_log.h>
+
+/* Bounds of the cache: entries (probe results, a few hundred bytes each)
+ * and entries with an opened trace (an fd and an index in memory each). */
+#define NODE_BUCKETS 4096
+#define NODE_MAX_ENTRIES 16384
+#define NODE_MAX_OPEN 256
+
+struct node_trace {
+        struct node_trace *next; /* hash chain */
+        char *path;
+        uint32_t hash;
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        int is_trace;
+        int in_table;
+        int counted;   /* t is open and counted in node.nopen; under node.lock */
+        unsigned refs; /* the table's own reference counts; under node.lock */
+        uint64_t tick; /* last use, for eviction; under node.lock */
+
+        pthread_mutex_t lock; /* guards the fields below */
+        struct tm_trace *t;
+        int open_err;
+        uint64_t kept; /* views opened once in this entry, bit per index */
+        char lastlog[TM_ERR_MSG];
+};
+
+static struct {
+        pthread_mutex_t lock; /* the table, refs, ticks, counts */
+        struct node_trace *bucket[NODE_BUCKETS];
+        unsigned nentries;
+        unsigned nopen;
+        uint64_t tick;
+        char src[PATH_MAX];
+        size_t srclen;
+        struct tm_trace_opts opts;
+} node = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint32_t node_hash(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (uint8_t)*s) * 16777619u;
+        return h;
+}
+
+int node_init(const char *src, const struct tm_trace_opts *o)
+{
+        size_t n = strlen(src);
+        if (n >= sizeof node.src)
+                return -ENAMETOOLONG;
+        memcpy(node.src, src, n + 1);
+        node.srclen = n;
+        if (o)
+                node.opts = *o;
+        return 0;
+}
+
+static void node_free(struct node_trace *tr)
+{
+        if (tr->t)
+                tm_trace_close(tr->t);
+        pthread_mutex_destroy(&tr->lock);
+        free(tr->path);
+        free(tr);
+}
+
+/* Unlink tr from the table; node.lock held. Returns 1 if tr must be freed
+ * by the caller (outside the lock). */
+static int node_unlink_locked(struct node_trace *tr)
+{
+        struct node_trace **pp = &node.bucket[tr->hash % NODE_BUCKETS];
+        while (*pp && *pp != tr)
+                pp = &(*pp)->next;
+        if (*pp)
+                *pp = tr->next;
+        tr->in_table = 0;
+        node.nentries--;
+        if (tr->counted)
+                node.nopen--;
+        tr->counted = 0;
+        return --tr->refs == 0;
+}
+
+/* The least recently used entry nobody but the table holds, optionally
+ * only among those with an opened trace; node.lock held. */
+static struct node_trace *node_lru_locked(int with_trace)
+{
+        struct node_trace *best = NULL;
+        for (unsigned b = 0; b < NODE_BUCKETS; b++)
+                for (struct node_trace *e = node.bucket[b]; e; e = e->next) {
+                        if (e->refs != 1 || (with_trace && !e->counted))
+                                continue;
+                        if (!best || e->tick < best->tick)
+                                best = e;
+                }
+        return best;
+}
+
+/* Keep the cache within its bounds; node.lock held. Closing a trace of an
+ * entry nobody holds is safe: a new holder must take node.lock first. */
+static void node_evict_locked(void)
+{
+        while (node.nopen > NODE_MAX_OPEN) {
+                struct node_trace *e = node_lru_locked(1);
+                if (!e)
+                        break;
+                tm_trace_close(e->t);
+                e->t = NULL;
+                e->kept = 0;
+                e->counted = 0;
+                node.nopen--;
+        }
+        if (node.nentries <= NODE_MAX_ENTRIES)
+                return;
+        while (node.nentries > NODE_MAX_ENTRIES / 8 * 7) {
+                struct node_trace *e = node_lru_locked(0);
+                if (!e)
+                        break;
+                if (node_unlink_locked(e))
+                        node_free(e);
+        }
+}
+
+static int node_same_identity(const struct node_trace *tr, const struct stat *st)
+{
+        return tr->dev == st->st_dev && tr->ino == st->st_ino && tr->size == st->st_size &&
+               tr->mtime.tv_sec == st->st_mtim.tv_sec &&
+               tr->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static struct node_trace *node_find_locked(const char *path, uint32_t h)
+{
+        for (struct node_trace *e = node.bucket[h % NODE_BUCKETS]; e; e = e->next)
+                if (e->hash == h && strcmp(e->path, path) == 0)
+                        return e;
+        return NULL;
+}
+
+/* The cache entry of the regular file path whose lstat is st, probing it
+ * if it is new or changed. Returns a referenced entry or NULL (-ENOMEM). */
+static struct node_trace *node_get(const char *path, const struct stat *st)
+{
+        uint32_t h = node_hash(path);
+        struct node_trace *old = NULL;
+
+        pthread_mutex_lock(&node.lock);
+        struct node_trace *e = node_find_locked(path, h);
+        if (e && node_same_identity(e, st)) {
+                e->refs++;
+                e->tick = ++node.tick;
+                pthread_mutex_unlock(&node.lock);
+                return e;
+        }
+        if (e && node_unlink_locked(e))
+                old = e;
+        pthread_mutex_unlock(&node.lock);
+        if (old)
+                node_free(old);
+
+        struct node_trace *n = calloc(1, sizeof *n);
+        if (!n)
+                return NULL;
+        n->path = strdup(path);
+        if (!n->path) {
+                free(n);
+                return NULL;
+        }
+        pthread_mutex_init(&n->lock, NULL);
+        n->hash = h;
+        n->dev = st->st_dev;
+        n->ino = st->st_ino;
+        n->size = st->st_size;
+        n->mtime = st->st_mtim;
+        n->is_trace = tm_probe_path(path, NULL, NULL) == 1;
+        n->refs = 2; /* the table's and the caller's */
+
+        pthread_mutex_lock(&node.lock);
+        e = node_find_locked(path, h);
+        if (e && node_same_identity(e, st)) {
+                /* another thread probed it meanwhile: use theirs */
+                e->refs++;
+                e->tick = ++node.tick;
+                pthread_mutex_unlock(&node.lock);
+                node_free(n);
+                return e;
+        }
+        old = NULL;
+        if (e && node_unlink_locked(e))
+                old = e;
+        n->next = node.bucket[h % NODE_BUCKETS];
+        node.bucket[h % NODE_BUCKETS] = n;
+        n->in_table = 1;
+        n->tick = ++node.tick;
+        node.nentries++;
+        node_evict_locked();
+        pthread_mutex_unlock(&node.lock);
+        if (old)
+                node_free(old);
+        return n;
+}
+
+void node_trace_get(struct node_trace *tr)
+{
+        pthread_mutex_lock(&node.lock);
+        tr->refs++;
+        pthread_mutex_unlock(&node.lock);
+}
+
+void node_trace_put(struct node_trace *tr)
+{
+        if (!tr)
+                return;
+        pthread_mutex_lock(&node.lock);
+        int last = --tr->refs == 0;
+        pthread_mutex_unlock(&node.lock);
+        if (last)
+                node_free(tr);
+}
+
+void node_res_put(struct node_res *r)
+{
+        node_trace_put(r->tr);
+        r->tr = NULL;
+        r->t = NULL;
+}
+
+/* Prefix the message with the archive path unless it names it already. */
+static void node_name_archive(struct node_trace *tr, struct tm_err *err)
+{
+        if (!strstr(err->msg, tr->path))
+                tm_err_prefix(err, "%s", tr->path);
+}
+
+void node_trace_log(struct node_trace *tr, const struct tm_err *err)
+{
+        struct tm_err e = *err;
+        if (!e.msg[0])
+                snprintf(e.msg, sizeof e.msg, "error %d", e.code);
+        node_name_archive(tr, &e);
+        pthread_mutex_lock(&tr->lock);
+        int repeat = strcmp(tr->lastlog, e.msg) == 0;
+        if (!repeat)
+                memcpy(tr->lastlog, e.msg, sizeof e.msg);
+        pthread_mutex_unlock(&tr->lock);
+        if (!repeat)
+                fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", e.msg);
+}
+
+int node_trace_open(struct node_trace *tr, struct tm_trace **t)
+{
+        struct tm_err err = {0};
+        int opened = 0;
+
+        pthread_mutex_lock(&tr->lock);
+        if (!tr->t && !tr->open_err) {
+                int rc = tm_trace_open(tr->path, &node.opts, &tr->t, &err);
+                if (rc < 0) {
+                        tr->t = NULL;
+                        tr->open_err = rc;
+                } else {
+                        opened = 1;
+                }
+        }
+        *t = tr->t;
+        int rc = tr->t ? 0 : -EIO;
+        pthread_mutex_unlock(&tr->lock);
+
+        if (opened) {
+                pthread_mutex_lock(&node.lock);
+                if (tr->in_table && !tr->counted) {
+                        tr->counted = 1;
+                        node.nopen++;
+                        node_evict_locked();
+                }
+                pthread_mutex_unlock(&node.lock);
+        }
+        if (rc < 0 && err.code)
+                node_trace_log(tr, &err);
+        return rc;
+}
+
+int node_trace_keep_cache(struct node_trace *tr, unsigned idx)
+{
+        if (idx >= 64)
+                return 0;
+        pthread_mutex_lock(&tr->lock);
+        int keep = (tr->kept >> idx) & 1;
+        tr->kept |= UINT64_C(1) << idx;
+        pthread_mutex_unlock(&tr->lock);
+        return keep;
+}
+
+int node_hidden_name(const char *name)
+{
+        size_t n = strlen(name);
+        return name[0] == '.' && n > 7 && strcmp(name + n - 6, ".tmidx") == 0;
+}
+
+int node_view_index(struct tm_trace *t, const char *view)
+{
+        const char *const *v = tm_trace_views(t);
+        for (int i = 0; v && v[i]; i++)
+                if (strcmp(v[i], view) == 0)
+                        return i;
+        return -1;
+}
+
+int node_view_is_dir(struct tm_trace *t, const char *view)
+{
+        size_t n = strlen(view);
+        if (n == 0)
+                return 1;
+        const char *const *v = tm_trace_views(t);
+        for (int i = 0; v && v[i]; i++)
+                if (strncmp(v[i], view, n) == 0 && v[i][n] == '/')
+                        return 1;
+        return 0;
+}
+
+/* r->src names a regular file of the source tree: fill in its kind, and
+ * for a trace with a non-empty view the view's kind. */
+static int node_resolve_file(struct node_res *r, const char *view)
+{
+        struct node_trace *tr = node_get(r->src, &r->st);
+        if (!tr)
+                return -ENOMEM;
+        if (!tr->is_trace) {
+                node_trace_put(tr);
+                if (*view)
+                        return -ENOTDIR;
+                r->kind = NODE_PASS;
+                return 0;
+        }
+        r->tr = tr;
+        if (!*view) {
+                r->kind = NODE_TRACE;
+                return 0;
+        }
+        if (strlen(view) >= sizeof r->view) {
+                node_res_put(r);
+                return -ENAMETOOLONG;
+        }
+        strcpy(r->view, view);
+        int rc = node_trace_open(tr, &r->t);
+        if (rc < 0) {
+                node_res_put(r);
+                return rc;
+        }
+        r->view_idx = node_view_index(r->t, view);
+        if (r->view_idx >= 0) {
+                r->kind = NODE_VFILE;
+                return 0;
+        }
+        if (node_view_is_dir(r->t, view)) {
+                r->kind = NODE_VDIR;
+                return 0;
+        }
+        node_res_put(r);
+        return -ENOENT;
+}
+
+int node_resolve(const char *path, struct node_res *r)
+{
+        r->tr = NULL;
+        r->t = NULL;
+        r->view[0] = '\0';
+        r->view_idx = -1;
+        if (path[0] != '/')
+                return -EINVAL;
+        size_t plen = strlen(path);
+        if (plen == 1)
+                plen = 0; /* the root: the source dir itself */
+        if (node.srclen + plen >= sizeof r->src)
+                return -ENAMETOOLONG;
+        memcpy(r->src, node.src, node.srclen);
+        memcpy(r->src + node.srclen, path, plen);
+        r->src[node.srclen + plen] = '\0';
+
+        if (lstat(r->src, &r->st) == 0) {
+                if (!S_ISREG(r->st.st_mode)) {
+                        r->kind = NODE_PASS;
+                        return 0;
+                }
+                return node_resolve_file(r, "");
+        }
+        if (errno != ENOTDIR)
+                return -errno;
+
+        /* Some component is not a directory: find the first one. If it is
+         * a trace, the rest of the path is a view inside it. */
+        for (size_t i = 1; i < plen; i++) {
+                if (path[i] != '/')
+                        continue;
+                r->src[node.srclen + i] = '\0';
+                if (lstat(r->src, &r->st) < 0)
+                        return -errno;
+                if (S_ISDIR(r->st.st_mode)) {
+                        r->src[node.srclen + i] = '/';
+                        continue;
+                }
+                if (!S_ISREG(r->st.st_mode))
+                        return -ENOTDIR;
+                return node_resolve_file(r, path + i + 1);
+        }
+        return -ENOENT;
+}
+
+void node_fini(void)
+{
+        pthread_mutex_lock(&node.lock);
+        for (unsigned b = 0; b < NODE_BUCKETS; b++) {
+                struct node_trace *e = node.bucket[b];
+                while (e) {
+                        struct node_trace *next = e->next;
+                        if (node_unlink_locked(e))
+                                node_free(e);
+                        e = next;
+                }
+        }
+        pthread_mutex_unlock(&node.lock);
+}

@@ -1,0 +1,89 @@
+/* node: a mount path -> what it stands for, and the trace cache.
+ *
+ * A path under the mount resolves to one of
+ *   NODE_PASS   a real entry of the source tree (dir, file, symlink, ...)
+ *               that is not a trace: shown as is;
+ *   NODE_TRACE  a regular source file recognised as a trace: a directory;
+ *   NODE_VDIR   a directory inside a trace (e.g. "streams");
+ *   NODE_VFILE  a view file inside a trace (e.g. "ascii", "streams/read").
+ *
+ * Traces are probed lazily, when a path naming them is resolved, and the
+ * result is cached per source path together with the file's identity
+ * (dev, ino, size, mtime). A resolve that sees a different identity drops
+ * the old entry (holders keep their reference until they put it) and probes
+ * again, so archives added, removed or replaced while mounted show up. The
+ * struct tm_trace of an entry is opened on first need and shared by all
+ * threads. The number of cached entries is bounded: unreferenced entries
+ * are evicted least recently used first.
+ *
+ * Threads: every function may be called from any FUSE worker thread. */
+#ifndef TMFS_NODE_H
+#define TMFS_NODE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "views/view.h"
+
+enum node_kind { NODE_PASS, NODE_TRACE, NODE_VDIR, NODE_VFILE };
+
+/* One cached source file: its identity, probe result and opened trace. */
+struct node_trace;
+
+struct node_res {
+        enum node_kind kind;
+        struct stat st;          /* lstat of the source entry (the archive for traces) */
+        char src[PATH_MAX];      /* absolute source path (the archive for traces) */
+        char view[PATH_MAX];     /* view path inside the trace, "" for NODE_TRACE */
+        struct node_trace *tr;   /* referenced entry for TRACE/VDIR/VFILE, else NULL */
+        struct tm_trace *t;      /* tr's opened trace for VDIR/VFILE, else NULL */
+        int view_idx;            /* VFILE: index of view in tm_trace_views(t) */
+};
+
+/* Set up the cache for the source directory src (an absolute path without
+ * a trailing slash) and the trace options every tm_trace_open gets (copied;
+ * the strings must outlive the cache). Returns 0 or -ENOMEM. */
+int node_init(const char *src, const struct tm_trace_opts *o);
+
+/* Close every cached trace. No resolve may be running. */
+void node_fini(void);
+
+/* Resolve path (absolute, as FUSE gives it) into r. For trace kinds it
+ * takes a reference on r->tr, which the caller gives back with
+ * node_res_put. Returns 0, -ENOENT, -ENOTDIR, -ENAMETOOLONG, -EIO when the
+ * trace cannot be opened, or another negative errno from lstat. */
+int node_resolve(const char *path, struct node_res *r);
+
+/* Drop the reference r holds (if any). */
+void node_res_put(struct node_res *r);
+
+/* Take one more reference on tr (for an open file handle). */
+void node_trace_get(struct node_trace *tr);
+void node_trace_put(struct node_trace *tr);
+
+/* Open tr's trace if not yet open (once, whatever the threads) and set *t.
+ * A failure is remembered and logged once. Returns 0 or -EIO. */
+int node_trace_open(struct node_trace *tr, struct tm_trace **t);
+
+/* Whether kernel-cached pages of view number idx (index in tm_trace_views)
+ * can be kept on open: 0 the first time it is asked for this entry (the
+ * archive is new or was replaced, so old pages must go), 1 afterwards. */
+int node_trace_keep_cache(struct node_trace *tr, unsigned idx);
+
+/* Log err's message once per entry and message (a repeat of the last
+ * logged message of tr is not logged again), naming the archive if the
+ * message does not. */
+void node_trace_log(struct node_trace *tr, const struct tm_err *err);
+
+/* Is name (one path component) an index file that listings hide? */
+int node_hidden_name(const char *name);
+
+/* The index of view in tm_trace_views(t), or -1. */
+int node_view_index(struct tm_trace *t, const char *view);
+
+/* Is view ("" for the trace's own directory) a directory of t's views,
+ * i.e. a proper prefix of some view path followed by '/'? 1 or 0. */
+int node_view_is_dir(struct tm_trace *t, const char *view);
+
+#endif
