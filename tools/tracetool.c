@@ -1,0 +1,255 @@
+/* tracetool: pack, inspect and read trace archives from the command line.
+ * This file holds the command table and the commands that read one
+ * archive through views/view.h; pack lives in pack.c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools.h"
+#include "views/tm_binary.h"
+#include "views/view.h"
+
+#ifndef TM_VERSION
+#define TM_VERSION "unknown"
+#endif
+
+#define CAT_BUF (1u << 20)
+
+struct command {
+        const char *name;
+        const char *args;
+        const char *help;
+        int nargs; /* positional arguments */
+        int (*run)(char **args);
+};
+
+static int tool_open(const char *cmd, const char *path, struct tm_trace **t)
+{
+        struct tm_err err = {0};
+        int rc = tm_trace_open(path, NULL, t, &err);
+        if (rc == -EMEDIUMTYPE) {
+                fprintf(stderr, "tracetool %s: %s: not a trace this build can read\n", cmd, path);
+                return -1;
+        }
+        if (rc < 0) {
+                fprintf(stderr, "tracetool %s: %s\n", cmd,
+                        err.msg[0] ? err.msg : strerror(-rc));
+                return -1;
+        }
+        return 0;
+}
+
+static int tool_fail(const char *cmd, const struct tm_err *err, int rc)
+{
+        fprintf(stderr, "tracetool %s: %s\n", cmd, err->msg[0] ? err->msg : strerror(-rc));
+        return TOOL_FAIL;
+}
+
+static int cmd_cat(char **args)
+{
+        struct tm_trace *t;
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        if (tool_open("cat", args[0], &t) < 0)
+                return TOOL_FAIL;
+        int rc = tm_vfile_open(t, args[1], &f, &err);
+        if (rc == -ENOENT) {
+                fprintf(stderr, "tracetool cat: %s: no view '%s' (see tracetool views)\n",
+                        args[0], args[1]);
+                tm_trace_close(t);
+                return TOOL_FAIL;
+        }
+        if (rc < 0) {
+                tm_trace_close(t);
+                return tool_fail("cat", &err, rc);
+        }
+        char *buf = malloc(CAT_BUF);
+        uint64_t off = 0;
+        ssize_t n = buf ? 0 : -ENOMEM;
+        while (buf && (n = tm_vfile_pread(f, buf, CAT_BUF, off, &err)) > 0) {
+                off += (uint64_t)n;
+                int w = tool_write_all(STDOUT_FILENO, buf, (size_t)n);
+                if (w < 0) {
+                        n = tm_err_set(&err, w, "<stdout>: %s", strerror(-w));
+                        break;
+                }
+        }
+        free(buf);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        return n < 0 ? tool_fail("cat", &err, (int)n) : TOOL_OK;
+}
+
+static int cmd_views(char **args)
+{
+        struct tm_trace *t;
+        if (tool_open("views", args[0], &t) < 0)
+                return TOOL_FAIL;
+        for (const char *const *v = tm_trace_views(t); v && *v; v++)
+                printf("%s\n", *v);
+        tm_trace_close(t);
+        return TOOL_OK;
+}
+
+static int cmd_index(char **args)
+{
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct progress p;
+        if (tool_open("index", args[0], &t) < 0)
+                return TOOL_FAIL;
+        progress_init(&p, "indexing");
+        int rc = tm_trace_index(t, progress_update, &p, &err);
+        progress_end(&p);
+        if (rc < 0) {
+                tm_trace_close(t);
+                return tool_fail("index", &err, rc);
+        }
+        const char *ip = tm_trace_index_path(t);
+        printf("%s: index %s\n", args[0], ip ? ip : "(in memory only)");
+        tm_trace_close(t);
+        return TOOL_OK;
+}
+
+static int cmd_verify(char **args)
+{
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct progress p;
+        if (tool_open("verify", args[0], &t) < 0)
+                return TOOL_FAIL;
+        progress_init(&p, "verifying");
+        int rc = tm_trace_verify(t, progress_update, &p, &err);
+        progress_end(&p);
+        tm_trace_close(t);
+        if (rc < 0)
+                return tool_fail("verify", &err, rc);
+        printf("%s: ok\n", args[0]);
+        return TOOL_OK;
+}
+
+/* Print the stats view up to the end of its second paragraph: the summary
+ * and the table of references by type; the histograms that follow are
+ * left to `tracetool cat ARCHIVE stats`. */
+static int stat_print_summary(struct tm_trace *t, struct tm_err *err)
+{
+        struct tm_vfile *f;
+        int rc = tm_vfile_open(t, "stats", &f, err);
+        if (rc < 0)
+                return rc;
+        char buf[1 << 14];
+        uint64_t off = 0;
+        int blank = 0, at_line_start = 1;
+        ssize_t n;
+        while (blank < 2 && (n = tm_vfile_pread(f, buf, sizeof buf, off, err)) > 0) {
+                off += (uint64_t)n;
+                ssize_t i = 0;
+                for (; i < n && blank < 2; i++) {
+                        if (buf[i] == '\n' && at_line_start)
+                                blank++;
+                        at_line_start = buf[i] == '\n';
+                }
+                fwrite(buf, 1, (size_t)i - (blank == 2), stdout);
+        }
+        tm_vfile_close(f);
+        return n < 0 ? (int)n : 0;
+}
+
+static int cmd_stat(char **args)
+{
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        if (tool_open("stat", args[0], &t) < 0)
+                return TOOL_FAIL;
+        int rc = stat_print_summary(t, &err);
+        if (rc < 0) {
+                tm_trace_close(t);
+                return tool_fail("stat", &err, rc);
+        }
+        const char *ip = tm_trace_index_path(t);
+        printf("\nindex          %s\n", ip ? ip : "(in memory only)");
+        printf("views\n");
+        for (const char *const *v = tm_trace_views(t); v && *v; v++) {
+                uint64_t size;
+                rc = tm_trace_view_size(t, *v, &size, &err);
+                if (rc < 0) {
+                        tm_trace_close(t);
+                        return tool_fail("stat", &err, rc);
+                }
+                printf("  %-18s %14" PRIu64 " bytes\n", *v, size);
+        }
+        tm_trace_close(t);
+        return TOOL_OK;
+}
+
+static const struct command commands[] = {
+        {"pack", "[options] IN OUT", "re-encode a trace (see tracetool pack --help)", -1,
+         NULL /* pack_main parses its own options */},
+        {"cat", "ARCHIVE VIEW", "write a view (ascii, binary, raw, stats, streams/read, ...) "
+                                "to stdout",
+         2, cmd_cat},
+        {"stat", "ARCHIVE", "codec, container, sizes, references by type, index location", 1,
+         cmd_stat},
+        {"index", "ARCHIVE", "build or load the index (progress on a terminal)", 1, cmd_index},
+        {"verify", "ARCHIVE", "decode everything and check checksums and index; exit 1 on error",
+         1, cmd_verify},
+        {"views", "ARCHIVE", "list the views of a trace", 1, cmd_views},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: tracetool COMMAND [ARGS]\n\ncommands:\n");
+        for (size_t i = 0; i < NCOMMANDS; i++)
+                fprintf(f, "  %-6s %-18s %s\n", commands[i].name, commands[i].args,
+                        commands[i].help);
+        fprintf(f, "\n  tracetool COMMAND --help    help for one command\n"
+                   "  tracetool --version\n\n"
+                   "exit status: 0 ok, 1 failure, 2 usage error\n");
+}
+
+static void command_usage(FILE *f, const struct command *c)
+{
+        fprintf(f, "usage: tracetool %s %s\n\n%s\n", c->name, c->args, c->help);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return TOOL_USAGE;
+        }
+        if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+            strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return TOOL_OK;
+        }
+        if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+                printf("tracetool %s\n", TM_VERSION);
+                return TOOL_OK;
+        }
+        if (strcmp(argv[1], "pack") == 0)
+                return pack_main(argc - 1, argv + 1);
+        for (size_t i = 0; i < NCOMMANDS; i++) {
+                const struct command *c = &commands[i];
+                if (strcmp(argv[1], c->name) != 0)
+                        continue;
+                for (int a = 2; a < argc; a++)
+                        if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
+                                command_usage(stdout, c);
+                                return TOOL_OK;
+                        }
+                if (argc - 2 != c->nargs) {
+                        command_usage(stderr, c);
+                        return TOOL_USAGE;
+                }
+                return c->run(argv + 2);
+        }
+        fprintf(stderr, "tracetool: unknown command '%s'\n\n", argv[1]);
+        usage(stderr);
+        return TOOL_USAGE;
+}
