@@ -47,6 +47,10 @@ struct tm_trace_opts {
         int no_index_beside;
         /* 1: keep the index in memory only. */
         int no_save;
+        /* References between checkpoints to start with (0: the environment
+         * variable TM_CKPT_REFS if set, else 1Mi). Smaller means faster
+         * seeks and a bigger index; tests use tiny values. */
+        uint64_t ckpt_refs;
 };
 
 /* Is path a trace? Opens it, reads the first bytes, decompresses at most
@@ -77,6 +81,12 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
 
 /* Path of the index file in use, or NULL (not built, or memory only). */
 const char *tm_trace_index_path(const struct tm_trace *t);
+
+/* How this struct tm_trace got its index: not yet, loaded from an index
+ * file (nothing decoded), or built by decoding the whole archive. Lets
+ * callers and tests tell a cache hit from a rebuild. */
+enum tm_index_source { TM_INDEX_NONE, TM_INDEX_LOADED, TM_INDEX_BUILT };
+enum tm_index_source tm_trace_index_source(const struct tm_trace *t);
 
 /* The views of this trace, a NULL-terminated array of paths relative to
  * the trace directory ("ascii", ..., "streams/read", ...). Known without

@@ -1,0 +1,24 @@
+/* cachepath: where a trace's index file lives.
+ *
+ * Beside the archive: "<dir>/.<name>.tmidx". In the cache directory:
+ * "<cache>/<16 hex digits of FNV-1a 64 of the absolute path>-<name>.tmidx",
+ * where <cache> is the caller's choice or $XDG_CACHE_HOME/tracemount or
+ * $HOME/.cache/tracemount. The hash keeps archives of the same name in
+ * different directories apart; the name keeps the cache readable. */
+#ifndef TM_CACHEPATH_H
+#define TM_CACHEPATH_H
+
+/* Path of the index beside the archive at abs_path. malloc'd; NULL on
+ * ENOMEM. */
+char *tm_cachepath_beside(const char *abs_path);
+
+/* Path of the index in the cache directory (cache_dir may be NULL for the
+ * default); *dir_out (may be NULL) gets the directory, malloc'd. NULL when
+ * no cache directory can be named (no $XDG_CACHE_HOME nor $HOME) or on
+ * ENOMEM. */
+char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out);
+
+/* mkdir -p dir (mode 0755). Returns 0 or a negative errno. */
+int tm_cachepath_mkdirs(const char *dir);
+
+#endif

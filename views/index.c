@@ -1,0 +1,677 @@
+#include "index.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "feed.h"
+#include "render.h"
+
+#define BUILD_BATCH 4096
+#define BUILD_FEED (256u << 10)
+#define PROGRESS_EVERY (64ull << 20)
+
+static struct tm_index *index_alloc(void)
+{
+        struct tm_index *ix = calloc(1, sizeof *ix);
+        if (!ix)
+                return NULL;
+        ix->ck = calloc(TM_CKPT_CAP, sizeof *ix->ck);
+        if (!ix->ck) {
+                free(ix);
+                return NULL;
+        }
+        return ix;
+}
+
+void tm_index_free(struct tm_index *ix)
+{
+        if (!ix)
+                return;
+        free(ix->ck);
+        free(ix);
+}
+
+/* ---- the index pass ---- */
+
+struct build {
+        struct tm_index *ix;
+        struct tm_feed feed;
+        struct tm_ref refs[BUILD_BATCH];
+        struct tm_stats_acc acc;
+        struct tm_ckpt at; /* running positions; .st unused */
+        uint64_t next_ckpt;
+        uint64_t skip; /* header bytes still to drop */
+        uint64_t seen, next_progress;
+        tm_progress_fn progress;
+        void *arg;
+        struct tm_cont *cont;
+        struct tm_err *err;
+};
+
+static void build_checkpoint(struct build *b)
+{
+        struct tm_index *ix = b->ix;
+        if (ix->n == TM_CKPT_CAP) {
+                for (uint32_t i = 0; i < TM_CKPT_CAP / 2; i++)
+                        ix->ck[i] = ix->ck[2 * i];
+                ix->n = TM_CKPT_CAP / 2;
+                ix->k *= 2;
+        }
+        struct tm_ckpt *c = &ix->ck[ix->n++];
+        *c = b->at;
+        c->raw_off = b->feed.raw_off;
+        c->st = b->feed.st;
+        b->next_ckpt = b->at.rec + ix->k;
+}
+
+static void build_account(struct build *b, const struct tm_ref *r, size_t n)
+{
+        struct tm_ckpt *at = &b->at;
+        uint64_t ascii = 0;
+        for (size_t i = 0; i < n; i++) {
+                unsigned t = r[i].type & (TM_NTYPES - 1);
+                unsigned len = tm_render_din_len(r[i].addr);
+                ascii += len;
+                at->type_rec[t]++;
+                at->type_off[t] += len;
+        }
+        at->rec += n;
+        at->ascii_off += ascii;
+        tm_stats_add(&b->acc, r, n);
+}
+
+/* Decode everything the feed holds. */
+static int build_drain(struct build *b)
+{
+        for (;;) {
+                size_t cap = b->next_ckpt - b->at.rec;
+                if (cap > BUILD_BATCH)
+                        cap = BUILD_BATCH;
+                ssize_t n = tm_feed_decode(&b->feed, b->refs, cap, b->err);
+                if (n <= 0)
+                        return (int)n;
+                for (ssize_t i = 0; i < n; i++)
+                        if (b->refs[i].type >= TM_NTYPES)
+                                return tm_err_set(b->err, -EIO,
+                                                  "raw offset %llu: reference type %u",
+                                                  (unsigned long long)b->feed.raw_off,
+                                                  b->refs[i].type);
+                build_account(b, b->refs, (size_t)n);
+                if (b->at.rec == b->next_ckpt)
+                        build_checkpoint(b);
+        }
+}
+
+static int build_sink(void *arg, const uint8_t *buf, size_t n)
+{
+        struct build *b = arg;
+        b->seen += n;
+        if (b->progress && b->seen >= b->next_progress) {
+                uint64_t total = 0;
+                tm_cont_raw_size(b->cont, &total);
+                b->progress(b->arg, b->seen, total);
+                b->next_progress = b->seen + PROGRESS_EVERY;
+        }
+        if (b->skip) {
+                size_t s = n < b->skip ? n : (size_t)b->skip;
+                buf += s;
+                n -= s;
+                b->skip -= s;
+        }
+        while (n) {
+                size_t room;
+                uint8_t *dst = tm_feed_space(&b->feed, &room);
+                size_t c = n < room ? n : room;
+                memcpy(dst, buf, c);
+                tm_feed_commit(&b->feed, c);
+                buf += c;
+                n -= c;
+                int rc = build_drain(b);
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+static int build_finish(struct build *b)
+{
+        b->feed.eof = 1;
+        int rc = build_drain(b);
+        if (rc < 0)
+                return rc;
+        if (b->feed.pos != b->feed.len)
+                return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
+                                  (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
+        if (b->skip)
+                return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
+                                  (unsigned long long)b->seen);
+        tm_stats_finish(&b->acc);
+        struct tm_index *ix = b->ix;
+        ix->raw_size = b->feed.raw_off;
+        ix->nrefs = b->at.rec;
+        ix->ascii_size = b->at.ascii_off;
+        memcpy(ix->type_refs, b->at.type_rec, sizeof ix->type_refs);
+        memcpy(ix->type_size, b->at.type_off, sizeof ix->type_size);
+        ix->stats = b->acc.s;
+        return 0;
+}
+
+int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
+                   size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
+                   struct tm_index **out, struct tm_err *err)
+{
+        struct build *b = calloc(1, sizeof *b);
+        struct tm_index *ix = index_alloc();
+        int rc = -ENOMEM;
+        if (!b || !ix || tm_feed_init(&b->feed, codec, BUILD_FEED) < 0) {
+                tm_err_set(err, rc, "out of memory");
+                goto out;
+        }
+        struct tm_dec_state st;
+        memset(&st, 0, sizeof st);
+        int hl = codec->dec_init(&st, head, headn, err);
+        if (hl < 0) {
+                rc = hl;
+                goto out;
+        }
+        ix->k = k ? k : TM_CKPT_REFS_DEFAULT;
+        ix->hdr_len = (uint64_t)hl;
+        tm_feed_reset(&b->feed, (uint64_t)hl, &st);
+        b->ix = ix;
+        b->skip = (uint64_t)hl;
+        b->next_ckpt = 0;
+        b->progress = progress;
+        b->arg = arg;
+        b->cont = c;
+        b->err = err;
+        tm_stats_init(&b->acc);
+        build_checkpoint(b);
+        rc = tm_cont_scan(c, build_sink, b, err);
+        if (rc == 0)
+                rc = build_finish(b);
+        if (rc > 0)
+                rc = -EIO;
+        if (rc == 0 && progress)
+                progress(arg, b->seen, b->seen);
+out:
+        if (b)
+                tm_feed_free(&b->feed);
+        free(b);
+        if (rc < 0) {
+                tm_index_free(ix);
+                return rc;
+        }
+        *out = ix;
+        return 0;
+}
+
+/* ---- lookups ---- */
+
+static uint64_t ckpt_pos(const struct tm_ckpt *c, enum tm_ix_by by, unsigned type)
+{
+        switch (by) {
+        case TM_BY_REC:
+                return c->rec;
+        case TM_BY_ASCII:
+                return c->ascii_off;
+        default:
+                return c->type_off[type];
+        }
+}
+
+const struct tm_ckpt *tm_index_find(const struct tm_index *ix, enum tm_ix_by by, unsigned type,
+                                    uint64_t v)
+{
+        uint32_t lo = 0, hi = ix->n; /* answer in [lo, hi) */
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ckpt_pos(&ix->ck[mid], by, type) <= v)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return &ix->ck[lo];
+}
+
+/* ---- the file ---- */
+
+static const char index_magic[8] = {'T', 'M', 'I', 'N', 'D', 'E', 'X', '\n'};
+#define INDEX_VERSION 1
+#define NAME_LEN 16
+#define CKPT_BYTES (8 * (3 + 2 * TM_NTYPES) + TM_STATE_MAX)
+
+/* Header fields after magic, version and crc, in file order. */
+struct file_head {
+        uint64_t archive_size, mtime_ns, ino;
+        char codec[NAME_LEN], container[NAME_LEN];
+        uint64_t raw_size, hdr_len, nrefs, ascii_size;
+        uint64_t type_refs[TM_NTYPES], type_size[TM_NTYPES];
+        uint64_t k, nckpt, ckpt_off, stats_off, cont_off, cont_len, file_size;
+};
+#define HEAD_BYTES (16 + 8 * 3 + 2 * NAME_LEN + 8 * 4 + 16 * TM_NTYPES + 8 * 7)
+
+static void put64(uint8_t **p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                (*p)[i] = (uint8_t)(v >> (8 * i));
+        *p += 8;
+}
+
+static uint64_t get64(const uint8_t **p)
+{
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+                v |= (uint64_t)(*p)[i] << (8 * i);
+        *p += 8;
+        return v;
+}
+
+static void put_bytes(uint8_t **p, const void *src, size_t n)
+{
+        memcpy(*p, src, n);
+        *p += n;
+}
+
+static void get_bytes(const uint8_t **p, void *dst, size_t n)
+{
+        memcpy(dst, *p, n);
+        *p += n;
+}
+
+static void head_encode(const struct file_head *h, uint8_t *buf)
+{
+        uint8_t *p = buf + 16;
+        memcpy(buf, index_magic, 8);
+        memset(buf + 8, 0, 8); /* version below, crc filled in last */
+        buf[8] = INDEX_VERSION;
+        put64(&p, h->archive_size);
+        put64(&p, h->mtime_ns);
+        put64(&p, h->ino);
+        put_bytes(&p, h->codec, NAME_LEN);
+        put_bytes(&p, h->container, NAME_LEN);
+        put64(&p, h->raw_size);
+        put64(&p, h->hdr_len);
+        put64(&p, h->nrefs);
+        put64(&p, h->ascii_size);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                put64(&p, h->type_refs[t]);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                put64(&p, h->type_size[t]);
+        put64(&p, h->k);
+        put64(&p, h->nckpt);
+        put64(&p, h->ckpt_off);
+        put64(&p, h->stats_off);
+        put64(&p, h->cont_off);
+        put64(&p, h->cont_len);
+        put64(&p, h->file_size);
+}
+
+static void head_decode(struct file_head *h, const uint8_t *buf)
+{
+        const uint8_t *p = buf + 16;
+        h->archive_size = get64(&p);
+        h->mtime_ns = get64(&p);
+        h->ino = get64(&p);
+        get_bytes(&p, h->codec, NAME_LEN);
+        get_bytes(&p, h->container, NAME_LEN);
+        h->codec[NAME_LEN - 1] = h->container[NAME_LEN - 1] = 0;
+        h->raw_size = get64(&p);
+        h->hdr_len = get64(&p);
+        h->nrefs = get64(&p);
+        h->ascii_size = get64(&p);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                h->type_refs[t] = get64(&p);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                h->type_size[t] = get64(&p);
+        h->k = get64(&p);
+        h->nckpt = get64(&p);
+        h->ckpt_off = get64(&p);
+        h->stats_off = get64(&p);
+        h->cont_off = get64(&p);
+        h->cont_len = get64(&p);
+        h->file_size = get64(&p);
+}
+
+static void ckpt_encode(const struct tm_ckpt *c, uint8_t *p)
+{
+        put64(&p, c->raw_off);
+        put64(&p, c->rec);
+        put64(&p, c->ascii_off);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                put64(&p, c->type_rec[t]);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                put64(&p, c->type_off[t]);
+        put_bytes(&p, c->st.b, TM_STATE_MAX);
+}
+
+static void ckpt_decode(struct tm_ckpt *c, const uint8_t *p)
+{
+        c->raw_off = get64(&p);
+        c->rec = get64(&p);
+        c->ascii_off = get64(&p);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                c->type_rec[t] = get64(&p);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                c->type_off[t] = get64(&p);
+        get_bytes(&p, c->st.b, TM_STATE_MAX);
+}
+
+static void stats_encode(const struct tm_stats *s, uint8_t *p)
+{
+        uint64_t w[TM_STATS_WORDS];
+        memcpy(w, s, sizeof w);
+        for (size_t i = 0; i < TM_STATS_WORDS; i++)
+                put64(&p, w[i]);
+}
+
+static void stats_decode(struct tm_stats *s, const uint8_t *p)
+{
+        uint64_t w[TM_STATS_WORDS];
+        for (size_t i = 0; i < TM_STATS_WORDS; i++)
+                w[i] = get64(&p);
+        memcpy(s, w, sizeof w);
+}
+
+/* CRC32 of fd's bytes [from, to). */
+static int file_crc(int fd, uint64_t from, uint64_t to, uint32_t *out)
+{
+        uint8_t buf[64 << 10];
+        uLong crc = crc32(0, NULL, 0);
+        while (from < to) {
+                size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
+                ssize_t r = pread(fd, buf, want, (off_t)from);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0)
+                        return r < 0 ? -errno : -EIO;
+                crc = crc32(crc, buf, (uInt)r);
+                from += (uint64_t)r;
+        }
+        *out = (uint32_t)crc;
+        return 0;
+}
+
+static int write_all(FILE *f, const void *p, size_t n)
+{
+        return fwrite(p, 1, n, f) == n ? 0 : -EIO;
+}
+
+static int pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+        const uint8_t *b = p;
+        while (n) {
+                ssize_t w = pwrite(fd, b, n, off);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                b += w;
+                n -= (size_t)w;
+                off += w;
+        }
+        return 0;
+}
+
+static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f,
+                     struct file_head *h, struct tm_err *err)
+{
+        uint8_t zero[HEAD_BYTES] = {0};
+        uint8_t rec[CKPT_BYTES];
+        uint8_t st[TM_STATS_WORDS * 8];
+        if (write_all(f, zero, sizeof zero) < 0)
+                return -EIO;
+        h->ckpt_off = HEAD_BYTES;
+        for (uint32_t i = 0; i < ix->n; i++) {
+                ckpt_encode(&ix->ck[i], rec);
+                if (write_all(f, rec, sizeof rec) < 0)
+                        return -EIO;
+        }
+        h->stats_off = h->ckpt_off + (uint64_t)ix->n * CKPT_BYTES;
+        stats_encode(&ix->stats, st);
+        if (write_all(f, st, sizeof st) < 0)
+                return -EIO;
+        h->cont_off = h->stats_off + sizeof st;
+        int64_t cl = tm_cont_index_save(c, f, err);
+        if (cl < 0)
+                return (int)cl;
+        h->cont_len = (uint64_t)cl;
+        h->file_size = h->cont_off + h->cont_len;
+        return fflush(f) == 0 ? 0 : -errno;
+}
+
+int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
+                  const struct tm_index_key *key, const char *path, struct tm_err *err)
+{
+        size_t plen = strlen(path);
+        char *tmp = malloc(plen + 8);
+        if (!tmp)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        memcpy(tmp, path, plen);
+        memcpy(tmp + plen, ".XXXXXX", 8);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                int e = -errno;
+                free(tmp);
+                return tm_err_set(err, e, "%s: cannot create: %s", path, strerror(-e));
+        }
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+                int e = -errno;
+                close(fd);
+                unlink(tmp);
+                free(tmp);
+                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
+        }
+        struct file_head h;
+        memset(&h, 0, sizeof h);
+        h.archive_size = key->archive_size;
+        h.mtime_ns = (uint64_t)key->mtime_ns;
+        h.ino = key->ino;
+        strncpy(h.codec, key->codec, NAME_LEN - 1);
+        strncpy(h.container, key->container, NAME_LEN - 1);
+        h.raw_size = ix->raw_size;
+        h.hdr_len = ix->hdr_len;
+        h.nrefs = ix->nrefs;
+        h.ascii_size = ix->ascii_size;
+        memcpy(h.type_refs, ix->type_refs, sizeof h.type_refs);
+        memcpy(h.type_size, ix->type_size, sizeof h.type_size);
+        h.k = ix->k;
+        h.nckpt = ix->n;
+
+        uint8_t hb[HEAD_BYTES];
+        uint32_t crc = 0;
+        int rc = save_body(ix, c, f, &h, err);
+        if (rc == 0) {
+                head_encode(&h, hb);
+                rc = pwrite_all(fd, hb, sizeof hb, 0);
+        }
+        if (rc == 0)
+                rc = file_crc(fd, 16, h.file_size, &crc);
+        if (rc == 0) {
+                uint8_t cb[4] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
+                                 (uint8_t)(crc >> 24)};
+                rc = pwrite_all(fd, cb, sizeof cb, 12);
+        }
+        if (rc == 0)
+                rc = fchmod(fd, 0644) == 0 && fsync(fd) == 0 ? 0 : -errno;
+        if (fclose(f) != 0 && rc == 0)
+                rc = -errno;
+        if (rc == 0 && rename(tmp, path) != 0)
+                rc = -errno;
+        if (rc < 0) {
+                unlink(tmp);
+                if (err && err->code != rc)
+                        tm_err_set(err, rc, "%s: cannot write: %s", path, strerror(-rc));
+        }
+        free(tmp);
+        return rc;
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+        uint8_t *b = p;
+        while (n) {
+                ssize_t r = pread(fd, b, n, (off_t)off);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0)
+                        return -EIO;
+                b += r;
+                n -= (size_t)r;
+                off += (uint64_t)r;
+        }
+        return 0;
+}
+
+/* Is every checkpoint within the totals and in order? */
+static int index_consistent(const struct tm_index *ix)
+{
+        uint64_t refs = 0, size = 0;
+        for (unsigned t = 0; t < TM_NTYPES; t++) {
+                refs += ix->type_refs[t];
+                size += ix->type_size[t];
+        }
+        if (refs != ix->nrefs || size != ix->ascii_size || ix->stats.refs != ix->nrefs)
+                return 0;
+        const struct tm_ckpt *c0 = &ix->ck[0];
+        if (c0->rec || c0->ascii_off || c0->raw_off != ix->hdr_len || ix->hdr_len > ix->raw_size)
+                return 0;
+        for (uint32_t i = 0; i < ix->n; i++) {
+                const struct tm_ckpt *c = &ix->ck[i], *p = i ? c - 1 : c;
+                if (c->raw_off > ix->raw_size || c->rec > ix->nrefs ||
+                    c->ascii_off > ix->ascii_size || c->raw_off < p->raw_off ||
+                    c->rec < p->rec || c->ascii_off < p->ascii_off)
+                        return 0;
+                if (i && c->rec - p->rec > ix->k)
+                        return 0;
+                for (unsigned t = 0; t < TM_NTYPES; t++)
+                        if (c->type_rec[t] > ix->type_refs[t] ||
+                            c->type_off[t] > ix->type_size[t] ||
+                            c->type_rec[t] < p->type_rec[t] || c->type_off[t] < p->type_off[t])
+                                return 0;
+        }
+        return 1;
+}
+
+static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
+{
+        uint8_t rec[CKPT_BYTES];
+        uint8_t st[TM_STATS_WORDS * 8];
+        for (uint32_t i = 0; i < ix->n; i++) {
+                if (pread_all(fd, rec, sizeof rec, h->ckpt_off + (uint64_t)i * CKPT_BYTES) < 0)
+                        return -EIO;
+                ckpt_decode(&ix->ck[i], rec);
+        }
+        if (pread_all(fd, st, sizeof st, h->stats_off) < 0)
+                return -EIO;
+        stats_decode(&ix->stats, st);
+        return index_consistent(ix) ? 0 : -EIO;
+}
+
+int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_cont *c,
+                  struct tm_index **out, int *fd_out, struct tm_err *err)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                int e = -errno;
+                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
+        }
+        struct stat sb;
+        uint8_t hb[HEAD_BYTES];
+        struct file_head h;
+        int rc = -EIO;
+        const char *why = "too short";
+        struct tm_index *ix = NULL;
+        if (fstat(fd, &sb) < 0 || sb.st_size < HEAD_BYTES || pread_all(fd, hb, sizeof hb, 0) < 0)
+                goto bad;
+        why = "not an index file of this version";
+        if (memcmp(hb, index_magic, 8) || hb[8] != INDEX_VERSION || hb[9] || hb[10] || hb[11])
+                goto bad;
+        head_decode(&h, hb);
+        rc = -ESTALE;
+        why = "made for another version of the archive";
+        if (h.archive_size != key->archive_size || (int64_t)h.mtime_ns != key->mtime_ns ||
+            h.ino != key->ino || strcmp(h.codec, key->codec) || strcmp(h.container, key->container))
+                goto bad;
+        rc = -EIO;
+        why = "bad layout";
+        if (h.file_size != (uint64_t)sb.st_size || h.nckpt < 1 || h.nckpt > TM_CKPT_CAP ||
+            h.k < 1 || h.ckpt_off != HEAD_BYTES ||
+            h.stats_off != h.ckpt_off + h.nckpt * CKPT_BYTES ||
+            h.cont_off != h.stats_off + TM_STATS_WORDS * 8 ||
+            h.cont_len != h.file_size - h.cont_off || h.cont_off > h.file_size)
+                goto bad;
+        uint32_t crc;
+        why = "CRC mismatch";
+        if (file_crc(fd, 16, h.file_size, &crc) < 0 ||
+            crc != (uint32_t)(hb[12] | hb[13] << 8 | hb[14] << 16 | (uint32_t)hb[15] << 24))
+                goto bad;
+        why = "out of memory";
+        ix = index_alloc();
+        if (!ix)
+                goto bad;
+        ix->k = h.k;
+        ix->n = (uint32_t)h.nckpt;
+        ix->hdr_len = h.hdr_len;
+        ix->raw_size = h.raw_size;
+        ix->nrefs = h.nrefs;
+        ix->ascii_size = h.ascii_size;
+        memcpy(ix->type_refs, h.type_refs, sizeof ix->type_refs);
+        memcpy(ix->type_size, h.type_size, sizeof ix->type_size);
+        why = "inconsistent checkpoints";
+        if (load_body(fd, &h, ix) < 0)
+                goto bad;
+        if (c) {
+                rc = tm_cont_index_load(c, fd, h.cont_off, h.cont_len, err);
+                if (rc < 0) {
+                        tm_err_prefix(err, "%s", path);
+                        goto fail;
+                }
+                *fd_out = fd;
+        } else {
+                close(fd);
+        }
+        *out = ix;
+        return 0;
+bad:
+        tm_err_set(err, rc, "%s: %s", path, why);
+fail:
+        tm_index_free(ix);
+        close(fd);
+        return rc < 0 ? rc : -EIO;
+}
+
+static int differ(struct tm_err *err, const char *what, uint64_t i)
+{
+        return tm_err_set(err, -EIO, "index differs from the archive: %s (%llu)", what,
+                          (unsigned long long)i);
+}
+
+int tm_index_compare(const struct tm_index *a, const struct tm_index *b, struct tm_err *err)
+{
+        if (a->raw_size != b->raw_size)
+                return differ(err, "raw size", b->raw_size);
+        if (a->hdr_len != b->hdr_len)
+                return differ(err, "header length", b->hdr_len);
+        if (a->nrefs != b->nrefs)
+                return differ(err, "reference count", b->nrefs);
+        if (a->ascii_size != b->ascii_size)
+                return differ(err, "ascii size", b->ascii_size);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                if (a->type_refs[t] != b->type_refs[t] || a->type_size[t] != b->type_size[t])
+                        return differ(err, "references of type", t);
+        if (memcmp(&a->stats, &b->stats, sizeof a->stats))
+                return differ(err, "stats", 0);
+        if (a->k != b->k || a->n != b->n)
+                return differ(err, "checkpoint count", b->n);
+        for (uint32_t i = 0; i < a->n; i++)
+                if (memcmp(&a->ck[i], &b->ck[i], sizeof a->ck[i]))
+                        return differ(err, "checkpoint", i);
+        return 0;
+}

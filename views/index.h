@@ -1,0 +1,100 @@
+/* index: the sparse checkpoint index of one trace archive.
+ *
+ * One sequential pass over the archive (tm_cont_scan, which also builds the
+ * container's seek index) decodes every reference and records, every K
+ * references, a checkpoint: where the decoder resumes in the raw stream,
+ * its state, and where that point falls in every view. K starts at
+ * TM_CKPT_REFS_DEFAULT; when TM_CKPT_CAP checkpoints exist, every other one
+ * is dropped and K doubles, so the index never exceeds TM_CKPT_CAP entries.
+ * The same pass computes view sizes and the stats (views/stats.h).
+ *
+ * The index file (docs/index-format.md) stores all of it plus the
+ * container's seek index, keyed by the archive's size, mtime and inode, and
+ * protected by a CRC32; tm_index_load never trusts it: any mismatch or
+ * inconsistency is an error, which callers treat as "rebuild". */
+#ifndef TM_INDEX_H
+#define TM_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../codecs/container.h"
+#include "../codecs/trace.h"
+#include "stats.h"
+#include "view.h"
+
+#define TM_CKPT_REFS_DEFAULT (1u << 20)
+#define TM_CKPT_CAP 8192
+
+/* A point where decoding can restart, between two references. */
+struct tm_ckpt {
+        uint64_t raw_off;                 /* raw offset the decoder resumes at */
+        uint64_t rec;                     /* references before this point */
+        uint64_t ascii_off;               /* offset in the ascii view */
+        uint64_t type_rec[TM_NTYPES];     /* references of each type before */
+        uint64_t type_off[TM_NTYPES];     /* offset in streams/<type> */
+        struct tm_dec_state st;           /* decoder state here */
+};
+
+struct tm_index {
+        uint64_t k;        /* references between checkpoints */
+        uint32_t n;        /* checkpoints in ck */
+        struct tm_ckpt *ck; /* TM_CKPT_CAP entries allocated; ck[0] is the start */
+        uint64_t hdr_len;  /* raw bytes of the trace header */
+        uint64_t raw_size;
+        uint64_t nrefs;
+        uint64_t ascii_size;
+        uint64_t type_refs[TM_NTYPES];
+        uint64_t type_size[TM_NTYPES]; /* size of streams/<type> */
+        struct tm_stats stats;
+};
+
+/* What an index file must match to be used. */
+struct tm_index_key {
+        uint64_t archive_size;
+        int64_t mtime_ns;
+        uint64_t ino;
+        const char *codec;
+        const char *container;
+};
+
+/* One pass over c (tm_cont_scan) decoding with codec from the start of the
+ * raw stream; head holds its first headn bytes (for dec_init). k is the
+ * initial checkpoint spacing (0: TM_CKPT_REFS_DEFAULT). progress may be
+ * NULL. Returns 0 and a new index in *out, or a negative errno (-EIO with
+ * "raw offset N: ..." or the container's message). */
+int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
+                   size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
+                   struct tm_index **out, struct tm_err *err);
+
+void tm_index_free(struct tm_index *ix);
+
+/* Write ix and c's seek index to path atomically: a temporary file in the
+ * same directory, fsync, rename. Returns 0 or a negative errno (the
+ * temporary file is removed on failure). */
+int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
+                  const struct tm_index_key *key, const char *path, struct tm_err *err);
+
+/* Read the index file at path. It must match key and pass its CRC and
+ * consistency checks. When c is not NULL, also restores c's seek index
+ * from the file, which must then stay open: *fd_out receives the file's
+ * descriptor (the caller closes it after c). Returns 0, -ENOENT if there is
+ * no file, -ESTALE if it belongs to another version of the archive, or
+ * -EIO if it is corrupt. */
+int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_cont *c,
+                  struct tm_index **out, int *fd_out, struct tm_err *err);
+
+/* Which offset a lookup is by. */
+enum tm_ix_by { TM_BY_REC, TM_BY_ASCII, TM_BY_TYPE };
+
+/* The last checkpoint whose position (by: reference number, ascii offset
+ * or offset in streams/<type>) is <= v. Never NULL (ck[0] is at 0). */
+const struct tm_ckpt *tm_index_find(const struct tm_index *ix, enum tm_ix_by by, unsigned type,
+                                    uint64_t v);
+
+/* Compare two indexes built from the same archive (totals, stats and, when
+ * both have the same spacing, every checkpoint). Returns 0, or -EIO with a
+ * message naming the first difference. */
+int tm_index_compare(const struct tm_index *a, const struct tm_index *b, struct tm_err *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* render: din text lines ("<type> <hex addr>\n") without printf.
+ *
+ * The ascii and streams/ views are din text, and `cat ascii` must run at
+ * memory speed, so a line is written with a 256-entry table of hex digit
+ * pairs and a digit count from count-leading-zeros (a few ns a line where
+ * snprintf costs ~80). Skipping to an offset only needs line lengths, which
+ * tm_render_din_len gives without writing anything.
+ *
+ * Format: the type as one decimal digit (0..7), one space, the address in
+ * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.
+ * That is exactly snprintf("%u %" PRIx64 "\n"). */
+#ifndef TM_RENDER_H
+#define TM_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The longest din line: digit, space, 16 hex digits, newline. */
+#define TM_DIN_LINE_MAX 19
+
+/* "000102...feff": the two hex digits of byte b are at 2*b. */
+extern const char tm_render_hex_pairs[513];
+
+/* Number of hex digits of addr (1..16). */
+static inline unsigned tm_render_hex_digits(uint64_t addr)
+{
+        return addr ? (67u - (unsigned)__builtin_clzll(addr)) >> 2 : 1u;
+}
+
+/* Length in bytes of the din line of any type and addr. */
+static inline unsigned tm_render_din_len(uint64_t addr)
+{
+        return 3u + tm_render_hex_digits(addr);
+}
+
+/* Write the din line of (type, addr) to dst, which must have room for
+ * TM_DIN_LINE_MAX bytes (some bytes past the line may be scribbled on).
+ * type must be 0..9. Returns the line length. */
+static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
+{
+        unsigned nd = tm_render_hex_digits(addr);
+        unsigned len = 3u + nd;
+        char *q = dst + 2 + nd;
+        dst[0] = (char)('0' + type);
+        dst[1] = ' ';
+        *q = '\n';
+        while (nd >= 2) {
+                q -= 2;
+                q[0] = tm_render_hex_pairs[2 * (addr & 0xff)];
+                q[1] = tm_render_hex_pairs[2 * (addr & 0xff) + 1];
+                addr >>= 8;
+                nd -= 2;
+        }
+        if (nd)
+                q[-1] = tm_render_hex_pairs[2 * (addr & 0xf) + 1];
+        return len;
+}
+
+#endif

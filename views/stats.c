@@ -1,0 +1,208 @@
+#include "stats.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { RUN_NONE, RUN_JUMP, RUN_CLUSTER };
+
+void tm_stats_init(struct tm_stats_acc *a)
+{
+        memset(a, 0, sizeof *a);
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                a->s.addr_min[t] = UINT64_MAX;
+}
+
+static void stats_close_run(struct tm_stats_acc *a)
+{
+        uint64_t b = a->run_len < TM_STATS_RUN_MAX ? a->run_len : TM_STATS_RUN_MAX;
+        if (a->run == RUN_JUMP) {
+                a->s.jump_runs[b]++;
+                a->s.jump_fetches[b] += a->run_len;
+        } else if (a->run == RUN_CLUSTER) {
+                a->s.clus_runs[b]++;
+                a->s.clus_fetches[b] += a->run_len;
+        }
+        a->run = RUN_NONE;
+        a->run_len = 0;
+}
+
+static void stats_ifetch(struct tm_stats_acc *a, uint64_t addr)
+{
+        uint64_t d = addr - a->prev_ifetch;
+        int seq = a->have_ifetch && d >= 1 && d <= TM_STATS_SEQ_MAX;
+        a->prev_ifetch = addr;
+        a->have_ifetch = 1;
+        if (a->run != RUN_NONE && seq) {
+                a->run_len++;
+                return;
+        }
+        stats_close_run(a);
+        a->run = RUN_JUMP;
+        a->run_len = 1;
+}
+
+static void stats_data(struct tm_stats_acc *a, uint64_t addr)
+{
+        if (a->have_data) {
+                int64_t d = (int64_t)(addr - a->prev_data);
+                if (d >= -TM_STATS_OFF_MAX && d <= TM_STATS_OFF_MAX)
+                        a->s.data_off[d + TM_STATS_OFF_MAX]++;
+                else if (d >= INT8_MIN && d <= INT8_MAX)
+                        a->s.data_off_range[TM_OFF_8BIT]++;
+                else if (d >= INT16_MIN && d <= INT16_MAX)
+                        a->s.data_off_range[TM_OFF_16BIT]++;
+                else if (d >= INT32_MIN && d <= INT32_MAX)
+                        a->s.data_off_range[TM_OFF_32BIT]++;
+                else
+                        a->s.data_off_range[TM_OFF_64BIT]++;
+        }
+        a->prev_data = addr;
+        a->have_data = 1;
+        stats_close_run(a);
+        a->run = RUN_CLUSTER;
+}
+
+void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n)
+{
+        struct tm_stats *s = &a->s;
+        s->refs += n;
+        for (size_t i = 0; i < n; i++) {
+                unsigned t = refs[i].type & (TM_NTYPES - 1);
+                uint64_t addr = refs[i].addr;
+                s->count[t]++;
+                if (addr < s->addr_min[t])
+                        s->addr_min[t] = addr;
+                if (addr > s->addr_max[t])
+                        s->addr_max[t] = addr;
+                if (t == TM_IFETCH)
+                        stats_ifetch(a, addr);
+                else if (t == TM_READ || t == TM_WRITE)
+                        stats_data(a, addr);
+                else
+                        stats_close_run(a);
+        }
+}
+
+void tm_stats_finish(struct tm_stats_acc *a)
+{
+        stats_close_run(a);
+}
+
+/* ---- the report ---- */
+
+struct out {
+        char *buf;
+        size_t cap, len;
+};
+
+static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = o->len < o->cap ? o->cap - o->len : 0;
+        int k = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (k > 0)
+                o->len += (size_t)k;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+        return b ? (double)a / (double)b : 0.0;
+}
+
+/* One histogram: buckets with runs, the fetches in them, and the
+ * cumulative fraction of all fetches in runs up to that length (the y axis
+ * of Figures 3 and 4). */
+static void put_runs(struct out *o, const char *title, const uint64_t *runs,
+                     const uint64_t *fetches)
+{
+        uint64_t total = 0, nruns = 0;
+        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+                total += fetches[i];
+                nruns += runs[i];
+        }
+        put(o, "\n%s: %" PRIu64 " runs, %" PRIu64 " instruction fetches\n", title, nruns, total);
+        if (!nruns)
+                return;
+        put(o, "  %-8s %14s %14s %10s\n", "length", "runs", "fetches", "cum.frac");
+        uint64_t cum = 0;
+        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+                if (!runs[i])
+                        continue;
+                cum += fetches[i];
+                char len[16];
+                snprintf(len, sizeof len, i == TM_STATS_RUN_MAX ? ">=%u" : "%u", i);
+                put(o, "  %-8s %14" PRIu64 " %14" PRIu64 " %10.4f\n", len, runs[i], fetches[i],
+                    ratio(cum, total));
+        }
+}
+
+static void put_offsets(struct out *o, const struct tm_stats *s)
+{
+        static const char *const range[TM_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
+                                                         "64-bit"};
+        uint64_t total = 0;
+        for (unsigned i = 0; i < TM_STATS_OFF_EXACT; i++)
+                total += s->data_off[i];
+        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+                total += s->data_off_range[i];
+        put(o, "\ndata offsets (address minus previous data address): %" PRIu64 "\n", total);
+        if (!total)
+                return;
+        put(o, "  %-14s %14s %10s\n", "offset", "count", "fraction");
+        for (int d = -TM_STATS_OFF_MAX; d <= TM_STATS_OFF_MAX; d++) {
+                uint64_t c = s->data_off[d + TM_STATS_OFF_MAX];
+                if (c)
+                        put(o, "  %-14d %14" PRIu64 " %10.4f\n", d, c, ratio(c, total));
+        }
+        for (unsigned i = 0; i < TM_OFF_NRANGE; i++) {
+                uint64_t c = s->data_off_range[i];
+                if (c)
+                        put(o, "  %-14s %14" PRIu64 " %10.4f\n", range[i], c, ratio(c, total));
+        }
+}
+
+size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
+                       size_t cap)
+{
+        struct out o = {buf, cap, 0};
+        if (cap)
+                buf[0] = 0;
+        put(&o, "archive        %s\n", in->name);
+        put(&o, "codec          %s\n", in->codec);
+        put(&o, "container      %s\n", in->container);
+        put(&o, "archive bytes  %" PRIu64 "\n", in->archive_size);
+        put(&o, "raw bytes      %" PRIu64 "\n", in->raw_size);
+        put(&o, "din bytes      %" PRIu64 "\n", in->ascii_size);
+        put(&o, "references     %" PRIu64 "\n", s->refs);
+        put(&o, "refs/byte      %.4f archive, %.4f raw\n", ratio(s->refs, in->archive_size),
+            ratio(s->refs, in->raw_size));
+        put(&o, "din/size       %.4f archive, %.4f raw\n", ratio(in->ascii_size, in->archive_size),
+            ratio(in->ascii_size, in->raw_size));
+
+        uint64_t lo = UINT64_MAX, hi = 0;
+        put(&o, "\n  %-10s %14s %10s %18s %18s\n", "type", "references", "fraction", "lowest",
+            "highest");
+        for (unsigned t = 0; t < in->ntypes && t < TM_NTYPES; t++) {
+                put(&o, "  %u %-8s %14" PRIu64 " %10.4f", t, tm_type_name(t), s->count[t],
+                    ratio(s->count[t], s->refs));
+                if (s->count[t]) {
+                        put(&o, " %18" PRIx64 " %18" PRIx64, s->addr_min[t], s->addr_max[t]);
+                        lo = s->addr_min[t] < lo ? s->addr_min[t] : lo;
+                        hi = s->addr_max[t] > hi ? s->addr_max[t] : hi;
+                }
+                put(&o, "\n");
+        }
+        if (s->refs)
+                put(&o, "  %-10s %14" PRIu64 " %10.4f %18" PRIx64 " %18" PRIx64 "\n", "all",
+                    s->refs, 1.0, lo, hi);
+
+        put_runs(&o, "jump-initiated instruction runs", s->jump_runs, s->jump_fetches);
+        put_runs(&o, "data-instruction clusters (fetches after a data reference)", s->clus_runs,
+                 s->clus_fetches);
+        put_offsets(&o, s);
+        return o.len;
+}

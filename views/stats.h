@@ -1,0 +1,86 @@
+/* stats: the numbers behind the `stats` view, gathered in the index pass.
+ *
+ * What is counted, after the PDATS II paper (Johnson 1999):
+ *   - references in total and by type, address range overall and by type;
+ *   - references per byte of the archive and of the raw stream, and the
+ *     din-text size over each (the compression ratios of Tables 2 and 4);
+ *   - jump-initiated instruction runs (Figure 3): a non-sequential
+ *     instruction fetch and the sequential fetches after it, up to the next
+ *     other reference or jump;
+ *   - data-instruction clusters (Figure 4): the number of sequential
+ *     instruction fetches right after a data reference (read or write);
+ *   - data offsets (Figure 5): address minus the previous data reference's
+ *     address, reads and writes together.
+ * An instruction fetch is sequential when it lies 1 to TM_STATS_SEQ_MAX
+ * bytes after the previous instruction fetch (this covers fixed 2- and
+ * 4-byte instructions and variable-length ones up to 15 bytes).
+ *
+ * struct tm_stats is all uint64_t so the index file stores it as an array
+ * of little-endian words (views/index.c); struct tm_stats_acc is the
+ * running state of the pass, never stored. */
+#ifndef TM_STATS_H
+#define TM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../codecs/trace.h"
+
+#define TM_STATS_SEQ_MAX 16
+#define TM_STATS_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
+#define TM_STATS_OFF_MAX 32 /* data offsets -32..32 exact */
+#define TM_STATS_OFF_EXACT (2 * TM_STATS_OFF_MAX + 1)
+
+/* Data offsets outside -32..32, by the signed width that holds them. */
+enum { TM_OFF_8BIT, TM_OFF_16BIT, TM_OFF_32BIT, TM_OFF_64BIT, TM_OFF_NRANGE };
+
+struct tm_stats {
+        uint64_t refs;
+        uint64_t count[TM_NTYPES];
+        uint64_t addr_min[TM_NTYPES]; /* UINT64_MAX when count is 0 */
+        uint64_t addr_max[TM_NTYPES];
+        uint64_t jump_runs[TM_STATS_RUN_MAX + 1];    /* runs by length */
+        uint64_t jump_fetches[TM_STATS_RUN_MAX + 1]; /* instruction fetches in them */
+        uint64_t clus_runs[TM_STATS_RUN_MAX + 1];
+        uint64_t clus_fetches[TM_STATS_RUN_MAX + 1];
+        uint64_t data_off[TM_STATS_OFF_EXACT]; /* offset d at d + TM_STATS_OFF_MAX */
+        uint64_t data_off_range[TM_OFF_NRANGE];
+};
+
+#define TM_STATS_WORDS (sizeof(struct tm_stats) / sizeof(uint64_t))
+_Static_assert(sizeof(struct tm_stats) % sizeof(uint64_t) == 0, "stats are words");
+
+struct tm_stats_acc {
+        struct tm_stats s;
+        uint64_t prev_ifetch, prev_data;
+        int have_ifetch, have_data;
+        int run;          /* 0 none, 1 jump run, 2 cluster */
+        uint64_t run_len; /* fetches in the open run */
+};
+
+/* Start an empty accumulation. */
+void tm_stats_init(struct tm_stats_acc *a);
+
+/* Account n references in order. */
+void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n);
+
+/* Close the open run; a->s is then final. */
+void tm_stats_finish(struct tm_stats_acc *a);
+
+/* What the stats report needs besides struct tm_stats. */
+struct tm_stats_info {
+        const char *name;      /* archive file name */
+        const char *codec;     /* "pdats2" */
+        const char *container; /* "zstd" */
+        unsigned ntypes;       /* the codec's */
+        uint64_t archive_size; /* bytes of the archive */
+        uint64_t raw_size;     /* bytes of the raw stream */
+        uint64_t ascii_size;   /* bytes of the ascii view */
+};
+
+/* Write the stats report (text) to buf of size cap, NUL-terminated.
+ * Returns its length, or the length it needs (>= cap) like snprintf. */
+size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
+                       size_t cap);
+
+#endif

@@ -1,0 +1,443 @@
+/* tm_trace_*: open, probe, the index life cycle, view names and sizes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cachepath.h"
+#include "trace_priv.h"
+
+#define STATS_CAP (64u << 10)
+
+int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err)
+{
+        if (err && strncmp(err->msg, "raw offset", 10) == 0)
+                tm_err_prefix(err, "%s", t->path);
+        return rc;
+}
+
+/* Read the first TM_PROBE_BYTES raw bytes. */
+static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err *err)
+{
+        struct tm_creader *r;
+        int rc = tm_creader_open(c, &r, err);
+        if (rc < 0)
+                return rc;
+        size_t got = 0;
+        while (got < TM_PROBE_BYTES) {
+                ssize_t k = tm_creader_read(r, head + got, TM_PROBE_BYTES - got, err);
+                if (k < 0) {
+                        tm_creader_close(r);
+                        return (int)k;
+                }
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        tm_creader_close(r);
+        *n = got;
+        return 0;
+}
+
+/* open(2), container, head and codec: everything tm_probe_path needs. */
+static int trace_probe(struct tm_trace *t, struct tm_err *err)
+{
+        t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
+        if (t->fd < 0) {
+                int e = -errno;
+                return tm_err_set(err, e, "%s: %s", t->path, strerror(-e));
+        }
+        if (fstat(t->fd, &t->sb) < 0) {
+                int e = -errno;
+                return tm_err_set(err, e, "%s: %s", t->path, strerror(-e));
+        }
+        if (!S_ISREG(t->sb.st_mode) || t->sb.st_size == 0)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace (not a non-empty file)",
+                                  t->path);
+        int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
+        if (rc == 0)
+                rc = read_head(t->cont, t->head, &t->headn, err);
+        if (rc < 0)
+                return rc;
+        t->codec = t->headn ? tm_codec_probe(t->head, t->headn) : NULL;
+        if (!t->codec)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format",
+                                  t->path);
+        return 0;
+}
+
+static struct tm_trace *trace_alloc(const char *path)
+{
+        struct tm_trace *t = calloc(1, sizeof *t);
+        if (!t)
+                return NULL;
+        t->fd = -1;
+        t->ix_fd = -1;
+        t->path = strdup(path);
+        if (!t->path) {
+                free(t);
+                return NULL;
+        }
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        return t;
+}
+
+int tm_probe_path(const char *path, const char **codec_name, const char **cont_name)
+{
+        struct tm_trace *t = trace_alloc(path);
+        if (!t)
+                return 0;
+        int ok = trace_probe(t, NULL) == 0;
+        if (ok && codec_name)
+                *codec_name = t->codec->name;
+        if (ok && cont_name)
+                *cont_name = tm_cont_name(t->cont);
+        tm_trace_close(t);
+        return ok;
+}
+
+static void trace_views(struct tm_trace *t)
+{
+        unsigned v = 0;
+        t->views[v++] = "ascii";
+        t->views[v++] = "binary";
+        t->views[v++] = "raw";
+        t->views[v++] = "stats";
+        for (unsigned ty = 0; ty < t->codec->ntypes && ty < TM_NTYPES; ty++) {
+                snprintf(t->stream_names[ty], TM_VIEW_NAME_MAX, "streams/%s", tm_type_name(ty));
+                t->views[v++] = t->stream_names[ty];
+        }
+        t->views[v] = NULL;
+}
+
+static uint64_t env_ckpt_refs(void)
+{
+        const char *s = getenv("TM_CKPT_REFS");
+        if (!s || !*s)
+                return 0;
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        return *end == 0 ? v : 0;
+}
+
+int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
+                  struct tm_err *err)
+{
+        struct tm_trace *t = trace_alloc(path);
+        if (!t)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        int rc = trace_probe(t, err);
+        if (rc < 0) {
+                tm_trace_close(t);
+                return rc;
+        }
+        char *abs = realpath(path, NULL);
+        t->abs = abs ? abs : strdup(path);
+        if (o && o->cache_dir)
+                t->cache_dir = strdup(o->cache_dir);
+        if (!t->abs || (o && o->cache_dir && !t->cache_dir)) {
+                tm_trace_close(t);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        }
+        t->no_index_beside = o ? o->no_index_beside : 0;
+        t->no_save = o ? o->no_save : 0;
+        t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
+        trace_views(t);
+        *out = t;
+        return 0;
+}
+
+void tm_trace_close(struct tm_trace *t)
+{
+        if (!t)
+                return;
+        tm_cont_close(t->cont);
+        tm_index_free(t->ix);
+        if (t->ix_fd >= 0)
+                close(t->ix_fd);
+        if (t->fd >= 0)
+                close(t->fd);
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+        free(t->ix_path);
+        free(t->stats);
+        free(t->cache_dir);
+        free(t->abs);
+        free(t->path);
+        free(t);
+}
+
+const char *tm_trace_codec(const struct tm_trace *t)
+{
+        return t->codec->name;
+}
+
+const char *tm_trace_container(const struct tm_trace *t)
+{
+        return tm_cont_name(t->cont);
+}
+
+const char *const *tm_trace_views(const struct tm_trace *t)
+{
+        return t->views;
+}
+
+/* ---- the index life cycle ---- */
+
+static struct tm_index_key trace_key(const struct tm_trace *t)
+{
+        struct tm_index_key k = {
+                .archive_size = (uint64_t)t->sb.st_size,
+                .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
+                .ino = (uint64_t)t->sb.st_ino,
+                .codec = t->codec->name,
+                .container = tm_cont_name(t->cont),
+        };
+        return k;
+}
+
+/* Try the index beside the archive, then the one in the cache. A file
+ * that fails to load is ignored; since its container part may have been
+ * half applied, the container is then reopened so that a scan starts
+ * clean (no reader exists yet). */
+static int trace_load(struct tm_trace *t)
+{
+        struct tm_index_key key = trace_key(t);
+        char *paths[2] = {tm_cachepath_beside(t->abs), tm_cachepath_cache(t->cache_dir, t->abs,
+                                                                          NULL)};
+        int rc = -ENOENT;
+        for (int i = 0; i < 2 && rc < 0; i++) {
+                if (!paths[i] || access(paths[i], F_OK) != 0)
+                        continue;
+                struct tm_err e = {0};
+                rc = tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
+                if (rc == 0) {
+                        t->ix_path = paths[i];
+                        paths[i] = NULL;
+                } else if (rc != -ESTALE) {
+                        struct tm_cont *c;
+                        if (tm_cont_open(t->fd, t->path, &c, NULL) == 0) {
+                                tm_cont_close(t->cont);
+                                t->cont = c;
+                        }
+                }
+        }
+        free(paths[0]);
+        free(paths[1]);
+        return rc;
+}
+
+/* Save beside the archive if allowed and possible, else in the cache. */
+static void trace_save(struct tm_trace *t)
+{
+        struct tm_index_key key = trace_key(t);
+        if (!t->no_index_beside) {
+                char *p = tm_cachepath_beside(t->abs);
+                if (p && tm_index_save(t->ix, t->cont, &key, p, NULL) == 0) {
+                        t->ix_path = p;
+                        return;
+                }
+                free(p);
+        }
+        char *dir = NULL;
+        char *p = tm_cachepath_cache(t->cache_dir, t->abs, &dir);
+        if (p && tm_cachepath_mkdirs(dir) == 0 && tm_index_save(t->ix, t->cont, &key, p, NULL) == 0)
+                t->ix_path = p;
+        else
+                free(p);
+        free(dir);
+}
+
+static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg,
+                       struct tm_err *err)
+{
+        int rc = tm_index_build(t->cont, t->codec, t->head, t->headn, t->ckpt_refs, progress, arg,
+                                &t->ix, err);
+        if (rc < 0)
+                return tm_trace_err_path(t, rc, err);
+        t->ix_source = TM_INDEX_BUILT;
+        if (!t->no_save)
+                trace_save(t);
+        return 0;
+}
+
+int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+{
+        pthread_mutex_lock(&t->mu);
+        while (t->ix_state == TM_IX_BUILDING)
+                pthread_cond_wait(&t->cv, &t->mu);
+        if (t->ix_state == TM_IX_READY || t->ix_state == TM_IX_FAILED) {
+                int rc = t->ix_state == TM_IX_READY ? 0 : t->ix_err.code;
+                if (rc < 0 && err)
+                        *err = t->ix_err;
+                pthread_mutex_unlock(&t->mu);
+                return rc;
+        }
+        t->ix_state = TM_IX_BUILDING;
+        pthread_mutex_unlock(&t->mu);
+
+        struct tm_err e = {0};
+        int rc = 0;
+        if (trace_load(t) == 0)
+                t->ix_source = TM_INDEX_LOADED;
+        else
+                rc = trace_build(t, progress, arg, &e);
+
+        pthread_mutex_lock(&t->mu);
+        if (rc < 0) {
+                if (e.code == 0)
+                        tm_err_set(&e, rc, "%s: cannot index", t->path);
+                t->ix_err = e;
+                if (err)
+                        *err = e;
+        }
+        t->ix_state = rc < 0 ? TM_IX_FAILED : TM_IX_READY;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        return rc;
+}
+
+const char *tm_trace_index_path(const struct tm_trace *t)
+{
+        return t->ix_path;
+}
+
+enum tm_index_source tm_trace_index_source(const struct tm_trace *t)
+{
+        return t->ix_source;
+}
+
+/* ---- views ---- */
+
+int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
+                        unsigned *type)
+{
+        static const char *const fixed[] = {"ascii", "binary", "raw", "stats"};
+        *type = 0;
+        for (unsigned i = 0; i < 4; i++)
+                if (strcmp(view, fixed[i]) == 0) {
+                        *kind = (enum tm_view_kind)i;
+                        return 0;
+                }
+        for (unsigned ty = 0; ty < t->codec->ntypes && ty < TM_NTYPES; ty++)
+                if (strcmp(view, t->stream_names[ty]) == 0) {
+                        *kind = TM_VIEW_STREAM;
+                        *type = ty;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
+{
+        pthread_mutex_lock(&t->mu);
+        if (!t->stats) {
+                const char *base = strrchr(t->path, '/');
+                struct tm_stats_info in = {
+                        .name = base ? base + 1 : t->path,
+                        .codec = t->codec->name,
+                        .container = tm_cont_name(t->cont),
+                        .ntypes = t->codec->ntypes,
+                        .archive_size = (uint64_t)t->sb.st_size,
+                        .raw_size = t->ix->raw_size,
+                        .ascii_size = t->ix->ascii_size,
+                };
+                char *buf = malloc(STATS_CAP);
+                if (buf) {
+                        size_t n = tm_stats_report(&t->ix->stats, &in, buf, STATS_CAP);
+                        t->stats_len = n < STATS_CAP ? n : STATS_CAP - 1;
+                        t->stats = buf;
+                }
+        }
+        pthread_mutex_unlock(&t->mu);
+        if (!t->stats)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        *text = t->stats;
+        *len = t->stats_len;
+        return 0;
+}
+
+int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
+{
+        enum tm_view_kind kind;
+        unsigned type;
+        if (tm_trace_view_parse(t, view, &kind, &type) < 0)
+                return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        int rc = tm_trace_index(t, NULL, NULL, err);
+        if (rc < 0)
+                return rc;
+        const struct tm_index *ix = t->ix;
+        const char *text;
+        size_t len;
+        switch (kind) {
+        case TM_VIEW_ASCII:
+                *size = ix->ascii_size;
+                return 0;
+        case TM_VIEW_BINARY:
+                *size = ix->nrefs * 16;
+                return 0;
+        case TM_VIEW_RAW:
+                *size = ix->raw_size;
+                return 0;
+        case TM_VIEW_STREAM:
+                *size = ix->type_size[type];
+                return 0;
+        case TM_VIEW_STATS:
+                rc = tm_trace_stats_text(t, &text, &len, err);
+                if (rc == 0)
+                        *size = len;
+                return rc;
+        }
+        return -ENOENT;
+}
+
+/* ---- verify ---- */
+
+/* The index file of this archive version, if one exists: 1 and *out, 0 if
+ * none, or a negative errno if one exists but is corrupt. */
+static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **path,
+                            struct tm_err *err)
+{
+        struct tm_index_key key = trace_key(t);
+        char *paths[2] = {tm_cachepath_beside(t->abs), tm_cachepath_cache(t->cache_dir, t->abs,
+                                                                          NULL)};
+        int rc = 0;
+        for (int i = 0; i < 2 && rc == 0; i++) {
+                if (!paths[i] || access(paths[i], F_OK) != 0)
+                        continue;
+                int r = tm_index_load(paths[i], &key, NULL, out, NULL, err);
+                if (r == 0 || (r != -ESTALE && r != -ENOENT)) {
+                        rc = r == 0 ? 1 : r;
+                        *path = paths[i];
+                        paths[i] = NULL;
+                }
+        }
+        free(paths[0]);
+        free(paths[1]);
+        return rc;
+}
+
+int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+{
+        struct tm_index *file = NULL, *fresh = NULL;
+        char *path = NULL;
+        struct tm_cont *c = NULL;
+        int found = verify_find_file(t, &file, &path, err);
+        int rc = found < 0 ? found : tm_cont_open(t->fd, t->path, &c, err);
+        if (rc == 0)
+                rc = tm_index_build(c, t->codec, t->head, t->headn,
+                                    file ? file->k : t->ckpt_refs, progress, arg, &fresh, err);
+        if (rc < 0)
+                tm_trace_err_path(t, rc, err);
+        else if (file && (rc = tm_index_compare(file, fresh, err)) < 0)
+                tm_err_prefix(err, "%s", path);
+        tm_cont_close(c);
+        tm_index_free(file);
+        tm_index_free(fresh);
+        free(path);
+        return rc;
+}

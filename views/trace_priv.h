@@ -1,0 +1,60 @@
+/* The insides of struct tm_trace, shared by trace.c and vfile.c only. */
+#ifndef TM_TRACE_PRIV_H
+#define TM_TRACE_PRIV_H
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "../codecs/container.h"
+#include "../codecs/trace.h"
+#include "index.h"
+#include "view.h"
+
+#define TM_VIEW_NAME_MAX 32
+
+enum tm_view_kind { TM_VIEW_ASCII, TM_VIEW_BINARY, TM_VIEW_RAW, TM_VIEW_STATS, TM_VIEW_STREAM };
+
+enum { TM_IX_NONE, TM_IX_BUILDING, TM_IX_READY, TM_IX_FAILED };
+
+struct tm_trace {
+        char *path; /* as given, for messages */
+        char *abs;  /* absolute, for index file names */
+        int fd;
+        struct stat sb; /* of the archive at open */
+        struct tm_cont *cont;
+        const struct tm_codec *codec;
+        uint8_t head[TM_PROBE_BYTES];
+        size_t headn;
+        char *cache_dir;
+        int no_index_beside, no_save;
+        uint64_t ckpt_refs;
+
+        char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];
+        const char *views[4 + TM_NTYPES + 1];
+
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        int ix_state;         /* TM_IX_*, under mu */
+        struct tm_err ix_err; /* the failure, when TM_IX_FAILED */
+        struct tm_index *ix;  /* read-only once TM_IX_READY */
+        int ix_fd;            /* the loaded index file (container windows), or -1 */
+        char *ix_path;
+        enum tm_index_source ix_source;
+        char *stats; /* the stats view, made once under mu */
+        size_t stats_len;
+};
+
+/* Map a view path to its kind and, for streams/, its type. Returns 0 or
+ * -ENOENT. */
+int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
+                        unsigned *type);
+
+/* The stats view text (made on first call; the index must be ready). */
+int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err);
+
+/* Prefix err with the archive path when the message names a raw offset
+ * only (decoder messages; container messages carry the path already).
+ * Returns rc. */
+int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
+
+#endif

@@ -1,0 +1,294 @@
+/* tm_vfile_*: a cursor on one view.
+ *
+ * A cursor is a container reader, a decoder feed, a batch of decoded
+ * references not yet shown, and the rest of a partly returned line. A read
+ * at the cursor's position continues; any other read restarts at the last
+ * checkpoint at or before the offset and skips forward by computed line
+ * lengths, so its cost is bounded by the checkpoint spacing. */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feed.h"
+#include "render.h"
+#include "trace_priv.h"
+
+#define VF_BATCH 4096
+#define VF_FEED (64u << 10)
+#define VF_REC 16 /* sizeof(struct tm_binary_ref) */
+#define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
+
+struct tm_vfile {
+        struct tm_trace *t;
+        const struct tm_index *ix;
+        enum tm_view_kind kind;
+        unsigned type; /* streams/ */
+        uint64_t size;
+        struct tm_creader *r;
+        struct tm_feed feed;
+        struct tm_ref *refs;
+        size_t rpos, rcount;
+        uint64_t pos; /* view offset of the next byte returned */
+        int valid;    /* the cursor state matches pos */
+        char pend[VF_PEND_MAX];
+        unsigned pend_pos, pend_len;
+};
+
+static void vf_free(struct tm_vfile *f)
+{
+        tm_creader_close(f->r);
+        tm_feed_free(&f->feed);
+        free(f->refs);
+        free(f);
+}
+
+int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
+                  struct tm_err *err)
+{
+        enum tm_view_kind kind;
+        unsigned type;
+        if (tm_trace_view_parse(t, view, &kind, &type) < 0)
+                return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        uint64_t size;
+        int rc = tm_trace_view_size(t, view, &size, err);
+        if (rc < 0)
+                return rc;
+        struct tm_vfile *f = calloc(1, sizeof *f);
+        if (!f)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        f->t = t;
+        f->ix = t->ix;
+        f->kind = kind;
+        f->type = type;
+        f->size = size;
+        if (kind != TM_VIEW_STATS) {
+                rc = tm_creader_open(t->cont, &f->r, err);
+                if (rc < 0) {
+                        vf_free(f);
+                        return rc;
+                }
+        }
+        if (kind != TM_VIEW_STATS && kind != TM_VIEW_RAW) {
+                f->refs = malloc(VF_BATCH * sizeof *f->refs);
+                if (!f->refs || tm_feed_init(&f->feed, t->codec, VF_FEED) < 0) {
+                        vf_free(f);
+                        return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+                }
+        }
+        *out = f;
+        return 0;
+}
+
+void tm_vfile_close(struct tm_vfile *f)
+{
+        if (f)
+                vf_free(f);
+}
+
+/* ---- decoding ---- */
+
+/* Decode the next batch into refs. Returns 1, 0 at the end of the trace,
+ * or a negative errno. */
+static int vf_more(struct tm_vfile *f, struct tm_err *err)
+{
+        f->rpos = f->rcount = 0;
+        for (;;) {
+                ssize_t n = tm_feed_decode(&f->feed, f->refs, VF_BATCH, err);
+                if (n > 0) {
+                        f->rcount = (size_t)n;
+                        return 1;
+                }
+                if (n < 0)
+                        return (int)n;
+                if (f->feed.eof)
+                        return 0;
+                size_t room;
+                uint8_t *dst = tm_feed_space(&f->feed, &room);
+                ssize_t k = tm_creader_read(f->r, dst, room, err);
+                if (k < 0)
+                        return (int)k;
+                tm_feed_commit(&f->feed, (size_t)k);
+                if (k == 0 || tm_creader_tell(f->r) >= f->ix->raw_size)
+                        f->feed.eof = 1;
+        }
+}
+
+/* Like vf_more, but running out of references before the view's end means
+ * the archive no longer matches its index. */
+static int vf_need(struct tm_vfile *f, struct tm_err *err)
+{
+        int rc = vf_more(f, err);
+        if (rc == 0)
+                return tm_err_set(err, -EIO, "%s: raw offset %llu: trace ends before its indexed end",
+                                  f->t->path, (unsigned long long)f->feed.raw_off);
+        return rc < 0 ? rc : 0;
+}
+
+/* Bytes of ref r in this view (0: not in it). */
+static inline unsigned vf_len(const struct tm_vfile *f, const struct tm_ref *r)
+{
+        if (f->kind == TM_VIEW_BINARY)
+                return VF_REC;
+        if (f->kind == TM_VIEW_STREAM && r->type != f->type)
+                return 0;
+        return tm_render_din_len(r->addr);
+}
+
+static inline void vf_binary(char *dst, const struct tm_ref *r)
+{
+        uint64_t w[2] = {htole64(r->addr), htole64((uint64_t)(r->type & 0xff))};
+        memcpy(dst, w, VF_REC);
+}
+
+/* Render ref r (in this view) to dst with VF_PEND_MAX bytes of room. */
+static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const struct tm_ref *r)
+{
+        if (f->kind == TM_VIEW_BINARY) {
+                vf_binary(dst, r);
+                return VF_REC;
+        }
+        return tm_render_din(dst, r->type, r->addr);
+}
+
+/* Restart at the last checkpoint before off and skip to off. */
+static int vf_seek(struct tm_vfile *f, uint64_t off, struct tm_err *err)
+{
+        const struct tm_ckpt *c;
+        uint64_t pos;
+        f->valid = 0;
+        if (f->kind == TM_VIEW_BINARY) {
+                c = tm_index_find(f->ix, TM_BY_REC, 0, off / VF_REC);
+                pos = c->rec * VF_REC;
+        } else if (f->kind == TM_VIEW_ASCII) {
+                c = tm_index_find(f->ix, TM_BY_ASCII, 0, off);
+                pos = c->ascii_off;
+        } else {
+                c = tm_index_find(f->ix, TM_BY_TYPE, f->type, off);
+                pos = c->type_off[f->type];
+        }
+        int rc = tm_creader_seek(f->r, c->raw_off, err);
+        if (rc < 0)
+                return rc;
+        tm_feed_reset(&f->feed, c->raw_off, &c->st);
+        f->feed.eof = c->raw_off >= f->ix->raw_size;
+        f->rpos = f->rcount = 0;
+        f->pend_pos = f->pend_len = 0;
+        while (pos < off) {
+                if (f->rpos == f->rcount && (rc = vf_need(f, err)) < 0)
+                        return rc;
+                const struct tm_ref *r = &f->refs[f->rpos];
+                unsigned len = vf_len(f, r);
+                if (pos + len > off) {
+                        f->pend_len = vf_render(f, f->pend, r);
+                        f->pend_pos = (unsigned)(off - pos);
+                        pos = off;
+                } else {
+                        pos += len;
+                }
+                f->rpos++;
+        }
+        f->pos = off;
+        f->valid = 1;
+        return 0;
+}
+
+/* Fill dst[0..n) from the references, n <= bytes left in the view. */
+static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *err)
+{
+        size_t done = 0;
+        while (done < n) {
+                if (f->pend_pos < f->pend_len) {
+                        size_t k = f->pend_len - f->pend_pos;
+                        k = k < n - done ? k : n - done;
+                        memcpy(dst + done, f->pend + f->pend_pos, k);
+                        f->pend_pos += (unsigned)k;
+                        done += k;
+                        continue;
+                }
+                if (f->rpos == f->rcount) {
+                        int rc = vf_need(f, err);
+                        if (rc < 0)
+                                return done ? (ssize_t)done : rc;
+                }
+                const struct tm_ref *r = f->refs + f->rpos, *end = f->refs + f->rcount;
+                char *p = dst + done;
+                if (n - done >= VF_PEND_MAX) {
+                        char *lim = dst + n - VF_PEND_MAX;
+                        if (f->kind == TM_VIEW_ASCII) {
+                                for (; r < end && p <= lim; r++)
+                                        p += tm_render_din(p, r->type, r->addr);
+                        } else if (f->kind == TM_VIEW_STREAM) {
+                                for (; r < end && p <= lim; r++)
+                                        if (r->type == f->type)
+                                                p += tm_render_din(p, r->type, r->addr);
+                        } else {
+                                for (; r < end && p <= lim; r++, p += VF_REC)
+                                        vf_binary(p, r);
+                        }
+                }
+                done = (size_t)(p - dst);
+                f->rpos = (size_t)(r - f->refs);
+                /* Near the end of dst: one line through pend. */
+                if (done < n && f->rpos < f->rcount && n - done < VF_PEND_MAX) {
+                        r = &f->refs[f->rpos++];
+                        if (vf_len(f, r)) {
+                                f->pend_len = vf_render(f, f->pend, r);
+                                f->pend_pos = 0;
+                        }
+                }
+        }
+        return (ssize_t)done;
+}
+
+static ssize_t vf_raw(struct tm_vfile *f, uint8_t *dst, size_t n, struct tm_err *err)
+{
+        size_t done = 0;
+        while (done < n) {
+                ssize_t k = tm_creader_read(f->r, dst + done, n - done, err);
+                if (k < 0)
+                        return done ? (ssize_t)done : k;
+                if (k == 0)
+                        break;
+                done += (size_t)k;
+        }
+        return (ssize_t)done;
+}
+
+ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
+{
+        if (off >= f->size || n == 0)
+                return 0;
+        if (n > f->size - off)
+                n = (size_t)(f->size - off);
+        if (f->kind == TM_VIEW_STATS) {
+                const char *text;
+                size_t len;
+                int rc = tm_trace_stats_text(f->t, &text, &len, err);
+                if (rc < 0)
+                        return rc;
+                memcpy(buf, text + off, n);
+                return (ssize_t)n;
+        }
+        int rc = 0;
+        if (!f->valid || f->pos != off) {
+                rc = f->kind == TM_VIEW_RAW ? tm_creader_seek(f->r, off, err) : vf_seek(f, off, err);
+                f->valid = rc == 0;
+                f->pos = off;
+        }
+        ssize_t got = rc;
+        if (rc == 0)
+                got = f->kind == TM_VIEW_RAW ? vf_raw(f, buf, n, err) : vf_fill(f, buf, n, err);
+        if (got < 0 || (size_t)got < n) {
+                /* An error (now, or after the bytes returned): the next read
+                 * starts over from a checkpoint and meets it again. */
+                f->valid = 0;
+                if (got == 0)
+                        got = tm_err_set(err, -EIO, "%s: view ends early", f->t->path);
+        }
+        if (got > 0)
+                f->pos = off + (uint64_t)got;
+        else
+                tm_trace_err_path(f->t, (int)got, err);
+        return got;
+}
