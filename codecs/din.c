@@ -1,0 +1,186 @@
+/* din codec: see din.h. */
+#include "din.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "codec_util.h"
+
+struct din_dec {
+        uint8_t tail; /* inside the ignored rest of a line: skip to the newline */
+};
+_Static_assert(sizeof(struct din_dec) <= TM_STATE_MAX, "din state too big");
+
+static int din_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
+                        struct tm_err *err)
+{
+        (void)head;
+        (void)n;
+        (void)err;
+        memset(st, 0, sizeof *st);
+        return 0;
+}
+
+static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
+                          struct tm_err *err)
+{
+        struct din_dec s;
+        memcpy(&s, st->b, sizeof s);
+        size_t k = 0, p = 0, q = 0;
+
+        if (s.tail) {
+                const uint8_t *nl = memchr(in, '\n', len);
+                p = nl ? (size_t)(nl - in) + 1 : len;
+                s.tail = !nl;
+        }
+        while (k < cap && p < len) {
+                uint8_t c = in[p];
+                if (c == '\n' || cu_is_blank(c)) {
+                        p++; /* blank lines and leading blanks carry nothing */
+                        continue;
+                }
+                if (c < '0' || c > '5')
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64 ": din: bad label 0x%02x "
+                                          "(want a hex digit 0-5)",
+                                          raw_off + p, c);
+                q = p + 1;
+                if (q == len)
+                        goto cut;
+                if (!cu_is_blank(in[q]))
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64
+                                          ": din: want a blank after the label",
+                                          raw_off + q);
+                while (q < len && cu_is_blank(in[q]))
+                        q++;
+                uint64_t v = 0;
+                unsigned nd = 0, x = 0;
+                for (; q < len; q++) {
+                        int d = cu_hexval[in[q]];
+                        if (d < 0) {
+                                if (nd != 1 || v != 0 || x || (in[q] | 0x20) != 'x')
+                                        break;
+                                x = 1; /* the 0x prefix */
+                                nd = 0;
+                                continue;
+                        }
+                        if (++nd > 16)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %" PRIu64
+                                                  ": din: address longer than 16 hex digits",
+                                                  raw_off + q);
+                        v = v << 4 | (unsigned)d;
+                }
+                if (q == len && !(eof && nd))
+                        goto cut;
+                if (nd == 0)
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64 ": din: missing address",
+                                          raw_off + q);
+                if (q < len && in[q] != '\n' && !cu_is_blank(in[q]))
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64
+                                          ": din: bad character 0x%02x after the address",
+                                          raw_off + q, in[q]);
+                out[k].addr = v;
+                out[k++].type = (uint32_t)(c - '0');
+                if (q == len || in[q] == '\n') {
+                        p = q + (q < len);
+                        continue;
+                }
+                const uint8_t *nl = memchr(in + q, '\n', len - q);
+                p = nl ? (size_t)(nl - in) + 1 : len;
+                s.tail = !nl;
+        }
+        goto done;
+cut:
+        if (eof)
+                return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: truncated line",
+                                  raw_off + q);
+        if (q - p >= DIN_MAX_PREFIX)
+                return tm_err_set(err, -EIO,
+                                  "raw offset %" PRIu64 ": din: line start longer than %d bytes",
+                                  raw_off + p, DIN_MAX_PREFIX);
+done:
+        memcpy(st->b, &s, sizeof s);
+        *used = p;
+        return (ssize_t)k;
+}
+
+/* Every complete line of head parses and there is at least one reference;
+ * when head is the whole stream its last line counts as complete. */
+static int din_probe(const uint8_t *head, size_t n)
+{
+        size_t end = n;
+        if (n >= TM_PROBE_BYTES) {
+                const uint8_t *nl = memrchr(head, '\n', n);
+                if (!nl)
+                        return 0;
+                end = (size_t)(nl - head) + 1;
+        }
+        struct tm_dec_state st;
+        struct tm_ref out[64];
+        size_t p = 0, total = 0;
+        din_dec_init(&st, NULL, 0, NULL);
+        while (p < end) {
+                size_t used = 0;
+                ssize_t r = din_decode(&st, head + p, end - p, 1, p, &used, out, 64, NULL);
+                if (r < 0)
+                        return 0;
+                total += (size_t)r;
+                if (used == 0 && r == 0)
+                        break;
+                p += used;
+        }
+        return total > 0;
+}
+
+static int din_enc_init(struct tm_enc_state *st, const struct tm_enc_opts *o, uint8_t *out,
+                        struct tm_err *err)
+{
+        (void)o;
+        (void)out;
+        (void)err;
+        memset(st, 0, sizeof *st);
+        return 0;
+}
+
+static int din_encode(struct tm_enc_state *st, const struct tm_ref *ref, uint64_t idx, uint8_t *out,
+                      struct tm_err *err)
+{
+        (void)st;
+        if (ref->type > TM_INVALIDATE)
+                return tm_err_set(err, -EINVAL,
+                                  "reference %" PRIu64 ": type %u cannot be stored in din "
+                                  "(labels 0-5 only)",
+                                  idx, ref->type);
+        char *p = (char *)out;
+        p[0] = (char)('0' + ref->type);
+        p[1] = ' ';
+        unsigned n = cu_put_hex(p + 2, ref->addr);
+        p[2 + n] = '\n';
+        return (int)n + 3;
+}
+
+static int din_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
+{
+        (void)st;
+        (void)out;
+        (void)err;
+        return 0;
+}
+
+const struct tm_codec tm_codec_din = {
+        .name = "din",
+        .suffix = ".din",
+        .ntypes = 6,
+        .probe = din_probe,
+        .dec_init = din_dec_init,
+        .decode = din_decode,
+        .enc_init = din_enc_init,
+        .encode = din_encode,
+        .finish = din_finish,
+};

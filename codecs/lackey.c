@@ -1,0 +1,196 @@
+/* lackey codec: see lackey.h. */
+#include "lackey.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "codec_util.h"
+
+struct lk_dec {
+        uint64_t store;  /* address of the store half of an M line not yet yielded */
+        uint8_t pending; /* store is valid */
+        uint8_t tail;    /* inside a valgrind line: skip to the newline */
+};
+_Static_assert(sizeof(struct lk_dec) <= TM_STATE_MAX, "lackey state too big");
+
+static int lk_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
+                       struct tm_err *err)
+{
+        (void)head;
+        (void)n;
+        (void)err;
+        memset(st, 0, sizeof *st);
+        return 0;
+}
+
+/* Is the line at in[0..len) (len >= 2) a valgrind line "==N==" or "--N--"?
+ * 1 yes, 0 no, -1 cannot tell yet (cut). */
+static int lk_is_valgrind(const uint8_t *in, size_t len)
+{
+        uint8_t m = in[0];
+        if ((m != '=' && m != '-') || in[1] != m)
+                return 0;
+        size_t q = 2;
+        while (q < len && in[q] >= '0' && in[q] <= '9')
+                q++;
+        if (q + 2 > len)
+                return -1;
+        return q > 2 && in[q] == m && in[q + 1] == m;
+}
+
+/* Parse a record line starting at in[0]. Returns the line length including
+ * its newline (or up to len at eof), 0 if cut, or -(1 + offset of the bad
+ * byte) if it is not a record. */
+static ssize_t lk_parse(const uint8_t *in, size_t len, int eof, uint32_t *kind, uint64_t *addr)
+{
+        size_t q = 0;
+        while (q < len && (in[q] == ' ' || in[q] == '\t'))
+                q++;
+        if (q == len)
+                return 0;
+        uint8_t c = in[q];
+        if (c != 'I' && c != 'L' && c != 'S' && c != 'M')
+                return -(ssize_t)(q + 1);
+        *kind = c;
+        size_t b = ++q;
+        while (q < len && cu_is_blank(in[q]))
+                q++;
+        if (q == len)
+                return 0;
+        if (q == b)
+                return -(ssize_t)(q + 1);
+        uint64_t v = 0;
+        unsigned nd = 0;
+        for (; q < len && cu_hexval[in[q]] >= 0; q++) {
+                if (++nd > 16)
+                        return -(ssize_t)(q + 1);
+                v = v << 4 | (unsigned)cu_hexval[in[q]];
+        }
+        if (q == len)
+                return 0;
+        if (nd == 0 || in[q] != ',')
+                return -(ssize_t)(q + 1);
+        *addr = v;
+        b = ++q;
+        while (q < len && in[q] >= '0' && in[q] <= '9')
+                q++;
+        while (q < len && cu_is_blank(in[q]))
+                q++;
+        if (q == len)
+                return eof && q > b ? (ssize_t)q : 0;
+        if (q == b || in[q] != '\n')
+                return -(ssize_t)(q + 1);
+        return (ssize_t)q + 1;
+}
+
+static ssize_t lk_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
+                         uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
+                         struct tm_err *err)
+{
+        struct lk_dec s;
+        memcpy(&s, st->b, sizeof s);
+        size_t k = 0, p = 0;
+
+        if (s.pending && cap) {
+                out[k].addr = s.store;
+                out[k++].type = TM_WRITE;
+                s.pending = 0;
+        }
+        if (s.tail) {
+                const uint8_t *nl = memchr(in, '\n', len);
+                p = nl ? (size_t)(nl - in) + 1 : len;
+                s.tail = !nl;
+        }
+        while (k < cap && p < len) {
+                const uint8_t *l = in + p;
+                size_t rest = len - p;
+                if (l[0] == '\n' || (l[0] == '\r' && rest > 1 && l[1] == '\n')) {
+                        p += l[0] == '\n' ? 1 : 2;
+                        continue;
+                }
+                int vg = rest < 2 ? -1 : lk_is_valgrind(l, rest);
+                if (vg > 0) {
+                        const uint8_t *nl = memchr(l, '\n', rest);
+                        p = nl ? (size_t)(nl - in) + 1 : len;
+                        s.tail = !nl;
+                        continue;
+                }
+                uint32_t kind = 0;
+                uint64_t addr = 0;
+                ssize_t r = vg < 0 ? 0 : lk_parse(l, rest, eof, &kind, &addr);
+                if (r < 0)
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64
+                                          ": lackey: not a lackey record or valgrind line",
+                                          raw_off + p + (uint64_t)(-r - 1));
+                if (r == 0) {
+                        if (eof)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %" PRIu64 ": lackey: truncated line",
+                                                  raw_off + p);
+                        if (rest >= LACKEY_MAX_LINE)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %" PRIu64
+                                                  ": lackey: line longer than %d bytes",
+                                                  raw_off + p, LACKEY_MAX_LINE);
+                        break;
+                }
+                p += (size_t)r;
+                out[k].addr = addr;
+                out[k++].type = kind == 'I' ? TM_IFETCH : kind == 'S' ? TM_WRITE : TM_READ;
+                if (kind != 'M')
+                        continue;
+                if (k == cap) {
+                        s.store = addr;
+                        s.pending = 1;
+                        break;
+                }
+                out[k].addr = addr;
+                out[k++].type = TM_WRITE;
+        }
+        memcpy(st->b, &s, sizeof s);
+        *used = p;
+        return (ssize_t)k;
+}
+
+/* Every complete line of head is a lackey record or a valgrind line and
+ * there is at least one record; when head is the whole stream its last
+ * line counts as complete. */
+static int lk_probe(const uint8_t *head, size_t n)
+{
+        size_t end = n;
+        if (n >= TM_PROBE_BYTES) {
+                const uint8_t *nl = memrchr(head, '\n', n);
+                if (!nl)
+                        return 0;
+                end = (size_t)(nl - head) + 1;
+        }
+        struct tm_dec_state st;
+        struct tm_ref out[64];
+        size_t p = 0, total = 0;
+        lk_dec_init(&st, NULL, 0, NULL);
+        while (p < end) {
+                size_t used = 0;
+                ssize_t r = lk_decode(&st, head + p, end - p, 1, p, &used, out, 64, NULL);
+                if (r < 0)
+                        return 0;
+                total += (size_t)r;
+                if (used == 0 && r == 0)
+                        break;
+                p += used;
+        }
+        return total > 0;
+}
+
+const struct tm_codec tm_codec_lackey = {
+        .name = "lackey",
+        .suffix = NULL,
+        .ntypes = 3,
+        .probe = lk_probe,
+        .dec_init = lk_dec_init,
+        .decode = lk_decode,
+        .enc_init = NULL,
+        .encode = NULL,
+        .finish = NULL,
+};

@@ -1,0 +1,312 @@
+/* Helpers shared by the trace codec tests: encode a whole reference array,
+ * decode a whole stream the way a streaming caller does (pieces of a given
+ * size, a window that grows while the decoder needs more input, a cap on
+ * references per call), and a state-copy check. Header-only, test code. */
+#ifndef TM_CODEC_TEST_H
+#define TM_CODEC_TEST_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "codecs/trace.h"
+
+/* Encode refs[0..n) with c and opts into a new buffer (*out, *len, caller
+ * frees), header included. rec_len, when not NULL, receives the length of
+ * every non-empty encode()/finish() output in order, and *nrec their number:
+ * the PDATS encoders write at most one record per call, so these are the
+ * record lengths. */
+static inline int ct_encode(const struct tm_codec *c, const struct tm_enc_opts *o,
+                            const struct tm_ref *refs, size_t n, uint8_t **out, size_t *len,
+                            size_t *rec_len, size_t *nrec, struct tm_err *err)
+{
+        struct tm_enc_state st;
+        size_t cap = 64 + n * 24, l = 0, nr = 0;
+        uint8_t *buf = malloc(cap);
+        int r = c->enc_init(&st, o, buf, err);
+        if (r < 0)
+                goto fail;
+        l = (size_t)r;
+        for (size_t i = 0; i <= n; i++) {
+                r = i < n ? c->encode(&st, &refs[i], i, buf + l, err) : c->finish(&st, buf + l, err);
+                if (r < 0)
+                        goto fail;
+                if (r > 0 && rec_len)
+                        rec_len[nr++] = (size_t)r;
+                l += (size_t)r;
+        }
+        if (nrec)
+                *nrec = nr;
+        *out = buf;
+        *len = l;
+        return 0;
+fail:
+        free(buf);
+        return r;
+}
+
+/* Decode raw[0..len) with c. piece: bytes offered per step beyond what is
+ * left over (0: everything at once); cap: references asked per call.
+ * Returns the number of references (stored in refs, at most max) or a
+ * negative errno. */
+static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                size_t piece, size_t cap, struct tm_ref *refs, size_t max,
+                                struct tm_err *err)
+{
+        struct tm_dec_state st;
+        int h = c->dec_init(&st, raw, len, err);
+        if (h < 0)
+                return h;
+        size_t pos = (size_t)h, n = 0, win = piece ? piece : len;
+        struct tm_ref tmp[300];
+        if (cap > 300)
+                cap = 300;
+        for (;;) {
+                size_t avail = len - pos < win ? len - pos : win;
+                int eof = pos + avail == len;
+                size_t used = 0;
+                ssize_t r = c->decode(&st, raw + pos, avail, eof, pos, &used, tmp, cap, err);
+                if (r < 0)
+                        return r;
+                if (n + (size_t)r > max)
+                        return -ENOSPC;
+                memcpy(refs + n, tmp, (size_t)r * sizeof *tmp);
+                n += (size_t)r;
+                pos += used;
+                if (r == 0 && used == 0) {
+                        if (eof)
+                                return (ssize_t)n; /* finished */
+                        win += piece ? piece : len; /* needs more input */
+                } else {
+                        win = piece ? piece : len;
+                }
+        }
+}
+
+/* Table 3 of the PDATS II paper: the 29 references and the bytes of the
+ * record that starts at each (0: inside the previous record). */
+struct ct_t3_row {
+        unsigned type;
+        uint64_t addr;
+        unsigned pdats, pdats2;
+};
+static const struct ct_t3_row ct_table3[29] = {
+        {2, 0x430d70, 5, 5},   {2, 0x430d74, 1, 0},   {2, 0x415130, 5, 3},   {0, 0x1000acac, 5, 5},
+        {2, 0x415134, 2, 0},   {2, 0x415138, 0, 0},   {2, 0x41513c, 0, 0},   {2, 0x415140, 0, 1},
+        {2, 0x430c20, 5, 3},   {2, 0x430c24, 1, 0},   {1, 0x7fff00ac, 5, 5}, {2, 0x430c28, 1, 0},
+        {1, 0x7fff00a8, 2, 1}, {2, 0x430c2c, 1, 0},   {1, 0x7fff00a4, 2, 1}, {2, 0x430c30, 1, 0},
+        {1, 0x7fff009c, 2, 1}, {2, 0x430c34, 1, 0},   {1, 0x7fff00a0, 2, 1}, {2, 0x430c38, 1, 0},
+        {1, 0x7fff0098, 2, 1}, {2, 0x430c3c, 2, 0},   {2, 0x430c40, 0, 0},   {2, 0x430c44, 0, 0},
+        {2, 0x430c48, 0, 1},   {2, 0x430c4c, 0, 0},   {2, 0x430c50, 0, 0},   {2, 0x430c54, 0, 0},
+        {2, 0x430c58, 0, 0},
+};
+
+static inline void ct_table3_refs(struct tm_ref *refs)
+{
+        for (size_t i = 0; i < 29; i++) {
+                refs[i].type = ct_table3[i].type;
+                refs[i].addr = ct_table3[i].addr;
+        }
+}
+
+/* Given a stream (header of hdr bytes then nrec records of rec_len bytes),
+ * decode it record by record and set row_bytes[i] to the length of the
+ * record whose first reference is reference i (0 for the others).
+ * Returns the number of references, or a negative errno. */
+static inline ssize_t ct_record_rows(const struct tm_codec *c, const uint8_t *raw, size_t hdr,
+                                     const size_t *rec_len, size_t nrec, unsigned *row_bytes,
+                                     size_t max)
+{
+        struct tm_dec_state st;
+        struct tm_ref tmp[300];
+        int h = c->dec_init(&st, raw, hdr, NULL);
+        if (h < 0)
+                return h;
+        size_t pos = hdr, n = 0;
+        for (size_t j = 0; j < nrec; j++) {
+                size_t used = 0;
+                ssize_t r = c->decode(&st, raw + pos, rec_len[j], 1, pos, &used, tmp, 300, NULL);
+                if (r <= 0 || used != rec_len[j] || n + (size_t)r > max)
+                        return r < 0 ? r : -EIO;
+                for (ssize_t i = 0; i < r; i++)
+                        row_bytes[n + (size_t)i] = i ? 0 : (unsigned)rec_len[j];
+                n += (size_t)r;
+                pos += used;
+        }
+        return (ssize_t)n;
+}
+
+/* Decode raw like ct_decode(piece 0) but with cap 1 for the first split
+ * references, then copy the state into fresh storage, scribble over the
+ * old one and finish from the copy: a checkpoint is a memcpy of the state. */
+static inline ssize_t ct_decode_copied(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                       size_t split, struct tm_ref *refs, size_t max)
+{
+        struct tm_dec_state st, st2;
+        int h = c->dec_init(&st, raw, len, NULL);
+        if (h < 0)
+                return h;
+        size_t pos = (size_t)h, n = 0;
+        for (;;) {
+                size_t cap = n < split ? 1 : max - n;
+                if (n == split) {
+                        memcpy(&st2, &st, sizeof st);
+                        memset(&st, 0xa5, sizeof st);
+                        memcpy(&st, &st2, sizeof st);
+                        memset(&st2, 0x5a, sizeof st2);
+                }
+                if (cap == 0)
+                        return -ENOSPC;
+                size_t used = 0;
+                ssize_t r = c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, cap,
+                                      NULL);
+                if (r < 0)
+                        return r;
+                n += (size_t)r;
+                pos += used;
+                if (r == 0 && used == 0)
+                        return (ssize_t)n;
+        }
+}
+
+/* Assert a[0..n) and b[0..n) hold the same references. */
+static inline void ct_assert_refs(const struct tm_ref *a, const struct tm_ref *b, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (a[i].type != b[i].type || a[i].addr != b[i].addr)
+                        fail_msg("reference %zu: got %u %llx, want %u %llx", i, a[i].type,
+                                 (unsigned long long)a[i].addr, b[i].type,
+                                 (unsigned long long)b[i].addr);
+        }
+}
+
+/* Encode refs with c and o, then decode the stream in pieces of many small
+ * sizes, with several caps (1 stops after every reference), and through a
+ * state copy at several points; every decode must give refs back. Returns
+ * the encoded size in bytes. */
+static inline size_t ct_check_roundtrip(const struct tm_codec *c, const struct tm_enc_opts *o,
+                                        const struct tm_ref *refs, size_t n)
+{
+        static const size_t pieces[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 13, 64};
+        static const size_t caps[] = {1, 2, 3, 31, 32, 300};
+        struct tm_err err = {0};
+        uint8_t *raw = NULL;
+        size_t len = 0;
+        int r = ct_encode(c, o, refs, n, &raw, &len, NULL, NULL, &err);
+        if (r < 0)
+                fail_msg("%s encode: %d %s", c->name, r, err.msg);
+        struct tm_ref *got = malloc((n + 1) * sizeof *got);
+        for (size_t pi = 0; pi < sizeof pieces / sizeof *pieces; pi++) {
+                for (size_t ci = 0; ci < sizeof caps / sizeof *caps; ci++) {
+                        if (pieces[pi] && pieces[pi] < 9 && caps[ci] > 3 && n > 3000)
+                                continue; /* keep the slow combinations to small inputs */
+                        ssize_t m = ct_decode(c, raw, len, pieces[pi], caps[ci], got, n + 1, &err);
+                        if (m < 0)
+                                fail_msg("%s decode piece %zu cap %zu: %zd %s", c->name,
+                                         pieces[pi], caps[ci], m, err.msg);
+                        assert_int_equal(m, n);
+                        ct_assert_refs(got, refs, n);
+                }
+        }
+        size_t splits[] = {0, 1, 2, n / 3, n / 2 + 1, n ? n - 1 : 0};
+        for (size_t si = 0; si < sizeof splits / sizeof *splits; si++) {
+                ssize_t m = ct_decode_copied(c, raw, len, splits[si], got, n + 1);
+                assert_int_equal(m, n);
+                ct_assert_refs(got, refs, n);
+        }
+        free(got);
+        free(raw);
+        return len;
+}
+
+/* A reproducible pseudo-random generator (xorshift64*). */
+static inline uint64_t ct_rand(uint64_t *s)
+{
+        *s ^= *s >> 12;
+        *s ^= *s << 25;
+        *s ^= *s >> 27;
+        return *s * 2685821657736338717ull;
+}
+
+/* Fill refs[0..n) with a program-shaped trace: sequential fetches in units
+ * of unit (unit 1: x86-like lengths 1-15), loops, far calls, stack pushes,
+ * strided arrays and scattered heap accesses; addresses fit bits. Only
+ * types < ntypes occur (data types 0/1 and, when ntypes > 3, others). */
+static inline void ct_gen_program(struct tm_ref *refs, size_t n, uint64_t seed, unsigned bits,
+                                  unsigned unit, unsigned ntypes)
+{
+        uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+        uint64_t mask = bits == 64 ? UINT64_MAX : UINT32_MAX;
+        uint64_t code = bits == 64 ? 0x55d4a0001000ull : 0x00400000ull;
+        uint64_t stack = bits == 64 ? 0x7ffc9a3b2ff8ull : 0x7fff00acull;
+        uint64_t heap = bits == 64 ? 0x55d4a2c00000ull : 0x1000acacull;
+        uint64_t pc = code, arr = heap, loop_start = pc;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t r = ct_rand(&s);
+                unsigned what = (unsigned)(r % 100);
+                struct tm_ref *f = &refs[i];
+                if (what < 55) {
+                        f->type = TM_IFETCH;
+                        f->addr = pc & mask;
+                        pc += unit == 1 ? 1 + (r >> 8) % 15 : unit;
+                } else if (what < 60) {
+                        loop_start = pc;
+                        pc = (code + ((r >> 8) % 0x100000) * unit) & mask; /* call/jump */
+                        f->type = TM_IFETCH;
+                        f->addr = pc;
+                } else if (what < 64) {
+                        pc = loop_start; /* loop back */
+                        f->type = TM_IFETCH;
+                        f->addr = pc & mask;
+                } else if (what < 75) {
+                        stack -= 8; /* push */
+                        f->type = TM_WRITE;
+                        f->addr = stack & mask;
+                } else if (what < 80) {
+                        f->type = TM_READ;
+                        f->addr = stack & mask;
+                        stack += 8; /* pop */
+                } else if (what < 90) {
+                        f->type = (r >> 20) & 1;
+                        arr += (r >> 24) % 3 == 0 ? 64 : 4; /* strided array */
+                        f->addr = arr & mask;
+                } else if (what < 97 || ntypes <= 3) {
+                        f->type = (r >> 20) & 1; /* scattered heap, sometimes far */
+                        f->addr = (heap + ((r >> 24) % ((r & 1) ? 0x100 : 0x10000000))) & mask;
+                } else {
+                        f->type = 3 + (unsigned)((r >> 20) % (ntypes - 3));
+                        f->addr = (r >> 8) & mask;
+                }
+        }
+}
+
+/* Fill refs[0..n) with arbitrary types < ntypes and addresses < 2^bits,
+ * with runs of repeats so run boundaries are hit. */
+static inline void ct_gen_random(struct tm_ref *refs, size_t n, uint64_t seed, unsigned bits,
+                                 unsigned ntypes)
+{
+        uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
+        uint64_t mask = bits == 64 ? UINT64_MAX : UINT32_MAX;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t r = ct_rand(&s);
+                refs[i].type = (unsigned)(r % ntypes);
+                unsigned shape = (unsigned)(r >> 8) % 4;
+                uint64_t v = ct_rand(&s);
+                if (shape == 0)
+                        refs[i].addr = v & mask;
+                else if (shape == 1)
+                        refs[i].addr = (v >> (v & 63)) & mask;
+                else
+                        refs[i].addr = v & 0xff;
+        }
+}
+
+#endif
