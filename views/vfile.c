@@ -94,13 +94,40 @@ static int vf_more(struct tm_vfile *f, struct tm_err *err)
 {
         f->rpos = f->rcount = 0;
         for (;;) {
+                struct tm_dec_state st = f->feed.st;
+                size_t pos = f->feed.pos;
+                uint64_t raw_off = f->feed.raw_off;
                 ssize_t n = tm_feed_decode(&f->feed, f->refs, VF_BATCH, err);
                 if (n > 0) {
                         f->rcount = (size_t)n;
                         return 1;
                 }
-                if (n < 0)
-                        return (int)n;
+                if (n < 0) {
+                        /* The references before the bad record are still
+                         * good: redo the batch one at a time up to it. The
+                         * next call meets the error again. */
+                        size_t k = 0;
+                        ssize_t m = 1;
+                        while (k < VF_BATCH && m > 0) {
+                                f->feed.st = st;
+                                f->feed.pos = pos;
+                                f->feed.raw_off = raw_off;
+                                m = tm_feed_decode(&f->feed, f->refs + k, 1, NULL);
+                                if (m > 0) {
+                                        k++;
+                                        st = f->feed.st;
+                                        pos = f->feed.pos;
+                                        raw_off = f->feed.raw_off;
+                                }
+                        }
+                        if (m < 0) { /* leave the state before the bad record */
+                                f->feed.st = st;
+                                f->feed.pos = pos;
+                                f->feed.raw_off = raw_off;
+                        }
+                        f->rcount = k;
+                        return k ? 1 : (int)n;
+                }
                 if (f->feed.eof)
                         return 0;
                 size_t room;

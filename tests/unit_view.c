@@ -1,0 +1,453 @@
+/* unit_view: every view of din, pdats and pdats2 traces in plain, gzip and
+ * zstd archives against bytes produced independently (codec decode +
+ * snprintf), at random offsets and sequentially; the index file's life
+ * (saved, reloaded without decoding, invalidated, kept in the cache when
+ * the archive's directory is read-only); corrupt archives. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "tests/view_test.h"
+#include "views/view.h"
+
+#define NREFS 20000
+#define CKPT 97
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+        (void)state;
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_view.XXXXXX");
+        if (!mkdtemp(tmpdir))
+                return -1;
+        chmod(tmpdir, 0755);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *kind_name(enum tm_cont_kind k)
+{
+        return k == TM_CONT_PLAIN ? "plain" : k == TM_CONT_GZIP ? "gzip" : "zstd";
+}
+
+/* A trace made for a test: its archive, raw bytes and references. */
+struct fixture {
+        char path[512];
+        char cache[512];
+        const struct tm_codec *codec;
+        struct vt_buf raw;
+        struct tm_ref *refs;
+        size_t n;
+};
+
+static void fixture_make(struct fixture *fx, const char *dir, const char *codec,
+                         enum tm_cont_kind kind, uint64_t seed, size_t n)
+{
+        memset(fx, 0, sizeof *fx);
+        fx->codec = tm_codec_by_name(codec);
+        assert_non_null(fx->codec);
+        snprintf(fx->path, sizeof fx->path, "%s/t-%s-%s", dir, codec, kind_name(kind));
+        snprintf(fx->cache, sizeof fx->cache, "%s/cache", tmpdir);
+        struct tm_ref *gen = malloc(n * sizeof *gen);
+        vt_gen(seed, gen, n, fx->codec->ntypes, strcmp(codec, "din") == 0);
+        vt_make(fx->path, fx->codec, kind, 4096, gen, n, &fx->raw);
+        fx->refs = vt_decode_all(fx->codec, fx->raw.p, fx->raw.len, &fx->n);
+        assert_int_equal(fx->n, n);
+        for (size_t i = 0; i < n; i++)
+                if (gen[i].addr != fx->refs[i].addr || gen[i].type != fx->refs[i].type)
+                        fail_msg("codec %s lost reference %zu", codec, i);
+        free(gen);
+}
+
+static void fixture_free(struct fixture *fx)
+{
+        free(fx->raw.p);
+        free(fx->refs);
+}
+
+static struct tm_trace *fixture_open(const struct fixture *fx, int no_beside)
+{
+        struct tm_trace_opts o = {.cache_dir = fx->cache, .no_index_beside = no_beside,
+                                  .ckpt_refs = CKPT};
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        if (tm_trace_open(fx->path, &o, &t, &err) != 0)
+                fail_msg("open %s: %s", fx->path, err.msg);
+        return t;
+}
+
+static void read_expect(struct tm_vfile *f, const struct vt_buf *want, uint64_t off, size_t len,
+                        uint8_t *buf)
+{
+        struct tm_err err = {0};
+        ssize_t got = tm_vfile_pread(f, buf, len, off, &err);
+        size_t exp = off >= want->len ? 0 : want->len - off < len ? want->len - off : len;
+        if (got < 0)
+                fail_msg("pread(%zu @ %llu): %s", len, (unsigned long long)off, err.msg);
+        assert_int_equal(got, exp);
+        if (exp && memcmp(buf, want->p + off, exp) != 0)
+                fail_msg("pread(%zu @ %llu): bytes differ", len, (unsigned long long)off);
+}
+
+/* Size, hundreds of random reads, and whole sequential reads in odd chunk
+ * sizes, for one view. */
+static void check_view(struct tm_trace *t, const char *view, const struct vt_buf *want,
+                       int many)
+{
+        struct tm_err err = {0};
+        uint64_t size;
+        if (tm_trace_view_size(t, view, &size, &err) != 0)
+                fail_msg("%s: size: %s", view, err.msg);
+        if (size != want->len)
+                fail_msg("%s: size %llu, want %zu", view, (unsigned long long)size, want->len);
+        struct tm_vfile *f;
+        assert_int_equal(tm_vfile_open(t, view, &f, &err), 0);
+        size_t bufcap = 70000;
+        uint8_t *buf = malloc(bufcap);
+        int nrand = many ? 300 : 40;
+        for (int i = 0; i < nrand; i++) {
+                uint64_t off = vt_rand() % (want->len + 40);
+                size_t len = vt_rand() % 4 == 0 ? vt_rand() % 40 : vt_rand() % 9000;
+                read_expect(f, want, off, len, buf);
+                if (vt_rand() % 2) /* and continue from there */
+                        read_expect(f, want, off + len, vt_rand() % 3000, buf);
+        }
+        static const size_t chunks[] = {1, 7, 19, 4093, 65537};
+        for (unsigned c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+                if (!many && c < 3)
+                        continue;
+                if (chunks[c] < 20 && want->len > 300000)
+                        continue;
+                uint64_t off = 0;
+                for (;;) {
+                        ssize_t got = tm_vfile_pread(f, buf, chunks[c], off, &err);
+                        assert_true(got >= 0);
+                        if (got == 0)
+                                break;
+                        if (memcmp(buf, want->p + off, (size_t)got) != 0)
+                                fail_msg("%s: chunk %zu at %llu differs", view, chunks[c],
+                                         (unsigned long long)off);
+                        off += (uint64_t)got;
+                }
+                assert_int_equal(off, want->len);
+        }
+        free(buf);
+        tm_vfile_close(f);
+}
+
+static void check_stats(struct tm_trace *t, size_t nrefs)
+{
+        struct tm_err err = {0};
+        uint64_t size;
+        assert_int_equal(tm_trace_view_size(t, "stats", &size, &err), 0);
+        struct tm_vfile *f;
+        assert_int_equal(tm_vfile_open(t, "stats", &f, &err), 0);
+        char *text = calloc(1, size + 1);
+        assert_int_equal(tm_vfile_pread(f, text, size + 100, 0, &err), size);
+        char want[64];
+        snprintf(want, sizeof want, "references     %zu\n", nrefs);
+        assert_non_null(strstr(text, want));
+        free(text);
+        tm_vfile_close(f);
+}
+
+static void check_all_views(struct tm_trace *t, const struct fixture *fx, int many)
+{
+        struct vt_buf want = {0};
+        const char *const *views = tm_trace_views(t);
+        unsigned nviews = 0;
+        for (; views[nviews]; nviews++) {
+                if (strcmp(views[nviews], "stats") == 0) {
+                        check_stats(t, fx->n);
+                        continue;
+                }
+                vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
+                check_view(t, views[nviews], &want, many);
+        }
+        assert_int_equal(nviews, 4 + fx->codec->ntypes);
+        free(want.p);
+}
+
+static void test_views(void **state)
+{
+        (void)state;
+        static const char *const codecs[] = {"din", "pdats", "pdats2"};
+        static const enum tm_cont_kind kinds[] = {TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD};
+        for (unsigned c = 0; c < 3; c++)
+                for (unsigned k = 0; k < 3; k++) {
+                        struct fixture fx;
+                        fixture_make(&fx, tmpdir, codecs[c], kinds[k], c * 3 + k, NREFS);
+                        struct tm_trace *t = fixture_open(&fx, 0);
+                        assert_string_equal(tm_trace_codec(t), codecs[c]);
+                        assert_string_equal(tm_trace_container(t), kind_name(kinds[k]));
+                        assert_int_equal(tm_trace_index_source(t), TM_INDEX_NONE);
+                        check_all_views(t, &fx, 1);
+                        assert_int_equal(tm_trace_index_source(t), TM_INDEX_BUILT);
+                        assert_non_null(tm_trace_index_path(t));
+                        char beside[600];
+                        snprintf(beside, sizeof beside, "%s/.t-%s-%s.tmidx", tmpdir, codecs[c],
+                                 kind_name(kinds[k]));
+                        assert_string_equal(tm_trace_index_path(t), beside);
+                        tm_trace_close(t);
+
+                        /* The second open loads the index: nothing decoded. */
+                        t = fixture_open(&fx, 0);
+                        struct tm_err err = {0};
+                        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+                        assert_int_equal(tm_trace_index_source(t), TM_INDEX_LOADED);
+                        check_all_views(t, &fx, 0);
+                        assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), 0);
+                        tm_trace_close(t);
+                        fixture_free(&fx);
+                }
+}
+
+static enum tm_index_source open_index(const struct fixture *fx, int no_beside)
+{
+        struct tm_trace *t = fixture_open(fx, no_beside);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+        enum tm_index_source s = tm_trace_index_source(t);
+        tm_trace_close(t);
+        return s;
+}
+
+/* A new mtime or a replaced file (new inode) makes the index stale. */
+static void test_invalidate(void **state)
+{
+        (void)state;
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 42, 5000);
+        assert_int_equal(open_index(&fx, 0), TM_INDEX_BUILT);
+        assert_int_equal(open_index(&fx, 0), TM_INDEX_LOADED);
+
+        struct timespec ts[2] = {{0, UTIME_OMIT}, {1234567890, 5}};
+        assert_int_equal(utimensat(AT_FDCWD, fx.path, ts, 0), 0);
+        assert_int_equal(open_index(&fx, 0), TM_INDEX_BUILT);
+        assert_int_equal(open_index(&fx, 0), TM_INDEX_LOADED);
+
+        /* Replace by another trace of the same name. */
+        struct fixture fy;
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/other", tmpdir);
+        mkdir(sub, 0755);
+        fixture_make(&fy, sub, "pdats2", TM_CONT_ZSTD, 43, 6000);
+        assert_int_equal(rename(fy.path, fx.path), 0);
+        memcpy(fy.path, fx.path, sizeof fy.path);
+        struct tm_trace *t = fixture_open(&fy, 0);
+        check_all_views(t, &fy, 0);
+        assert_int_equal(tm_trace_index_source(t), TM_INDEX_BUILT);
+        tm_trace_close(t);
+
+        /* A damaged index file is ignored and rebuilt. */
+        char ipath[600];
+        snprintf(ipath, sizeof ipath, "%s/.t-pdats2-zstd.tmidx", tmpdir);
+        int fd = open(ipath, O_RDWR);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, "\xff", 1, 300), 1);
+        close(fd);
+        assert_int_equal(open_index(&fy, 0), TM_INDEX_BUILT);
+        assert_int_equal(open_index(&fy, 0), TM_INDEX_LOADED);
+        fixture_free(&fx);
+        fixture_free(&fy);
+}
+
+/* The archive's directory is not writable: the index goes to the cache
+ * directory. As root, the check runs in a child that becomes nobody. */
+static int readonly_child(const char *dir, const char *cache)
+{
+        struct fixture fx;
+        fixture_make(&fx, dir, "pdats", TM_CONT_ZSTD, 7, 3000);
+        if (chmod(dir, 0555) != 0 || chmod(fx.path, 0444) != 0)
+                return 2;
+        if (geteuid() == 0) {
+                if (chown(cache, 65534, 65534) != 0)
+                        return 3;
+                if (setgid(65534) != 0 || setuid(65534) != 0)
+                        return 4;
+        }
+        for (int round = 0; round < 2; round++) {
+                struct tm_trace *t = fixture_open(&fx, 0);
+                check_all_views(t, &fx, 0);
+                const char *ip = tm_trace_index_path(t);
+                if (!ip || strncmp(ip, cache, strlen(cache)) != 0)
+                        return 5;
+                if (tm_trace_index_source(t) != (round ? TM_INDEX_LOADED : TM_INDEX_BUILT))
+                        return 6;
+                tm_trace_close(t);
+        }
+        fixture_free(&fx);
+        return 0;
+}
+
+static void test_readonly_dir(void **state)
+{
+        (void)state;
+        char dir[300], cache[300];
+        snprintf(dir, sizeof dir, "%s/ro", tmpdir);
+        snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        mkdir(cache, 0755);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(readonly_child(dir, cache));
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        chmod(dir, 0755);
+}
+
+/* A damaged record: reads that need it fail with -EIO naming the archive;
+ * every other offset still reads right, before and after the failure. */
+static void test_corrupt(void **state)
+{
+        (void)state;
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "din", TM_CONT_PLAIN, 99, 5000);
+        assert_int_equal(open_index(&fx, 0), TM_INDEX_BUILT);
+
+        /* Damage line 2500's type digit, keeping size, mtime and inode. */
+        size_t line = 2500, off = 0;
+        for (size_t i = 0; i < line; i++)
+                off = (size_t)((uint8_t *)memchr(fx.raw.p + off, '\n', fx.raw.len - off) -
+                               fx.raw.p) + 1;
+        struct stat sb;
+        assert_int_equal(stat(fx.path, &sb), 0);
+        int fd = open(fx.path, O_WRONLY);
+        assert_int_equal(pwrite(fd, "q", 1, (off_t)off), 1);
+        struct timespec ts[2] = {sb.st_atim, sb.st_mtim};
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+
+        struct tm_trace *t = fixture_open(&fx, 0);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+        assert_int_equal(tm_trace_index_source(t), TM_INDEX_LOADED);
+        struct vt_buf want = {0};
+        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct tm_vfile *f;
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        uint8_t buf[512];
+        read_expect(f, &want, 0, 100, buf);
+        /* The din view of a din trace is the raw text: same offsets. */
+        memset(&err, 0, sizeof err);
+        ssize_t r = tm_vfile_pread(f, buf, 10, off, &err);
+        assert_int_equal(r, -EIO);
+        assert_non_null(strstr(err.msg, fx.path));
+        assert_non_null(strstr(err.msg, "raw offset"));
+        read_expect(f, &want, 0, 100, buf);
+        read_expect(f, &want, want.len - 50, 100, buf);
+        read_expect(f, &want, off - 500, 100, buf);
+        /* A sequential read up to the damage returns what precedes it. */
+        r = tm_vfile_pread(f, buf, sizeof buf, off - 200, &err);
+        assert_true(r >= 0 && r <= 200);
+        read_expect(f, &want, off + 2000, 300, buf);
+        tm_vfile_close(f);
+        memset(&err, 0, sizeof err);
+        assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), -EIO);
+        assert_non_null(strstr(err.msg, fx.path));
+        tm_trace_close(t);
+
+        /* Building over the damage fails, and the failure is remembered. */
+        struct tm_trace_opts o = {.no_save = 1, .cache_dir = fx.cache};
+        assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+        char beside[600];
+        snprintf(beside, sizeof beside, "%s/.t-din-plain.tmidx", tmpdir);
+        assert_int_equal(unlink(beside), 0);
+        uint64_t size;
+        memset(&err, 0, sizeof err);
+        assert_int_equal(tm_trace_view_size(t, "ascii", &size, &err), -EIO);
+        assert_non_null(strstr(err.msg, fx.path));
+        memset(&err, 0, sizeof err);
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        assert_non_null(strstr(err.msg, fx.path));
+        tm_trace_close(t);
+        free(want.p);
+        fixture_free(&fx);
+}
+
+static void *index_thread(void *arg)
+{
+        struct tm_err err = {0};
+        return (void *)(intptr_t)tm_trace_index(arg, NULL, NULL, &err);
+}
+
+static void test_threads(void **state)
+{
+        (void)state;
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats", TM_CONT_GZIP, 5, 20000);
+        struct tm_trace *t = fixture_open(&fx, 1);
+        pthread_t th[6];
+        for (int i = 0; i < 6; i++)
+                assert_int_equal(pthread_create(&th[i], NULL, index_thread, t), 0);
+        for (int i = 0; i < 6; i++) {
+                void *rc;
+                pthread_join(th[i], &rc);
+                assert_int_equal((intptr_t)rc, 0);
+        }
+        assert_int_equal(tm_trace_index_source(t), TM_INDEX_BUILT);
+        /* no_index_beside: the index is in the cache directory */
+        assert_non_null(tm_trace_index_path(t));
+        assert_non_null(strstr(tm_trace_index_path(t), "/cache/"));
+        check_all_views(t, &fx, 0);
+        tm_trace_close(t);
+        fixture_free(&fx);
+}
+
+static void test_not_trace(void **state)
+{
+        (void)state;
+        char path[300];
+        snprintf(path, sizeof path, "%s/junk", tmpdir);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        uint8_t junk[3000];
+        for (size_t i = 0; i < sizeof junk; i++)
+                junk[i] = (uint8_t)(vt_rand() | 0x80);
+        assert_int_equal(write(fd, junk, sizeof junk), sizeof junk);
+        close(fd);
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_open(path, NULL, &t, &err), -EMEDIUMTYPE);
+        assert_int_equal(tm_probe_path(path, NULL, NULL), 0);
+        fd = open(path, O_WRONLY | O_TRUNC);
+        close(fd);
+        assert_int_equal(tm_probe_path(path, NULL, NULL), 0);
+        snprintf(path, sizeof path, "%s/nonexistent", tmpdir);
+        assert_int_equal(tm_trace_open(path, NULL, &t, &err), -ENOENT);
+
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_GZIP, 11, 100);
+        const char *codec, *cont;
+        assert_int_equal(tm_probe_path(fx.path, &codec, &cont), 1);
+        assert_string_equal(codec, "pdats2");
+        assert_string_equal(cont, "gzip");
+        fixture_free(&fx);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_views),      cmocka_unit_test(test_invalidate),
+                cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
+                cmocka_unit_test(test_threads),    cmocka_unit_test(test_not_trace),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,169 @@
+/* Helpers shared by unit_view and unit_index: make trace archives in a
+ * temporary directory and the expected bytes of every view, produced
+ * independently of views/ (codec decode + snprintf). Header-only. */
+#ifndef TM_VIEW_TEST_H
+#define TM_VIEW_TEST_H
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codecs/container.h"
+#include "codecs/trace.h"
+#include "views/tm_binary.h"
+
+struct vt_buf {
+        uint8_t *p;
+        size_t len, cap;
+};
+
+static inline void vt_put(struct vt_buf *b, const void *src, size_t n)
+{
+        if (b->len + n > b->cap) {
+                b->cap = (b->len + n) * 2 + 4096;
+                b->p = realloc(b->p, b->cap);
+                assert_non_null(b->p);
+        }
+        if (n)
+                memcpy(b->p + b->len, src, n);
+        b->len += n;
+}
+
+static uint64_t vt_rng = 1;
+
+static inline uint64_t vt_rand(void)
+{
+        vt_rng ^= vt_rng << 13;
+        vt_rng ^= vt_rng >> 7;
+        vt_rng ^= vt_rng << 17;
+        return vt_rng;
+}
+
+/* A program-like trace: sequential fetches, jumps, reads and writes near
+ * two zones, and (when the codec has them) other types. wide adds 64-bit
+ * addresses. */
+static inline void vt_gen(uint64_t seed, struct tm_ref *refs, size_t n, unsigned ntypes, int wide)
+{
+        vt_rng = seed * 0x9e3779b97f4a7c15ull + 1;
+        uint64_t pc = 0x400000, zone[2] = {0x10000000, 0x7fff0000};
+        for (size_t i = 0; i < n; i++) {
+                unsigned r = (unsigned)(vt_rand() % 100);
+                if (r < 60) {
+                        pc += 4;
+                        refs[i] = (struct tm_ref){pc, TM_IFETCH};
+                } else if (r < 68) {
+                        pc = 0x400000 + (vt_rand() % 65536) * 4;
+                        refs[i] = (struct tm_ref){pc, TM_IFETCH};
+                } else if (r < 96) {
+                        unsigned z = (unsigned)(vt_rand() & 1);
+                        zone[z] += (vt_rand() % 33) * 4 - 64;
+                        refs[i] = (struct tm_ref){zone[z] & 0xffffffff, (unsigned)(vt_rand() & 1)};
+                } else if (r < 98 && ntypes > 3) {
+                        refs[i] = (struct tm_ref){vt_rand() & 0xffffff,
+                                                  3 + (unsigned)(vt_rand() % (ntypes - 3))};
+                } else if (wide) {
+                        refs[i] = (struct tm_ref){vt_rand() >> (vt_rand() % 64), TM_READ};
+                } else {
+                        refs[i] = (struct tm_ref){(r & 1) ? 0 : 0xffffffff, TM_WRITE};
+                }
+        }
+}
+
+/* Encode refs with codec into raw (header included) and write them as an
+ * archive of kind at path; zstd frames of about frame bytes. */
+static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
+                           size_t frame, const struct tm_ref *refs, size_t n, struct vt_buf *raw)
+{
+        struct tm_err err = {0};
+        struct tm_enc_state st;
+        struct tm_enc_opts o = {.addr_bits = 64, .unit = 4};
+        if (strcmp(c->name, "din") != 0)
+                o.addr_bits = 32;
+        uint8_t out[TM_ENC_MAX_OUT];
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        struct tm_cwriter_opts wo = {.level = 3, .frame_size = frame};
+        struct tm_cwriter *w;
+        assert_int_equal(tm_cwriter_open(fd, path, kind, &wo, &w, &err), 0);
+        raw->len = 0;
+        int k = c->enc_init(&st, &o, out, &err);
+        assert_true(k >= 0);
+        vt_put(raw, out, (size_t)k);
+        assert_int_equal(tm_cwriter_write(w, out, (size_t)k, &err), 0);
+        for (size_t i = 0; i <= n; i++) {
+                k = i < n ? c->encode(&st, &refs[i], i, out, &err) : c->finish(&st, out, &err);
+                if (k < 0)
+                        fail_msg("encode %zu: %s", i, err.msg);
+                vt_put(raw, out, (size_t)k);
+                assert_int_equal(tm_cwriter_write(w, out, (size_t)k, &err), 0);
+                assert_int_equal(tm_cwriter_boundary(w, &err), 0);
+        }
+        assert_int_equal(tm_cwriter_close(w, &err), 0);
+        close(fd);
+}
+
+/* Decode raw[0..len) with c in one go: all references, malloc'd. */
+static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw,
+                                           size_t len, size_t *n_out)
+{
+        struct tm_err err = {0};
+        struct tm_dec_state st;
+        int h = c->dec_init(&st, raw, len, &err);
+        assert_true(h >= 0);
+        size_t pos = (size_t)h, n = 0, cap = 1024;
+        struct tm_ref *refs = malloc(cap * sizeof *refs);
+        for (;;) {
+                if (n + 512 > cap) {
+                        cap *= 2;
+                        refs = realloc(refs, cap * sizeof *refs);
+                }
+                size_t used = 0;
+                ssize_t r = c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, 512,
+                                      &err);
+                if (r < 0)
+                        fail_msg("decode: %s", err.msg);
+                n += (size_t)r;
+                pos += used;
+                if (r == 0 && used == 0)
+                        break;
+        }
+        assert_int_equal(pos, len);
+        *n_out = n;
+        return refs;
+}
+
+/* The expected bytes of a view (not stats) from the references. */
+static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t n,
+                             const struct vt_buf *raw, struct vt_buf *out)
+{
+        out->len = 0;
+        if (strcmp(view, "raw") == 0) {
+                vt_put(out, raw->p, raw->len);
+                return;
+        }
+        int binary = strcmp(view, "binary") == 0;
+        int stream = -1;
+        if (strncmp(view, "streams/", 8) == 0)
+                for (unsigned t = 0; t < TM_NTYPES; t++)
+                        if (strcmp(view + 8, tm_type_name(t)) == 0)
+                                stream = (int)t;
+        for (size_t i = 0; i < n; i++) {
+                if (binary) {
+                        struct tm_binary_ref b = {.addr = refs[i].addr, .type = (uint8_t)refs[i].type};
+                        vt_put(out, &b, sizeof b);
+                        continue;
+                }
+                if (stream >= 0 && refs[i].type != (unsigned)stream)
+                        continue;
+                char line[64];
+                int k = snprintf(line, sizeof line, "%u %" PRIx64 "\n", refs[i].type, refs[i].addr);
+                vt_put(out, line, (size_t)k);
+        }
+}
+
+#endif
