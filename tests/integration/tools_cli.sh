@@ -1,0 +1,146 @@
+#!/bin/bash
+# tracetool end to end: pack into every format and container, read back
+# with cat and compare against the generated text and against independent
+# decoders (zstdcat, gzip, perl on the binary view); the 32/64-bit and
+# unit retries; stdin and stdout; exit codes.
+# usage: tools_cli.sh   (TRACEMOUNT and TRACETOOL in the environment)
+here=$(dirname "$0")
+. "$here/lib.sh"
+need_programs
+setup_tmp
+cd "$T" || exit 1
+TT=$TRACETOOL
+
+gen_din 11 200000 >a.din
+gen_din 14 50000 32 misc >m.din
+gen_din 12 30000 64 >w.din
+gen_lackey 13 40000 >l.lackey
+awk '{ t = $1 == "I" ? 2 : $1 == "L" ? 0 : $1 == "S" ? 1 : 9; split($2, p, ",")
+       a = p[1]; sub(/^0+/, "", a); if (a == "") a = "0"
+       if (t == 9) { print "0 " a; print "1 " a } else print t " " a }' l.lackey >l.din
+
+# --- pack into every format and container, read back ---
+for out in a.pdt2.zst a.pdt.gz a.din.zst a.pdt2 a.pdt a.din.gz a.pdt2.gz a.pdt.zst; do
+        check "pack $out" "$TT" pack --frame-size 65536 a.din $out
+        check "cat $out ascii == input" cmp -s a.din <("$TT" cat $out ascii)
+done
+check "no index written for pack's input" test ! -e .a.din.tmidx
+check "no .tmp left" test -z "$(ls ./*.tmp 2>/dev/null)"
+
+# containers readable by the standard tools
+check "zstdcat of seekable pdt2 == raw view" cmp -s <(zstdcat a.pdt2.zst) <("$TT" cat a.pdt2.zst raw)
+check "gzip -dc of pdt.gz == raw view" cmp -s <(gzip -dc a.pdt.gz) <("$TT" cat a.pdt.gz raw)
+check "zstdcat a.din.zst == input" cmp -s <(zstdcat a.din.zst) a.din
+check "raw of plain pdt2 == the file" cmp -s a.pdt2 <("$TT" cat a.pdt2.zst raw)
+check "seekable zstd has several frames" test "$(zstd -lv a.pdt2.zst 2>/dev/null | awk '/^# Frames/ {print $NF}')" != 1
+
+# binary view decoded independently
+perl_bin() {
+        perl -e 'binmode STDIN; while (read(STDIN, $r, 16) == 16) {
+                my ($lo, $hi, $t) = unpack("VVC", $r);
+                printf("%d %s\n", $t, $hi ? sprintf("%x%08x", $hi, $lo) : sprintf("%x", $lo)) }'
+}
+check "binary view (perl) == input" cmp -s a.din <("$TT" cat a.pdt2.zst binary | perl_bin)
+check "binary size is 16 per ref" test "$("$TT" cat a.pdt.gz binary | wc -c)" -eq $((16 * $(wc -l <a.din)))
+
+# streams
+for t in 0:read 1:write 2:ifetch; do
+        n=${t%%:*} name=${t#*:}
+        check "streams/$name == awk filter" cmp -s <(awk -v t=$n '$1 == t' a.din) <("$TT" cat a.pdt2.zst streams/$name)
+done
+
+# misc references: din and PDATS hold them, PDATS II refuses them
+for out in m.pdt.gz m.din.zst; do
+        check "pack $out" "$TT" pack m.din $out
+        check "cat $out ascii == input" cmp -s m.din <("$TT" cat $out ascii)
+done
+check "misc stream" cmp -s <(awk '$1 == 3' m.din) <("$TT" cat m.pdt.gz streams/misc)
+"$TT" pack m.din m.pdt2 2>err.txt
+check "PDATS II refuses misc: exit 1" test $? -eq 1
+check "... naming the reference" grep -q "reference" err.txt
+
+# --- 64-bit addresses and odd instruction offsets ---
+"$TT" pack w.din w.pdt2.zst 2>err.txt
+check "pack w.pdt2.zst succeeds after restarting" test $? -eq 0
+check "pack says it started again" grep -q "starting again" err.txt
+check "w.pdt2.zst ascii == input" cmp -s w.din <("$TT" cat w.pdt2.zst ascii)
+"$TT" pack w.din w.pdt.gz 2>err.txt
+check "pack w.pdt.gz" test $? -eq 0
+check "w.pdt.gz ascii == input" cmp -s w.din <("$TT" cat w.pdt.gz ascii)
+"$TT" pack --addr-bits 32 w.din w32.pdt2 2>err.txt
+check "explicit --addr-bits 32 on 64-bit input fails with 1" test $? -eq 1
+check "... naming --addr-bits 64" grep -q -- "--addr-bits 64" err.txt
+check "... and leaves no output" test ! -e w32.pdt2 -a ! -e w32.pdt2.tmp
+
+# --- stdin / stdout ---
+"$TT" pack - s.pdt2 <w.din 2>err.txt
+check "stdin 64-bit input with defaults fails with 1" test $? -eq 1
+check "... naming --addr-bits 64" grep -q -- "--addr-bits 64" err.txt
+"$TT" pack --addr-bits 64 - s.pdt2 <w.din 2>err.txt
+check "stdin odd offsets with --unit default fails with 1" test $? -eq 1
+check "... naming --unit 1" grep -q -- "--unit 1" err.txt
+check "stdin with --addr-bits 64 --unit 1" "$TT" pack --addr-bits 64 --unit 1 - s.pdt2 <w.din
+check "s.pdt2 ascii == input" cmp -s w.din <("$TT" cat s.pdt2 ascii)
+check "stdin din -> zstd" "$TT" pack - s.pdt2.zst <a.din
+check "s.pdt2.zst ascii == input" cmp -s a.din <("$TT" cat s.pdt2.zst ascii)
+"$TT" pack a.din - >/dev/null 2>err.txt
+check "stdout without --format/--compress is a usage error" test $? -eq 2
+"$TT" pack --format pdats2 --compress zstd a.din - >o.pdt2.zst
+check "stdout pack" test $? -eq 0
+check "stdout pack ascii == input" cmp -s a.din <("$TT" cat o.pdt2.zst ascii)
+"$TT" pack --format din --compress gzip - - <a.din | gzip -dc >o.din
+check "stdin to stdout, din gzip" cmp -s a.din o.din
+
+# --- lackey ---
+check "pack lackey file" "$TT" pack l.lackey l.pdt2.zst
+check "lackey ascii == awk conversion" cmp -s l.din <("$TT" cat l.pdt2.zst ascii)
+check "pack lackey from stdin" "$TT" pack - l2.pdt.gz <l.lackey
+check "lackey stdin ascii == awk conversion" cmp -s l.din <("$TT" cat l2.pdt.gz ascii)
+
+# --- stat, index, verify, views ---
+"$TT" stat a.pdt2.zst >stat.txt
+check "stat exit 0" test $? -eq 0
+check "stat counts the references" grep -Eq "^references +$(wc -l <a.din)\$" stat.txt
+check "stat names the codec" grep -q pdats2 stat.txt
+"$TT" index a.pdt.gz >idx.txt
+check "index exit 0" test $? -eq 0
+check "index file beside the archive" test -s .a.pdt.gz.tmidx
+check "index prints its path" grep -q "a.pdt.gz.tmidx" idx.txt
+check "verify ok" "$TT" verify a.pdt2.zst
+check "views lists streams/read" grep -qx "streams/read" <("$TT" views a.pdt2)
+
+# corrupt copies: a bad line in the middle of din text, bytes overwritten
+# in the middle of a zstd archive (caught by the content checksums)
+awk 'NR == 100000 { print "7 xyz" } { print }' a.din >bad.din
+cp a.pdt2.zst badz.pdt2.zst
+printf 'XXXXXXXXXXXXXXXX' | dd of=badz.pdt2.zst bs=1 seek=$(($(stat -c %s a.pdt2.zst) / 2)) conv=notrunc 2>/dev/null
+for b in bad.din badz.pdt2.zst; do
+        "$TT" verify $b 2>err.txt
+        check "verify $b fails with 1" test $? -eq 1
+        check "verify $b names the file and an offset" grep -q "$b.*offset" err.txt
+        "$TT" cat $b ascii >/dev/null 2>err.txt
+        check "cat $b fails with 1" test $? -eq 1
+done
+
+# --- exit codes and help ---
+"$TT" >/dev/null 2>&1
+check "no command: 2" test $? -eq 2
+"$TT" frobnicate x >/dev/null 2>&1
+check "unknown command: 2" test $? -eq 2
+"$TT" cat a.din >/dev/null 2>&1
+check "missing argument: 2" test $? -eq 2
+"$TT" pack --level x a.din x.pdt2 >/dev/null 2>&1
+check "bad option value: 2" test $? -eq 2
+"$TT" cat nonexistent.pdt2 ascii >/dev/null 2>&1
+check "missing file: 1" test $? -eq 1
+"$TT" cat a.pdt2 nosuchview >/dev/null 2>&1
+check "unknown view: 1" test $? -eq 1
+echo "hello world" >plain.txt
+"$TT" stat plain.txt >/dev/null 2>&1
+check "not a trace: 1" test $? -eq 1
+for c in "" pack cat stat index verify views; do
+        check "help $c" "$TT" $c --help >/dev/null
+done
+check "--version" "$TT" --version >/dev/null
+
+finish
