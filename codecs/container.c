@@ -1,0 +1,378 @@
+/* Containers: the table, detection, and the shared reader and writer layer
+ * (positions, seek policy, buffered pread input). See container.h. */
+#include "container.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cont_impl.h"
+
+/* Detection order: the first module whose probe accepts the head wins;
+ * plain accepts anything and comes last. */
+static const struct tm_cont_ops *const cont_table[] = {
+        &tm_cont_gzip_ops,
+        &tm_cont_zstd_ops,
+        &tm_cont_plain_ops,
+};
+
+int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)
+{
+        char what[TM_ERR_MSG];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        return tm_err_set(err, -EIO, "%s: archive offset %llu: %s", c->path,
+                          (unsigned long long)off, what);
+}
+
+static ssize_t pread_some(int fd, void *buf, size_t n, uint64_t off)
+{
+        size_t got = 0;
+        while (got < n) {
+                ssize_t k = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        return (ssize_t)got;
+}
+
+int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err)
+{
+        ssize_t k = pread_some(c->fd, buf, n, off);
+        if (k < 0)
+                return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
+                                  (unsigned long long)off, strerror((int)-k));
+        if ((size_t)k < n)
+                return tm_cont_eio(c, off + (uint64_t)k, err, "unexpected end of archive");
+        return 0;
+}
+
+int tm_cin_init(struct tm_cin *in, size_t cap)
+{
+        memset(in, 0, sizeof *in);
+        in->buf = malloc(cap);
+        if (!in->buf)
+                return -ENOMEM;
+        in->cap = cap;
+        return 0;
+}
+
+void tm_cin_free(struct tm_cin *in)
+{
+        free(in->buf);
+        in->buf = NULL;
+}
+
+void tm_cin_seek(struct tm_cin *in, uint64_t off)
+{
+        if (off >= in->off && off <= in->off + in->len) {
+                in->pos = (size_t)(off - in->off);
+                return;
+        }
+        in->off = off;
+        in->pos = in->len = 0;
+}
+
+ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *err)
+{
+        if (in->pos < in->len)
+                return (ssize_t)(in->len - in->pos);
+        in->off += in->len;
+        in->pos = in->len = 0;
+        if (in->off >= c->asize)
+                return 0;
+        uint64_t left = c->asize - in->off;
+        size_t want = left < in->cap ? (size_t)left : in->cap;
+        ssize_t k = pread_some(c->fd, in->buf, want, in->off);
+        if (k < 0)
+                return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
+                                  (unsigned long long)in->off, strerror((int)-k));
+        if ((size_t)k < want)
+                return tm_cont_eio(c, in->off + (uint64_t)k, err,
+                                   "archive shrank while reading (was %llu bytes)",
+                                   (unsigned long long)c->asize);
+        in->len = (size_t)k;
+        return k;
+}
+
+int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err)
+{
+        *out = NULL;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return tm_err_set(err, -errno, "%s: stat: %s", path, strerror(errno));
+        struct tm_cont *c = calloc(1, sizeof *c);
+        if (!c || !(c->path = strdup(path ? path : "?"))) {
+                free(c);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        }
+        c->fd = fd;
+        c->wfd = -1;
+        c->asize = (uint64_t)st.st_size;
+
+        uint8_t head[4];
+        size_t n = c->asize < sizeof head ? (size_t)c->asize : sizeof head;
+        int ret = tm_cont_pread(c, head, n, 0, err);
+        if (ret < 0)
+                goto fail;
+        for (size_t i = 0; i < sizeof cont_table / sizeof cont_table[0]; i++) {
+                if (cont_table[i]->probe(head, n)) {
+                        c->ops = cont_table[i];
+                        break;
+                }
+        }
+        if (c->ops->open && (ret = c->ops->open(c, err)) < 0)
+                goto fail;
+        *out = c;
+        return 0;
+fail:
+        tm_cont_close(c);
+        return ret;
+}
+
+void tm_cont_close(struct tm_cont *c)
+{
+        if (!c)
+                return;
+        if (c->ops && c->ops->close)
+                c->ops->close(c);
+        if (c->wfd_owned)
+                close(c->wfd);
+        tm_cpoints_free(&c->pts);
+        free(c->path);
+        free(c);
+}
+
+const char *tm_cont_name(const struct tm_cont *c)
+{
+        return c->ops->name;
+}
+
+uint64_t tm_cont_archive_size(const struct tm_cont *c)
+{
+        return c->asize;
+}
+
+int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size)
+{
+        if (!c->raw_known)
+                return 0;
+        *size = c->raw_size;
+        return 1;
+}
+
+int tm_cont_seekable(const struct tm_cont *c)
+{
+        if (c->ops->r_seek)
+                return 1;
+        return c->indexed && c->raw_known && c->pts.n > 0 && c->max_gap <= TM_CONT_SEEKABLE_GAP;
+}
+
+int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err)
+{
+        struct tm_cpoints pts = {0};
+        uint64_t raw = 0;
+        int ret = c->ops->scan(c, &pts, &raw, sink, arg, err);
+        if (ret != 0) {
+                tm_cpoints_free(&pts);
+                return ret;
+        }
+        tm_cont_set_index(c, &pts, raw);
+        return 0;
+}
+
+/* ---- readers ---- */
+
+int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *err)
+{
+        *out = NULL;
+        struct tm_creader *r = calloc(1, sizeof *r);
+        if (!r)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+        r->c = c;
+        int ret = c->ops->r_open(r, err);
+        if (ret < 0) {
+                free(r);
+                return ret;
+        }
+        *out = r;
+        return 0;
+}
+
+void tm_creader_close(struct tm_creader *r)
+{
+        if (!r)
+                return;
+        r->c->ops->r_close(r);
+        free(r->scratch);
+        free(r);
+}
+
+uint64_t tm_creader_tell(const struct tm_creader *r)
+{
+        return r->pos;
+}
+
+ssize_t tm_creader_read(struct tm_creader *r, void *buf, size_t n, struct tm_err *err)
+{
+        if (r->broken)
+                return tm_err_set(err, -EIO, "%s: raw offset %llu: reader failed earlier; seek first",
+                                  r->c->path, (unsigned long long)r->pos);
+        if (n == 0)
+                return 0;
+        ssize_t k = r->c->ops->r_read(r, buf, n, err);
+        if (k < 0) {
+                r->broken = 1;
+                return k;
+        }
+        r->pos += (uint64_t)k;
+        return k;
+}
+
+/* The last point at or before raw_off, or NULL. */
+static const struct tm_cpoint *point_before(const struct tm_cont *c, uint64_t raw_off)
+{
+        size_t lo = 0, hi = c->pts.n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (c->pts.p[mid].roff <= raw_off)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo ? &c->pts.p[lo - 1] : NULL;
+}
+
+static int discard(struct tm_creader *r, uint64_t target, struct tm_err *err)
+{
+        if (r->pos < target && !r->scratch && !(r->scratch = malloc(TM_CONT_SCRATCH)))
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);
+        while (r->pos < target) {
+                uint64_t left = target - r->pos;
+                size_t want = left < TM_CONT_SCRATCH ? (size_t)left : TM_CONT_SCRATCH;
+                ssize_t k = tm_creader_read(r, r->scratch, want, err);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        return tm_err_set(err, -EINVAL,
+                                          "%s: seek to raw offset %llu past the end (%llu)",
+                                          r->c->path, (unsigned long long)target,
+                                          (unsigned long long)r->pos);
+        }
+        return 0;
+}
+
+int tm_creader_seek(struct tm_creader *r, uint64_t raw_off, struct tm_err *err)
+{
+        struct tm_cont *c = r->c;
+        if (c->raw_known && raw_off > c->raw_size)
+                return tm_err_set(err, -EINVAL, "%s: seek to raw offset %llu past the end (%llu)",
+                                  c->path, (unsigned long long)raw_off,
+                                  (unsigned long long)c->raw_size);
+        if (c->ops->r_seek) {
+                int ret = c->ops->r_seek(r, raw_off, err);
+                if (ret == 0)
+                        r->pos = raw_off;
+                return ret;
+        }
+        const struct tm_cpoint *p = point_before(c, raw_off);
+        uint64_t start = p ? p->roff : 0;
+        int forward = !r->broken && raw_off >= r->pos &&
+                      (r->pos >= start || raw_off - r->pos <= TM_CONT_SHORT_SKIP);
+        if (!forward) {
+                r->broken = 1;
+                int ret = c->ops->r_restart(r, p, err);
+                if (ret < 0)
+                        return ret;
+                r->broken = 0;
+                r->pos = start;
+        }
+        return discard(r, raw_off, err);
+}
+
+/* ---- writers ---- */
+
+static const struct tm_cont_ops *ops_of_kind(enum tm_cont_kind kind)
+{
+        for (size_t i = 0; i < sizeof cont_table / sizeof cont_table[0]; i++)
+                if (cont_table[i]->kind == kind)
+                        return cont_table[i];
+        return NULL;
+}
+
+int tm_cwriter_out(struct tm_cwriter *w, const void *buf, size_t n, struct tm_err *err)
+{
+        const uint8_t *p = buf;
+        while (n > 0) {
+                ssize_t k = write(w->fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return tm_err_set(err, -errno, "%s: write at offset %llu: %s", w->path,
+                                          (unsigned long long)w->out_off, strerror(errno));
+                p += k;
+                n -= (size_t)k;
+                w->out_off += (uint64_t)k;
+        }
+        return 0;
+}
+
+int tm_cwriter_open(int fd, const char *path, enum tm_cont_kind kind,
+                    const struct tm_cwriter_opts *o, struct tm_cwriter **out, struct tm_err *err)
+{
+        *out = NULL;
+        const struct tm_cont_ops *ops = ops_of_kind(kind);
+        if (!ops)
+                return tm_err_set(err, -EINVAL, "%s: unknown container kind %d", path, (int)kind);
+        struct tm_cwriter *w = calloc(1, sizeof *w);
+        if (!w || !(w->path = strdup(path ? path : "?"))) {
+                free(w);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        }
+        w->ops = ops;
+        w->fd = fd;
+        if (o)
+                w->o = *o;
+        int ret = ops->w_open(w, err);
+        if (ret < 0) {
+                ops->w_free(w);
+                free(w->path);
+                free(w);
+                return ret;
+        }
+        *out = w;
+        return 0;
+}
+
+int tm_cwriter_write(struct tm_cwriter *w, const void *buf, size_t n, struct tm_err *err)
+{
+        if (n == 0)
+                return 0;
+        return w->ops->w_write(w, buf, n, err);
+}
+
+int tm_cwriter_boundary(struct tm_cwriter *w, struct tm_err *err)
+{
+        return w->ops->w_boundary ? w->ops->w_boundary(w, err) : 0;
+}
+
+int tm_cwriter_close(struct tm_cwriter *w, struct tm_err *err)
+{
+        if (!w)
+                return 0;
+        int ret = w->ops->w_finish(w, err);
+        w->ops->w_free(w);
+        free(w->path);
+        free(w);
+        return ret;
+}
