@@ -1,0 +1,157 @@
+/* Cross-codec checks: the codec table (probe order, names, type names) and
+ * chains din -> PDATS II -> PDATS -> din and lackey -> PDATS II -> din that
+ * must give the same din text byte for byte. */
+#include "codec_test.h"
+
+#include "codecs/din.h"
+#include "codecs/lackey.h"
+#include "codecs/pdats.h"
+#include "codecs/pdats2.h"
+
+static void test_table(void **unused)
+{
+        (void)unused;
+        assert_ptr_equal(tm_codecs[0], &tm_codec_pdats2);
+        assert_ptr_equal(tm_codecs[1], &tm_codec_pdats);
+        assert_ptr_equal(tm_codecs[2], &tm_codec_lackey);
+        assert_ptr_equal(tm_codecs[3], &tm_codec_din);
+        assert_null(tm_codecs[4]);
+        for (size_t i = 0; tm_codecs[i]; i++)
+                assert_ptr_equal(tm_codec_by_name(tm_codecs[i]->name), tm_codecs[i]);
+        assert_null(tm_codec_by_name("dinero"));
+        static const char *const names[] = {"read",       "write", "ifetch", "misc", "copyback",
+                                            "invalidate", "type6", "type7"};
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                assert_string_equal(tm_type_name(t), names[t]);
+        assert_null(tm_codec_probe((const uint8_t *)"\x00\x01\x02", 3));
+        assert_null(tm_codec_probe((const uint8_t *)"", 0));
+}
+
+/* Encode refs with c (header included) and check the stream probes as c. */
+static uint8_t *encode_probed(const struct tm_codec *c, const struct tm_enc_opts *o,
+                              const struct tm_ref *refs, size_t n, size_t *len)
+{
+        uint8_t *raw = NULL;
+        struct tm_err err = {0};
+        int r = ct_encode(c, o, refs, n, &raw, len, NULL, NULL, &err);
+        if (r < 0)
+                fail_msg("%s: %s", c->name, err.msg);
+        size_t head = *len < TM_PROBE_BYTES ? *len : TM_PROBE_BYTES;
+        if (n)
+                assert_ptr_equal(tm_codec_probe(raw, head), c);
+        return raw;
+}
+
+/* Decode raw with the codec the probe picks. */
+static size_t decode_probed(const uint8_t *raw, size_t len, struct tm_ref *out, size_t max)
+{
+        const struct tm_codec *c = tm_codec_probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES);
+        assert_non_null(c);
+        struct tm_err err = {0};
+        ssize_t m = ct_decode(c, raw, len, 0, 300, out, max, &err);
+        if (m < 0)
+                fail_msg("%s: %s", c->name, err.msg);
+        return (size_t)m;
+}
+
+/* din -> refs -> PDATS II -> refs -> PDATS -> refs -> din: same text. */
+static void chain(const char *din, size_t n_expect, unsigned bits, unsigned unit)
+{
+        size_t len = strlen(din), l2 = 0, l1 = 0, l0 = 0;
+        struct tm_ref *a = malloc((n_expect + 1) * sizeof *a);
+        struct tm_ref *b = malloc((n_expect + 1) * sizeof *b);
+        assert_int_equal(decode_probed((const uint8_t *)din, len, a, n_expect + 1), n_expect);
+        struct tm_enc_opts o = {.addr_bits = bits, .unit = unit};
+        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, a, n_expect, &l2);
+        assert_int_equal(decode_probed(p2, l2, b, n_expect + 1), n_expect);
+        uint8_t *p1 = encode_probed(&tm_codec_pdats, &o, b, n_expect, &l1);
+        assert_int_equal(decode_probed(p1, l1, a, n_expect + 1), n_expect);
+        uint8_t *d = encode_probed(&tm_codec_din, &o, a, n_expect, &l0);
+        assert_int_equal(l0, len);
+        assert_memory_equal(d, din, len);
+        free(a);
+        free(b);
+        free(p2);
+        free(p1);
+        free(d);
+}
+
+static void test_chain_table3(void **unused)
+{
+        (void)unused;
+        char text[29 * 20], *p = text;
+        for (size_t i = 0; i < 29; i++)
+                p += sprintf(p, "%x %llx\n", ct_table3[i].type,
+                             (unsigned long long)ct_table3[i].addr);
+        chain(text, 29, 32, 4);
+        chain(text, 29, 64, 1);
+}
+
+static void test_chain_program(void **unused)
+{
+        (void)unused;
+        size_t n = 20000;
+        struct tm_ref *refs = malloc(n * sizeof *refs);
+        char *text = malloc(n * 20), *p = text;
+        ct_gen_program(refs, n, 77, 64, 1, 3);
+        for (size_t i = 0; i < n; i++)
+                p += sprintf(p, "%x %llx\n", refs[i].type, (unsigned long long)refs[i].addr);
+        chain(text, n, 64, 1);
+        free(refs);
+        free(text);
+}
+
+/* lackey in, PDATS II (64-bit, unit 1) and back, din out. */
+static void test_chain_lackey(void **unused)
+{
+        (void)unused;
+        static const char lk[] = "==9== Command: /bin/true\n"
+                                 "I  0401ab70,3\n"
+                                 " S 1fff000628,8\n"
+                                 " M 04033e06,1\n"
+                                 "I  0401ab73,5\n";
+        static const char want[] = "2 401ab70\n1 1fff000628\n0 4033e06\n1 4033e06\n2 401ab73\n";
+        struct tm_ref a[8];
+        assert_int_equal(decode_probed((const uint8_t *)lk, sizeof lk - 1, a, 8), 5);
+        size_t l2 = 0, l0 = 0;
+        struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
+        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, a, 5, &l2);
+        struct tm_ref b[8];
+        assert_int_equal(decode_probed(p2, l2, b, 8), 5);
+        uint8_t *d = encode_probed(&tm_codec_din, &o, b, 5, &l0);
+        assert_int_equal(l0, sizeof want - 1);
+        assert_memory_equal(d, want, l0);
+        free(p2);
+        free(d);
+}
+
+/* The documented fallback: -ERANGE means use 64-bit addresses, -EDOM a
+ * smaller instruction unit; the retry then works. */
+static void test_fallback(void **unused)
+{
+        (void)unused;
+        struct tm_ref refs[] = {{0x1000, 2}, {0x1003, 2}, {0x100000000ull, 0}};
+        uint8_t *raw = NULL;
+        size_t len = 0;
+        struct tm_enc_opts o = {.addr_bits = 32, .unit = 4};
+        assert_int_equal(ct_encode(&tm_codec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+                         -EDOM);
+        o.unit = 1;
+        assert_int_equal(ct_encode(&tm_codec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+                         -ERANGE);
+        assert_int_equal(ct_encode(&tm_codec_pdats, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+                         -ERANGE);
+        o.addr_bits = 64;
+        ct_check_roundtrip(&tm_codec_pdats2, &o, refs, 3);
+        ct_check_roundtrip(&tm_codec_pdats, &o, refs, 3);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_table),         cmocka_unit_test(test_chain_table3),
+                cmocka_unit_test(test_chain_program), cmocka_unit_test(test_chain_lackey),
+                cmocka_unit_test(test_fallback),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
