@@ -378,6 +378,14 @@ static void test_corrupt(void **state)
         memset(&err, 0, sizeof err);
         assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
         assert_non_null(strstr(err.msg, fx.path));
+        /* Repaired in place (new mtime): the same trace object retries. */
+        fd = open(fx.path, O_WRONLY);
+        assert_int_equal(pwrite(fd, fx.raw.p + off, 1, (off_t)off), 1);
+        ts[1].tv_sec += 10;
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+        check_all_views(t, &fx, 0);
         tm_trace_close(t);
         free(want.p);
         fixture_free(&fx);

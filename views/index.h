@@ -23,7 +23,7 @@
 #include "stats.h"
 #include "view.h"
 
-#define TM_CKPT_REFS_DEFAULT (1u << 20)
+#define TM_CKPT_REFS_DEFAULT (1u << 16)
 #define TM_CKPT_CAP 8192
 
 /* A point where decoding can restart, between two references. */

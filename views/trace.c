@@ -265,11 +265,41 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg,
         return 0;
 }
 
+/* After a failed build: if the archive was rewritten in place since (size
+ * or mtime differ) and still holds a trace of the same codec, forget the
+ * failure and start over with a fresh container. No reader exists, since readers need the index. Under mu. */
+static void trace_retry_if_changed(struct tm_trace *t)
+{
+        struct stat sb;
+        struct tm_cont *c;
+        if (fstat(t->fd, &sb) < 0 ||
+            (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
+             sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
+                return;
+        uint8_t head[TM_PROBE_BYTES];
+        size_t headn = 0;
+        if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
+                return;
+        if (read_head(c, head, &headn, NULL) < 0 || tm_codec_probe(head, headn) != t->codec) {
+                tm_cont_close(c); /* no longer the same kind of trace: stay failed */
+                return;
+        }
+        memcpy(t->head, head, headn);
+        t->headn = headn;
+        tm_cont_close(t->cont);
+        t->cont = c;
+        t->sb = sb;
+        t->ix_state = TM_IX_NONE;
+        memset(&t->ix_err, 0, sizeof t->ix_err);
+}
+
 int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
         pthread_mutex_lock(&t->mu);
         while (t->ix_state == TM_IX_BUILDING)
                 pthread_cond_wait(&t->cv, &t->mu);
+        if (t->ix_state == TM_IX_FAILED)
+                trace_retry_if_changed(t);
         if (t->ix_state == TM_IX_READY || t->ix_state == TM_IX_FAILED) {
                 int rc = t->ix_state == TM_IX_READY ? 0 : t->ix_err.code;
                 if (rc < 0 && err)

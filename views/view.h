@@ -48,7 +48,7 @@ struct tm_trace_opts {
         /* 1: keep the index in memory only. */
         int no_save;
         /* References between checkpoints to start with (0: the environment
-         * variable TM_CKPT_REFS if set, else 1Mi). Smaller means faster
+         * variable TM_CKPT_REFS if set, else 64Ki). Smaller means faster
          * seeks and a bigger index; tests use tiny values. */
         uint64_t ckpt_refs;
 };
