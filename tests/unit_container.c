@@ -221,7 +221,7 @@ static void writer_round_trip(enum tm_cont_kind kind, const char *kname, const u
 {
         char path[512];
         tu_path(path, sizeof path, name);
-        tu_write_records(path, kind, data, n, 0, 99);
+        tu_write_records(path, kind, data, n, 0, 99, NULL);
         /* The independent path first. */
         size_t m;
         uint8_t *back = tu_decode_independent(path, kind, &m);
@@ -348,7 +348,7 @@ static void test_seekable_flags(void **state)
         struct tm_err err = {0};
         struct tm_cont *c;
         tu_path(path, sizeof path, "flags.zst");
-        tu_write_records(path, TM_CONT_ZSTD, din_data, din_n, 0, 5);
+        tu_write_records(path, TM_CONT_ZSTD, din_data, din_n, 0, 5, NULL);
         int fd = open(path, O_RDONLY);
         assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
         assert_int_equal(tm_cont_seekable(c), 1); /* from the seek table alone */
@@ -356,7 +356,7 @@ static void test_seekable_flags(void **state)
         close(fd);
 
         tu_path(path, sizeof path, "flags.gz");
-        tu_write_records(path, TM_CONT_GZIP, din_data, din_n, 0, 5);
+        tu_write_records(path, TM_CONT_GZIP, din_data, din_n, 0, 5, NULL);
         fd = open(path, O_RDONLY);
         assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
         uint64_t rs;
@@ -380,7 +380,8 @@ static void test_zstd_frames_at_boundaries(void **state)
         char path[512];
         tu_path(path, sizeof path, "frames.zst");
         size_t frame = 1000, n = 300000;
-        struct tu_frames want = tu_write_records(path, TM_CONT_ZSTD, din_data, n, frame, 300);
+        struct tu_frames want;
+        tu_write_records(path, TM_CONT_ZSTD, din_data, n, frame, 300, &want);
         struct tu_frames got = tu_read_seek_table(path);
         assert_int_equal(got.n, want.n);
         for (size_t i = 0; i < want.n; i++) {
@@ -421,7 +422,7 @@ static void test_empty_streams(void **state)
         for (size_t i = 0; i < 3; i++) {
                 char path[512];
                 tu_path(path, sizeof path, k[i].file);
-                tu_write_records(path, k[i].kind, din_data, 0, 0, 10);
+                tu_write_records(path, k[i].kind, din_data, 0, 0, 10, NULL);
                 size_t m = 1;
                 uint8_t *back = tu_decode_independent(path, k[i].kind, &m);
                 assert_int_equal(m, 0);
