@@ -14,7 +14,7 @@
 #include "cont_impl.h"
 
 #define GZ_SCAN_OUT (256u << 10)
-#define GZ_WBITS_GZIP 31  /* gzip wrapper only */
+#define GZ_WBITS_GZIP 31 /* gzip wrapper only */
 #define GZ_WBITS_RAW (-15)
 #define GZ_DEFAULT_LEVEL 6
 #define GZ_WBUF (256u << 10)
@@ -36,8 +36,9 @@ static int gz_zfail(const struct tm_cont *c, uint64_t off, int zret, const z_str
         if (zret == Z_MEM_ERROR)
                 return tm_err_set(err, -ENOMEM, "%s: zlib: out of memory", c->path);
         return tm_cont_eio(c, off, err, "gzip: %s",
-                           zs->msg ? zs->msg : zret == Z_NEED_DICT ? "needs a dictionary"
-                                                                   : "corrupt deflate data");
+                           zs->msg               ? zs->msg
+                           : zret == Z_NEED_DICT ? "needs a dictionary"
+                                                 : "corrupt deflate data");
 }
 
 static int garbage(const struct tm_cont *c, uint64_t off, struct tm_err *err)
@@ -142,12 +143,12 @@ static int block_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoin
                 return tm_err_set(err, -EIO, "%s: gzip windows: write: %s", c->path,
                                   strerror(errno));
         struct tm_cpoint p = {
-                .coff = coff,
-                .roff = s->raw,
-                .wpos = s->wsize,
-                .wlen = (uint32_t)clen,
-                .wcrc = crc,
-                .bits = (uint8_t)(s->zs.data_type & 7),
+            .coff = coff,
+            .roff = s->raw,
+            .wpos = s->wsize,
+            .wlen = (uint32_t)clen,
+            .wcrc = crc,
+            .bits = (uint8_t)(s->zs.data_type & 7),
         };
         s->wsize += (uint64_t)clen;
         return tm_cpoints_add(pts, &p) < 0 ? tm_err_set(err, -ENOMEM, "%s: out of memory", c->path)
@@ -260,9 +261,9 @@ out:
 struct greader {
         z_stream zs;
         struct tm_cin in;
-        int between;       /* a member ended; the next one has not started */
-        int raw_mode;      /* started at a block point: trailer is ours to skip */
-        unsigned trailer;  /* trailer bytes still to skip */
+        int between;      /* a member ended; the next one has not started */
+        int raw_mode;     /* started at a block point: trailer is ours to skip */
+        unsigned trailer; /* trailer bytes still to skip */
         int eof;
         uint8_t *win, *cwin;
 };
@@ -278,8 +279,10 @@ static int load_window(struct tm_creader *r, const struct tm_cpoint *p, struct t
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         if (c->wfd < 0 || p->wpos > c->wsize || p->wlen > c->wsize - p->wpos ||
             pread(c->wfd, g->cwin, p->wlen, (off_t)(c->wbase + p->wpos)) != (ssize_t)p->wlen)
-                return tm_err_set(err, -EIO, "%s: seek index: cannot read the window for archive "
-                                  "offset %llu", c->path, (unsigned long long)p->coff);
+                return tm_err_set(err, -EIO,
+                                  "%s: seek index: cannot read the window for archive "
+                                  "offset %llu",
+                                  c->path, (unsigned long long)p->coff);
         inflateReset2(&g->zs, GZ_WBITS_RAW);
         g->zs.next_in = g->cwin;
         g->zs.avail_in = p->wlen;
@@ -288,8 +291,10 @@ static int load_window(struct tm_creader *r, const struct tm_cpoint *p, struct t
         int zret = inflate(&g->zs, Z_FINISH);
         if (zret != Z_STREAM_END || g->zs.avail_out != 0 ||
             (uint32_t)crc32(0, g->win, (uInt)wl) != p->wcrc)
-                return tm_err_set(err, -EIO, "%s: seek index: corrupt window for archive offset "
-                                  "%llu", c->path, (unsigned long long)p->coff);
+                return tm_err_set(err, -EIO,
+                                  "%s: seek index: corrupt window for archive offset "
+                                  "%llu",
+                                  c->path, (unsigned long long)p->coff);
         return (int)wl;
 }
 
@@ -489,16 +494,16 @@ static void gzip_w_free(struct tm_cwriter *w)
 }
 
 const struct tm_cont_ops tm_cont_gzip_ops = {
-        .name = "gzip",
-        .kind = TM_CONT_GZIP,
-        .probe = gzip_probe,
-        .scan = gzip_scan,
-        .r_open = gzip_r_open,
-        .r_close = gzip_r_close,
-        .r_restart = gzip_r_restart,
-        .r_read = gzip_r_read,
-        .w_open = gzip_w_open,
-        .w_write = gzip_w_write,
-        .w_finish = gzip_w_finish,
-        .w_free = gzip_w_free,
+    .name = "gzip",
+    .kind = TM_CONT_GZIP,
+    .probe = gzip_probe,
+    .scan = gzip_scan,
+    .r_open = gzip_r_open,
+    .r_close = gzip_r_close,
+    .r_restart = gzip_r_restart,
+    .r_read = gzip_r_read,
+    .w_open = gzip_w_open,
+    .w_write = gzip_w_write,
+    .w_finish = gzip_w_finish,
+    .w_free = gzip_w_free,
 };

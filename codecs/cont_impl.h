@@ -16,12 +16,12 @@
 #include "container.h"
 
 /* Seek-index tuning, explained in docs/formats/containers.md. */
-#define TM_CONT_POINT_MIN_RAW (1u << 20)   /* raw bytes between two points, at least */
-#define TM_CONT_POINT_MIN_COMP 512u        /* archive bytes between two points, at least */
-#define TM_CONT_SEEKABLE_GAP (16u << 20)   /* tm_cont_seekable: largest raw gap */
-#define TM_CONT_SHORT_SKIP (1u << 20)      /* forward seeks this short never restart */
-#define TM_CONT_INBUF (256u << 10)         /* archive bytes per pread */
-#define TM_CONT_SCRATCH (128u << 10)       /* discard buffer of a reader */
+#define TM_CONT_POINT_MIN_RAW (1u << 20) /* raw bytes between two points, at least */
+#define TM_CONT_POINT_MIN_COMP 512u      /* archive bytes between two points, at least */
+#define TM_CONT_SEEKABLE_GAP (16u << 20) /* tm_cont_seekable: largest raw gap */
+#define TM_CONT_SHORT_SKIP (1u << 20)    /* forward seeks this short never restart */
+#define TM_CONT_INBUF (256u << 10)       /* archive bytes per pread */
+#define TM_CONT_SCRATCH (128u << 10)     /* discard buffer of a reader */
 
 /* gzip windows: 32 KiB of raw history, stored raw-deflated. */
 #define TM_GZ_WINDOW 32768u
@@ -62,20 +62,20 @@ struct tm_cont {
         uint64_t asize;
         int raw_known;
         uint64_t raw_size;
-        int indexed;            /* the points are a complete seek index */
-        struct tm_cpoints pts;  /* sorted by coff and by roff */
-        uint64_t max_gap;       /* largest raw distance between points / to the end */
-        int wfd;                /* gzip window store: fd (-1 if none) */
-        int wfd_owned;          /* a temporary file made by scan */
-        uint64_t wbase;         /* offset of the store in wfd */
-        uint64_t wsize;         /* bytes in the store */
-        void *impl;             /* module state */
+        int indexed;           /* the points are a complete seek index */
+        struct tm_cpoints pts; /* sorted by coff and by roff */
+        uint64_t max_gap;      /* largest raw distance between points / to the end */
+        int wfd;               /* gzip window store: fd (-1 if none) */
+        int wfd_owned;         /* a temporary file made by scan */
+        uint64_t wbase;        /* offset of the store in wfd */
+        uint64_t wsize;        /* bytes in the store */
+        void *impl;            /* module state */
 };
 
 struct tm_creader {
         struct tm_cont *c;
-        uint64_t pos;   /* raw offset */
-        int broken;     /* decoder state undefined after an error: restart */
+        uint64_t pos; /* raw offset */
+        int broken;   /* decoder state undefined after an error: restart */
         uint8_t *scratch;
         void *impl;
 };
@@ -132,12 +132,11 @@ extern const struct tm_cont_ops tm_cont_zstd_ops;
 
 /* -EIO with "<path>: archive offset N: <what>". */
 int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* pread exactly n bytes at off; a short read (end of file) is -EIO naming
  * off. Returns 0 or a negative errno. */
-int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off,
-                  struct tm_err *err);
+int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err);
 
 /* Input buffer. tm_cin_init allocates cap bytes; tm_cin_seek moves to an
  * archive offset, keeping the buffered bytes when off falls inside them.

@@ -153,12 +153,12 @@ static int parse_records(const struct tm_cont *c, const uint8_t *b, uint32_t n, 
                 const uint8_t *r = b + (size_t)i * IDX_REC;
                 uint64_t at = IDX_HEAD + (uint64_t)i * IDX_REC;
                 struct tm_cpoint p = {
-                        .coff = tm_le64(r),
-                        .roff = tm_le64(r + 8),
-                        .wlen = tm_le32(r + 16),
-                        .wcrc = tm_le32(r + 20),
-                        .bits = r[24],
-                        .wpos = wpos,
+                    .coff = tm_le64(r),
+                    .roff = tm_le64(r + 8),
+                    .wlen = tm_le32(r + 16),
+                    .wcrc = tm_le32(r + 20),
+                    .bits = r[24],
+                    .wpos = wpos,
                 };
                 for (int k = 25; k < IDX_REC; k++)
                         if (r[k])
@@ -169,8 +169,8 @@ static int parse_records(const struct tm_cont *c, const uint8_t *b, uint32_t n, 
                         return bad_index(c, at, err, "point out of order or out of range");
                 if (p.bits > 7 || (p.bits && (!gzip || p.coff == 0 || !p.wlen)))
                         return bad_index(c, at + 24, err, "bad bit position");
-                if (p.wlen && (!gzip || p.wlen > TM_GZ_WINDOW_CMAX || p.roff == 0 ||
-                               p.wlen > wbytes - wpos))
+                if (p.wlen &&
+                    (!gzip || p.wlen > TM_GZ_WINDOW_CMAX || p.roff == 0 || p.wlen > wbytes - wpos))
                         return bad_index(c, at + 16, err, "bad window length");
                 wpos += p.wlen;
                 if (tm_cpoints_add(pts, &p) < 0)

@@ -17,8 +17,8 @@
 #define ZSTD_DEFAULT_FRAME (4u << 20)
 
 struct zstd_cont {
-        int seek_table;      /* the archive has a seekable-format table */
-        uint64_t table_raw;  /* raw size the table claims */
+        int seek_table;     /* the archive has a seekable-format table */
+        uint64_t table_raw; /* raw size the table claims */
 };
 
 static int zstd_probe(const uint8_t *head, size_t n)
@@ -57,10 +57,9 @@ static int zstd_check_index(struct tm_cont *c, const struct tm_cpoints *pts, uin
         (void)pts;
         const struct zstd_cont *z = c->impl;
         if (z->seek_table && raw_size != z->table_raw)
-                return tm_err_set(err, -EIO,
-                                  "%s: seek index says %llu raw bytes, the zstd seek table %llu",
-                                  c->path, (unsigned long long)raw_size,
-                                  (unsigned long long)z->table_raw);
+                return tm_err_set(
+                    err, -EIO, "%s: seek index says %llu raw bytes, the zstd seek table %llu",
+                    c->path, (unsigned long long)raw_size, (unsigned long long)z->table_raw);
         return 0;
 }
 
@@ -162,7 +161,7 @@ static int zstd_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
 struct zreader {
         ZSTD_DCtx *d;
         struct tm_cin in;
-        int boundary;   /* between frames */
+        int boundary; /* between frames */
         int eof;
         size_t next_pt; /* first point after the restart position */
 };
@@ -264,10 +263,9 @@ static ssize_t zstd_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_
                 if (!z->boundary)
                         return tm_cont_eio(c, c->asize, err, "zstd: archive ends inside a frame");
                 if (c->raw_known && r->pos != c->raw_size)
-                        return tm_cont_eio(c, c->asize, err,
-                                           "archive holds %llu raw bytes, its index says %llu",
-                                           (unsigned long long)r->pos,
-                                           (unsigned long long)c->raw_size);
+                        return tm_cont_eio(
+                            c, c->asize, err, "archive holds %llu raw bytes, its index says %llu",
+                            (unsigned long long)r->pos, (unsigned long long)c->raw_size);
                 z->eof = 1;
         }
 }
@@ -406,20 +404,20 @@ static void zstd_w_free(struct tm_cwriter *w)
 }
 
 const struct tm_cont_ops tm_cont_zstd_ops = {
-        .name = "zstd",
-        .kind = TM_CONT_ZSTD,
-        .probe = zstd_probe,
-        .open = zstd_open,
-        .close = zstd_close,
-        .scan = zstd_scan,
-        .check_index = zstd_check_index,
-        .r_open = zstd_r_open,
-        .r_close = zstd_r_close,
-        .r_restart = zstd_r_restart,
-        .r_read = zstd_r_read,
-        .w_open = zstd_w_open,
-        .w_write = zstd_w_write,
-        .w_boundary = zstd_w_boundary,
-        .w_finish = zstd_w_finish,
-        .w_free = zstd_w_free,
+    .name = "zstd",
+    .kind = TM_CONT_ZSTD,
+    .probe = zstd_probe,
+    .open = zstd_open,
+    .close = zstd_close,
+    .scan = zstd_scan,
+    .check_index = zstd_check_index,
+    .r_open = zstd_r_open,
+    .r_close = zstd_r_close,
+    .r_restart = zstd_r_restart,
+    .r_read = zstd_r_read,
+    .w_open = zstd_w_open,
+    .w_write = zstd_w_write,
+    .w_boundary = zstd_w_boundary,
+    .w_finish = zstd_w_finish,
+    .w_free = zstd_w_free,
 };

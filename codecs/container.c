@@ -14,9 +14,9 @@
 /* Detection order: the first module whose probe accepts the head wins;
  * plain accepts anything and comes last. */
 static const struct tm_cont_ops *const cont_table[] = {
-        &tm_cont_gzip_ops,
-        &tm_cont_zstd_ops,
-        &tm_cont_plain_ops,
+    &tm_cont_gzip_ops,
+    &tm_cont_zstd_ops,
+    &tm_cont_plain_ops,
 };
 
 int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)
@@ -226,7 +226,8 @@ uint64_t tm_creader_tell(const struct tm_creader *r)
 ssize_t tm_creader_read(struct tm_creader *r, void *buf, size_t n, struct tm_err *err)
 {
         if (r->broken)
-                return tm_err_set(err, -EIO, "%s: raw offset %llu: reader failed earlier; seek first",
+                return tm_err_set(err, -EIO,
+                                  "%s: raw offset %llu: reader failed earlier; seek first",
                                   r->c->path, (unsigned long long)r->pos);
         if (n == 0)
                 return 0;
@@ -264,10 +265,9 @@ static int discard(struct tm_creader *r, uint64_t target, struct tm_err *err)
                 if (k < 0)
                         return (int)k;
                 if (k == 0)
-                        return tm_err_set(err, -EINVAL,
-                                          "%s: seek to raw offset %llu past the end (%llu)",
-                                          r->c->path, (unsigned long long)target,
-                                          (unsigned long long)r->pos);
+                        return tm_err_set(
+                            err, -EINVAL, "%s: seek to raw offset %llu past the end (%llu)",
+                            r->c->path, (unsigned long long)target, (unsigned long long)r->pos);
         }
         return 0;
 }

@@ -62,14 +62,16 @@ const char *tm_cont_name(const struct tm_cont *c);
 uint64_t tm_cont_archive_size(const struct tm_cont *c);
 
 /* The raw (decompressed) size when it is known without decompressing
- * (plain; zstd seekable or with content sizes in every frame; any container
+ * (plain; zstd in the seekable format, from its seek table; any container
  * after scan or index load): returns 1 and sets *size. Returns 0 when it is
- * not known yet. */
+ * not known yet (gzip and other zstd archives before a scan: frame content
+ * sizes are not summed, as that would read every block header). */
 int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size);
 
-/* Whether random access is cheap (the seek index exists and has entries no
- * further apart than a few MiB of raw data): 1 or 0. A single-frame zstd
- * archive answers 0 even after scan. */
+/* Whether random access is cheap: 1 when the seek index exists and its
+ * points are no further apart (and the last no further from the end) than
+ * 16 MiB of raw data, else 0. Plain answers 1. A single-frame zstd archive
+ * of more than 16 MiB answers 0 even after scan. */
 int tm_cont_seekable(const struct tm_cont *c);
 
 /* Receives raw bytes in order during tm_cont_scan. Returning non-zero stops

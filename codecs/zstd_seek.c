@@ -57,8 +57,7 @@ int zseek_read(const struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
                                 break;
                         }
                         struct tm_cpoint p = {.coff = coff, .roff = roff};
-                        if (rs && tm_cpoints_want(pts, coff, roff) &&
-                            tm_cpoints_add(pts, &p) < 0) {
+                        if (rs && tm_cpoints_want(pts, coff, roff) && tm_cpoints_add(pts, &p) < 0) {
                                 ret = tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
                                 break;
                         }

@@ -415,9 +415,9 @@ static void test_empty_streams(void **state)
                 enum tm_cont_kind kind;
                 const char *name, *file;
         } k[] = {
-                {TM_CONT_PLAIN, "plain", "e.bin"},
-                {TM_CONT_GZIP, "gzip", "e.gz"},
-                {TM_CONT_ZSTD, "zstd", "e.zst"},
+            {TM_CONT_PLAIN, "plain", "e.bin"},
+            {TM_CONT_GZIP, "gzip", "e.gz"},
+            {TM_CONT_ZSTD, "zstd", "e.zst"},
         };
         for (size_t i = 0; i < 3; i++) {
                 char path[512];
@@ -434,19 +434,19 @@ static void test_empty_streams(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_plain_writer),
-                cmocka_unit_test(test_gzip_writer_din),
-                cmocka_unit_test(test_gzip_writer_random),
-                cmocka_unit_test(test_zstd_writer_din),
-                cmocka_unit_test(test_zstd_writer_random),
-                cmocka_unit_test(test_gzip_multi_member),
-                cmocka_unit_test(test_gzip_many_small_members),
-                cmocka_unit_test(test_zstd_multi_frame),
-                cmocka_unit_test(test_zstd_single_frame),
-                cmocka_unit_test(test_zstd_single_frame_not_seekable),
-                cmocka_unit_test(test_seekable_flags),
-                cmocka_unit_test(test_zstd_frames_at_boundaries),
-                cmocka_unit_test(test_empty_streams),
+            cmocka_unit_test(test_plain_writer),
+            cmocka_unit_test(test_gzip_writer_din),
+            cmocka_unit_test(test_gzip_writer_random),
+            cmocka_unit_test(test_zstd_writer_din),
+            cmocka_unit_test(test_zstd_writer_random),
+            cmocka_unit_test(test_gzip_multi_member),
+            cmocka_unit_test(test_gzip_many_small_members),
+            cmocka_unit_test(test_zstd_multi_frame),
+            cmocka_unit_test(test_zstd_single_frame),
+            cmocka_unit_test(test_zstd_single_frame_not_seekable),
+            cmocka_unit_test(test_seekable_flags),
+            cmocka_unit_test(test_zstd_frames_at_boundaries),
+            cmocka_unit_test(test_empty_streams),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }

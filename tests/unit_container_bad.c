@@ -237,7 +237,7 @@ static void test_hostile_seek_table(void **state)
         snprintf(bad, sizeof bad, "%s.bad", path);
         struct tm_err err;
         struct tm_cont *c;
-        void (*at_open[])(uint8_t *, size_t) = {huge_count, all_ones_count, reserved_bits,
+        void (*at_open[])(uint8_t *, size_t) = {huge_count,    all_ones_count,   reserved_bits,
                                                 checksum_flag, frame_size_field, comp_too_big};
         for (size_t i = 0; i < sizeof at_open / sizeof at_open[0]; i++) {
                 patch_table(path, bad, at_open[i]);
@@ -443,8 +443,7 @@ static void test_bad_writer_args(void **state)
         assert_int_equal(tm_cwriter_open(fd, path, TM_CONT_GZIP, &o, &w, &err), -EINVAL);
         o.level = 1000;
         assert_int_equal(tm_cwriter_open(fd, path, TM_CONT_ZSTD, &o, &w, &err), -EINVAL);
-        assert_int_equal(tm_cwriter_open(fd, path, (enum tm_cont_kind)9, NULL, &w, &err),
-                         -EINVAL);
+        assert_int_equal(tm_cwriter_open(fd, path, (enum tm_cont_kind)9, NULL, &w, &err), -EINVAL);
         close(fd);
         /* Writing to a read-only fd reports the write error. */
         fd = open(path, O_RDONLY);
@@ -457,14 +456,14 @@ static void test_bad_writer_args(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_truncated),
-                cmocka_unit_test(test_flipped),
-                cmocka_unit_test(test_gzip_trailing_garbage),
-                cmocka_unit_test(test_hostile_seek_table),
-                cmocka_unit_test(test_absurd_frame_table),
-                cmocka_unit_test(test_zstd_window_too_large),
-                cmocka_unit_test(test_bad_index),
-                cmocka_unit_test(test_bad_writer_args),
+            cmocka_unit_test(test_truncated),
+            cmocka_unit_test(test_flipped),
+            cmocka_unit_test(test_gzip_trailing_garbage),
+            cmocka_unit_test(test_hostile_seek_table),
+            cmocka_unit_test(test_absurd_frame_table),
+            cmocka_unit_test(test_zstd_window_too_large),
+            cmocka_unit_test(test_bad_index),
+            cmocka_unit_test(test_bad_writer_args),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }

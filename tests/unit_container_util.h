@@ -73,8 +73,8 @@ TU_FN uint8_t *tu_gen_din(size_t target, uint64_t seed, size_t *n)
 {
         uint8_t *p = malloc(target + 64);
         size_t len = 0;
-        uint64_t pc = 0x400000, sp = 0x7ffde000, arr[4] = {0x601000, 0x7f3a00000, 0x1c00000,
-                                                              0x2000000};
+        uint64_t pc = 0x400000, sp = 0x7ffde000,
+                 arr[4] = {0x601000, 0x7f3a00000, 0x1c00000, 0x2000000};
         while (len < target) {
                 uint64_t r = tu_rand(&seed);
                 unsigned type;
@@ -147,8 +147,8 @@ static void tu_check(int ret, const struct tm_err *err)
 /* Write data with a tm_cwriter as records of 1..400 bytes (seeded), a
  * boundary after each. Sets *out (if not NULL) to the zstd frame raw sizes
  * to expect. */
-TU_FN void tu_write_records(const char *path, enum tm_cont_kind kind, const uint8_t *data,
-                            size_t n, size_t frame_size, uint64_t seed, struct tu_frames *out)
+TU_FN void tu_write_records(const char *path, enum tm_cont_kind kind, const uint8_t *data, size_t n,
+                            size_t frame_size, uint64_t seed, struct tu_frames *out)
 {
         struct tm_err err = {0};
         struct tm_cwriter *w;
@@ -331,7 +331,7 @@ TU_FN void tu_write_gzip_members(const char *path, const uint8_t *data, const si
 static void tu_write_skippable(FILE *f, uint32_t magic_low, size_t len)
 {
         uint8_t h[8] = {(uint8_t)(0x50 | magic_low), 0x2a, 0x4d, 0x18, (uint8_t)len,
-                        (uint8_t)(len >> 8), 0, 0};
+                        (uint8_t)(len >> 8),         0,    0};
         fwrite(h, 1, 8, f);
         for (size_t i = 0; i < len; i++)
                 fputc((int)i, f);
