@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tm_err.h"
 
@@ -62,6 +63,18 @@ static inline uint64_t cu_get_be_signed(const uint8_t *p, unsigned n)
                 return v;
         }
         }
+}
+
+/* The n (1..8) big-endian bytes at p as a sign-extended value, reading all
+ * 8 bytes at p: only when 8 bytes are there. */
+static inline uint64_t cu_get_be_signed8(const uint8_t *p, unsigned n)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        return (uint64_t)((int64_t)v >> (64 - 8 * n));
 }
 
 /* Write the low n bytes of v big-endian to p. */

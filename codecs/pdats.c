@@ -62,10 +62,30 @@ static ssize_t p1_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         memcpy(&s, st->b, sizeof s);
         const uint64_t mask = s.wide ? UINT64_MAX : UINT32_MAX;
         const uint8_t olen[4] = {0, 1, 2, (uint8_t)(s.wide ? 8 : 4)};
+        const unsigned olen_nib = 0x210u | (s.wide ? 8u : 4u) << 12; /* olen in a register */
         size_t k = 0, p = 0;
 
         while (k < cap && p < len) {
                 unsigned h = in[p];
+                if (!s.skip && !(h & PDATS_TIME_MASK) && len - p >= 2 + 8 &&
+                    cap - k >= PDATS_MAX_RUN) {
+                        /* the hot path: offset and repeat bytes read without
+                         * bounds checks, no run state to keep */
+                        unsigned rep = h >> 7, c = (h >> PDATS_CODE_SHIFT) & 3;
+                        unsigned ol = (unsigned)(olen_nib >> (4 * c)) & 15;
+                        uint64_t off = c ? cu_get_be_signed8(in + p + 1 + rep, ol) : s.unit;
+                        unsigned n = 1 + (in[p + 1] & (0u - rep));
+                        unsigned t = h & PDATS_TYPE_MASK, slot = p1_slot(t);
+                        uint64_t a = s.prev[slot];
+                        for (unsigned i = 0; i < n; i++) {
+                                a = (a + off) & mask;
+                                out[k].addr = a;
+                                out[k++].type = t;
+                        }
+                        s.prev[slot] = a;
+                        p += 1 + rep + ol;
+                        continue;
+                }
                 if (h & PDATS_TIME_MASK)
                         return tm_err_set(err, -ENOTSUP,
                                           "raw offset %" PRIu64

@@ -74,6 +74,9 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         const uint8_t big = s.wide ? 8 : 4;
         const uint8_t ilen[4] = {0, 1, 2, big};
         const uint8_t dlen[8] = {0, 0, 0, 0, 0, 1, 2, big};
+        /* ilen then dlen as nibbles: a table in a register */
+        const uint64_t olen_nib = 0x210ull << 0 | (uint64_t)big << 12 | 0x21ull << 36 |
+                                  (uint64_t)big << 44;
         uint64_t a = s.prev_i;
         size_t k = 0, p = 0;
 
@@ -82,14 +85,46 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 out[k].addr = a;
                 out[k++].type = TM_IFETCH;
         }
+        /* The hot loop: records with 8 bytes after the header byte and room
+         * for a whole run. No branch on the record kind (selects instead),
+         * runs written 4 at a time, past their end when short. */
+        while (cap - k >= PDATS2_INSN_MAX_RUN + 5 && len - p > 8) {
+                unsigned h = in[p];
+                unsigned insn = h >> 7, z = (h >> 2) & 1;
+                unsigned idx = insn ? (h >> PDATS2_INSN_CODE_SHIFT) & 3
+                                    : 4 + ((h >> PDATS2_DATA_CODE_SHIFT) & 7);
+                unsigned ol = (unsigned)(olen_nib >> (4 * idx)) & 15;
+                uint64_t small = insn ? 1 : p2_small_off[(h >> PDATS2_DATA_CODE_SHIFT) & 7];
+                uint64_t off = ol ? cu_get_be_signed8(in + p + 1, ol) : small;
+                uint64_t base = insn ? a : s.zone[z];
+                uint64_t addr = (base + (off << (insn ? shift : 0))) & mask;
+                s.zone[z] = insn ? s.zone[z] : addr;
+                a = insn ? addr : a;
+                out[k].addr = addr;
+                out[k++].type = insn ? TM_IFETCH : (h >> 6) & 1;
+                unsigned n = h & (insn ? PDATS2_INSN_MAX_RUN : PDATS2_DATA_MAX_RUN);
+                p += 1 + ol;
+                for (unsigned i = 0; i < n; i += 4) {
+                        for (unsigned j = 0; j < 4; j++) {
+                                out[k + i + j].addr = (a + (i + j + 1) * unit) & mask;
+                                out[k + i + j].type = TM_IFETCH;
+                        }
+                }
+                a = (a + n * unit) & mask;
+                k += n;
+        }
         while (k < cap && p < len) {
                 unsigned h = in[p], n, ol;
                 if (h & PDATS2_INSN) {
                         unsigned c = (h >> PDATS2_INSN_CODE_SHIFT) & 3;
                         ol = ilen[c];
-                        if (len - p <= ol)
+                        uint64_t off = 1;
+                        if (len - p > 8)
+                                off = c ? cu_get_be_signed8(in + p + 1, ol) : 1;
+                        else if (len - p <= ol)
                                 goto cut;
-                        uint64_t off = c ? cu_get_be_signed(in + p + 1, ol) : 1;
+                        else if (c)
+                                off = cu_get_be_signed(in + p + 1, ol);
                         a = (a + (off << shift)) & mask;
                         out[k].addr = a;
                         out[k++].type = TM_IFETCH;
@@ -98,9 +133,13 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                         unsigned c = (h >> PDATS2_DATA_CODE_SHIFT) & 7;
                         unsigned z = (h >> 2) & 1;
                         ol = dlen[c];
-                        if (len - p <= ol)
+                        uint64_t off = p2_small_off[c];
+                        if (len - p > 8)
+                                off = ol ? cu_get_be_signed8(in + p + 1, ol) : off;
+                        else if (len - p <= ol)
                                 goto cut;
-                        uint64_t off = ol ? cu_get_be_signed(in + p + 1, ol) : p2_small_off[c];
+                        else if (ol)
+                                off = cu_get_be_signed(in + p + 1, ol);
                         uint64_t d = (s.zone[z] + off) & mask;
                         s.zone[z] = d;
                         out[k].addr = d;
