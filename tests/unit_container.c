@@ -4,6 +4,7 @@
  * hostile archives are in unit_container_bad.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -431,6 +432,81 @@ static void test_empty_streams(void **state)
         }
 }
 
+/* ---- several threads, one reader each, on one shared container ---- */
+
+struct thread_job {
+        struct tm_cont *c;
+        const uint8_t *want;
+        size_t n;
+        uint64_t seed;
+        int bad;
+};
+
+static void *thread_reads(void *arg)
+{
+        struct thread_job *j = arg;
+        struct tm_err err = {0};
+        struct tm_creader *r;
+        if (tm_creader_open(j->c, &r, &err) != 0) {
+                j->bad = 1;
+                return NULL;
+        }
+        uint8_t *buf = malloc(20000);
+        for (int i = 0; i < 60 && !j->bad; i++) {
+                uint64_t off = tu_rand(&j->seed) % j->n;
+                size_t len = (size_t)(tu_rand(&j->seed) % 20000);
+                if (len > j->n - off)
+                        len = j->n - off;
+                if (tm_creader_seek(r, off, &err) != 0) {
+                        j->bad = 1;
+                        break;
+                }
+                size_t got = 0;
+                while (got < len) {
+                        ssize_t m = tm_creader_read(r, buf + got, len - got, &err);
+                        if (m <= 0)
+                                break;
+                        got += (size_t)m;
+                }
+                if (got != len || memcmp(buf, j->want + off, len) != 0)
+                        j->bad = 1;
+        }
+        free(buf);
+        tm_creader_close(r);
+        return NULL;
+}
+
+static void test_threads(void **state)
+{
+        (void)state;
+        static const struct {
+                enum tm_cont_kind kind;
+                const char *file;
+        } k[] = {{TM_CONT_GZIP, "t.gz"}, {TM_CONT_ZSTD, "t.zst"}, {TM_CONT_PLAIN, "t.bin"}};
+        for (size_t a = 0; a < 3; a++) {
+                char path[512];
+                tu_path(path, sizeof path, k[a].file);
+                tu_write_records(path, k[a].kind, din_data, din_n, 1u << 20, 3, NULL);
+                struct tm_err err = {0};
+                struct tm_cont *c;
+                int fd = open(path, O_RDONLY);
+                assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
+                assert_int_equal(tm_cont_scan(c, NULL, NULL, &err), 0);
+                pthread_t th[4];
+                struct thread_job jobs[4];
+                for (int i = 0; i < 4; i++) {
+                        jobs[i] = (struct thread_job){c, din_data, din_n, 100 + (uint64_t)i, 0};
+                        assert_int_equal(pthread_create(&th[i], NULL, thread_reads, &jobs[i]), 0);
+                }
+                for (int i = 0; i < 4; i++) {
+                        pthread_join(th[i], NULL);
+                        assert_false(jobs[i].bad);
+                }
+                tm_cont_close(c);
+                close(fd);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -447,6 +523,7 @@ int main(void)
             cmocka_unit_test(test_seekable_flags),
             cmocka_unit_test(test_zstd_frames_at_boundaries),
             cmocka_unit_test(test_empty_streams),
+            cmocka_unit_test(test_threads),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }
