@@ -57,3 +57,28 @@ int cu_hdr_write(const char *magic, unsigned addr_bits, unsigned unit, uint8_t *
         out[7] = 0;
         return CU_HDR_LEN;
 }
+
+int cu_probe_lines(const struct tm_codec *c, const uint8_t *head, size_t n)
+{
+        size_t end = n;
+        if (n >= TM_PROBE_BYTES) {
+                while (end > 0 && head[end - 1] != '\n')
+                        end--;
+        }
+        struct tm_dec_state st;
+        struct tm_ref out[64];
+        size_t p = 0, total = 0;
+        if (c->dec_init(&st, head, end, NULL) < 0)
+                return 0;
+        while (p < end) {
+                size_t used = 0;
+                ssize_t r = c->decode(&st, head + p, end - p, 1, p, &used, out, 64, NULL);
+                if (r < 0)
+                        return 0;
+                total += (size_t)r;
+                if (used == 0 && r == 0)
+                        break;
+                p += used;
+        }
+        return total > 0;
+}

@@ -22,6 +22,34 @@ static int din_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
         return 0;
 }
 
+/* Bytes a line must have left for din_fast_line. */
+#define DIN_FAST_SPAN 48
+
+/* The common line "L HHHHHHHH\n" (one blank, optional 0x, at most 16
+ * digits, newline right after) parsed without bounds checks from l, which
+ * has DIN_FAST_SPAN bytes. Returns the line length, or 0 for anything else,
+ * which the general parser handles (and reports). */
+static size_t din_fast_line(const uint8_t *l, struct tm_ref *out)
+{
+        if (l[1] != ' ')
+                return 0;
+        size_t q = 2;
+        if (l[2] == '0' && (l[3] | 0x20) == 'x')
+                q = 4;
+        size_t start = q;
+        uint64_t v = 0;
+        int d;
+        while ((d = cu_hexval[l[q]]) >= 0 && q - start < 16) {
+                v = v << 4 | (unsigned)d;
+                q++;
+        }
+        if (l[q] != '\n' || q == start)
+                return 0;
+        out->addr = v;
+        out->type = (uint32_t)(l[0] - '0');
+        return q + 1;
+}
+
 static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
                           uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
                           struct tm_err *err)
@@ -37,6 +65,14 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
         }
         while (k < cap && p < len) {
                 uint8_t c = in[p];
+                if (len - p >= DIN_FAST_SPAN && c >= '0' && c <= '5') {
+                        size_t n = din_fast_line(in + p, &out[k]);
+                        if (n) {
+                                k++;
+                                p += n;
+                                continue;
+                        }
+                }
                 if (c == '\n' || cu_is_blank(c)) {
                         p++; /* blank lines and leading blanks carry nothing */
                         continue;
@@ -110,33 +146,6 @@ done:
         return (ssize_t)k;
 }
 
-/* Every complete line of head parses and there is at least one reference;
- * when head is the whole stream its last line counts as complete. */
-static int din_probe(const uint8_t *head, size_t n)
-{
-        size_t end = n;
-        if (n >= TM_PROBE_BYTES) {
-                const uint8_t *nl = memrchr(head, '\n', n);
-                if (!nl)
-                        return 0;
-                end = (size_t)(nl - head) + 1;
-        }
-        struct tm_dec_state st;
-        struct tm_ref out[64];
-        size_t p = 0, total = 0;
-        din_dec_init(&st, NULL, 0, NULL);
-        while (p < end) {
-                size_t used = 0;
-                ssize_t r = din_decode(&st, head + p, end - p, 1, p, &used, out, 64, NULL);
-                if (r < 0)
-                        return 0;
-                total += (size_t)r;
-                if (used == 0 && r == 0)
-                        break;
-                p += used;
-        }
-        return total > 0;
-}
 
 static int din_enc_init(struct tm_enc_state *st, const struct tm_enc_opts *o, uint8_t *out,
                         struct tm_err *err)
@@ -171,6 +180,11 @@ static int din_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
         (void)out;
         (void)err;
         return 0;
+}
+
+static int din_probe(const uint8_t *head, size_t n)
+{
+        return cu_probe_lines(&tm_codec_din, head, n);
 }
 
 const struct tm_codec tm_codec_din = {

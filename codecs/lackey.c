@@ -154,33 +154,10 @@ static ssize_t lk_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         return (ssize_t)k;
 }
 
-/* Every complete line of head is a lackey record or a valgrind line and
- * there is at least one record; when head is the whole stream its last
- * line counts as complete. */
+
 static int lk_probe(const uint8_t *head, size_t n)
 {
-        size_t end = n;
-        if (n >= TM_PROBE_BYTES) {
-                const uint8_t *nl = memrchr(head, '\n', n);
-                if (!nl)
-                        return 0;
-                end = (size_t)(nl - head) + 1;
-        }
-        struct tm_dec_state st;
-        struct tm_ref out[64];
-        size_t p = 0, total = 0;
-        lk_dec_init(&st, NULL, 0, NULL);
-        while (p < end) {
-                size_t used = 0;
-                ssize_t r = lk_decode(&st, head + p, end - p, 1, p, &used, out, 64, NULL);
-                if (r < 0)
-                        return 0;
-                total += (size_t)r;
-                if (used == 0 && r == 0)
-                        break;
-                p += used;
-        }
-        return total > 0;
+        return cu_probe_lines(&tm_codec_lackey, head, n);
 }
 
 const struct tm_codec tm_codec_lackey = {
