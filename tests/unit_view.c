@@ -127,6 +127,14 @@ static void check_view(struct tm_trace *t, const char *view, const struct vt_buf
                 if (vt_rand() % 2) /* and continue from there */
                         read_expect(f, want, off + len, vt_rand() % 3000, buf);
         }
+        /* Runs of sequential reads (long enough to start reading ahead),
+         * then a jump elsewhere, forwards or backwards. */
+        for (int run = 0; run < (many ? 12 : 3); run++) {
+                uint64_t off = vt_rand() % (want->len + 1);
+                size_t len = 1 + vt_rand() % 3000;
+                for (int i = 0; i < 12; i++, off += len)
+                        read_expect(f, want, off, len, buf);
+        }
         static const size_t chunks[] = {1, 7, 19, 4093, 65537};
         for (unsigned c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
                 if (!many && c < 3)
@@ -205,7 +213,10 @@ static void test_views(void **state)
                         assert_string_equal(tm_trace_index_path(t), beside);
                         tm_trace_close(t);
 
-                        /* The second open loads the index: nothing decoded. */
+                        /* The second open loads the index: nothing decoded.
+                         * This time every read goes through the vfile's own
+                         * cursor (no readahead threads). */
+                        setenv("TM_READ_THREADS", "0", 1);
                         t = fixture_open(&fx, 0);
                         struct tm_err err = {0};
                         assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
@@ -213,6 +224,7 @@ static void test_views(void **state)
                         check_all_views(t, &fx, 0);
                         assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), 0);
                         tm_trace_close(t);
+                        setenv("TM_READ_THREADS", "2", 1);
                         fixture_free(&fx);
                 }
 }
@@ -452,6 +464,7 @@ static void test_not_trace(void **state)
 
 int main(void)
 {
+        setenv("TM_READ_THREADS", "2", 1); /* readahead on, whatever the machine */
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_views),      cmocka_unit_test(test_invalidate),
                 cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),

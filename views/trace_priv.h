@@ -57,4 +57,7 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
  * Returns rc. */
 int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 
+/* Make f never start a readahead (the readahead's own cursors). */
+void tm_vfile_no_readahead(struct tm_vfile *f);
+
 #endif

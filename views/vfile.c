@@ -7,10 +7,12 @@
  * lengths, so its cost is bounded by the checkpoint spacing. */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "feed.h"
+#include "readahead.h"
 #include "render.h"
 #include "trace_priv.h"
 
@@ -18,6 +20,7 @@
 #define VF_FEED (64u << 10)
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
 #define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
+#define VF_RA_AFTER 4 /* sequential reads before reading ahead */
 
 struct tm_vfile {
         struct tm_trace *t;
@@ -33,10 +36,15 @@ struct tm_vfile {
         int valid;    /* the cursor state matches pos */
         char pend[VF_PEND_MAX];
         unsigned pend_pos, pend_len;
+        char view[TM_VIEW_NAME_MAX];
+        unsigned seq;      /* sequential reads in a row */
+        struct tm_ra *ra;  /* reading ahead, or NULL */
+        int ra_off;        /* never read ahead (a worker's own cursor, or refused) */
 };
 
 static void vf_free(struct tm_vfile *f)
 {
+        tm_ra_close(f->ra);
         tm_creader_close(f->r);
         tm_feed_free(&f->feed);
         free(f->refs);
@@ -62,6 +70,8 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
         f->kind = kind;
         f->type = type;
         f->size = size;
+        snprintf(f->view, sizeof f->view, "%s", view);
+        f->ra_off = !(kind == TM_VIEW_ASCII || kind == TM_VIEW_BINARY) || !tm_ra_threads();
         if (kind != TM_VIEW_STATS) {
                 rc = tm_creader_open(t->cont, &f->r, err);
                 if (rc < 0) {
@@ -78,6 +88,11 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
         }
         *out = f;
         return 0;
+}
+
+void tm_vfile_no_readahead(struct tm_vfile *f)
+{
+        f->ra_off = 1;
 }
 
 void tm_vfile_close(struct tm_vfile *f)
@@ -297,7 +312,26 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                 memcpy(buf, text + off, n);
                 return (ssize_t)n;
         }
+        if (f->ra) {
+                ssize_t got = tm_ra_read(f->ra, buf, n, off);
+                if (got >= 0) {
+                        f->pos = off + (uint64_t)got;
+                        return got;
+                }
+                tm_ra_close(f->ra); /* a jump or a failed segment: our own cursor */
+                f->ra = NULL;
+                f->valid = 0;
+                f->seq = 0;
+        }
         int rc = 0;
+        f->seq = f->valid && f->pos == off ? f->seq + 1 : 0;
+        if (f->seq >= VF_RA_AFTER && !f->ra_off) {
+                f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, tm_ra_threads());
+                if (!f->ra)
+                        f->ra_off = 1;
+                else
+                        return tm_vfile_pread(f, buf, n, off, err);
+        }
         if (!f->valid || f->pos != off) {
                 rc = f->kind == TM_VIEW_RAW ? tm_creader_seek(f->r, off, err) : vf_seek(f, off, err);
                 f->valid = rc == 0;

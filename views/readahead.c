@@ -1,0 +1,228 @@
+#include "readahead.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
+
+struct slot {
+        uint32_t seg; /* checkpoint interval held or wanted */
+        int state;
+        char *buf;
+};
+
+struct worker {
+        struct tm_ra *ra;
+        struct tm_vfile *vf;
+        pthread_t th;
+        int started;
+};
+
+struct tm_ra {
+        const struct tm_index *ix;
+        enum tm_view_kind kind;
+        uint64_t size;
+        uint32_t cur;  /* lowest segment in the window */
+        int placed;    /* the window is set */
+        pthread_mutex_t mu;
+        pthread_cond_t cv;
+        int stop;
+        struct slot slot[TM_RA_SLOTS];
+        unsigned nworkers;
+        struct worker w[TM_RA_THREADS_MAX];
+};
+
+unsigned tm_ra_threads(void)
+{
+        const char *s = getenv("TM_READ_THREADS");
+        long n;
+        if (s && *s)
+                n = strtol(s, NULL, 10);
+        else
+                n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+        if (n < 0)
+                n = 0;
+        return n > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : (unsigned)n;
+}
+
+/* Segment s of the view: [*start, *end). */
+static void seg_bounds(const struct tm_ra *ra, uint32_t s, uint64_t *start, uint64_t *end)
+{
+        const struct tm_index *ix = ra->ix;
+        int bin = ra->kind == TM_VIEW_BINARY;
+        *start = bin ? ix->ck[s].rec * 16 : ix->ck[s].ascii_off;
+        if (s + 1 < ix->n)
+                *end = bin ? ix->ck[s + 1].rec * 16 : ix->ck[s + 1].ascii_off;
+        else
+                *end = ra->size;
+}
+
+static uint32_t seg_of(const struct tm_ra *ra, uint64_t off)
+{
+        const struct tm_ckpt *c = ra->kind == TM_VIEW_BINARY
+                                          ? tm_index_find(ra->ix, TM_BY_REC, 0, off / 16)
+                                          : tm_index_find(ra->ix, TM_BY_ASCII, 0, off);
+        return (uint32_t)(c - ra->ix->ck);
+}
+
+/* Decode one segment into its slot. */
+static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
+{
+        uint64_t start, end;
+        seg_bounds(w->ra, seg, &start, &end);
+        size_t len = (size_t)(end - start), done = 0;
+        while (done < len) {
+                ssize_t k = tm_vfile_pread(w->vf, sl->buf + done, len - done, start + done, NULL);
+                if (k <= 0)
+                        return -1;
+                done += (size_t)k;
+        }
+        return 0;
+}
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        struct tm_ra *ra = w->ra;
+        pthread_mutex_lock(&ra->mu);
+        while (!ra->stop) {
+                struct slot *best = NULL;
+                for (unsigned i = 0; i < TM_RA_SLOTS; i++)
+                        if (ra->slot[i].state == SLOT_WANTED &&
+                            (!best || ra->slot[i].seg < best->seg))
+                                best = &ra->slot[i];
+                if (!best) {
+                        pthread_cond_wait(&ra->cv, &ra->mu);
+                        continue;
+                }
+                best->state = SLOT_BUSY;
+                uint32_t seg = best->seg;
+                pthread_mutex_unlock(&ra->mu);
+                int rc = worker_fill(w, best, seg);
+                pthread_mutex_lock(&ra->mu);
+                best->state = rc == 0 ? SLOT_READY : SLOT_FAILED;
+                pthread_cond_broadcast(&ra->cv);
+        }
+        pthread_mutex_unlock(&ra->mu);
+        return NULL;
+}
+
+struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
+                         uint64_t size, unsigned nthreads)
+{
+        const struct tm_index *ix = t->ix;
+        if (nthreads == 0 || ix->n < 2 || (kind != TM_VIEW_ASCII && kind != TM_VIEW_BINARY))
+                return NULL;
+        struct tm_ra *ra = calloc(1, sizeof *ra);
+        if (!ra)
+                return NULL;
+        ra->ix = ix;
+        ra->kind = kind;
+        ra->size = size;
+        uint64_t big = 0;
+        for (uint32_t s = 0; s < ix->n; s++) {
+                uint64_t a, b;
+                seg_bounds(ra, s, &a, &b);
+                big = b - a > big ? b - a : big;
+        }
+        if (big > TM_RA_SEG_MAX) {
+                free(ra);
+                return NULL;
+        }
+        pthread_mutex_init(&ra->mu, NULL);
+        pthread_cond_init(&ra->cv, NULL);
+        int ok = 1;
+        for (unsigned i = 0; i < TM_RA_SLOTS && ok; i++)
+                ok = (ra->slot[i].buf = malloc(big ? big : 1)) != NULL;
+        nthreads = nthreads > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : nthreads;
+        for (unsigned i = 0; i < nthreads && ok; i++) {
+                struct worker *w = &ra->w[i];
+                w->ra = ra;
+                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0;
+                if (ok)
+                        tm_vfile_no_readahead(w->vf);
+                if (ok)
+                        ok = pthread_create(&w->th, NULL, worker_main, w) == 0;
+                w->started = ok;
+                ra->nworkers = i + 1;
+        }
+        if (!ok) {
+                tm_ra_close(ra);
+                return NULL;
+        }
+        return ra;
+}
+
+void tm_ra_close(struct tm_ra *ra)
+{
+        if (!ra)
+                return;
+        pthread_mutex_lock(&ra->mu);
+        ra->stop = 1;
+        pthread_cond_broadcast(&ra->cv);
+        pthread_mutex_unlock(&ra->mu);
+        for (unsigned i = 0; i < ra->nworkers; i++) {
+                if (ra->w[i].started)
+                        pthread_join(ra->w[i].th, NULL);
+                tm_vfile_close(ra->w[i].vf);
+        }
+        for (unsigned i = 0; i < TM_RA_SLOTS; i++)
+                free(ra->slot[i].buf);
+        pthread_mutex_destroy(&ra->mu);
+        pthread_cond_destroy(&ra->cv);
+        free(ra);
+}
+
+/* Point slot s % TM_RA_SLOTS at segment s (waiting out a worker still on
+ * its old segment). Under mu. */
+static void slot_want(struct tm_ra *ra, uint32_t s)
+{
+        struct slot *sl = &ra->slot[s % TM_RA_SLOTS];
+        while (sl->state == SLOT_BUSY)
+                pthread_cond_wait(&ra->cv, &ra->mu);
+        if (sl->seg == s && sl->state != SLOT_EMPTY)
+                return;
+        sl->seg = s;
+        sl->state = s < ra->ix->n ? SLOT_WANTED : SLOT_EMPTY;
+}
+
+/* Make segment s the lowest of the window. Under mu. */
+static void window_move(struct tm_ra *ra, uint32_t s)
+{
+        uint32_t from = ra->placed && s - ra->cur < TM_RA_SLOTS ? ra->cur + TM_RA_SLOTS : s;
+        ra->cur = s;
+        ra->placed = 1;
+        for (uint32_t i = from; i < s + TM_RA_SLOTS; i++)
+                slot_want(ra, i);
+        pthread_cond_broadcast(&ra->cv);
+}
+
+ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
+{
+        if (off >= ra->size || n == 0)
+                return 0;
+        size_t done = 0;
+        pthread_mutex_lock(&ra->mu);
+        while (done < n && off + done < ra->size) {
+                uint64_t at = off + done;
+                uint32_t s = seg_of(ra, at);
+                if (ra->placed && (s < ra->cur || s >= ra->cur + TM_RA_SLOTS) && done == 0 &&
+                    s != ra->cur + TM_RA_SLOTS)
+                        break; /* a jump: not ours */
+                if (!ra->placed || s != ra->cur)
+                        window_move(ra, s);
+                struct slot *sl = &ra->slot[s % TM_RA_SLOTS];
+                while (sl->state == SLOT_WANTED || sl->state == SLOT_BUSY)
+                        pthread_cond_wait(&ra->cv, &ra->mu);
+                if (sl->state != SLOT_READY || sl->seg != s)
+                        break;
+                uint64_t start, end;
+                seg_bounds(ra, s, &start, &end);
+                size_t k = (size_t)(end - at) < n - done ? (size_t)(end - at) : n - done;
+                memcpy((char *)buf + done, sl->buf + (at - start), k);
+                done += k;
+        }
+        pthread_mutex_unlock(&ra->mu);
+        return done ? (ssize_t)done : -1;
+}

@@ -1,0 +1,49 @@
+/* readahead: decode the next pieces of a view in parallel while it is read
+ * sequentially.
+ *
+ * Checkpoint intervals are independent: each can be decoded from its own
+ * checkpoint. When a vfile sees sequential reads, it starts a readahead
+ * that keeps TM_RA_SLOTS intervals ("segments") in flight on a few worker
+ * threads, each with its own cursor (an ordinary tm_vfile), and serves
+ * reads from the finished ones. On a read outside that window, or a
+ * segment that failed, tm_ra_read says so and the vfile falls back to its
+ * own cursor, which meets any error itself.
+ *
+ * Memory: TM_RA_SLOTS buffers of the largest segment (refused above
+ * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
+ * reach) plus one cursor per worker. */
+#ifndef TM_READAHEAD_H
+#define TM_READAHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace_priv.h"
+
+#define TM_RA_SLOTS 6
+#define TM_RA_SEG_MAX (4u << 20)
+#define TM_RA_THREADS_MAX 8
+
+struct tm_ra;
+
+/* Worker threads to use: $TM_READ_THREADS if set (0 disables), else the
+ * online CPUs minus one, at most TM_RA_THREADS_MAX. */
+unsigned tm_ra_threads(void);
+
+/* Start reading ahead in view (ascii or binary) of t, size bytes, with
+ * nthreads workers. Returns NULL when it cannot or should not (segments
+ * too big, out of memory, no threads). */
+struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
+                         uint64_t size, unsigned nthreads);
+
+/* Copy up to n bytes at off from finished segments, waiting for the ones
+ * in flight. Returns the count (> 0; short only at the end of the view), 0
+ * at or past the end, or -1 when off is outside the window or a segment
+ * failed: the caller reads it itself. */
+ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off);
+
+/* Stop the workers and free everything. NULL is allowed. */
+void tm_ra_close(struct tm_ra *ra);
+
+#endif
