@@ -49,6 +49,13 @@ int zseek_read(const struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
                 for (uint32_t j = 0; j < k; j++, i++) {
                         uint32_t cs = tm_le32(buf + (size_t)j * esz);
                         uint32_t rs = tm_le32(buf + (size_t)j * esz + 4);
+                        if (cs == 0 && rs != 0) {
+                                ret = tm_cont_eio(c, at + (uint64_t)j * esz, err,
+                                                  "zstd seek table: frame %u has %u raw bytes "
+                                                  "in 0 bytes",
+                                                  i, rs);
+                                break;
+                        }
                         if (cs > data_end - coff) {
                                 ret = tm_cont_eio(c, at + (uint64_t)j * esz, err,
                                                   "zstd seek table: frame %u runs past the "

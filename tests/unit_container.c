@@ -193,25 +193,17 @@ static void check_archive(const char *path, const char *kind, const uint8_t *wan
 
 #define BIG (12u << 20)
 
-static uint8_t *din_data, *rnd_data;
-static size_t din_n, rnd_n;
-
 static int setup_data(void **state)
 {
         (void)state;
-        tu_tmpdir_init();
-        din_data = tu_gen_din(BIG, 1, &din_n);
-        rnd_n = BIG;
-        rnd_data = tu_gen_random(rnd_n, 2);
+        tu_data_init(BIG, BIG, 1);
         return 0;
 }
 
 static int teardown_data(void **state)
 {
         (void)state;
-        free(din_data);
-        free(rnd_data);
-        tu_tmpdir_cleanup();
+        tu_data_free();
         return 0;
 }
 

@@ -19,25 +19,17 @@
 #include "codecs/container.h"
 #include "unit_container_util.h"
 
-static uint8_t *din_data, *rnd_data;
-static size_t din_n, rnd_n;
-
 static int setup_data(void **state)
 {
         (void)state;
-        tu_tmpdir_init();
-        din_data = tu_gen_din(3u << 20, 5, &din_n);
-        rnd_n = 1u << 20;
-        rnd_data = tu_gen_random(rnd_n, 6);
+        tu_data_init(3u << 20, 1u << 20, 5);
         return 0;
 }
 
 static int teardown_data(void **state)
 {
         (void)state;
-        free(din_data);
-        free(rnd_data);
-        tu_tmpdir_cleanup();
+        tu_data_free();
         return 0;
 }
 
@@ -222,6 +214,12 @@ static void comp_shifted(uint8_t *p, size_t n)
         put32(p + t, tu_le32(p + t) + 1);
         put32(p + t + 4 * 8, tu_le32(p + t + 4 * 8) - 1);
 }
+static void empty_frame_with_data(uint8_t *p, size_t n)
+{
+        size_t t = table_start(p, n);
+        put32(p + t + 8, tu_le32(p + t + 8) + tu_le32(p + t));
+        put32(p + t, 0);
+}
 static void raw_lies(uint8_t *p, size_t n)
 {
         size_t t = table_start(p, n);
@@ -237,8 +235,9 @@ static void test_hostile_seek_table(void **state)
         snprintf(bad, sizeof bad, "%s.bad", path);
         struct tm_err err;
         struct tm_cont *c;
-        void (*at_open[])(uint8_t *, size_t) = {huge_count,    all_ones_count,   reserved_bits,
-                                                checksum_flag, frame_size_field, comp_too_big};
+        void (*at_open[])(uint8_t *, size_t) = {
+            huge_count,       all_ones_count, reserved_bits,        checksum_flag,
+            frame_size_field, comp_too_big,   empty_frame_with_data};
         for (size_t i = 0; i < sizeof at_open / sizeof at_open[0]; i++) {
                 patch_table(path, bad, at_open[i]);
                 int fd = open(bad, O_RDONLY);

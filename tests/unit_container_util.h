@@ -106,6 +106,25 @@ TU_FN uint8_t *tu_gen_din(size_t target, uint64_t seed, size_t *n)
         return p;
 }
 
+/* The test data: din_n bytes of din text, rnd_n random bytes. */
+static uint8_t *din_data, *rnd_data;
+static size_t din_n, rnd_n;
+
+TU_FN void tu_data_init(size_t din_target, size_t rnd_size, uint64_t seed)
+{
+        tu_tmpdir_init();
+        din_data = tu_gen_din(din_target, seed, &din_n);
+        rnd_n = rnd_size;
+        rnd_data = tu_gen_random(rnd_n, seed + 1);
+}
+
+TU_FN void tu_data_free(void)
+{
+        free(din_data);
+        free(rnd_data);
+        tu_tmpdir_cleanup();
+}
+
 /* Frame raw/compressed sizes of a zstd seekable archive. */
 struct tu_frames {
         uint64_t *raw, *comp;
