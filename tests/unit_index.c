@@ -213,6 +213,33 @@ static void test_file(void **state)
         fix_free(&fx);
 }
 
+/* tm_index_compare (tracetool verify) names the first difference. */
+static void test_compare(void **state)
+{
+        (void)state;
+        struct fix fx;
+        fix_make(&fx, "pdats", TM_CONT_ZSTD);
+        struct tm_index *a = build(&fx, 50);
+        tm_cont_close(fx.cont);
+        struct tm_err err = {0};
+        assert_int_equal(tm_cont_open(fx.fd, fx.path, &fx.cont, &err), 0);
+        struct tm_index *b = build(&fx, 50);
+        assert_int_equal(tm_index_compare(a, b, &err), 0);
+        b->ck[17].st.b[3] ^= 1;
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
+        assert_non_null(strstr(err.msg, "checkpoint (17)"));
+        b->ck[17].st.b[3] ^= 1;
+        b->stats.data_off[0]++;
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
+        assert_non_null(strstr(err.msg, "stats"));
+        b->stats.data_off[0]--;
+        b->type_size[2]++;
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
+        tm_index_free(a);
+        tm_index_free(b);
+        fix_free(&fx);
+}
+
 static uint64_t pos_of(const struct tm_ckpt *c, enum tm_ix_by by, unsigned t)
 {
         return by == TM_BY_REC ? c->rec : by == TM_BY_ASCII ? c->ascii_off : c->type_off[t];
@@ -262,6 +289,7 @@ int main(void)
                 cmocka_unit_test(test_checkpoints_all),
                 cmocka_unit_test(test_file),
                 cmocka_unit_test(test_find),
+                cmocka_unit_test(test_compare),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
