@@ -4,6 +4,7 @@
 #include <string.h>
 
 /* hex digit values, -1 for every other byte */
+/* clang-format off */
 const int8_t cu_hexval[256] = {
         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -22,6 +23,7 @@ const int8_t cu_hexval[256] = {
         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
 };
+/* clang-format on */
 
 const char cu_hexdig[16] = "0123456789abcdef";
 
@@ -34,12 +36,11 @@ int cu_hdr_parse(const char *fmt, const char *magic, const uint8_t *head, size_t
                 return tm_err_set(err, -EIO, "raw offset 0: %s: bad magic (want \"%s\")", fmt,
                                   magic);
         if (head[4] != CU_HDR_VERSION)
-                return tm_err_set(err, -ENOTSUP, "raw offset 4: %s: version %u not supported",
-                                  fmt, head[4]);
+                return tm_err_set(err, -ENOTSUP, "raw offset 4: %s: version %u not supported", fmt,
+                                  head[4]);
         if (head[5] != 32 && head[5] != 64)
-                return tm_err_set(err, -ENOTSUP,
-                                  "raw offset 5: %s: address width %u not supported", fmt,
-                                  head[5]);
+                return tm_err_set(err, -ENOTSUP, "raw offset 5: %s: address width %u not supported",
+                                  fmt, head[5]);
         if (head[7] != 0)
                 return tm_err_set(err, -ENOTSUP, "raw offset 7: %s: flags 0x%02x not supported",
                                   fmt, head[7]);

@@ -12,8 +12,7 @@ struct din_dec {
 };
 _Static_assert(sizeof(struct din_dec) <= TM_STATE_MAX, "din state too big");
 
-static int din_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
-                        struct tm_err *err)
+static int din_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, struct tm_err *err)
 {
         (void)head;
         (void)n;
@@ -86,10 +85,9 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
                 if (q == len)
                         goto cut;
                 if (!cu_is_blank(in[q]))
-                        return tm_err_set(err, -EIO,
-                                          "raw offset %" PRIu64
-                                          ": din: want a blank after the label",
-                                          raw_off + q);
+                        return tm_err_set(
+                            err, -EIO, "raw offset %" PRIu64 ": din: want a blank after the label",
+                            raw_off + q);
                 while (q < len && cu_is_blank(in[q]))
                         q++;
                 uint64_t v = 0;
@@ -113,8 +111,7 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
                 if (q == len && !(eof && nd))
                         goto cut;
                 if (nd == 0)
-                        return tm_err_set(err, -EIO,
-                                          "raw offset %" PRIu64 ": din: missing address",
+                        return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: missing address",
                                           raw_off + q);
                 if (q < len && in[q] != '\n' && !cu_is_blank(in[q]))
                         return tm_err_set(err, -EIO,
@@ -145,7 +142,6 @@ done:
         *used = p;
         return (ssize_t)k;
 }
-
 
 static int din_enc_init(struct tm_enc_state *st, const struct tm_enc_opts *o, uint8_t *out,
                         struct tm_err *err)
@@ -188,13 +184,13 @@ static int din_probe(const uint8_t *head, size_t n)
 }
 
 const struct tm_codec tm_codec_din = {
-        .name = "din",
-        .suffix = ".din",
-        .ntypes = 6,
-        .probe = din_probe,
-        .dec_init = din_dec_init,
-        .decode = din_decode,
-        .enc_init = din_enc_init,
-        .encode = din_encode,
-        .finish = din_finish,
+    .name = "din",
+    .suffix = ".din",
+    .ntypes = 6,
+    .probe = din_probe,
+    .dec_init = din_dec_init,
+    .decode = din_decode,
+    .enc_init = din_enc_init,
+    .encode = din_encode,
+    .finish = din_finish,
 };

@@ -14,8 +14,7 @@ struct lk_dec {
 };
 _Static_assert(sizeof(struct lk_dec) <= TM_STATE_MAX, "lackey state too big");
 
-static int lk_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
-                       struct tm_err *err)
+static int lk_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, struct tm_err *err)
 {
         (void)head;
         (void)n;
@@ -154,20 +153,19 @@ static ssize_t lk_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         return (ssize_t)k;
 }
 
-
 static int lk_probe(const uint8_t *head, size_t n)
 {
         return cu_probe_lines(&tm_codec_lackey, head, n);
 }
 
 const struct tm_codec tm_codec_lackey = {
-        .name = "lackey",
-        .suffix = NULL,
-        .ntypes = 3,
-        .probe = lk_probe,
-        .dec_init = lk_dec_init,
-        .decode = lk_decode,
-        .enc_init = NULL,
-        .encode = NULL,
-        .finish = NULL,
+    .name = "lackey",
+    .suffix = NULL,
+    .ntypes = 3,
+    .probe = lk_probe,
+    .dec_init = lk_dec_init,
+    .decode = lk_decode,
+    .enc_init = NULL,
+    .encode = NULL,
+    .finish = NULL,
 };

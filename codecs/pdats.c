@@ -37,8 +37,7 @@ static int p1_probe(const uint8_t *head, size_t n)
         return n >= 4 && memcmp(head, PDATS_MAGIC, 4) == 0;
 }
 
-static int p1_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
-                       struct tm_err *err)
+static int p1_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, struct tm_err *err)
 {
         struct cu_hdr h;
         int r = cu_hdr_parse("pdats", PDATS_MAGIC, head, n, &h, err);
@@ -163,8 +162,8 @@ static int p1_flush(struct p1_enc *s, uint8_t *out)
                 code = olen == 1 ? 1 : olen == 2 ? 2 : 3;
         }
         int n = 0;
-        out[n++] = (uint8_t)((s->run_n > 1 ? PDATS_REPEAT : 0) | code << PDATS_CODE_SHIFT |
-                             s->run_type);
+        out[n++] =
+            (uint8_t)((s->run_n > 1 ? PDATS_REPEAT : 0) | code << PDATS_CODE_SHIFT | s->run_type);
         if (s->run_n > 1)
                 out[n++] = (uint8_t)(s->run_n - 1);
         cu_put_be(out + n, s->run_off, olen);
@@ -212,13 +211,13 @@ static int p1_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
 }
 
 const struct tm_codec tm_codec_pdats = {
-        .name = "pdats",
-        .suffix = ".pdt",
-        .ntypes = TM_NTYPES,
-        .probe = p1_probe,
-        .dec_init = p1_dec_init,
-        .decode = p1_decode,
-        .enc_init = p1_enc_init,
-        .encode = p1_encode,
-        .finish = p1_finish,
+    .name = "pdats",
+    .suffix = ".pdt",
+    .ntypes = TM_NTYPES,
+    .probe = p1_probe,
+    .dec_init = p1_dec_init,
+    .decode = p1_decode,
+    .enc_init = p1_enc_init,
+    .encode = p1_encode,
+    .finish = p1_finish,
 };

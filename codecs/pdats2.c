@@ -42,8 +42,7 @@ static int p2_probe(const uint8_t *head, size_t n)
         return n >= 4 && memcmp(head, PDATS2_MAGIC, 4) == 0;
 }
 
-static int p2_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n,
-                       struct tm_err *err)
+static int p2_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, struct tm_err *err)
 {
         struct cu_hdr h;
         int r = cu_hdr_parse("pdats2", PDATS2_MAGIC, head, n, &h, err);
@@ -75,8 +74,8 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         const uint8_t ilen[4] = {0, 1, 2, big};
         const uint8_t dlen[8] = {0, 0, 0, 0, 0, 1, 2, big};
         /* ilen then dlen as nibbles: a table in a register */
-        const uint64_t olen_nib = 0x210ull << 0 | (uint64_t)big << 12 | 0x21ull << 36 |
-                                  (uint64_t)big << 44;
+        const uint64_t olen_nib =
+            0x210ull << 0 | (uint64_t)big << 12 | 0x21ull << 36 | (uint64_t)big << 44;
         uint64_t a = s.prev_i;
         size_t k = 0, p = 0;
 
@@ -161,9 +160,9 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         goto done;
 cut:
         if (eof)
-                return tm_err_set(err, -EIO,
-                                  "raw offset %" PRIu64 ": pdats2: truncated record (header 0x%02x)",
-                                  raw_off + p, in[p]);
+                return tm_err_set(
+                    err, -EIO, "raw offset %" PRIu64 ": pdats2: truncated record (header 0x%02x)",
+                    raw_off + p, in[p]);
 done:
         s.prev_i = a;
         memcpy(st->b, &s, sizeof s);
@@ -177,8 +176,7 @@ static int p2_enc_init(struct tm_enc_state *st, const struct tm_enc_opts *o, uin
         unsigned bits = o->addr_bits ? o->addr_bits : 32;
         unsigned unit = o->unit ? o->unit : 4;
         if (bits != 32 && bits != 64)
-                return tm_err_set(err, -EINVAL, "pdats2: address width %u (want 32 or 64)",
-                                  bits);
+                return tm_err_set(err, -EINVAL, "pdats2: address width %u (want 32 or 64)", bits);
         if (unit != 1 && unit != 2 && unit != 4)
                 return tm_err_set(err, -EINVAL, "pdats2: instruction unit %u (want 1, 2 or 4)",
                                   unit);
@@ -230,8 +228,7 @@ static unsigned p2_data_code(const struct p2_enc *s, int64_t v, unsigned *olen)
         return *olen == 1 ? 5 : *olen == 2 ? 6 : 7;
 }
 
-static void p2_hold(struct p2_enc *s, unsigned hdr, unsigned maxcount, int64_t off,
-                    unsigned olen)
+static void p2_hold(struct p2_enc *s, unsigned hdr, unsigned maxcount, int64_t off, unsigned olen)
 {
         s->has = 1;
         s->hdr = (uint8_t)hdr;
@@ -314,13 +311,13 @@ static int p2_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
 }
 
 const struct tm_codec tm_codec_pdats2 = {
-        .name = "pdats2",
-        .suffix = ".pdt2",
-        .ntypes = 3,
-        .probe = p2_probe,
-        .dec_init = p2_dec_init,
-        .decode = p2_decode,
-        .enc_init = p2_enc_init,
-        .encode = p2_encode,
-        .finish = p2_finish,
+    .name = "pdats2",
+    .suffix = ".pdt2",
+    .ntypes = 3,
+    .probe = p2_probe,
+    .dec_init = p2_dec_init,
+    .decode = p2_decode,
+    .enc_init = p2_enc_init,
+    .encode = p2_encode,
+    .finish = p2_finish,
 };

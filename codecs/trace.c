@@ -11,7 +11,7 @@
 /* Binary magics first, then the text formats; lackey before din because a
  * lackey file never parses as din but the reverse is not guaranteed. */
 const struct tm_codec *const tm_codecs[] = {
-        &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
+    &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
 const struct tm_codec *tm_codec_probe(const uint8_t *head, size_t n)
@@ -33,7 +33,7 @@ const struct tm_codec *tm_codec_by_name(const char *name)
 const char *tm_type_name(unsigned t)
 {
         static const char *const names[TM_NTYPES] = {
-                "read", "write", "ifetch", "misc", "copyback", "invalidate", "type6", "type7",
+            "read", "write", "ifetch", "misc", "copyback", "invalidate", "type6", "type7",
         };
         return t < TM_NTYPES ? names[t] : "unknown";
 }

@@ -36,7 +36,8 @@ static inline int ct_encode(const struct tm_codec *c, const struct tm_enc_opts *
                 goto fail;
         l = (size_t)r;
         for (size_t i = 0; i <= n; i++) {
-                r = i < n ? c->encode(&st, &refs[i], i, buf + l, err) : c->finish(&st, buf + l, err);
+                r = i < n ? c->encode(&st, &refs[i], i, buf + l, err)
+                          : c->finish(&st, buf + l, err);
                 if (r < 0)
                         goto fail;
                 if (r > 0 && rec_len)
@@ -83,7 +84,7 @@ static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, si
                 pos += used;
                 if (r == 0 && used == 0) {
                         if (eof)
-                                return (ssize_t)n; /* finished */
+                                return (ssize_t)n;  /* finished */
                         win += piece ? piece : len; /* needs more input */
                 } else {
                         win = piece ? piece : len;
@@ -99,14 +100,14 @@ struct ct_t3_row {
         unsigned pdats, pdats2;
 };
 static const struct ct_t3_row ct_table3[29] = {
-        {2, 0x430d70, 5, 5},   {2, 0x430d74, 1, 0},   {2, 0x415130, 5, 3},   {0, 0x1000acac, 5, 5},
-        {2, 0x415134, 2, 0},   {2, 0x415138, 0, 0},   {2, 0x41513c, 0, 0},   {2, 0x415140, 0, 1},
-        {2, 0x430c20, 5, 3},   {2, 0x430c24, 1, 0},   {1, 0x7fff00ac, 5, 5}, {2, 0x430c28, 1, 0},
-        {1, 0x7fff00a8, 2, 1}, {2, 0x430c2c, 1, 0},   {1, 0x7fff00a4, 2, 1}, {2, 0x430c30, 1, 0},
-        {1, 0x7fff009c, 2, 1}, {2, 0x430c34, 1, 0},   {1, 0x7fff00a0, 2, 1}, {2, 0x430c38, 1, 0},
-        {1, 0x7fff0098, 2, 1}, {2, 0x430c3c, 2, 0},   {2, 0x430c40, 0, 0},   {2, 0x430c44, 0, 0},
-        {2, 0x430c48, 0, 1},   {2, 0x430c4c, 0, 0},   {2, 0x430c50, 0, 0},   {2, 0x430c54, 0, 0},
-        {2, 0x430c58, 0, 0},
+    {2, 0x430d70, 5, 5},   {2, 0x430d74, 1, 0}, {2, 0x415130, 5, 3},   {0, 0x1000acac, 5, 5},
+    {2, 0x415134, 2, 0},   {2, 0x415138, 0, 0}, {2, 0x41513c, 0, 0},   {2, 0x415140, 0, 1},
+    {2, 0x430c20, 5, 3},   {2, 0x430c24, 1, 0}, {1, 0x7fff00ac, 5, 5}, {2, 0x430c28, 1, 0},
+    {1, 0x7fff00a8, 2, 1}, {2, 0x430c2c, 1, 0}, {1, 0x7fff00a4, 2, 1}, {2, 0x430c30, 1, 0},
+    {1, 0x7fff009c, 2, 1}, {2, 0x430c34, 1, 0}, {1, 0x7fff00a0, 2, 1}, {2, 0x430c38, 1, 0},
+    {1, 0x7fff0098, 2, 1}, {2, 0x430c3c, 2, 0}, {2, 0x430c40, 0, 0},   {2, 0x430c44, 0, 0},
+    {2, 0x430c48, 0, 1},   {2, 0x430c4c, 0, 0}, {2, 0x430c50, 0, 0},   {2, 0x430c54, 0, 0},
+    {2, 0x430c58, 0, 0},
 };
 
 static inline void ct_table3_refs(struct tm_ref *refs)
@@ -166,8 +167,8 @@ static inline ssize_t ct_decode_copied(const struct tm_codec *c, const uint8_t *
                 if (cap == 0)
                         return -ENOSPC;
                 size_t used = 0;
-                ssize_t r = c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, cap,
-                                      NULL);
+                ssize_t r =
+                    c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, cap, NULL);
                 if (r < 0)
                         return r;
                 n += (size_t)r;
@@ -210,8 +211,8 @@ static inline size_t ct_check_roundtrip(const struct tm_codec *c, const struct t
                                 continue; /* keep the slow combinations to small inputs */
                         ssize_t m = ct_decode(c, raw, len, pieces[pi], caps[ci], got, n + 1, &err);
                         if (m < 0)
-                                fail_msg("%s decode piece %zu cap %zu: %zd %s", c->name,
-                                         pieces[pi], caps[ci], m, err.msg);
+                                fail_msg("%s decode piece %zu cap %zu: %zd %s", c->name, pieces[pi],
+                                         caps[ci], m, err.msg);
                         assert_int_equal(m, n);
                         ct_assert_refs(got, refs, n);
                 }

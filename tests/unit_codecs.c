@@ -19,8 +19,8 @@ static void test_table(void **unused)
         for (size_t i = 0; tm_codecs[i]; i++)
                 assert_ptr_equal(tm_codec_by_name(tm_codecs[i]->name), tm_codecs[i]);
         assert_null(tm_codec_by_name("dinero"));
-        static const char *const names[] = {"read",       "write", "ifetch", "misc", "copyback",
-                                            "invalidate", "type6", "type7"};
+        static const char *const names[] = {"read",     "write",      "ifetch", "misc",
+                                            "copyback", "invalidate", "type6",  "type7"};
         for (unsigned t = 0; t < TM_NTYPES; t++)
                 assert_string_equal(tm_type_name(t), names[t]);
         assert_null(tm_codec_probe((const uint8_t *)"\x00\x01\x02", 3));
@@ -125,6 +125,24 @@ static void test_chain_lackey(void **unused)
         free(d);
 }
 
+/* examples/tex-table3.din is Table 3 as din text: it probes as din and
+ * decodes to the table's references. */
+static void test_example_file(void **unused)
+{
+        (void)unused;
+        FILE *f = fopen(TM_SOURCE_DIR "/examples/tex-table3.din", "rb");
+        if (!f)
+                skip();
+        uint8_t buf[4096];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        struct tm_ref got[40], want[29];
+        assert_ptr_equal(tm_codec_probe(buf, len), &tm_codec_din);
+        assert_int_equal(decode_probed(buf, len, got, 40), 29);
+        ct_table3_refs(want);
+        ct_assert_refs(got, want, 29);
+}
+
 /* The documented fallback: -ERANGE means use 64-bit addresses, -EDOM a
  * smaller instruction unit; the retry then works. */
 static void test_fallback(void **unused)
@@ -149,9 +167,9 @@ static void test_fallback(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_table),         cmocka_unit_test(test_chain_table3),
-                cmocka_unit_test(test_chain_program), cmocka_unit_test(test_chain_lackey),
-                cmocka_unit_test(test_fallback),
+            cmocka_unit_test(test_table),         cmocka_unit_test(test_chain_table3),
+            cmocka_unit_test(test_chain_program), cmocka_unit_test(test_chain_lackey),
+            cmocka_unit_test(test_fallback),      cmocka_unit_test(test_example_file),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,9 +52,8 @@ static void test_dinero_iv_lines(void **unused)
                                 "4 ffffffffffffffff\t\n"
                                 "5 0x0000000000000001 x\r\n"
                                 "2 7fff00ac";
-        static const struct tm_ref want[] = {{0x1000, 0}, {0x2000, 1}, {0xabcdef, 2},
-                                             {0, 3},      {UINT64_MAX, 4}, {1, 5},
-                                             {0x7fff00ac, 2}};
+        static const struct tm_ref want[] = {{0x1000, 0},     {0x2000, 1}, {0xabcdef, 2},  {0, 3},
+                                             {UINT64_MAX, 4}, {1, 5},      {0x7fff00ac, 2}};
         expect_refs(s, want, 7);
 }
 
@@ -66,8 +65,7 @@ static void expect_bad(const char *s, const char *what, size_t off)
         snprintf(where, sizeof where, "raw offset %zu:", off);
         assert_int_equal(dec_str(s, 0, 16, got, 16, &err), -EIO);
         if (!strstr(err.msg, where) || !strstr(err.msg, what))
-                fail_msg("\"%s\": message \"%s\", want \"%s\" and \"%s\"", s, err.msg, where,
-                         what);
+                fail_msg("\"%s\": message \"%s\", want \"%s\" and \"%s\"", s, err.msg, where, what);
         /* also when fed a byte at a time */
         assert_int_equal(dec_str(s, 1, 16, got, 16, &err), -EIO);
         assert_non_null(strstr(err.msg, where));
@@ -160,8 +158,8 @@ static void test_encode_format(void **unused)
                 if (i < 2)
                         r.addr = i ? UINT64_MAX : 0;
                 char want[40];
-                int wl = snprintf(want, sizeof want, "%x %llx\n", r.type,
-                                  (unsigned long long)r.addr);
+                int wl =
+                    snprintf(want, sizeof want, "%x %llx\n", r.type, (unsigned long long)r.addr);
                 int n = C->encode(&st, &r, (uint64_t)i, out, NULL);
                 assert_int_equal(n, wl);
                 assert_memory_equal(out, want, (size_t)wl);
@@ -190,19 +188,18 @@ static void test_probe(void **unused)
 {
         (void)unused;
         static const char *const yes[] = {
-                "2 430d70\n",
-                "0 0x1000 4\r\n1 2000\n",
-                "2 430d70\n2 430d7", /* the whole stream: the last line counts */
+            "2 430d70\n", "0 0x1000 4\r\n1 2000\n",
+            "2 430d70\n2 430d7", /* the whole stream: the last line counts */
         };
         static const char *const no[] = {
-                "",
-                "\n\n",
-                "# tracemount\n\nMount trace archives.\n",
-                "README\n",
-                "I  0401ab70,3\n S 1fff000628,8\n",
-                "==4053== Lackey\n",
-                "2 430d70\nhello\n",
-                "PDT2\1 \4\0\x80\x81",
+            "",
+            "\n\n",
+            "# tracemount\n\nMount trace archives.\n",
+            "README\n",
+            "I  0401ab70,3\n S 1fff000628,8\n",
+            "==4053== Lackey\n",
+            "2 430d70\nhello\n",
+            "PDT2\1 \4\0\x80\x81",
         };
         for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
                 assert_true(C->probe((const uint8_t *)yes[i], strlen(yes[i])));
@@ -215,7 +212,7 @@ static void test_probe(void **unused)
         assert_false(C->probe(bin, sizeof bin));
         /* a full probe buffer whose last line is cut: complete lines decide */
         for (size_t i = 0; i < sizeof bin; i++)
-                bin[i] = (uint8_t)"2 430d70\n"[i % 9];
+                bin[i] = (uint8_t) "2 430d70\n"[i % 9];
         assert_true(C->probe(bin, sizeof bin));
         bin[sizeof bin - 1] = 'q'; /* inside the cut last line: ignored */
         assert_true(C->probe(bin, sizeof bin));
@@ -250,11 +247,11 @@ static void test_hostile(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_paper_example), cmocka_unit_test(test_dinero_iv_lines),
-                cmocka_unit_test(test_bad_lines),     cmocka_unit_test(test_prefix_limit),
-                cmocka_unit_test(test_long_tail),     cmocka_unit_test(test_encode_format),
-                cmocka_unit_test(test_roundtrip),     cmocka_unit_test(test_probe),
-                cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_paper_example), cmocka_unit_test(test_dinero_iv_lines),
+            cmocka_unit_test(test_bad_lines),     cmocka_unit_test(test_prefix_limit),
+            cmocka_unit_test(test_long_tail),     cmocka_unit_test(test_encode_format),
+            cmocka_unit_test(test_roundtrip),     cmocka_unit_test(test_probe),
+            cmocka_unit_test(test_hostile),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,9 +30,9 @@ static const char sample[] = "==4053== Lackey, an example Valgrind tool\n"
                              "==4053== Counted 1 call to main()\n";
 
 static const struct tm_ref sample_refs[] = {
-        {0x0401ab70, 2}, {0x0401ab73, 2}, {0x1fff000628, 1}, {0x0401b770, 2},
-        {0x1fff000620, 1}, {0x0401b771, 2}, {0x04032e58, 0}, {0x04033e06, 0},
-        {0x04033e06, 1}, {0x0401b778, 2}, {0x04032eb8, 0}, {0x04032eb8, 1},
+    {0x0401ab70, 2},   {0x0401ab73, 2}, {0x1fff000628, 1}, {0x0401b770, 2},
+    {0x1fff000620, 1}, {0x0401b771, 2}, {0x04032e58, 0},   {0x04033e06, 0},
+    {0x04033e06, 1},   {0x0401b778, 2}, {0x04032eb8, 0},   {0x04032eb8, 1},
 };
 
 static void test_sample(void **unused)
@@ -43,8 +43,8 @@ static void test_sample(void **unused)
         for (size_t piece = 0; piece <= 17; piece++) {
                 for (size_t cap = 1; cap <= 4; cap++) {
                         struct tm_err err = {0};
-                        ssize_t m = ct_decode(C, (const uint8_t *)sample, sizeof sample - 1,
-                                              piece, cap, got, 32, &err);
+                        ssize_t m = ct_decode(C, (const uint8_t *)sample, sizeof sample - 1, piece,
+                                              cap, got, 32, &err);
                         if (m < 0)
                                 fail_msg("piece %zu cap %zu: %s", piece, cap, err.msg);
                         assert_int_equal(m, n);
@@ -54,8 +54,8 @@ static void test_sample(void **unused)
         /* stopping between the read and the write of an M line, then
          * continuing from a copy of the state */
         for (size_t split = 0; split <= n; split++) {
-                ssize_t m = ct_decode_copied(C, (const uint8_t *)sample, sizeof sample - 1, split,
-                                             got, 32);
+                ssize_t m =
+                    ct_decode_copied(C, (const uint8_t *)sample, sizeof sample - 1, split, got, 32);
                 assert_int_equal(m, n);
                 ct_assert_refs(got, sample_refs, n);
         }
@@ -97,8 +97,8 @@ static void test_bad_lines(void **unused)
         expect_bad(" L 10,4x\n", 7);
         expect_bad(" S 12345678123456789,4\n", 19);
         expect_bad("==12 not a valgrind line\n", 0);
-        expect_bad("I  10,4\nI  20", 8);  /* truncated */
-        expect_bad("I  10,4\n==12", 8);   /* truncated */
+        expect_bad("I  10,4\nI  20", 8); /* truncated */
+        expect_bad("I  10,4\n==12", 8);  /* truncated */
 }
 
 /* A valgrind line of 100000 bytes is skipped without being waited for. */
@@ -135,12 +135,12 @@ static void test_probe(void **unused)
 {
         (void)unused;
         static const char *const no[] = {
-                "",
-                "==4053== Lackey, an example Valgrind tool\n==4053== \n",
-                "2 430d70\n2 430d74\n",
-                "# README\n",
-                "I  0401ab70,3\nhello from the program\n",
-                "PDTS\1 \4\0",
+            "",
+            "==4053== Lackey, an example Valgrind tool\n==4053== \n",
+            "2 430d70\n2 430d74\n",
+            "# README\n",
+            "I  0401ab70,3\nhello from the program\n",
+            "PDTS\1 \4\0",
         };
         for (size_t i = 0; i < sizeof no / sizeof *no; i++)
                 assert_false(C->probe((const uint8_t *)no[i], strlen(no[i])));
@@ -169,9 +169,9 @@ static void test_hostile(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_sample),       cmocka_unit_test(test_crlf_and_eof),
-                cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_long_valgrind_line),
-                cmocka_unit_test(test_probe),        cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_sample),    cmocka_unit_test(test_crlf_and_eof),
+            cmocka_unit_test(test_bad_lines), cmocka_unit_test(test_long_valgrind_line),
+            cmocka_unit_test(test_probe),     cmocka_unit_test(test_hostile),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

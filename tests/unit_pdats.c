@@ -106,9 +106,20 @@ static void test_random_traces(void **unused)
 static void test_offset_widths(void **unused)
 {
         (void)unused;
-        static const int64_t offs[] = {4,     0,      1,           -1,           127,
-                                       -128,  128,    32767,       -32768,       32768,
-                                       -32769, 0x7fffffffLL, -0x80000000LL, 0x100000000LL,
+        static const int64_t offs[] = {4,
+                                       0,
+                                       1,
+                                       -1,
+                                       127,
+                                       -128,
+                                       128,
+                                       32767,
+                                       -32768,
+                                       32768,
+                                       -32769,
+                                       0x7fffffffLL,
+                                       -0x80000000LL,
+                                       0x100000000LL,
                                        -0x123456789abLL};
         for (unsigned bits = 32; bits <= 64; bits += 32) {
                 uint64_t mask = bits == 64 ? UINT64_MAX : UINT32_MAX;
@@ -131,15 +142,14 @@ static void test_offset_widths(void **unused)
 static void test_default_offset_any_type(void **unused)
 {
         (void)unused;
-        static const uint8_t raw[] = {'P', 'D', 'T', 'S', 1, 32, 4, 0,
-                                      0x00,                   /* read at 4 */
-                                      0x81, 0x02,             /* writes at 4, 8, 12 */
-                                      0x07,                   /* type 7 at 4 */
-                                      0x26, 0x10,             /* type 6 at 4 + 16 (shared) */
-                                      0x22, 0xff};            /* fetch at -1 */
+        static const uint8_t raw[] = {'P',  'D',  'T', 'S', 1, 32, 4, 0, 0x00, /* read at 4 */
+                                      0x81, 0x02,  /* writes at 4, 8, 12 */
+                                      0x07,        /* type 7 at 4 */
+                                      0x26, 0x10,  /* type 6 at 4 + 16 (shared) */
+                                      0x22, 0xff}; /* fetch at -1 */
         struct tm_ref got[10];
-        static const struct tm_ref want[] = {{4, 0},  {4, 1},  {8, 1},         {12, 1},
-                                             {4, 7},  {20, 6}, {0xffffffff, 2}};
+        static const struct tm_ref want[] = {{4, 0}, {4, 1},  {8, 1},         {12, 1},
+                                             {4, 7}, {20, 6}, {0xffffffff, 2}};
         assert_int_equal(ct_decode(C, raw, sizeof raw, 0, 10, got, 10, NULL), 7);
         ct_assert_refs(got, want, 7);
 }
@@ -259,8 +269,8 @@ static void test_hostile(void **unused)
                 /* the batch path (cap 300, all input) and the exact path (small
                  * caps and pieces) must agree */
                 ssize_t r = ct_decode(C, buf, n, 0, 300, got, 1024 * 256, NULL);
-                ssize_t r2 = ct_decode(C, buf, n, 1 + (size_t)iter % 5, 1 + (size_t)iter % 7,
-                                       got2, 1024 * 256, NULL);
+                ssize_t r2 = ct_decode(C, buf, n, 1 + (size_t)iter % 5, 1 + (size_t)iter % 7, got2,
+                                       1024 * 256, NULL);
                 assert_true(r >= 0 || r == -EIO || r == -ENOTSUP);
                 assert_int_equal(r, r2);
                 if (r > 0)
@@ -273,17 +283,12 @@ static void test_hostile(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_table3),
-                cmocka_unit_test(test_repeat_limits),
-                cmocka_unit_test(test_program_traces),
-                cmocka_unit_test(test_random_traces),
-                cmocka_unit_test(test_offset_widths),
-                cmocka_unit_test(test_default_offset_any_type),
-                cmocka_unit_test(test_time_code),
-                cmocka_unit_test(test_bad_header),
-                cmocka_unit_test(test_encoder_errors),
-                cmocka_unit_test(test_truncated),
-                cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_table3),         cmocka_unit_test(test_repeat_limits),
+            cmocka_unit_test(test_program_traces), cmocka_unit_test(test_random_traces),
+            cmocka_unit_test(test_offset_widths),  cmocka_unit_test(test_default_offset_any_type),
+            cmocka_unit_test(test_time_code),      cmocka_unit_test(test_bad_header),
+            cmocka_unit_test(test_encoder_errors), cmocka_unit_test(test_truncated),
+            cmocka_unit_test(test_hostile),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

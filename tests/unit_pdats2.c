@@ -89,12 +89,26 @@ static void test_random_traces(void **unused)
 static void test_codes_and_runs(void **unused)
 {
         (void)unused;
-        static const int64_t ioffs[] = {1,      2,       -1,          127,         -128,
-                                        128,    -129,    32767,       -32768,      32768,
-                                        -32769, 0x7fffffffLL, -0x80000000LL, 0, 0x123456789LL};
-        static const int64_t doffs[] = {0,    4,      -4,     8,      -8,         1,
-                                        -1,   127,    -128,   200,    -32768,     32767,
-                                        40000, -40000, 0x7fffffffLL, -0x7fffffffLL, 0x1234567890LL};
+        static const int64_t ioffs[] = {
+            1,      2,     -1,     127,          -128,          128, -129,         32767,
+            -32768, 32768, -32769, 0x7fffffffLL, -0x80000000LL, 0,   0x123456789LL};
+        static const int64_t doffs[] = {0,
+                                        4,
+                                        -4,
+                                        8,
+                                        -8,
+                                        1,
+                                        -1,
+                                        127,
+                                        -128,
+                                        200,
+                                        -32768,
+                                        32767,
+                                        40000,
+                                        -40000,
+                                        0x7fffffffLL,
+                                        -0x7fffffffLL,
+                                        0x1234567890LL};
         for (unsigned bits = 32; bits <= 64; bits += 32) {
                 struct tm_ref refs[1200];
                 size_t n = 0;
@@ -147,10 +161,9 @@ static void test_x86_64_unit1(void **unused)
         (void)unused;
         /* byte-granular fetches of a 64-bit x86 program: unit 1 is lossless */
         struct tm_ref refs[] = {
-                {0x55d4a0001139, 2}, {0x55d4a000113a, 2}, {0x55d4a000113d, 2},
-                {0x7ffc9a3b2ff8, 1}, {0x55d4a0001141, 2}, {0x7f12c0a01000, 2},
-                {0x7ffc9a3b2ff0, 1}, {0x55d4a2c00010, 0}, {0x7ffc9a3b2ff0, 0},
-                {0x55d4a2c00018, 0}, {0x7f12c0a01004, 2}, {0x7f12c0a01005, 2},
+            {0x55d4a0001139, 2}, {0x55d4a000113a, 2}, {0x55d4a000113d, 2}, {0x7ffc9a3b2ff8, 1},
+            {0x55d4a0001141, 2}, {0x7f12c0a01000, 2}, {0x7ffc9a3b2ff0, 1}, {0x55d4a2c00010, 0},
+            {0x7ffc9a3b2ff0, 0}, {0x55d4a2c00018, 0}, {0x7f12c0a01004, 2}, {0x7f12c0a01005, 2},
         };
         size_t n = sizeof refs / sizeof *refs;
         struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
@@ -177,8 +190,7 @@ static void test_types_refused(void **unused)
                 uint8_t *raw = NULL;
                 size_t len = 0;
                 struct tm_err err = {0};
-                assert_int_equal(ct_encode(C, &o, refs, 3, &raw, &len, NULL, NULL, &err),
-                                 -EINVAL);
+                assert_int_equal(ct_encode(C, &o, refs, 3, &raw, &len, NULL, NULL, &err), -EINVAL);
                 assert_non_null(strstr(err.msg, "reference 2"));
                 assert_non_null(strstr(err.msg, tm_type_name(t)));
         }
@@ -278,8 +290,8 @@ static void test_hostile(void **unused)
                 /* the batch path (cap 300, all input) and the exact path (small
                  * caps and pieces) must agree */
                 ssize_t r = ct_decode(C, buf, n, 0, 300, got, 1024 * 34, NULL);
-                ssize_t r2 = ct_decode(C, buf, n, 1 + (size_t)iter % 5, 1 + (size_t)iter % 7,
-                                       got2, 1024 * 34, NULL);
+                ssize_t r2 = ct_decode(C, buf, n, 1 + (size_t)iter % 5, 1 + (size_t)iter % 7, got2,
+                                       1024 * 34, NULL);
                 assert_true(r >= 0 || r == -EIO || r == -ENOTSUP);
                 assert_int_equal(r, r2);
                 if (r > 0)
@@ -292,11 +304,11 @@ static void test_hostile(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_table3),        cmocka_unit_test(test_program_traces),
-                cmocka_unit_test(test_random_traces), cmocka_unit_test(test_codes_and_runs),
-                cmocka_unit_test(test_run_split),     cmocka_unit_test(test_x86_64_unit1),
-                cmocka_unit_test(test_types_refused), cmocka_unit_test(test_bad_header),
-                cmocka_unit_test(test_truncated),     cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_table3),        cmocka_unit_test(test_program_traces),
+            cmocka_unit_test(test_random_traces), cmocka_unit_test(test_codes_and_runs),
+            cmocka_unit_test(test_run_split),     cmocka_unit_test(test_x86_64_unit1),
+            cmocka_unit_test(test_types_refused), cmocka_unit_test(test_bad_header),
+            cmocka_unit_test(test_truncated),     cmocka_unit_test(test_hostile),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
