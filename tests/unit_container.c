@@ -230,10 +230,50 @@ static void test_plain_writer(void **state)
         writer_round_trip(TM_CONT_PLAIN, "plain", din_data, din_n, "w.din");
 }
 
+/* Scan path and count its seek points: all, with a window, with a window
+ * starting mid-byte. */
+static void count_points(const char *path, unsigned *all, unsigned *win, unsigned *midbyte)
+{
+        struct tm_err err = {0};
+        struct tm_cont *c;
+        int fd = open(path, O_RDONLY);
+        assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
+        assert_int_equal(tm_cont_scan(c, NULL, NULL, &err), 0);
+        FILE *f = tmpfile();
+        int64_t len = tm_cont_index_save(c, f, &err);
+        assert_true(len >= 32);
+        fflush(f);
+        uint8_t *b = slurp_fd(fileno(f), 0, (size_t)len);
+        *all = tu_le32(b + 24);
+        *win = *midbyte = 0;
+        for (unsigned i = 0; i < *all; i++) {
+                const uint8_t *rec = b + 32 + 32 * i;
+                *win += tu_le32(rec + 16) != 0;
+                *midbyte += rec[24] != 0;
+        }
+        free(b);
+        fclose(f);
+        tm_cont_close(c);
+        close(fd);
+}
+
 static void test_gzip_writer_din(void **state)
 {
         (void)state;
-        writer_round_trip(TM_CONT_GZIP, "gzip", din_data, din_n, "w.din.gz");
+        /* 40 MiB, so that the random reads go through several window
+         * points, some restarting in the middle of a byte (inflatePrime). */
+        size_t n;
+        uint8_t *data = tu_gen_din(40u << 20, 3, &n);
+        writer_round_trip(TM_CONT_GZIP, "gzip", data, n, "w.din.gz");
+        char path[512];
+        unsigned all, win, midbyte;
+        tu_path(path, sizeof path, "w.din.gz");
+        count_points(path, &all, &win, &midbyte);
+        printf("gzip din points: %u, windows %u, mid-byte %u\n", all, win, midbyte);
+        assert_true(win >= 3);
+        assert_true(midbyte >= 2);
+        assert_int_equal(all, win + 1);
+        free(data);
 }
 
 static void test_gzip_writer_random(void **state)
