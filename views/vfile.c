@@ -103,9 +103,36 @@ void tm_vfile_close(struct tm_vfile *f)
 
 /* ---- decoding ---- */
 
-/* Decode the next batch into refs. Returns 1, 0 at the end of the trace,
- * or a negative errno. */
+/* streams/: keep only the view's type, without branching on it (types
+ * come in no predictable order). */
+static size_t vf_compact(struct tm_ref *refs, size_t n, unsigned type)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+                refs[k] = refs[i];
+                k += refs[i].type == type;
+        }
+        return k;
+}
+
+static int vf_decode(struct tm_vfile *f, struct tm_err *err);
+
+/* Decode the next batch into refs (for streams/, the next batch that holds
+ * the view's type). Returns 1, 0 at the end of the trace, or a negative
+ * errno. */
 static int vf_more(struct tm_vfile *f, struct tm_err *err)
+{
+        for (;;) {
+                int rc = vf_decode(f, err);
+                if (rc <= 0 || f->kind != TM_VIEW_STREAM)
+                        return rc;
+                f->rcount = vf_compact(f->refs, f->rcount, f->type);
+                if (f->rcount)
+                        return 1;
+        }
+}
+
+static int vf_decode(struct tm_vfile *f, struct tm_err *err)
 {
         f->rpos = f->rcount = 0;
         for (;;) {
@@ -167,14 +194,10 @@ static int vf_need(struct tm_vfile *f, struct tm_err *err)
         return rc < 0 ? rc : 0;
 }
 
-/* Bytes of ref r in this view (0: not in it). */
+/* Bytes of ref r in this view (streams/ batches hold only its type). */
 static inline unsigned vf_len(const struct tm_vfile *f, const struct tm_ref *r)
 {
-        if (f->kind == TM_VIEW_BINARY)
-                return VF_REC;
-        if (f->kind == TM_VIEW_STREAM && r->type != f->type)
-                return 0;
-        return tm_render_din_len(r->addr);
+        return f->kind == TM_VIEW_BINARY ? VF_REC : tm_render_din_len(r->addr);
 }
 
 static inline void vf_binary(char *dst, const struct tm_ref *r)
@@ -257,13 +280,9 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
                 char *p = dst + done;
                 if (n - done >= VF_PEND_MAX) {
                         char *lim = dst + n - VF_PEND_MAX;
-                        if (f->kind == TM_VIEW_ASCII) {
+                        if (f->kind != TM_VIEW_BINARY) { /* streams: compacted */
                                 for (; r < end && p <= lim; r++)
                                         p += tm_render_din(p, r->type, r->addr);
-                        } else if (f->kind == TM_VIEW_STREAM) {
-                                for (; r < end && p <= lim; r++)
-                                        if (r->type == f->type)
-                                                p += tm_render_din(p, r->type, r->addr);
                         } else {
                                 for (; r < end && p <= lim; r++, p += VF_REC)
                                         vf_binary(p, r);
@@ -274,10 +293,8 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
                 /* Near the end of dst: one line through pend. */
                 if (done < n && f->rpos < f->rcount && n - done < VF_PEND_MAX) {
                         r = &f->refs[f->rpos++];
-                        if (vf_len(f, r)) {
-                                f->pend_len = vf_render(f, f->pend, r);
-                                f->pend_pos = 0;
-                        }
+                        f->pend_len = vf_render(f, f->pend, r);
+                        f->pend_pos = 0;
                 }
         }
         return (ssize_t)done;
