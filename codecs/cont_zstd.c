@@ -57,9 +57,11 @@ static int zstd_check_index(struct tm_cont *c, const struct tm_cpoints *pts, uin
         (void)pts;
         const struct zstd_cont *z = c->impl;
         if (z->seek_table && raw_size != z->table_raw)
-                return tm_err_set(
-                    err, -EIO, "%s: seek index says %llu raw bytes, the zstd seek table %llu",
-                    c->path, (unsigned long long)raw_size, (unsigned long long)z->table_raw);
+                return tm_err_set(err, -EIO,
+                                  "%s: seek index byte 16: %llu raw bytes, the zstd seek table "
+                                  "says %llu",
+                                  c->path, (unsigned long long)raw_size,
+                                  (unsigned long long)z->table_raw);
         return 0;
 }
 

@@ -281,8 +281,10 @@ int tm_creader_seek(struct tm_creader *r, uint64_t raw_off, struct tm_err *err)
                                   (unsigned long long)c->raw_size);
         if (c->ops->r_seek) {
                 int ret = c->ops->r_seek(r, raw_off, err);
-                if (ret == 0)
+                if (ret == 0) {
                         r->pos = raw_off;
+                        r->broken = 0;
+                }
                 return ret;
         }
         const struct tm_cpoint *p = point_before(c, raw_off);
