@@ -85,9 +85,9 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 out[k++].type = TM_IFETCH;
         }
         /* The hot loop: records with 8 bytes after the header byte and room
-         * for a whole run. No branch on the record kind (selects instead),
-         * runs written 4 at a time, past their end when short. */
-        while (cap - k >= PDATS2_INSN_MAX_RUN + 5 && len - p > 8) {
+         * for a whole run, so no bounds checks and no run state. No branch on
+         * the record kind: selects instead. */
+        while (cap - k > PDATS2_INSN_MAX_RUN && len - p > 8) {
                 unsigned h = in[p];
                 unsigned insn = h >> 7, z = (h >> 2) & 1;
                 unsigned idx = insn ? (h >> PDATS2_INSN_CODE_SHIFT) & 3
@@ -103,14 +103,11 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 out[k++].type = insn ? TM_IFETCH : (h >> 6) & 1;
                 unsigned n = h & (insn ? PDATS2_INSN_MAX_RUN : PDATS2_DATA_MAX_RUN);
                 p += 1 + ol;
-                for (unsigned i = 0; i < n; i += 4) {
-                        for (unsigned j = 0; j < 4; j++) {
-                                out[k + i + j].addr = (a + (i + j + 1) * unit) & mask;
-                                out[k + i + j].type = TM_IFETCH;
-                        }
+                for (unsigned i = 0; i < n; i++) {
+                        a = (a + unit) & mask;
+                        out[k].addr = a;
+                        out[k++].type = TM_IFETCH;
                 }
-                a = (a + n * unit) & mask;
-                k += n;
         }
         while (k < cap && p < len) {
                 unsigned h = in[p], n, ol;
