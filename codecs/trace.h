@@ -14,6 +14,9 @@
  * decoder that consumed a record standing for several references (a PDATS
  * repeat, a PDATS II run, a lackey M line) keeps the rest in its state and
  * yields them on the next call, so decoding can stop after any reference.
+ * (PDATS, whose state has no room for a run's offset, instead leaves such a
+ * record unconsumed, *used stopping before it, and notes in its state how
+ * many of its references were yielded; the next call reads it again.)
  *
  * Errors name the raw offset: "raw offset N: <what>" (-EIO for corrupt or
  * truncated input, -ENOTSUP for valid but unsupported features). The layer
