@@ -452,6 +452,75 @@ static void test_bad_writer_args(void **state)
         close(fd);
 }
 
+/* Small archives with random damage anywhere (headers included): any
+ * outcome but a crash, a hang or an -EIO without an offset. */
+static void poke(const char *path)
+{
+        struct tm_err err = {0};
+        struct tm_cont *c;
+        int fd = open(path, O_RDONLY);
+        int ret = tm_cont_open(fd, path, &c, &err);
+        if (ret < 0) {
+                assert_offset_msg(ret, &err);
+                close(fd);
+                return;
+        }
+        struct tm_creader *r;
+        assert_int_equal(tm_creader_open(c, &r, &err), 0);
+        uint8_t buf[8192];
+        ssize_t k;
+        while ((k = tm_creader_read(r, buf, sizeof buf, &err)) > 0)
+                ;
+        if (k < 0)
+                assert_offset_msg((int)k, &err);
+        ret = tm_cont_scan(c, NULL, NULL, &err);
+        if (ret < 0) {
+                assert_offset_msg(ret, &err);
+        } else {
+                uint64_t rs;
+                assert_int_equal(tm_cont_raw_size(c, &rs), 1);
+                for (uint64_t off = 0; off <= rs; off += rs / 7 + 1) {
+                        ret = tm_creader_seek(r, off, &err);
+                        k = ret < 0 ? ret : tm_creader_read(r, buf, sizeof buf, &err);
+                        if (k == -EIO)
+                                assert_offset_msg((int)k, &err);
+                }
+        }
+        tm_creader_close(r);
+        tm_cont_close(c);
+        close(fd);
+}
+
+static void test_random_damage(void **state)
+{
+        (void)state;
+        char paths[4][512], bad[600];
+        tu_path(paths[0], 512, "small.gz");
+        tu_write_records(paths[0], TM_CONT_GZIP, din_data, 30000, 0, 1, NULL);
+        tu_path(paths[1], 512, "small.zst");
+        tu_write_records(paths[1], TM_CONT_ZSTD, din_data, 30000, 4000, 2, NULL);
+        tu_path(paths[2], 512, "small-rnd.zst");
+        tu_write_records(paths[2], TM_CONT_ZSTD, rnd_data, 30000, 4000, 3, NULL);
+        tu_path(paths[3], 512, "small-multi.zst");
+        size_t cuts[] = {0, 100, 10000, 30000};
+        tu_write_zstd_frames(paths[3], din_data, cuts, 4, 1);
+        uint64_t rng = 99;
+        for (int i = 0; i < 400; i++) {
+                int a = i % 4;
+                size_t n;
+                uint8_t *p = tu_slurp(paths[a], &n);
+                int flips = 1 + (int)(tu_rand(&rng) % 4);
+                for (int f = 0; f < flips; f++)
+                        p[tu_rand(&rng) % n] ^= (uint8_t)(1 + tu_rand(&rng) % 255);
+                if (tu_rand(&rng) % 4 == 0)
+                        n -= (size_t)(tu_rand(&rng) % n);
+                snprintf(bad, sizeof bad, "%s.dmg", paths[a]);
+                tu_spit(bad, p, n);
+                free(p);
+                poke(bad);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -463,6 +532,7 @@ int main(void)
             cmocka_unit_test(test_zstd_window_too_large),
             cmocka_unit_test(test_bad_index),
             cmocka_unit_test(test_bad_writer_args),
+            cmocka_unit_test(test_random_damage),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }
