@@ -59,6 +59,7 @@ struct gscan {
         uint8_t *cwin; /* a window, deflated */
         uint64_t raw;
         int tmpfd;
+        int no_store; /* no temporary file: member points only */
         uint64_t wsize;
         uint64_t est; /* saved size of the last window point, 0 if none yet */
 };
@@ -123,7 +124,7 @@ static int block_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoin
                        struct tm_err *err)
 {
         uint64_t coff = tm_cin_tell(&s->in);
-        if (!tm_cpoints_want(pts, coff, s->raw))
+        if (s->no_store || !tm_cpoints_want(pts, coff, s->raw))
                 return 0;
         const struct tm_cpoint *last = &pts->p[pts->n - 1];
         uint64_t since_c = coff - last->coff, since_r = s->raw - last->roff;
@@ -136,12 +137,13 @@ static int block_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoin
         s->est = (uint64_t)clen + GZ_POINT_REC;
         if (since_c < GZ_BUDGET * s->est && since_r < GZ_MAX_RAW_GAP)
                 return 0;
-        if (s->tmpfd < 0 && (s->tmpfd = open_tmp()) < 0)
-                return tm_err_set(err, -errno, "%s: gzip windows: temporary file: %s", c->path,
-                                  strerror(errno));
-        if (pwrite(s->tmpfd, s->cwin, (size_t)clen, (off_t)s->wsize) != clen)
-                return tm_err_set(err, -EIO, "%s: gzip windows: write: %s", c->path,
-                                  strerror(errno));
+        /* Without room for windows the index degrades to member starts:
+         * slower seeks, but the archive stays readable. */
+        if ((s->tmpfd < 0 && (s->tmpfd = open_tmp()) < 0) ||
+            pwrite(s->tmpfd, s->cwin, (size_t)clen, (off_t)s->wsize) != clen) {
+                s->no_store = 1;
+                return 0;
+        }
         struct tm_cpoint p = {
             .coff = coff,
             .roff = s->raw,

@@ -539,6 +539,29 @@ static void test_threads(void **state)
         }
 }
 
+/* No usable temporary directory: the gzip index keeps member starts only,
+ * and reading still works. */
+static void test_gzip_without_tmpdir(void **state)
+{
+        (void)state;
+        char path[512];
+        tu_path(path, sizeof path, "notmp.gz");
+        tu_write_records(path, TM_CONT_GZIP, rnd_data, rnd_n, 0, 4, NULL);
+        const char *old = getenv("TMPDIR");
+        char *saved = old ? strdup(old) : NULL;
+        setenv("TMPDIR", "/nonexistent/tracemount-test", 1);
+        unsigned all, win, midbyte;
+        count_points(path, &all, &win, &midbyte);
+        assert_int_equal(win, 0);
+        assert_int_equal(all, 1);
+        check_archive(path, "gzip", rnd_data, rnd_n, 0, 20);
+        if (saved)
+                setenv("TMPDIR", saved, 1);
+        else
+                unsetenv("TMPDIR");
+        free(saved);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -556,6 +579,7 @@ int main(void)
             cmocka_unit_test(test_zstd_frames_at_boundaries),
             cmocka_unit_test(test_empty_streams),
             cmocka_unit_test(test_threads),
+            cmocka_unit_test(test_gzip_without_tmpdir),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }
