@@ -228,6 +228,73 @@ static inline size_t ct_check_roundtrip(const struct tm_codec *c, const struct t
         return len;
 }
 
+/* Decode raw with c through a window of at most win bytes and one
+ * reference a call, copying the state between calls, and assert that every
+ * call makes progress (consumes input or yields a reference) until the end:
+ * a long line tail must be skipped, never waited for. Returns the number of
+ * references. */
+static inline size_t ct_decode_window(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                      size_t win, struct tm_ref *refs, size_t max)
+{
+        struct tm_dec_state st, copy;
+        int h = c->dec_init(&st, raw, len, NULL);
+        assert_true(h >= 0);
+        size_t pos = (size_t)h, k = 0;
+        for (;;) {
+                size_t used = 0, w = len - pos < win ? len - pos : win;
+                assert_true(k < max);
+                ssize_t r =
+                    c->decode(&st, raw + pos, w, pos + w == len, pos, &used, refs + k, 1, NULL);
+                assert_true(r >= 0);
+                if (r == 0 && used == 0) {
+                        assert_int_equal(pos, len);
+                        return k;
+                }
+                k += (size_t)r;
+                pos += used;
+                memcpy(&copy, &st, sizeof st);
+                memset(&st, 0x5a, sizeof st);
+                memcpy(&st, &copy, sizeof st);
+        }
+}
+
+/* Assert that c->dec_init on h[0..n) fails with code and a message naming
+ * an offset and containing what. */
+static inline void ct_expect_init(const struct tm_codec *c, const uint8_t *h, size_t n, int code,
+                                  const char *what)
+{
+        struct tm_dec_state st;
+        struct tm_err err = {0};
+        assert_int_equal(c->dec_init(&st, h, n, &err), code);
+        assert_non_null(strstr(err.msg, "offset"));
+        assert_non_null(strstr(err.msg, what));
+}
+
+/* The header checks PDATS and PDATS II share: good is a valid 8-byte
+ * header; a short one, another magic, version or width, or flags fail. */
+static inline void ct_check_header_errors(const struct tm_codec *c, const uint8_t *good)
+{
+        uint8_t h[8];
+        struct tm_dec_state st;
+        memcpy(h, good, 8);
+        assert_int_equal(c->dec_init(&st, h, 8, NULL), 8);
+        ct_expect_init(c, h, 7, -EIO, "truncated");
+        ct_expect_init(c, h, 0, -EIO, "truncated");
+        h[3] ^= 1;
+        ct_expect_init(c, h, 8, -EIO, "magic");
+        memcpy(h, good, 8);
+        h[4] = 2;
+        ct_expect_init(c, h, 8, -ENOTSUP, "version");
+        h[4] = 0;
+        ct_expect_init(c, h, 8, -ENOTSUP, "version");
+        memcpy(h, good, 8);
+        h[5] = 48;
+        ct_expect_init(c, h, 8, -ENOTSUP, "width");
+        memcpy(h, good, 8);
+        h[7] = 0x80;
+        ct_expect_init(c, h, 8, -ENOTSUP, "flags");
+}
+
 /* A reproducible pseudo-random generator (xorshift64*). */
 static inline uint64_t ct_rand(uint64_t *s)
 {
@@ -308,6 +375,21 @@ static inline void ct_gen_random(struct tm_ref *refs, size_t n, uint64_t seed, u
                 else
                         refs[i].addr = v & 0xff;
         }
+}
+
+/* Round trips of random traces (types < ntypes) in both address widths. */
+static inline void ct_check_random(const struct tm_codec *c, unsigned ntypes, unsigned unit)
+{
+        size_t n = 3000;
+        struct tm_ref *refs = malloc(n * sizeof *refs);
+        for (unsigned seed = 1; seed <= 4; seed++) {
+                for (unsigned bits = 32; bits <= 64; bits += 32) {
+                        ct_gen_random(refs, n, seed, bits, ntypes);
+                        struct tm_enc_opts o = {.addr_bits = bits, .unit = unit};
+                        ct_check_roundtrip(c, &o, refs, n);
+                }
+        }
+        free(refs);
 }
 
 #endif

@@ -89,16 +89,7 @@ static void test_program_traces(void **unused)
 static void test_random_traces(void **unused)
 {
         (void)unused;
-        size_t n = 3000;
-        struct tm_ref *refs = malloc(n * sizeof *refs);
-        for (unsigned seed = 1; seed <= 4; seed++) {
-                for (unsigned bits = 32; bits <= 64; bits += 32) {
-                        ct_gen_random(refs, n, seed, bits, 8);
-                        struct tm_enc_opts o = {.addr_bits = bits, .unit = 4};
-                        ct_check_roundtrip(C, &o, refs, n);
-                }
-        }
-        free(refs);
+        ct_check_random(C, 8, 4);
 }
 
 /* Every offset width in both address widths, and types 6 and 7 (which
@@ -165,36 +156,15 @@ static void test_time_code(void **unused)
         assert_non_null(strstr(err.msg, "timestamps"));
 }
 
-static void expect_init(const uint8_t *h, size_t n, int code, const char *what)
-{
-        struct tm_dec_state st;
-        struct tm_err err = {0};
-        assert_int_equal(C->dec_init(&st, h, n, &err), code);
-        assert_non_null(strstr(err.msg, "offset"));
-        assert_non_null(strstr(err.msg, what));
-}
-
 static void test_bad_header(void **unused)
 {
         (void)unused;
-        uint8_t h[8] = {'P', 'D', 'T', 'S', 1, 64, 4, 0};
-        struct tm_dec_state st;
-        assert_int_equal(C->dec_init(&st, h, 8, NULL), 8);
-        expect_init(h, 7, -EIO, "truncated");
-        h[3] = '2';
-        expect_init(h, 8, -EIO, "magic");
-        h[3] = 'S';
-        h[4] = 0;
-        expect_init(h, 8, -ENOTSUP, "version");
-        h[4] = 1;
-        h[5] = 16;
-        expect_init(h, 8, -ENOTSUP, "width");
-        h[5] = 32;
+        static const uint8_t good[8] = {'P', 'D', 'T', 'S', 1, 64, 4, 0};
+        ct_check_header_errors(C, good);
+        uint8_t h[8];
+        memcpy(h, good, 8);
         h[6] = 0;
-        expect_init(h, 8, -EIO, "default offset");
-        h[6] = 4;
-        h[7] = 0x80;
-        expect_init(h, 8, -ENOTSUP, "flags");
+        ct_expect_init(C, h, 8, -EIO, "default offset");
         assert_true(C->probe((const uint8_t *)"PDTS\1", 5));
         assert_false(C->probe((const uint8_t *)"PDT2\1", 5));
         assert_false(C->probe((const uint8_t *)"2 40", 4));
