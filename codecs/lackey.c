@@ -83,6 +83,48 @@ static ssize_t lk_parse(const uint8_t *in, size_t len, int eof, uint32_t *kind, 
         return (ssize_t)q + 1;
 }
 
+/* Bytes a line must have left for lk_fast_line. */
+#define LK_FAST_SPAN 48
+
+/* The common record lines "I  HHHH,N\n" and " X HHHH,N\n" (X = L, S, M)
+ * parsed without bounds checks from l, which has LK_FAST_SPAN bytes, into
+ * out, which has room for 2. Returns the line length and sets *nref, or 0
+ * for anything else, which the general parser handles (and reports). */
+static size_t lk_fast_line(const uint8_t *l, struct tm_ref *out, size_t *nref)
+{
+        uint32_t type;
+        if (l[0] == 'I' && l[1] == ' ')
+                type = TM_IFETCH;
+        else if (l[0] == ' ' && (l[1] == 'L' || l[1] == 'M'))
+                type = TM_READ;
+        else if (l[0] == ' ' && l[1] == 'S')
+                type = TM_WRITE;
+        else
+                return 0;
+        if (l[2] != ' ')
+                return 0;
+        size_t q = 3;
+        uint64_t v = 0;
+        int d;
+        while ((d = cu_hexval[l[q]]) >= 0 && q < 3 + 16) {
+                v = v << 4 | (unsigned)d;
+                q++;
+        }
+        if (q == 3 || l[q] != ',')
+                return 0;
+        size_t b = ++q;
+        while (l[q] >= '0' && l[q] <= '9' && q < b + 20)
+                q++;
+        if (q == b || l[q] != '\n')
+                return 0;
+        out[0].addr = v;
+        out[0].type = type;
+        out[1].addr = v;
+        out[1].type = TM_WRITE;
+        *nref = l[1] == 'M' ? 2 : 1;
+        return q + 1;
+}
+
 static ssize_t lk_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
                          uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
                          struct tm_err *err)
@@ -103,7 +145,15 @@ static ssize_t lk_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
         }
         while (k < cap && p < len) {
                 const uint8_t *l = in + p;
-                size_t rest = len - p;
+                size_t rest = len - p, nref;
+                if (rest >= LK_FAST_SPAN && cap - k >= 2) {
+                        size_t n = lk_fast_line(l, &out[k], &nref);
+                        if (n) {
+                                k += nref;
+                                p += n;
+                                continue;
+                        }
+                }
                 if (l[0] == '\n' || (l[0] == '\r' && rest > 1 && l[1] == '\n')) {
                         p += l[0] == '\n' ? 1 : 2;
                         continue;

@@ -392,4 +392,40 @@ static inline void ct_check_random(const struct tm_codec *c, unsigned ntypes, un
         free(refs);
 }
 
+/* Hostile text for a line codec: copies of valid text (whole lines) with a
+ * few bytes changed to characters of alpha, or random alpha text. The fast
+ * path (all input, cap 300) and the exact path (small pieces and caps) must
+ * give the same references or the same error, and never crash. */
+static inline void ct_check_text_hostile(const struct tm_codec *c, const char *valid,
+                                         const char *alpha, uint64_t seed)
+{
+        char buf[512];
+        struct tm_ref *got = malloc(1200 * sizeof *got), *got2 = malloc(1200 * sizeof *got2);
+        size_t vl = strlen(valid), na = strlen(alpha);
+        for (int iter = 0; iter < 2000; iter++) {
+                size_t n = 0, cut = ct_rand(&seed) % (sizeof buf - vl);
+                if (iter % 4) {
+                        while (n + vl <= cut) {
+                                memcpy(buf + n, valid, vl);
+                                n += vl;
+                        }
+                        for (unsigned m = iter % 4; m-- > 0 && n;)
+                                buf[ct_rand(&seed) % n] = alpha[ct_rand(&seed) % na];
+                } else {
+                        for (n = 0; n < cut; n++)
+                                buf[n] = alpha[ct_rand(&seed) % na];
+                }
+                ssize_t r = ct_decode(c, (const uint8_t *)buf, n, 0, 300, got, 1200, NULL);
+                ssize_t r2 = ct_decode(c, (const uint8_t *)buf, n, 1 + (size_t)iter % 4,
+                                       1 + (size_t)iter % 3, got2, 1200, NULL);
+                assert_true(r >= 0 || r == -EIO);
+                assert_int_equal(r, r2);
+                if (r > 0)
+                        ct_assert_refs(got, got2, (size_t)r);
+                c->probe((const uint8_t *)buf, n);
+        }
+        free(got);
+        free(got2);
+}
+
 #endif
