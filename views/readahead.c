@@ -28,7 +28,8 @@ struct tm_ra {
         pthread_mutex_t mu;
         pthread_cond_t cv;
         int stop;
-        struct slot slot[TM_RA_SLOTS];
+        unsigned nslots; /* workers + 2 */
+        struct slot slot[TM_RA_THREADS_MAX + 2];
         unsigned nworkers;
         struct worker w[TM_RA_THREADS_MAX];
 };
@@ -88,7 +89,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&ra->mu);
         while (!ra->stop) {
                 struct slot *best = NULL;
-                for (unsigned i = 0; i < TM_RA_SLOTS; i++)
+                for (unsigned i = 0; i < ra->nslots; i++)
                         if (ra->slot[i].state == SLOT_WANTED &&
                             (!best || ra->slot[i].seg < best->seg))
                                 best = &ra->slot[i];
@@ -130,12 +131,13 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 free(ra);
                 return NULL;
         }
+        nthreads = nthreads > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : nthreads;
+        ra->nslots = nthreads + 2;
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
-        for (unsigned i = 0; i < TM_RA_SLOTS && ok; i++)
+        for (unsigned i = 0; i < ra->nslots && ok; i++)
                 ok = (ra->slot[i].buf = malloc(big ? big : 1)) != NULL;
-        nthreads = nthreads > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : nthreads;
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
                 w->ra = ra;
@@ -167,18 +169,18 @@ void tm_ra_close(struct tm_ra *ra)
                         pthread_join(ra->w[i].th, NULL);
                 tm_vfile_close(ra->w[i].vf);
         }
-        for (unsigned i = 0; i < TM_RA_SLOTS; i++)
+        for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);
         pthread_mutex_destroy(&ra->mu);
         pthread_cond_destroy(&ra->cv);
         free(ra);
 }
 
-/* Point slot s % TM_RA_SLOTS at segment s (waiting out a worker still on
+/* Point slot s % nslots at segment s (waiting out a worker still on
  * its old segment). Under mu. */
 static void slot_want(struct tm_ra *ra, uint32_t s)
 {
-        struct slot *sl = &ra->slot[s % TM_RA_SLOTS];
+        struct slot *sl = &ra->slot[s % ra->nslots];
         while (sl->state == SLOT_BUSY)
                 pthread_cond_wait(&ra->cv, &ra->mu);
         if (sl->seg == s && sl->state != SLOT_EMPTY)
@@ -190,10 +192,10 @@ static void slot_want(struct tm_ra *ra, uint32_t s)
 /* Make segment s the lowest of the window. Under mu. */
 static void window_move(struct tm_ra *ra, uint32_t s)
 {
-        uint32_t from = ra->placed && s - ra->cur < TM_RA_SLOTS ? ra->cur + TM_RA_SLOTS : s;
+        uint32_t from = ra->placed && s - ra->cur < ra->nslots ? ra->cur + ra->nslots : s;
         ra->cur = s;
         ra->placed = 1;
-        for (uint32_t i = from; i < s + TM_RA_SLOTS; i++)
+        for (uint32_t i = from; i < s + ra->nslots; i++)
                 slot_want(ra, i);
         pthread_cond_broadcast(&ra->cv);
 }
@@ -207,12 +209,11 @@ ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
         while (done < n && off + done < ra->size) {
                 uint64_t at = off + done;
                 uint32_t s = seg_of(ra, at);
-                if (ra->placed && (s < ra->cur || s >= ra->cur + TM_RA_SLOTS) && done == 0 &&
-                    s != ra->cur + TM_RA_SLOTS)
+                if (done == 0 && ra->placed && (s < ra->cur || s > ra->cur + ra->nslots))
                         break; /* a jump: not ours */
                 if (!ra->placed || s != ra->cur)
                         window_move(ra, s);
-                struct slot *sl = &ra->slot[s % TM_RA_SLOTS];
+                struct slot *sl = &ra->slot[s % ra->nslots];
                 while (sl->state == SLOT_WANTED || sl->state == SLOT_BUSY)
                         pthread_cond_wait(&ra->cv, &ra->mu);
                 if (sl->state != SLOT_READY || sl->seg != s)

@@ -3,13 +3,13 @@
  *
  * Checkpoint intervals are independent: each can be decoded from its own
  * checkpoint. When a vfile sees sequential reads, it starts a readahead
- * that keeps TM_RA_SLOTS intervals ("segments") in flight on a few worker
+ * that keeps workers + 2 intervals ("segments") in flight on a few worker
  * threads, each with its own cursor (an ordinary tm_vfile), and serves
  * reads from the finished ones. On a read outside that window, or a
  * segment that failed, tm_ra_read says so and the vfile falls back to its
  * own cursor, which meets any error itself.
  *
- * Memory: TM_RA_SLOTS buffers of the largest segment (refused above
+ * Memory: workers + 2 buffers of the largest segment (refused above
  * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
  * reach) plus one cursor per worker. */
 #ifndef TM_READAHEAD_H
@@ -21,7 +21,6 @@
 
 #include "trace_priv.h"
 
-#define TM_RA_SLOTS 6
 #define TM_RA_SEG_MAX (4u << 20)
 #define TM_RA_THREADS_MAX 8
 
