@@ -6,7 +6,11 @@
  * byte when the repeat bit is set and 0, 1, 2 or 4 offset bytes (8 for
  * code 3 in 64-bit files), big-endian two's complement. Each record stands
  * for 1 + repeat references of its type, each at the previous address of
- * that type plus the offset. Layout reasons: docs/formats/pdats.md. */
+ * that type plus the offset. Layout reasons: docs/formats/pdats.md.
+ *
+ * Encoder options: addr_bits 32 or 64 (0 means 32), unit = the default
+ * offset 1-255 (0 means 4). encode() returns -ERANGE for an address that
+ * needs 64 bits in a 32-bit file, -EINVAL for a type above 7. */
 #ifndef TM_PDATS_H
 #define TM_PDATS_H
 

@@ -6,7 +6,12 @@
  * (types 0-2) can be stored; the encoder refuses the others with -EINVAL.
  * The bit layouts, missing from the paper's text (Figures 7 and 8), are
  * defined here and explained in docs/formats/pdats2.md. Offsets are
- * big-endian two's complement. */
+ * big-endian two's complement.
+ *
+ * Encoder options: addr_bits 32 or 64 (0 means 32), unit 1, 2 or 4 (0 means
+ * 4); others are -EINVAL from enc_init. encode() returns -ERANGE for an
+ * address that needs 64 bits in a 32-bit file, -EDOM for an instruction
+ * offset that is not a multiple of the unit, -EINVAL for types 3-7. */
 #ifndef TM_PDATS2_H
 #define TM_PDATS2_H
 
