@@ -103,6 +103,75 @@ void tm_vfile_close(struct tm_vfile *f)
 
 /* ---- decoding ---- */
 
+/* A position of the feed to come back to. */
+struct vf_mark {
+        struct tm_dec_state st;
+        size_t pos;
+        uint64_t raw_off;
+};
+
+static void vf_mark(const struct tm_feed *fd, struct vf_mark *m)
+{
+        m->st = fd->st;
+        m->pos = fd->pos;
+        m->raw_off = fd->raw_off;
+}
+
+static void vf_back(struct tm_feed *fd, const struct vf_mark *m)
+{
+        fd->st = m->st;
+        fd->pos = m->pos;
+        fd->raw_off = m->raw_off;
+}
+
+/* A batch failed after m: the references before the bad record are still
+ * good, so decode them one at a time up to it and leave the feed just
+ * before it (the decoder state is undefined after an error); the next
+ * batch meets the error again. Returns how many were decoded. */
+static size_t vf_salvage(struct tm_vfile *f, struct vf_mark *m)
+{
+        size_t k = 0;
+        for (;;) {
+                vf_back(&f->feed, m);
+                if (k == VF_BATCH || tm_feed_decode(&f->feed, f->refs + k, 1, NULL) <= 0)
+                        break;
+                k++;
+                vf_mark(&f->feed, m);
+        }
+        vf_back(&f->feed, m);
+        return k;
+}
+
+/* Decode the next batch into refs. Returns 1, 0 at the end of the trace,
+ * or a negative errno. */
+static int vf_decode(struct tm_vfile *f, struct tm_err *err)
+{
+        f->rpos = f->rcount = 0;
+        for (;;) {
+                struct vf_mark m;
+                vf_mark(&f->feed, &m);
+                ssize_t n = tm_feed_decode(&f->feed, f->refs, VF_BATCH, err);
+                if (n < 0) {
+                        f->rcount = vf_salvage(f, &m);
+                        return f->rcount ? 1 : (int)n;
+                }
+                if (n > 0) {
+                        f->rcount = (size_t)n;
+                        return 1;
+                }
+                if (f->feed.eof)
+                        return 0;
+                size_t room;
+                uint8_t *dst = tm_feed_space(&f->feed, &room);
+                ssize_t k = tm_creader_read(f->r, dst, room, err);
+                if (k < 0)
+                        return (int)k;
+                tm_feed_commit(&f->feed, (size_t)k);
+                if (k == 0 || tm_creader_tell(f->r) >= f->ix->raw_size)
+                        f->feed.eof = 1;
+        }
+}
+
 /* streams/: keep only the view's type, without branching on it (types
  * come in no predictable order). */
 static size_t vf_compact(struct tm_ref *refs, size_t n, unsigned type)
@@ -115,11 +184,8 @@ static size_t vf_compact(struct tm_ref *refs, size_t n, unsigned type)
         return k;
 }
 
-static int vf_decode(struct tm_vfile *f, struct tm_err *err);
-
-/* Decode the next batch into refs (for streams/, the next batch that holds
- * the view's type). Returns 1, 0 at the end of the trace, or a negative
- * errno. */
+/* vf_decode, and for streams/ only the view's type, skipping batches
+ * without it. */
 static int vf_more(struct tm_vfile *f, struct tm_err *err)
 {
         for (;;) {
@@ -129,57 +195,6 @@ static int vf_more(struct tm_vfile *f, struct tm_err *err)
                 f->rcount = vf_compact(f->refs, f->rcount, f->type);
                 if (f->rcount)
                         return 1;
-        }
-}
-
-static int vf_decode(struct tm_vfile *f, struct tm_err *err)
-{
-        f->rpos = f->rcount = 0;
-        for (;;) {
-                struct tm_dec_state st = f->feed.st;
-                size_t pos = f->feed.pos;
-                uint64_t raw_off = f->feed.raw_off;
-                ssize_t n = tm_feed_decode(&f->feed, f->refs, VF_BATCH, err);
-                if (n > 0) {
-                        f->rcount = (size_t)n;
-                        return 1;
-                }
-                if (n < 0) {
-                        /* The references before the bad record are still
-                         * good: redo the batch one at a time up to it. The
-                         * next call meets the error again. */
-                        size_t k = 0;
-                        ssize_t m = 1;
-                        while (k < VF_BATCH && m > 0) {
-                                f->feed.st = st;
-                                f->feed.pos = pos;
-                                f->feed.raw_off = raw_off;
-                                m = tm_feed_decode(&f->feed, f->refs + k, 1, NULL);
-                                if (m > 0) {
-                                        k++;
-                                        st = f->feed.st;
-                                        pos = f->feed.pos;
-                                        raw_off = f->feed.raw_off;
-                                }
-                        }
-                        if (m < 0) { /* leave the state before the bad record */
-                                f->feed.st = st;
-                                f->feed.pos = pos;
-                                f->feed.raw_off = raw_off;
-                        }
-                        f->rcount = k;
-                        return k ? 1 : (int)n;
-                }
-                if (f->feed.eof)
-                        return 0;
-                size_t room;
-                uint8_t *dst = tm_feed_space(&f->feed, &room);
-                ssize_t k = tm_creader_read(f->r, dst, room, err);
-                if (k < 0)
-                        return (int)k;
-                tm_feed_commit(&f->feed, (size_t)k);
-                if (k == 0 || tm_creader_tell(f->r) >= f->ix->raw_size)
-                        f->feed.eof = 1;
         }
 }
 
