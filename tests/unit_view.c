@@ -158,7 +158,7 @@ static void check_view(struct tm_trace *t, const char *view, const struct vt_buf
         tm_vfile_close(f);
 }
 
-static void check_stats(struct tm_trace *t, size_t nrefs)
+static void check_stats(struct tm_trace *t, const struct fixture *fx)
 {
         struct tm_err err = {0};
         uint64_t size;
@@ -167,9 +167,19 @@ static void check_stats(struct tm_trace *t, size_t nrefs)
         assert_int_equal(tm_vfile_open(t, "stats", &f, &err), 0);
         char *text = calloc(1, size + 1);
         assert_int_equal(tm_vfile_pread(f, text, size + 100, 0, &err), size);
-        char want[64];
-        snprintf(want, sizeof want, "references     %zu\n", nrefs);
+        char want[128];
+        snprintf(want, sizeof want, "references     %zu\n", fx->n);
         assert_non_null(strstr(text, want));
+        /* the count of every type, counted here from the references */
+        for (unsigned ty = 0; ty < fx->codec->ntypes; ty++) {
+                uint64_t c = 0;
+                for (size_t i = 0; i < fx->n; i++)
+                        c += fx->refs[i].type == ty;
+                snprintf(want, sizeof want, "  %u %-8s %14llu ", ty, tm_type_name(ty),
+                         (unsigned long long)c);
+                if (!strstr(text, want))
+                        fail_msg("stats lack \"%s\":\n%s", want, text);
+        }
         free(text);
         tm_vfile_close(f);
 }
@@ -181,7 +191,7 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
         unsigned nviews = 0;
         for (; views[nviews]; nviews++) {
                 if (strcmp(views[nviews], "stats") == 0) {
-                        check_stats(t, fx->n);
+                        check_stats(t, fx);
                         continue;
                 }
                 vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
@@ -425,12 +435,30 @@ static void *index_thread(void *arg)
         return (void *)(intptr_t)tm_trace_index(arg, NULL, NULL, &err);
 }
 
+static void progress(void *arg, uint64_t done, uint64_t total)
+{
+        uint64_t *last = arg;
+        assert_true(done >= last[0]);
+        last[0] = done;
+        last[1] = total;
+}
+
 static void test_threads(void **state)
 {
         (void)state;
         struct fixture fx;
         fixture_make(&fx, tmpdir, "pdats", TM_CONT_GZIP, 5, 20000);
         struct tm_trace *t = fixture_open(&fx, 1);
+        uint64_t last[2] = {0, 0};
+        struct tm_trace *t2;
+        struct tm_trace_opts o = {.no_save = 1, .cache_dir = fx.cache};
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_open(fx.path, &o, &t2, &err), 0);
+        assert_int_equal(tm_trace_index(t2, progress, last, &err), 0);
+        assert_int_equal(last[0], fx.raw.len); /* the last call says all done */
+        assert_int_equal(last[1], fx.raw.len);
+        assert_null(tm_trace_index_path(t2)); /* no_save: memory only */
+        tm_trace_close(t2);
         pthread_t th[6];
         for (int i = 0; i < 6; i++)
                 assert_int_equal(pthread_create(&th[i], NULL, index_thread, t), 0);
