@@ -56,8 +56,9 @@ static struct tm_index *build(struct fix *fx, uint64_t k)
 {
         struct tm_index *ix;
         struct tm_err err = {0};
-        if (tm_index_build(fx->cont, fx->codec, fx->raw.p, fx->raw.len < TM_PROBE_BYTES ?
-                           fx->raw.len : TM_PROBE_BYTES, k, NULL, NULL, &ix, &err) != 0)
+        if (tm_index_build(fx->cont, fx->codec, fx->raw.p,
+                           fx->raw.len < TM_PROBE_BYTES ? fx->raw.len : TM_PROBE_BYTES, k, NULL,
+                           NULL, &ix, &err) != 0)
                 fail_msg("build: %s", err.msg);
         return ix;
 }
@@ -154,8 +155,11 @@ static void test_file(void **state)
         struct fix fx;
         fix_make(&fx, "pdats", TM_CONT_GZIP);
         struct tm_index *ix = build(&fx, 100), *back;
-        struct tm_index_key key = {.archive_size = 1234, .mtime_ns = 5678, .ino = 9,
-                                   .codec = "pdats", .container = "gzip"};
+        struct tm_index_key key = {.archive_size = 1234,
+                                   .mtime_ns = 5678,
+                                   .ino = 9,
+                                   .codec = "pdats",
+                                   .container = "gzip"};
         char path[400];
         snprintf(path, sizeof path, "%s/idx.tmidx", tmpdir);
         struct tm_err err = {0};
@@ -254,8 +258,9 @@ static void test_find(void **state)
         for (int i = 0; i < 20000; i++) {
                 enum tm_ix_by by = (enum tm_ix_by)(vt_rand() % 3);
                 unsigned t = (unsigned)(vt_rand() % fx.codec->ntypes);
-                uint64_t max = by == TM_BY_REC ? ix->nrefs : by == TM_BY_ASCII ?
-                               ix->ascii_size : ix->type_size[t];
+                uint64_t max = by == TM_BY_REC     ? ix->nrefs
+                               : by == TM_BY_ASCII ? ix->ascii_size
+                                                   : ix->type_size[t];
                 uint64_t v = vt_rand() % (max + 10);
                 uint32_t want = 0;
                 for (uint32_t j = 0; j < ix->n; j++)
@@ -285,11 +290,9 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_thinning),
-                cmocka_unit_test(test_checkpoints_all),
-                cmocka_unit_test(test_file),
-                cmocka_unit_test(test_find),
-                cmocka_unit_test(test_compare),
+            cmocka_unit_test(test_thinning), cmocka_unit_test(test_checkpoints_all),
+            cmocka_unit_test(test_file),     cmocka_unit_test(test_find),
+            cmocka_unit_test(test_compare),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -100,13 +100,13 @@ static void test_stats(void **state)
         tm_stats_init(&a);
         add(&a, 2, 0x1000); /* jump run A starts */
         add(&a, 2, 0x1004);
-        add(&a, 2, 0x1008); /* A: 3 fetches */
-        add(&a, 0, 0x8000); /* data; cluster starts */
-        add(&a, 2, 0x100c); /* sequential: cluster 1 */
-        add(&a, 2, 0x1010); /* cluster 2 */
-        add(&a, 1, 0x8008); /* data, offset +8; cluster of 2 closed */
-        add(&a, 2, 0x2000); /* jump: cluster of 0 closed, run B starts */
-        add(&a, 1, 0x8004); /* data, offset -4; B of 1 closed */
+        add(&a, 2, 0x1008);  /* A: 3 fetches */
+        add(&a, 0, 0x8000);  /* data; cluster starts */
+        add(&a, 2, 0x100c);  /* sequential: cluster 1 */
+        add(&a, 2, 0x1010);  /* cluster 2 */
+        add(&a, 1, 0x8008);  /* data, offset +8; cluster of 2 closed */
+        add(&a, 2, 0x2000);  /* jump: cluster of 0 closed, run B starts */
+        add(&a, 1, 0x8004);  /* data, offset -4; B of 1 closed */
         add(&a, 0, 0x10000); /* offset 0x7ffc: 16-bit range; cluster of 0 */
         add(&a, 3, 0x0);     /* misc closes cluster of 0 */
         tm_stats_finish(&a);
@@ -137,10 +137,10 @@ static void test_stats(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_edges),
-                cmocka_unit_test(test_random),
-                cmocka_unit_test(test_bounds),
-                cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_edges),
+            cmocka_unit_test(test_random),
+            cmocka_unit_test(test_bounds),
+            cmocka_unit_test(test_stats),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,8 +82,8 @@ static void fixture_free(struct fixture *fx)
 
 static struct tm_trace *fixture_open(const struct fixture *fx, int no_beside)
 {
-        struct tm_trace_opts o = {.cache_dir = fx->cache, .no_index_beside = no_beside,
-                                  .ckpt_refs = CKPT};
+        struct tm_trace_opts o = {
+            .cache_dir = fx->cache, .no_index_beside = no_beside, .ckpt_refs = CKPT};
         struct tm_trace *t;
         struct tm_err err = {0};
         if (tm_trace_open(fx->path, &o, &t, &err) != 0)
@@ -106,8 +106,7 @@ static void read_expect(struct tm_vfile *f, const struct vt_buf *want, uint64_t 
 
 /* Size, hundreds of random reads, and whole sequential reads in odd chunk
  * sizes, for one view. */
-static void check_view(struct tm_trace *t, const char *view, const struct vt_buf *want,
-                       int many)
+static void check_view(struct tm_trace *t, const char *view, const struct vt_buf *want, int many)
 {
         struct tm_err err = {0};
         uint64_t size;
@@ -348,8 +347,9 @@ static void test_corrupt(void **state)
         /* Damage line 2500's type digit, keeping size, mtime and inode. */
         size_t line = 2500, off = 0;
         for (size_t i = 0; i < line; i++)
-                off = (size_t)((uint8_t *)memchr(fx.raw.p + off, '\n', fx.raw.len - off) -
-                               fx.raw.p) + 1;
+                off =
+                    (size_t)((uint8_t *)memchr(fx.raw.p + off, '\n', fx.raw.len - off) - fx.raw.p) +
+                    1;
         struct stat sb;
         assert_int_equal(stat(fx.path, &sb), 0);
         int fd = open(fx.path, O_WRONLY);
@@ -560,10 +560,10 @@ int main(void)
 {
         setenv("TM_READ_THREADS", "2", 0); /* readahead on, whatever the machine */
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_views),      cmocka_unit_test(test_invalidate),
-                cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
-                cmocka_unit_test(test_threads),    cmocka_unit_test(test_not_trace),
-                cmocka_unit_test(test_lackey),
+            cmocka_unit_test(test_views),        cmocka_unit_test(test_invalidate),
+            cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
+            cmocka_unit_test(test_lackey),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -108,8 +108,8 @@ static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_c
 }
 
 /* Decode raw[0..len) with c in one go: all references, malloc'd. */
-static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw,
-                                           size_t len, size_t *n_out)
+static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                           size_t *n_out)
 {
         struct tm_err err = {0};
         struct tm_dec_state st;
@@ -123,8 +123,8 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
                         refs = realloc(refs, cap * sizeof *refs);
                 }
                 size_t used = 0;
-                ssize_t r = c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, 512,
-                                      &err);
+                ssize_t r =
+                    c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, 512, &err);
                 if (r < 0)
                         fail_msg("decode: %s", err.msg);
                 n += (size_t)r;
@@ -154,7 +154,8 @@ static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t
                                 stream = (int)t;
         for (size_t i = 0; i < n; i++) {
                 if (binary) {
-                        struct tm_binary_ref b = {.addr = refs[i].addr, .type = (uint8_t)refs[i].type};
+                        struct tm_binary_ref b = {.addr = refs[i].addr,
+                                                  .type = (uint8_t)refs[i].type};
                         vt_put(out, &b, sizeof b);
                         continue;
                 }

@@ -58,7 +58,8 @@ ssize_t tm_feed_decode(struct tm_feed *f, struct tm_ref *out, size_t cap, struct
                 if (used)
                         continue;
                 if (!f->eof && f->pos == 0 && f->len == f->cap)
-                        return tm_err_set(err, -EIO, "raw offset %llu: record longer than %zu bytes",
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: record longer than %zu bytes",
                                           (unsigned long long)f->raw_off, f->cap);
                 return 0;
         }

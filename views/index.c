@@ -98,10 +98,9 @@ static int build_drain(struct build *b)
                         return (int)n;
                 for (ssize_t i = 0; i < n; i++)
                         if (b->refs[i].type >= TM_NTYPES)
-                                return tm_err_set(b->err, -EIO,
-                                                  "raw offset %llu: reference type %u",
-                                                  (unsigned long long)b->feed.raw_off,
-                                                  b->refs[i].type);
+                                return tm_err_set(
+                                    b->err, -EIO, "raw offset %llu: reference type %u",
+                                    (unsigned long long)b->feed.raw_off, b->refs[i].type);
                 build_account(b, b->refs, (size_t)n);
                 if (b->at.rec == b->next_ckpt)
                         build_checkpoint(b);
@@ -545,15 +544,15 @@ static int index_consistent(const struct tm_index *ix)
         for (uint32_t i = 0; i < ix->n; i++) {
                 const struct tm_ckpt *c = &ix->ck[i], *p = i ? c - 1 : c;
                 if (c->raw_off > ix->raw_size || c->rec > ix->nrefs ||
-                    c->ascii_off > ix->ascii_size || c->raw_off < p->raw_off ||
-                    c->rec < p->rec || c->ascii_off < p->ascii_off)
+                    c->ascii_off > ix->ascii_size || c->raw_off < p->raw_off || c->rec < p->rec ||
+                    c->ascii_off < p->ascii_off)
                         return 0;
                 if (i && c->rec - p->rec > ix->k)
                         return 0;
                 for (unsigned t = 0; t < TM_NTYPES; t++)
                         if (c->type_rec[t] > ix->type_refs[t] ||
-                            c->type_off[t] > ix->type_size[t] ||
-                            c->type_rec[t] < p->type_rec[t] || c->type_off[t] < p->type_off[t])
+                            c->type_off[t] > ix->type_size[t] || c->type_rec[t] < p->type_rec[t] ||
+                            c->type_off[t] < p->type_off[t])
                                 return 0;
         }
         return 1;

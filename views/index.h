@@ -28,19 +28,19 @@
 
 /* A point where decoding can restart, between two references. */
 struct tm_ckpt {
-        uint64_t raw_off;                 /* raw offset the decoder resumes at */
-        uint64_t rec;                     /* references before this point */
-        uint64_t ascii_off;               /* offset in the ascii view */
-        uint64_t type_rec[TM_NTYPES];     /* references of each type before */
-        uint64_t type_off[TM_NTYPES];     /* offset in streams/<type> */
-        struct tm_dec_state st;           /* decoder state here */
+        uint64_t raw_off;             /* raw offset the decoder resumes at */
+        uint64_t rec;                 /* references before this point */
+        uint64_t ascii_off;           /* offset in the ascii view */
+        uint64_t type_rec[TM_NTYPES]; /* references of each type before */
+        uint64_t type_off[TM_NTYPES]; /* offset in streams/<type> */
+        struct tm_dec_state st;       /* decoder state here */
 };
 
 struct tm_index {
-        uint64_t k;        /* references between checkpoints */
-        uint32_t n;        /* checkpoints in ck */
+        uint64_t k;         /* references between checkpoints */
+        uint32_t n;         /* checkpoints in ck */
         struct tm_ckpt *ck; /* TM_CKPT_CAP entries allocated; ck[0] is the start */
-        uint64_t hdr_len;  /* raw bytes of the trace header */
+        uint64_t hdr_len;   /* raw bytes of the trace header */
         uint64_t raw_size;
         uint64_t nrefs;
         uint64_t ascii_size;

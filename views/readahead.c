@@ -23,8 +23,8 @@ struct tm_ra {
         const struct tm_index *ix;
         enum tm_view_kind kind;
         uint64_t size;
-        uint32_t cur;  /* lowest segment in the window */
-        int placed;    /* the window is set */
+        uint32_t cur; /* lowest segment in the window */
+        int placed;   /* the window is set */
         pthread_mutex_t mu;
         pthread_cond_t cv;
         int stop;
@@ -62,8 +62,8 @@ static void seg_bounds(const struct tm_ra *ra, uint32_t s, uint64_t *start, uint
 static uint32_t seg_of(const struct tm_ra *ra, uint64_t off)
 {
         const struct tm_ckpt *c = ra->kind == TM_VIEW_BINARY
-                                          ? tm_index_find(ra->ix, TM_BY_REC, 0, off / 16)
-                                          : tm_index_find(ra->ix, TM_BY_ASCII, 0, off);
+                                      ? tm_index_find(ra->ix, TM_BY_REC, 0, off / 16)
+                                      : tm_index_find(ra->ix, TM_BY_ASCII, 0, off);
         return (uint32_t)(c - ra->ix->ck);
 }
 

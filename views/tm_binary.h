@@ -11,8 +11,11 @@
 #include <stdint.h>
 
 struct tm_binary_ref {
-        uint64_t addr;  /* little-endian */
-        uint8_t type;   /* Dinero label: 0 read, 1 write, 2 ifetch, 3 misc, 4 copy-back, 5 invalidate */
+        uint64_t addr; /* little-endian */
+        /* Dinero label: 0 read, 1 write, 2 ifetch, 3 misc, 4 copy-back,
+         * 5 invalidate; PDATS traces may also hold 6 and 7 (supervisory or
+         * system references). */
+        uint8_t type;
         uint8_t pad[7]; /* zero */
 };
 

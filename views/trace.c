@@ -64,8 +64,7 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
                 return rc;
         t->codec = t->headn ? tm_codec_probe(t->head, t->headn) : NULL;
         if (!t->codec)
-                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format",
-                                  t->path);
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
         return 0;
 }
 
@@ -191,11 +190,11 @@ const char *const *tm_trace_views(const struct tm_trace *t)
 static struct tm_index_key trace_key(const struct tm_trace *t)
 {
         struct tm_index_key k = {
-                .archive_size = (uint64_t)t->sb.st_size,
-                .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
-                .ino = (uint64_t)t->sb.st_ino,
-                .codec = t->codec->name,
-                .container = tm_cont_name(t->cont),
+            .archive_size = (uint64_t)t->sb.st_size,
+            .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
+            .ino = (uint64_t)t->sb.st_ino,
+            .codec = t->codec->name,
+            .container = tm_cont_name(t->cont),
         };
         return k;
 }
@@ -207,8 +206,8 @@ static struct tm_index_key trace_key(const struct tm_trace *t)
 static int trace_load(struct tm_trace *t)
 {
         struct tm_index_key key = trace_key(t);
-        char *paths[2] = {tm_cachepath_beside(t->abs), tm_cachepath_cache(t->cache_dir, t->abs,
-                                                                          NULL)};
+        char *paths[2] = {tm_cachepath_beside(t->abs),
+                          tm_cachepath_cache(t->cache_dir, t->abs, NULL)};
         int rc = -ENOENT;
         for (int i = 0; i < 2 && rc < 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
@@ -252,8 +251,7 @@ static void trace_save(struct tm_trace *t)
         free(dir);
 }
 
-static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg,
-                       struct tm_err *err)
+static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
         int rc = tm_index_build(t->cont, t->codec, t->head, t->headn, t->ckpt_refs, progress, arg,
                                 &t->ix, err);
@@ -267,7 +265,8 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg,
 
 /* After a failed build: if the archive was rewritten in place since (size
  * or mtime differ) and still holds a trace of the same codec, forget the
- * failure and start over with a fresh container. No reader exists, since readers need the index. Under mu. */
+ * failure and start over with a fresh container. No reader exists, since readers need the index.
+ * Under mu. */
 static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
@@ -368,13 +367,13 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
         if (!t->stats) {
                 const char *base = strrchr(t->path, '/');
                 struct tm_stats_info in = {
-                        .name = base ? base + 1 : t->path,
-                        .codec = t->codec->name,
-                        .container = tm_cont_name(t->cont),
-                        .ntypes = t->codec->ntypes,
-                        .archive_size = (uint64_t)t->sb.st_size,
-                        .raw_size = t->ix->raw_size,
-                        .ascii_size = t->ix->ascii_size,
+                    .name = base ? base + 1 : t->path,
+                    .codec = t->codec->name,
+                    .container = tm_cont_name(t->cont),
+                    .ntypes = t->codec->ntypes,
+                    .archive_size = (uint64_t)t->sb.st_size,
+                    .raw_size = t->ix->raw_size,
+                    .ascii_size = t->ix->ascii_size,
                 };
                 char *buf = malloc(STATS_CAP);
                 if (buf) {
@@ -433,8 +432,8 @@ static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **pa
                             struct tm_err *err)
 {
         struct tm_index_key key = trace_key(t);
-        char *paths[2] = {tm_cachepath_beside(t->abs), tm_cachepath_cache(t->cache_dir, t->abs,
-                                                                          NULL)};
+        char *paths[2] = {tm_cachepath_beside(t->abs),
+                          tm_cachepath_cache(t->cache_dir, t->abs, NULL)};
         int rc = 0;
         for (int i = 0; i < 2 && rc == 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
@@ -459,8 +458,8 @@ int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         int found = verify_find_file(t, &file, &path, err);
         int rc = found < 0 ? found : tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0)
-                rc = tm_index_build(c, t->codec, t->head, t->headn,
-                                    file ? file->k : t->ckpt_refs, progress, arg, &fresh, err);
+                rc = tm_index_build(c, t->codec, t->head, t->headn, file ? file->k : t->ckpt_refs,
+                                    progress, arg, &fresh, err);
         if (rc < 0)
                 tm_trace_err_path(t, rc, err);
         else if (file && (rc = tm_index_compare(file, fresh, err)) < 0)

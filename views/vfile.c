@@ -37,9 +37,9 @@ struct tm_vfile {
         char pend[VF_PEND_MAX];
         unsigned pend_pos, pend_len;
         char view[TM_VIEW_NAME_MAX];
-        unsigned seq;      /* sequential reads in a row */
-        struct tm_ra *ra;  /* reading ahead, or NULL */
-        int ra_off;        /* never read ahead (a worker's own cursor, or refused) */
+        unsigned seq;     /* sequential reads in a row */
+        struct tm_ra *ra; /* reading ahead, or NULL */
+        int ra_off;       /* never read ahead (a worker's own cursor, or refused) */
 };
 
 static void vf_free(struct tm_vfile *f)
@@ -51,8 +51,7 @@ static void vf_free(struct tm_vfile *f)
         free(f);
 }
 
-int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
-                  struct tm_err *err)
+int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err)
 {
         enum tm_view_kind kind;
         unsigned type;
@@ -204,7 +203,8 @@ static int vf_need(struct tm_vfile *f, struct tm_err *err)
 {
         int rc = vf_more(f, err);
         if (rc == 0)
-                return tm_err_set(err, -EIO, "%s: raw offset %llu: trace ends before its indexed end",
+                return tm_err_set(err, -EIO,
+                                  "%s: raw offset %llu: trace ends before its indexed end",
                                   f->t->path, (unsigned long long)f->feed.raw_off);
         return rc < 0 ? rc : 0;
 }
@@ -365,7 +365,8 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                         return tm_vfile_pread(f, buf, n, off, err);
         }
         if (!f->valid || f->pos != off) {
-                rc = f->kind == TM_VIEW_RAW ? tm_creader_seek(f->r, off, err) : vf_seek(f, off, err);
+                rc =
+                    f->kind == TM_VIEW_RAW ? tm_creader_seek(f->r, off, err) : vf_seek(f, off, err);
                 f->valid = rc == 0;
                 f->pos = off;
         }

@@ -95,19 +95,16 @@ const char *const *tm_trace_views(const struct tm_trace *t);
 
 /* Exact size in bytes of a view; builds the index if needed. -ENOENT for
  * an unknown view. */
-int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
-                       struct tm_err *err);
+int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err);
 
 /* Open a cursor on a view; builds the index if needed. */
-int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
-                  struct tm_err *err);
+int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err);
 
 /* Read up to n bytes at offset off. Returns the count (n unless the view
  * ends first), 0 at or past the end, or a negative errno (-EIO with a
  * message naming the file and offset on corrupt input). Sequential reads
  * continue from the cursor without seeking. */
-ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off,
-                       struct tm_err *err);
+ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
 
 void tm_vfile_close(struct tm_vfile *f);
 
