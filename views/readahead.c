@@ -1,8 +1,13 @@
 #include "readahead.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Workers alive in the process, all readaheads together: many sequential
+ * readers at once share TM_RA_WORKERS_TOTAL threads. */
+static atomic_uint ra_live;
 
 enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 
@@ -31,6 +36,7 @@ struct tm_ra {
         unsigned nslots; /* workers + 2 */
         struct slot slot[TM_RA_THREADS_MAX + 2];
         unsigned nworkers;
+        unsigned reserved; /* counted in ra_live */
         struct worker w[TM_RA_THREADS_MAX];
 };
 
@@ -132,12 +138,21 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 return NULL;
         }
         nthreads = nthreads > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : nthreads;
+        unsigned live = atomic_fetch_add(&ra_live, nthreads);
+        if (live + nthreads > TM_RA_WORKERS_TOTAL) {
+                unsigned over = live + nthreads - TM_RA_WORKERS_TOTAL;
+                over = over > nthreads ? nthreads : over;
+                atomic_fetch_sub(&ra_live, over);
+                nthreads -= over;
+        }
+        ra->reserved = nthreads;
         ra->nslots = nthreads + 2;
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
         for (unsigned i = 0; i < ra->nslots && ok; i++)
                 ok = (ra->slot[i].buf = malloc(big ? big : 1)) != NULL;
+        ok = ok && nthreads > 0;
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
                 w->ra = ra;
@@ -171,6 +186,7 @@ void tm_ra_close(struct tm_ra *ra)
         }
         for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);
+        atomic_fetch_sub(&ra_live, ra->reserved);
         pthread_mutex_destroy(&ra->mu);
         pthread_cond_destroy(&ra->cv);
         free(ra);

@@ -11,7 +11,8 @@
  *
  * Memory: workers + 2 buffers of the largest segment (refused above
  * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
- * reach) plus one cursor per worker. */
+ * reach) plus one cursor per worker. Threads: at most TM_RA_WORKERS_TOTAL
+ * workers alive in the process, however many files are read at once. */
 #ifndef TM_READAHEAD_H
 #define TM_READAHEAD_H
 
@@ -23,6 +24,7 @@
 
 #define TM_RA_SEG_MAX (4u << 20)
 #define TM_RA_THREADS_MAX 8
+#define TM_RA_WORKERS_TOTAL 32
 
 struct tm_ra;
 
