@@ -101,9 +101,13 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err);
 
 /* Read up to n bytes at offset off. Returns the count (n unless the view
- * ends first), 0 at or past the end, or a negative errno (-EIO with a
- * message naming the file and offset on corrupt input). Sequential reads
- * continue from the cursor without seeking. */
+ * ends first, or fewer when a corrupt record follows the bytes returned:
+ * the next read, at the following offset, returns the error), 0 at or
+ * past the end, or a negative errno (-EIO with a message naming the file
+ * and offset on corrupt input). An error leaves the cursor usable for any
+ * other offset. Sequential reads continue from the cursor without seeking;
+ * after a few of them, `ascii` and `binary` are decoded ahead in parallel
+ * (threads: $TM_READ_THREADS, 0 turns it off; default CPUs - 1). */
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
 
 void tm_vfile_close(struct tm_vfile *f);
