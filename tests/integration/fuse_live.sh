@@ -1,0 +1,111 @@
+#!/bin/bash
+# tracemount under change and damage: a corrupt archive gives EIO with a
+# logged reason naming it while the others keep reading; archives added,
+# removed and replaced while mounted show up (including over cached pages);
+# thousands of archives list instantly without decoding; a read-only
+# source works with --no-index-beside and --cache-dir (and the cached index
+# is reused by the next mount); -s works; unmount is clean every time.
+# usage: fuse_live.sh   (TRACEMOUNT and TRACETOOL in the environment)
+here=$(dirname "$0")
+. "$here/lib.sh"
+need_programs
+need_fuse
+setup_tmp
+cd "$T" || exit 1
+TT=$TRACETOOL
+SRC=$T/src
+MNT=$T/mnt
+mkdir -p "$SRC" many
+
+gen_din 31 120000 >x.din
+gen_din 32 90000 >y.din
+gen_din 33 500 >s.din
+"$TT" pack --frame-size 65536 x.din "$SRC/x.pdt2.zst" || fail "pack x"
+"$TT" pack y.din y.pdt.gz || fail "pack y"
+"$TT" pack x.din "$SRC/r.pdt2.zst" || fail "pack r"
+"$TT" pack s.din s.pdt2.zst || fail "pack s"
+# damage: a bad line inside din text; bytes overwritten inside zstd frames
+awk 'NR == 60000 { print "7 zzz" } { print }' x.din >"$SRC/bad.din"
+cp "$SRC/x.pdt2.zst" "$SRC/badz.pdt2.zst"
+printf 'XXXXXXXXXXXXXXXX' | dd of="$SRC/badz.pdt2.zst" bs=1 seek=$(($(stat -c %s "$SRC/x.pdt2.zst") / 2)) conv=notrunc 2>/dev/null
+
+mount_tm "$T/log" "$MNT" "$SRC" || { fail "mount"; finish; }
+
+# --- corruption ---
+for b in bad.din badz.pdt2.zst; do
+        check "$b is shown as a trace" test -d "$MNT/$b"
+        cat "$MNT/$b/ascii" >/dev/null 2>err.txt
+        check "cat $b/ascii fails" test $? -ne 0
+        check "... with EIO" grep -q "Input/output error" err.txt
+        check "the daemon logged the reason naming $b" grep -q "$b" "$T/log"
+done
+check "the logged reason names an offset" grep -q "offset" "$T/log"
+check "other traces still read" cmp -s x.din "$MNT/x.pdt2.zst/ascii"
+check "the daemon is alive" kill -0 "$MNT_PID"
+
+# --- added, removed, replaced while mounted ---
+cp y.pdt.gz "$SRC/.new.tmp" && mv "$SRC/.new.tmp" "$SRC/new.pdt.gz"
+check "added archive appears" wait_for 5 test -d "$MNT/new.pdt.gz"
+check "added archive reads" cmp -s y.din "$MNT/new.pdt.gz/ascii"
+rm "$SRC/new.pdt.gz"
+check "removed archive disappears" wait_for 5 test ! -e "$MNT/new.pdt.gz"
+
+check "r.pdt2.zst before replacement" cmp -s x.din "$MNT/r.pdt2.zst/ascii"
+cat "$MNT/r.pdt2.zst/binary" >/dev/null # its pages are now in the kernel cache
+cp y.pdt.gz "$SRC/.r.tmp" && mv "$SRC/.r.tmp" "$SRC/r.pdt2.zst"
+check "replaced archive shows the new content" wait_for 5 cmp -s y.din "$MNT/r.pdt2.zst/ascii"
+check "replaced archive: binary view is new too" test "$(stat -c %s "$MNT/r.pdt2.zst/binary")" -eq $((16 * $(wc -l <y.din)))
+check "... and its bytes" cmp -s <("$TT" cat y.pdt.gz binary) "$MNT/r.pdt2.zst/binary"
+# rewritten in place (same inode, new size and mtime)
+cat s.pdt2.zst >"$SRC/r.pdt2.zst"
+check "rewritten archive shows the new content" wait_for 5 cmp -s s.din "$MNT/r.pdt2.zst/ascii"
+# a trace replaced by a plain file and back
+echo "not a trace any more" >"$SRC/.r.tmp" && mv "$SRC/.r.tmp" "$SRC/r.pdt2.zst"
+check "trace replaced by a plain file becomes a file" wait_for 5 test -f "$MNT/r.pdt2.zst"
+check "... with its bytes" wait_for 5 cmp -s "$SRC/r.pdt2.zst" "$MNT/r.pdt2.zst"
+cp s.pdt2.zst "$SRC/.r.tmp" && mv "$SRC/.r.tmp" "$SRC/r.pdt2.zst"
+check "plain file replaced by a trace becomes a directory" wait_for 5 test -d "$MNT/r.pdt2.zst"
+check "... with its views" wait_for 5 cmp -s s.din "$MNT/r.pdt2.zst/ascii"
+umount_tm "$MNT"
+
+# --- thousands of archives: listing is instant and decodes nothing ---
+for i in $(seq 2000); do cp s.pdt2.zst "many/t$i.pdt2.zst"; done
+mount_tm "$T/log.many" "$T/mnt.many" "$T/many" || fail "mount many"
+start=$(date +%s%N)
+n=$(ls -l "$T/mnt.many" | grep -c '^d')
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "ls -l of 2000 archives: $ms ms"
+check "ls -l shows 2000 trace directories" test "$n" -eq 2000
+check "ls -l of 2000 archives under 10 s ($ms ms)" test "$ms" -lt 10000
+check "listing built no index" test -z "$(ls -a "$T/many" | grep '\.tmidx$')"
+check "one of them reads" cmp -s s.din "$T/mnt.many/t1234.pdt2.zst/ascii"
+umount_tm "$T/mnt.many"
+
+# --- read-only source, index in --cache-dir, single-threaded ---
+mkdir -p ro cache
+cp "$SRC/x.pdt2.zst" ro/x.pdt2.zst
+chmod 555 ro
+mount_tm "$T/log.ro" "$T/mnt.ro" -s --no-index-beside --cache-dir "$T/cache" "$T/ro" || fail "mount ro"
+check "read-only source reads" cmp -s x.din "$T/mnt.ro/x.pdt2.zst/ascii"
+check "no index beside the archive" test -z "$(ls -a ro | grep '\.tmidx$')"
+check "index in the cache dir" test -n "$(find cache -type f -size +0)"
+idx1=$(find cache -type f -exec stat -c '%i %Y %n' {} + | sort)
+umount_tm "$T/mnt.ro"
+mount_tm "$T/log.ro2" "$T/mnt.ro" --no-index-beside --cache-dir "$T/cache" "$T/ro" || fail "mount ro again"
+check "second mount reads" cmp -s x.din "$T/mnt.ro/x.pdt2.zst/ascii"
+check "second mount reused the cached index" test "$(find cache -type f -exec stat -c '%i %Y %n' {} + | sort)" = "$idx1"
+umount_tm "$T/mnt.ro"
+chmod 755 ro
+
+# --- usage ---
+"$TRACEMOUNT" >/dev/null 2>&1
+check "no arguments: exit 2" test $? -eq 2
+check "--version" "$TRACEMOUNT" --version
+check "--help" "$TRACEMOUNT" --help >/dev/null
+"$TRACEMOUNT" -f "$T/nonexistent" "$MNT" >/dev/null 2>&1
+check "missing source: exit 1" test $? -eq 1
+mkdir -p "$SRC/inner"
+"$TRACEMOUNT" -f "$SRC" "$SRC/inner" >/dev/null 2>&1
+check "mount point inside the source: refused" test $? -eq 1
+
+finish
