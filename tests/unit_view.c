@@ -238,6 +238,26 @@ static void test_views(void **state)
                 }
 }
 
+/* K = 1: the index fills its 8192 checkpoints twice and thins itself
+ * (K becomes 4); every view still reads right, saved and reloaded. */
+static void test_thinned(void **state)
+{
+        (void)state;
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_GZIP, 77, NREFS);
+        struct tm_trace_opts o = {.cache_dir = fx.cache, .ckpt_refs = 1};
+        for (int round = 0; round < 2; round++) {
+                struct tm_trace *t;
+                struct tm_err err = {0};
+                assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+                check_all_views(t, &fx, 0);
+                assert_int_equal(tm_trace_index_source(t),
+                                 round ? TM_INDEX_LOADED : TM_INDEX_BUILT);
+                tm_trace_close(t);
+        }
+        fixture_free(&fx);
+}
+
 static enum tm_index_source open_index(const struct fixture *fx, int no_beside)
 {
         struct tm_trace *t = fixture_open(fx, no_beside);
@@ -563,7 +583,7 @@ int main(void)
             cmocka_unit_test(test_views),        cmocka_unit_test(test_invalidate),
             cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
             cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
-            cmocka_unit_test(test_lackey),
+            cmocka_unit_test(test_lackey),       cmocka_unit_test(test_thinned),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
