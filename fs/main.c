@@ -101,52 +101,66 @@ static int main_check_paths(const char *src, const char *mnt)
         return 0;
 }
 
+static void main_free(struct main_opts *o, struct fuse_args *args)
+{
+        fuse_opt_free_args(args);
+        free(o->src);
+        free(o->mnt);
+        free(o->cache_dir);
+}
+
+/* Everything before fuse_main; returns -1 to go on, else an exit status. */
+static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog,
+                        char *src)
+{
+        if (fuse_opt_parse(args, o, main_optspec, main_optproc) < 0)
+                return 2;
+        if (o->version) {
+                printf("tracemount %s (libfuse %s)\n", TM_VERSION, fuse_pkgversion());
+                return 0;
+        }
+        if (o->help) {
+                main_usage(prog);
+                printf("FUSE options:\n");
+                fuse_cmdline_help();
+                fuse_lib_help(args);
+                return 0;
+        }
+        if (!o->src || !o->mnt || o->extra) {
+                fprintf(stderr, "usage: %s [options] SRC_DIR MOUNTPOINT (try --help)\n", prog);
+                return 2;
+        }
+        struct stat st;
+        if (!realpath(o->src, src) || stat(src, &st) < 0) {
+                fprintf(stderr, "tracemount: %s: %s\n", o->src, strerror(errno));
+                return 1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "tracemount: %s: not a directory\n", o->src);
+                return 1;
+        }
+        if (main_check_paths(src, o->mnt) < 0)
+                return 1;
+        if (strcmp(src, "/") == 0)
+                src[0] = '\0'; /* paths are appended to it */
+        return -1;
+}
+
 int main(int argc, char *argv[])
 {
         struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
         struct main_opts o = {0};
         char src[PATH_MAX];
 
-        if (fuse_opt_parse(&args, &o, main_optspec, main_optproc) < 0)
-                return 2;
-        if (o.version) {
-                printf("tracemount %s (libfuse %s)\n", TM_VERSION, fuse_pkgversion());
-                return 0;
+        int rc = main_prepare(&o, &args, argv[0], src);
+        if (rc >= 0) {
+                main_free(&o, &args);
+                return rc;
         }
-        if (o.help) {
-                main_usage(argv[0]);
-                printf("FUSE options:\n");
-                fuse_cmdline_help();
-                fuse_lib_help(&args);
-                return 0;
-        }
-        if (!o.src || !o.mnt || o.extra) {
-                fprintf(stderr, "usage: %s [options] SRC_DIR MOUNTPOINT (try --help)\n", argv[0]);
-                return 2;
-        }
-        struct stat st;
-        if (!realpath(o.src, src) || stat(src, &st) < 0) {
-                fprintf(stderr, "tracemount: %s: %s\n", o.src, strerror(errno));
-                return 1;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-                fprintf(stderr, "tracemount: %s: not a directory\n", o.src);
-                return 1;
-        }
-        if (main_check_paths(src, o.mnt) < 0)
-                return 1;
-        if (strcmp(src, "/") == 0)
-                src[0] = '\0'; /* paths are appended to it */
-
         struct tm_trace_opts topts = {
                 .cache_dir = o.cache_dir,
                 .no_index_beside = o.no_index_beside,
         };
-        if (node_init(src, &topts) < 0) {
-                fprintf(stderr, "tracemount: %s: path too long\n", o.src);
-                return 1;
-        }
-
         char extra[PATH_MAX + 64];
         if (strchr(src, ',') || strchr(src, '\\'))
                 snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount");
@@ -155,14 +169,15 @@ int main(int argc, char *argv[])
                          src[0] ? src : "/");
         /* before the user's arguments, so that theirs win; max_idle_threads works
          * around libfuse 3.14 warning about its own default */
-        if (fuse_opt_insert_arg(&args, 1, extra) < 0 ||
-            fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0)
+        if (node_init(src, &topts) < 0 || fuse_opt_insert_arg(&args, 1, extra) < 0 ||
+            fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0) {
+                fprintf(stderr, "tracemount: cannot set up\n");
+                main_free(&o, &args);
                 return 1;
-
-        int rc = fuse_main(args.argc, args.argv, &tmfs_ops, NULL);
-        fuse_opt_free_args(&args);
-        free(o.src);
-        free(o.mnt);
-        free(o.cache_dir);
-        return rc;
+        }
+        rc = fuse_main(args.argc, args.argv, &tmfs_ops, NULL);
+        main_free(&o, &args);
+        /* fuse_main: 1 bad options, 2 no mount point, 3.. setup or mount
+         * failed or an error while mounted */
+        return rc == 0 ? 0 : rc <= 2 ? 2 : 1;
 }

@@ -169,6 +169,9 @@ static int ops_read(const char *path, char *buf, size_t size, off_t off,
         while (done < size) {
                 ssize_t n = tm_vfile_pread(f->vf, buf + done, size - done,
                                            (uint64_t)off + done, &err);
+                /* The whole request fails even if some bytes came first: a
+                 * short reply would read as the end of the file to the
+                 * kernel, hiding the damage. */
                 if (n < 0) {
                         pthread_mutex_unlock(&f->lock);
                         node_trace_log(f->tr, &err);
