@@ -258,6 +258,26 @@ static void test_thinned(void **state)
         fixture_free(&fx);
 }
 
+/* Traces with no references, or one: empty views, exact sizes. */
+static void test_tiny(void **state)
+{
+        (void)state;
+        static const char *const codecs[] = {"pdats", "pdats2"};
+        for (unsigned c = 0; c < 2; c++)
+                for (size_t n = 0; n < 2; n++) {
+                        struct fixture fx;
+                        fixture_make(&fx, tmpdir, codecs[c], TM_CONT_ZSTD, 1, n);
+                        struct tm_trace *t = fixture_open(&fx, 0);
+                        check_all_views(t, &fx, 0);
+                        uint64_t size;
+                        struct tm_err err = {0};
+                        assert_int_equal(tm_trace_view_size(t, "binary", &size, &err), 0);
+                        assert_int_equal(size, 16 * n);
+                        tm_trace_close(t);
+                        fixture_free(&fx);
+                }
+}
+
 static enum tm_index_source open_index(const struct fixture *fx, int no_beside)
 {
         struct tm_trace *t = fixture_open(fx, no_beside);
@@ -584,6 +604,7 @@ int main(void)
             cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
             cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
             cmocka_unit_test(test_lackey),       cmocka_unit_test(test_thinned),
+            cmocka_unit_test(test_tiny),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
