@@ -22,23 +22,26 @@ struct main_opts {
         int no_index_beside;
         int help;
         int version;
-        char *src;  /* first non-option */
-        char *mnt;  /* second non-option (also kept for fuse) */
-        int extra;  /* more non-options than two */
+        char *src; /* first non-option */
+        char *mnt; /* second non-option (also kept for fuse) */
+        int extra; /* more non-options than two */
 };
 
 enum { KEY_HELP, KEY_VERSION };
 
-#define MAIN_OPT(t, p) {t, offsetof(struct main_opts, p), 1}
+#define MAIN_OPT(t, p)                                                                             \
+        {                                                                                          \
+                t, offsetof(struct main_opts, p), 1                                                \
+        }
 static const struct fuse_opt main_optspec[] = {
-        {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
-        {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
-        MAIN_OPT("--no-index-beside", no_index_beside),
-        FUSE_OPT_KEY("-h", KEY_HELP),
-        FUSE_OPT_KEY("--help", KEY_HELP),
-        FUSE_OPT_KEY("-V", KEY_VERSION),
-        FUSE_OPT_KEY("--version", KEY_VERSION),
-        FUSE_OPT_END,
+    {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
+    {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
+    MAIN_OPT("--no-index-beside", no_index_beside),
+    FUSE_OPT_KEY("-h", KEY_HELP),
+    FUSE_OPT_KEY("--help", KEY_HELP),
+    FUSE_OPT_KEY("-V", KEY_VERSION),
+    FUSE_OPT_KEY("--version", KEY_VERSION),
+    FUSE_OPT_END,
 };
 
 static int main_optproc(void *data, const char *arg, int key, struct fuse_args *args)
@@ -110,8 +113,7 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
 }
 
 /* Everything before fuse_main; returns -1 to go on, else an exit status. */
-static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog,
-                        char *src)
+static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog, char *src)
 {
         if (fuse_opt_parse(args, o, main_optspec, main_optproc) < 0)
                 return 2;
@@ -158,14 +160,15 @@ int main(int argc, char *argv[])
                 return rc;
         }
         struct tm_trace_opts topts = {
-                .cache_dir = o.cache_dir,
-                .no_index_beside = o.no_index_beside,
+            .cache_dir = o.cache_dir,
+            .no_index_beside = o.no_index_beside,
         };
         char extra[PATH_MAX + 64];
         if (strchr(src, ',') || strchr(src, '\\'))
                 snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount");
         else
-                snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount,fsname=%s",
+                snprintf(extra, sizeof extra,
+                         "-oro,default_permissions,subtype=tracemount,fsname=%s",
                          src[0] ? src : "/");
         /* before the user's arguments, so that theirs win; max_idle_threads works
          * around libfuse 3.14 warning about its own default */

@@ -136,8 +136,7 @@ static void node_evict_locked(void)
 static int node_same_identity(const struct node_trace *tr, const struct stat *st)
 {
         return tr->dev == st->st_dev && tr->ino == st->st_ino && tr->size == st->st_size &&
-               tr->mtime.tv_sec == st->st_mtim.tv_sec &&
-               tr->mtime.tv_nsec == st->st_mtim.tv_nsec;
+               tr->mtime.tv_sec == st->st_mtim.tv_sec && tr->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
 static struct node_trace *node_find_locked(const char *path, uint32_t h)

@@ -33,12 +33,12 @@ struct node_trace;
 
 struct node_res {
         enum node_kind kind;
-        struct stat st;          /* lstat of the source entry (the archive for traces) */
-        char src[PATH_MAX];      /* absolute source path (the archive for traces) */
-        char view[PATH_MAX];     /* view path inside the trace, "" for NODE_TRACE */
-        struct node_trace *tr;   /* referenced entry for TRACE/VDIR/VFILE, else NULL */
-        struct tm_trace *t;      /* tr's opened trace for VDIR/VFILE, else NULL */
-        int view_idx;            /* VFILE: index of view in tm_trace_views(t) */
+        struct stat st;        /* lstat of the source entry (the archive for traces) */
+        char src[PATH_MAX];    /* absolute source path (the archive for traces) */
+        char view[PATH_MAX];   /* view path inside the trace, "" for NODE_TRACE */
+        struct node_trace *tr; /* referenced entry for TRACE/VDIR/VFILE, else NULL */
+        struct tm_trace *t;    /* tr's opened trace for VDIR/VFILE, else NULL */
+        int view_idx;          /* VFILE: index of view in tm_trace_views(t) */
 };
 
 /* Set up the cache for the source directory src (an absolute path without

@@ -139,8 +139,7 @@ static int ops_open(const char *path, struct fuse_file_info *fi)
         return 0;
 }
 
-static int ops_read(const char *path, char *buf, size_t size, off_t off,
-                    struct fuse_file_info *fi)
+static int ops_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
         (void)path;
         struct ops_file *f = (struct ops_file *)(uintptr_t)fi->fh;
@@ -167,8 +166,8 @@ static int ops_read(const char *path, char *buf, size_t size, off_t off,
         size_t done = 0;
         pthread_mutex_lock(&f->lock);
         while (done < size) {
-                ssize_t n = tm_vfile_pread(f->vf, buf + done, size - done,
-                                           (uint64_t)off + done, &err);
+                ssize_t n =
+                    tm_vfile_pread(f->vf, buf + done, size - done, (uint64_t)off + done, &err);
                 /* The whole request fails even if some bytes came first: a
                  * short reply would read as the end of the file to the
                  * kernel, hiding the damage. */
@@ -219,8 +218,7 @@ static int ops_fill_source_dir(const char *src, void *buf, fuse_fill_dir_t fill)
 }
 
 /* The names directly under view dir (prefix "" for the trace's own dir). */
-static int ops_fill_view_dir(struct tm_trace *t, const char *dir, void *buf,
-                             fuse_fill_dir_t fill)
+static int ops_fill_view_dir(struct tm_trace *t, const char *dir, void *buf, fuse_fill_dir_t fill)
 {
         const char *const *v = tm_trace_views(t);
         size_t n = strlen(dir);
@@ -328,13 +326,13 @@ static void ops_destroy(void *data)
 }
 
 const struct fuse_operations tmfs_ops = {
-        .getattr = ops_getattr,
-        .readlink = ops_readlink,
-        .open = ops_open,
-        .read = ops_read,
-        .release = ops_release,
-        .readdir = ops_readdir,
-        .statfs = ops_statfs,
-        .init = ops_init,
-        .destroy = ops_destroy,
+    .getattr = ops_getattr,
+    .readlink = ops_readlink,
+    .open = ops_open,
+    .read = ops_read,
+    .release = ops_release,
+    .readdir = ops_readdir,
+    .statfs = ops_statfs,
+    .init = ops_init,
+    .destroy = ops_destroy,
 };

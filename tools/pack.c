@@ -21,8 +21,8 @@
 #include "views/tm_binary.h"
 #include "views/view.h"
 
-#define PACK_BATCH 4096          /* references per batch */
-#define PACK_IN_BUF (1u << 20)   /* stdin buffer: also the longest record */
+#define PACK_BATCH 4096        /* references per batch */
+#define PACK_IN_BUF (1u << 20) /* stdin buffer: also the longest record */
 #define PACK_OUT_FLUSH (60u << 10)
 
 /* ---- reference sources ---- */
@@ -67,7 +67,8 @@ static int src_fill(struct ref_src *s, struct tm_err *err)
                 s->pos = 0;
         }
         if (s->len == PACK_IN_BUF)
-                return tm_err_set(err, -EIO, "%s: raw offset %" PRIu64 ": record longer than %u bytes",
+                return tm_err_set(err, -EIO,
+                                  "%s: raw offset %" PRIu64 ": record longer than %u bytes",
                                   s->name, s->raw_off, PACK_IN_BUF);
         for (;;) {
                 ssize_t n = read(s->fd, s->buf + s->len, PACK_IN_BUF - s->len);
@@ -95,8 +96,9 @@ static int src_open_stdin(struct ref_src *s, struct tm_err *err)
         size_t head = s->len < TM_PROBE_BYTES ? s->len : TM_PROBE_BYTES;
         s->dec = tm_codec_probe(s->buf, head);
         if (!s->dec)
-                return tm_err_set(err, -EMEDIUMTYPE, "<stdin>: not a trace this build can read "
-                                                     "(stdin must be uncompressed)");
+                return tm_err_set(err, -EMEDIUMTYPE,
+                                  "<stdin>: not a trace this build can read "
+                                  "(stdin must be uncompressed)");
         s->codec = s->dec->name;
         int h = s->dec->dec_init(&s->st, s->buf, s->len, err);
         if (h < 0)
@@ -278,21 +280,21 @@ static int pack_pass(struct ref_src *s, const struct tm_codec *c, const struct t
 
 static void pack_usage(FILE *f)
 {
-        fprintf(f,
-                "usage: tracetool pack [options] IN OUT\n\n"
-                "Re-encode the trace IN (din or lackey text, or any trace tracetool reads) as OUT.\n"
-                "OUT's name chooses format and compression: NAME.{pdt,pdt2,din}[.gz|.zst],\n"
-                "e.g. sort.pdt2.zst. '-' is stdin / stdout (stdout needs --format and --compress;\n"
-                "stdin must be uncompressed).\n\n"
-                "  --format din|pdats|pdats2   output format (default: from OUT's suffix)\n"
-                "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
-                "  --level N                   compression level (default: the library's)\n"
-                "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 4 MiB)\n"
-                "  --addr-bits 32|64           address width (default: 64 for lackey input, else\n"
-                "                              32, switching to 64 when needed for file input)\n"
-                "  --unit 1|2|4                instruction unit (default: 1 for lackey input, else\n"
-                "                              4, switching to 1 when needed for file input)\n"
-                "  -h, --help                  this help\n");
+        fprintf(
+            f, "usage: tracetool pack [options] IN OUT\n\n"
+               "Re-encode the trace IN (din or lackey text, or any trace tracetool reads) as OUT.\n"
+               "OUT's name chooses format and compression: NAME.{pdt,pdt2,din}[.gz|.zst],\n"
+               "e.g. sort.pdt2.zst. '-' is stdin / stdout (stdout needs --format and --compress;\n"
+               "stdin must be uncompressed).\n\n"
+               "  --format din|pdats|pdats2   output format (default: from OUT's suffix)\n"
+               "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
+               "  --level N                   compression level (default: the library's)\n"
+               "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 4 MiB)\n"
+               "  --addr-bits 32|64           address width (default: 64 for lackey input, else\n"
+               "                              32, switching to 64 when needed for file input)\n"
+               "  --unit 1|2|4                instruction unit (default: 1 for lackey input, else\n"
+               "                              4, switching to 1 when needed for file input)\n"
+               "  -h, --help                  this help\n");
 }
 
 static int pack_parse_uint(const char *s, unsigned long long max, unsigned long long *v)
@@ -309,10 +311,14 @@ static int pack_parse_uint(const char *s, unsigned long long max, unsigned long 
 static int pack_parse(int argc, char **argv, struct pack_opts *o, int *help)
 {
         static const struct option lo[] = {
-                {"format", required_argument, 0, 'F'},   {"compress", required_argument, 0, 'C'},
-                {"level", required_argument, 0, 'L'},    {"frame-size", required_argument, 0, 'S'},
-                {"addr-bits", required_argument, 0, 'A'}, {"unit", required_argument, 0, 'U'},
-                {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+            {"format", required_argument, 0, 'F'},
+            {"compress", required_argument, 0, 'C'},
+            {"level", required_argument, 0, 'L'},
+            {"frame-size", required_argument, 0, 'S'},
+            {"addr-bits", required_argument, 0, 'A'},
+            {"unit", required_argument, 0, 'U'},
+            {"help", no_argument, 0, 'h'},
+            {0, 0, 0, 0},
         };
         int ch;
         unsigned long long v;
@@ -383,8 +389,7 @@ static int pack_resolve(struct pack_job *j)
         if (j->po.format) {
                 j->codec = tm_codec_by_name(j->po.format);
                 if (!j->codec || !j->codec->encode) {
-                        fprintf(stderr, "tracetool pack: cannot write format '%s'\n",
-                                j->po.format);
+                        fprintf(stderr, "tracetool pack: cannot write format '%s'\n", j->po.format);
                         return TOOL_USAGE;
                 }
         }
@@ -393,7 +398,8 @@ static int pack_resolve(struct pack_job *j)
                 return TOOL_USAGE;
         }
         if (j->to_stdout && (!j->po.format || !j->po.compress)) {
-                fprintf(stderr, "tracetool pack: writing to stdout needs --format and --compress\n");
+                fprintf(stderr,
+                        "tracetool pack: writing to stdout needs --format and --compress\n");
                 return TOOL_USAGE;
         }
         if (!j->codec) {
@@ -450,8 +456,8 @@ static int pack_run(struct pack_job *j)
 {
         struct ref_src s = {0};
         struct tm_err err = {0};
-        int rc = strcmp(j->in, "-") == 0 ? src_open_stdin(&s, &err)
-                                         : src_open_file(&s, j->in, &err);
+        int rc =
+            strcmp(j->in, "-") == 0 ? src_open_stdin(&s, &err) : src_open_file(&s, j->in, &err);
         if (rc < 0) {
                 fprintf(stderr, "tracetool pack: %s\n", err.msg);
                 src_close(&s);
@@ -459,8 +465,12 @@ static int pack_run(struct pack_job *j)
         }
         int lackey = strcmp(s.codec, "lackey") == 0;
         struct tm_enc_opts eo = {
-                .addr_bits = j->po.addr_bits ? j->po.addr_bits : lackey ? 64 : 32,
-                .unit = j->po.unit ? j->po.unit : lackey ? 1 : 4,
+            .addr_bits = j->po.addr_bits ? j->po.addr_bits
+                         : lackey        ? 64
+                                         : 32,
+            .unit = j->po.unit ? j->po.unit
+                    : lackey   ? 1
+                               : 4,
         };
         int fd;
         if (pack_open_out(j, &fd) < 0) {
@@ -472,8 +482,8 @@ static int pack_run(struct pack_job *j)
         for (int attempt = 0;; attempt++) {
                 memset(&err, 0, sizeof err);
                 o.len = 0;
-                rc = tm_cwriter_open(fd, j->to_stdout ? "<stdout>" : j->tmp, j->kind, &j->wo,
-                                     &o.w, &err);
+                rc = tm_cwriter_open(fd, j->to_stdout ? "<stdout>" : j->tmp, j->kind, &j->wo, &o.w,
+                                     &err);
                 if (rc < 0)
                         break;
                 rc = pack_pass(&s, j->codec, &eo, &o, &nrefs, &err);

@@ -35,8 +35,7 @@ static int tool_open(const char *cmd, const char *path, struct tm_trace **t)
                 return -1;
         }
         if (rc < 0) {
-                fprintf(stderr, "tracetool %s: %s\n", cmd,
-                        err.msg[0] ? err.msg : strerror(-rc));
+                fprintf(stderr, "tracetool %s: %s\n", cmd, err.msg[0] ? err.msg : strerror(-rc));
                 return -1;
         }
         return 0;
@@ -57,8 +56,8 @@ static int cmd_cat(char **args)
                 return TOOL_FAIL;
         int rc = tm_vfile_open(t, args[1], &f, &err);
         if (rc == -ENOENT) {
-                fprintf(stderr, "tracetool cat: %s: no view '%s' (see tracetool views)\n",
-                        args[0], args[1]);
+                fprintf(stderr, "tracetool cat: %s: no view '%s' (see tracetool views)\n", args[0],
+                        args[1]);
                 tm_trace_close(t);
                 return TOOL_FAIL;
         }
@@ -94,41 +93,49 @@ static int cmd_views(char **args)
         return TOOL_OK;
 }
 
-static int cmd_index(char **args)
+/* One pass over the whole archive (index build or verify) with a progress
+ * bar; on success prints "ARCHIVE: " and what done() says. */
+typedef int (*pass_fn)(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+
+static int run_pass(const char *cmd, const char *label, const char *path, pass_fn pass,
+                    void (*done)(const struct tm_trace *t))
 {
         struct tm_trace *t;
         struct tm_err err = {0};
         struct progress p;
-        if (tool_open("index", args[0], &t) < 0)
+        if (tool_open(cmd, path, &t) < 0)
                 return TOOL_FAIL;
-        progress_init(&p, "indexing");
-        int rc = tm_trace_index(t, progress_update, &p, &err);
+        progress_init(&p, label);
+        int rc = pass(t, progress_update, &p, &err);
         progress_end(&p);
-        if (rc < 0) {
-                tm_trace_close(t);
-                return tool_fail("index", &err, rc);
+        if (rc == 0) {
+                printf("%s: ", path);
+                done(t);
         }
-        const char *ip = tm_trace_index_path(t);
-        printf("%s: index %s\n", args[0], ip ? ip : "(in memory only)");
         tm_trace_close(t);
-        return TOOL_OK;
+        return rc < 0 ? tool_fail(cmd, &err, rc) : TOOL_OK;
+}
+
+static void index_done(const struct tm_trace *t)
+{
+        const char *ip = tm_trace_index_path(t);
+        printf("index %s\n", ip ? ip : "(in memory only)");
+}
+
+static void verify_done(const struct tm_trace *t)
+{
+        (void)t;
+        printf("ok\n");
+}
+
+static int cmd_index(char **args)
+{
+        return run_pass("index", "indexing", args[0], tm_trace_index, index_done);
 }
 
 static int cmd_verify(char **args)
 {
-        struct tm_trace *t;
-        struct tm_err err = {0};
-        struct progress p;
-        if (tool_open("verify", args[0], &t) < 0)
-                return TOOL_FAIL;
-        progress_init(&p, "verifying");
-        int rc = tm_trace_verify(t, progress_update, &p, &err);
-        progress_end(&p);
-        tm_trace_close(t);
-        if (rc < 0)
-                return tool_fail("verify", &err, rc);
-        printf("%s: ok\n", args[0]);
-        return TOOL_OK;
+        return run_pass("verify", "verifying", args[0], tm_trace_verify, verify_done);
 }
 
 /* Print the stats view up to the end of its second paragraph: the summary
@@ -186,17 +193,17 @@ static int cmd_stat(char **args)
 }
 
 static const struct command commands[] = {
-        {"pack", "[options] IN OUT", "re-encode a trace (see tracetool pack --help)", -1,
-         NULL /* pack_main parses its own options */},
-        {"cat", "ARCHIVE VIEW", "write a view (ascii, binary, raw, stats, streams/read, ...) "
-                                "to stdout",
-         2, cmd_cat},
-        {"stat", "ARCHIVE", "codec, container, sizes, references by type, index location", 1,
-         cmd_stat},
-        {"index", "ARCHIVE", "build or load the index (progress on a terminal)", 1, cmd_index},
-        {"verify", "ARCHIVE", "decode everything and check checksums and index; exit 1 on error",
-         1, cmd_verify},
-        {"views", "ARCHIVE", "list the views of a trace", 1, cmd_views},
+    {"pack", "[options] IN OUT", "re-encode a trace (see tracetool pack --help)", -1,
+     NULL /* pack_main parses its own options */},
+    {"cat", "ARCHIVE VIEW",
+     "write a view (ascii, binary, raw, stats, streams/read, ...) "
+     "to stdout",
+     2, cmd_cat},
+    {"stat", "ARCHIVE", "codec, container, sizes, references by type, index location", 1, cmd_stat},
+    {"index", "ARCHIVE", "build or load the index (progress on a terminal)", 1, cmd_index},
+    {"verify", "ARCHIVE", "decode everything and check checksums and index; exit 1 on error", 1,
+     cmd_verify},
+    {"views", "ARCHIVE", "list the views of a trace", 1, cmd_views},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
