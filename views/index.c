@@ -16,16 +16,18 @@
 #define BUILD_FEED (256u << 10)
 #define PROGRESS_EVERY (64ull << 20)
 
-static struct tm_index *index_alloc(void)
+/* An index with room for cap checkpoints (grown by build_checkpoint). */
+static struct tm_index *index_alloc(uint32_t cap)
 {
         struct tm_index *ix = calloc(1, sizeof *ix);
         if (!ix)
                 return NULL;
-        ix->ck = calloc(TM_CKPT_CAP, sizeof *ix->ck);
+        ix->ck = calloc(cap, sizeof *ix->ck);
         if (!ix->ck) {
                 free(ix);
                 return NULL;
         }
+        ix->cap = cap;
         return ix;
 }
 
@@ -54,9 +56,17 @@ struct build {
         struct tm_err *err;
 };
 
-static void build_checkpoint(struct build *b)
+static int build_checkpoint(struct build *b)
 {
         struct tm_index *ix = b->ix;
+        if (ix->n == ix->cap && ix->cap < TM_CKPT_CAP) {
+                uint32_t cap = ix->cap * 4 < TM_CKPT_CAP ? ix->cap * 4 : TM_CKPT_CAP;
+                struct tm_ckpt *ck = realloc(ix->ck, cap * sizeof *ck);
+                if (!ck)
+                        return tm_err_set(b->err, -ENOMEM, "out of memory");
+                ix->ck = ck;
+                ix->cap = cap;
+        }
         if (ix->n == TM_CKPT_CAP) {
                 for (uint32_t i = 0; i < TM_CKPT_CAP / 2; i++)
                         ix->ck[i] = ix->ck[2 * i];
@@ -68,6 +78,7 @@ static void build_checkpoint(struct build *b)
         c->raw_off = b->feed.raw_off;
         c->st = b->feed.st;
         b->next_ckpt = b->at.rec + ix->k;
+        return 0;
 }
 
 static void build_account(struct build *b, const struct tm_ref *r, size_t n)
@@ -102,8 +113,8 @@ static int build_drain(struct build *b)
                                     b->err, -EIO, "raw offset %llu: reference type %u",
                                     (unsigned long long)b->feed.raw_off, b->refs[i].type);
                 build_account(b, b->refs, (size_t)n);
-                if (b->at.rec == b->next_ckpt)
-                        build_checkpoint(b);
+                if (b->at.rec == b->next_ckpt && build_checkpoint(b) < 0)
+                        return -ENOMEM;
         }
 }
 
@@ -166,7 +177,7 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
                    struct tm_index **out, struct tm_err *err)
 {
         struct build *b = calloc(1, sizeof *b);
-        struct tm_index *ix = index_alloc();
+        struct tm_index *ix = index_alloc(64);
         int rc = -ENOMEM;
         if (!b || !ix || tm_feed_init(&b->feed, codec, BUILD_FEED) < 0) {
                 tm_err_set(err, rc, "out of memory");
@@ -190,8 +201,9 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
         b->cont = c;
         b->err = err;
         tm_stats_init(&b->acc);
-        build_checkpoint(b);
-        rc = tm_cont_scan(c, build_sink, b, err);
+        rc = build_checkpoint(b);
+        if (rc == 0)
+                rc = tm_cont_scan(c, build_sink, b, err);
         if (rc == 0)
                 rc = build_finish(b);
         if (rc > 0)
@@ -612,7 +624,7 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
             crc != (uint32_t)(hb[12] | hb[13] << 8 | hb[14] << 16 | (uint32_t)hb[15] << 24))
                 goto bad;
         why = "out of memory";
-        ix = index_alloc();
+        ix = index_alloc((uint32_t)h.nckpt);
         if (!ix)
                 goto bad;
         ix->k = h.k;

@@ -37,10 +37,11 @@ struct tm_ckpt {
 };
 
 struct tm_index {
-        uint64_t k;         /* references between checkpoints */
-        uint32_t n;         /* checkpoints in ck */
-        struct tm_ckpt *ck; /* TM_CKPT_CAP entries allocated; ck[0] is the start */
-        uint64_t hdr_len;   /* raw bytes of the trace header */
+        uint64_t k;   /* references between checkpoints */
+        uint32_t n;   /* checkpoints in ck; ck[0] is the start */
+        uint32_t cap; /* entries allocated, at most TM_CKPT_CAP */
+        struct tm_ckpt *ck;
+        uint64_t hdr_len; /* raw bytes of the trace header */
         uint64_t raw_size;
         uint64_t nrefs;
         uint64_t ascii_size;
