@@ -58,8 +58,10 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
                 return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace (not a non-empty file)",
                                   t->path);
         int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
-        if (rc == 0)
+        if (rc == 0) {
+                t->cont_name = tm_cont_name(t->cont);
                 rc = read_head(t->cont, t->head, &t->headn, err);
+        }
         if (rc < 0)
                 return rc;
         t->codec = t->headn ? tm_codec_probe(t->head, t->headn) : NULL;
@@ -94,7 +96,7 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
         if (ok && codec_name)
                 *codec_name = t->codec->name;
         if (ok && cont_name)
-                *cont_name = tm_cont_name(t->cont);
+                *cont_name = t->cont_name;
         tm_trace_close(t);
         return ok;
 }
@@ -177,7 +179,7 @@ const char *tm_trace_codec(const struct tm_trace *t)
 
 const char *tm_trace_container(const struct tm_trace *t)
 {
-        return tm_cont_name(t->cont);
+        return t->cont_name;
 }
 
 const char *const *tm_trace_views(const struct tm_trace *t)
@@ -194,7 +196,7 @@ static struct tm_index_key trace_key(const struct tm_trace *t)
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
             .ino = (uint64_t)t->sb.st_ino,
             .codec = t->codec->name,
-            .container = tm_cont_name(t->cont),
+            .container = t->cont_name,
         };
         return k;
 }
@@ -287,6 +289,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
         t->headn = headn;
         tm_cont_close(t->cont);
         t->cont = c;
+        t->cont_name = tm_cont_name(c);
         t->sb = sb;
         t->ix_state = TM_IX_NONE;
         memset(&t->ix_err, 0, sizeof t->ix_err);
@@ -369,7 +372,7 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
                 struct tm_stats_info in = {
                     .name = base ? base + 1 : t->path,
                     .codec = t->codec->name,
-                    .container = tm_cont_name(t->cont),
+                    .container = t->cont_name,
                     .ntypes = t->codec->ntypes,
                     .archive_size = (uint64_t)t->sb.st_size,
                     .raw_size = t->ix->raw_size,

@@ -20,8 +20,9 @@ struct tm_trace {
         char *path; /* as given, for messages */
         char *abs;  /* absolute, for index file names */
         int fd;
-        struct stat sb; /* of the archive at open */
-        struct tm_cont *cont;
+        struct stat sb;        /* of the archive at open */
+        struct tm_cont *cont;  /* replaced only while no index and no reader exist */
+        const char *cont_name; /* static: usable by any thread at any time */
         const struct tm_codec *codec;
         uint8_t head[TM_PROBE_BYTES];
         size_t headn;
