@@ -267,8 +267,8 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
 
 /* After a failed build: if the archive was rewritten in place since (size
  * or mtime differ) and still holds a trace of the same codec, forget the
- * failure and start over with a fresh container. No reader exists, since readers need the index.
- * Under mu. */
+ * failure and start over with a fresh container. No reader exists, since
+ * readers need the index. Under mu. */
 static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
