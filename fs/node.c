@@ -303,8 +303,14 @@ int node_trace_keep_cache(struct node_trace *tr, unsigned idx)
 
 int node_hidden_name(const char *name)
 {
+        /* ".<archive>.tmidx", and ".<archive>.tmidx.XXXXXX" while one is
+         * being written (views/index.c renames it into place) */
         size_t n = strlen(name);
-        return name[0] == '.' && n > 7 && strcmp(name + n - 6, ".tmidx") == 0;
+        if (name[0] != '.')
+                return 0;
+        if (n > 7 && strcmp(name + n - 6, ".tmidx") == 0)
+                return 1;
+        return n > 14 && strncmp(name + n - 13, ".tmidx.", 7) == 0;
 }
 
 int node_view_index(struct tm_trace *t, const char *view)

@@ -76,7 +76,8 @@ int node_trace_keep_cache(struct node_trace *tr, unsigned idx);
  * message does not. */
 void node_trace_log(struct node_trace *tr, const struct tm_err *err);
 
-/* Is name (one path component) an index file that listings hide? */
+/* Is name (one path component) an index file, or one being written, that
+ * listings hide? */
 int node_hidden_name(const char *name);
 
 /* The index of view in tm_trace_views(t), or -1. */

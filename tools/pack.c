@@ -183,24 +183,19 @@ static int ends_with(const char *s, size_t n, const char *suffix)
         return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-/* Format and container from OUT's name: [name]<codec suffix>[.gz|.zst]. */
-static void pack_guess(const char *out, const struct tm_codec **codec, enum tm_cont_kind *kind,
-                       int *have_kind)
+void pack_guess(const char *out, const struct tm_codec **codec, enum tm_cont_kind *kind)
 {
         size_t n = strlen(out);
-        *have_kind = 1;
+        *kind = TM_CONT_PLAIN;
         if (ends_with(out, n, ".gz")) {
                 *kind = TM_CONT_GZIP;
                 n -= 3;
         } else if (ends_with(out, n, ".zst")) {
                 *kind = TM_CONT_ZSTD;
                 n -= 4;
-        } else {
-                *kind = TM_CONT_PLAIN;
-                *have_kind = 0;
         }
         *codec = NULL;
-        size_t best = 0;
+        size_t best = 0; /* the longest suffix wins: ".pdt2" over ".pdt" */
         for (const struct tm_codec *const *c = tm_codecs; *c; c++) {
                 const char *suf = (*c)->suffix;
                 if ((*c)->encode && suf && ends_with(out, n, suf) && strlen(suf) > best) {
@@ -208,8 +203,6 @@ static void pack_guess(const char *out, const struct tm_codec **codec, enum tm_c
                         best = strlen(suf);
                 }
         }
-        if (*codec && !*have_kind)
-                *have_kind = 1; /* "x.pdt2": plain, said by the name */
 }
 
 static int pack_kind_by_name(const char *s, enum tm_cont_kind *kind)
@@ -382,10 +375,7 @@ struct pack_job {
 
 static int pack_resolve(struct pack_job *j)
 {
-        const struct tm_codec *guess;
-        int have_kind;
-        pack_guess(j->out, &guess, &j->kind, &have_kind);
-        j->codec = guess;
+        pack_guess(j->out, &j->codec, &j->kind);
         if (j->po.format) {
                 j->codec = tm_codec_by_name(j->po.format);
                 if (!j->codec || !j->codec->encode) {
@@ -409,7 +399,6 @@ static int pack_resolve(struct pack_job *j)
                         j->out);
                 return TOOL_USAGE;
         }
-        (void)have_kind;
         j->wo.level = j->po.level;
         j->wo.frame_size = j->po.frame_size;
         return TOOL_OK;

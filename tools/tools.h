@@ -8,12 +8,21 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "codecs/container.h"
+#include "codecs/trace.h"
+
 #define TOOL_OK 0
 #define TOOL_FAIL 1
 #define TOOL_USAGE 2
 
 /* tracetool pack [options] IN OUT (pack.c). */
 int pack_main(int argc, char **argv);
+
+/* Format and container from an output name NAME<codec suffix>[.gz|.zst]:
+ * *codec is the encoder whose suffix (".din", ".pdt", ".pdt2"; the longest
+ * that matches) ends the name once ".gz" / ".zst" is taken off, or NULL;
+ * *kind is gzip, zstd or plain. */
+void pack_guess(const char *out, const struct tm_codec **codec, enum tm_cont_kind *kind);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 struct progress {
