@@ -2,11 +2,13 @@
  * directory of decoded views. Option parsing and fuse_main. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "node.h"
 #include "ops.h"
@@ -104,6 +106,28 @@ static int main_check_paths(const char *src, const char *mnt)
         return 0;
 }
 
+static void main_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+        vsyslog((int)level, fmt, ap);
+}
+
+/* Without -f or -d the daemon's stderr goes to /dev/null once it detaches:
+ * send log messages (the reasons for EIO) to syslog instead. */
+static void main_setup_log(const struct fuse_args *args)
+{
+        struct fuse_args copy = FUSE_ARGS_INIT(args->argc, args->argv);
+        struct fuse_cmdline_opts co = {0};
+        int fg = 1;
+        if (fuse_parse_cmdline(&copy, &co) == 0)
+                fg = co.foreground;
+        free(co.mountpoint);
+        fuse_opt_free_args(&copy);
+        if (fg)
+                return;
+        openlog("tracemount", LOG_PID, LOG_DAEMON);
+        fuse_set_log_func(main_syslog);
+}
+
 static void main_free(struct main_opts *o, struct fuse_args *args)
 {
         fuse_opt_free_args(args);
@@ -178,6 +202,7 @@ int main(int argc, char *argv[])
                 main_free(&o, &args);
                 return 1;
         }
+        main_setup_log(&args);
         rc = fuse_main(args.argc, args.argv, &tmfs_ops, NULL);
         main_free(&o, &args);
         /* fuse_main: 1 bad options, 2 no mount point, 3.. setup or mount
