@@ -114,7 +114,19 @@ static int ops_open(const char *path, struct fuse_file_info *fi)
         }
         f->fd = -1;
         if (r.kind == NODE_PASS) {
-                f->fd = open(r.src, O_RDONLY | O_CLOEXEC);
+                /* Regular files only: a FIFO would block a worker and a
+                 * device would be opened with the daemon's rights. No
+                 * symlink either, in case the file was swapped for one
+                 * since it was looked up. */
+                f->fd = S_ISREG(r.st.st_mode)
+                            ? open(r.src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                            : (errno = EACCES, -1);
+                struct stat st;
+                if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+                        close(f->fd);
+                        f->fd = -1;
+                        errno = EACCES;
+                }
                 if (f->fd < 0) {
                         rc = -errno;
                         free(f);
