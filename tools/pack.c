@@ -42,6 +42,9 @@ struct ref_src {
         size_t len, pos;
         uint64_t raw_off; /* raw offset of buf[pos] */
         int eof;
+        /* progress: bytes of the binary view (file) or of stdin read */
+        struct progress prog;
+        uint64_t total; /* 0: unknown */
 };
 
 static int src_open_file(struct ref_src *s, const char *path, struct tm_err *err)
@@ -55,6 +58,16 @@ static int src_open_file(struct ref_src *s, const char *path, struct tm_err *err
         if (rc < 0)
                 return rc;
         s->codec = tm_trace_codec(s->t);
+        /* the decoding pass that finds the views' sizes, then the one that
+         * feeds the encoder */
+        progress_init(&s->prog, "reading");
+        rc = tm_trace_index(s->t, progress_update, &s->prog, err);
+        if (rc == 0)
+                rc = tm_trace_view_size(s->t, "binary", &s->total, err);
+        progress_end(&s->prog);
+        if (rc < 0)
+                return rc;
+        progress_init(&s->prog, "packing");
         return tm_vfile_open(s->t, "binary", &s->vf, err);
 }
 
@@ -79,6 +92,7 @@ static int src_fill(struct ref_src *s, struct tm_err *err)
                 if (n == 0)
                         s->eof = 1;
                 s->len += (size_t)n;
+                progress_update(&s->prog, s->raw_off + s->len - s->pos, 0);
                 return 0;
         }
 }
@@ -87,6 +101,7 @@ static int src_open_stdin(struct ref_src *s, struct tm_err *err)
 {
         s->name = "<stdin>";
         s->fd = STDIN_FILENO;
+        progress_init(&s->prog, "packing");
         s->buf = malloc(PACK_IN_BUF);
         if (!s->buf)
                 return tm_err_set(err, -ENOMEM, "out of memory");
@@ -122,6 +137,7 @@ static ssize_t src_next(struct ref_src *s, struct tm_ref *out, size_t cap, struc
                 if (n % (ssize_t)sizeof rec[0])
                         return tm_err_set(err, -EIO, "%s: binary view: partial record", s->name);
                 s->off += (uint64_t)n;
+                progress_update(&s->prog, s->off, s->total);
                 size_t k = (size_t)n / sizeof rec[0];
                 for (size_t i = 0; i < k; i++) {
                         const uint8_t *a = (const uint8_t *)&rec[i].addr;
@@ -162,6 +178,7 @@ static int src_rewind(struct ref_src *s)
 
 static void src_close(struct ref_src *s)
 {
+        progress_end(&s->prog);
         tm_vfile_close(s->vf);
         tm_trace_close(s->t);
         free(s->buf);
@@ -239,7 +256,7 @@ static int out_flush(struct pack_out *o, struct tm_err *err)
 
 /* One encoding pass from s's current position to the end. */
 static int pack_pass(struct ref_src *s, const struct tm_codec *c, const struct tm_enc_opts *eo,
-                     struct pack_out *o, uint64_t *nrefs, struct tm_err *err)
+                     struct pack_out *o, struct tm_err *err)
 {
         static struct tm_ref refs[PACK_BATCH];
         struct tm_enc_state st;
@@ -267,7 +284,6 @@ static int pack_pass(struct ref_src *s, const struct tm_codec *c, const struct t
         if (k < 0)
                 return k;
         o->len += (size_t)k;
-        *nrefs = idx;
         return out_flush(o, err);
 }
 
@@ -452,14 +468,16 @@ static int pack_run(struct pack_job *j)
                 src_close(&s);
                 return TOOL_FAIL;
         }
+        /* lackey traces come from 64-bit machines with byte-granular
+         * instructions; din ones are usually 32-bit RISC */
         int lackey = strcmp(s.codec, "lackey") == 0;
         struct tm_enc_opts eo = {
             .addr_bits = j->po.addr_bits ? j->po.addr_bits
-                         : lackey        ? 64
-                                         : 32,
+                         : lackey        ? 64u
+                                         : 32u,
             .unit = j->po.unit ? j->po.unit
-                    : lackey   ? 1
-                               : 4,
+                    : lackey   ? 1u
+                               : 4u,
         };
         int fd;
         if (pack_open_out(j, &fd) < 0) {
@@ -467,7 +485,6 @@ static int pack_run(struct pack_job *j)
                 return TOOL_FAIL;
         }
         static struct pack_out o;
-        uint64_t nrefs = 0;
         for (int attempt = 0;; attempt++) {
                 memset(&err, 0, sizeof err);
                 o.len = 0;
@@ -475,7 +492,7 @@ static int pack_run(struct pack_job *j)
                                      &err);
                 if (rc < 0)
                         break;
-                rc = pack_pass(&s, j->codec, &eo, &o, &nrefs, &err);
+                rc = pack_pass(&s, j->codec, &eo, &o, &err);
                 if (rc == 0) {
                         rc = tm_cwriter_close(o.w, &err);
                         break;
@@ -507,7 +524,6 @@ static int pack_run(struct pack_job *j)
                         unlink(j->tmp);
                 return TOOL_FAIL;
         }
-        (void)nrefs;
         return TOOL_OK;
 }
 
