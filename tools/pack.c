@@ -471,13 +471,10 @@ static int pack_run(struct pack_job *j)
         /* lackey traces come from 64-bit machines with byte-granular
          * instructions; din ones are usually 32-bit RISC */
         int lackey = strcmp(s.codec, "lackey") == 0;
+        unsigned def_bits = lackey ? 64 : 32, def_unit = lackey ? 1 : 4;
         struct tm_enc_opts eo = {
-            .addr_bits = j->po.addr_bits ? j->po.addr_bits
-                         : lackey        ? 64u
-                                         : 32u,
-            .unit = j->po.unit ? j->po.unit
-                    : lackey   ? 1u
-                               : 4u,
+            .addr_bits = j->po.addr_bits ? j->po.addr_bits : def_bits,
+            .unit = j->po.unit ? j->po.unit : def_unit,
         };
         int fd;
         if (pack_open_out(j, &fd) < 0) {
