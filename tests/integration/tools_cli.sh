@@ -27,6 +27,18 @@ done
 check "no index written for pack's input" test ! -e .a.din.tmidx
 check "no .tmp left" test -z "$(ls ./*.tmp 2>/dev/null)"
 
+# options: level, unit
+check "pack --level 1" "$TT" pack --level 1 a.din l1.pdt2.zst
+check "pack --level 19" "$TT" pack --level 19 a.din l19.pdt2.zst
+check "--level 19 is no bigger than --level 1" test "$(stat -c %s l19.pdt2.zst)" -le "$(stat -c %s l1.pdt2.zst)"
+check "--level 19 reads back" cmp -s a.din <("$TT" cat l19.pdt2.zst ascii)
+check "pack --unit 2 --addr-bits 64" "$TT" pack --unit 2 --addr-bits 64 a.din u2.pdt2
+check "--unit 2 reads back" cmp -s a.din <("$TT" cat u2.pdt2 ascii)
+check "--compress overrides the suffix" "$TT" pack --compress gzip a.din odd.pdt2
+check "... giving gzip bytes" test "$(head -c 2 odd.pdt2 | od -An -tx1 | tr -d ' ')" = 1f8b
+check "--format overrides the suffix" "$TT" pack --format din a.din fmt.pdt
+check "... giving din text" cmp -s a.din fmt.pdt
+
 # containers readable by the standard tools
 check "zstdcat of seekable pdt2 == raw view" cmp -s <(zstdcat a.pdt2.zst) <("$TT" cat a.pdt2.zst raw)
 check "gzip -dc of pdt.gz == raw view" cmp -s <(gzip -dc a.pdt.gz) <("$TT" cat a.pdt.gz raw)
