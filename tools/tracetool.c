@@ -119,7 +119,9 @@ static int run_pass(const char *cmd, const char *label, const char *path, pass_f
 static void index_done(const struct tm_trace *t)
 {
         const char *ip = tm_trace_index_path(t);
-        printf("index %s\n", ip ? ip : "(in memory only)");
+        enum tm_index_source how = tm_trace_index_source(t);
+        printf("index %s (%s)\n", ip ? ip : "in memory only",
+               how == TM_INDEX_BUILT ? "built" : "loaded");
 }
 
 static void verify_done(const struct tm_trace *t)

@@ -114,10 +114,13 @@ check "lackey stdin ascii == awk conversion" cmp -s l.din <("$TT" cat l2.pdt.gz 
 check "stat exit 0" test $? -eq 0
 check "stat counts the references" grep -Eq "^references +$(wc -l <a.din)\$" stat.txt
 check "stat names the codec" grep -q pdats2 stat.txt
+rm -f .a.pdt.gz.tmidx # built by the cat above
 "$TT" index a.pdt.gz >idx.txt
 check "index exit 0" test $? -eq 0
 check "index file beside the archive" test -s .a.pdt.gz.tmidx
 check "index prints its path" grep -q "a.pdt.gz.tmidx" idx.txt
+check "first index run builds" grep -q "(built)" idx.txt
+check "second index run loads" grep -q "(loaded)" <("$TT" index a.pdt.gz)
 check "verify ok" "$TT" verify a.pdt2.zst
 check "views lists streams/read" grep -qx "streams/read" <("$TT" views a.pdt2)
 
