@@ -8,7 +8,8 @@
 #   sequential cat and grep of ascii through the mount (cold: fresh mount),
 #   the same cat again (warm: kernel page cache), tail -n 1 latency once
 #   the index exists, daemon peak RSS, index size, index build time.
-# It also checks that the mount's ascii is byte-identical to the baseline.
+# (grep writes to a file: GNU grep stops at the first match when its output is
+# /dev/null.) It also checks that the mount's ascii is byte-identical to the baseline.
 # Needs ./build.sh build first and a working /dev/fuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,8 @@ time_cmd() {
 }
 mount_fresh() {
         if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
-        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" &
+        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" \
+                < /dev/null >> "$W/daemon.log" 2>&1 &
         PID=$!
         for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
         echo "bench: mount failed" >&2
@@ -59,16 +61,32 @@ time_cmd t_index "$B/tools/tracetool" index "$W/arch/t.pdt2.zst"
 IDX=$(find "$W/arch" "$W/cache" -name '*.tmidx' -printf '%s\n' | head -n 1)
 V=$MNT/t.pdt2.zst/ascii
 
-# baselines, best of 3
-best() { sort -n | head -n 1; }
-zc=$(for _ in 1 2 3; do time_cmd t zstdcat "$W/base/t.din.zst" > /dev/null; echo "$t"; done | best)
-zcp=$(for _ in 1 2 3; do time_cmd t sh -c "zstdcat '$W/base/t.din.zst' | cat > /dev/null"; echo "$t"; done | best)
-zg=$(for _ in 1 2 3; do time_cmd t sh -c "zstdcat '$W/base/t.din.zst' | grep -c '^1 ' > /dev/null"; echo "$t"; done | best)
-
-cold=$(for _ in 1 2 3; do mount_fresh; time_cmd t cat "$V" > /dev/null; echo "$t"; done | best)
-warm=$(for _ in 1 2 3; do time_cmd t cat "$V" > /dev/null; echo "$t"; done | best)
-grepm=$(for _ in 1 2 3; do mount_fresh; time_cmd t sh -c "grep -c '^1 ' '$V' > /dev/null"; echo "$t"; done | best)
-tails=$(for _ in 1 2 3 4 5; do mount_fresh; time_cmd t tail -n 1 "$V" > /dev/null; echo "$t"; done | sort -n)
+# best_of K VAR [mount] cmd...: best time of K runs (optionally on a fresh
+# mount each time); no subshells, so the daemon's PID stays in this shell.
+best_of() {
+        local k=$1 var=$2 fresh=0 b="" t
+        shift 2
+        if [ "$1" = mount ]; then fresh=1; shift; fi
+        for _ in $(seq "$k"); do
+                [ $fresh = 1 ] && mount_fresh
+                time_cmd t "$@"
+                if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
+        done
+        printf -v "$var" '%s' "$b"
+}
+best_of 3 zc sh -c "zstdcat '$W/base/t.din.zst' > /dev/null"
+best_of 3 zcp sh -c "zstdcat '$W/base/t.din.zst' | cat > /dev/null"
+best_of 3 zg sh -c "zstdcat '$W/base/t.din.zst' | grep -c '^1 ' > '$W/out'"
+best_of 3 cold mount sh -c "cat '$V' > /dev/null"
+best_of 3 warm sh -c "cat '$V' > /dev/null"
+best_of 3 grepm mount sh -c "grep -c '^1 ' '$V' > '$W/out'"
+tails=""
+for _ in 1 2 3 4 5; do
+        mount_fresh
+        time_cmd t sh -c "tail -n 1 '$V' > /dev/null"
+        tails="$tails$t"$'\n'
+done
+tails=$(printf '%s' "$tails" | sort -n)
 tail_med=$(echo "$tails" | sed -n 3p)
 tail_max=$(echo "$tails" | tail -n 1)
 mount_fresh
