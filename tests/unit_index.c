@@ -109,6 +109,49 @@ static void check_checkpoints(const struct fix *fx, const struct tm_index *ix)
                 assert_int_equal(ix->stats.count[t], trec[t]);
 }
 
+/* With the default spacing the saved checkpoints stay within the size
+ * budget: a highly compressed archive is thinned (spacing doubled), plain
+ * din text of the same references is not, and both still restart right. */
+static void budget_case(const char *codec, enum tm_cont_kind kind, int thinned)
+{
+        enum { N = 600000 };
+        struct fix fx;
+        memset(&fx, 0, sizeof fx);
+        fx.codec = tm_codec_by_name(codec);
+        snprintf(fx.path, sizeof fx.path, "%s/budget-%s-%d", tmpdir, codec, (int)kind);
+        struct tm_ref *gen = malloc(N * sizeof *gen);
+        assert_non_null(gen);
+        for (size_t i = 0; i < N; i++) { /* a loop: compresses to almost nothing */
+                gen[i].type = i % 8 == 7 ? TM_READ : TM_IFETCH;
+                gen[i].addr = i % 8 == 7 ? 0x10000000 + 4 * (i % 4096) : 0x400000 + 4 * (i % 64);
+        }
+        vt_make(fx.path, fx.codec, kind, 1 << 20, gen, N, &fx.raw);
+        free(gen);
+        fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
+        fx.fd = open(fx.path, O_RDONLY);
+        assert_true(fx.fd >= 0);
+        struct tm_err err = {0};
+        assert_int_equal(tm_cont_open(fx.fd, fx.path, &fx.cont, &err), 0);
+        struct tm_index *ix = build(&fx, 0);
+        uint64_t budget = tm_cont_archive_size(fx.cont) / TM_INDEX_BUDGET_DIV;
+        assert_true(ix->n == 1 || (uint64_t)ix->n * TM_CKPT_BYTES <= budget);
+        if (thinned)
+                assert_true(ix->k > TM_CKPT_REFS_DEFAULT);
+        else
+                assert_int_equal(ix->k, TM_CKPT_REFS_DEFAULT);
+        assert_true(ix->n >= 1 + (thinned ? 0 : N / TM_CKPT_REFS_DEFAULT));
+        check_checkpoints(&fx, ix);
+        tm_index_free(ix);
+        fix_free(&fx);
+}
+
+static void test_budget(void **state)
+{
+        (void)state;
+        budget_case("pdats2", TM_CONT_ZSTD, 1);
+        budget_case("din", TM_CONT_PLAIN, 0);
+}
+
 static void test_thinning(void **state)
 {
         (void)state;
@@ -290,8 +333,11 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_thinning), cmocka_unit_test(test_checkpoints_all),
-            cmocka_unit_test(test_file),     cmocka_unit_test(test_find),
+            cmocka_unit_test(test_thinning),
+            cmocka_unit_test(test_budget),
+            cmocka_unit_test(test_checkpoints_all),
+            cmocka_unit_test(test_file),
+            cmocka_unit_test(test_find),
             cmocka_unit_test(test_compare),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

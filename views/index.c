@@ -54,7 +54,17 @@ struct build {
         void *arg;
         struct tm_cont *cont;
         struct tm_err *err;
+        int budgeted; /* default spacing: thin to the size budget */
 };
+
+/* Keep every other checkpoint (the start stays) and double the spacing. */
+static void index_halve(struct tm_index *ix)
+{
+        for (uint32_t i = 0; i < (ix->n + 1) / 2; i++)
+                ix->ck[i] = ix->ck[2 * i];
+        ix->n = (ix->n + 1) / 2;
+        ix->k *= 2;
+}
 
 static int build_checkpoint(struct build *b)
 {
@@ -67,12 +77,8 @@ static int build_checkpoint(struct build *b)
                 ix->ck = ck;
                 ix->cap = cap;
         }
-        if (ix->n == TM_CKPT_CAP) {
-                for (uint32_t i = 0; i < TM_CKPT_CAP / 2; i++)
-                        ix->ck[i] = ix->ck[2 * i];
-                ix->n = TM_CKPT_CAP / 2;
-                ix->k *= 2;
-        }
+        if (ix->n == TM_CKPT_CAP)
+                index_halve(ix);
         struct tm_ckpt *c = &ix->ck[ix->n++];
         *c = b->at;
         c->raw_off = b->feed.raw_off;
@@ -163,6 +169,11 @@ static int build_finish(struct build *b)
                                   (unsigned long long)b->seen);
         tm_stats_finish(&b->acc);
         struct tm_index *ix = b->ix;
+        /* With the default spacing, the checkpoints of a highly compressed
+         * archive could outweigh 1% of it: thin them to fit the budget. */
+        uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
+        while (b->budgeted && ix->n > 1 && (uint64_t)ix->n * TM_CKPT_BYTES > budget)
+                index_halve(ix);
         ix->raw_size = b->feed.raw_off;
         ix->nrefs = b->at.rec;
         ix->ascii_size = b->at.ascii_off;
@@ -191,6 +202,7 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
                 goto out;
         }
         ix->k = k ? k : TM_CKPT_REFS_DEFAULT;
+        b->budgeted = k == 0;
         ix->hdr_len = (uint64_t)hl;
         tm_feed_reset(&b->feed, (uint64_t)hl, &st);
         b->ix = ix;
@@ -255,7 +267,6 @@ const struct tm_ckpt *tm_index_find(const struct tm_index *ix, enum tm_ix_by by,
 static const char index_magic[8] = {'T', 'M', 'I', 'N', 'D', 'E', 'X', '\n'};
 #define INDEX_VERSION 1
 #define NAME_LEN 16
-#define CKPT_BYTES (8 * (3 + 2 * TM_NTYPES) + TM_STATE_MAX)
 
 /* Header fields after magic, version and crc, in file order. */
 struct file_head {
@@ -433,7 +444,7 @@ static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f
                      struct file_head *h, struct tm_err *err)
 {
         uint8_t zero[HEAD_BYTES] = {0};
-        uint8_t rec[CKPT_BYTES];
+        uint8_t rec[TM_CKPT_BYTES];
         uint8_t st[TM_STATS_WORDS * 8];
         if (write_all(f, zero, sizeof zero) < 0)
                 return -EIO;
@@ -443,7 +454,7 @@ static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f
                 if (write_all(f, rec, sizeof rec) < 0)
                         return -EIO;
         }
-        h->stats_off = h->ckpt_off + (uint64_t)ix->n * CKPT_BYTES;
+        h->stats_off = h->ckpt_off + (uint64_t)ix->n * TM_CKPT_BYTES;
         stats_encode(&ix->stats, st);
         if (write_all(f, st, sizeof st) < 0)
                 return -EIO;
@@ -572,10 +583,10 @@ static int index_consistent(const struct tm_index *ix)
 
 static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
 {
-        uint8_t rec[CKPT_BYTES];
+        uint8_t rec[TM_CKPT_BYTES];
         uint8_t st[TM_STATS_WORDS * 8];
         for (uint32_t i = 0; i < ix->n; i++) {
-                if (pread_all(fd, rec, sizeof rec, h->ckpt_off + (uint64_t)i * CKPT_BYTES) < 0)
+                if (pread_all(fd, rec, sizeof rec, h->ckpt_off + (uint64_t)i * TM_CKPT_BYTES) < 0)
                         return -EIO;
                 ckpt_decode(&ix->ck[i], rec);
         }
@@ -614,7 +625,7 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
         why = "bad layout";
         if (h.file_size != (uint64_t)sb.st_size || h.nckpt < 1 || h.nckpt > TM_CKPT_CAP ||
             h.k < 1 || h.ckpt_off != HEAD_BYTES ||
-            h.stats_off != h.ckpt_off + h.nckpt * CKPT_BYTES ||
+            h.stats_off != h.ckpt_off + h.nckpt * TM_CKPT_BYTES ||
             h.cont_off != h.stats_off + TM_STATS_WORDS * 8 ||
             h.cont_len != h.file_size - h.cont_off || h.cont_off > h.file_size)
                 goto bad;

@@ -25,6 +25,12 @@
 
 #define TM_CKPT_REFS_DEFAULT (1u << 16)
 #define TM_CKPT_CAP 8192
+/* With the default spacing, checkpoints are thinned after the pass until
+ * they take at most archive size / TM_INDEX_BUDGET_DIV bytes (0.5%). An
+ * explicit spacing (tests, TM_CKPT_REFS) is kept as asked. */
+#define TM_INDEX_BUDGET_DIV 200
+/* Bytes of one checkpoint in the index file. */
+#define TM_CKPT_BYTES (8 * (3 + 2 * TM_NTYPES) + TM_STATE_MAX)
 
 /* A point where decoding can restart, between two references. */
 struct tm_ckpt {
