@@ -189,6 +189,23 @@ static inline void ct_assert_refs(const struct tm_ref *a, const struct tm_ref *b
         }
 }
 
+/* Hostile-input check: decoding buf all at once (cap 300) and in small
+ * pieces with small caps, chosen from iter, must give the same references
+ * or the same error, and only -EIO or -ENOTSUP as errors. got and got2
+ * hold cap references each. */
+static inline void ct_assert_paths_agree(const struct tm_codec *c, const uint8_t *buf, size_t n,
+                                         int iter, struct tm_ref *got, struct tm_ref *got2,
+                                         size_t cap)
+{
+        ssize_t r = ct_decode(c, buf, n, 0, 300, got, cap, NULL);
+        ssize_t r2 = ct_decode(c, buf, n, 1 + (size_t)iter % 5, 1 + (size_t)iter % 7, got2, cap,
+                               NULL);
+        assert_true(r >= 0 || r == -EIO || r == -ENOTSUP);
+        assert_int_equal(r, r2);
+        if (r > 0)
+                ct_assert_refs(got, got2, (size_t)r);
+}
+
 /* Encode refs with c and o, then decode the stream in pieces of many small
  * sizes, with several caps (1 stops after every reference), and through a
  * state copy at several points; every decode must give refs back. Returns
