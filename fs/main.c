@@ -22,6 +22,7 @@
 struct main_opts {
         char *cache_dir;
         int no_index_beside;
+        int direct_io;
         int help;
         int version;
         char *src; /* first non-option */
@@ -39,6 +40,7 @@ static const struct fuse_opt main_optspec[] = {
     {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
     {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
     MAIN_OPT("--no-index-beside", no_index_beside),
+    MAIN_OPT("--direct-io", direct_io),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -84,6 +86,8 @@ static void main_usage(const char *prog)
                "                           directory is not writable (default:\n"
                "                           $XDG_CACHE_HOME/tracemount or ~/.cache/tracemount)\n"
                "    --no-index-beside      never write indexes beside the archives\n"
+               "    --direct-io            views bypass the kernel page cache: faster\n"
+               "                           one-pass cold reads, no caching, no mmap\n"
                "    -h, --help             this help, then the FUSE options\n"
                "    -V, --version          print the version\n\n",
                prog);
@@ -203,7 +207,9 @@ int main(int argc, char *argv[])
                 return 1;
         }
         main_setup_log(&args);
-        rc = fuse_main(args.argc, args.argv, &tmfs_ops, NULL);
+        static struct tmfs_conf conf;
+        conf.direct_io = o.direct_io;
+        rc = fuse_main(args.argc, args.argv, &tmfs_ops, &conf);
         main_free(&o, &args);
         /* fuse_main: 1 bad options, 2 no mount point, 3.. setup or mount
          * failed or an error while mounted */

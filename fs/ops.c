@@ -146,7 +146,11 @@ static int ops_open(const char *path, struct fuse_file_info *fi)
         }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
-        fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
+        const struct tmfs_conf *conf = fuse_get_context()->private_data;
+        if (conf && conf->direct_io)
+                fi->direct_io = 1;
+        else
+                fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
         fi->fh = (uintptr_t)f;
         return 0;
 }
@@ -328,7 +332,7 @@ static void *ops_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
                 conn->want |= FUSE_CAP_ASYNC_READ;
         if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
                 conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-        return NULL;
+        return fuse_get_context()->private_data; /* the struct tmfs_conf */
 }
 
 static void ops_destroy(void *data)

@@ -10,7 +10,18 @@
 #define FUSE_USE_VERSION 35
 #include <fuse.h>
 
-/* The operations; node_init must have run before fuse_main. */
+/* Daemon-wide settings, given to fuse_main as its user data. */
+struct tmfs_conf {
+        /* 1: open view files with direct_io: reads bypass the kernel page
+         * cache, so a one-pass cold read costs one copy instead of two
+         * (measured 0.5 s instead of 0.6-1.4 s for 953 MB of ascii), but
+         * nothing stays cached for the next reader and mmap(2) of a view
+         * fails. Pass-through files are unaffected. */
+        int direct_io;
+};
+
+/* The operations; node_init must have run before fuse_main, whose
+ * user_data must be a struct tmfs_conf that outlives the mount. */
 extern const struct fuse_operations tmfs_ops;
 
 #endif

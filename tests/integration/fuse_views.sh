@@ -34,7 +34,10 @@ echo "just a note" >"$SRC/notes.txt"
 : >"$SRC/empty"
 ln -s a.pdt2.zst "$SRC/link-to-a"
 
-mount_tm "$T/log" "$MNT" -o allow_other "$SRC" || { fail "mount"; finish; }
+# TM_MOUNT_OPTS: extra tracemount options for a second run of the same
+# checks (meson runs this script plain and with --direct-io).
+# shellcheck disable=SC2086
+mount_tm "$T/log" "$MNT" -o allow_other $TM_MOUNT_OPTS "$SRC" || { fail "mount"; finish; }
 
 # --- the tree ---
 check "a.pdt2.zst is a directory" test -d "$MNT/a.pdt2.zst"
@@ -126,6 +129,20 @@ check "5 concurrent readers agree" test "$(cat conc.* 2>/dev/null | wc -l)" -eq 
 # index files are hidden from listings but exist in the source
 check "index files exist beside the archives" test -n "$(ls -a "$SRC" | grep '\.tmidx$')"
 check "index files are hidden in the mount" test -z "$(ls -a "$MNT" | grep '\.tmidx$')"
+# mmap: served from the page cache normally; --direct-io bypasses the
+# page cache, so mmap of a view is refused (documented in tracemount(1)).
+mmap_same() {
+        python3 -c 'import mmap, sys
+with open(sys.argv[1], "rb") as f, mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ) as m:
+    sys.exit(0 if m[:] == open(sys.argv[2], "rb").read() else 3)' "$@" 2>/dev/null
+}
+case " ${TM_MOUNT_OPTS:-} " in
+*" --direct-io "*)
+        mmap_same "$MNT/a.pdt2.zst/binary" ref/a.pdt2.zst_binary
+        check "--direct-io: mmap of a view is refused" test $? -eq 1 ;;
+*)
+        check "mmap of binary equals tracetool cat" mmap_same "$MNT/a.pdt2.zst/binary" ref/a.pdt2.zst_binary ;;
+esac
 check "nothing logged for good traces" test ! -s "$T/log"
 
 umount_tm "$MNT"
