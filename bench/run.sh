@@ -5,7 +5,8 @@
 # with bench/gen_trace, stores it two ways -- din text compressed with zstd
 # (the baseline) and PDATS II in seekable zstd (tracetool pack) -- mounts
 # the second and prints, each as a ratio to the baseline where one exists:
-#   sequential cat and grep of ascii through the mount (cold: fresh mount),
+#   sequential cat and grep of ascii through the mount (cold: fresh mount;
+#   with the page cache and with --direct-io),
 #   the same cat again (warm: kernel page cache), tail -n 1 latency once
 #   the index exists, daemon peak RSS, index size, index build time.
 # (grep writes to a file: GNU grep stops at the first match when its output is
@@ -38,9 +39,11 @@ time_cmd() {
         e=$(now)
         printf -v "$var" '%s' "$(secs "$s" "$e")"
 }
+MOUNT_OPTS=""
 mount_fresh() {
         if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
-        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" \
+        # shellcheck disable=SC2086
+        "$B/fs/tracemount" -f --cache-dir "$W/cache" $MOUNT_OPTS "$W/arch" "$MNT" \
                 < /dev/null >> "$W/daemon.log" 2>&1 &
         PID=$!
         for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
@@ -80,6 +83,10 @@ best_of 3 zg sh -c "zstdcat '$W/base/t.din.zst' | grep -c '^1 ' > '$W/out'"
 best_of 3 cold mount sh -c "cat '$V' > /dev/null"
 best_of 3 warm sh -c "cat '$V' > /dev/null"
 best_of 3 grepm mount sh -c "grep -c '^1 ' '$V' > '$W/out'"
+MOUNT_OPTS=--direct-io
+best_of 3 dcold mount sh -c "cat '$V' > /dev/null"
+best_of 3 dgrep mount sh -c "grep -c '^1 ' '$V' > '$W/out'"
+MOUNT_OPTS=""
 tails=""
 for _ in 1 2 3 4 5; do
         mount_fresh
@@ -107,6 +114,8 @@ tracemount bench: $N references, ascii $TEXT bytes; mount output vs zstdcat: $sa
   cat ascii, warm page cache        $warm   $(mbps "$warm")   $(ratio "$zc" "$warm")
   zstdcat | grep -c '^1 '           $zg
   grep -c '^1 ' ascii, cold         $grepm           $(ratio "$zg" "$grepm")
+  cat ascii, --direct-io            $dcold   $(mbps "$dcold")   $(ratio "$zc" "$dcold") vs zstdcat, $(ratio "$zcp" "$dcold") vs zstdcat|cat
+  grep -c '^1 ', --direct-io        $dgrep           $(ratio "$zg" "$dgrep")
   tail -n 1 ascii, fresh mount      median ${tail_med} s, worst ${tail_max} s (target < 0.050)
   daemon peak RSS                   ${rss} KiB (target < 100 MB)
 REPORT

@@ -86,8 +86,8 @@ static void main_usage(const char *prog)
                "                           directory is not writable (default:\n"
                "                           $XDG_CACHE_HOME/tracemount or ~/.cache/tracemount)\n"
                "    --no-index-beside      never write indexes beside the archives\n"
-               "    --direct-io            views bypass the kernel page cache: faster\n"
-               "                           one-pass cold reads, no caching, no mmap\n"
+               "    --direct-io            views bypass the kernel page cache: steadier\n"
+               "                           one-pass reads; no caching, readahead, mmap\n"
                "    -h, --help             this help, then the FUSE options\n"
                "    -V, --version          print the version\n\n",
                prog);
