@@ -75,7 +75,7 @@ demo() {
 
 == try it ==
   ls $mnt                      every archive is a directory of views
-  less $mnt/gzip.pdt2.zst/ascii   din text, decoded on demand
+  less $mnt/gzip.din.zst/ascii    din text, decoded on demand
   dinero-style tools:          any program that reads din text reads $mnt/*/ascii
   numpy:                       np.fromfile('$mnt/sort.pdt2.zst/binary', dtype=[('addr','<u8'),('type','u1'),('pad','V7')])
   unmount:                     fusermount3 -u $mnt
