@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "tests/view_test.h"
+#include "views/readahead.h"
 #include "views/view.h"
 
 #define NREFS 20000
@@ -236,6 +237,54 @@ static void test_views(void **state)
                         setenv("TM_READ_THREADS", "2", 1);
                         fixture_free(&fx);
                 }
+}
+
+/* Readaheads share one memory budget: with many sequential readers open at
+ * once their segment buffers stay within it, readers that find it spent
+ * read through their own cursor, every byte is still right, and closing
+ * the files gives the memory back. Budget 1 byte: nobody reads ahead. */
+static void test_readahead_budget(void **state)
+{
+        (void)state;
+        enum { NF = 12, CHUNK = 3000 };
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 91, NREFS);
+        struct vt_buf want = {0};
+        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        static const char *const budgets[] = {"20000", "1"};
+        uint8_t buf[CHUNK];
+        for (unsigned b = 0; b < 2; b++) {
+                setenv("TM_READ_AHEAD_MEM", budgets[b], 1);
+                uint64_t budget = strtoull(budgets[b], NULL, 10);
+                struct tm_trace *t = fixture_open(&fx, 0);
+                struct tm_vfile *f[NF];
+                struct tm_err err = {0};
+                for (int i = 0; i < NF; i++)
+                        assert_int_equal(tm_vfile_open(t, "ascii", &f[i], &err), 0);
+                uint64_t pos[NF] = {0}, peak = 0;
+                for (int more = 1; more;) {
+                        more = 0;
+                        for (int i = 0; i < NF; i++) {
+                                if (pos[i] >= want.len)
+                                        continue;
+                                read_expect(f[i], &want, pos[i], CHUNK, buf);
+                                pos[i] += CHUNK;
+                                more = 1;
+                                uint64_t m = tm_ra_mem_in_use();
+                                assert_true(m <= budget);
+                                peak = m > peak ? m : peak;
+                        }
+                }
+                if (b == 0)
+                        assert_true(peak > 0); /* some did read ahead */
+                for (int i = 0; i < NF; i++)
+                        tm_vfile_close(f[i]);
+                assert_int_equal(tm_ra_mem_in_use(), 0);
+                tm_trace_close(t);
+        }
+        unsetenv("TM_READ_AHEAD_MEM");
+        free(want.p);
+        fixture_free(&fx);
 }
 
 /* K = 1: the index fills its 8192 checkpoints twice and thins itself
@@ -604,7 +653,7 @@ int main(void)
             cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
             cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
             cmocka_unit_test(test_lackey),       cmocka_unit_test(test_thinned),
-            cmocka_unit_test(test_tiny),
+            cmocka_unit_test(test_tiny),         cmocka_unit_test(test_readahead_budget),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

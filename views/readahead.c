@@ -8,6 +8,7 @@
 /* Workers alive in the process, all readaheads together: many sequential
  * readers at once share TM_RA_WORKERS_TOTAL threads. */
 static atomic_uint ra_live;
+static _Atomic uint64_t ra_mem; /* bytes of segment buffers, all readaheads */
 
 enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 
@@ -37,8 +38,21 @@ struct tm_ra {
         struct slot slot[TM_RA_THREADS_MAX + 2];
         unsigned nworkers;
         unsigned reserved; /* counted in ra_live */
+        uint64_t mem;      /* counted in ra_mem */
         struct worker w[TM_RA_THREADS_MAX];
 };
+
+/* $TM_READ_AHEAD_MEM bytes if set (tests), else TM_RA_MEM_TOTAL. */
+static uint64_t ra_mem_budget(void)
+{
+        const char *e = getenv("TM_READ_AHEAD_MEM");
+        return e && *e ? strtoull(e, NULL, 10) : TM_RA_MEM_TOTAL;
+}
+
+uint64_t tm_ra_mem_in_use(void)
+{
+        return atomic_load(&ra_mem);
+}
 
 unsigned tm_ra_threads(void)
 {
@@ -146,7 +160,21 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 nthreads -= over;
         }
         ra->reserved = nthreads;
-        ra->nslots = nthreads + 2;
+        /* Segment buffers of all readaheads share TM_RA_MEM_TOTAL: take
+         * fewer workers, or none, when it is spent. */
+        uint64_t seg = big ? big : 1, budget = ra_mem_budget();
+        while (nthreads > 0) {
+                uint64_t want = (nthreads + 2) * seg;
+                if (atomic_fetch_add(&ra_mem, want) + want <= budget) {
+                        ra->mem = want;
+                        break;
+                }
+                atomic_fetch_sub(&ra_mem, want);
+                nthreads--;
+        }
+        atomic_fetch_sub(&ra_live, ra->reserved - nthreads);
+        ra->reserved = nthreads;
+        ra->nslots = nthreads ? nthreads + 2 : 0;
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
@@ -187,6 +215,7 @@ void tm_ra_close(struct tm_ra *ra)
         for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);
         atomic_fetch_sub(&ra_live, ra->reserved);
+        atomic_fetch_sub(&ra_mem, ra->mem);
         pthread_mutex_destroy(&ra->mu);
         pthread_cond_destroy(&ra->cv);
         free(ra);

@@ -11,8 +11,13 @@
  *
  * Memory: workers + 2 buffers of the largest segment (refused above
  * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
- * reach) plus one cursor per worker. Threads: at most TM_RA_WORKERS_TOTAL
- * workers alive in the process, however many files are read at once. */
+ * reach) plus one cursor per worker. All readaheads of the process share
+ * TM_RA_MEM_TOTAL bytes of segment buffers ($TM_READ_AHEAD_MEM overrides
+ * it, for tests): a file that finds it spent
+ * reads ahead with fewer workers or not at all (measured: 40 concurrent
+ * readers of a 10^8-reference trace peaked at 447 MB without this bound).
+ * Threads: at most TM_RA_WORKERS_TOTAL workers alive in the process,
+ * however many files are read at once. */
 #ifndef TM_READAHEAD_H
 #define TM_READAHEAD_H
 
@@ -25,8 +30,12 @@
 #define TM_RA_SEG_MAX (4u << 20)
 #define TM_RA_THREADS_MAX 8
 #define TM_RA_WORKERS_TOTAL 32
+#define TM_RA_MEM_TOTAL (64ull << 20)
 
 struct tm_ra;
+
+/* Bytes of segment buffers the process's readaheads hold now (tests). */
+uint64_t tm_ra_mem_in_use(void);
 
 /* Worker threads to use: $TM_READ_THREADS if set (0 disables), else the
  * online CPUs minus one, at most TM_RA_THREADS_MAX. */
