@@ -14,7 +14,7 @@
 #define ZSTD_SKIP_START 0x184D2A50u
 #define ZSTD_SCAN_OUT (256u << 10)
 #define ZSTD_DEFAULT_LEVEL 3
-#define ZSTD_DEFAULT_FRAME (4u << 20)
+#define ZSTD_DEFAULT_FRAME (1u << 20) /* see docs/formats/containers.md */
 
 struct zstd_cont {
         int seek_table;     /* the archive has a seekable-format table */

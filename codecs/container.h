@@ -122,7 +122,7 @@ enum tm_cont_kind { TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD };
 
 struct tm_cwriter_opts {
         int level;         /* compression level; 0 means the library default */
-        size_t frame_size; /* zstd: raw bytes per seekable frame; 0 = 4 MiB */
+        size_t frame_size; /* zstd: raw bytes per seekable frame; 0 = 1 MiB */
 };
 
 struct tm_cwriter;

@@ -298,7 +298,7 @@ static void pack_usage(FILE *f)
                "  --format din|pdats|pdats2   output format (default: from OUT's suffix)\n"
                "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
                "  --level N                   compression level (default: the library's)\n"
-               "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 4 MiB)\n"
+               "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 1 MiB)\n"
                "  --addr-bits 32|64           address width (default: 64 for lackey input, else\n"
                "                              32, switching to 64 when needed for file input)\n"
                "  --unit 1|2|4                instruction unit (default: 1 for lackey input, else\n"
