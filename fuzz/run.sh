@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# fuzz/run.sh [SECONDS]: build fuzz_archive with clang (libFuzzer, ASan,
+# UBSan) and run it on a corpus seeded from examples/ and small packed
+# traces. Not part of the test suite; crashes land in fuzz/out/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-120}
+O=fuzz/out
+mkdir -p "$O/corpus"
+srcs=$(ls codecs/*.c views/*.c)
+clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
+        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
+# seeds: small real archives of every codec and container
+TT=build/tools/tracetool
+if [ -x "$TT" ]; then
+        head -n 300 examples/tex-table3.din > "$O/corpus/table3.din"
+        for s in pdt pdt2 din; do
+                for c in "" .gz .zst; do
+                        "$TT" pack --addr-bits 64 --unit 1 examples/tex-table3.din \
+                                "$O/corpus/t3.$s$c" 2>/dev/null || true
+                done
+        done
+        (zcat examples/true.lackey.gz || true) | head -n 60 > "$O/corpus/true.lackey"
+fi
+"$O/fuzz_archive" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$O/" "$O/corpus"
