@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "cont_impl.h"
+#include "tm_io.h"
 
 #define GZ_SCAN_OUT (256u << 10)
 #define GZ_WBITS_GZIP 31 /* gzip wrapper only */
@@ -280,7 +281,7 @@ static int load_window(struct tm_creader *r, const struct tm_cpoint *p, struct t
         if (!g->cwin && !(g->cwin = malloc(TM_GZ_WINDOW_CMAX)))
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         if (c->wfd < 0 || p->wpos > c->wsize || p->wlen > c->wsize - p->wpos ||
-            pread(c->wfd, g->cwin, p->wlen, (off_t)(c->wbase + p->wpos)) != (ssize_t)p->wlen)
+            tm_pread_full(c->wfd, g->cwin, p->wlen, c->wbase + p->wpos) != (ssize_t)p->wlen)
                 return tm_err_set(err, -EIO,
                                   "%s: seek index: cannot read the window for archive "
                                   "offset %llu",

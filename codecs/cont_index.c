@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "cont_impl.h"
+#include "tm_io.h"
 
 #define IDX_MAGIC "TMCX"
 #define IDX_VERSION 1
@@ -190,7 +191,7 @@ int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len, st
         if (len < IDX_HEAD || off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - off)
                 return bad_index(c, 0, err, "index truncated");
         uint8_t head[IDX_HEAD];
-        if (pread(fd, head, IDX_HEAD, (off_t)off) != IDX_HEAD)
+        if (tm_pread_full(fd, head, IDX_HEAD, off) != IDX_HEAD)
                 return bad_index(c, 0, err, "cannot read the header");
         if (memcmp(head, IDX_MAGIC, 4) != 0 || head[4] != IDX_VERSION || head[5] || head[7])
                 return bad_index(c, 0, err, "not a tracemount container index (version 1)");
@@ -207,7 +208,7 @@ int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len, st
         if (!recs)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         int ret = 0;
-        if (rbytes && pread(fd, recs, rbytes, (off_t)(off + IDX_HEAD)) != (ssize_t)rbytes) {
+        if (rbytes && tm_pread_full(fd, recs, rbytes, off + IDX_HEAD) != (ssize_t)rbytes) {
                 ret = bad_index(c, IDX_HEAD, err, "cannot read the points");
                 goto out;
         }

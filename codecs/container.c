@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cont_impl.h"
+#include "tm_io.h"
 
 /* Detection order: the first module whose probe accepts the head wins;
  * plain accepts anything and comes last. */
@@ -30,25 +31,9 @@ int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const
                           (unsigned long long)off, what);
 }
 
-static ssize_t pread_some(int fd, void *buf, size_t n, uint64_t off)
-{
-        size_t got = 0;
-        while (got < n) {
-                ssize_t k = pread(fd, (uint8_t *)buf + got, n - got, (off_t)(off + got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                got += (size_t)k;
-        }
-        return (ssize_t)got;
-}
-
 int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
-        ssize_t k = pread_some(c->fd, buf, n, off);
+        ssize_t k = tm_pread_full(c->fd, buf, n, off);
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)off, strerror((int)-k));
@@ -93,7 +78,7 @@ ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *e
                 return 0;
         uint64_t left = c->asize - in->off;
         size_t want = left < in->cap ? (size_t)left : in->cap;
-        ssize_t k = pread_some(c->fd, in->buf, want, in->off);
+        ssize_t k = tm_pread_full(c->fd, in->buf, want, in->off);
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)in->off, strerror((int)-k));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../codecs/tm_io.h"
 #include "feed.h"
 #include "render.h"
 
@@ -537,18 +538,7 @@ int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
 
 static int pread_all(int fd, void *p, size_t n, uint64_t off)
 {
-        uint8_t *b = p;
-        while (n) {
-                ssize_t r = pread(fd, b, n, (off_t)off);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r <= 0)
-                        return -EIO;
-                b += r;
-                n -= (size_t)r;
-                off += (uint64_t)r;
-        }
-        return 0;
+        return tm_pread_full(fd, p, n, off) == (ssize_t)n ? 0 : -EIO;
 }
 
 /* Is every checkpoint within the totals and in order? */
