@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "codecs/tm_io.h"
 #include "node.h"
 
 /* Attributes and entries are cached by the kernel for this long, so that
@@ -164,18 +165,10 @@ static int ops_read(const char *path, char *buf, size_t size, off_t off, struct 
         if (size > INT_MAX)
                 size = INT_MAX;
         if (f->fd >= 0) {
-                size_t done = 0;
-                while (done < size) {
-                        ssize_t n = pread(f->fd, buf + done, size - done, off + (off_t)done);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return done ? (int)done : -errno;
-                        if (n == 0)
-                                break;
-                        done += (size_t)n;
-                }
-                return (int)done;
+                /* An error fails the whole request, as for views below: a
+                 * short reply would read as the end of the file. */
+                ssize_t n = tm_pread_full(f->fd, buf, size, (uint64_t)off);
+                return (int)n;
         }
 
         struct tm_err err = {0};
