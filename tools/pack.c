@@ -1,10 +1,10 @@
 /* tracetool pack: re-encode a trace into another format and container.
  *
- * References come from a struct ref_src: for a file, the library's
- * `binary` view (any format and container the library reads); for stdin,
- * the text codecs' decode() in a loop. They go through the output codec's
- * encoder into a tm_cwriter; the encoder's output ends on a record boundary
- * after every encode(), so each flush is a boundary for the writer. */
+ * References come from a struct ref_src: the input decoded in one pass,
+ * through its container for a file, or from stdin. They go through the
+ * output codec's encoder into a tm_cwriter; the encoder's output ends on a
+ * record boundary after every encode(), so each flush is a boundary for the
+ * writer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,83 +18,91 @@
 #include "codecs/container.h"
 #include "codecs/trace.h"
 #include "tools.h"
-#include "views/tm_binary.h"
-#include "views/view.h"
+#include "views/feed.h"
 
 #define PACK_BATCH 4096        /* references per batch */
-#define PACK_IN_BUF (1u << 20) /* stdin buffer: also the longest record */
+#define PACK_IN_BUF (1u << 20) /* input buffer: also the longest record */
 #define PACK_OUT_FLUSH (60u << 10)
 
 /* ---- reference sources ---- */
 
+/* The input, decoded in one pass through a tm_feed: a file read through its
+ * container (any container and codec the library reads), or stdin, which
+ * must be uncompressed. */
 struct ref_src {
-        const char *name; /* for messages */
-        const char *codec;
-        /* a file: the binary view */
-        struct tm_trace *t;
-        struct tm_vfile *vf;
-        uint64_t off;
-        /* stdin: a codec decoding the stream */
-        int fd;
-        const struct tm_codec *dec;
-        struct tm_dec_state st;
-        uint8_t *buf;
-        size_t len, pos;
-        uint64_t raw_off; /* raw offset of buf[pos] */
-        int eof;
-        /* progress: bytes of the binary view (file) or of stdin read */
+        const char *name;  /* for messages */
+        const char *codec; /* the input's codec */
+        int fd;            /* the file, or STDIN_FILENO */
+        struct tm_cont *cont;
+        struct tm_creader *r; /* NULL for stdin */
+        struct tm_feed feed;
         struct progress prog;
-        uint64_t total; /* 0: unknown */
+        uint64_t total; /* raw bytes, 0: unknown */
 };
+
+/* Up to n raw bytes of the input; 0 at its end. */
+static ssize_t src_read(struct ref_src *s, void *buf, size_t n, struct tm_err *err)
+{
+        if (s->r)
+                return tm_creader_read(s->r, buf, n, err);
+        for (;;) {
+                ssize_t k = read(s->fd, buf, n);
+                if (k >= 0)
+                        return k;
+                if (errno != EINTR)
+                        return tm_err_set(err, -errno, "%s: read: %s", s->name, strerror(errno));
+        }
+}
+
+/* From raw offset 0: probe the head, parse the header, and hand the rest
+ * of the head to a fresh feed. */
+static int src_start(struct ref_src *s, struct tm_err *err)
+{
+        uint8_t head[TM_PROBE_BYTES];
+        size_t n = 0;
+        ssize_t k = 1;
+        while (n < sizeof head && (k = src_read(s, head + n, sizeof head - n, err)) > 0)
+                n += (size_t)k;
+        if (k < 0)
+                return (int)k;
+        const struct tm_codec *c = tm_codec_probe(head, n);
+        if (!c)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace this build can read%s",
+                                  s->name, s->r ? "" : " (stdin must be uncompressed)");
+        struct tm_dec_state st;
+        memset(&st, 0, sizeof st);
+        int h = c->dec_init(&st, head, n, err);
+        if (h < 0)
+                return tm_err_prefix(err, "%s", s->name);
+        if ((size_t)h > n)
+                return tm_err_set(err, -EIO, "%s: truncated header", s->name);
+        s->codec = c->name;
+        tm_feed_free(&s->feed);
+        if (tm_feed_init(&s->feed, c, PACK_IN_BUF) < 0)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        tm_feed_reset(&s->feed, (uint64_t)h, &st);
+        size_t room;
+        memcpy(tm_feed_space(&s->feed, &room), head + h, n - (size_t)h);
+        tm_feed_commit(&s->feed, n - (size_t)h);
+        s->feed.eof = k == 0;
+        return 0;
+}
 
 static int src_open_file(struct ref_src *s, const char *path, struct tm_err *err)
 {
-        struct tm_trace_opts o = {.no_save = 1};
         s->name = path;
-        s->fd = -1;
-        int rc = tm_trace_open(path, &o, &s->t, err);
-        if (rc == -EMEDIUMTYPE)
-                return tm_err_set(err, rc, "%s: not a trace this build can read", path);
-        if (rc < 0)
-                return rc;
-        s->codec = tm_trace_codec(s->t);
-        /* the decoding pass that finds the views' sizes, then the one that
-         * feeds the encoder */
-        progress_init(&s->prog, "reading");
-        rc = tm_trace_index(s->t, progress_update, &s->prog, err);
+        s->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (s->fd < 0)
+                return tm_err_set(err, -errno, "%s: %s", path, strerror(errno));
+        int rc = tm_cont_open(s->fd, path, &s->cont, err);
         if (rc == 0)
-                rc = tm_trace_view_size(s->t, "binary", &s->total, err);
-        progress_end(&s->prog);
+                rc = tm_creader_open(s->cont, &s->r, err);
         if (rc < 0)
                 return rc;
+        if (!tm_cont_raw_size(s->cont, &s->total))
+                s->total = 0;
         progress_init(&s->prog, "packing");
-        return tm_vfile_open(s->t, "binary", &s->vf, err);
-}
-
-/* Read more stdin into buf (after moving the unread part to the front). */
-static int src_fill(struct ref_src *s, struct tm_err *err)
-{
-        if (s->pos) {
-                memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-                s->len -= s->pos;
-                s->pos = 0;
-        }
-        if (s->len == PACK_IN_BUF)
-                return tm_err_set(err, -EIO,
-                                  "%s: raw offset %" PRIu64 ": record longer than %u bytes",
-                                  s->name, s->raw_off, PACK_IN_BUF);
-        for (;;) {
-                ssize_t n = read(s->fd, s->buf + s->len, PACK_IN_BUF - s->len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return tm_err_set(err, -errno, "%s: read: %s", s->name, strerror(errno));
-                if (n == 0)
-                        s->eof = 1;
-                s->len += (size_t)n;
-                progress_update(&s->prog, s->raw_off + s->len - s->pos, 0);
-                return 0;
-        }
+        return src_start(s, err);
 }
 
 static int src_open_stdin(struct ref_src *s, struct tm_err *err)
@@ -102,86 +110,61 @@ static int src_open_stdin(struct ref_src *s, struct tm_err *err)
         s->name = "<stdin>";
         s->fd = STDIN_FILENO;
         progress_init(&s->prog, "packing");
-        s->buf = malloc(PACK_IN_BUF);
-        if (!s->buf)
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        while (!s->eof && s->len < TM_PROBE_BYTES)
-                if (src_fill(s, err) < 0)
-                        return err->code;
-        size_t head = s->len < TM_PROBE_BYTES ? s->len : TM_PROBE_BYTES;
-        s->dec = tm_codec_probe(s->buf, head);
-        if (!s->dec)
-                return tm_err_set(err, -EMEDIUMTYPE,
-                                  "<stdin>: not a trace this build can read "
-                                  "(stdin must be uncompressed)");
-        s->codec = s->dec->name;
-        int h = s->dec->dec_init(&s->st, s->buf, s->len, err);
-        if (h < 0)
-                return tm_err_prefix(err, "<stdin>");
-        s->pos = (size_t)h;
-        s->raw_off = (uint64_t)h;
-        return 0;
+        return src_start(s, err);
 }
 
 /* Up to cap references into out; returns the count, 0 at the end, or a
  * negative errno. */
 static ssize_t src_next(struct ref_src *s, struct tm_ref *out, size_t cap, struct tm_err *err)
 {
-        if (s->vf) {
-                static struct tm_binary_ref rec[PACK_BATCH];
-                if (cap > PACK_BATCH)
-                        cap = PACK_BATCH;
-                ssize_t n = tm_vfile_pread(s->vf, rec, cap * sizeof rec[0], s->off, err);
-                if (n <= 0)
-                        return n;
-                if (n % (ssize_t)sizeof rec[0])
-                        return tm_err_set(err, -EIO, "%s: binary view: partial record", s->name);
-                s->off += (uint64_t)n;
-                progress_update(&s->prog, s->off, s->total);
-                size_t k = (size_t)n / sizeof rec[0];
-                for (size_t i = 0; i < k; i++) {
-                        const uint8_t *a = (const uint8_t *)&rec[i].addr;
-                        uint64_t v = 0;
-                        for (int b = 7; b >= 0; b--)
-                                v = v << 8 | a[b];
-                        out[i].addr = v;
-                        out[i].type = rec[i].type;
-                }
-                return (ssize_t)k;
-        }
         for (;;) {
-                size_t used = 0;
-                ssize_t n = s->dec->decode(&s->st, s->buf + s->pos, s->len - s->pos, s->eof,
-                                           s->raw_off, &used, out, cap, err);
+                ssize_t n = tm_feed_decode(&s->feed, out, cap, err);
                 if (n < 0)
                         return tm_err_prefix(err, "%s", s->name);
-                s->pos += used;
-                s->raw_off += used;
-                if (n > 0)
+                if (n > 0 || s->feed.eof)
                         return n;
-                if (used)
-                        continue;
-                if (s->eof)
-                        return 0;
-                if (src_fill(s, err) < 0)
-                        return err->code;
+                size_t room;
+                uint8_t *p = tm_feed_space(&s->feed, &room);
+                ssize_t k = src_read(s, p, room, err);
+                if (k < 0)
+                        return k;
+                tm_feed_commit(&s->feed, (size_t)k);
+                s->feed.eof = k == 0;
+                progress_update(&s->prog, s->feed.raw_off + s->feed.len - s->feed.pos, s->total);
         }
 }
 
+/* Back to the first reference, for a second pass with other options. */
 static int src_rewind(struct ref_src *s)
 {
-        if (!s->vf)
+        struct tm_err err;
+        if (!s->r || tm_creader_seek(s->r, 0, &err) < 0)
                 return -ESPIPE;
-        s->off = 0;
-        return 0;
+        return src_start(s, &err);
+}
+
+/* When the encoder refuses a reference, damage the container has not
+ * reported yet may be the cause: read the rest of a file's raw stream
+ * (checksums included) and, if it is damaged, put that in err instead. */
+static void src_blame_damage(struct ref_src *s, struct tm_err *err)
+{
+        static uint8_t buf[64 << 10];
+        struct tm_err e = {0};
+        ssize_t k = 1;
+        while (s->r && (k = tm_creader_read(s->r, buf, sizeof buf, &e)) > 0)
+                ;
+        if (k < 0)
+                *err = e;
 }
 
 static void src_close(struct ref_src *s)
 {
         progress_end(&s->prog);
-        tm_vfile_close(s->vf);
-        tm_trace_close(s->t);
-        free(s->buf);
+        tm_feed_free(&s->feed);
+        tm_creader_close(s->r);
+        tm_cont_close(s->cont);
+        if (s->fd > STDIN_FILENO)
+                close(s->fd);
 }
 
 /* ---- output ---- */
@@ -496,6 +479,8 @@ static int pack_run(struct pack_job *j)
                 }
                 struct tm_err ignored;
                 tm_cwriter_close(o.w, &ignored);
+                if (rc == -EINVAL)
+                        src_blame_damage(&s, &err);
                 if ((rc != -ERANGE && rc != -EDOM) || attempt >= 2)
                         break;
                 if (!pack_can_retry(j, &s, &eo, rc, &err)) {

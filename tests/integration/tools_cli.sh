@@ -137,6 +137,24 @@ for b in bad.din badz.pdt2.zst; do
         check "cat $b fails with 1" test $? -eq 1
 done
 
+# The encoder refusing a reference (misc has no place in PDATS II) names
+# it; the same text in a gzip member whose CRC is damaged names the damage,
+# the likelier cause, instead.
+# The refused reference comes early and megabytes of text follow it, so
+# the encoder meets it long before the reader reaches the damaged trailer.
+{ head -n 1000 a.din; echo "3 1000"; for _ in $(seq 8); do cat a.din; done; } |
+        gzip -c >misc.din.gz
+"$TT" pack misc.din.gz misc.pdt2 2>err.txt
+check "pack of misc into pdats2 fails with 1" test $? -eq 1
+check "pack names the refused reference" grep -q "reference 1000: type 3" err.txt
+cp misc.din.gz miscbad.din.gz
+crc_at=$(($(stat -c %s misc.din.gz) - 8))
+printf '\xff\xff\xff\xff' | dd of=miscbad.din.gz bs=1 seek=$crc_at conv=notrunc 2>/dev/null
+"$TT" pack miscbad.din.gz misc.pdt2 2>err.txt
+check "pack of a damaged archive fails with 1" test $? -eq 1
+check "pack names the damage, not the reference" grep -q "miscbad.din.gz: archive offset .*gzip" err.txt
+check "pack leaves no output" test ! -e misc.pdt2 -a ! -e misc.pdt2.tmp
+
 # --- exit codes and help ---
 "$TT" >/dev/null 2>&1
 check "no command: 2" test $? -eq 2
