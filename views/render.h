@@ -4,7 +4,10 @@
  * memory speed, so a line is written with a 256-entry table of hex digit
  * pairs and a digit count from count-leading-zeros (a few ns a line where
  * snprintf costs ~80). Skipping to an offset only needs line lengths, which
- * tm_render_din_len gives without writing anything.
+ * tm_render_din_len gives without writing anything. Runs of lines go
+ * through tm_render_din_batch instead: on x86-64 with AVX-512 it renders
+ * three to five lines with a handful of vector instructions (~0.3 ns a
+ * line against ~2 ns for tm_render_din, bench/render_bench).
  *
  * Format: the type as one decimal digit (0..7), one space, the address in
  * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.
@@ -14,6 +17,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../codecs/trace.h"
 
 /* The longest din line: digit, space, 16 hex digits, newline. */
 #define TM_DIN_LINE_MAX 19
@@ -55,5 +60,30 @@ static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
                 q[-1] = tm_render_hex_pairs[2 * (addr & 0xf) + 1];
         return len;
 }
+
+/* Room tm_render_din_batch wants past n * TM_DIN_LINE_MAX: a vector path
+ * stores whole 64-byte registers, whatever is left of the last lines. */
+#define TM_RENDER_SLACK 64
+
+/* Render the din lines of refs[0..n) to dst, one after another, and return
+ * the bytes written (the sum of tm_render_din_len over the addresses; the
+ * bytes are those of n calls of tm_render_din). dst must have room for
+ * n * TM_DIN_LINE_MAX + TM_RENDER_SLACK bytes: bytes past the returned
+ * length, within that room, may be scribbled on. refs is read only in
+ * [0, n). Types must be 0..9. Thread-safe.
+ *
+ * The implementation is chosen at the first call: AVX-512 when the CPU has
+ * AVX-512 F/BW/VL/CD/VBMI/VBMI2, unless the environment variable
+ * TM_RENDER_SCALAR is "1" then; otherwise portable C. */
+size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n);
+
+/* The implementation tm_render_din_batch uses, choosing it if that is not
+ * done yet: "avx512" or "scalar". For benchmarks and logs. */
+const char *tm_render_din_batch_impl(void);
+
+/* For tests and benchmarks: on != 0 makes tm_render_din_batch use the
+ * portable path from now on; 0 makes the choice again, as at the first
+ * call (reading TM_RENDER_SCALAR again). */
+void tm_render_force_scalar(int on);
 
 #endif

@@ -21,6 +21,7 @@
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
 #define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
 #define VF_RA_AFTER 4 /* sequential reads before reading ahead */
+#define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
 
 struct tm_vfile {
         struct tm_trace *t;
@@ -231,6 +232,24 @@ static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const stru
         return tm_render_din(dst, r->type, r->addr);
 }
 
+/* Render lines from *r on into [p, lim) in batches while the longest
+ * lines would still fit; returns the new p and advances *r. What is left
+ * near lim goes line by line (a line may not be cut here). */
+static char *vf_render_lines(char *p, char *lim, const struct tm_ref **r, const struct tm_ref *end)
+{
+        for (;;) {
+                size_t room = (size_t)(lim - p), m = (size_t)(end - *r);
+                if (room < TM_RENDER_SLACK + VF_RENDER_MIN * TM_DIN_LINE_MAX)
+                        return p;
+                size_t fit = (room - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                m = m < fit ? m : fit;
+                if (m == 0)
+                        return p;
+                p += tm_render_din_batch(p, *r, m);
+                *r += m;
+        }
+}
+
 /* Restart at the last checkpoint before off and skip to off. */
 static int vf_seek(struct tm_vfile *f, uint64_t off, struct tm_err *err)
 {
@@ -296,6 +315,7 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
                 if (n - done >= VF_PEND_MAX) {
                         char *lim = dst + n - VF_PEND_MAX;
                         if (f->kind != TM_VIEW_BINARY) { /* streams: compacted */
+                                p = vf_render_lines(p, dst + n, &r, end);
                                 for (; r < end && p <= lim; r++)
                                         p += tm_render_din(p, r->type, r->addr);
                         } else {
