@@ -184,9 +184,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
                 w->ra = ra;
-                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0;
-                if (ok)
-                        tm_vfile_no_readahead(w->vf);
+                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0 && tm_vfile_worker(w->vf) == 0;
                 if (ok)
                         ok = pthread_create(&w->th, NULL, worker_main, w) == 0;
                 w->started = ok;

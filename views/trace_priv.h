@@ -58,7 +58,10 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
  * Returns rc. */
 int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 
-/* Make f never start a readahead (the readahead's own cursors). */
-void tm_vfile_no_readahead(struct tm_vfile *f);
+/* Make f a readahead worker's cursor: it never starts a readahead of its
+ * own, and it renders through a small buffer of its own before copying to
+ * the caller's (the memory it fills is read on another core next; see
+ * vfile.c). Returns 0 or -ENOMEM. */
+int tm_vfile_worker(struct tm_vfile *f);
 
 #endif

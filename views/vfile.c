@@ -22,6 +22,15 @@
 #define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
 #define VF_RA_AFTER 4 /* sequential reads before reading ahead */
 #define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
+/* A readahead worker's vfile writes buffers that a thread on another core
+ * reads next. Vector stores straight into such memory are slow (each line
+ * must first be taken back from the reader's cache): rendering is ~3x
+ * slower there. So a worker renders VF_STAGE_REFS references at a time
+ * into a small buffer of its own, which stays in its cache, and copies
+ * each piece out with memcpy (whose large copies write whole lines).
+ * Measured on 10^8 refs, cat ascii --direct-io: 0.48 s -> 0.36 s. */
+#define VF_STAGE_REFS 2048
+#define VF_STAGE_BYTES (VF_STAGE_REFS * TM_DIN_LINE_MAX + TM_RENDER_SLACK)
 
 struct tm_vfile {
         struct tm_trace *t;
@@ -41,6 +50,7 @@ struct tm_vfile {
         unsigned seq;     /* sequential reads in a row */
         struct tm_ra *ra; /* reading ahead, or NULL */
         int ra_off;       /* never read ahead (a worker's own cursor, or refused) */
+        char *stage;      /* a worker's staging buffer (VF_STAGE_BYTES), or NULL */
 };
 
 static void vf_free(struct tm_vfile *f)
@@ -49,6 +59,7 @@ static void vf_free(struct tm_vfile *f)
         tm_creader_close(f->r);
         tm_feed_free(&f->feed);
         free(f->refs);
+        free(f->stage);
         free(f);
 }
 
@@ -90,9 +101,13 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         return 0;
 }
 
-void tm_vfile_no_readahead(struct tm_vfile *f)
+int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
+        if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_RAW)
+                return 0;
+        f->stage = malloc(VF_STAGE_BYTES);
+        return f->stage ? 0 : -ENOMEM;
 }
 
 void tm_vfile_close(struct tm_vfile *f)
@@ -235,17 +250,40 @@ static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const stru
 /* Render lines from *r on into [p, lim) in batches while the longest
  * lines would still fit; returns the new p and advances *r. What is left
  * near lim goes line by line (a line may not be cut here). */
-static char *vf_render_lines(char *p, char *lim, const struct tm_ref **r, const struct tm_ref *end)
+/* Render whole references from *r to dst while they fit before lim,
+ * advancing *r; returns the new end of dst. Text in batches (the room a
+ * batch wants past its lines is kept inside lim), binary records one by
+ * one; a worker goes through its staging buffer (see VF_STAGE_REFS). */
+static char *vf_bulk(const struct tm_vfile *f, char *p, char *lim, const struct tm_ref **r,
+                     const struct tm_ref *end)
 {
+        int bin = f->kind == TM_VIEW_BINARY;
+        size_t each = bin ? VF_REC : TM_DIN_LINE_MAX;
+        /* written directly, a text batch scribbles up to TM_RENDER_SLACK
+         * bytes past its lines; a staged one is copied exactly */
+        size_t slack = f->stage || bin ? 0 : TM_RENDER_SLACK;
         for (;;) {
                 size_t room = (size_t)(lim - p), m = (size_t)(end - *r);
-                if (room < TM_RENDER_SLACK + VF_RENDER_MIN * TM_DIN_LINE_MAX)
+                if (room < slack + VF_RENDER_MIN * each)
                         return p;
-                size_t fit = (room - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                size_t fit = (room - slack) / each;
                 m = m < fit ? m : fit;
+                if (f->stage)
+                        m = m < VF_STAGE_REFS ? m : VF_STAGE_REFS;
                 if (m == 0)
                         return p;
-                p += tm_render_din_batch(p, *r, m);
+                char *out = f->stage ? f->stage : p;
+                size_t b;
+                if (bin) {
+                        for (size_t i = 0; i < m; i++)
+                                vf_binary(out + i * VF_REC, *r + i);
+                        b = m * VF_REC;
+                } else {
+                        b = tm_render_din_batch(out, *r, m);
+                }
+                if (f->stage)
+                        memcpy(p, f->stage, b);
+                p += b;
                 *r += m;
         }
 }
@@ -314,8 +352,8 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
                 char *p = dst + done;
                 if (n - done >= VF_PEND_MAX) {
                         char *lim = dst + n - VF_PEND_MAX;
+                        p = vf_bulk(f, p, dst + n, &r, end);
                         if (f->kind != TM_VIEW_BINARY) { /* streams: compacted */
-                                p = vf_render_lines(p, dst + n, &r, end);
                                 for (; r < end && p <= lim; r++)
                                         p += tm_render_din(p, r->type, r->addr);
                         } else {
