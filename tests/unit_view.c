@@ -287,6 +287,47 @@ static void test_readahead_budget(void **state)
         fixture_free(&fx);
 }
 
+/* The kernel's readahead sends a sequential reader's requests at once, and
+ * they can arrive out of order across a segment boundary: such a late
+ * request is served right and the readahead goes on; a real jump back
+ * ends it. (Segments here are CKPT references, ~900 bytes of ascii.) */
+static void test_readahead_late(void **state)
+{
+        (void)state;
+        enum { CHUNK = 700 };
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 93, NREFS);
+        struct vt_buf want = {0};
+        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct tm_trace *t = fixture_open(&fx, 0);
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint8_t buf[CHUNK];
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        uint64_t pos = 0;
+        for (int i = 0; i < 8; i++, pos += CHUNK)
+                read_expect(f, &want, pos, CHUNK, buf);
+        assert_true(tm_ra_mem_in_use() > 0);
+        /* pairs of requests swapped, through the rest of the first half */
+        for (; pos + 2 * CHUNK < want.len / 2; pos += 2 * CHUNK) {
+                read_expect(f, &want, pos + CHUNK, CHUNK, buf);
+                read_expect(f, &want, pos, CHUNK, buf);
+                assert_true(tm_ra_mem_in_use() > 0);
+        }
+        /* two requests late by several segments (3 and 4 chunks) */
+        read_expect(f, &want, pos - 3 * CHUNK, CHUNK, buf);
+        read_expect(f, &want, pos - 4 * CHUNK, CHUNK, buf);
+        read_expect(f, &want, pos, CHUNK, buf);
+        assert_true(tm_ra_mem_in_use() > 0);
+        /* back to the start: a jump, the readahead is dropped */
+        read_expect(f, &want, 0, CHUNK, buf);
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        free(want.p);
+        fixture_free(&fx);
+}
+
 /* K = 1: the index fills its 8192 checkpoints twice and thins itself
  * (K becomes 4); every view still reads right, saved and reloaded. */
 static void test_thinned(void **state)
@@ -654,6 +695,7 @@ int main(void)
             cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
             cmocka_unit_test(test_lackey),       cmocka_unit_test(test_thinned),
             cmocka_unit_test(test_tiny),         cmocka_unit_test(test_readahead_budget),
+            cmocka_unit_test(test_readahead_late),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,15 @@
 static atomic_uint ra_live;
 static _Atomic uint64_t ra_mem; /* bytes of segment buffers, all readaheads */
 
+/* Slots beyond one per worker: the segment being read, the one before it
+ * (the kernel's readahead sends a file's requests concurrently, and they
+ * can reach us out of order across a segment boundary) and one more
+ * ahead. */
+#define RA_SPARE 3
+/* Segments behind the window a request may fall and still count as late
+ * (served by the caller, the readahead kept) rather than a jump. */
+#define RA_LATE 4
+
 enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 
 struct slot {
@@ -34,8 +43,8 @@ struct tm_ra {
         pthread_mutex_t mu;
         pthread_cond_t cv;
         int stop;
-        unsigned nslots; /* workers + 2 */
-        struct slot slot[TM_RA_THREADS_MAX + 2];
+        unsigned nslots; /* workers + RA_SPARE */
+        struct slot slot[TM_RA_THREADS_MAX + RA_SPARE];
         unsigned nworkers;
         unsigned reserved; /* counted in ra_live */
         uint64_t mem;      /* counted in ra_mem */
@@ -164,7 +173,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
          * fewer workers, or none, when it is spent. */
         uint64_t seg = big ? big : 1, budget = ra_mem_budget();
         while (nthreads > 0) {
-                uint64_t want = (nthreads + 2) * seg;
+                uint64_t want = (nthreads + RA_SPARE) * seg;
                 if (atomic_fetch_add(&ra_mem, want) + want <= budget) {
                         ra->mem = want;
                         break;
@@ -174,7 +183,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         }
         atomic_fetch_sub(&ra_live, ra->reserved - nthreads);
         ra->reserved = nthreads;
-        ra->nslots = nthreads ? nthreads + 2 : 0;
+        ra->nslots = nthreads ? nthreads + RA_SPARE : 0;
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
@@ -252,10 +261,18 @@ ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
         while (done < n && off + done < ra->size) {
                 uint64_t at = off + done;
                 uint32_t s = seg_of(ra, at);
+                if (done == 0 && ra->placed && s < ra->cur && ra->cur - s <= RA_LATE) {
+                        pthread_mutex_unlock(&ra->mu);
+                        return TM_RA_LATE; /* a late request */
+                }
                 if (done == 0 && ra->placed && (s < ra->cur || s > ra->cur + ra->nslots))
                         break; /* a jump: not ours */
-                if (!ra->placed || s != ra->cur)
+                /* The window starts one segment behind the one being
+                 * read, so that a late request for it is still served. */
+                if (!ra->placed)
                         window_move(ra, s);
+                else if (s > ra->cur + 1)
+                        window_move(ra, s - 1);
                 struct slot *sl = &ra->slot[s % ra->nslots];
                 while (sl->state == SLOT_WANTED || sl->state == SLOT_BUSY)
                         pthread_cond_wait(&ra->cv, &ra->mu);

@@ -3,13 +3,13 @@
  *
  * Checkpoint intervals are independent: each can be decoded from its own
  * checkpoint. When a vfile sees sequential reads, it starts a readahead
- * that keeps workers + 2 intervals ("segments") in flight on a few worker
+ * that keeps workers + 3 intervals ("segments") in flight on a few worker
  * threads, each with its own cursor (an ordinary tm_vfile), and serves
  * reads from the finished ones. On a read outside that window, or a
  * segment that failed, tm_ra_read says so and the vfile falls back to its
  * own cursor, which meets any error itself.
  *
- * Memory: workers + 2 buffers of the largest segment (refused above
+ * Memory: workers + 3 buffers of the largest segment (refused above
  * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
  * reach) plus one cursor per worker. All readaheads of the process share
  * TM_RA_MEM_TOTAL bytes of segment buffers ($TM_READ_AHEAD_MEM overrides
@@ -47,10 +47,16 @@ unsigned tm_ra_threads(void);
 struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
                          uint64_t size, unsigned nthreads);
 
+/* tm_ra_read: off is a little behind the window. */
+#define TM_RA_LATE (-2)
+
 /* Copy up to n bytes at off from finished segments, waiting for the ones
  * in flight. Returns the count (> 0; short only at the end of the view), 0
- * at or past the end, or -1 when off is outside the window or a segment
- * failed: the caller reads it itself. */
+ * at or past the end, -1 when off is outside the window or a segment
+ * failed (the caller reads it itself and closes the readahead), or
+ * TM_RA_LATE when off is a few segments behind the window, as a request
+ * that overtook others of a sequential reader is (the caller reads it
+ * itself and keeps the readahead). */
 ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off);
 
 /* Stop the workers and free everything. NULL is allowed. */

@@ -402,12 +402,13 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                 memcpy(buf, text + off, n);
                 return (ssize_t)n;
         }
-        if (f->ra) {
-                ssize_t got = tm_ra_read(f->ra, buf, n, off);
-                if (got >= 0) {
-                        f->pos = off + (uint64_t)got;
-                        return got;
-                }
+        ssize_t got = f->ra ? tm_ra_read(f->ra, buf, n, off) : -1;
+        if (got >= 0) {
+                f->pos = off + (uint64_t)got;
+                f->valid = 0; /* our own cursor is elsewhere */
+                return got;
+        }
+        if (f->ra && got != TM_RA_LATE) {
                 tm_ra_close(f->ra); /* a jump or a failed segment: our own cursor */
                 f->ra = NULL;
                 f->valid = 0;
@@ -415,7 +416,7 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         }
         int rc = 0;
         f->seq = f->valid && f->pos == off ? f->seq + 1 : 0;
-        if (f->seq >= VF_RA_AFTER && !f->ra_off) {
+        if (f->seq >= VF_RA_AFTER && !f->ra_off && !f->ra) {
                 f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, tm_ra_threads());
                 if (!f->ra)
                         f->ra_off = 1;
@@ -428,7 +429,7 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                 f->valid = rc == 0;
                 f->pos = off;
         }
-        ssize_t got = rc;
+        got = rc;
         if (rc == 0)
                 got = f->kind == TM_VIEW_RAW ? vf_raw(f, buf, n, err) : vf_fill(f, buf, n, err);
         if (got < 0 || (size_t)got < n) {
