@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "bdi.h"
 #include "node.h"
 #include "ops.h"
 
@@ -23,6 +24,7 @@ struct main_opts {
         char *cache_dir;
         int no_index_beside;
         int direct_io;
+        int read_ahead; /* KiB; -1: BDI_READ_AHEAD_KB */
         int help;
         int version;
         char *src; /* first non-option */
@@ -41,6 +43,8 @@ static const struct fuse_opt main_optspec[] = {
     {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
     MAIN_OPT("--no-index-beside", no_index_beside),
     MAIN_OPT("--direct-io", direct_io),
+    {"--read-ahead=%d", offsetof(struct main_opts, read_ahead), 0},
+    {"--read-ahead %d", offsetof(struct main_opts, read_ahead), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -88,16 +92,18 @@ static void main_usage(const char *prog)
                "    --no-index-beside      never write indexes beside the archives\n"
                "    --direct-io            views bypass the kernel page cache: steadier\n"
                "                           one-pass reads; no caching, readahead, mmap\n"
+               "    --read-ahead KB        the kernel's readahead for this mount, set when\n"
+               "                           the daemon may (root); 0 leaves the kernel's\n"
+               "                           (default: %d)\n"
                "    -h, --help             this help, then the FUSE options\n"
                "    -V, --version          print the version\n\n",
-               prog);
+               prog, BDI_READ_AHEAD_KB);
 }
 
 /* Refuse a mount point inside the source tree: the daemon would look
  * into its own mount and deadlock. */
-static int main_check_paths(const char *src, const char *mnt)
+static int main_check_paths(const char *src, const char *mnt, char *m)
 {
-        char m[PATH_MAX];
         size_t n = strlen(src);
         if (!realpath(mnt, m)) {
                 fprintf(stderr, "tracemount: %s: %s\n", mnt, strerror(errno));
@@ -140,8 +146,10 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
         free(o->cache_dir);
 }
 
-/* Everything before fuse_main; returns -1 to go on, else an exit status. */
-static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog, char *src)
+/* Everything before fuse_main; returns -1 to go on, else an exit status.
+ * src and mnt (PATH_MAX each) get the real paths of both directories. */
+static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog, char *src,
+                        char *mnt)
 {
         if (fuse_opt_parse(args, o, main_optspec, main_optproc) < 0)
                 return 2;
@@ -169,7 +177,11 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 fprintf(stderr, "tracemount: %s: not a directory\n", o->src);
                 return 1;
         }
-        if (main_check_paths(src, o->mnt) < 0)
+        if (o->read_ahead < -1 || o->read_ahead > (1 << 20)) {
+                fprintf(stderr, "tracemount: --read-ahead %d: not a size in KiB\n", o->read_ahead);
+                return 2;
+        }
+        if (main_check_paths(src, o->mnt, mnt) < 0)
                 return 1;
         if (strcmp(src, "/") == 0)
                 src[0] = '\0'; /* paths are appended to it */
@@ -179,10 +191,11 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
 int main(int argc, char *argv[])
 {
         struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-        struct main_opts o = {0};
+        struct main_opts o = {.read_ahead = -1};
         char src[PATH_MAX];
+        static char mnt[PATH_MAX];
 
-        int rc = main_prepare(&o, &args, argv[0], src);
+        int rc = main_prepare(&o, &args, argv[0], src, mnt);
         if (rc >= 0) {
                 main_free(&o, &args);
                 return rc;
@@ -209,6 +222,8 @@ int main(int argc, char *argv[])
         main_setup_log(&args);
         static struct tmfs_conf conf;
         conf.direct_io = o.direct_io;
+        conf.read_ahead_kb = o.read_ahead < 0 ? BDI_READ_AHEAD_KB : (unsigned)o.read_ahead;
+        conf.mnt = mnt;
         rc = fuse_main(args.argc, args.argv, &tmfs_ops, &conf);
         main_free(&o, &args);
         /* fuse_main: 1 bad options, 2 no mount point, 3.. setup or mount

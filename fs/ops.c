@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "codecs/tm_io.h"
+#include "bdi.h"
 #include "node.h"
 
 /* Attributes and entries are cached by the kernel for this long, so that
@@ -96,10 +98,26 @@ static int ops_readlink(const char *path, char *buf, size_t size)
         return 0;
 }
 
+/* Once, at the first open: FUSE_INIT has been answered by then, so the
+ * kernel will not lower the value again (see bdi.h). Without the right
+ * (not root) the kernel's value stays, quietly: --help says so. */
+static void ops_read_ahead_once(void)
+{
+        static atomic_int done;
+        const struct tmfs_conf *conf = fuse_get_context()->private_data;
+        if (!conf || !conf->read_ahead_kb || !conf->mnt || atomic_exchange(&done, 1))
+                return;
+        int rc = bdi_set_read_ahead(conf->mnt, conf->read_ahead_kb);
+        if (rc < 0 && rc != -EACCES && rc != -EPERM && rc != -EROFS)
+                fuse_log(FUSE_LOG_WARNING, "tracemount: cannot set the readahead of %s: %s\n",
+                         conf->mnt, strerror(-rc));
+}
+
 static int ops_open(const char *path, struct fuse_file_info *fi)
 {
         if ((fi->flags & O_ACCMODE) != O_RDONLY)
                 return -EROFS;
+        ops_read_ahead_once();
         struct node_res r;
         int rc = node_resolve(path, &r);
         if (rc < 0)

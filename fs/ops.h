@@ -20,6 +20,10 @@ struct tmfs_conf {
          * cached for the next reader and mmap(2) of a view fails.
          * Pass-through files are unaffected. */
         int direct_io;
+        /* KiB of kernel readahead to set for the mount once it is up (see
+         * bdi.h); 0: leave the kernel's */
+        unsigned read_ahead_kb;
+        const char *mnt; /* the mount point, a real path */
 };
 
 /* The operations; node_init must have run before fuse_main, whose

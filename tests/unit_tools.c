@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "fs/bdi.h"
 #include "fs/node.h"
 #include "tools/tools.h"
 
@@ -199,10 +200,38 @@ static void test_cache_identity(void **state)
         expect_kind("/sub/t.din/ascii", 0, NODE_VFILE);
 }
 
+/* The mount's device from mountinfo: octal escapes in the mount point, the
+ * last of stacked mounts, no match for a prefix or a missing point. */
+static void test_bdi_find_dev(void **state)
+{
+        (void)state;
+        char path[] = "/tmp/tm-mountinfo-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        static const char info[] =
+            "22 1 0:21 / / rw,relatime - ext4 /dev/vda rw\n"
+            "40 22 0:38 / /mnt/my\\040traces rw,nosuid - fuse.tracemount /data ro\n"
+            "41 22 0:39 / /mnt/t rw - fuse.tracemount /a ro\n"
+            "42 41 0:45 / /mnt/t rw - fuse.tracemount /b ro\n"
+            "43 22 0:46 / /mnt/tt rw - fuse.tracemount /c ro\n";
+        assert_int_equal(write(fd, info, sizeof info - 1), (ssize_t)(sizeof info - 1));
+        close(fd);
+        char dev[64];
+        assert_int_equal(bdi_find_dev(path, "/mnt/my traces", dev, sizeof dev), 0);
+        assert_string_equal(dev, "0:38");
+        assert_int_equal(bdi_find_dev(path, "/mnt/t", dev, sizeof dev), 0);
+        assert_string_equal(dev, "0:45");
+        assert_int_equal(bdi_find_dev(path, "/mnt", dev, sizeof dev), -1);
+        assert_int_equal(bdi_find_dev(path, "/mnt/t", dev, 4), -1); /* no room */
+        unlink(path);
+        assert_int_equal(bdi_find_dev(path, "/mnt/t", dev, sizeof dev), -1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pack_guess),
+                cmocka_unit_test(test_bdi_find_dev),
                 cmocka_unit_test(test_hidden_name),
                 cmocka_unit_test(test_resolve_kinds),
                 cmocka_unit_test(test_resolve_fields),

@@ -94,6 +94,20 @@ umount_tm "$T/mnt.ro"
 mount_tm "$T/log.ro2" "$T/mnt.ro" --no-index-beside --cache-dir "$T/cache" "$T/ro" || fail "mount ro again"
 check "second mount reads" cmp -s x.din "$T/mnt.ro/x.pdt2.zst/ascii"
 check "second mount reused the cached index" test "$(find cache -type f -exec stat -c '%i %Y %n' {} + | sort)" = "$idx1"
+# The kernel's readahead for the mount: 512 KiB by default, --read-ahead
+# sets it; only root may (others keep the kernel's, quietly).
+ra_of() { cat "/sys/class/bdi/$(mountpoint -d "$1")/read_ahead_kb"; }
+if [ "$(id -u)" = 0 ]; then
+        check "kernel readahead of the mount is 512 KiB" test "$(ra_of "$T/mnt.ro")" = 512
+else
+        echo "note: not root: the mount keeps the kernel's readahead, not checked"
+fi
+umount_tm "$T/mnt.ro"
+mount_tm "$T/log.ro3" "$T/mnt.ro" --read-ahead 256 --no-index-beside --cache-dir "$T/cache" "$T/ro" || fail "mount --read-ahead"
+check "--read-ahead mount reads" cmp -s x.din "$T/mnt.ro/x.pdt2.zst/ascii"
+if [ "$(id -u)" = 0 ]; then
+        check "--read-ahead 256 sets 256 KiB" test "$(ra_of "$T/mnt.ro")" = 256
+fi
 umount_tm "$T/mnt.ro"
 chmod 755 ro
 
