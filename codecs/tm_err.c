@@ -27,6 +27,8 @@ int tm_err_prefix(struct tm_err *err, const char *fmt, ...)
         vsnprintf(head, sizeof head, fmt, ap);
         va_end(ap);
         memcpy(old, err->msg, sizeof old);
-        snprintf(err->msg, sizeof err->msg, "%s: %s", head, old);
+        /* too long: keep the start and say so with "..." at the end */
+        if (snprintf(err->msg, sizeof err->msg, "%s: %s", head, old) >= (int)sizeof err->msg)
+                memcpy(err->msg + sizeof err->msg - 4, "...", 4);
         return err->code;
 }

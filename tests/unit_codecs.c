@@ -164,12 +164,32 @@ static void test_fallback(void **unused)
         ct_check_roundtrip(&tm_codec_pdats, &o, refs, 3);
 }
 
+/* tm_err_prefix puts context before a message; one too long for the
+ * buffer keeps its start and ends in "...". */
+static void test_err_prefix(void **state)
+{
+        (void)state;
+        struct tm_err e = {0};
+        assert_int_equal(tm_err_set(&e, -EIO, "raw offset %d: bad header", 12), -EIO);
+        assert_int_equal(tm_err_prefix(&e, "%s", "t.pdt2"), -EIO);
+        assert_string_equal(e.msg, "t.pdt2: raw offset 12: bad header");
+        char path[TM_ERR_MSG];
+        memset(path, 'p', sizeof path - 1);
+        path[sizeof path - 1] = '\0';
+        assert_int_equal(tm_err_prefix(&e, "%s", path + 20), -EIO);
+        assert_int_equal(strlen(e.msg), TM_ERR_MSG - 1);
+        assert_int_equal(strncmp(e.msg, path + 20, 100), 0);
+        assert_string_equal(e.msg + TM_ERR_MSG - 4, "...");
+        assert_int_equal(tm_err_prefix(NULL, "x"), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_table),         cmocka_unit_test(test_chain_table3),
             cmocka_unit_test(test_chain_program), cmocka_unit_test(test_chain_lackey),
             cmocka_unit_test(test_fallback),      cmocka_unit_test(test_example_file),
+            cmocka_unit_test(test_err_prefix),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
