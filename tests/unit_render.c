@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "bench/synth_refs.h"
 #include "views/render.h"
 #include "views/stats.h"
 
@@ -270,21 +271,7 @@ static void test_batch_program(void **state)
         struct tm_ref *r = malloc(N * sizeof *r);
         assert_non_null(r);
         for (int x86 = 0; x86 <= 1; x86++) {
-                uint64_t code = x86 ? 0x555555554000ull : 0x400000;
-                uint64_t stack = x86 ? 0x7ffffffde000ull : 0x7fff0000;
-                uint64_t heap = x86 ? 0x555555580000ull : 0x10000000;
-                uint64_t pc = code;
-                for (size_t i = 0; i < N; i++) {
-                        uint64_t x = next_rand();
-                        if (x % 10 < 7) {
-                                r[i] = (struct tm_ref){.addr = pc, .type = 2};
-                                pc = (x >> 8) % 8 ? pc + 4 : code + ((x >> 16) % 0x40000) * 4;
-                        } else {
-                                uint64_t base = (x >> 8) % 2 ? stack - 0x1000 : heap;
-                                r[i] = (struct tm_ref){.addr = base + ((x >> 16) % 0x1000) * 4,
-                                                       .type = (uint32_t)((x >> 40) % 3 == 0)};
-                        }
-                }
+                tm_synth_refs(r, N, x86, next_rand);
                 check_batch(r, N);
         }
         free(r);
