@@ -115,6 +115,7 @@ static void test_long_tail(void **unused)
         (void)unused;
         size_t n = 100000;
         char *s = malloc(n + 32);
+        assert_non_null(s);
         memcpy(s, "1 abc ", 6);
         memset(s + 6, 'z', n);
         memcpy(s + 6 + n, "\n2 def\n", 8);

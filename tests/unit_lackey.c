@@ -107,6 +107,7 @@ static void test_long_valgrind_line(void **unused)
         (void)unused;
         size_t n = 100000;
         char *s = malloc(n + 64);
+        assert_non_null(s);
         memcpy(s, "==77== ", 7);
         memset(s + 7, 'v', n);
         memcpy(s + 7 + n, "\n M 40,4\n", 10);
