@@ -94,6 +94,9 @@ for _ in 1 2 3 4 5; do
         tails="$tails$t"$'\n'
 done
 tails=$(printf '%s' "$tails" | sort -n)
+# the same command on a local file: what starting sh and tail costs here
+zstdcat "$W/base/t.din.zst" | tail -c 100000 > "$W/local"
+best_of 5 tail_local sh -c "tail -n 1 '$W/local' > /dev/null"
 tail_med=$(echo "$tails" | sed -n 3p)
 tail_max=$(echo "$tails" | tail -n 1)
 mount_fresh
@@ -117,5 +120,6 @@ tracemount bench: $N references, ascii $TEXT bytes; mount output vs zstdcat: $sa
   cat ascii, --direct-io            $dcold   $(mbps "$dcold")   $(ratio "$zc" "$dcold") vs zstdcat, $(ratio "$zcp" "$dcold") vs zstdcat|cat
   grep -c '^1 ', --direct-io        $dgrep           $(ratio "$zg" "$dgrep")
   tail -n 1 ascii, fresh mount      median ${tail_med} s, worst ${tail_max} s (target < 0.050)
+  tail -n 1 of a local file         ${tail_local} s (best of 5: starting sh and tail)
   daemon peak RSS                   ${rss} KiB (target < 100 MB)
 REPORT

@@ -14,11 +14,11 @@
 struct tmfs_conf {
         /* 1: open view files with direct_io: reads bypass the kernel page
          * cache, so a one-pass cold read costs one copy instead of two. On
-         * the 2-vCPU project VM its time is steady (0.47-0.56 s for 953 MB
-         * of ascii, where the page cache ranged 0.54-1.44 s) but no faster
-         * at best, grep is slower (no kernel readahead), nothing stays
-         * cached for the next reader and mmap(2) of a view fails.
-         * Pass-through files are unaffected. */
+         * the 2-vCPU project VM a cold cat of 953 MB of ascii takes 0.37 s
+         * (0.41-0.44 s through the page cache), but grep is slower (1.8 s
+         * vs 1.3 s: no kernel readahead, each read waits for the daemon),
+         * nothing stays cached for the next reader and mmap(2) of a view
+         * fails. Pass-through files are unaffected. See docs/performance.md. */
         int direct_io;
         /* KiB of kernel readahead to set for the mount once it is up (see
          * bdi.h); 0: leave the kernel's */
