@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS]: build fuzz_archive with clang (libFuzzer, ASan,
-# UBSan) and run it on a corpus seeded from examples/ and small packed
-# traces. Not part of the test suite; crashes land in fuzz/out/.
+# fuzz/run.sh [SECONDS]: build the harnesses with clang (libFuzzer, ASan,
+# UBSan) and run each for SECONDS: fuzz_archive on a corpus seeded from
+# examples/ and small packed traces, fuzz_render (the batch din renderer,
+# both paths, against the per-line one) from nothing. Not part of the test
+# suite; crashes land in fuzz/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-120}
@@ -11,6 +13,8 @@ srcs=$(ls codecs/*.c views/*.c)
 clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
+clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c -o "$O/fuzz_render"
 # seeds: small real archives of every codec and container
 TT=build/tools/tracetool
 if [ -x "$TT" ]; then
@@ -25,3 +29,6 @@ if [ -x "$TT" ]; then
 fi
 "$O/fuzz_archive" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$O/" "$O/corpus"
+mkdir -p "$O/corpus-render"
+"$O/fuzz_render" -max_len=2048 -max_total_time="$SECS" -timeout=10 \
+        -artifact_prefix="$O/render-" "$O/corpus-render"
