@@ -222,9 +222,6 @@ int main(int argc, char *argv[])
         main_setup_log(&args);
         static struct tmfs_conf conf;
         conf.direct_io = o.direct_io;
-        /* through the page cache the kernel's copies keep the other CPU
-         * busy: a decompression thread only competes with them there */
-        tm_view_set_decompress_ahead(o.direct_io);
         conf.read_ahead_kb = o.read_ahead < 0 ? BDI_READ_AHEAD_KB : (unsigned)o.read_ahead;
         conf.mnt = mnt;
         rc = fuse_main(args.argc, args.argv, &tmfs_ops, &conf);

@@ -1,7 +1,5 @@
 #include "readahead.h"
 
-#include "rawahead.h"
-
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,41 +74,6 @@ unsigned tm_ra_threads(void)
         if (n < 0)
                 n = 0;
         return n > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : (unsigned)n;
-}
-
-static atomic_int ra_ahead_on = 1;
-
-void tm_view_set_decompress_ahead(int on)
-{
-        atomic_store(&ra_ahead_on, on != 0);
-}
-
-/* A single worker also gets a thread decompressing ahead of it (see
- * rawahead.h): tm_view_set_decompress_ahead, or $TM_RAW_AHEAD. */
-static int ra_want_rawahead(void)
-{
-        const char *e = getenv("TM_RAW_AHEAD");
-        if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
-                return e[0] == '1';
-        return atomic_load(&ra_ahead_on);
-}
-
-/* Count that thread and its ring in the process's limits; 0 when either
- * is spent. */
-static int ra_reserve_rawahead(struct tm_ra *ra, uint64_t budget)
-{
-        if (atomic_fetch_add(&ra_live, 1) + 1 > TM_RA_WORKERS_TOTAL) {
-                atomic_fetch_sub(&ra_live, 1);
-                return 0;
-        }
-        if (atomic_fetch_add(&ra_mem, TM_RAWAHEAD_BYTES) + TM_RAWAHEAD_BYTES > budget) {
-                atomic_fetch_sub(&ra_mem, TM_RAWAHEAD_BYTES);
-                atomic_fetch_sub(&ra_live, 1);
-                return 0;
-        }
-        ra->reserved++;
-        ra->mem += TM_RAWAHEAD_BYTES;
-        return 1;
 }
 
 /* Segment s of the view: [*start, *end). */
@@ -221,7 +184,6 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         atomic_fetch_sub(&ra_live, ra->reserved - nthreads);
         ra->reserved = nthreads;
         ra->nslots = nthreads ? nthreads + RA_SPARE : 0;
-        int ahead = nthreads == 1 && ra_want_rawahead() && ra_reserve_rawahead(ra, budget);
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
@@ -231,8 +193,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
                 w->ra = ra;
-                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0 &&
-                     tm_vfile_worker(w->vf, ahead) == 0;
+                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0 && tm_vfile_worker(w->vf) == 0;
                 if (ok)
                         ok = pthread_create(&w->th, NULL, worker_main, w) == 0;
                 w->started = ok;

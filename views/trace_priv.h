@@ -61,9 +61,7 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 /* Make f a readahead worker's cursor: it never starts a readahead of its
  * own, and it renders through a small buffer of its own before copying to
  * the caller's (the memory it fills is read on another core next; see
- * vfile.c). decompress_ahead: its raw stream comes through a rawahead
- * (a thread of its own decompressing ahead), if one can be started.
- * Returns 0 or -ENOMEM. */
-int tm_vfile_worker(struct tm_vfile *f, int decompress_ahead);
+ * vfile.c). Returns 0 or -ENOMEM. */
+int tm_vfile_worker(struct tm_vfile *f);
 
 #endif

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "feed.h"
-#include "rawahead.h"
 #include "readahead.h"
 #include "render.h"
 #include "trace_priv.h"
@@ -40,7 +39,6 @@ struct tm_vfile {
         unsigned type; /* streams/ */
         uint64_t size;
         struct tm_creader *r;
-        struct tm_rawahead *ahead; /* a worker's: raw bytes come from it, not r */
         struct tm_feed feed;
         struct tm_ref *refs;
         size_t rpos, rcount;
@@ -58,7 +56,6 @@ struct tm_vfile {
 static void vf_free(struct tm_vfile *f)
 {
         tm_ra_close(f->ra);
-        tm_rawahead_close(f->ahead);
         tm_creader_close(f->r);
         tm_feed_free(&f->feed);
         free(f->refs);
@@ -104,37 +101,13 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         return 0;
 }
 
-int tm_vfile_worker(struct tm_vfile *f, int decompress_ahead)
+int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
         if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_RAW)
                 return 0;
         f->stage = malloc(VF_STAGE_BYTES);
-        if (!f->stage)
-                return -ENOMEM;
-        if (decompress_ahead && tm_rawahead_open(f->t->cont, &f->ahead, NULL) == 0) {
-                tm_creader_close(f->r); /* the rawahead has its own */
-                f->r = NULL;
-        }
-        return 0;
-}
-
-/* The raw stream: from the rawahead when there is one, else the cursor. */
-static ssize_t vf_raw_read(struct tm_vfile *f, void *buf, size_t n, struct tm_err *err)
-{
-        return f->ahead ? tm_rawahead_read(f->ahead, buf, n, err)
-                        : tm_creader_read(f->r, buf, n, err);
-}
-
-static int vf_raw_seek(struct tm_vfile *f, uint64_t raw_off, struct tm_err *err)
-{
-        return f->ahead ? tm_rawahead_seek(f->ahead, raw_off, err)
-                        : tm_creader_seek(f->r, raw_off, err);
-}
-
-static uint64_t vf_raw_tell(const struct tm_vfile *f)
-{
-        return f->ahead ? tm_rawahead_tell(f->ahead) : tm_creader_tell(f->r);
+        return f->stage ? 0 : -ENOMEM;
 }
 
 void tm_vfile_close(struct tm_vfile *f)
@@ -205,11 +178,11 @@ static int vf_decode(struct tm_vfile *f, struct tm_err *err)
                         return 0;
                 size_t room;
                 uint8_t *dst = tm_feed_space(&f->feed, &room);
-                ssize_t k = vf_raw_read(f, dst, room, err);
+                ssize_t k = tm_creader_read(f->r, dst, room, err);
                 if (k < 0)
                         return (int)k;
                 tm_feed_commit(&f->feed, (size_t)k);
-                if (k == 0 || vf_raw_tell(f) >= f->ix->raw_size)
+                if (k == 0 || tm_creader_tell(f->r) >= f->ix->raw_size)
                         f->feed.eof = 1;
         }
 }
@@ -331,7 +304,7 @@ static int vf_seek(struct tm_vfile *f, uint64_t off, struct tm_err *err)
                 c = tm_index_find(f->ix, TM_BY_TYPE, f->type, off);
                 pos = c->type_off[f->type];
         }
-        int rc = vf_raw_seek(f, c->raw_off, err);
+        int rc = tm_creader_seek(f->r, c->raw_off, err);
         if (rc < 0)
                 return rc;
         tm_feed_reset(&f->feed, c->raw_off, &c->st);

@@ -112,14 +112,6 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
 
 void tm_vfile_close(struct tm_vfile *f);
 
-/* Whether a readahead with a single worker also gets a thread that
- * decompresses ahead of it (default 1). It pays when the reader's copies
- * leave the other CPU time to spare (in process; FUSE direct I/O) and
- * costs when they do not (FUSE through the page cache on two CPUs), so the
- * daemon sets it from --direct-io. $TM_RAW_AHEAD ("0" or "1") overrides
- * it. Process-wide; applies to readaheads started afterwards. */
-void tm_view_set_decompress_ahead(int on);
-
 /* Full check of an archive for tracetool verify: decodes everything,
  * verifies container checksums, and if an index exists checks that it
  * matches. Returns 0 or the first error. */
