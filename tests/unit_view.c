@@ -210,6 +210,8 @@ static void test_views(void **state)
                 for (unsigned k = 0; k < 3; k++) {
                         struct fixture fx;
                         fixture_make(&fx, tmpdir, codecs[c], kinds[k], c * 3 + k, NREFS);
+                        /* one readahead worker or two, alternately */
+                        setenv("TM_READ_THREADS", (c + k) % 2 ? "1" : "2", 1);
                         struct tm_trace *t = fixture_open(&fx, 0);
                         assert_string_equal(tm_trace_codec(t), codecs[c]);
                         assert_string_equal(tm_trace_container(t), kind_name(kinds[k]));
@@ -511,23 +513,32 @@ static void test_corrupt(void **state)
         r = tm_vfile_pread(f, buf, sizeof buf, off - 200, &err);
         assert_true(r >= 0 && r <= 200);
         read_expect(f, &want, off + 2000, 300, buf);
-        /* Sequential reading (with readahead) delivers every byte before
-         * the damaged line, then the error; then other offsets still work. */
-        uint64_t pos = 0;
-        for (;;) {
-                r = tm_vfile_pread(f, buf, sizeof buf, pos, &err);
-                if (r <= 0)
-                        break;
-                if (memcmp(buf, want.p + pos, (size_t)r))
-                        fail_msg("sequential read of %zd at %llu (damage at %zu) differs", r,
-                                 (unsigned long long)pos, off);
-                pos += (uint64_t)r;
-        }
-        assert_int_equal(r, -EIO);
-        assert_int_equal(pos, off);
-        read_expect(f, &want, 10, 100, buf);
-        read_expect(f, &want, off + 5000, 3000, buf);
         tm_vfile_close(f);
+        /* Sequential reading (with readahead: two workers, then one)
+         * delivers every byte before the damaged line, then the error; then
+         * other offsets still work. */
+        static const char *const nthreads[] = {"2", "1"};
+        for (int th = 0; th < 2; th++) {
+                setenv("TM_READ_THREADS", nthreads[th], 1);
+                assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+                uint64_t pos = 0;
+                for (;;) {
+                        r = tm_vfile_pread(f, buf, sizeof buf, pos, &err);
+                        if (r <= 0)
+                                break;
+                        if (memcmp(buf, want.p + pos, (size_t)r))
+                                fail_msg("%s threads: sequential read of %zd at %llu (damage "
+                                         "at %zu) differs",
+                                         nthreads[th], r, (unsigned long long)pos, off);
+                        pos += (uint64_t)r;
+                }
+                assert_int_equal(r, -EIO);
+                assert_int_equal(pos, off);
+                read_expect(f, &want, 10, 100, buf);
+                read_expect(f, &want, off + 5000, 3000, buf);
+                tm_vfile_close(f);
+        }
+        setenv("TM_READ_THREADS", "2", 1);
         memset(&err, 0, sizeof err);
         assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), -EIO);
         assert_non_null(strstr(err.msg, fx.path));
