@@ -247,9 +247,6 @@ static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const stru
         return tm_render_din(dst, r->type, r->addr);
 }
 
-/* Render lines from *r on into [p, lim) in batches while the longest
- * lines would still fit; returns the new p and advances *r. What is left
- * near lim goes line by line (a line may not be cut here). */
 /* Render whole references from *r to dst while they fit before lim,
  * advancing *r; returns the new end of dst. Text in batches (the room a
  * batch wants past its lines is kept inside lim), binary records one by
