@@ -104,8 +104,10 @@ static int ops_readlink(const char *path, char *buf, size_t size)
 static void ops_read_ahead_once(void)
 {
         static atomic_int done;
+        if (atomic_load_explicit(&done, memory_order_relaxed) || atomic_exchange(&done, 1))
+                return; /* every later open: one load */
         const struct tmfs_conf *conf = fuse_get_context()->private_data;
-        if (!conf || !conf->read_ahead_kb || !conf->mnt || atomic_exchange(&done, 1))
+        if (!conf || !conf->read_ahead_kb || !conf->mnt)
                 return;
         int rc = bdi_set_read_ahead(conf->mnt, conf->read_ahead_kb);
         if (rc < 0 && rc != -EACCES && rc != -EPERM && rc != -EROFS)
