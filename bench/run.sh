@@ -9,6 +9,9 @@
 #   with the page cache and with --direct-io),
 #   the same cat again (warm: kernel page cache), tail -n 1 latency once
 #   the index exists, daemon peak RSS, index size, index build time.
+# For scale it also times cat through bench/fuse_floor, a FUSE file system
+# set up like tracemount that serves memory and decodes nothing: what FUSE
+# alone costs on this machine, which no daemon can beat.
 # (grep writes to a file: GNU grep stops at the first match when its output is
 # /dev/null.) It also checks that the mount's ascii is byte-identical to the baseline.
 # Needs ./build.sh build first and a working /dev/fuse.
@@ -19,14 +22,19 @@ X86=${2:-}
 B=$PWD/build
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmbench.XXXXXX")
 MNT=$W/mnt
+FMNT=$W/fmnt
 PID=
+FPID=
 cleanup() {
-        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
+        for m in "$MNT" "$FMNT"; do
+                if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u "$m" || true; fi
+        done
         [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
+        [ -n "$FPID" ] && wait "$FPID" 2>/dev/null || true
         rm -rf "$W"
 }
 trap cleanup EXIT
-mkdir -p "$W/base" "$W/arch" "$MNT" "$W/cache"
+mkdir -p "$W/base" "$W/arch" "$MNT" "$FMNT" "$W/cache"
 
 now() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
@@ -50,6 +58,17 @@ mount_fresh() {
         echo "bench: mount failed" >&2
         exit 1
 }
+# floor_fresh [--direct-io]: a fresh fuse_floor mount of a file the size of
+# the ascii view, with the kernel readahead tracemount sets by default
+# (root only, as in tracemount).
+floor_fresh() {
+        if mountpoint -q "$FMNT"; then fusermount3 -u "$FMNT"; wait "$FPID" 2>/dev/null || true; fi
+        "$B/bench/fuse_floor" "$@" "$W/sample" "$TEXT" "$FMNT" -f < /dev/null >> "$W/floor.log" 2>&1 &
+        FPID=$!
+        for _ in $(seq 100); do mountpoint -q "$FMNT" && break; sleep 0.05; done
+        mountpoint -q "$FMNT" || { echo "bench: fuse_floor mount failed" >&2; exit 1; }
+        echo 512 2> /dev/null > "/sys/class/bdi/$(mountpoint -d "$FMNT")/read_ahead_kb" || true
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 echo "bench: generating $N references ${X86:+(x86-64 shape)}"
@@ -57,6 +76,7 @@ echo "bench: generating $N references ${X86:+(x86-64 shape)}"
 TEXT=$(stat -c %s "$W/t.din")
 time_cmd t_zc zstd -q -T1 -3 "$W/t.din" -o "$W/base/t.din.zst"
 time_cmd t_pack "$B/tools/tracetool" pack "$W/t.din" "$W/arch/t.pdt2.zst"
+head -c 1048576 "$W/t.din" > "$W/sample"
 rm -f "$W/t.din"
 ARCH=$(stat -c %s "$W/arch/t.pdt2.zst")
 BASE=$(stat -c %s "$W/base/t.din.zst")
@@ -64,14 +84,18 @@ time_cmd t_index "$B/tools/tracetool" index "$W/arch/t.pdt2.zst"
 IDX=$(find "$W/arch" "$W/cache" -name '*.tmidx' -printf '%s\n' | head -n 1)
 V=$MNT/t.pdt2.zst/ascii
 
-# best_of K VAR [mount] cmd...: best time of K runs (optionally on a fresh
+# best_of K VAR [mount|floor|floor-dio] cmd...: best time of K runs (optionally on a fresh
 # mount each time); no subshells, so the daemon's PID stays in this shell.
 best_of() {
         local k=$1 var=$2 fresh=0 b="" t
         shift 2
-        if [ "$1" = mount ]; then fresh=1; shift; fi
+        case $1 in
+        mount) fresh=mount_fresh; shift ;;
+        floor) fresh=floor_fresh; shift ;;
+        floor-dio) fresh="floor_fresh --direct-io"; shift ;;
+        esac
         for _ in $(seq "$k"); do
-                [ $fresh = 1 ] && mount_fresh
+                [ "$fresh" != 0 ] && $fresh
                 time_cmd t "$@"
                 if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN { exit !(t < b) }'; then b=$t; fi
         done
@@ -87,6 +111,11 @@ MOUNT_OPTS=--direct-io
 best_of 3 dcold mount sh -c "cat '$V' > /dev/null"
 best_of 3 dgrep mount sh -c "grep -c '^1 ' '$V' > '$W/out'"
 MOUNT_OPTS=""
+best_of 3 fl floor sh -c "cat '$FMNT/f' > /dev/null"
+best_of 3 fld floor-dio sh -c "cat '$FMNT/f' > /dev/null"
+fusermount3 -u "$FMNT"
+wait "$FPID" 2> /dev/null || true
+FPID=
 tails=""
 for _ in 1 2 3 4 5; do
         mount_fresh
@@ -113,11 +142,13 @@ tracemount bench: $N references, ascii $TEXT bytes; mount output vs zstdcat: $sa
                                      seconds   MB/s   ratio (baseline/tracemount; >1 = faster)
   zstdcat > /dev/null               $zc   $(mbps "$zc")
   zstdcat | cat > /dev/null         $zcp   $(mbps "$zcp")
-  cat ascii, cold mount             $cold   $(mbps "$cold")   $(ratio "$zc" "$cold") vs zstdcat, $(ratio "$zcp" "$cold") vs zstdcat|cat
+  FUSE alone: cat, page cache       $fl   $(mbps "$fl")   $(ratio "$zc" "$fl") vs zstdcat (fuse_floor: no decoding)
+  FUSE alone: cat, --direct-io      $fld   $(mbps "$fld")   $(ratio "$zc" "$fld") vs zstdcat
+  cat ascii, cold mount             $cold   $(mbps "$cold")   $(ratio "$zc" "$cold") vs zstdcat, $(ratio "$zcp" "$cold") vs zstdcat|cat, $(ratio "$fl" "$cold") vs FUSE alone
   cat ascii, warm page cache        $warm   $(mbps "$warm")   $(ratio "$zc" "$warm")
   zstdcat | grep -c '^1 '           $zg
   grep -c '^1 ' ascii, cold         $grepm           $(ratio "$zg" "$grepm")
-  cat ascii, --direct-io            $dcold   $(mbps "$dcold")   $(ratio "$zc" "$dcold") vs zstdcat, $(ratio "$zcp" "$dcold") vs zstdcat|cat
+  cat ascii, --direct-io            $dcold   $(mbps "$dcold")   $(ratio "$zc" "$dcold") vs zstdcat, $(ratio "$zcp" "$dcold") vs zstdcat|cat, $(ratio "$fld" "$dcold") vs FUSE alone
   grep -c '^1 ', --direct-io        $dgrep           $(ratio "$zg" "$dgrep")
   tail -n 1 ascii, fresh mount      median ${tail_med} s, worst ${tail_max} s (target < 0.050)
   tail -n 1 of a local file         ${tail_local} s (best of 5: starting sh and tail)

@@ -9,9 +9,10 @@
  * three to five lines with a handful of vector instructions (~0.3 ns a
  * line against ~2 ns for tm_render_din, bench/render_bench).
  *
- * Format: the type as one decimal digit (0..7), one space, the address in
+ * Format: the type as one decimal digit, one space, the address in
  * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.
- * That is exactly snprintf("%u %" PRIx64 "\n"). */
+ * That is exactly snprintf("%u %" PRIx64 "\n"). Traces hold types 0..7
+ * (codecs/trace.h); the renderers accept any digit, 0..9. */
 #ifndef TM_RENDER_H
 #define TM_RENDER_H
 
