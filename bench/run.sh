@@ -14,12 +14,13 @@
 # alone costs on this machine, which no daemon can beat.
 # (grep writes to a file: GNU grep stops at the first match when its output is
 # /dev/null.) It also checks that the mount's ascii is byte-identical to the baseline.
-# Needs ./build.sh build first and a working /dev/fuse.
+# Needs ./build.sh build first (or TM_BUILD naming a build directory) and a
+# working /dev/fuse. tests/integration/bench_smoke.sh runs it on a small trace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000000}
 X86=${2:-}
-B=$PWD/build
+B=${TM_BUILD:-$PWD/build} # TM_BUILD: another build directory (the test suite's)
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmbench.XXXXXX")
 MNT=$W/mnt
 FMNT=$W/fmnt
