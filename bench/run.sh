@@ -11,7 +11,7 @@
 #   the index exists, daemon peak RSS, index size, index build time.
 # For scale it also times cat through bench/fuse_floor, a FUSE file system
 # set up like tracemount that serves memory and decodes nothing: what FUSE
-# alone costs on this machine, which no daemon can beat.
+# alone costs on this machine, a floor no daemon set up this way goes below.
 # (grep writes to a file: GNU grep stops at the first match when its output is
 # /dev/null.) It also checks that the mount's ascii is byte-identical to the baseline.
 # Needs ./build.sh build first (or TM_BUILD naming a build directory) and a
