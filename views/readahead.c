@@ -261,14 +261,14 @@ ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
         while (done < n && off + done < ra->size) {
                 uint64_t at = off + done;
                 uint32_t s = seg_of(ra, at);
-                if (done == 0 && ra->placed && s < ra->cur) {
-                        if (ra->cur - s > RA_LATE)
-                                break; /* a jump back: not ours */
-                        pthread_mutex_unlock(&ra->mu);
-                        return TM_RA_LATE; /* a late request */
+                if (done == 0 && ra->placed) {
+                        if (s < ra->cur && ra->cur - s <= RA_LATE) {
+                                pthread_mutex_unlock(&ra->mu);
+                                return TM_RA_LATE; /* a late request */
+                        }
+                        if (s < ra->cur || s > ra->cur + ra->nslots)
+                                break; /* a jump: not ours */
                 }
-                if (done == 0 && ra->placed && s > ra->cur + ra->nslots)
-                        break; /* a jump ahead: not ours */
                 /* The window starts one segment behind the one being
                  * read, so that a late request for it is still served. */
                 if (!ra->placed)
