@@ -48,26 +48,33 @@ time_cmd() {
         e=$(now)
         printf -v "$var" '%s' "$(secs "$s" "$e")"
 }
+# unmount_if DIR PID: unmount DIR if it is mounted and wait for its daemon.
+unmount_if() {
+        if mountpoint -q "$1"; then fusermount3 -u "$1"; wait "$2" 2>/dev/null || true; fi
+}
+# await_mount DIR WHAT: wait up to 5 s for DIR to become a mount point.
+await_mount() {
+        for _ in $(seq 100); do mountpoint -q "$1" && return 0; sleep 0.05; done
+        echo "bench: $2 mount failed" >&2
+        exit 1
+}
 MOUNT_OPTS=""
 mount_fresh() {
-        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
+        unmount_if "$MNT" "$PID"
         # shellcheck disable=SC2086
         "$B/fs/tracemount" -f --cache-dir "$W/cache" $MOUNT_OPTS "$W/arch" "$MNT" \
                 < /dev/null >> "$W/daemon.log" 2>&1 &
         PID=$!
-        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
-        echo "bench: mount failed" >&2
-        exit 1
+        await_mount "$MNT" tracemount
 }
 # floor_fresh [--direct-io]: a fresh fuse_floor mount of a file the size of
 # the ascii view, with the kernel readahead tracemount sets by default
-# (root only, as in tracemount).
+# (BDI_READ_AHEAD_KB in fs/bdi.h; root only, as in tracemount).
 floor_fresh() {
-        if mountpoint -q "$FMNT"; then fusermount3 -u "$FMNT"; wait "$FPID" 2>/dev/null || true; fi
+        unmount_if "$FMNT" "$FPID"
         "$B/bench/fuse_floor" "$@" "$W/sample" "$TEXT" "$FMNT" -f < /dev/null >> "$W/floor.log" 2>&1 &
         FPID=$!
-        for _ in $(seq 100); do mountpoint -q "$FMNT" && break; sleep 0.05; done
-        mountpoint -q "$FMNT" || { echo "bench: fuse_floor mount failed" >&2; exit 1; }
+        await_mount "$FMNT" fuse_floor
         echo 512 2> /dev/null > "/sys/class/bdi/$(mountpoint -d "$FMNT")/read_ahead_kb" || true
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
@@ -114,8 +121,7 @@ best_of 3 dgrep mount sh -c "grep -c '^1 ' '$V' > '$W/out'"
 MOUNT_OPTS=""
 best_of 3 fl floor sh -c "cat '$FMNT/f' > /dev/null"
 best_of 3 fld floor-dio sh -c "cat '$FMNT/f' > /dev/null"
-fusermount3 -u "$FMNT"
-wait "$FPID" 2> /dev/null || true
+unmount_if "$FMNT" "$FPID"
 FPID=
 tails=""
 for _ in 1 2 3 4 5; do
