@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Workers alive in the process, all readaheads together: many sequential
@@ -138,6 +139,28 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* A segment buffer. Each is new memory that the worker fills first, and
+ * page faults on it were ~2% of a cold `cat`'s samples: so one of 2 MiB or
+ * more starts on a 2 MiB boundary and asks for transparent huge pages
+ * (with THP in "madvise" mode, Debian's default), one fault per 2 MiB
+ * instead of 512 for most of it. Measured, cold cat ascii --direct-io of
+ * 10^8 refs (2.5 MB segments), 8 alternating runs: median 0.382 -> 0.372 s
+ * (no change measurable through the page cache's noise). A failed madvise
+ * only loses that. */
+static char *slot_alloc(size_t n)
+{
+        enum { HUGE = 2u << 20 };
+        if (n < HUGE)
+                return malloc(n);
+        void *p = NULL;
+        if (posix_memalign(&p, HUGE, n) != 0)
+                return NULL;
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+        return p;
+}
+
 struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
                          uint64_t size, unsigned nthreads)
 {
@@ -188,7 +211,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
         for (unsigned i = 0; i < ra->nslots && ok; i++)
-                ok = (ra->slot[i].buf = malloc(big ? big : 1)) != NULL;
+                ok = (ra->slot[i].buf = slot_alloc(big ? big : 1)) != NULL;
         ok = ok && nthreads > 0;
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
