@@ -143,10 +143,10 @@ static void *worker_main(void *arg)
  * page faults on it were ~2% of a cold `cat`'s samples: so one of 2 MiB or
  * more starts on a 2 MiB boundary and asks for transparent huge pages
  * (which THP's "madvise" mode, this machine's, gives only to memory that
- * asks): one fault per 2 MiB instead of 512 for most of it. Measured, cold cat ascii --direct-io of
- * 10^8 refs (2.5 MB segments), 8 alternating runs: median 0.382 -> 0.372 s
- * (no change measurable through the page cache's noise). A failed madvise
- * only loses that. */
+ * asks): one fault per 2 MiB instead of 512 for most of it. Measured,
+ * cold cat ascii --direct-io of 10^8 refs (2.5 MB segments), 8
+ * alternating runs: median 0.382 -> 0.372 s (no change measurable through
+ * the page cache's noise). A failed madvise only loses that. */
 static char *slot_alloc(size_t n)
 {
         enum { HUGE = 2u << 20 };
