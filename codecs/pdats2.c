@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec_util.h"
+#include "pdats2_x86.h"
 
 /* Data offsets held in the header byte, by data offset code. */
 static const uint64_t p2_small_off[8] = {0, 4, (uint64_t)-4, 8, (uint64_t)-8, 0, 0, 0};
@@ -83,6 +84,17 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 a = (a + unit) & mask;
                 out[k].addr = a;
                 out[k++].type = TM_IFETCH;
+        }
+        /* 32-bit files: whole 64-byte blocks at once where the CPU can (see
+         * pdats2_x86.h); it stops short of the last 128 bytes of input and
+         * of a block's references past cap, which the loops below finish. */
+        p2x_blocks_fn *blocks = s.wide || s.pending ? NULL : p2x_blocks();
+        if (blocks && len - p >= 128) {
+                struct p2x_chain c = {(uint32_t)a, {(uint32_t)s.zone[0], (uint32_t)s.zone[1]}};
+                k += blocks(in, len, &p, out + k, cap - k, shift, &c);
+                a = c.a;
+                s.zone[0] = c.zone[0];
+                s.zone[1] = c.zone[1];
         }
         /* The hot loop: records with 8 bytes after the header byte and room
          * for a whole run, so no bounds checks and no run state. No branch on

@@ -1,0 +1,46 @@
+/* pdats2_x86: PDATS II's block decoder for x86-64 with AVX-512 VBMI.
+ *
+ * The scalar decoder in pdats2.c follows the records one after the other:
+ * where the next record starts depends on the length of this one, and the
+ * CPU can only run ahead by predicting it. This decoder takes the input 64
+ * bytes at a time and finds every record that starts in them at once
+ * (each byte's "next record" position, composed with itself by byte
+ * permutes: pointer doubling), then decodes those records in 32-bit lanes,
+ * the address chains (the instruction address, the two data zones, the
+ * output position) as prefix sums, and writes each record's reference and
+ * up to four fetches of its run with fixed-size stores. Only 32-bit files:
+ * their addresses fit the lanes, and their offsets are at most 4 bytes.
+ *
+ * The output is the scalar decoder's, reference for reference; the tests
+ * decode with both (TM_DECODE_SCALAR=1 or p2x_force_scalar) and compare. */
+#ifndef TM_PDATS2_X86_H
+#define TM_PDATS2_X86_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* The decoding state that crosses records in a 32-bit file. */
+struct p2x_chain {
+        uint32_t a;       /* the last instruction fetch */
+        uint32_t zone[2]; /* the data zone bases */
+};
+
+/* Decode whole 64-byte blocks of records from in[*p..len) while at least
+ * 128 bytes remain from *p and a block's references (plus 4: the run
+ * stores write past a record) fit in cap. Advances *p to the first record
+ * not decoded and c past the last one decoded; returns the references
+ * written to out. shift is log2 of the instruction unit. Never fails:
+ * every byte sequence is a valid stream, and no record here is cut. */
+typedef size_t p2x_blocks_fn(const uint8_t *in, size_t len, size_t *p, struct tm_ref *out,
+                             size_t cap, unsigned shift, struct p2x_chain *c);
+
+/* The block decoder, or NULL when this CPU (or build) has no AVX-512 VBMI
+ * or the environment says TM_DECODE_SCALAR=1. Chosen on the first call. */
+p2x_blocks_fn *p2x_blocks(void);
+
+/* Tests: 1 makes p2x_blocks() return NULL, 0 chooses again. */
+void p2x_force_scalar(int on);
+
+#endif
