@@ -13,22 +13,18 @@
 #ifdef P2X_X86
 #define P2X_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,popcnt"
 
-/* Byte tables indexed by bits 7..1 of a header byte (h >> 1), so that one
- * vpermi2b looks them up for 64 bytes: the offset bytes that follow the
- * header (32-bit files), and the offset when none follow (instruction
- * records: +1 unit; data records: the five small byte offsets).
- * Index bit 6 is the kind; data codes are bits 4..2, instruction codes
- * bits 5..4. */
+/* A byte table indexed by bits 7..1 of a header byte (h >> 1), so that
+ * one vpermi2b looks it up for 64 bytes: the offset bytes that follow the
+ * header in a 32-bit file. Index bit 6 is the kind; data codes are bits
+ * 4..2, instruction codes bits 5..4. */
 #define R4(x) x, x, x, x
 #define R16(x) R4(x), R4(x), R4(x), R4(x)
 #define P2X_DATA_OL R4(0), R4(0), R4(0), R4(0), R4(0), R4(1), R4(2), R4(4)
-#define P2X_DATA_SMALL R4(0), R4(4), R4(-4), R4(8), R4(-8), R4(0), R4(0), R4(0)
 static const _Alignas(64) int8_t p2x_ol[128] = {P2X_DATA_OL, P2X_DATA_OL, R16(0),
                                                 R16(1),      R16(2),      R16(4)};
-static const _Alignas(64) int8_t p2x_small[128] = {P2X_DATA_SMALL, P2X_DATA_SMALL, R16(1),
-                                                   R16(1),         R16(1),         R16(1)};
 #undef R4
 #undef R16
+#undef P2X_DATA_OL
 
 /* Inclusive prefix sum of 16 dwords. */
 __attribute__((target(P2X_TARGET))) static inline __m512i p2x_scan(__m512i x)
@@ -91,8 +87,16 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
             44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
         const __m512i iota = _mm512_load_si512(iota_b);
         const __m512i ol_lo = _mm512_load_si512(p2x_ol), ol_hi = _mm512_load_si512(p2x_ol + 64);
-        const __m512i sm_lo = _mm512_load_si512(p2x_small);
-        const __m512i sm_hi = _mm512_load_si512(p2x_small + 64);
+        /* Dword tables indexed by bits 7..3 of a header byte: the right
+         * shift that sign-extends its offset from the 4 bytes read after it
+         * (32: no offset bytes), and the offset when there are none. */
+        const __m512i sh_lo =
+            _mm512_set_epi32(0, 16, 24, 32, 32, 32, 32, 32, 0, 16, 24, 32, 32, 32, 32, 32);
+        const __m512i sh_hi =
+            _mm512_set_epi32(0, 0, 0, 0, 16, 16, 16, 16, 24, 24, 24, 24, 32, 32, 32, 32);
+        const __m512i sm32_lo =
+            _mm512_set_epi32(0, 0, 0, -8, 8, -4, 4, 0, 0, 0, 0, -8, 8, -4, 4, 0);
+        const __m512i sm32_hi = _mm512_set1_epi32(1);
         /* Byte 4r+b of a dword lane r takes the offset byte at the record's
          * position + 4 - b: the dword is the 4 bytes after the header read
          * big-endian. */
@@ -117,7 +121,8 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
         enum { P2X_RECS = P2X_BATCH * 64 + 64 };
         _Alignas(64) uint32_t own[P2X_RECS][4];
         _Alignas(64) uint32_t kx[P2X_RECS], rb[P2X_RECS];
-        _Alignas(64) uint8_t nb[P2X_RECS];
+        _Alignas(64) uint32_t rw[P2X_RECS];
+        _Alignas(64) uint8_t nb[P2X_RECS], hb[P2X_RECS];
         __m512i va = _mm512_set1_epi32((int)c->a);
         __m512i vz0 = _mm512_set1_epi32((int)c->zone[0]);
         __m512i vz1 = _mm512_set1_epi32((int)c->zone[1]);
@@ -144,8 +149,11 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
                         entry[j + 1] =
                             (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(e)) & 0xff;
                 }
-                /* Pass 2: decode them, block by block, into the arrays. */
+                /* Pass 2: gather each record's header and the 4 bytes after
+                 * it, packed from block to block, until a block's
+                 * references would not fit. */
                 size_t j = 0, nrec = 0;
+                const size_t k0 = k;
                 for (; j < nblk; j++) {
                         const uint8_t *q = in + p + 64 * j;
                         const __m512i b0 = _mm512_loadu_si512(q);
@@ -154,88 +162,80 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
                         const unsigned cnt = count[j];
                         const __mmask64 valid = _mm512_cmplt_epu8_mask(pos, _mm512_set1_epi8(64));
                         const __m512i h = _mm512_permutexvar_epi8(pos, b0);
-                        const __mmask64 ki = _mm512_movepi8_mask(h) & valid;
-                        const __m512i n =
-                            _mm512_and_si512(h, _mm512_mask_blend_epi8(ki, _mm512_set1_epi8(3),
-                                                                       _mm512_set1_epi8(31)));
+                        const __m512i n = _mm512_and_si512(
+                            h, _mm512_mask_blend_epi8(_mm512_movepi8_mask(h), _mm512_set1_epi8(3),
+                                                      _mm512_set1_epi8(31)));
                         const __m512i nv = _mm512_maskz_mov_epi8(valid, n);
                         const size_t refs = cnt + (size_t)_mm512_reduce_add_epi64(
                                                       _mm512_sad_epu8(nv, _mm512_setzero_si512()));
                         if (cap - k < refs + 4)
                                 break;
-                        const __m512i hx = _mm512_srli_epi16(h, 1);
-                        const __m512i olh = _mm512_permutex2var_epi8(ol_lo, hx, ol_hi);
-                        const __m512i smh = _mm512_permutex2var_epi8(sm_lo, hx, sm_hi);
-                        const __mmask64 kz =
-                            _mm512_test_epi8_mask(h, _mm512_set1_epi8(4)) & valid & ~ki;
-                        const __mmask64 kd0 = valid & ~ki & ~kz;
-                        const __mmask64 kw =
-                            _mm512_test_epi8_mask(h, _mm512_set1_epi8(0x40)) & valid & ~ki;
-                        const __m512i ty =
-                            _mm512_mask_mov_epi8(_mm512_maskz_mov_epi8(kw, _mm512_set1_epi8(1)), ki,
-                                                 _mm512_set1_epi8(2));
+                        _mm512_storeu_si512(hb + nrec, h);
                         _mm512_storeu_si512(nb + nrec, nv);
-                        __m512i kbase = _mm512_set1_epi32((int)k);
                         for (unsigned g = 0; g * 16 < cnt; g++) {
-                                const __mmask16 v = (__mmask16)(valid >> 16 * g);
-                                const __mmask16 i = (__mmask16)(ki >> 16 * g);
-                                const __mmask16 z1 = (__mmask16)(kz >> 16 * g);
-                                const __mmask16 z0 = (__mmask16)(kd0 >> 16 * g);
                                 const __m512i sel =
                                     _mm512_add_epi8(rep, _mm512_set1_epi8((char)(16 * g)));
                                 const __m512i at =
                                     _mm512_add_epi8(_mm512_permutexvar_epi8(sel, pos), c4);
-                                const __m512i raw = _mm512_permutex2var_epi8(b0, at, b1);
-                                const __m512i lo =
-                                    _mm512_add_epi8(iota, _mm512_set1_epi8((char)(16 * g)));
-                                const __m512i ol32 = _mm512_cvtepu8_epi32(
-                                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(lo, olh)));
-                                const __m512i sm32 = _mm512_cvtepi8_epi32(
-                                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(lo, smh)));
-                                const __m512i n32 = _mm512_cvtepu8_epi32(
-                                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(lo, nv)));
-                                const __m512i t32 = _mm512_cvtepu8_epi32(
-                                    _mm512_castsi512_si128(_mm512_permutexvar_epi8(lo, ty)));
-                                __m512i off = _mm512_srav_epi32(
-                                    raw, _mm512_sub_epi32(_mm512_set1_epi32(32),
-                                                          _mm512_slli_epi32(ol32, 3)));
-                                off = _mm512_mask_mov_epi32(
-                                    off, _mm512_cmpeq_epi32_mask(ol32, _mm512_setzero_si512()),
-                                    sm32);
-                                const __m512i ownd = _mm512_maskz_sll_epi32(i, off, shc);
-                                const __m512i nsh = _mm512_sll_epi32(n32, shc);
-                                const __m512i ain =
-                                    _mm512_add_epi32(p2x_scan(_mm512_add_epi32(ownd, nsh)), va);
-                                const __m512i runbase = _mm512_sub_epi32(ain, nsh);
-                                va = p2x_last(ain);
-                                const __m512i d0 = _mm512_add_epi32(
-                                    p2x_scan(_mm512_maskz_mov_epi32(z0, off)), vz0);
-                                const __m512i d1 = _mm512_add_epi32(
-                                    p2x_scan(_mm512_maskz_mov_epi32(z1, off)), vz1);
-                                vz0 = p2x_last(d0);
-                                vz1 = p2x_last(d1);
-                                const __m512i addr = _mm512_mask_blend_epi32(
-                                    i, _mm512_mask_blend_epi32(z1, d0, d1), runbase);
-                                const __m512i one =
-                                    _mm512_maskz_add_epi32(v, n32, _mm512_set1_epi32(1));
-                                const __m512i kin = _mm512_add_epi32(p2x_scan(one), kbase);
-                                kbase = p2x_last(kin);
-                                const size_t r0 = nrec + 16 * g;
-                                _mm512_storeu_si512(kx + r0, _mm512_sub_epi32(kin, one));
-                                _mm512_storeu_si512(rb + r0, runbase);
-                                for (unsigned w = 0; w < 4; w++)
-                                        _mm512_storeu_si512(
-                                            own[r0 + 4 * w],
-                                            _mm512_maskz_permutex2var_epi32(
-                                                0x5555, addr,
-                                                _mm512_add_epi32(refi,
-                                                                 _mm512_set1_epi32((int)(4 * w))),
-                                                t32));
+                                _mm512_storeu_si512(rw + nrec + 16 * g,
+                                                    _mm512_permutex2var_epi8(b0, at, b1));
                         }
                         nrec += cnt;
                         k += refs;
                 }
-                /* Pass 3: write the references. One 64-byte store a record:
+                /* Pass 3: decode the records, 16 at a time. */
+                __m512i kbase = _mm512_set1_epi32((int)k0);
+                for (size_t r0 = 0; r0 < nrec; r0 += 16) {
+                        const __mmask16 v =
+                            nrec - r0 >= 16 ? 0xffff : (__mmask16)((1u << (nrec - r0)) - 1);
+                        const __m512i h32 =
+                            _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(hb + r0)));
+                        const __m512i n32 =
+                            _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(nb + r0)));
+                        const __m512i raw = _mm512_loadu_si512(rw + r0);
+                        const __mmask16 i =
+                            _mm512_mask_test_epi32_mask(v, h32, _mm512_set1_epi32(0x80));
+                        const __mmask16 z1 =
+                            _mm512_mask_test_epi32_mask(v, h32, _mm512_set1_epi32(4)) &
+                            (__mmask16)~i;
+                        const __mmask16 z0 = v & (__mmask16)~i & (__mmask16)~z1;
+                        const __m512i hi5 = _mm512_srli_epi32(h32, 3);
+                        const __m512i sh = _mm512_permutex2var_epi32(sh_lo, hi5, sh_hi);
+                        const __m512i sm = _mm512_permutex2var_epi32(sm32_lo, hi5, sm32_hi);
+                        const __m512i off = _mm512_mask_mov_epi32(
+                            _mm512_srav_epi32(raw, sh),
+                            _mm512_cmpeq_epi32_mask(sh, _mm512_set1_epi32(32)), sm);
+                        const __m512i t32 = _mm512_mask_mov_epi32(
+                            _mm512_and_si512(_mm512_srli_epi32(h32, 6), _mm512_set1_epi32(1)), i,
+                            _mm512_set1_epi32(2));
+                        const __m512i ownd = _mm512_maskz_sll_epi32(i, off, shc);
+                        const __m512i nsh = _mm512_sll_epi32(n32, shc);
+                        const __m512i ain =
+                            _mm512_add_epi32(p2x_scan(_mm512_add_epi32(ownd, nsh)), va);
+                        const __m512i runbase = _mm512_sub_epi32(ain, nsh);
+                        va = p2x_last(ain);
+                        const __m512i d0 =
+                            _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(z0, off)), vz0);
+                        const __m512i d1 =
+                            _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(z1, off)), vz1);
+                        vz0 = p2x_last(d0);
+                        vz1 = p2x_last(d1);
+                        const __m512i addr = _mm512_mask_blend_epi32(
+                            i, _mm512_mask_blend_epi32(z1, d0, d1), runbase);
+                        const __m512i one = _mm512_maskz_add_epi32(v, n32, _mm512_set1_epi32(1));
+                        const __m512i kin = _mm512_add_epi32(p2x_scan(one), kbase);
+                        kbase = p2x_last(kin);
+                        _mm512_storeu_si512(kx + r0, _mm512_sub_epi32(kin, one));
+                        _mm512_storeu_si512(rb + r0, runbase);
+                        for (unsigned w = 0; w < 4; w++)
+                                _mm512_storeu_si512(
+                                    own[r0 + 4 * w],
+                                    _mm512_maskz_permutex2var_epi32(
+                                        0x5555, addr,
+                                        _mm512_add_epi32(refi, _mm512_set1_epi32((int)(4 * w))),
+                                        t32));
+                }
+                /* Pass 4: write the references. One 64-byte store a record:
                  * its own reference and three of its run (the next record's
                  * overwrite what is past its run); longer runs go on. */
                 for (size_t r = 0; r < nrec; r++) {
