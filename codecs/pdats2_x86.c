@@ -190,8 +190,9 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
                             nrec - r0 >= 16 ? 0xffff : (__mmask16)((1u << (nrec - r0)) - 1);
                         const __m512i h32 =
                             _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(hb + r0)));
-                        const __m512i n32 =
-                            _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(nb + r0)));
+                        /* lanes past the last record: bytes of no record */
+                        const __m512i n32 = _mm512_maskz_cvtepu8_epi32(
+                            v, _mm_loadu_si128((const __m128i *)(nb + r0)));
                         const __m512i raw = _mm512_loadu_si512(rw + r0);
                         const __mmask16 i =
                             _mm512_mask_test_epi32_mask(v, h32, _mm512_set1_epi32(0x80));
