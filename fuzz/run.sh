@@ -2,8 +2,9 @@
 # fuzz/run.sh [SECONDS]: build the harnesses with clang (libFuzzer, ASan,
 # UBSan) and run each for SECONDS: fuzz_archive on a corpus seeded from
 # examples/ and small packed traces, fuzz_render (the batch din renderer,
-# both paths, against the per-line one) from nothing. Not part of the test
-# suite; crashes land in fuzz/out/.
+# both paths, against the per-line one) and fuzz_pdats2 (PDATS II's block
+# decoder against its scalar one) from nothing. Not part of the test suite;
+# crashes land in fuzz/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-120}
@@ -15,6 +16,9 @@ clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
         fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c -o "$O/fuzz_render"
+clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*.c) -lz -lzstd \
+        -o "$O/fuzz_pdats2"
 # seeds: small real archives of every codec and container
 TT=build/tools/tracetool
 if [ -x "$TT" ]; then
@@ -32,3 +36,6 @@ fi
 mkdir -p "$O/corpus-render"
 "$O/fuzz_render" -max_len=2048 -max_total_time="$SECS" -timeout=10 \
         -artifact_prefix="$O/render-" "$O/corpus-render"
+mkdir -p "$O/corpus-pdats2"
+"$O/fuzz_pdats2" -max_len=8192 -max_total_time="$SECS" -timeout=10 \
+        -artifact_prefix="$O/pdats2-" "$O/corpus-pdats2"

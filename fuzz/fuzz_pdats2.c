@@ -1,0 +1,77 @@
+/* fuzz_pdats2: libFuzzer harness comparing PDATS II's two decoders.
+ *
+ * Input: byte 0 picks the instruction unit (1, 2 or 4), byte 1 the
+ * references asked per call, byte 2 the input window (0: everything at
+ * once); the rest are the records of a 32-bit file, after a valid header.
+ * Every byte sequence is a stream of records. The block decoder (AVX-512,
+ * where the CPU has it) and the scalar one decode it in lockstep, offered
+ * the same windows as a view's feed would: each call must give the same
+ * references, consume the same bytes and leave the same state, and the
+ * same error at the end if the last record is cut. The input and the
+ * output buffers end exactly where the decoder may stop, so ASan catches
+ * a read past the input or a write past cap. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/pdats2.h"
+#include "codecs/pdats2_x86.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        if (size < 3)
+                return 0;
+        static const uint8_t unit[4] = {1, 2, 4, 4};
+        const size_t cap = 1 + (size_t)data[1] * 17; /* 1 .. 4336 */
+        const size_t piece = (size_t)data[2] * 9;    /* 0: all at once */
+        const size_t len = 8 + size - 3;
+        uint8_t *raw = malloc(len);
+        struct tm_ref *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
+        if (!raw || !a || !b)
+                abort();
+        static const uint8_t head[8] = {'P', 'D', 'T', '2', 1, 32, 0, 0};
+        memcpy(raw, head, 8);
+        raw[6] = unit[data[0] & 3];
+        memcpy(raw + 8, data + 3, size - 3);
+
+        const struct tm_codec *c = &tm_codec_pdats2;
+        struct tm_dec_state sa, sb;
+        if (c->dec_init(&sa, raw, len, NULL) != 8)
+                abort();
+        sb = sa;
+        size_t pos = 8, end = piece ? pos + piece : len;
+        while (pos < len) {
+                size_t avail = (end < len ? end : len) - pos;
+                int eof = pos + avail == len;
+                size_t ua = 0, ub = 0;
+                struct tm_err ea = {0}, eb = {0};
+                p2x_force_scalar(1);
+                ssize_t ra = c->decode(&sa, raw + pos, avail, eof, pos, &ua, a, cap, &ea);
+                p2x_force_scalar(0);
+                ssize_t rb = c->decode(&sb, raw + pos, avail, eof, pos, &ub, b, cap, &eb);
+                if (ra != rb)
+                        abort();
+                if (ra < 0) {
+                        if (strcmp(ea.msg, eb.msg) != 0)
+                                abort();
+                        break;
+                }
+                if (ua != ub || memcmp(&sa, &sb, sizeof sa) != 0)
+                        abort();
+                for (ssize_t k = 0; k < ra; k++)
+                        if (a[k].addr != b[k].addr || a[k].type != b[k].type)
+                                abort();
+                pos += ua;
+                if (ra == 0 && ua == 0) {
+                        if (eof)
+                                break;
+                        end += piece;
+                } else if (piece && end <= pos) {
+                        end = pos + piece;
+                }
+        }
+        free(raw);
+        free(a);
+        free(b);
+        return 0;
+}
