@@ -11,11 +11,12 @@
  * output buffers end exactly where the decoder may stop, so ASan catches
  * a read past the input or a write past cap. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codecs/pdats2.h"
-#include "codecs/pdats2_x86.h"
+#include "tests/p2_lockstep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,41 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         raw[6] = unit[data[0] & 3];
         memcpy(raw + 8, data + 3, size - 3);
 
-        const struct tm_codec *c = &tm_codec_pdats2;
-        struct tm_dec_state sa, sb;
-        if (c->dec_init(&sa, raw, len, NULL) != 8)
+        char why[512];
+        if (p2_lockstep(raw, len, piece, cap, a, b, NULL, why, sizeof why) < 0) {
+                fprintf(stderr, "fuzz_pdats2: %s\n", why);
                 abort();
-        sb = sa;
-        size_t pos = 8, end = piece ? pos + piece : len;
-        while (pos < len) {
-                size_t avail = (end < len ? end : len) - pos;
-                int eof = pos + avail == len;
-                size_t ua = 0, ub = 0;
-                struct tm_err ea = {0}, eb = {0};
-                p2x_force_scalar(1);
-                ssize_t ra = c->decode(&sa, raw + pos, avail, eof, pos, &ua, a, cap, &ea);
-                p2x_force_scalar(0);
-                ssize_t rb = c->decode(&sb, raw + pos, avail, eof, pos, &ub, b, cap, &eb);
-                if (ra != rb)
-                        abort();
-                if (ra < 0) {
-                        if (strcmp(ea.msg, eb.msg) != 0)
-                                abort();
-                        break;
-                }
-                if (ua != ub || memcmp(&sa, &sb, sizeof sa) != 0)
-                        abort();
-                for (ssize_t k = 0; k < ra; k++)
-                        if (a[k].addr != b[k].addr || a[k].type != b[k].type)
-                                abort();
-                pos += ua;
-                if (ra == 0 && ua == 0) {
-                        if (eof)
-                                break;
-                        end += piece;
-                } else if (piece && end <= pos) {
-                        end = pos + piece;
-                }
         }
         free(raw);
         free(a);

@@ -8,6 +8,7 @@
 
 #include "codecs/pdats2.h"
 #include "codecs/pdats2_x86.h"
+#include "p2_lockstep.h"
 
 static const struct tm_codec *const C = &tm_codec_pdats2;
 
@@ -280,50 +281,12 @@ __attribute__((noinline)) static void poison_stack(void)
         __asm__ volatile("" : : "r"(junk) : "memory");
 }
 
-/* raw decoded by the block decoder and by the scalar one in lockstep,
- * offered in windows of piece bytes as a view's feed does (0: all at
- * once), cap references a call: every call must give the same references,
- * consume the same bytes and leave the same state. a and b hold cap
- * references. */
 static void lockstep(const uint8_t *raw, size_t len, size_t piece, size_t cap, struct tm_ref *a,
                      struct tm_ref *b)
 {
-        struct tm_dec_state sa, sb;
-        int h = C->dec_init(&sa, raw, len, NULL);
-        assert_true(h > 0);
-        sb = sa;
-        size_t pos = (size_t)h, end = piece ? pos + piece : len;
-        while (pos < len) {
-                size_t avail = (end < len ? end : len) - pos;
-                int eof = pos + avail == len;
-                size_t ua = 0, ub = 0;
-                p2x_force_scalar(1);
-                ssize_t ra = C->decode(&sa, raw + pos, avail, eof, pos, &ua, a, cap, NULL);
-                p2x_force_scalar(0);
-                poison_stack();
-                ssize_t rb = C->decode(&sb, raw + pos, avail, eof, pos, &ub, b, cap, NULL);
-                assert_true(ra >= 0);
-                assert_int_equal(ra, rb);
-                assert_int_equal(ua, ub);
-                for (ssize_t k = 0; k < ra; k++)
-                        if (a[k].addr != b[k].addr || a[k].type != b[k].type)
-                                fail_msg("raw offset %zu, piece %zu, cap %zu, reference %zd: "
-                                         "scalar %u %" PRIx64 ", blocks %u %" PRIx64,
-                                         pos, piece, cap, k, a[k].type, a[k].addr, b[k].type,
-                                         b[k].addr);
-                if (memcmp(&sa, &sb, sizeof sa) != 0)
-                        fail_msg("raw offset %zu, piece %zu, cap %zu: states differ after the "
-                                 "call",
-                                 pos, piece, cap);
-                pos += ua;
-                if (ra == 0 && ua == 0) {
-                        if (eof)
-                                break;
-                        end += piece;
-                } else if (piece && end <= pos) {
-                        end = pos + piece;
-                }
-        }
+        char why[512];
+        if (p2_lockstep(raw, len, piece, cap, a, b, poison_stack, why, sizeof why) != 0)
+                fail_msg("%s", why);
 }
 
 /* Several caps (a block's references often do not fit: the scalar loops
