@@ -113,11 +113,12 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
             _mm512_set_epi32(0, 2, 0, 3 * u, 0, 2, 0, 2 * u, 0, 2, 0, u, 0, 0, 0, 0);
         const __m128i shc = _mm_cvtsi32_si128((int)shift);
         _Alignas(64) uint8_t starts[P2X_BATCH][64];
-        unsigned entry[P2X_BATCH + 1], count[P2X_BATCH];
-        /* Pass 2's output, one entry a record of the batch (plus room for
-         * the 16 lanes a group stores): its reference, the base of its run
-         * (the address before the run's first fetch), its run length and
-         * its first reference's index in out. */
+        unsigned entry[P2X_BATCH + 1];
+        /* One entry a record of the batch (plus room for the 16 lanes a
+         * group stores). Pass 2 writes its header byte, its run length and
+         * the 4 bytes after its header; pass 3 its reference, the base of
+         * its run (the address before the run's first fetch) and its first
+         * reference's index in out. */
         enum { P2X_RECS = P2X_BATCH * 64 + 64 };
         _Alignas(64) uint32_t own[P2X_RECS][4];
         _Alignas(64) uint32_t kx[P2X_RECS], rb[P2X_RECS];
@@ -143,8 +144,6 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
                         __m512i x;
                         const __m512i pos = p2x_starts(next, iota, e, &x);
                         _mm512_store_si512(starts[j], pos);
-                        count[j] = (unsigned)__builtin_popcountll(
-                            _mm512_cmplt_epu8_mask(pos, _mm512_set1_epi8(64)));
                         e = _mm512_sub_epi8(x, _mm512_set1_epi8(64));
                         entry[j + 1] =
                             (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(e)) & 0xff;
@@ -159,8 +158,8 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
                         const __m512i b0 = _mm512_loadu_si512(q);
                         const __m512i b1 = _mm512_loadu_si512(q + 64);
                         const __m512i pos = _mm512_load_si512(starts[j]);
-                        const unsigned cnt = count[j];
                         const __mmask64 valid = _mm512_cmplt_epu8_mask(pos, _mm512_set1_epi8(64));
+                        const unsigned cnt = (unsigned)__builtin_popcountll(valid);
                         const __m512i h = _mm512_permutexvar_epi8(pos, b0);
                         const __m512i n = _mm512_and_si512(
                             h, _mm512_mask_blend_epi8(_mm512_movepi8_mask(h), _mm512_set1_epi8(3),

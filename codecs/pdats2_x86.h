@@ -8,8 +8,9 @@
  * permutes: pointer doubling), then decodes those records in 32-bit lanes,
  * the address chains (the instruction address, the two data zones, the
  * output position) as prefix sums, and writes each record's reference and
- * up to four fetches of its run with fixed-size stores. Only 32-bit files:
- * their addresses fit the lanes, and their offsets are at most 4 bytes.
+ * the first three fetches of its run with one 64-byte store (longer runs
+ * go on one reference at a time). Only 32-bit files: their addresses fit
+ * the lanes, and their offsets are at most 4 bytes.
  *
  * The output is the scalar decoder's, reference for reference; the tests
  * decode with both (TM_DECODE_SCALAR=1 or p2x_force_scalar) and compare. */

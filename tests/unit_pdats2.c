@@ -4,8 +4,6 @@
  * block decoder against the scalar one. */
 #include "codec_test.h"
 
-#include <inttypes.h>
-
 #include "codecs/pdats2.h"
 #include "codecs/pdats2_x86.h"
 #include "p2_lockstep.h"
