@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "bdi.h"
 #include "node.h"
@@ -24,7 +25,8 @@ struct main_opts {
         char *cache_dir;
         int no_index_beside;
         int direct_io;
-        int read_ahead; /* KiB; -1: BDI_READ_AHEAD_KB */
+        char *read_ahead_s; /* --read-ahead's value, parsed by main_prepare */
+        int read_ahead;     /* KiB; -1: BDI_READ_AHEAD_KB */
         int help;
         int version;
         char *src; /* first non-option */
@@ -39,12 +41,13 @@ enum { KEY_HELP, KEY_VERSION };
                 t, offsetof(struct main_opts, p), 1                                                \
         }
 static const struct fuse_opt main_optspec[] = {
+    /* only the "=" forms: fuse_opt would match "--cache-dir %s" to
+     * "--cache-dir=DIR" as well, and take "=DIR" for its value;
+     * main_join_args turns "--cache-dir DIR" into "--cache-dir=DIR" */
     {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
-    {"--cache-dir %s", offsetof(struct main_opts, cache_dir), 0},
     MAIN_OPT("--no-index-beside", no_index_beside),
     MAIN_OPT("--direct-io", direct_io),
-    {"--read-ahead=%d", offsetof(struct main_opts, read_ahead), 0},
-    {"--read-ahead %d", offsetof(struct main_opts, read_ahead), 0},
+    {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -144,6 +147,64 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
         free(o->src);
         free(o->mnt);
         free(o->cache_dir);
+        free(o->read_ahead_s);
+}
+
+/* Options of ours that take a value, which may come as a separate argument. */
+static const char *const main_valued[] = {"--cache-dir", "--read-ahead"};
+
+/* A copy of argv in args with "--cache-dir DIR" joined into
+ * "--cache-dir=DIR" (and --read-ahead likewise). -1 when out of memory. */
+static int main_join_args(int argc, char *argv[], struct fuse_args *args)
+{
+        for (int i = 0; i < argc; i++) {
+                const char *a = argv[i];
+                char *joined = NULL;
+                for (size_t k = 0; k < sizeof main_valued / sizeof *main_valued; k++)
+                        if (i + 1 < argc && strcmp(a, main_valued[k]) == 0 &&
+                            asprintf(&joined, "%s=%s", a, argv[i + 1]) < 0)
+                                return -1;
+                int rc = fuse_opt_add_arg(args, joined ? joined : a);
+                i += joined != NULL;
+                free(joined);
+                if (rc < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+/* --read-ahead's value: a whole number of KiB, 0 to 2^20. */
+static int main_parse_read_ahead(struct main_opts *o)
+{
+        if (!o->read_ahead_s)
+                return 0;
+        char *end;
+        errno = 0;
+        long v = strtol(o->read_ahead_s, &end, 10);
+        if (errno || end == o->read_ahead_s || *end || v < 0 || v > (1 << 20)) {
+                fprintf(stderr, "tracemount: --read-ahead %s: not a size in KiB\n",
+                        o->read_ahead_s);
+                return -1;
+        }
+        o->read_ahead = (int)v;
+        return 0;
+}
+
+/* A relative --cache-dir made absolute: the daemon changes to / when it
+ * goes to the background. */
+static int main_abs_cache_dir(struct main_opts *o)
+{
+        if (!o->cache_dir || !*o->cache_dir || o->cache_dir[0] == '/')
+                return 0;
+        char cwd[PATH_MAX], *abs;
+        if (!getcwd(cwd, sizeof cwd) || asprintf(&abs, "%s/%s", cwd, o->cache_dir) < 0) {
+                fprintf(stderr, "tracemount: --cache-dir %s: %s\n", o->cache_dir,
+                        strerror(errno));
+                return -1;
+        }
+        free(o->cache_dir);
+        o->cache_dir = abs;
+        return 0;
 }
 
 /* Everything before fuse_main; returns -1 to go on, else an exit status.
@@ -177,10 +238,10 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 fprintf(stderr, "tracemount: %s: not a directory\n", o->src);
                 return 1;
         }
-        if (o->read_ahead < -1 || o->read_ahead > (1 << 20)) {
-                fprintf(stderr, "tracemount: --read-ahead %d: not a size in KiB\n", o->read_ahead);
+        if (main_parse_read_ahead(o) < 0)
                 return 2;
-        }
+        if (main_abs_cache_dir(o) < 0)
+                return 1;
         if (main_check_paths(src, o->mnt, mnt) < 0)
                 return 1;
         if (strcmp(src, "/") == 0)
@@ -190,8 +251,12 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
 
 int main(int argc, char *argv[])
 {
-        struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+        struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
         struct main_opts o = {.read_ahead = -1};
+        if (main_join_args(argc, argv, &args) < 0) {
+                fprintf(stderr, "tracemount: out of memory\n");
+                return 1;
+        }
         char src[PATH_MAX];
         static char mnt[PATH_MAX];
 

@@ -109,6 +109,19 @@ if [ "$(id -u)" = 0 ]; then
         check "--read-ahead 256 sets 256 KiB" test "$(ra_of "$T/mnt.ro")" = 256
 fi
 umount_tm "$T/mnt.ro"
+# The "=" forms of both options, a relative --cache-dir, and a daemon in
+# the background (which changes to / as it detaches).
+"$TRACEMOUNT" --no-index-beside --cache-dir=rcache --read-ahead=128 "$T/ro" "$T/mnt.ro" \
+        > "$T/log.ro4" 2>&1
+check "background mount with --cache-dir=DIR --read-ahead=KB" mountpoint -q "$T/mnt.ro"
+check "... reads" cmp -s x.din "$T/mnt.ro/x.pdt2.zst/ascii"
+check "... keeps its index in ./rcache" test -n "$(find rcache -type f -size +0 2>/dev/null)"
+if [ "$(id -u)" = 0 ]; then
+        check "... --read-ahead=128 sets 128 KiB" test "$(ra_of "$T/mnt.ro")" = 128
+fi
+fusermount3 -u "$T/mnt.ro" || fail "fusermount3 -u $T/mnt.ro (background daemon)"
+"$TRACEMOUNT" --read-ahead=12x "$T/ro" "$T/mnt.ro" >/dev/null 2>&1
+check "--read-ahead=12x: exit 2" test $? -eq 2
 chmod 755 ro
 
 # --- usage ---
