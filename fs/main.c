@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
+#include "inode.h"
 #include "node.h"
 #include "ops.h"
 
@@ -126,19 +127,51 @@ static void main_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
 
 /* Without -f or -d the daemon's stderr goes to /dev/null once it detaches:
  * send log messages (the reasons for EIO) to syslog instead. */
-static void main_setup_log(const struct fuse_args *args)
+static void main_setup_log(int foreground)
 {
-        struct fuse_args copy = FUSE_ARGS_INIT(args->argc, args->argv);
-        struct fuse_cmdline_opts co = {0};
-        int fg = 1;
-        if (fuse_parse_cmdline(&copy, &co) == 0)
-                fg = co.foreground;
-        free(co.mountpoint);
-        fuse_opt_free_args(&copy);
-        if (fg)
+        if (foreground)
                 return;
         openlog("tracemount", LOG_PID, LOG_DAEMON);
         fuse_set_log_func(main_syslog);
+}
+
+/* Mount and serve until unmounted or signalled. Returns the exit status:
+ * 0, 2 for options libfuse refuses, 1 for anything else. */
+static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co,
+                      struct tmfs_conf *conf)
+{
+        if (ino_init() < 0) {
+                fprintf(stderr, "tracemount: out of memory\n");
+                return 1;
+        }
+        struct fuse_session *se = fuse_session_new(args, &tmfs_ops, sizeof tmfs_ops, conf);
+        if (!se) {
+                ino_fini();
+                return 2;
+        }
+        int rc = 1;
+        if (fuse_set_signal_handlers(se) == 0) {
+                if (fuse_session_mount(se, co->mountpoint) == 0) {
+                        if (fuse_daemonize(co->foreground) == 0) {
+                                struct fuse_loop_config *cfg = NULL;
+                                if (co->singlethread) {
+                                        rc = fuse_session_loop(se);
+                                } else if ((cfg = fuse_loop_cfg_create()) != NULL) {
+                                        fuse_loop_cfg_set_clone_fd(cfg, (unsigned)co->clone_fd);
+                                        fuse_loop_cfg_set_idle_threads(cfg, co->max_idle_threads);
+                                        fuse_loop_cfg_set_max_threads(cfg, co->max_threads);
+                                        rc = fuse_session_loop_mt(se, cfg);
+                                        fuse_loop_cfg_destroy(cfg);
+                                }
+                                rc = rc == 0 ? 0 : 1;
+                        }
+                        fuse_session_unmount(se);
+                }
+                fuse_remove_signal_handlers(se);
+        }
+        fuse_session_destroy(se); /* runs ops' destroy: node_fini */
+        ino_fini();
+        return rc;
 }
 
 static void main_free(struct main_opts *o, struct fuse_args *args)
@@ -222,7 +255,7 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 main_usage(prog);
                 printf("FUSE options:\n");
                 fuse_cmdline_help();
-                fuse_lib_help(args);
+                fuse_lowlevel_help();
                 return 0;
         }
         if (!o->src || !o->mnt || o->extra) {
@@ -277,21 +310,25 @@ int main(int argc, char *argv[])
                          "-oro,default_permissions,subtype=tracemount,fsname=%s",
                          src[0] ? src : "/");
         /* before the user's arguments, so that theirs win; max_idle_threads works
-         * around libfuse 3.14 warning about its own default */
+         * around libfuse 3.14 warning about its own default (-1) */
         if (node_init(src, &topts) < 0 || fuse_opt_insert_arg(&args, 1, extra) < 0 ||
             fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0) {
                 fprintf(stderr, "tracemount: cannot set up\n");
                 main_free(&o, &args);
                 return 1;
         }
-        main_setup_log(&args);
+        struct fuse_cmdline_opts co;
+        if (fuse_parse_cmdline(&args, &co) != 0) {
+                main_free(&o, &args);
+                return 2;
+        }
+        main_setup_log(co.foreground);
         static struct tmfs_conf conf;
         conf.direct_io = o.direct_io;
         conf.read_ahead_kb = o.read_ahead < 0 ? BDI_READ_AHEAD_KB : (unsigned)o.read_ahead;
         conf.mnt = mnt;
-        rc = fuse_main(args.argc, args.argv, &tmfs_ops, &conf);
+        rc = main_serve(&args, &co, &conf);
+        free(co.mountpoint);
         main_free(&o, &args);
-        /* fuse_main: 1 bad options, 2 no mount point, 3.. setup or mount
-         * failed or an error while mounted */
-        return rc == 0 ? 0 : rc <= 2 ? 2 : 1;
+        return rc;
 }

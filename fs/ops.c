@@ -13,11 +13,16 @@
 
 #include "codecs/tm_io.h"
 #include "bdi.h"
+#include "inode.h"
 #include "node.h"
 
 /* Attributes and entries are cached by the kernel for this long, so that
  * archives replaced under the mount show up within about a second. */
 #define OPS_TIMEOUT 1.0
+
+/* readdir's d_ino when it is not the entry's node id (as the high-level
+ * API, which tracemount used before, gives it) */
+#define OPS_UNKNOWN_INO 0xffffffffu
 
 /* An open file: the source fd for pass-through files, or a view cursor. */
 struct ops_file {
@@ -25,6 +30,13 @@ struct ops_file {
         struct node_trace *tr;
         pthread_mutex_t lock; /* serialises use of vf */
         struct tm_vfile *vf;
+};
+
+/* An open directory: its names, listed at opendir, served by offset. */
+struct ops_dir {
+        size_t n, used, cap;
+        size_t *at;  /* offset of name i in names */
+        char *names; /* NUL-terminated, one after another */
 };
 
 /* Read-only mode bits for a node made from the source's mode: what can be
@@ -47,9 +59,9 @@ static void ops_trace_attr(const struct node_res *r, struct stat *st, int dir)
         st->st_blksize = 1 << 20;
 }
 
-static int ops_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+/* The stat of path (absolute, under the mount) as the mount shows it. */
+static int ops_stat(const char *path, struct stat *st)
 {
-        (void)fi;
         struct node_res r;
         int rc = node_resolve(path, &r);
         if (rc < 0)
@@ -82,31 +94,100 @@ static int ops_getattr(const char *path, struct stat *st, struct fuse_file_info 
         return rc;
 }
 
-static int ops_readlink(const char *path, char *buf, size_t size)
+/* The path of node ino into path (PATH_MAX); replies the error if none. */
+static int ops_path(fuse_req_t req, fuse_ino_t ino, char *path)
 {
+        int rc = ino_path(ino, path, PATH_MAX);
+        if (rc < 0)
+                fuse_reply_err(req, -rc);
+        return rc;
+}
+
+static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+        char path[PATH_MAX];
+        if (ops_path(req, parent, path) < 0)
+                return;
+        size_t n = strlen(path), len = strlen(name);
+        if (len > NAME_MAX || n + 1 + len >= sizeof path) {
+                fuse_reply_err(req, ENAMETOOLONG);
+                return;
+        }
+        if (n > 1)
+                path[n++] = '/';
+        memcpy(path + n, name, len + 1);
+        struct fuse_entry_param e = {0};
+        int rc = ops_stat(path, &e.attr);
+        if (rc == 0 && (e.ino = ino_ref(path)) == 0)
+                rc = -ENOMEM;
+        if (rc < 0) {
+                fuse_reply_err(req, -rc);
+                return;
+        }
+        e.attr.st_ino = e.ino;
+        e.attr_timeout = e.entry_timeout = OPS_TIMEOUT;
+        if (fuse_reply_entry(req, &e) != 0)
+                ino_forget(e.ino, 1); /* the kernel never got it */
+}
+
+static void ops_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+        ino_forget(ino, nlookup);
+        fuse_reply_none(req);
+}
+
+static void ops_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+        for (size_t i = 0; i < count; i++)
+                ino_forget(forgets[i].ino, forgets[i].nlookup);
+        fuse_reply_none(req);
+}
+
+static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+        (void)fi;
+        char path[PATH_MAX];
+        struct stat st;
+        if (ops_path(req, ino, path) < 0)
+                return;
+        int rc = ops_stat(path, &st);
+        if (rc < 0) {
+                fuse_reply_err(req, -rc);
+                return;
+        }
+        st.st_ino = ino;
+        fuse_reply_attr(req, &st, OPS_TIMEOUT);
+}
+
+static void ops_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+        char path[PATH_MAX], buf[PATH_MAX];
+        if (ops_path(req, ino, path) < 0)
+                return;
         struct node_res r;
         int rc = node_resolve(path, &r);
+        if (rc == 0) {
+                node_res_put(&r);
+                ssize_t n = r.kind != NODE_PASS ? (errno = EINVAL, -1)
+                                                : readlink(r.src, buf, sizeof buf - 1);
+                rc = n < 0 ? -errno : 0;
+                if (n >= 0)
+                        buf[n] = '\0';
+        }
         if (rc < 0)
-                return rc;
-        node_res_put(&r);
-        if (r.kind != NODE_PASS)
-                return -EINVAL;
-        ssize_t n = readlink(r.src, buf, size - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        return 0;
+                fuse_reply_err(req, -rc);
+        else
+                fuse_reply_readlink(req, buf);
 }
 
 /* Once, at the first open: FUSE_INIT has been answered by then, so the
  * kernel will not lower the value again (see bdi.h). Without the right
  * (not root) the kernel's value stays, quietly: --help says so. */
-static void ops_read_ahead_once(void)
+static void ops_read_ahead_once(const struct tmfs_conf *conf)
 {
         static atomic_int done;
         if (atomic_load_explicit(&done, memory_order_relaxed) || atomic_exchange(&done, 1))
                 return; /* every later open: one load */
-        const struct tmfs_conf *conf = fuse_get_context()->private_data;
         if (!conf || !conf->read_ahead_kb || !conf->mnt)
                 return;
         int rc = bdi_set_read_ahead(conf->mnt, conf->read_ahead_kb);
@@ -115,11 +196,21 @@ static void ops_read_ahead_once(void)
                          conf->mnt, strerror(-rc));
 }
 
-static int ops_open(const char *path, struct fuse_file_info *fi)
+static void ops_file_free(struct ops_file *f)
 {
-        if ((fi->flags & O_ACCMODE) != O_RDONLY)
-                return -EROFS;
-        ops_read_ahead_once();
+        if (f->fd >= 0) {
+                close(f->fd);
+        } else {
+                tm_vfile_close(f->vf);
+                pthread_mutex_destroy(&f->lock);
+                node_trace_put(f->tr);
+        }
+        free(f);
+}
+
+/* Open path for reading into a new handle in fi. 0 or a negative errno. */
+static int ops_open_path(const char *path, struct fuse_file_info *fi, const struct tmfs_conf *conf)
+{
         struct node_res r;
         int rc = node_resolve(path, &r);
         if (rc < 0)
@@ -167,7 +258,6 @@ static int ops_open(const char *path, struct fuse_file_info *fi)
         }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
-        const struct tmfs_conf *conf = fuse_get_context()->private_data;
         if (conf && conf->direct_io)
                 fi->direct_io = 1;
         else
@@ -176,96 +266,171 @@ static int ops_open(const char *path, struct fuse_file_info *fi)
         return 0;
 }
 
-static int ops_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+static void ops_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-        (void)path;
-        struct ops_file *f = (struct ops_file *)(uintptr_t)fi->fh;
-        if (off < 0)
-                return -EINVAL;
-        if (size > INT_MAX)
-                size = INT_MAX;
+        char path[PATH_MAX];
+        if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+                fuse_reply_err(req, EROFS);
+                return;
+        }
+        const struct tmfs_conf *conf = fuse_req_userdata(req);
+        ops_read_ahead_once(conf);
+        if (ops_path(req, ino, path) < 0)
+                return;
+        int rc = ops_open_path(path, fi, conf);
+        if (rc < 0)
+                fuse_reply_err(req, -rc);
+        else if (fuse_reply_open(req, fi) != 0)
+                ops_file_free((struct ops_file *)(uintptr_t)fi->fh); /* interrupted */
+}
+
+/* Read by copying: pass-through files, and views when tm_vfile_peek
+ * cannot serve the bytes in place. */
+static void ops_read_copy(fuse_req_t req, struct ops_file *f, size_t size, off_t off)
+{
+        char *buf = malloc(size ? size : 1);
+        if (!buf) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        ssize_t done = 0;
         if (f->fd >= 0) {
                 /* An error fails the whole request, as for views below: a
                  * short reply would read as the end of the file. */
-                ssize_t n = tm_pread_full(f->fd, buf, size, (uint64_t)off);
-                return (int)n;
-        }
-
-        struct tm_err err = {0};
-        size_t done = 0;
-        pthread_mutex_lock(&f->lock);
-        while (done < size) {
-                ssize_t n =
-                    tm_vfile_pread(f->vf, buf + done, size - done, (uint64_t)off + done, &err);
-                /* The whole request fails even if some bytes came first: a
-                 * short reply would read as the end of the file to the
-                 * kernel, hiding the damage. */
-                if (n < 0) {
-                        pthread_mutex_unlock(&f->lock);
-                        node_trace_log(f->tr, &err);
-                        return -EIO;
+                done = tm_pread_full(f->fd, buf, size, (uint64_t)off);
+        } else {
+                struct tm_err err = {0};
+                pthread_mutex_lock(&f->lock);
+                while ((size_t)done < size) {
+                        ssize_t n = tm_vfile_pread(f->vf, buf + done, size - (size_t)done,
+                                                   (uint64_t)off + (size_t)done, &err);
+                        /* The whole request fails even if some bytes came
+                         * first: a short reply would read as the end of the
+                         * file to the kernel, hiding the damage. */
+                        if (n < 0) {
+                                done = -EIO;
+                                break;
+                        }
+                        if (n == 0)
+                                break;
+                        done += n;
                 }
-                if (n == 0)
-                        break;
-                done += (size_t)n;
+                pthread_mutex_unlock(&f->lock);
+                if (done < 0)
+                        node_trace_log(f->tr, &err);
         }
-        pthread_mutex_unlock(&f->lock);
-        return (int)done;
+        if (done < 0)
+                fuse_reply_err(req, (int)-done);
+        else
+                fuse_reply_buf(req, buf, (size_t)done);
+        free(buf);
 }
 
-static int ops_release(const char *path, struct fuse_file_info *fi)
+/* A sequential reader's bytes are usually decoded ahead already: the reply
+ * is written to the kernel straight from the read-ahead's buffers, held
+ * until it has gone (no copy into a reply buffer first). */
+static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                     struct fuse_file_info *fi)
 {
-        (void)path;
+        (void)ino;
         struct ops_file *f = (struct ops_file *)(uintptr_t)fi->fh;
-        if (f->fd >= 0) {
-                close(f->fd);
-        } else {
-                tm_vfile_close(f->vf);
-                pthread_mutex_destroy(&f->lock);
-                node_trace_put(f->tr);
+        if (off < 0) {
+                fuse_reply_err(req, EINVAL);
+                return;
         }
-        free(f);
+        if (size > INT_MAX)
+                size = INT_MAX;
+        if (f->fd < 0) {
+                struct tm_vspan sp;
+                pthread_mutex_lock(&f->lock);
+                ssize_t n = tm_vfile_peek(f->vf, size, (uint64_t)off, &sp);
+                pthread_mutex_unlock(&f->lock);
+                if (n > 0) {
+                        fuse_reply_iov(req, sp.iov, (int)sp.n);
+                        tm_vfile_unpeek(&sp);
+                        return;
+                }
+        }
+        ops_read_copy(req, f, size, off);
+}
+
+static void ops_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+        (void)ino;
+        ops_file_free((struct ops_file *)(uintptr_t)fi->fh);
+        fuse_reply_err(req, 0);
+}
+
+/* Append name to d. 0 or -ENOMEM. */
+static int ops_dir_add(struct ops_dir *d, const char *name, size_t len)
+{
+        if (d->n % 64 == 0) {
+                size_t *at = realloc(d->at, (d->n + 64) * sizeof *at);
+                if (!at)
+                        return -ENOMEM;
+                d->at = at;
+        }
+        if (d->used + len + 1 > d->cap) {
+                size_t cap = d->cap ? d->cap * 2 : 4096;
+                while (cap < d->used + len + 1)
+                        cap *= 2;
+                char *names = realloc(d->names, cap);
+                if (!names)
+                        return -ENOMEM;
+                d->names = names;
+                d->cap = cap;
+        }
+        d->at[d->n++] = d->used;
+        memcpy(d->names + d->used, name, len);
+        d->names[d->used + len] = '\0';
+        d->used += len + 1;
         return 0;
 }
 
-static int ops_fill_source_dir(const char *src, void *buf, fuse_fill_dir_t fill)
+static void ops_dir_free(struct ops_dir *d)
 {
-        DIR *d = opendir(src);
-        if (!d)
+        if (d) {
+                free(d->at);
+                free(d->names);
+                free(d);
+        }
+}
+
+static int ops_list_source_dir(const char *src, struct ops_dir *d)
+{
+        DIR *dir = opendir(src);
+        if (!dir)
                 return -errno;
         struct dirent *de;
+        int rc = 0;
         errno = 0;
-        while ((de = readdir(d)) != NULL) {
-                if (node_hidden_name(de->d_name))
-                        continue;
-                if (fill(buf, de->d_name, NULL, 0, 0))
-                        break;
-        }
-        int rc = errno ? -errno : 0;
-        closedir(d);
+        while (rc == 0 && (de = readdir(dir)) != NULL)
+                if (!node_hidden_name(de->d_name))
+                        rc = ops_dir_add(d, de->d_name, strlen(de->d_name));
+        if (rc == 0 && errno)
+                rc = -errno;
+        closedir(dir);
         return rc;
 }
 
 /* The names directly under view dir (prefix "" for the trace's own dir). */
-static int ops_fill_view_dir(struct tm_trace *t, const char *dir, void *buf, fuse_fill_dir_t fill)
+static int ops_list_view_dir(struct tm_trace *t, const char *dir, struct ops_dir *d)
 {
         const char *const *v = tm_trace_views(t);
         size_t n = strlen(dir);
-        fill(buf, ".", NULL, 0, 0);
-        fill(buf, "..", NULL, 0, 0);
-        for (int i = 0; v && v[i]; i++) {
+        int rc = ops_dir_add(d, ".", 1);
+        if (rc == 0)
+                rc = ops_dir_add(d, "..", 2);
+        for (int i = 0; rc == 0 && v && v[i]; i++) {
                 const char *p = v[i];
                 if (n) {
                         if (strncmp(p, dir, n) != 0 || p[n] != '/')
                                 continue;
                         p += n + 1;
                 }
-                char name[NAME_MAX + 1];
                 size_t len = strcspn(p, "/");
                 if (len == 0 || len > NAME_MAX)
                         continue;
-                memcpy(name, p, len);
-                name[len] = '\0';
                 /* a directory shows once however many views it holds */
                 int seen = 0;
                 for (int j = 0; j < i && !seen; j++) {
@@ -273,65 +438,98 @@ static int ops_fill_view_dir(struct tm_trace *t, const char *dir, void *buf, fus
                         if (n && (strncmp(q, dir, n) != 0 || q[n] != '/'))
                                 continue;
                         q += n ? n + 1 : 0;
-                        seen = strncmp(q, name, len) == 0 && (q[len] == '/' || !q[len]);
+                        seen = strncmp(q, p, len) == 0 && (q[len] == '/' || !q[len]);
                 }
-                if (!seen && fill(buf, name, NULL, 0, 0))
-                        break;
+                if (!seen)
+                        rc = ops_dir_add(d, p, len);
         }
-        return 0;
-}
-
-static int ops_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
-                       struct fuse_file_info *fi, enum fuse_readdir_flags flags)
-{
-        (void)off;
-        (void)fi;
-        (void)flags;
-        struct node_res r;
-        int rc = node_resolve(path, &r);
-        if (rc < 0)
-                return rc;
-        switch (r.kind) {
-        case NODE_PASS:
-                rc = S_ISDIR(r.st.st_mode) ? ops_fill_source_dir(r.src, buf, fill) : -ENOTDIR;
-                break;
-        case NODE_TRACE:
-                rc = node_trace_open(r.tr, &r.t);
-                if (rc == 0)
-                        rc = ops_fill_view_dir(r.t, "", buf, fill);
-                break;
-        case NODE_VDIR:
-                rc = ops_fill_view_dir(r.t, r.view, buf, fill);
-                break;
-        case NODE_VFILE:
-                rc = -ENOTDIR;
-                break;
-        }
-        node_res_put(&r);
         return rc;
 }
 
-static int ops_statfs(const char *path, struct statvfs *sv)
+/* A directory's names are listed once, at opendir, and readdir serves
+ * them by offset (an index into the list). */
+static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+        char path[PATH_MAX];
+        if (ops_path(req, ino, path) < 0)
+                return;
         struct node_res r;
-        int rc = node_resolve("/", &r);
-        (void)path;
-        if (rc < 0)
-                return rc;
-        if (statvfs(r.src, sv) < 0)
-                return -errno;
-        sv->f_flag |= ST_RDONLY;
-        return 0;
+        int rc = node_resolve(path, &r);
+        if (rc < 0) {
+                fuse_reply_err(req, -rc);
+                return;
+        }
+        struct ops_dir *d = calloc(1, sizeof *d);
+        if (!d)
+                rc = -ENOMEM;
+        else if (r.kind == NODE_PASS)
+                rc = S_ISDIR(r.st.st_mode) ? ops_list_source_dir(r.src, d) : -ENOTDIR;
+        else if (r.kind == NODE_TRACE)
+                rc = node_trace_open(r.tr, &r.t) == 0 ? ops_list_view_dir(r.t, "", d) : -EIO;
+        else if (r.kind == NODE_VDIR)
+                rc = ops_list_view_dir(r.t, r.view, d);
+        else
+                rc = -ENOTDIR;
+        node_res_put(&r);
+        if (rc < 0) {
+                ops_dir_free(d);
+                fuse_reply_err(req, -rc);
+                return;
+        }
+        fi->fh = (uintptr_t)d;
+        if (fuse_reply_open(req, fi) != 0)
+                ops_dir_free(d);
 }
 
-static void *ops_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void ops_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                        struct fuse_file_info *fi)
 {
-        cfg->entry_timeout = OPS_TIMEOUT;
-        cfg->attr_timeout = OPS_TIMEOUT;
-        cfg->negative_timeout = 0;
-        cfg->kernel_cache = 0; /* decided per open: see node_trace_keep_cache */
-        cfg->auto_cache = 0;
+        (void)ino;
+        const struct ops_dir *d = (const struct ops_dir *)(uintptr_t)fi->fh;
+        char *buf = malloc(size ? size : 1);
+        if (!buf) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        struct stat st = {.st_ino = OPS_UNKNOWN_INO};
+        size_t used = 0;
+        for (size_t i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
+                size_t k = fuse_add_direntry(req, buf + used, size - used, d->names + d->at[i],
+                                             &st, (off_t)(i + 1));
+                if (k > size - used)
+                        break;
+                used += k;
+        }
+        fuse_reply_buf(req, buf, used);
+        free(buf);
+}
 
+static void ops_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+        (void)ino;
+        ops_dir_free((struct ops_dir *)(uintptr_t)fi->fh);
+        fuse_reply_err(req, 0);
+}
+
+static void ops_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+        (void)ino;
+        struct node_res r;
+        struct statvfs sv;
+        int rc = node_resolve("/", &r);
+        if (rc == 0 && statvfs(r.src, &sv) < 0)
+                rc = -errno;
+        if (rc < 0) {
+                fuse_reply_err(req, -rc);
+                return;
+        }
+        sv.f_flag |= ST_RDONLY;
+        fuse_reply_statfs(req, &sv);
+}
+
+static void ops_init(void *userdata, struct fuse_conn_info *conn)
+{
+        (void)userdata;
         /* Large requests: libfuse offers the kernel max_pages from
          * max_write, and its buffers hold FUSE_MAX_MAX_PAGES (256) pages, so
          * reads of up to 1 MiB reach us in one request. max_read 0 means
@@ -345,23 +543,27 @@ static void *ops_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
                 conn->want |= FUSE_CAP_ASYNC_READ;
         if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
                 conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-        return fuse_get_context()->private_data; /* the struct tmfs_conf */
 }
 
-static void ops_destroy(void *data)
+static void ops_destroy(void *userdata)
 {
-        (void)data;
+        (void)userdata;
         node_fini();
 }
 
-const struct fuse_operations tmfs_ops = {
+const struct fuse_lowlevel_ops tmfs_ops = {
+    .init = ops_init,
+    .destroy = ops_destroy,
+    .lookup = ops_lookup,
+    .forget = ops_forget,
+    .forget_multi = ops_forget_multi,
     .getattr = ops_getattr,
     .readlink = ops_readlink,
     .open = ops_open,
     .read = ops_read,
     .release = ops_release,
+    .opendir = ops_opendir,
     .readdir = ops_readdir,
+    .releasedir = ops_releasedir,
     .statfs = ops_statfs,
-    .init = ops_init,
-    .destroy = ops_destroy,
 };

@@ -1,14 +1,20 @@
-/* ops: the FUSE (high-level, path based) operations of tracemount.
+/* ops: the FUSE operations of tracemount (libfuse's low-level API).
  *
- * Read-only. Paths are resolved by node.c; a view file open holds a
- * struct tm_vfile behind a mutex (FUSE may call read concurrently on one
- * handle), a pass-through file open holds the source file's fd. Errors
- * reading a trace are returned as -EIO and their message is logged once. */
+ * Read-only. Node ids map to mount paths through inode.c, and paths are
+ * resolved by node.c; a view file open holds a struct tm_vfile behind a
+ * mutex (FUSE may call read concurrently on one handle), a pass-through
+ * file open holds the source file's fd. Errors reading a trace are
+ * returned as EIO and their message is logged once.
+ *
+ * The low-level API is used for one thing the path-based one cannot do:
+ * a read reply is written to the kernel straight from the read-ahead's
+ * segment buffers (tm_vfile_peek), held until it has gone, where the
+ * path-based API has the bytes copied into its own buffer first. */
 #ifndef TMFS_OPS_H
 #define TMFS_OPS_H
 
-#define FUSE_USE_VERSION 35
-#include <fuse.h>
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
 
 /* Daemon-wide settings, given to fuse_main as its user data. */
 struct tmfs_conf {
@@ -26,8 +32,8 @@ struct tmfs_conf {
         const char *mnt; /* the mount point, a real path */
 };
 
-/* The operations; node_init must have run before fuse_main, whose
- * user_data must be a struct tmfs_conf that outlives the mount. */
-extern const struct fuse_operations tmfs_ops;
+/* The operations; node_init and ino_init must have run before the session
+ * starts, and its userdata must be a struct tmfs_conf that outlives it. */
+extern const struct fuse_lowlevel_ops tmfs_ops;
 
 #endif

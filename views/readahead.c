@@ -25,6 +25,7 @@ enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 struct slot {
         uint32_t seg; /* checkpoint interval held or wanted */
         int state;
+        unsigned holds; /* tm_ra_span pieces in it not yet given back */
         char *buf;
 };
 
@@ -236,6 +237,10 @@ void tm_ra_close(struct tm_ra *ra)
         pthread_mutex_lock(&ra->mu);
         ra->stop = 1;
         pthread_cond_broadcast(&ra->cv);
+        /* a reply may still be sending from a held segment */
+        for (unsigned i = 0; i < ra->nslots; i++)
+                while (ra->slot[i].holds)
+                        pthread_cond_wait(&ra->cv, &ra->mu);
         pthread_mutex_unlock(&ra->mu);
         for (unsigned i = 0; i < ra->nworkers; i++) {
                 if (ra->w[i].started)
@@ -252,11 +257,11 @@ void tm_ra_close(struct tm_ra *ra)
 }
 
 /* Point slot s % nslots at segment s (waiting out a worker still on
- * its old segment). Under mu. */
+ * its old segment, and replies still sending from it). Under mu. */
 static void slot_want(struct tm_ra *ra, uint32_t s)
 {
         struct slot *sl = &ra->slot[s % ra->nslots];
-        while (sl->state == SLOT_BUSY)
+        while (sl->state == SLOT_BUSY || sl->holds)
                 pthread_cond_wait(&ra->cv, &ra->mu);
         if (sl->seg == s && sl->state != SLOT_EMPTY)
                 return;
@@ -275,7 +280,10 @@ static void window_move(struct tm_ra *ra, uint32_t s)
         pthread_cond_broadcast(&ra->cv);
 }
 
-ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
+/* Serve n bytes at off from finished segments, waiting for the ones in
+ * flight: copied to buf, or (buf NULL) held and pointed at from sp. See
+ * tm_ra_read for what it returns. */
+static ssize_t ra_serve(struct tm_ra *ra, void *buf, size_t n, uint64_t off, struct tm_vspan *sp)
 {
         if (off >= ra->size || n == 0)
                 return 0;
@@ -306,9 +314,54 @@ ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
                 uint64_t start, end;
                 seg_bounds(ra, s, &start, &end);
                 size_t k = (size_t)(end - at) < n - done ? (size_t)(end - at) : n - done;
-                memcpy((char *)buf + done, sl->buf + (at - start), k);
+                if (buf) {
+                        memcpy((char *)buf + done, sl->buf + (at - start), k);
+                } else {
+                        sl->holds++;
+                        sp->slot[sp->n] = (unsigned)(sl - ra->slot);
+                        sp->iov[sp->n].iov_base = sl->buf + (at - start);
+                        sp->iov[sp->n].iov_len = k;
+                        sp->n++;
+                }
                 done += k;
         }
         pthread_mutex_unlock(&ra->mu);
         return done ? (ssize_t)done : -1;
+}
+
+ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off)
+{
+        return ra_serve(ra, buf, n, off, NULL);
+}
+
+ssize_t tm_ra_peek(struct tm_ra *ra, size_t n, uint64_t off, struct tm_vspan *sp)
+{
+        sp->ra = ra;
+        sp->n = 0;
+        if (off >= ra->size || n == 0)
+                return 0;
+        n = n < ra->size - off ? n : (size_t)(ra->size - off);
+        /* Two segments at most: a third would move the window over the
+         * first, which this request holds. */
+        if (seg_of(ra, off + n - 1) - seg_of(ra, off) >= TM_VSPAN_MAX)
+                return TM_RA_COPY;
+        ssize_t got = ra_serve(ra, NULL, n, off, sp);
+        if (got > 0 && (size_t)got < n) {
+                tm_ra_unpeek(sp); /* a segment failed: the copying path meets it */
+                return TM_RA_COPY;
+        }
+        return got;
+}
+
+void tm_ra_unpeek(struct tm_vspan *sp)
+{
+        if (sp->n == 0)
+                return;
+        struct tm_ra *ra = sp->ra;
+        pthread_mutex_lock(&ra->mu);
+        for (unsigned i = 0; i < sp->n; i++)
+                ra->slot[sp->slot[i]].holds--;
+        sp->n = 0;
+        pthread_cond_broadcast(&ra->cv);
+        pthread_mutex_unlock(&ra->mu);
 }

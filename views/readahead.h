@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "trace_priv.h"
 
@@ -59,7 +60,23 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
  * itself and keeps the readahead). */
 ssize_t tm_ra_read(struct tm_ra *ra, void *buf, size_t n, uint64_t off);
 
-/* Stop the workers and free everything. NULL is allowed. */
+/* tm_ra_peek: the request is not one to serve in place (see there). */
+#define TM_RA_COPY (-3)
+
+/* Like tm_ra_read, but instead of copying, point sp at the bytes inside
+ * the segments and hold those, so that no worker reuses them, until
+ * tm_ra_unpeek (which needs no lock of the caller's: call it when the
+ * reply has gone, from any thread). Returns the same as tm_ra_read (a
+ * count > 0 then all n bytes or up to the end), or TM_RA_COPY when the
+ * bytes span more than TM_VSPAN_MAX segments or a segment after the
+ * first failed: nothing is held and the caller uses tm_ra_read. */
+ssize_t tm_ra_peek(struct tm_ra *ra, size_t n, uint64_t off, struct tm_vspan *sp);
+
+/* Give back what sp holds (nothing after a failed tm_ra_peek). */
+void tm_ra_unpeek(struct tm_vspan *sp);
+
+/* Stop the workers and free everything, once every span held is given
+ * back (it waits). NULL is allowed. */
 void tm_ra_close(struct tm_ra *ra);
 
 #endif

@@ -442,3 +442,21 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                 tm_trace_err_path(f->t, (int)got, err);
         return got;
 }
+
+ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspan *sp)
+{
+        sp->n = 0;
+        if (!f->ra || off >= f->size || n == 0)
+                return -1;
+        ssize_t got = tm_ra_peek(f->ra, n, off, sp);
+        if (got <= 0)
+                return -1; /* late, a jump, a failure, or too wide: pread decides */
+        f->pos = off + (uint64_t)got;
+        f->valid = 0; /* our own cursor is elsewhere */
+        return got;
+}
+
+void tm_vfile_unpeek(struct tm_vspan *sp)
+{
+        tm_ra_unpeek(sp);
+}

@@ -31,11 +31,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "../codecs/tm_err.h"
 
 struct tm_trace;
 struct tm_vfile;
+struct tm_ra;
 
 struct tm_trace_opts {
         /* Where to keep indexes when the archive's directory is not
@@ -109,6 +111,30 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
  * after a few of them, `ascii` and `binary` are decoded ahead in parallel
  * (threads: $TM_READ_THREADS, 0 turns it off; default CPUs - 1). */
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
+
+/* Bytes of a view where they lie in a decoder's buffers, for a reply that
+ * sends them without copying them first (the FUSE daemon's reads). */
+#define TM_VSPAN_MAX 2
+struct tm_vspan {
+        unsigned n; /* pieces, in order */
+        struct iovec iov[TM_VSPAN_MAX];
+        struct tm_ra *ra; /* private: what holds them */
+        unsigned slot[TM_VSPAN_MAX];
+};
+
+/* Like tm_vfile_pread, but when the bytes are ready in place (a sequential
+ * reader whose read-ahead has decoded them), point sp at them instead of
+ * copying: then it returns the count (all n bytes, or up to the end), and
+ * they stay valid and unchanged until tm_vfile_unpeek(sp). Returns -1
+ * otherwise, with nothing held: use tm_vfile_pread, which serves every
+ * read and meets every error. Only the caller's serialisation of f is
+ * needed here, as for tm_vfile_pread; tm_vfile_unpeek needs none. */
+ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspan *sp);
+
+/* Give back the bytes sp holds (no-op after a -1 from tm_vfile_peek). Safe
+ * from any thread, concurrently with any call on the vfile; the vfile's
+ * tm_vfile_close waits for it. */
+void tm_vfile_unpeek(struct tm_vspan *sp);
 
 void tm_vfile_close(struct tm_vfile *f);
 

@@ -1,0 +1,44 @@
+/* inode: the FUSE node ids the kernel holds, each standing for a mount path.
+ *
+ * The low-level FUSE API names files by node id, the kernel's handle for an
+ * inode it looked up; node.c works on paths. This table maps one to the
+ * other. A lookup (ino_ref) gives a path an id, new or the one it has, and
+ * counts one kernel reference; FORGET (ino_forget) gives them back, and at
+ * zero the id is dropped for good (ids are never reused, so a stale id
+ * cannot name another file). Id 1 (FUSE_ROOT_ID) is the mount's root, "/",
+ * and is never forgotten.
+ *
+ * An id names a path, not a source file: an archive replaced under the
+ * mount keeps its id, and node.c sees the new file at the next resolve.
+ *
+ * Threads: every function may be called from any FUSE worker thread. */
+#ifndef TMFS_INODE_H
+#define TMFS_INODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INO_ROOT 1
+
+/* Set up an empty table (root only). 0 or -ENOMEM. */
+int ino_init(void);
+
+/* Free the table. No other call may be running. */
+void ino_fini(void);
+
+/* Copy the path of ino (absolute, "/" for the root) into buf of n bytes.
+ * 0, -ENOENT for an id not in the table, -ENAMETOOLONG. */
+int ino_path(uint64_t ino, char *buf, size_t n);
+
+/* The id of path (absolute, as ino_path gives), made if new, with one more
+ * kernel reference. 0 when out of memory. */
+uint64_t ino_ref(const char *path);
+
+/* Drop n kernel references to ino; the id goes at zero. Unknown ids and
+ * the root are ignored. */
+void ino_forget(uint64_t ino, uint64_t n);
+
+/* Ids in the table besides the root (tests). */
+size_t ino_count(void);
+
+#endif
