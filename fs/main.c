@@ -231,8 +231,7 @@ static int main_abs_cache_dir(struct main_opts *o)
                 return 0;
         char cwd[PATH_MAX], *abs;
         if (!getcwd(cwd, sizeof cwd) || asprintf(&abs, "%s/%s", cwd, o->cache_dir) < 0) {
-                fprintf(stderr, "tracemount: --cache-dir %s: %s\n", o->cache_dir,
-                        strerror(errno));
+                fprintf(stderr, "tracemount: --cache-dir %s: %s\n", o->cache_dir, strerror(errno));
                 return -1;
         }
         free(o->cache_dir);

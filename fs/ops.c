@@ -11,8 +11,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "codecs/tm_io.h"
 #include "bdi.h"
+#include "codecs/tm_io.h"
 #include "inode.h"
 #include "node.h"
 
@@ -494,8 +494,8 @@ static void ops_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         struct stat st = {.st_ino = OPS_UNKNOWN_INO};
         size_t used = 0;
         for (size_t i = off < 0 ? 0 : (size_t)off; i < d->n; i++) {
-                size_t k = fuse_add_direntry(req, buf + used, size - used, d->names + d->at[i],
-                                             &st, (off_t)(i + 1));
+                size_t k = fuse_add_direntry(req, buf + used, size - used, d->names + d->at[i], &st,
+                                             (off_t)(i + 1));
                 if (k > size - used)
                         break;
                 used += k;

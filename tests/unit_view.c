@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -697,16 +698,128 @@ static void test_not_trace(void **state)
         fixture_free(&fx);
 }
 
+/* The bytes a span points at equal want's at off. */
+static void span_expect(const struct tm_vspan *sp, const struct vt_buf *want, uint64_t off,
+                        size_t len)
+{
+        size_t at = 0;
+        assert_true(sp->n >= 1 && sp->n <= TM_VSPAN_MAX);
+        for (unsigned i = 0; i < sp->n; i++) {
+                if (memcmp(sp->iov[i].iov_base, want->p + off + at, sp->iov[i].iov_len) != 0)
+                        fail_msg("span piece %u @ %llu: bytes differ", i,
+                                 (unsigned long long)(off + at));
+                at += sp->iov[i].iov_len;
+        }
+        assert_int_equal(at, len);
+}
+
+struct peek_holder {
+        struct tm_vspan sp;
+        const struct vt_buf *want;
+        uint64_t off;
+        size_t len;
+        atomic_int given_back;
+};
+
+/* Check the held bytes a while after tm_vfile_close started, then give
+ * them back. */
+static void *peek_hold_thread(void *arg)
+{
+        struct peek_holder *h = arg;
+        struct timespec d = {0, 100 * 1000 * 1000};
+        nanosleep(&d, NULL);
+        span_expect(&h->sp, h->want, h->off, h->len);
+        atomic_store(&h->given_back, 1);
+        tm_vfile_unpeek(&h->sp);
+        return NULL;
+}
+
+/* tm_vfile_peek: bytes served in place from the readahead's segments equal
+ * the copying path's; a held span stays unchanged while the workers go on; a request too wide for a
+ * span, a jump, or no readahead yet say -1 (and tm_vfile_pread then serves them); reading on, and
+ * close, wait for a span still held in another thread. (Segments: CKPT
+ * refs, ~900 bytes.) */
+static void test_peek(void **state)
+{
+        (void)state;
+        enum { CHUNK = 700, WIDE = 3000 };
+        struct fixture fx;
+        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 97, NREFS);
+        struct vt_buf want = {0};
+        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct tm_trace *t = fixture_open(&fx, 0);
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint8_t buf[WIDE];
+        struct tm_vspan a, b;
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        assert_int_equal(tm_vfile_peek(f, CHUNK, 0, &a), -1); /* no readahead yet */
+        uint64_t pos = 0;
+        for (int i = 0; i < 8; i++, pos += CHUNK)
+                read_expect(f, &want, pos, CHUNK, buf);
+        int two = 0;
+        struct timespec pause = {0, 2 * 1000 * 1000};
+        while (pos + 3 * CHUNK < want.len) {
+                assert_int_equal(tm_vfile_peek(f, CHUNK, pos, &a), CHUNK);
+                span_expect(&a, &want, pos, CHUNK);
+                two += a.n == 2;
+                /* the same bytes held twice; the workers fill the rest of
+                 * the window meanwhile (a request further on would wait
+                 * for a to be given back: it is a later segment's turn
+                 * to reuse a's buffer) */
+                nanosleep(&pause, NULL);
+                assert_int_equal(tm_vfile_peek(f, CHUNK, pos, &b), CHUNK);
+                span_expect(&b, &want, pos, CHUNK);
+                span_expect(&a, &want, pos, CHUNK);
+                tm_vfile_unpeek(&a);
+                tm_vfile_unpeek(&b);
+                pos += CHUNK;
+        }
+        assert_true(two > 0); /* spans across a segment boundary were met */
+        assert_int_equal(tm_vfile_peek(f, WIDE, pos - WIDE, &a), -1); /* > 2 segments */
+        read_expect(f, &want, pos - WIDE, WIDE, buf);
+        assert_int_equal(tm_vfile_peek(f, CHUNK, 0, &a), -1); /* a jump */
+        read_expect(f, &want, 0, CHUNK, buf);
+        tm_vfile_close(f);
+
+        /* Another thread holds a span: reading on past the window must
+         * wait for it to be given back (its buffer is needed again), and
+         * so must close. */
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        for (pos = 0; pos < 8 * CHUNK; pos += CHUNK)
+                read_expect(f, &want, pos, CHUNK, buf);
+        struct peek_holder h[2] = {{.want = &want, .len = CHUNK}, {.want = &want, .len = CHUNK}};
+        pthread_t th[2];
+        for (int k = 0; k < 2; k++) {
+                h[k].off = pos;
+                assert_int_equal(tm_vfile_peek(f, CHUNK, pos, &h[k].sp), CHUNK);
+                assert_int_equal(pthread_create(&th[k], NULL, peek_hold_thread, &h[k]), 0);
+                if (k == 0) {
+                        for (int i = 0; i < 12; i++, pos += CHUNK)
+                                read_expect(f, &want, pos + CHUNK, CHUNK, buf);
+                        assert_int_equal(atomic_load(&h[0].given_back), 1);
+                } else {
+                        tm_vfile_close(f);
+                        assert_int_equal(atomic_load(&h[1].given_back), 1);
+                }
+                pthread_join(th[k], NULL);
+        }
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        tm_trace_close(t);
+        free(want.p);
+        fixture_free(&fx);
+}
+
 int main(void)
 {
         setenv("TM_READ_THREADS", "2", 0); /* readahead on, whatever the machine */
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_views),        cmocka_unit_test(test_invalidate),
-            cmocka_unit_test(test_readonly_dir), cmocka_unit_test(test_corrupt),
-            cmocka_unit_test(test_threads),      cmocka_unit_test(test_not_trace),
-            cmocka_unit_test(test_lackey),       cmocka_unit_test(test_thinned),
-            cmocka_unit_test(test_tiny),         cmocka_unit_test(test_readahead_budget),
-            cmocka_unit_test(test_readahead_late),
+            cmocka_unit_test(test_views),          cmocka_unit_test(test_invalidate),
+            cmocka_unit_test(test_readonly_dir),   cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_threads),        cmocka_unit_test(test_not_trace),
+            cmocka_unit_test(test_lackey),         cmocka_unit_test(test_thinned),
+            cmocka_unit_test(test_tiny),           cmocka_unit_test(test_readahead_budget),
+            cmocka_unit_test(test_readahead_late), cmocka_unit_test(test_peek),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,7 +20,7 @@
 #define VF_FEED (64u << 10)
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
 #define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
-#define VF_RA_AFTER 4 /* sequential reads before reading ahead */
+#define VF_RA_AFTER 4    /* sequential reads before reading ahead */
 #define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
 /* A readahead worker's vfile writes buffers that a thread on another core
  * reads next. Vector stores straight into such memory are slow (each line
