@@ -93,6 +93,14 @@ static struct tm_trace *fixture_open(const struct fixture *fx, int no_beside)
         return t;
 }
 
+/* A PDATS II trace in zstd of NREFS references and its expected ascii. */
+static void ascii_fixture(struct fixture *fx, uint64_t seed, struct vt_buf *want)
+{
+        fixture_make(fx, tmpdir, "pdats2", TM_CONT_ZSTD, seed, NREFS);
+        *want = (struct vt_buf){0};
+        vt_expect("ascii", fx->refs, fx->n, &fx->raw, want);
+}
+
 static void read_expect(struct tm_vfile *f, const struct vt_buf *want, uint64_t off, size_t len,
                         uint8_t *buf)
 {
@@ -251,9 +259,8 @@ static void test_readahead_budget(void **state)
         (void)state;
         enum { NF = 12, CHUNK = 3000 };
         struct fixture fx;
-        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 91, NREFS);
-        struct vt_buf want = {0};
-        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct vt_buf want;
+        ascii_fixture(&fx, 91, &want);
         static const char *const budgets[] = {"20000", "1"};
         uint8_t buf[CHUNK];
         for (unsigned b = 0; b < 2; b++) {
@@ -299,9 +306,8 @@ static void test_readahead_late(void **state)
         (void)state;
         enum { CHUNK = 700 };
         struct fixture fx;
-        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 93, NREFS);
-        struct vt_buf want = {0};
-        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct vt_buf want;
+        ascii_fixture(&fx, 93, &want);
         struct tm_trace *t = fixture_open(&fx, 0);
         struct tm_vfile *f;
         struct tm_err err = {0};
@@ -744,9 +750,8 @@ static void test_peek(void **state)
         (void)state;
         enum { CHUNK = 700, WIDE = 3000 };
         struct fixture fx;
-        fixture_make(&fx, tmpdir, "pdats2", TM_CONT_ZSTD, 97, NREFS);
-        struct vt_buf want = {0};
-        vt_expect("ascii", fx.refs, fx.n, &fx.raw, &want);
+        struct vt_buf want;
+        ascii_fixture(&fx, 97, &want);
         struct tm_trace *t = fixture_open(&fx, 0);
         struct tm_vfile *f;
         struct tm_err err = {0};

@@ -251,7 +251,7 @@ static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const stru
  * advancing *r; returns the new end of dst. Text in batches (the room a
  * batch wants past its lines is kept inside lim), binary records one by
  * one; a worker goes through its staging buffer (see VF_STAGE_REFS). */
-static char *vf_bulk(const struct tm_vfile *f, char *p, char *lim, const struct tm_ref **r,
+static char *vf_bulk(const struct tm_vfile *f, char *p, const char *lim, const struct tm_ref **r,
                      const struct tm_ref *end)
 {
         int bin = f->kind == TM_VIEW_BINARY;
