@@ -2,8 +2,8 @@
 #include "pdats2_x86.h"
 
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "tm_cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -260,25 +260,13 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
         return k;
 }
 
+#endif
+
 /* 2 when this CPU runs the block decoder, else 1. */
 static int p2x_choose(void)
 {
-        const char *e = getenv("TM_DECODE_SCALAR");
-        if (e && strcmp(e, "1") == 0)
-                return 1;
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-                       __builtin_cpu_supports("popcnt")
-                   ? 2
-                   : 1;
+        return !tm_cpu_env_off("TM_DECODE_SCALAR") && tm_cpu_avx512_vbmi() ? 2 : 1;
 }
-#else
-static int p2x_choose(void)
-{
-        return 1;
-}
-#endif
 
 /* 0 until chosen; then 1: the scalar decoder, 2: the block decoder. */
 static atomic_int p2x_choice;

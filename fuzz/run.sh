@@ -15,7 +15,7 @@ clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c -o "$O/fuzz_render"
+        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c codecs/tm_cpu.c -o "$O/fuzz_render"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*.c) -lz -lzstd \
         -o "$O/fuzz_pdats2"

@@ -8,8 +8,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "codecs/tm_cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -265,11 +266,8 @@ render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
 
 static int render_have_avx512(void)
 {
-        __builtin_cpu_init();
-        if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
-              __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-              __builtin_cpu_supports("popcnt")))
+        if (!(tm_cpu_avx512_vbmi() && __builtin_cpu_supports("avx512cd") &&
+              __builtin_cpu_supports("avx512vbmi2")))
                 return 0;
         pthread_once(&render_layout_once, render_layouts_init);
         return 1;
@@ -287,8 +285,7 @@ static _Atomic(render_batch_fn *) render_batch_impl;
 
 static render_batch_fn *render_choose(void)
 {
-        const char *e = getenv("TM_RENDER_SCALAR");
-        if (e && strcmp(e, "1") == 0)
+        if (tm_cpu_env_off("TM_RENDER_SCALAR"))
                 return render_batch_scalar;
 #ifdef TM_RENDER_X86
         if (render_have_avx512())
