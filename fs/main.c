@@ -1,5 +1,5 @@
 /* tracemount: mount a directory of trace archives, each shown as a
- * directory of decoded views. Option parsing and fuse_main. */
+ * directory of decoded views. Option parsing and the FUSE session. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -239,7 +239,7 @@ static int main_abs_cache_dir(struct main_opts *o)
         return 0;
 }
 
-/* Everything before fuse_main; returns -1 to go on, else an exit status.
+/* Everything before the FUSE session; returns -1 to go on, else an exit status.
  * src and mnt (PATH_MAX each) get the real paths of both directories. */
 static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog, char *src,
                         char *mnt)

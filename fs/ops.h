@@ -16,7 +16,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
-/* Daemon-wide settings, given to fuse_main as its user data. */
+/* Daemon-wide settings, the FUSE session's user data. */
 struct tmfs_conf {
         /* 1: open view files with direct_io: reads bypass the kernel page
          * cache, so a one-pass cold read costs one copy instead of two. On

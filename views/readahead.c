@@ -25,7 +25,7 @@ enum { SLOT_EMPTY, SLOT_WANTED, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 struct slot {
         uint32_t seg; /* checkpoint interval held or wanted */
         int state;
-        unsigned holds; /* tm_ra_span pieces in it not yet given back */
+        unsigned holds; /* tm_vspan pieces in it not yet given back */
         char *buf;
 };
 
@@ -316,6 +316,8 @@ static ssize_t ra_serve(struct tm_ra *ra, void *buf, size_t n, uint64_t off, str
                 size_t k = (size_t)(end - at) < n - done ? (size_t)(end - at) : n - done;
                 if (buf) {
                         memcpy((char *)buf + done, sl->buf + (at - start), k);
+                } else if (sp->n == TM_VSPAN_MAX) {
+                        break; /* cannot happen (tm_ra_peek checks): short, so copied */
                 } else {
                         sl->holds++;
                         sp->slot[sp->n] = (unsigned)(sl - ra->slot);
