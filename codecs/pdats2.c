@@ -85,12 +85,12 @@ static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 out[k].addr = a;
                 out[k++].type = TM_IFETCH;
         }
-        /* 32-bit files: whole 64-byte blocks at once where the CPU can (see
+        /* Whole 64-byte blocks at once where the CPU can (see
          * pdats2_x86.h); it stops short of the last 128 bytes of input and
          * of a block's references past cap, which the loops below finish. */
-        p2x_blocks_fn *blocks = s.wide || s.pending ? NULL : p2x_blocks();
+        p2x_blocks_fn *blocks = s.pending ? NULL : p2x_blocks(s.wide);
         if (blocks && len - p >= 128) {
-                struct p2x_chain c = {(uint32_t)a, {(uint32_t)s.zone[0], (uint32_t)s.zone[1]}};
+                struct p2x_chain c = {a, {s.zone[0], s.zone[1]}};
                 k += blocks(in, len, &p, out + k, cap - k, shift, &c);
                 a = c.a;
                 s.zone[0] = c.zone[0];

@@ -5,12 +5,13 @@
  * CPU can only run ahead by predicting it. This decoder takes the input 64
  * bytes at a time and finds every record that starts in them at once
  * (each byte's "next record" position, composed with itself by byte
- * permutes: pointer doubling), then decodes those records in 32-bit lanes,
- * the address chains (the instruction address, the two data zones, the
- * output position) as prefix sums, and writes each record's reference and
- * the first three fetches of its run with one 64-byte store (longer runs
- * go on one reference at a time). Only 32-bit files: their addresses fit
- * the lanes, and their offsets are at most 4 bytes.
+ * permutes: pointer doubling), then decodes those records in vector
+ * lanes, the address chains (the instruction address, the two data zones,
+ * the output position) as prefix sums, and writes each record's reference
+ * and the first three fetches of its run with one 64-byte store (longer
+ * runs go on one reference at a time). 32-bit files use dword lanes (16
+ * records a vector), 64-bit files qword lanes (8) for the addresses and up
+ * to 8 offset bytes.
  *
  * The output is the scalar decoder's, reference for reference; the tests
  * decode with both (TM_DECODE_SCALAR=1 or p2x_force_scalar) and compare. */
@@ -22,10 +23,10 @@
 
 #include "trace.h"
 
-/* The decoding state that crosses records in a 32-bit file. */
+/* The decoding state that crosses records. */
 struct p2x_chain {
-        uint32_t a;       /* the last instruction fetch */
-        uint32_t zone[2]; /* the data zone bases */
+        uint64_t a;       /* the last instruction fetch */
+        uint64_t zone[2]; /* the data zone bases */
 };
 
 /* Decode whole 64-byte blocks of records from in[*p..len) while at least
@@ -37,9 +38,10 @@ struct p2x_chain {
 typedef size_t p2x_blocks_fn(const uint8_t *in, size_t len, size_t *p, struct tm_ref *out,
                              size_t cap, unsigned shift, struct p2x_chain *c);
 
-/* The block decoder, or NULL when this CPU (or build) has no AVX-512 VBMI
- * or the environment says TM_DECODE_SCALAR=1. Chosen on the first call. */
-p2x_blocks_fn *p2x_blocks(void);
+/* The block decoder for 32-bit (wide 0) or 64-bit (wide 1) files, or
+ * NULL when this CPU (or build) has no AVX-512 VBMI or the environment
+ * says TM_DECODE_SCALAR=1. Chosen on the first call. */
+p2x_blocks_fn *p2x_blocks(int wide);
 
 /* Tests: 1 makes p2x_blocks() return NULL, 0 chooses again. */
 void p2x_force_scalar(int on);

@@ -1,8 +1,9 @@
 /* fuzz_pdats2: libFuzzer harness comparing PDATS II's two decoders.
  *
- * Input: byte 0 picks the instruction unit (1, 2 or 4), byte 1 the
- * references asked per call, byte 2 the input window (0: everything at
- * once); the rest are the records of a 32-bit file, after a valid header.
+ * Input: byte 0 picks the instruction unit (bits 0-1: 1, 2 or 4) and the
+ * address width (bit 2: 32 or 64), byte 1 the references asked per call,
+ * byte 2 the input window (0: everything at once); the rest are the
+ * records of the file, after a valid header.
  * Every byte sequence is a stream of records. The block decoder (AVX-512,
  * where the CPU has it) and the scalar one decode it in lockstep, offered
  * the same windows as a view's feed would: each call must give the same
@@ -32,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         static const uint8_t head[8] = {'P', 'D', 'T', '2', 1, 32, 0, 0};
         memcpy(raw, head, 8);
+        raw[5] = data[0] & 4 ? 64 : 32;
         raw[6] = unit[data[0] & 3];
         memcpy(raw + 8, data + 3, size - 3);
 

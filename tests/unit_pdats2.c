@@ -302,7 +302,7 @@ static void test_block_decoder(void **unused)
 {
         (void)unused;
         p2x_force_scalar(0);
-        if (!p2x_blocks()) {
+        if (!p2x_blocks(0)) {
                 fprintf(stderr, "SKIP: this CPU has no AVX-512 VBMI: the block decoder is not "
                                 "used and not tested here\n");
                 skip();
@@ -310,21 +310,23 @@ static void test_block_decoder(void **unused)
         struct tm_ref *a = malloc(4096 * sizeof *a), *b = malloc(4096 * sizeof *b);
         uint8_t *raw = malloc(200016);
         uint64_t s = 7;
-        /* Any bytes are records: random ones (most records 2-5 bytes), ones
-         * that are all or mostly 1-byte records (data codes 0-4, +1 fetches:
-         * 50-64 records in 64 bytes), and long runs; every unit; lengths
-         * around the 128-byte minimum. */
-        for (int iter = 0; iter < 120; iter++) {
+        /* Any bytes are records: random ones (most records 2-5 bytes; 2-9
+         * in 64-bit files), ones that are all or mostly 1-byte records
+         * (data codes 0-4, +1 fetches: 50-64 records in 64 bytes), and long
+         * runs; every unit, both widths; lengths around the 128-byte
+         * minimum. */
+        for (int iter = 0; iter < 240; iter++) {
                 size_t n = 8 + (iter < 20       ? 100 + (size_t)iter * 6
                                 : iter % 4 == 3 ? ct_rand(&s) % 200000
                                                 : ct_rand(&s) % 20000);
                 static const uint8_t h[] = {'P', 'D', 'T', '2', 1, 32, 4, 0};
                 memcpy(raw, h, 8);
+                raw[5] = iter % 5 < 2 ? 64 : 32;
                 raw[6] = (uint8_t)(1u << (iter % 3));
                 for (size_t i = 8; i < n; i++) {
                         uint8_t x = (uint8_t)ct_rand(&s);
                         if (iter % 4 == 3 && x < 0x10)
-                                x = 0x38;                        /* a read with a 4-byte offset */
+                                x = 0x38; /* a read with a 4-byte (64-bit files: 8-byte) offset */
                         else if (iter % 4 == 1 || iter % 4 == 3) /* 1-byte records */
                                 x = x & 0x80 ? (uint8_t)(0x80 | (x & 0x1f)) : (uint8_t)(x & 0x67);
                         else if (iter % 4 == 2 && x < 0x40) /* runs of 31 and 3 */
@@ -336,14 +338,16 @@ static void test_block_decoder(void **unused)
                 blocks_agree(raw, n + 8, a, b);
         }
         free(raw);
-        /* program-shaped traces, every unit, decoded back to what was encoded */
+        /* program-shaped traces, every unit and width, decoded back to what
+         * was encoded */
         static const unsigned units[] = {1, 2, 4};
         size_t nref = 50000;
         struct tm_ref *refs = malloc(nref * sizeof *refs);
         struct tm_ref *got = malloc(nref * sizeof *got);
-        for (size_t u = 0; u < 3; u++) {
-                ct_gen_program(refs, nref, 11 + u, 32, units[u], 3);
-                struct tm_enc_opts o = {.addr_bits = 32, .unit = units[u]};
+        for (size_t u = 0; u < 6; u++) {
+                const unsigned bits = u < 3 ? 32 : 64;
+                ct_gen_program(refs, nref, 11 + u, bits, units[u % 3], 3);
+                struct tm_enc_opts o = {.addr_bits = bits, .unit = units[u % 3]};
                 uint8_t *enc = NULL;
                 size_t len = 0;
                 assert_int_equal(ct_encode(C, &o, refs, nref, &enc, &len, NULL, NULL, NULL), 0);

@@ -117,6 +117,7 @@ static void *worker_main(void *arg)
 {
         struct worker *w = arg;
         struct tm_ra *ra = w->ra;
+        pthread_setname_np(pthread_self(), "tm-readahead"); /* for top -H, perf */
         pthread_mutex_lock(&ra->mu);
         while (!ra->stop) {
                 struct slot *best = NULL;
