@@ -184,6 +184,20 @@ p2x_pass2(struct p2x_batch *bt, const uint8_t *q, size_t nblk, size_t cap, size_
         return j;
 }
 
+/* Passes 1 and 2 on the batch at q, left (>= 128) bytes before the end
+ * of the input, with w-byte offset fields: returns the blocks taken, and
+ * *nblk the blocks there were (fewer taken: the rest did not fit in cap). */
+__attribute__((target(P2X_TARGET))) static inline size_t p2x_prepare(struct p2x_batch *bt,
+                                                                     const uint8_t *q, size_t left,
+                                                                     size_t cap, size_t *k,
+                                                                     unsigned w, size_t *nblk)
+{
+        const size_t n = (left - 64) / 64;
+        *nblk = n < P2X_BATCH ? n : P2X_BATCH;
+        p2x_pass1(bt, q, *nblk, w == 8 ? p2x_ol64 : p2x_ol32);
+        return p2x_pass2(bt, q, *nblk, cap, k, w);
+}
+
 /* What pass 3 reads of 16 records' header bytes, in dword lanes. */
 struct p2x_hdr {
         __mmask16 v, i, z0, z1; /* a record; instruction; data in zone 0, 1 */
@@ -192,8 +206,10 @@ struct p2x_hdr {
         __m512i t32;            /* reference type */
 };
 
-__attribute__((target(P2X_TARGET))) static inline struct p2x_hdr p2x_hdr(const struct p2x_batch *bt,
-                                                                         size_t r0)
+/* Records r0..r0+16 of the batch; also stores each one's first reference
+ * in out, counted from *kbase on, in kx, and moves *kbase past them. */
+__attribute__((target(P2X_TARGET))) static inline struct p2x_hdr p2x_hdr(struct p2x_batch *bt,
+                                                                         size_t r0, __m512i *kbase)
 {
         struct p2x_hdr x;
         const size_t left = bt->nrec - r0;
@@ -208,17 +224,11 @@ __attribute__((target(P2X_TARGET))) static inline struct p2x_hdr p2x_hdr(const s
         x.t32 =
             _mm512_mask_mov_epi32(_mm512_and_si512(_mm512_srli_epi32(h32, 6), _mm512_set1_epi32(1)),
                                   x.i, _mm512_set1_epi32(2));
-        return x;
-}
-
-/* Each record's first reference in out, from kbase on: kx[r0..r0+16). */
-__attribute__((target(P2X_TARGET))) static inline __m512i
-p2x_kx(struct p2x_batch *bt, size_t r0, const struct p2x_hdr *x, __m512i kbase)
-{
-        const __m512i one = _mm512_maskz_add_epi32(x->v, x->n32, _mm512_set1_epi32(1));
-        const __m512i kin = _mm512_add_epi32(p2x_scan(one), kbase);
+        const __m512i one = _mm512_maskz_add_epi32(x.v, x.n32, _mm512_set1_epi32(1));
+        const __m512i kin = _mm512_add_epi32(p2x_scan(one), *kbase);
         _mm512_storeu_si512(bt->kx + r0, _mm512_sub_epi32(kin, one));
-        return p2x_last(kin);
+        *kbase = p2x_last(kin);
+        return x;
 }
 
 /* The small offsets, dword tables indexed by header bits 7..3: data codes
@@ -260,17 +270,13 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
         size_t p = *pp, k = 0;
 
         while (len - p >= 128) {
-                size_t nblk = (len - p - 64) / 64;
-                nblk = nblk < P2X_BATCH ? nblk : P2X_BATCH;
-                p2x_pass1(&bt, in + p, nblk, p2x_ol32);
-                const size_t k0 = k;
-                const size_t j = p2x_pass2(&bt, in + p, nblk, cap, &k, 4);
+                size_t nblk;
+                __m512i kbase = _mm512_set1_epi32((int)k);
+                const size_t j = p2x_prepare(&bt, in + p, len - p, cap, &k, 4, &nblk);
                 const size_t nrec = bt.nrec;
                 /* Pass 3: decode the records, 16 at a time. */
-                __m512i kbase = _mm512_set1_epi32((int)k0);
                 for (size_t r0 = 0; r0 < nrec; r0 += 16) {
-                        const struct p2x_hdr x = p2x_hdr(&bt, r0);
-                        kbase = p2x_kx(&bt, r0, &x, kbase);
+                        const struct p2x_hdr x = p2x_hdr(&bt, r0, &kbase);
                         const __m512i raw = _mm512_loadu_si512(rw + r0);
                         const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
                         const __m512i sm =
@@ -361,18 +367,14 @@ p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *ou
         size_t p = *pp, k = 0;
 
         while (len - p >= 128) {
-                size_t nblk = (len - p - 64) / 64;
-                nblk = nblk < P2X_BATCH ? nblk : P2X_BATCH;
-                p2x_pass1(&bt, in + p, nblk, p2x_ol64);
-                const size_t k0 = k;
-                const size_t j = p2x_pass2(&bt, in + p, nblk, cap, &k, 8);
+                size_t nblk;
+                __m512i kbase = _mm512_set1_epi32((int)k);
+                const size_t j = p2x_prepare(&bt, in + p, len - p, cap, &k, 8, &nblk);
                 const size_t nrec = bt.nrec;
                 /* Pass 3: header lookups 16 records at a time, the chains
                  * in two halves of 8. */
-                __m512i kbase = _mm512_set1_epi32((int)k0);
                 for (size_t r0 = 0; r0 < nrec; r0 += 16) {
-                        const struct p2x_hdr x = p2x_hdr(&bt, r0);
-                        kbase = p2x_kx(&bt, r0, &x, kbase);
+                        const struct p2x_hdr x = p2x_hdr(&bt, r0, &kbase);
                         const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
                         const __m512i sm =
                             _mm512_permutex2var_epi32(P2X_SMALL_LO, x.hi5, P2X_SMALL_HI);
