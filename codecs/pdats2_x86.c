@@ -237,10 +237,18 @@ __attribute__((target(P2X_TARGET))) static inline struct p2x_hdr p2x_hdr(struct 
 #define P2X_SMALL_LO _mm512_set_epi32(0, 0, 0, -8, 8, -4, 4, 0, 0, 0, 0, -8, 8, -4, 4, 0)
 #define P2X_SMALL_HI _mm512_set1_epi32(1)
 
-__attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_t *in, size_t len,
-                                                                    size_t *pp, struct tm_ref *out,
-                                                                    size_t cap, unsigned shift,
-                                                                    struct p2x_chain *c)
+/* The chain state in vector lanes, each lane the same value: dwords in
+ * 32-bit files, qwords in 64-bit ones. */
+struct p2x_lanes {
+        __m512i a, z0, z1;
+};
+
+/* Passes 3 and 4 for 32-bit files: bt's records decoded into out, their
+ * references from k0 on, the chains carried in v. */
+__attribute__((target(P2X_TARGET))) static inline void p2x_decode32(struct p2x_batch *bt,
+                                                                    struct tm_ref *out, size_t k0,
+                                                                    unsigned shift,
+                                                                    struct p2x_lanes *v)
 {
         /* Dword tables indexed by bits 7..3 of a header byte: the right
          * shift that sign-extends its offset from the 4 bytes read after it
@@ -258,78 +266,57 @@ __attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_
         const __m512i runc =
             _mm512_set_epi32(0, 2, 0, 3 * u, 0, 2, 0, 2 * u, 0, 2, 0, u, 0, 0, 0, 0);
         const __m128i shc = _mm_cvtsi32_si128((int)shift);
-        struct p2x_batch bt;
         /* pass 3 writes each record's reference and the base of its run
          * (the address before the run's first fetch) */
         _Alignas(64) uint32_t own[P2X_RECS][4];
         _Alignas(64) uint32_t rb[P2X_RECS];
-        const uint32_t *rw = (const uint32_t *)bt.rw;
-        __m512i va = _mm512_set1_epi32((int)(uint32_t)c->a);
-        __m512i vz0 = _mm512_set1_epi32((int)(uint32_t)c->zone[0]);
-        __m512i vz1 = _mm512_set1_epi32((int)(uint32_t)c->zone[1]);
-        size_t p = *pp, k = 0;
-
-        while (len - p >= 128) {
-                size_t nblk;
-                __m512i kbase = _mm512_set1_epi32((int)k);
-                const size_t j = p2x_prepare(&bt, in + p, len - p, cap, &k, 4, &nblk);
-                const size_t nrec = bt.nrec;
-                /* Pass 3: decode the records, 16 at a time. */
-                for (size_t r0 = 0; r0 < nrec; r0 += 16) {
-                        const struct p2x_hdr x = p2x_hdr(&bt, r0, &kbase);
-                        const __m512i raw = _mm512_loadu_si512(rw + r0);
-                        const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
-                        const __m512i sm =
-                            _mm512_permutex2var_epi32(P2X_SMALL_LO, x.hi5, P2X_SMALL_HI);
-                        const __m512i off = _mm512_mask_mov_epi32(
-                            _mm512_srav_epi32(raw, sh),
-                            _mm512_cmpeq_epi32_mask(sh, _mm512_set1_epi32(32)), sm);
-                        const __m512i ownd = _mm512_maskz_sll_epi32(x.i, off, shc);
-                        const __m512i nsh = _mm512_sll_epi32(x.n32, shc);
-                        const __m512i ain =
-                            _mm512_add_epi32(p2x_scan(_mm512_add_epi32(ownd, nsh)), va);
-                        const __m512i runbase = _mm512_sub_epi32(ain, nsh);
-                        va = p2x_last(ain);
-                        const __m512i d0 =
-                            _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(x.z0, off)), vz0);
-                        const __m512i d1 =
-                            _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(x.z1, off)), vz1);
-                        vz0 = p2x_last(d0);
-                        vz1 = p2x_last(d1);
-                        const __m512i addr = _mm512_mask_blend_epi32(
-                            x.i, _mm512_mask_blend_epi32(x.z1, d0, d1), runbase);
-                        _mm512_storeu_si512(rb + r0, runbase);
-                        for (unsigned w = 0; w < 4; w++)
-                                _mm512_storeu_si512(
-                                    own[r0 + 4 * w],
-                                    _mm512_maskz_permutex2var_epi32(
-                                        0x5555, addr,
-                                        _mm512_add_epi32(refi, _mm512_set1_epi32((int)(4 * w))),
-                                        x.t32));
-                }
-                /* Pass 4: write the references. One 64-byte store a record:
-                 * its own reference and three of its run (the next record's
-                 * overwrite what is past its run); longer runs go on. */
-                for (size_t r = 0; r < nrec; r++) {
-                        struct tm_ref *o = out + bt.kx[r];
-                        const __m512i run =
-                            _mm512_add_epi32(_mm512_maskz_set1_epi32(0x1110, (int)rb[r]), runc);
+        const uint32_t *rw = (const uint32_t *)bt->rw;
+        const size_t nrec = bt->nrec;
+        __m512i kbase = _mm512_set1_epi32((int)k0);
+        /* Pass 3: decode the records, 16 at a time. */
+        for (size_t r0 = 0; r0 < nrec; r0 += 16) {
+                const struct p2x_hdr x = p2x_hdr(bt, r0, &kbase);
+                const __m512i raw = _mm512_loadu_si512(rw + r0);
+                const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
+                const __m512i sm = _mm512_permutex2var_epi32(P2X_SMALL_LO, x.hi5, P2X_SMALL_HI);
+                const __m512i off =
+                    _mm512_mask_mov_epi32(_mm512_srav_epi32(raw, sh),
+                                          _mm512_cmpeq_epi32_mask(sh, _mm512_set1_epi32(32)), sm);
+                const __m512i ownd = _mm512_maskz_sll_epi32(x.i, off, shc);
+                const __m512i nsh = _mm512_sll_epi32(x.n32, shc);
+                const __m512i ain = _mm512_add_epi32(p2x_scan(_mm512_add_epi32(ownd, nsh)), v->a);
+                const __m512i runbase = _mm512_sub_epi32(ain, nsh);
+                v->a = p2x_last(ain);
+                const __m512i d0 =
+                    _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(x.z0, off)), v->z0);
+                const __m512i d1 =
+                    _mm512_add_epi32(p2x_scan(_mm512_maskz_mov_epi32(x.z1, off)), v->z1);
+                v->z0 = p2x_last(d0);
+                v->z1 = p2x_last(d1);
+                const __m512i addr =
+                    _mm512_mask_blend_epi32(x.i, _mm512_mask_blend_epi32(x.z1, d0, d1), runbase);
+                _mm512_storeu_si512(rb + r0, runbase);
+                for (unsigned w = 0; w < 4; w++)
                         _mm512_storeu_si512(
-                            o, _mm512_inserti32x4(run, _mm_load_si128((const __m128i *)own[r]), 0));
-                        for (unsigned n = 4; n <= bt.nb[r]; n++) {
-                                o[n].addr = (uint32_t)(rb[r] + n * u);
-                                o[n].type = TM_IFETCH;
-                        }
-                }
-                p += 64 * j + bt.entry[j];
-                if (j < nblk)
-                        break;
+                            own[r0 + 4 * w],
+                            _mm512_maskz_permutex2var_epi32(
+                                0x5555, addr,
+                                _mm512_add_epi32(refi, _mm512_set1_epi32((int)(4 * w))), x.t32));
         }
-        c->a = (uint32_t)_mm512_cvtsi512_si32(va);
-        c->zone[0] = (uint32_t)_mm512_cvtsi512_si32(vz0);
-        c->zone[1] = (uint32_t)_mm512_cvtsi512_si32(vz1);
-        *pp = p;
-        return k;
+        /* Pass 4: write the references. One 64-byte store a record: its
+         * own reference and three of its run (the next record's overwrite
+         * what is past its run); longer runs go on. */
+        for (size_t r = 0; r < nrec; r++) {
+                struct tm_ref *o = out + bt->kx[r];
+                const __m512i run =
+                    _mm512_add_epi32(_mm512_maskz_set1_epi32(0x1110, (int)rb[r]), runc);
+                _mm512_storeu_si512(
+                    o, _mm512_inserti32x4(run, _mm_load_si128((const __m128i *)own[r]), 0));
+                for (unsigned n = 4; n <= bt->nb[r]; n++) {
+                        o[n].addr = (uint32_t)(rb[r] + n * u);
+                        o[n].type = TM_IFETCH;
+                }
+        }
 }
 
 /* Lanes 8*half .. 8*half+7 of x's dwords, as qwords. */
@@ -340,9 +327,10 @@ __attribute__((target(P2X_TARGET))) static inline __m256i p2x_half(__m512i x, un
 
 /* The same for 64-bit files: offsets of up to 8 bytes, addresses in qword
  * lanes, 8 records a vector in the chains. */
-__attribute__((target(P2X_TARGET))) static size_t
-p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *out, size_t cap,
-                    unsigned shift, struct p2x_chain *c)
+__attribute__((target(P2X_TARGET))) static inline void p2x_decode64(struct p2x_batch *bt,
+                                                                    struct tm_ref *out, size_t k0,
+                                                                    unsigned shift,
+                                                                    struct p2x_lanes *v)
 {
         /* The right shift that sign-extends an offset from the 8 bytes
          * read after the header (64: no offset bytes). */
@@ -358,81 +346,120 @@ p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *ou
         const __m512i runc =
             _mm512_set_epi64(2, (long long)(3 * u), 2, (long long)(2 * u), 2, (long long)u, 0, 0);
         const __m128i shc = _mm_cvtsi32_si128((int)shift);
-        struct p2x_batch bt;
         _Alignas(64) uint64_t own[P2X_RECS][2];
         _Alignas(64) uint64_t rb[P2X_RECS];
-        __m512i va = _mm512_set1_epi64((long long)c->a);
-        __m512i vz0 = _mm512_set1_epi64((long long)c->zone[0]);
-        __m512i vz1 = _mm512_set1_epi64((long long)c->zone[1]);
-        size_t p = *pp, k = 0;
+        const size_t nrec = bt->nrec;
+        __m512i kbase = _mm512_set1_epi32((int)k0);
+        /* Pass 3: header lookups 16 records at a time, the chains in two
+         * halves of 8. */
+        for (size_t r0 = 0; r0 < nrec; r0 += 16) {
+                const struct p2x_hdr x = p2x_hdr(bt, r0, &kbase);
+                const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
+                const __m512i sm = _mm512_permutex2var_epi32(P2X_SMALL_LO, x.hi5, P2X_SMALL_HI);
+                for (unsigned hf = 0; hf < 2 && r0 + 8 * hf < nrec; hf++) {
+                        const size_t r = r0 + 8 * hf;
+                        const __mmask8 i = (__mmask8)(x.i >> (8 * hf));
+                        const __mmask8 z0 = (__mmask8)(x.z0 >> (8 * hf));
+                        const __mmask8 z1 = (__mmask8)(x.z1 >> (8 * hf));
+                        const __m512i sh64 = _mm512_cvtepu32_epi64(p2x_half(sh, hf));
+                        const __m512i sm64 = _mm512_cvtepi32_epi64(p2x_half(sm, hf));
+                        const __m512i n64 = _mm512_cvtepu32_epi64(p2x_half(x.n32, hf));
+                        const __m512i t64 = _mm512_cvtepu32_epi64(p2x_half(x.t32, hf));
+                        const __m512i raw = _mm512_load_si512(bt->rw + r);
+                        const __m512i off = _mm512_mask_mov_epi64(
+                            _mm512_srav_epi64(raw, sh64),
+                            _mm512_cmpeq_epi64_mask(sh64, _mm512_set1_epi64(64)), sm64);
+                        const __m512i ownd = _mm512_maskz_sll_epi64(i, off, shc);
+                        const __m512i nsh = _mm512_sll_epi64(n64, shc);
+                        const __m512i ain =
+                            _mm512_add_epi64(p2x_scan64(_mm512_add_epi64(ownd, nsh)), v->a);
+                        const __m512i runbase = _mm512_sub_epi64(ain, nsh);
+                        v->a = p2x_last64(ain);
+                        const __m512i d0 =
+                            _mm512_add_epi64(p2x_scan64(_mm512_maskz_mov_epi64(z0, off)), v->z0);
+                        const __m512i d1 =
+                            _mm512_add_epi64(p2x_scan64(_mm512_maskz_mov_epi64(z1, off)), v->z1);
+                        v->z0 = p2x_last64(d0);
+                        v->z1 = p2x_last64(d1);
+                        const __m512i addr = _mm512_mask_blend_epi64(
+                            i, _mm512_mask_blend_epi64(z1, d0, d1), runbase);
+                        _mm512_store_si512(rb + r, runbase);
+                        _mm512_store_si512(own[r], _mm512_permutex2var_epi64(addr, pair_lo, t64));
+                        _mm512_store_si512(own[r + 4],
+                                           _mm512_permutex2var_epi64(addr, pair_hi, t64));
+                }
+        }
+        /* Pass 4 as in 32-bit files, with qword addresses. */
+        for (size_t r = 0; r < nrec; r++) {
+                struct tm_ref *o = out + bt->kx[r];
+                const __m512i run =
+                    _mm512_add_epi64(_mm512_maskz_set1_epi64(0x54, (long long)rb[r]), runc);
+                _mm512_storeu_si512(
+                    o, _mm512_inserti32x4(run, _mm_load_si128((const __m128i *)own[r]), 0));
+                for (unsigned n = 4; n <= bt->nb[r]; n++) {
+                        o[n].addr = rb[r] + n * u;
+                        o[n].type = TM_IFETCH;
+                }
+        }
+}
 
+/* x in every lane of width w (4: dwords, 8: qwords). */
+__attribute__((target(P2X_TARGET))) static inline __m512i p2x_splat(uint64_t x, unsigned w)
+{
+        return w == 8 ? _mm512_set1_epi64((long long)x) : _mm512_set1_epi32((int)(uint32_t)x);
+}
+
+/* Lane 0 of x, a lane of width w. */
+__attribute__((target(P2X_TARGET))) static inline uint64_t p2x_lane0(__m512i x, unsigned w)
+{
+        const uint64_t q = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(x));
+        return w == 8 ? q : (uint32_t)q;
+}
+
+/* The block decoder for offset fields of w bytes (4: 32-bit files, 8:
+ * 64-bit ones): batches of up to P2X_BATCH blocks, passes 1 and 2 shared,
+ * 3 and 4 by width. See p2x_blocks_fn. */
+__attribute__((target(P2X_TARGET))) static inline size_t p2x_run(const uint8_t *in, size_t len,
+                                                                 size_t *pp, struct tm_ref *out,
+                                                                 size_t cap, unsigned shift,
+                                                                 struct p2x_chain *c, unsigned w)
+{
+        struct p2x_batch bt;
+        struct p2x_lanes v = {p2x_splat(c->a, w), p2x_splat(c->zone[0], w),
+                              p2x_splat(c->zone[1], w)};
+        size_t p = *pp, k = 0;
         while (len - p >= 128) {
                 size_t nblk;
-                __m512i kbase = _mm512_set1_epi32((int)k);
-                const size_t j = p2x_prepare(&bt, in + p, len - p, cap, &k, 8, &nblk);
-                const size_t nrec = bt.nrec;
-                /* Pass 3: header lookups 16 records at a time, the chains
-                 * in two halves of 8. */
-                for (size_t r0 = 0; r0 < nrec; r0 += 16) {
-                        const struct p2x_hdr x = p2x_hdr(&bt, r0, &kbase);
-                        const __m512i sh = _mm512_permutex2var_epi32(sh_lo, x.hi5, sh_hi);
-                        const __m512i sm =
-                            _mm512_permutex2var_epi32(P2X_SMALL_LO, x.hi5, P2X_SMALL_HI);
-                        for (unsigned hf = 0; hf < 2 && r0 + 8 * hf < nrec; hf++) {
-                                const size_t r = r0 + 8 * hf;
-                                const __mmask8 i = (__mmask8)(x.i >> (8 * hf));
-                                const __mmask8 z0 = (__mmask8)(x.z0 >> (8 * hf));
-                                const __mmask8 z1 = (__mmask8)(x.z1 >> (8 * hf));
-                                const __m512i sh64 = _mm512_cvtepu32_epi64(p2x_half(sh, hf));
-                                const __m512i sm64 = _mm512_cvtepi32_epi64(p2x_half(sm, hf));
-                                const __m512i n64 = _mm512_cvtepu32_epi64(p2x_half(x.n32, hf));
-                                const __m512i t64 = _mm512_cvtepu32_epi64(p2x_half(x.t32, hf));
-                                const __m512i raw = _mm512_load_si512(bt.rw + r);
-                                const __m512i off = _mm512_mask_mov_epi64(
-                                    _mm512_srav_epi64(raw, sh64),
-                                    _mm512_cmpeq_epi64_mask(sh64, _mm512_set1_epi64(64)), sm64);
-                                const __m512i ownd = _mm512_maskz_sll_epi64(i, off, shc);
-                                const __m512i nsh = _mm512_sll_epi64(n64, shc);
-                                const __m512i ain =
-                                    _mm512_add_epi64(p2x_scan64(_mm512_add_epi64(ownd, nsh)), va);
-                                const __m512i runbase = _mm512_sub_epi64(ain, nsh);
-                                va = p2x_last64(ain);
-                                const __m512i d0 = _mm512_add_epi64(
-                                    p2x_scan64(_mm512_maskz_mov_epi64(z0, off)), vz0);
-                                const __m512i d1 = _mm512_add_epi64(
-                                    p2x_scan64(_mm512_maskz_mov_epi64(z1, off)), vz1);
-                                vz0 = p2x_last64(d0);
-                                vz1 = p2x_last64(d1);
-                                const __m512i addr = _mm512_mask_blend_epi64(
-                                    i, _mm512_mask_blend_epi64(z1, d0, d1), runbase);
-                                _mm512_store_si512(rb + r, runbase);
-                                _mm512_store_si512(own[r],
-                                                   _mm512_permutex2var_epi64(addr, pair_lo, t64));
-                                _mm512_store_si512(own[r + 4],
-                                                   _mm512_permutex2var_epi64(addr, pair_hi, t64));
-                        }
-                }
-                /* Pass 4 as in 32-bit files, with qword addresses. */
-                for (size_t r = 0; r < nrec; r++) {
-                        struct tm_ref *o = out + bt.kx[r];
-                        const __m512i run =
-                            _mm512_add_epi64(_mm512_maskz_set1_epi64(0x54, (long long)rb[r]), runc);
-                        _mm512_storeu_si512(
-                            o, _mm512_inserti32x4(run, _mm_load_si128((const __m128i *)own[r]), 0));
-                        for (unsigned n = 4; n <= bt.nb[r]; n++) {
-                                o[n].addr = rb[r] + n * u;
-                                o[n].type = TM_IFETCH;
-                        }
-                }
+                const size_t k0 = k;
+                const size_t j = p2x_prepare(&bt, in + p, len - p, cap, &k, w, &nblk);
+                if (w == 8)
+                        p2x_decode64(&bt, out, k0, shift, &v);
+                else
+                        p2x_decode32(&bt, out, k0, shift, &v);
                 p += 64 * j + bt.entry[j];
                 if (j < nblk)
                         break;
         }
-        c->a = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(va));
-        c->zone[0] = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(vz0));
-        c->zone[1] = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(vz1));
+        c->a = p2x_lane0(v.a, w);
+        c->zone[0] = p2x_lane0(v.z0, w);
+        c->zone[1] = p2x_lane0(v.z1, w);
         *pp = p;
         return k;
+}
+
+__attribute__((target(P2X_TARGET))) static size_t p2x_blocks_avx512(const uint8_t *in, size_t len,
+                                                                    size_t *pp, struct tm_ref *out,
+                                                                    size_t cap, unsigned shift,
+                                                                    struct p2x_chain *c)
+{
+        return p2x_run(in, len, pp, out, cap, shift, c, 4);
+}
+
+__attribute__((target(P2X_TARGET))) static size_t
+p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *out, size_t cap,
+                    unsigned shift, struct p2x_chain *c)
+{
+        return p2x_run(in, len, pp, out, cap, shift, c, 8);
 }
 
 #endif
