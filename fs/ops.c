@@ -517,8 +517,11 @@ static void ops_statfs(fuse_req_t req, fuse_ino_t ino)
         struct node_res r;
         struct statvfs sv;
         int rc = node_resolve("/", &r);
-        if (rc == 0 && statvfs(r.src, &sv) < 0)
-                rc = -errno;
+        if (rc == 0) {
+                if (statvfs(r.src, &sv) < 0)
+                        rc = -errno;
+                node_res_put(&r); /* as after every node_resolve */
+        }
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
