@@ -741,10 +741,10 @@ static void *peek_hold_thread(void *arg)
 }
 
 /* tm_vfile_peek: bytes served in place from the readahead's segments equal
- * the copying path's; a held span stays unchanged while the workers go on; a request too wide for a
- * span, a jump, or no readahead yet say -1 (and tm_vfile_pread then serves them); reading on, and
- * close, wait for a span still held in another thread. (Segments: CKPT
- * refs, ~900 bytes.) */
+ * the copying path's; a held span stays unchanged while the workers go on;
+ * a request too wide for a span, a jump, or no readahead yet say -1 (and
+ * tm_vfile_pread then serves them); reading on, and close, wait for a span
+ * still held in another thread. (Segments: CKPT refs, ~900 bytes.) */
 static void test_peek(void **state)
 {
         (void)state;
