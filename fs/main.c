@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
+#include "drop.h"
 #include "inode.h"
 #include "node.h"
 #include "ops.h"
@@ -28,6 +29,8 @@ struct main_opts {
         int direct_io;
         char *read_ahead_s; /* --read-ahead's value, parsed by main_prepare */
         int read_ahead;     /* KiB; -1: BDI_READ_AHEAD_KB */
+        char *drop_s;       /* --drop-behind's value */
+        long drop_mb;       /* MiB; -1: DROP_KEEP_MB_DEFAULT */
         int help;
         int version;
         char *src; /* first non-option */
@@ -49,6 +52,7 @@ static const struct fuse_opt main_optspec[] = {
     MAIN_OPT("--no-index-beside", no_index_beside),
     MAIN_OPT("--direct-io", direct_io),
     {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
+    {"--drop-behind=%s", offsetof(struct main_opts, drop_s), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -99,9 +103,13 @@ static void main_usage(const char *prog)
                "    --read-ahead KB        the kernel's readahead for this mount, set when\n"
                "                           the daemon may (root); 0 leaves the kernel's\n"
                "                           (default: %d)\n"
+               "    --drop-behind MB       keep only the last MB MiB a sequential reader\n"
+               "                           has read of a file in the page cache (at least\n"
+               "                           16, and 4 times --read-ahead); 0 keeps all\n"
+               "                           (default: %d)\n"
                "    -h, --help             this help, then the FUSE options\n"
                "    -V, --version          print the version\n\n",
-               prog, BDI_READ_AHEAD_KB);
+               prog, BDI_READ_AHEAD_KB, DROP_KEEP_MB_DEFAULT);
 }
 
 /* Refuse a mount point inside the source tree: the daemon would look
@@ -154,6 +162,15 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                 if (fuse_session_mount(se, co->mountpoint) == 0) {
                         if (fuse_daemonize(co->foreground) == 0) {
                                 struct fuse_loop_config *cfg = NULL;
+                                /* after fuse_daemonize: a fork keeps no threads */
+                                /* the kernel's readahead, 128 KiB unless set */
+                                const unsigned ra = conf->read_ahead_kb ? conf->read_ahead_kb : 128;
+                                int drc = drop_start(se, (uint64_t)conf->drop_behind_mb << 20,
+                                                     (uint64_t)ra << 10);
+                                if (drc < 0)
+                                        fuse_log(FUSE_LOG_WARNING,
+                                                 "tracemount: no drop-behind: %s\n",
+                                                 strerror(-drc));
                                 if (co->singlethread) {
                                         rc = fuse_session_loop(se);
                                 } else if ((cfg = fuse_loop_cfg_create()) != NULL) {
@@ -163,6 +180,7 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                                         rc = fuse_session_loop_mt(se, cfg);
                                         fuse_loop_cfg_destroy(cfg);
                                 }
+                                drop_stop();
                                 rc = rc == 0 ? 0 : 1;
                         }
                         fuse_session_unmount(se);
@@ -181,10 +199,11 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
         free(o->mnt);
         free(o->cache_dir);
         free(o->read_ahead_s);
+        free(o->drop_s);
 }
 
 /* Options of ours that take a value, which may come as a separate argument. */
-static const char *const main_valued[] = {"--cache-dir", "--read-ahead"};
+static const char *const main_valued[] = {"--cache-dir", "--read-ahead", "--drop-behind"};
 
 /* A copy of argv in args with "--cache-dir DIR" joined into
  * "--cache-dir=DIR" (and --read-ahead likewise). -1 when out of memory. */
@@ -206,20 +225,21 @@ static int main_join_args(int argc, char *argv[], struct fuse_args *args)
         return 0;
 }
 
-/* --read-ahead's value: a whole number of KiB, 0 to 2^20. */
-static int main_parse_read_ahead(struct main_opts *o)
+/* The value s of option opt: a whole number from 0 to max (in unit)
+ * into *v; s NULL leaves *v. 0, or -1 with a message. */
+static int main_parse_size(const char *opt, const char *s, long max, const char *unit, long *v)
 {
-        if (!o->read_ahead_s)
+        if (!s)
                 return 0;
         char *end;
         errno = 0;
-        long v = strtol(o->read_ahead_s, &end, 10);
-        if (errno || end == o->read_ahead_s || *end || v < 0 || v > (1 << 20)) {
-                fprintf(stderr, "tracemount: --read-ahead %s: not a size in KiB\n",
-                        o->read_ahead_s);
+        long x = strtol(s, &end, 10);
+        if (errno || end == s || *end || x < 0 || x > max) {
+                fprintf(stderr, "tracemount: %s %s: not a size in %s (0 to %ld)\n", opt, s, unit,
+                        max);
                 return -1;
         }
-        o->read_ahead = (int)v;
+        *v = x;
         return 0;
 }
 
@@ -270,8 +290,11 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 fprintf(stderr, "tracemount: %s: not a directory\n", o->src);
                 return 1;
         }
-        if (main_parse_read_ahead(o) < 0)
+        long ra = o->read_ahead;
+        if (main_parse_size("--read-ahead", o->read_ahead_s, 1 << 20, "KiB", &ra) < 0 ||
+            main_parse_size("--drop-behind", o->drop_s, 1L << 30, "MiB", &o->drop_mb) < 0)
                 return 2;
+        o->read_ahead = (int)ra;
         if (main_abs_cache_dir(o) < 0)
                 return 1;
         if (main_check_paths(src, o->mnt, mnt) < 0)
@@ -284,7 +307,7 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
 int main(int argc, char *argv[])
 {
         struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-        struct main_opts o = {.read_ahead = -1};
+        struct main_opts o = {.read_ahead = -1, .drop_mb = -1};
         if (main_join_args(argc, argv, &args) < 0) {
                 fprintf(stderr, "tracemount: out of memory\n");
                 return 1;
@@ -325,6 +348,7 @@ int main(int argc, char *argv[])
         static struct tmfs_conf conf;
         conf.direct_io = o.direct_io;
         conf.read_ahead_kb = o.read_ahead < 0 ? BDI_READ_AHEAD_KB : (unsigned)o.read_ahead;
+        conf.drop_behind_mb = o.drop_mb < 0 ? DROP_KEEP_MB_DEFAULT : (unsigned)o.drop_mb;
         conf.mnt = mnt;
         rc = main_serve(&args, &co, &conf);
         free(co.mountpoint);

@@ -13,6 +13,7 @@
 
 #include "bdi.h"
 #include "codecs/tm_io.h"
+#include "drop.h"
 #include "inode.h"
 #include "node.h"
 
@@ -30,6 +31,8 @@ struct ops_file {
         struct node_trace *tr;
         pthread_mutex_t lock; /* serialises use of vf */
         struct tm_vfile *vf;
+        int cached;          /* read through the page cache: drop-behind applies */
+        struct drop_run run; /* see drop.h */
 };
 
 /* An open directory: its names, listed at opendir, served by offset. */
@@ -245,6 +248,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
                         return rc;
                 }
                 fi->keep_cache = 0;
+                f->cached = 1;
                 fi->fh = (uintptr_t)f;
                 return 0;
         }
@@ -258,10 +262,11 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
-        if (conf && conf->direct_io)
-                fi->direct_io = 1;
-        else
+        f->cached = !(conf && conf->direct_io);
+        if (f->cached)
                 fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
+        else
+                fi->direct_io = 1;
         fi->fh = (uintptr_t)f;
         return 0;
 }
@@ -286,7 +291,8 @@ static void ops_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* Read by copying: pass-through files, and views when tm_vfile_peek
  * cannot serve the bytes in place. */
-static void ops_read_copy(fuse_req_t req, struct ops_file *f, size_t size, off_t off)
+static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, size_t size,
+                          off_t off)
 {
         char *buf = malloc(size ? size : 1);
         if (!buf) {
@@ -319,10 +325,13 @@ static void ops_read_copy(fuse_req_t req, struct ops_file *f, size_t size, off_t
                 if (done < 0)
                         node_trace_log(f->tr, &err);
         }
-        if (done < 0)
+        if (done < 0) {
                 fuse_reply_err(req, (int)-done);
-        else
+        } else {
                 fuse_reply_buf(req, buf, (size_t)done);
+                if (f->cached)
+                        drop_note(&f->run, ino, (uint64_t)off, (uint64_t)done);
+        }
         free(buf);
 }
 
@@ -332,7 +341,6 @@ static void ops_read_copy(fuse_req_t req, struct ops_file *f, size_t size, off_t
 static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
-        (void)ino;
         struct ops_file *f = (struct ops_file *)(uintptr_t)fi->fh;
         if (off < 0) {
                 fuse_reply_err(req, EINVAL);
@@ -348,10 +356,12 @@ static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                 if (n > 0) {
                         fuse_reply_iov(req, sp.iov, (int)sp.n);
                         tm_vfile_unpeek(&sp);
+                        if (f->cached)
+                                drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
                         return;
                 }
         }
-        ops_read_copy(req, f, size, off);
+        ops_read_copy(req, ino, f, size, off);
 }
 
 static void ops_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

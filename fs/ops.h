@@ -29,6 +29,9 @@ struct tmfs_conf {
         /* KiB of kernel readahead to set for the mount once it is up (see
          * bdi.h); 0: leave the kernel's */
         unsigned read_ahead_kb;
+        /* MiB of a sequential reader's past that stays in the page cache
+         * (drop.h); 0: all of it */
+        unsigned drop_behind_mb;
         const char *mnt; /* the mount point, a real path */
 };
 

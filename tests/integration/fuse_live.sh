@@ -124,6 +124,41 @@ fusermount3 -u "$T/mnt.ro" || fail "fusermount3 -u $T/mnt.ro (background daemon)
 check "--read-ahead=12x: exit 2" test $? -eq 2
 chmod 755 ro
 
+# --- drop-behind: a sequential reader's past beyond --drop-behind MiB leaves
+# the page cache (by default 1 GiB, so these small views stay whole). The
+# kernel may evict any page any time, so the checks count on pages being
+# gone, and on most (90%) of those that should stay being there. ---
+RES=$here/resident.py
+M16=16777216
+mkdir -p dsrc
+gen_din 34 1500000 >d.din
+"$TT" pack d.din dsrc/d.pdt2.zst || fail "pack d"
+DV=$T/mnt.d/d.pdt2.zst/binary
+DSZ=$((16 * 1500000)) # 24 MB
+# cached FILE FROM TO: pages of FILE's bytes FROM..TO in the page cache
+cached() { python3 "$RES" "$@" | cut -d' ' -f1; }
+none_before() { [ "$(cached "$DV" 0 "$1")" -eq 0 ]; }
+mount_tm "$T/log.d" "$T/mnt.d" --drop-behind 16 "$T/dsrc" || fail "mount --drop-behind 16"
+cat "$DV" >/dev/null
+# 16 MiB kept, plus up to the 1/8 that is dropped at a time
+check "--drop-behind 16: nothing cached more than 18 MiB from the end" \
+        wait_for 5 none_before $((DSZ - M16 - M16 / 8))
+c=$(cached "$DV" $((DSZ - M16)) "$DSZ")
+check "... most of the last 16 MiB still is ($c of 4096 pages)" test "$c" -ge 3686
+check "... and the view reads the same again" cmp -s <("$TT" cat dsrc/d.pdt2.zst binary) "$DV"
+# a new run from the start, shorter than what is kept, stays cached
+dd if="$DV" of=/dev/null bs=1M count=4 status=none
+c=$(cached "$DV" 0 4194304)
+check "... then 4 MiB read from the start stay cached ($c of 1024 pages)" test "$c" -ge 921
+umount_tm "$T/mnt.d"
+mount_tm "$T/log.d2" "$T/mnt.d" "$T/dsrc" || fail "mount (default drop-behind)"
+cat "$DV" >/dev/null
+c=$(cached "$DV" 0 "$DSZ")
+check "default --drop-behind: the whole view stays cached ($c of 5860 pages)" test "$c" -ge 5567
+umount_tm "$T/mnt.d"
+"$TRACEMOUNT" --drop-behind=-1 "$T/dsrc" "$T/mnt.d" >/dev/null 2>&1
+check "--drop-behind=-1: exit 2" test $? -eq 2
+
 # --- usage ---
 "$TRACEMOUNT" >/dev/null 2>&1
 check "no arguments: exit 2" test $? -eq 2
