@@ -328,9 +328,10 @@ static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, si
         if (done < 0) {
                 fuse_reply_err(req, (int)-done);
         } else {
-                fuse_reply_buf(req, buf, (size_t)done);
+                /* before the reply: once it has gone, a release may free f */
                 if (f->cached)
                         drop_note(&f->run, ino, (uint64_t)off, (uint64_t)done);
+                fuse_reply_buf(req, buf, (size_t)done);
         }
         free(buf);
 }
@@ -354,10 +355,12 @@ static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                 ssize_t n = tm_vfile_peek(f->vf, size, (uint64_t)off, &sp);
                 pthread_mutex_unlock(&f->lock);
                 if (n > 0) {
-                        fuse_reply_iov(req, sp.iov, (int)sp.n);
-                        tm_vfile_unpeek(&sp);
+                        /* before the reply: once it has gone, a release
+                         * may free f */
                         if (f->cached)
                                 drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
+                        fuse_reply_iov(req, sp.iov, (int)sp.n);
+                        tm_vfile_unpeek(&sp);
                         return;
                 }
         }
