@@ -162,8 +162,8 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                 if (fuse_session_mount(se, co->mountpoint) == 0) {
                         if (fuse_daemonize(co->foreground) == 0) {
                                 struct fuse_loop_config *cfg = NULL;
-                                /* after fuse_daemonize: a fork keeps no threads */
-                                /* the kernel's readahead, 128 KiB unless set */
+                                /* after fuse_daemonize (a fork keeps no threads);
+                                 * the kernel's readahead is 128 KiB unless set */
                                 const unsigned ra = conf->read_ahead_kb ? conf->read_ahead_kb : 128;
                                 int drc = drop_start(se, (uint64_t)conf->drop_behind_mb << 20,
                                                      (uint64_t)ra << 10);
@@ -206,7 +206,8 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
 static const char *const main_valued[] = {"--cache-dir", "--read-ahead", "--drop-behind"};
 
 /* A copy of argv in args with "--cache-dir DIR" joined into
- * "--cache-dir=DIR" (and --read-ahead likewise). -1 when out of memory. */
+ * "--cache-dir=DIR" (and the other options of main_valued likewise). -1
+ * when out of memory. */
 static int main_join_args(int argc, char *argv[], struct fuse_args *args)
 {
         for (int i = 0; i < argc; i++) {
