@@ -1,8 +1,8 @@
 /* drop: see drop.h. */
 #include "drop.h"
 
-#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* Invalidations waiting for the thread; more are not queued (see
  * drop_note). */
@@ -17,7 +17,7 @@ static struct {
         pthread_mutex_t mu;
         pthread_cond_t cv;
         struct fuse_session *se;
-        uint64_t keep; /* 0: not running */
+        _Atomic uint64_t keep; /* 0: not running (read unlocked by drop_note) */
         int stop;
         pthread_t th;
         unsigned head, count;
@@ -91,17 +91,14 @@ int drop_start(struct fuse_session *se, uint64_t keep, uint64_t readahead)
         if (rc != 0)
                 return -rc;
         (void)pthread_setname_np(drop.th, "tm-drop");
-        pthread_mutex_lock(&drop.mu);
-        drop.keep = keep;
-        pthread_mutex_unlock(&drop.mu);
+        atomic_store(&drop.keep, keep);
         return 0;
 }
 
 void drop_stop(void)
 {
         pthread_mutex_lock(&drop.mu);
-        const int running = drop.keep != 0;
-        drop.keep = 0;
+        const int running = atomic_exchange(&drop.keep, 0) != 0;
         drop.stop = 1;
         pthread_cond_signal(&drop.cv);
         pthread_mutex_unlock(&drop.mu);
@@ -111,9 +108,13 @@ void drop_stop(void)
 
 void drop_note(struct drop_run *r, fuse_ino_t ino, uint64_t off, uint64_t len)
 {
+        /* off (--drop-behind 0): every read would take the lock for nothing */
+        const uint64_t keep = atomic_load_explicit(&drop.keep, memory_order_relaxed);
+        if (!keep)
+                return;
         uint64_t from, n;
         pthread_mutex_lock(&drop.mu);
-        if (drop_advance(r, drop.keep, off, len, &from, &n) && drop.count < DROP_QUEUE) {
+        if (drop_advance(r, keep, off, len, &from, &n) && drop.count < DROP_QUEUE) {
                 drop.q[(drop.head + drop.count) % DROP_QUEUE] =
                     (struct drop_req){.ino = ino, .off = from, .len = n};
                 drop.count++;

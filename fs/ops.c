@@ -289,6 +289,14 @@ static void ops_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
                 ops_file_free((struct ops_file *)(uintptr_t)fi->fh); /* interrupted */
 }
 
+/* Account a read of n bytes at off for drop-behind. Call it before the
+ * reply: once that has gone, a release on another thread may free f. */
+static void ops_note_read(struct ops_file *f, fuse_ino_t ino, off_t off, size_t n)
+{
+        if (f->cached)
+                drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
+}
+
 /* Read by copying: pass-through files, and views when tm_vfile_peek
  * cannot serve the bytes in place. */
 static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, size_t size,
@@ -328,9 +336,7 @@ static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, si
         if (done < 0) {
                 fuse_reply_err(req, (int)-done);
         } else {
-                /* before the reply: once it has gone, a release may free f */
-                if (f->cached)
-                        drop_note(&f->run, ino, (uint64_t)off, (uint64_t)done);
+                ops_note_read(f, ino, off, (size_t)done);
                 fuse_reply_buf(req, buf, (size_t)done);
         }
         free(buf);
@@ -355,10 +361,7 @@ static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                 ssize_t n = tm_vfile_peek(f->vf, size, (uint64_t)off, &sp);
                 pthread_mutex_unlock(&f->lock);
                 if (n > 0) {
-                        /* before the reply: once it has gone, a release
-                         * may free f */
-                        if (f->cached)
-                                drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
+                        ops_note_read(f, ino, off, (size_t)n);
                         fuse_reply_iov(req, sp.iov, (int)sp.n);
                         tm_vfile_unpeek(&sp);
                         return;
