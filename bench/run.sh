@@ -135,6 +135,10 @@ median() {
 }
 zc=$(best "$zcs") cold=$(best "$colds") dcold=$(best "$dcolds")
 zc_med=$(median "$zcs") cold_med=$(median "$colds") dcold_med=$(median "$dcolds")
+# each round's own ratio: zstdcat and tracemount measured a second apart
+round_ratios() { paste <(printf '%s' "$1") <(printf '%s' "$2") | awk '{ printf "%.3f\n", $1 / $2 }'; }
+cold_rr=$(round_ratios "$zcs" "$colds") dcold_rr=$(round_ratios "$zcs" "$dcolds")
+rounds() { printf '%s' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 best_of 3 zcp sh -c "zstdcat '$W/base/t.din.zst' | cat > /dev/null"
 best_of 3 zg sh -c "zstdcat '$W/base/t.din.zst' | grep -c '^1 ' > '$W/out'"
 mount_fresh
@@ -180,7 +184,9 @@ tracemount bench: $N references, ascii $TEXT bytes; mount output vs zstdcat: $sa
   FUSE alone: cat, page cache       $fl   $(mbps "$fl")   $(ratio "$zc" "$fl") vs zstdcat (fuse_floor: no decoding)
   FUSE alone: cat, --direct-io      $fld   $(mbps "$fld")   $(ratio "$zc" "$fld") vs zstdcat
   cat ascii, cold mount             $cold   $(mbps "$cold")   $(ratio "$zc" "$cold") vs zstdcat, $(ratio "$zcp" "$cold") vs zstdcat|cat, $(ratio "$fl" "$cold") vs FUSE alone
-  cold cat, medians of $ROUNDS rounds   zstdcat $zc_med, cat ascii $cold_med ($(ratio "$zc_med" "$cold_med")), --direct-io $dcold_med ($(ratio "$zc_med" "$dcold_med")) (the rows above and below: best of the same rounds)
+  cold cat, medians of $ROUNDS rounds   zstdcat $zc_med, cat ascii $cold_med, --direct-io $dcold_med; the rounds' own ratios: median $(median "$cold_rr"), --direct-io $(median "$dcold_rr")
+  the rounds, in order (s)          zstdcat $(rounds "$zcs"); cat $(rounds "$colds"); --direct-io $(rounds "$dcolds")
+  their ratios, in order            cat $(rounds "$cold_rr"); --direct-io $(rounds "$dcold_rr")
   cat ascii, warm page cache        $warm   $(mbps "$warm")   $(ratio "$zc" "$warm")$warm_note
   zstdcat | grep -c '^1 '           $zg
   grep -c '^1 ' ascii, cold         $grepm           $(ratio "$zg" "$grepm")
