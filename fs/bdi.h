@@ -12,6 +12,8 @@
 #define TMFS_BDI_H
 
 #define BDI_READ_AHEAD_KB 512
+/* What the kernel gives a mount unless set (also where we may not set it) */
+#define BDI_KERNEL_READ_AHEAD_KB 128
 
 /* The device ("MAJ:MIN") mounted at mnt, the last such mount in
  * mountinfo (a file in /proc/self/mountinfo format), into dev (size n).

@@ -28,7 +28,7 @@ struct main_opts {
         int no_index_beside;
         int direct_io;
         char *read_ahead_s; /* --read-ahead's value, parsed by main_prepare */
-        int read_ahead;     /* KiB; -1: BDI_READ_AHEAD_KB */
+        long read_ahead;    /* KiB; -1: BDI_READ_AHEAD_KB */
         char *drop_s;       /* --drop-behind's value */
         long drop_mb;       /* MiB; -1: DROP_KEEP_MB_DEFAULT */
         int help;
@@ -162,9 +162,9 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                 if (fuse_session_mount(se, co->mountpoint) == 0) {
                         if (fuse_daemonize(co->foreground) == 0) {
                                 struct fuse_loop_config *cfg = NULL;
-                                /* after fuse_daemonize (a fork keeps no threads);
-                                 * the kernel's readahead is 128 KiB unless set */
-                                const unsigned ra = conf->read_ahead_kb ? conf->read_ahead_kb : 128;
+                                /* after fuse_daemonize (a fork keeps no threads) */
+                                const unsigned ra = conf->read_ahead_kb ? conf->read_ahead_kb
+                                                                        : BDI_KERNEL_READ_AHEAD_KB;
                                 int drc = drop_start(se, (uint64_t)conf->drop_behind_mb << 20,
                                                      (uint64_t)ra << 10);
                                 if (drc < 0)
@@ -291,11 +291,9 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 fprintf(stderr, "tracemount: %s: not a directory\n", o->src);
                 return 1;
         }
-        long ra = o->read_ahead;
-        if (main_parse_size("--read-ahead", o->read_ahead_s, 1 << 20, "KiB", &ra) < 0 ||
+        if (main_parse_size("--read-ahead", o->read_ahead_s, 1 << 20, "KiB", &o->read_ahead) < 0 ||
             main_parse_size("--drop-behind", o->drop_s, 1L << 30, "MiB", &o->drop_mb) < 0)
                 return 2;
-        o->read_ahead = (int)ra;
         if (main_abs_cache_dir(o) < 0)
                 return 1;
         if (main_check_paths(src, o->mnt, mnt) < 0)

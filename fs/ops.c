@@ -429,6 +429,15 @@ static int ops_list_source_dir(const char *src, struct ops_dir *d)
         return rc;
 }
 
+/* View v's name below view dir (n bytes; "" holds every view), or NULL
+ * when v is not under dir. */
+static const char *ops_view_under(const char *v, const char *dir, size_t n)
+{
+        if (!n)
+                return v;
+        return strncmp(v, dir, n) == 0 && v[n] == '/' ? v + n + 1 : NULL;
+}
+
 /* The names directly under view dir (prefix "" for the trace's own dir). */
 static int ops_list_view_dir(struct tm_trace *t, const char *dir, struct ops_dir *d)
 {
@@ -438,23 +447,17 @@ static int ops_list_view_dir(struct tm_trace *t, const char *dir, struct ops_dir
         if (rc == 0)
                 rc = ops_dir_add(d, "..", 2);
         for (int i = 0; rc == 0 && v && v[i]; i++) {
-                const char *p = v[i];
-                if (n) {
-                        if (strncmp(p, dir, n) != 0 || p[n] != '/')
-                                continue;
-                        p += n + 1;
-                }
+                const char *p = ops_view_under(v[i], dir, n);
+                if (!p)
+                        continue;
                 size_t len = strcspn(p, "/");
                 if (len == 0 || len > NAME_MAX)
                         continue;
                 /* a directory shows once however many views it holds */
                 int seen = 0;
                 for (int j = 0; j < i && !seen; j++) {
-                        const char *q = v[j];
-                        if (n && (strncmp(q, dir, n) != 0 || q[n] != '/'))
-                                continue;
-                        q += n ? n + 1 : 0;
-                        seen = strncmp(q, p, len) == 0 && (q[len] == '/' || !q[len]);
+                        const char *q = ops_view_under(v[j], dir, n);
+                        seen = q && strncmp(q, p, len) == 0 && (q[len] == '/' || !q[len]);
                 }
                 if (!seen)
                         rc = ops_dir_add(d, p, len);
