@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codecs/trace.h"
+#include "codecs/address/trace.h"
 
 #define BATCH 4096
 #define PASSES 5

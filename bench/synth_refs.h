@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/trace.h"
+#include "codecs/address/trace.h"
 
 static inline void tm_synth_refs(struct tm_ref *r, size_t n, int x86, uint64_t (*rand)(void))
 {

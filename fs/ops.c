@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
-#include "codecs/tm_io.h"
+#include "codecs/common/tm_io.h"
 #include "drop.h"
 #include "inode.h"
 #include "node.h"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/pdats2.h"
+#include "codecs/address/pdats2.h"
 #include "tests/p2_lockstep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,14 +10,14 @@ cd "$(dirname "$0")/.."
 SECS=${1:-120}
 O=fuzz/out
 mkdir -p "$O/corpus"
-srcs=$(ls codecs/*.c views/*.c)
+srcs=$(ls codecs/*/*.c views/*.c)
 clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c codecs/tm_cpu.c -o "$O/fuzz_render"
+        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c codecs/common/tm_cpu.c -o "$O/fuzz_render"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*.c) -lz -lzstd \
+        -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*/*.c) -lz -lzstd \
         -o "$O/fuzz_pdats2"
 # seeds: small real archives of every codec and container
 TT=build/tools/tracetool

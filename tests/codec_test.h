@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "codecs/trace.h"
+#include "codecs/address/trace.h"
 
 /* Encode refs[0..n) with c and opts into a new buffer (*out, *len, caller
  * frees), header included. rec_len, when not NULL, receives the length of

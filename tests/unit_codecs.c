@@ -3,10 +3,10 @@
  * must give the same din text byte for byte. */
 #include "codec_test.h"
 
-#include "codecs/din.h"
-#include "codecs/lackey.h"
-#include "codecs/pdats.h"
-#include "codecs/pdats2.h"
+#include "codecs/address/din.h"
+#include "codecs/address/lackey.h"
+#include "codecs/address/pdats.h"
+#include "codecs/address/pdats2.h"
 
 static void test_table(void **unused)
 {

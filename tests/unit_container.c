@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "codecs/container.h"
+#include "codecs/containers/container.h"
 #include "unit_container_util.h"
 
 /* ---- checking one archive ---- */

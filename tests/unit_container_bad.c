@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "codecs/container.h"
+#include "codecs/containers/container.h"
 #include "unit_container_util.h"
 
 static int setup_data(void **state)

@@ -13,7 +13,7 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "codecs/container.h"
+#include "codecs/containers/container.h"
 
 #define TU_FN static __attribute__((unused))
 

@@ -3,7 +3,7 @@
  * tails skipped across calls, bad lines, probing. */
 #include "codec_test.h"
 
-#include "codecs/din.h"
+#include "codecs/address/din.h"
 
 static const struct tm_codec *const C = &tm_codec_din;
 

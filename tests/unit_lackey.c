@@ -3,7 +3,7 @@
  * probing. */
 #include "codec_test.h"
 
-#include "codecs/lackey.h"
+#include "codecs/address/lackey.h"
 
 static const struct tm_codec *const C = &tm_codec_lackey;
 

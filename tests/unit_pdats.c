@@ -3,7 +3,7 @@
  * corrupt input. */
 #include "codec_test.h"
 
-#include "codecs/pdats.h"
+#include "codecs/address/pdats.h"
 
 static const struct tm_codec *const C = &tm_codec_pdats;
 

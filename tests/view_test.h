@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codecs/container.h"
-#include "codecs/trace.h"
+#include "codecs/containers/container.h"
+#include "codecs/address/trace.h"
 #include "views/tm_binary.h"
 
 struct vt_buf {

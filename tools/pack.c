@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codecs/container.h"
-#include "codecs/trace.h"
+#include "codecs/containers/container.h"
+#include "codecs/address/trace.h"
 #include "tools.h"
 #include "views/feed.h"
 

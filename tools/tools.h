@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "codecs/container.h"
-#include "codecs/trace.h"
+#include "codecs/containers/container.h"
+#include "codecs/address/trace.h"
 
 #define TOOL_OK 0
 #define TOOL_FAIL 1

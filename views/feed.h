@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../codecs/trace.h"
+#include "../codecs/address/trace.h"
 
 struct tm_feed {
         const struct tm_codec *codec;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../codecs/tm_io.h"
+#include "../codecs/common/tm_io.h"
 #include "feed.h"
 #include "render.h"
 

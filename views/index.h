@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/container.h"
-#include "../codecs/trace.h"
+#include "../codecs/containers/container.h"
+#include "../codecs/address/trace.h"
 #include "stats.h"
 #include "view.h"
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "codecs/tm_cpu.h"
+#include "codecs/common/tm_cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/trace.h"
+#include "../codecs/address/trace.h"
 
 #define TM_STATS_SEQ_MAX 16
 #define TM_STATS_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */

@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../codecs/container.h"
-#include "../codecs/trace.h"
+#include "../codecs/containers/container.h"
+#include "../codecs/address/trace.h"
 #include "index.h"
 #include "view.h"
 

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "../codecs/tm_err.h"
+#include "../codecs/common/tm_err.h"
 
 struct tm_trace;
 struct tm_vfile;

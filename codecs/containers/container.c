@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cont_impl.h"
-#include "tm_io.h"
+#include "../common/tm_io.h"
 
 /* Detection order: the first module whose probe accepts the head wins;
  * plain accepts anything and comes last. */

@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "tm_err.h"
+#include "../common/tm_err.h"
 
 #define TM_NTYPES 8      /* reference types 0..7 */
 #define TM_STATE_MAX 64  /* bytes of decoder state, the checkpoint payload */

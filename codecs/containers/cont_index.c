@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #include "cont_impl.h"
-#include "tm_io.h"
+#include "../common/tm_io.h"
 
 #define IDX_MAGIC "TMCX"
 #define IDX_VERSION 1

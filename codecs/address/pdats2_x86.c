@@ -3,7 +3,7 @@
 
 #include <stdatomic.h>
 
-#include "tm_cpu.h"
+#include "../common/tm_cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>

@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "tm_err.h"
+#include "../common/tm_err.h"
 
 /* Largest zstd window (log2 bytes) a reader accepts: 2^27 = 128 MiB is
  * zstd's own default limit; larger windows are refused with -EIO. */

@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "cont_impl.h"
-#include "tm_io.h"
+#include "../common/tm_io.h"
 
 #define GZ_SCAN_OUT (256u << 10)
 #define GZ_WBITS_GZIP 31 /* gzip wrapper only */
