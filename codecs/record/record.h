@@ -1,0 +1,192 @@
+/* The record model: traces of any shape, described by a schema.
+ *
+ * A record codec (HATF, Meta-TF, later PTF, Java, Laplace) turns its raw
+ * stream into records of its format's schema:
+ *
+ *   schema   the fields a trace can carry (name, value type, how text shows
+ *            it, width in the binary view) and its record kinds (tag in the
+ *            native encoding, name, the fields of a record of that kind in
+ *            order);
+ *   record   a kind and the values of that kind's fields, in the kind's
+ *            order. Numbers are in v[]; a variable field (text, bytes, a
+ *            list of numbers) has its length in v[] and its bytes in var[].
+ *
+ * Views are generic over the schema (views/recview.h): the text form, the
+ * fixed-width binary form, one file per kind and per field, the schema as
+ * a Meta-TF DTD, statistics. Address traces (codecs/address/) keep their
+ * own engine and fast paths; their schema is tm_schema_address.
+ *
+ * Everything here is plain data with fixed-size arrays and no pointers
+ * except tm_rec.var (which points into the decoder's input and lives until
+ * the next decode call), so a schema can be a static const table or built
+ * at run time from a DTD without allocating, and a decoder state is a copy.
+ *
+ * Decoder state: a plain byte array (struct tm_rstate) of which the codec
+ * uses its first state_size bytes; a checkpoint of the index stores exactly
+ * those. A codec whose format needs more than TM_RSTATE_MAX bytes of state
+ * (names interned along the trace, say) must keep it elsewhere and say how
+ * the index stays bounded; none does today.
+ *
+ * Errors name the raw offset ("raw offset N: ..."), as for address codecs
+ * (codecs/address/trace.h); the views layer prefixes the archive path. */
+#ifndef TM_RECORD_H
+#define TM_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/tm_err.h"
+
+#define TM_NAME_MAX 32           /* names of fields, kinds, sections, incl. NUL */
+#define TM_SCHEMA_FIELDS_MAX 32  /* fields of one schema */
+#define TM_SCHEMA_KINDS_MAX 64   /* record kinds of one schema */
+#define TM_SCHEMA_SECTIONS_MAX 16
+#define TM_KIND_FIELDS_MAX 16    /* fields of one record */
+#define TM_REC_VAR_MAX 4         /* variable fields of one record */
+#define TM_RSTATE_MAX 2048       /* bytes of record decoder state */
+
+/* What a field's value is. */
+enum tm_ftype {
+        TM_FT_UINT,  /* unsigned integer in v[] */
+        TM_FT_INT,   /* signed integer in v[] (two's complement) */
+        TM_FT_TEXT,  /* text: v[] = length in bytes, bytes in var[] */
+        TM_FT_BYTES, /* opaque bytes: v[] = length, bytes in var[] */
+        TM_FT_LIST,  /* numbers: v[] = count, var[] holds count 8-byte
+                      * little-endian unsigned values */
+};
+
+/* How the text views show a number. */
+enum tm_fshow {
+        TM_SHOW_DEC, /* decimal */
+        TM_SHOW_HEX, /* 0x and lowercase hex: addresses */
+};
+
+struct tm_field {
+        char name[TM_NAME_MAX]; /* "size", "address" */
+        uint8_t type;           /* enum tm_ftype */
+        uint8_t show;           /* enum tm_fshow, for numbers */
+};
+
+struct tm_kind {
+        char name[TM_NAME_MAX]; /* "alloc" */
+        uint32_t tag;           /* the record's tag in the native encoding */
+        uint8_t nfields;
+        uint8_t field[TM_KIND_FIELDS_MAX]; /* indexes into tm_schema.field, in order */
+};
+
+struct tm_section {
+        char name[TM_NAME_MAX];
+        uint32_t number; /* Meta-TF section number, 1..255 */
+};
+
+struct tm_schema {
+        char name[TM_NAME_MAX]; /* the family: "heap", "address" */
+        unsigned nfields, nkinds, nsections;
+        struct tm_field field[TM_SCHEMA_FIELDS_MAX];
+        struct tm_kind kind[TM_SCHEMA_KINDS_MAX];
+        struct tm_section section[TM_SCHEMA_SECTIONS_MAX];
+};
+
+/* One decoded record. */
+struct tm_rec {
+        uint32_t kind;    /* index into tm_schema.kind */
+        uint32_t section; /* index into tm_schema.section, 0 if none */
+        uint64_t v[TM_KIND_FIELDS_MAX];
+        const uint8_t *var[TM_REC_VAR_MAX]; /* the variable fields' bytes, in order */
+};
+
+/* Decoder state storage: aligned, copyable, no pointers. */
+struct tm_rstate {
+        _Alignas(8) uint8_t b[TM_RSTATE_MAX];
+};
+
+/* Receives encoded bytes; each call ends on a record boundary. Returns 0
+ * or a negative errno (which the encoder returns). */
+typedef int (*tm_rsink)(void *arg, const void *buf, size_t n);
+
+struct tm_renc;
+
+struct tm_rcodec {
+        const char *name;   /* "hatf" */
+        const char *suffix; /* for pack: ".hatf"; NULL if not written */
+        const char *family; /* schema family it yields: "heap" */
+
+        /* Does head (the first n raw bytes, n <= 4096; fewer only when the
+         * stream is that short) look like this format? 1 or 0. */
+        int (*probe)(const uint8_t *head, size_t n);
+
+        /* Per-trace set-up: parse the header in head[0..n) (n covers the
+         * whole header unless the stream is shorter), fill *schema, set the
+         * initial state and return the header length (the raw offset of the
+         * first record) or a negative errno. path is the archive's path (a
+         * codec may look beside it, e.g. for a DTD). *ctx receives what the
+         * codec keeps per trace (NULL if nothing); close(ctx) frees it. */
+        int (*open)(const uint8_t *head, size_t n, const char *path, void **ctx,
+                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err);
+        void (*close)(void *ctx);
+
+        /* Bytes of tm_rstate this codec uses (the checkpoint payload);
+         * at most TM_RSTATE_MAX. */
+        size_t state_size;
+
+        /* Decode records from in[0..len), in[0] at raw offset raw_off, as
+         * address codecs do (codecs/address/trace.h): at most cap records
+         * to out, *used = bytes of whole records consumed, a record cut by
+         * the end of in left for the next call unless eof (then -EIO
+         * "truncated"); 0 with *used == 0 means "more input". Records that
+         * change only the representation (HATF metadata) are consumed and
+         * not returned, so a call may consume bytes and return 0 records;
+         * it then sets *used > 0. var pointers point into in. */
+        ssize_t (*decode)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
+                          int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
+                          size_t cap, struct tm_err *err);
+
+        /* Encoder (NULL if decode-only). enc_open starts an encoder with
+         * the encoding named enc (NULL: the codec's best) writing through
+         * sink; enc_put takes records of the codec's schema (idx numbers
+         * them for messages); enc_finish flushes and frees. Records the
+         * format cannot hold are -EINVAL naming idx. */
+        int (*enc_open)(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
+                        struct tm_err *err);
+        int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
+                       struct tm_err *err);
+        int (*enc_finish)(struct tm_renc *e, struct tm_err *err);
+        void (*enc_free)(struct tm_renc *e); /* after an error */
+};
+
+/* The record codec table, NULL-terminated, in probe order. */
+extern const struct tm_rcodec *const tm_rcodecs[];
+
+/* The first record codec whose probe accepts head, or NULL. */
+const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n);
+
+/* The record codec named name, or NULL. */
+const struct tm_rcodec *tm_rcodec_by_name(const char *name);
+
+/* Index of the field / kind named name in s, or -1. */
+int tm_schema_field(const struct tm_schema *s, const char *name);
+int tm_schema_kind(const struct tm_schema *s, const char *name);
+
+/* Index of the kind with native tag tag, or -1. */
+int tm_schema_kind_by_tag(const struct tm_schema *s, uint32_t tag);
+
+/* Is field f (schema index) variable-length (text, bytes, list)? */
+static inline int tm_field_is_var(const struct tm_field *f)
+{
+        return f->type == TM_FT_TEXT || f->type == TM_FT_BYTES || f->type == TM_FT_LIST;
+}
+
+/* Position of field f (schema index) in kind k's records, or -1. */
+int tm_kind_pos(const struct tm_kind *k, unsigned f);
+
+/* The var[] slot of the variable field at position pos of kind k
+ * (how many variable fields come before it). */
+unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, unsigned pos);
+
+/* The schema of address traces (codecs/address/): kinds read, write,
+ * ifetch, misc, copyback, invalidate, type6, type7 (tags 0..7), each with
+ * one field, address. */
+extern const struct tm_schema tm_schema_address;
+
+#endif
