@@ -1,0 +1,23 @@
+/* pack_heap: heap traces in any input form -> a HATF archive.
+ *
+ * Inputs, told apart by content: a HATF stream (what tracetool record's
+ * interposer writes, or a HATF archive to re-encode), a glibc mtrace log,
+ * a heaptrack data file; plain, gzip or zstd. Output: HATF in the encoding
+ * asked for (NULL: the smallest after compression, which pack reports),
+ * in the container OUT's name asks for (.zst seekable zstd, .gz, plain). */
+#ifndef TM_PACK_HEAP_H
+#define TM_PACK_HEAP_H
+
+#include <stdio.h>
+
+#include "../codecs/common/tm_err.h"
+
+/* Read the heap trace from fd (not owned; a pipe works: it is read once)
+ * named in_name for messages, and write out_path. enc: a name from
+ * hatf_encodings (codecs/heap/hatf.h) or NULL. msg, if not NULL, receives
+ * one line saying what was chosen. Returns 0 or a negative errno with err
+ * set (naming the input and offset). */
+int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
+                 struct tm_err *err);
+
+#endif
