@@ -64,4 +64,7 @@ extern const char *const hatf_encodings[];
 
 extern const struct tm_rcodec tm_rcodec_hatf;
 
+/* "none", "default", "baseOffset", "delta", "stride" (enum hatf_interp). */
+const char *hatf_interp_name(unsigned in);
+
 #endif

@@ -1,0 +1,292 @@
+/* HATF 1.0 decoder: the field state machine and tm_rcodec_hatf. The
+ * layout and its decisions are in hatf.h and docs/formats/hatf.md. */
+#include "hatf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "hatf_impl.h"
+
+const char *const hatf_encodings[] = {
+    "best",        "naive", "smallsize", "samesize", "baseoffset1", "baseoffset2",
+    "baseoffset",  "stride", NULL,
+};
+
+static const char *const interp_names[HATF_NI] = {"none", "default", "baseOffset", "delta",
+                                                  "stride"};
+
+void hatf_state_init(struct hatf_state *s)
+{
+        memset(s, 0, sizeof *s);
+        for (unsigned f = 0; f < HATF_NF; f++) {
+                struct hatf_fstate *fs = &s->f[f];
+                fs->lastnz = f == HATF_F_ATTR ? HATF_W_V1 : 4;
+                if (f == HATF_F_SIZE || f == HATF_F_ADDRESS) {
+                        fs->width = 4;
+                        fs->interp = HATF_I_NONE;
+                } else {
+                        fs->width = 0;
+                        fs->interp = HATF_I_DEFAULT;
+                }
+        }
+}
+
+int hatf_meta_len(const uint8_t *p)
+{
+        if (p[1] == HATF_OP_SIZE)
+                return 4;
+        if (p[1] != HATF_OP_INTERP)
+                return -1;
+        switch (p[3]) {
+        case HATF_I_NONE:
+                return 4;
+        case HATF_I_DEFAULT:
+        case HATF_I_BASEOFFSET:
+        case HATF_I_DELTA:
+                return 12;
+        case HATF_I_STRIDE:
+                return 20;
+        default:
+                return -1;
+        }
+}
+
+static int width_ok(unsigned field, unsigned w)
+{
+        if (w == 0 || w == 1 || w == 2 || w == 4 || w == 8)
+                return 1;
+        return field == HATF_F_ATTR && (w == HATF_W_V1 || w == HATF_W_V2);
+}
+
+int hatf_meta_apply(struct hatf_state *s, const uint8_t *p, const char **why)
+{
+        unsigned field = p[2];
+        if (field >= HATF_NF) {
+                *why = "metadata names an unknown field";
+                return -1;
+        }
+        struct hatf_fstate *fs = &s->f[field];
+        if (p[1] == HATF_OP_SIZE) {
+                if (!width_ok(field, p[3])) {
+                        *why = field == HATF_F_ATTR ? "bad attributes width"
+                                                    : "bad field width (v1/v2 are for attributes)";
+                        return -1;
+                }
+                fs->width = p[3];
+                if (p[3])
+                        fs->lastnz = p[3];
+                return 0;
+        }
+        unsigned in = p[3];
+        if (field == HATF_F_ATTR && in != HATF_I_NONE && in != HATF_I_DEFAULT) {
+                *why = "attributes take only the none and default interpretations";
+                return -1;
+        }
+        fs->interp = (uint8_t)in;
+        switch (in) {
+        case HATF_I_NONE:
+                fs->width = fs->lastnz;
+                break;
+        case HATF_I_DEFAULT:
+                fs->width = 0;
+                fs->arg = hatf_get_be(p + 4, 8);
+                break;
+        case HATF_I_BASEOFFSET:
+                fs->width = fs->lastnz;
+                fs->arg = hatf_get_be(p + 4, 8);
+                break;
+        case HATF_I_DELTA:
+                fs->width = fs->lastnz;
+                fs->prev = hatf_get_be(p + 4, 8);
+                break;
+        default: /* stride */
+                fs->width = 0;
+                fs->prev = hatf_get_be(p + 4, 8);
+                fs->arg = hatf_get_be(p + 12, 8);
+                break;
+        }
+        return 0;
+}
+
+/* ---- data records ---- */
+
+/* Length of the data record of kind k at p, given avail bytes, or 0 if
+ * avail does not hold it yet (the variable parts' length prefixes may
+ * themselves be cut). */
+static size_t rec_len(const struct hatf_state *s, unsigned kind, const uint8_t *p, size_t avail)
+{
+        if (kind == TM_HK_COMMENT)
+                return avail >= 3 ? 3 + (size_t)hatf_get_be(p + 1, 2) : 0;
+        const struct tm_kind *k = &tm_schema_heap.kind[kind];
+        size_t len = 1;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                const struct hatf_fstate *fs = &s->f[hatf_field_of(k->field[i])];
+                unsigned w = hatf_stored_width(fs);
+                if (fs->interp == HATF_I_NONE && (fs->width == HATF_W_V1 || fs->width == HATF_W_V2)) {
+                        if (avail < len + w)
+                                return 0;
+                        len += w + (size_t)hatf_get_be(p + len, w);
+                } else {
+                        len += w;
+                }
+        }
+        return len;
+}
+
+/* The value of a numeric field whose stored bytes are at p. */
+static uint64_t field_value(struct hatf_fstate *fs, const uint8_t *p)
+{
+        unsigned w = hatf_stored_width(fs);
+        uint64_t v;
+        switch (fs->interp) {
+        case HATF_I_NONE:
+                v = w ? hatf_get_be(p, w) : 0;
+                break;
+        case HATF_I_DEFAULT:
+                v = fs->arg;
+                break;
+        case HATF_I_BASEOFFSET:
+                v = fs->arg + (w ? hatf_get_be_signed(p, w) : 0);
+                break;
+        case HATF_I_DELTA:
+                v = fs->prev + (w ? hatf_get_be_signed(p, w) : 0);
+                break;
+        default:
+                v = fs->prev + fs->arg;
+                break;
+        }
+        fs->prev = v;
+        return v;
+}
+
+/* Decode the whole data record of kind kind at p into r. Returns its
+ * length. The attributes: fixed widths are that many bytes; v1 / v2 a
+ * length then bytes; default V: empty when V is 0, else V's 8 bytes,
+ * which the state keeps. */
+static size_t rec_decode(struct hatf_state *s, unsigned kind, const uint8_t *p, struct tm_rec *r)
+{
+        r->kind = kind;
+        r->section = 0;
+        if (kind == TM_HK_COMMENT) {
+                r->v[0] = hatf_get_be(p + 1, 2);
+                r->var[0] = p + 3;
+                return 3 + (size_t)r->v[0];
+        }
+        const struct tm_kind *k = &tm_schema_heap.kind[kind];
+        size_t at = 1;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                unsigned hf = hatf_field_of(k->field[i]);
+                struct hatf_fstate *fs = &s->f[hf];
+                unsigned w = hatf_stored_width(fs);
+                if (hf != HATF_F_ATTR) {
+                        r->v[i] = field_value(fs, p + at);
+                        at += w;
+                } else if (fs->interp == HATF_I_DEFAULT) {
+                        hatf_put_be((uint8_t *)&fs->prev, fs->arg, 8);
+                        r->v[i] = fs->arg ? 8 : 0;
+                        r->var[0] = (const uint8_t *)&fs->prev;
+                } else if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
+                        r->v[i] = hatf_get_be(p + at, w);
+                        r->var[0] = p + at + w;
+                        at += w + (size_t)r->v[i];
+                } else {
+                        r->v[i] = w;
+                        r->var[0] = p + at;
+                        at += w;
+                }
+        }
+        return at;
+}
+
+static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len,
+                           int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
+                           size_t cap, struct tm_err *err)
+{
+        (void)ctx;
+        struct hatf_state *s = (struct hatf_state *)rs->b;
+        size_t pos = 0, n = 0;
+        while (n < cap && pos < len) {
+                const uint8_t *p = in + pos;
+                size_t avail = len - pos;
+                unsigned tag = p[0];
+                size_t rl;
+                if (tag == HATF_TAG_METADATA) {
+                        int ml = avail >= 4 ? hatf_meta_len(p) : 0;
+                        if (ml < 0)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %llu: unknown metadata op %u / "
+                                                  "interpretation %u",
+                                                  (unsigned long long)(raw_off + pos), p[1], p[3]);
+                        if (ml == 0 || avail < (size_t)ml)
+                                break;
+                        const char *why;
+                        if (hatf_meta_apply(s, p, &why) < 0)
+                                return tm_err_set(err, -EIO, "raw offset %llu: %s",
+                                                  (unsigned long long)(raw_off + pos), why);
+                        pos += (size_t)ml;
+                        continue;
+                }
+                if (tag >= TM_HK_N)
+                        return tm_err_set(err, -EIO, "raw offset %llu: unknown record tag %u",
+                                          (unsigned long long)(raw_off + pos), tag);
+                rl = rec_len(s, tag, p, avail);
+                if (rl == 0 || rl > avail)
+                        break;
+                rec_decode(s, tag, p, &out[n++]);
+                pos += rl;
+        }
+        *used = pos;
+        if (eof && pos < len && n < cap)
+                return tm_err_set(err, -EIO, "raw offset %llu: truncated %s record",
+                                  (unsigned long long)(raw_off + pos),
+                                  in[pos] == HATF_TAG_METADATA ? "metadata"
+                                  : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
+                                                               : "unknown");
+        return (ssize_t)n;
+}
+
+static int hatf_probe(const uint8_t *head, size_t n)
+{
+        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0, 8, 'H', 'A',
+                                                        'T',           'F', ' ', '1', '.', '0'};
+        return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0;
+}
+
+static int hatf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
+                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        (void)head;
+        (void)n;
+        (void)path;
+        (void)err;
+        *ctx = NULL;
+        *schema = tm_schema_heap;
+        hatf_state_init((struct hatf_state *)st->b);
+        return 0; /* no header: the signature is a comment record */
+}
+
+static void hatf_close(void *ctx)
+{
+        (void)ctx;
+}
+
+/* Used by tests and tools to name an interpretation. */
+const char *hatf_interp_name(unsigned in)
+{
+        return in < HATF_NI ? interp_names[in] : "unknown";
+}
+
+const struct tm_rcodec tm_rcodec_hatf = {
+    .name = "hatf",
+    .suffix = ".hatf",
+    .family = "heap",
+    .probe = hatf_probe,
+    .open = hatf_open,
+    .close = hatf_close,
+    .state_size = sizeof(struct hatf_state),
+    .decode = hatf_decode,
+    .enc_open = hatf_enc_open,
+    .enc_put = hatf_enc_put,
+    .enc_finish = hatf_enc_finish,
+    .enc_free = hatf_enc_free,
+};
