@@ -1,0 +1,56 @@
+/* heapin internals shared by the two readers: the line reader, the error
+ * message with the line's place, and each format's test of one line for
+ * heapin_detect. Not for use outside tools/heapin/. */
+#ifndef TM_HEAPIN_INT_H
+#define TM_HEAPIN_INT_H
+
+#include "heapin.h"
+
+/* Lines of a stream, one at a time, from a buffer of fixed size. */
+struct heapin_lines {
+        heapin_read_fn rd;
+        void *rarg;
+        const char *name;
+        char *buf;          /* HEAPIN_LINE_MAX + 1 + a read's worth */
+        size_t cap;         /* bytes in buf */
+        size_t start, end;  /* unread bytes are buf[start..end) */
+        size_t scan;        /* buf[start..scan) holds no newline */
+        int eof;            /* rd returned 0 */
+        uint64_t line;      /* number of the line last returned, 1-based */
+        uint64_t off;       /* byte offset of that line's first byte */
+        uint64_t next_off;  /* byte offset of the next line */
+};
+
+/* Set l up to read from rd; 0 or -ENOMEM (err set). */
+int heapin_lines_open(struct heapin_lines *l, heapin_read_fn rd, void *rarg, const char *name,
+                      struct tm_err *err);
+
+void heapin_lines_close(struct heapin_lines *l);
+
+/* The next line, without its newline, NUL-terminated in l's buffer (it may
+ * hold NULs of its own: use *len) and valid until the next call: 1, or 0
+ * at the end of the input, or a negative errno with err set. A line that
+ * ends without a newline is -EIO "truncated". A line longer than
+ * HEAPIN_LINE_MAX is -EIO, unless skip(its first byte) is nonzero (skip may
+ * be NULL): it is then passed over and the line after it returned. */
+int heapin_lines_next(struct heapin_lines *l, const char **line, size_t *len,
+                      int (*skip)(char first), struct tm_err *err);
+
+/* err = code and "<name>: line N (byte offset B): <fmt...>" for the line
+ * last returned; returns code. */
+int heapin_lines_err(const struct heapin_lines *l, struct tm_err *err, int code, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
+
+/* Hex digits s[0..n) (no prefix, at most 16) to *v: 0, or -1 if empty,
+ * too long or not hex. */
+int heapin_hex(const char *s, size_t n, uint64_t *v);
+
+/* Is line (len bytes, no newline) one that glibc's mtrace writes? */
+int heapin_mtrace_line_ok(const char *line, size_t len);
+
+/* Is line heaptrack's version line, "v <heaptrack version> <file format
+ * version>" in hex (or "v <version>" alone, as heaptrack 1.0 wrote)? 0 with
+ * *hv and *fv set (each may be NULL; *fv 1 when absent), or -1. */
+int heapin_heaptrack_version(const char *line, size_t len, uint64_t *hv, uint64_t *fv);
+
+#endif
