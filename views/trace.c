@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "cachepath.h"
+#include "../codecs/record/record.h"
+#include "rtrace.h"
 #include "trace_priv.h"
 
 #define STATS_CAP (64u << 10)
@@ -65,7 +67,12 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         if (rc < 0)
                 return rc;
         t->codec = t->headn ? tm_codec_probe(t->head, t->headn) : NULL;
-        if (!t->codec)
+        if (!t->codec && t->headn) {
+                rc = tm_rtrace_open(t, t->head, t->headn, &t->rt, err);
+                if (rc < 0)
+                        return rc;
+        }
+        if (!t->codec && !t->rt)
                 return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
         return 0;
 }
@@ -94,20 +101,31 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
                 return 0;
         int ok = trace_probe(t, NULL) == 0;
         if (ok && codec_name)
-                *codec_name = t->codec->name;
+                *codec_name = tm_trace_codec(t);
         if (ok && cont_name)
                 *cont_name = t->cont_name;
         tm_trace_close(t);
         return ok;
 }
 
+#define SCHEMA_CAP 4096
+
 static void trace_views(struct tm_trace *t)
 {
         unsigned v = 0;
+        if (t->rt)
+                return;
+        t->schema_text = malloc(SCHEMA_CAP);
+        if (t->schema_text) {
+                size_t n = tm_schema_dtd(&tm_schema_address, t->codec->name, t->schema_text,
+                                         SCHEMA_CAP);
+                t->schema_len = n < SCHEMA_CAP ? n : SCHEMA_CAP - 1;
+        }
         t->views[v++] = "ascii";
         t->views[v++] = "binary";
         t->views[v++] = "raw";
         t->views[v++] = "stats";
+        t->views[v++] = "schema";
         for (unsigned ty = 0; ty < t->codec->ntypes && ty < TM_NTYPES; ty++) {
                 snprintf(t->stream_names[ty], TM_VIEW_NAME_MAX, "streams/%s", tm_type_name(ty));
                 t->views[v++] = t->stream_names[ty];
@@ -156,6 +174,7 @@ void tm_trace_close(struct tm_trace *t)
 {
         if (!t)
                 return;
+        tm_rtrace_close(t->rt);
         tm_cont_close(t->cont);
         tm_index_free(t->ix);
         if (t->ix_fd >= 0)
@@ -166,6 +185,7 @@ void tm_trace_close(struct tm_trace *t)
         pthread_cond_destroy(&t->cv);
         free(t->ix_path);
         free(t->stats);
+        free(t->schema_text);
         free(t->cache_dir);
         free(t->abs);
         free(t->path);
@@ -174,7 +194,7 @@ void tm_trace_close(struct tm_trace *t)
 
 const char *tm_trace_codec(const struct tm_trace *t)
 {
-        return t->codec->name;
+        return t->rt ? tm_rtrace_codec(t->rt) : t->codec->name;
 }
 
 const char *tm_trace_container(const struct tm_trace *t)
@@ -184,7 +204,7 @@ const char *tm_trace_container(const struct tm_trace *t)
 
 const char *const *tm_trace_views(const struct tm_trace *t)
 {
-        return t->views;
+        return t->rt ? tm_rtrace_views(t->rt) : t->views;
 }
 
 /* ---- the index life cycle ---- */
@@ -273,6 +293,8 @@ static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
         struct tm_cont *c;
+        if (t->rt) /* record traces: not yet; stay failed */
+                return;
         if (fstat(t->fd, &sb) < 0 ||
             (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
              sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
@@ -314,7 +336,9 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
 
         struct tm_err e = {0};
         int rc = 0;
-        if (trace_load(t) == 0)
+        if (t->rt)
+                rc = tm_rtrace_build(t, progress, arg, &e);
+        else if (trace_load(t) == 0)
                 t->ix_source = TM_INDEX_LOADED;
         else
                 rc = trace_build(t, progress, arg, &e);
@@ -348,9 +372,9 @@ enum tm_index_source tm_trace_index_source(const struct tm_trace *t)
 int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
                         unsigned *type)
 {
-        static const char *const fixed[] = {"ascii", "binary", "raw", "stats"};
+        static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
         *type = 0;
-        for (unsigned i = 0; i < 4; i++)
+        for (unsigned i = 0; i < 5; i++)
                 if (strcmp(view, fixed[i]) == 0) {
                         *kind = (enum tm_view_kind)i;
                         return 0;
@@ -397,8 +421,14 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 {
         enum tm_view_kind kind;
         unsigned type;
+        if (t->rt)
+                return tm_rtrace_view_size(t, view, size, err);
         if (tm_trace_view_parse(t, view, &kind, &type) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        if (kind == TM_VIEW_SCHEMA) {
+                *size = t->schema_len;
+                return 0;
+        }
         int rc = tm_trace_index(t, NULL, NULL, err);
         if (rc < 0)
                 return rc;
@@ -423,6 +453,8 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
                 if (rc == 0)
                         *size = len;
                 return rc;
+        case TM_VIEW_SCHEMA:
+                break;
         }
         return -ENOENT;
 }
@@ -458,6 +490,8 @@ int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         struct tm_index *file = NULL, *fresh = NULL;
         char *path = NULL;
         struct tm_cont *c = NULL;
+        if (t->rt)
+                return tm_rtrace_verify(t, progress, arg, err);
         int found = verify_find_file(t, &file, &path, err);
         int rc = found < 0 ? found : tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0)

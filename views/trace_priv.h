@@ -12,7 +12,14 @@
 
 #define TM_VIEW_NAME_MAX 32
 
-enum tm_view_kind { TM_VIEW_ASCII, TM_VIEW_BINARY, TM_VIEW_RAW, TM_VIEW_STATS, TM_VIEW_STREAM };
+enum tm_view_kind {
+        TM_VIEW_ASCII,
+        TM_VIEW_BINARY,
+        TM_VIEW_RAW,
+        TM_VIEW_STATS,
+        TM_VIEW_SCHEMA,
+        TM_VIEW_STREAM,
+};
 
 enum { TM_IX_NONE, TM_IX_BUILDING, TM_IX_READY, TM_IX_FAILED };
 
@@ -23,7 +30,8 @@ struct tm_trace {
         struct stat sb;        /* of the archive at open */
         struct tm_cont *cont;  /* replaced only while no index and no reader exist */
         const char *cont_name; /* static: usable by any thread at any time */
-        const struct tm_codec *codec;
+        const struct tm_codec *codec; /* an address trace, or NULL */
+        struct tm_rtrace *rt;         /* a record trace (rtrace.h), or NULL */
         uint8_t head[TM_PROBE_BYTES];
         size_t headn;
         char *cache_dir;
@@ -31,7 +39,9 @@ struct tm_trace {
         uint64_t ckpt_refs;
 
         char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];
-        const char *views[4 + TM_NTYPES + 1];
+        const char *views[5 + TM_NTYPES + 1];
+        char *schema_text; /* the schema view of an address trace */
+        size_t schema_len;
 
         pthread_mutex_t mu;
         pthread_cond_t cv;

@@ -14,6 +14,7 @@
 #include "feed.h"
 #include "readahead.h"
 #include "render.h"
+#include "rtrace.h"
 #include "trace_priv.h"
 
 #define VF_BATCH 4096
@@ -34,6 +35,7 @@
 
 struct tm_vfile {
         struct tm_trace *t;
+        struct tm_rvfile *rv; /* a record trace's cursor (rtrace.h), or NULL */
         const struct tm_index *ix;
         enum tm_view_kind kind;
         unsigned type; /* streams/ */
@@ -55,6 +57,7 @@ struct tm_vfile {
 
 static void vf_free(struct tm_vfile *f)
 {
+        tm_rtrace_vfile_close(f->rv);
         tm_ra_close(f->ra);
         tm_creader_close(f->r);
         tm_feed_free(&f->feed);
@@ -67,6 +70,20 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
 {
         enum tm_view_kind kind;
         unsigned type;
+        if (t->rt) {
+                struct tm_vfile *f = calloc(1, sizeof *f);
+                if (!f)
+                        return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+                int rc = tm_rtrace_vfile_open(t, view, &f->rv, err);
+                if (rc < 0) {
+                        free(f);
+                        return rc;
+                }
+                f->t = t;
+                f->ra_off = 1;
+                *out = f;
+                return 0;
+        }
         if (tm_trace_view_parse(t, view, &kind, &type) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
         uint64_t size;
@@ -83,14 +100,14 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         f->size = size;
         snprintf(f->view, sizeof f->view, "%s", view);
         f->ra_off = !(kind == TM_VIEW_ASCII || kind == TM_VIEW_BINARY) || !tm_ra_threads();
-        if (kind != TM_VIEW_STATS) {
+        if (kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA) {
                 rc = tm_creader_open(t->cont, &f->r, err);
                 if (rc < 0) {
                         vf_free(f);
                         return rc;
                 }
         }
-        if (kind != TM_VIEW_STATS && kind != TM_VIEW_RAW) {
+        if (kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA && kind != TM_VIEW_RAW) {
                 f->refs = malloc(VF_BATCH * sizeof *f->refs);
                 if (!f->refs || tm_feed_init(&f->feed, t->codec, VF_FEED) < 0) {
                         vf_free(f);
@@ -104,7 +121,8 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
 int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
-        if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_RAW)
+        if (f->rv || f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA ||
+            f->kind == TM_VIEW_RAW)
                 return 0;
         f->stage = malloc(VF_STAGE_BYTES);
         return f->stage ? 0 : -ENOMEM;
@@ -386,14 +404,16 @@ static ssize_t vf_raw(struct tm_vfile *f, uint8_t *dst, size_t n, struct tm_err 
 
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
+        if (f->rv)
+                return tm_rtrace_pread(f->rv, buf, n, off, err);
         if (off >= f->size || n == 0)
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
-        if (f->kind == TM_VIEW_STATS) {
-                const char *text;
+        if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA) {
+                const char *text = f->t->schema_text;
                 size_t len;
-                int rc = tm_trace_stats_text(f->t, &text, &len, err);
+                int rc = f->kind == TM_VIEW_STATS ? tm_trace_stats_text(f->t, &text, &len, err) : 0;
                 if (rc < 0)
                         return rc;
                 memcpy(buf, text + off, n);

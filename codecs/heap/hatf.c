@@ -198,6 +198,13 @@ static size_t rec_decode(struct hatf_state *s, unsigned kind, const uint8_t *p, 
         return at;
 }
 
+static int hatf_probe(const uint8_t *head, size_t n)
+{
+        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0, 8, 'H', 'A',
+                                                        'T',           'F', ' ', '1', '.', '0'};
+        return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0;
+}
+
 static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len,
                            int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
                            size_t cap, struct tm_err *err)
@@ -232,8 +239,12 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
                 rl = rec_len(s, tag, p, avail);
                 if (rl == 0 || rl > avail)
                         break;
-                rec_decode(s, tag, p, &out[n++]);
                 pos += rl;
+                /* The signature at offset 0 marks the file; it is not one
+                 * of the trace's records (a re-pack would double it). */
+                if (raw_off + pos - rl == 0 && hatf_probe(p, rl))
+                        continue;
+                rec_decode(s, tag, p, &out[n++]);
         }
         *used = pos;
         if (eof && pos < len && n < cap)
@@ -243,13 +254,6 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
                                   : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
                                                                : "unknown");
         return (ssize_t)n;
-}
-
-static int hatf_probe(const uint8_t *head, size_t n)
-{
-        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0, 8, 'H', 'A',
-                                                        'T',           'F', ' ', '1', '.', '0'};
-        return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0;
 }
 
 static int hatf_open(const uint8_t *head, size_t n, const char *path, void **ctx,

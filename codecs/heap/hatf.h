@@ -6,7 +6,8 @@
  *   records of codecs/heap/heap.h, 11 metadata. There is no file header;
  *   tracemount's writer starts every trace with the comment record
  *   "HATF 1.0" (HATF_SIGNATURE, a legal HATF record), which the probe
- *   looks for.
+ *   looks for. At raw offset 0 that comment is the file's signature, not
+ *   one of its records: the decoder does not return it.
  * - Multi-byte numbers are big-endian (the paper's "2-byte data" figure:
  *   byte 0 holds bits 8-15).
  * - Data records: the tag, then the kind's fields in order, each with its

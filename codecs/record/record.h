@@ -184,6 +184,10 @@ int tm_kind_pos(const struct tm_kind *k, unsigned f);
  * (how many variable fields come before it). */
 unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, unsigned pos);
 
+/* Write s as a Meta-TF 1.0 DTD (the `schema` view) into dst (cap bytes),
+ * naming the codec. Returns the length (snprintf-style). */
+size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, size_t cap);
+
 /* The schema of address traces (codecs/address/): kinds read, write,
  * ifetch, misc, copyback, invalidate, type6, type7 (tags 0..7), each with
  * one field, address. */

@@ -1,0 +1,43 @@
+/* A schema written as a Meta-TF 1.0 DTD (the `schema` view). */
+#include "record.h"
+
+#include <stdio.h>
+
+#define OUT(...)                                                                                \
+        do {                                                                                    \
+                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                  \
+                if (k_ > 0)                                                                     \
+                        n += (size_t)k_;                                                        \
+        } while (0)
+
+size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, size_t cap)
+{
+        size_t n = 0;
+        OUT("// The records of this %s trace (%s family), as a Meta-TF 1.0 DTD.\n", codec,
+            s->name);
+        OUT("// Field widths are those of the binary view (8 bytes, little-endian);\n");
+        OUT("// the native encoding sets its own (see docs/formats/).\n\n");
+        OUT("tag.width = 1;\n");
+        for (unsigned i = 0; i < s->nfields; i++) {
+                const struct tm_field *f = &s->field[i];
+                if (tm_field_is_var(f))
+                        OUT("// %s: variable length (%s), a vfield\n", f->name,
+                            f->type == TM_FT_TEXT    ? "text"
+                            : f->type == TM_FT_BYTES ? "bytes"
+                                                     : "list of numbers");
+                else
+                        OUT("%s.width = 8; %s.interpretation = none;%s\n", f->name, f->name,
+                            f->type == TM_FT_INT ? " // signed" : "");
+        }
+        OUT("\n");
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                const struct tm_kind *kd = &s->kind[k];
+                OUT("%s : (tag", kd->name);
+                for (unsigned i = 0; i < kd->nfields; i++) {
+                        const struct tm_field *f = &s->field[kd->field[i]];
+                        OUT(", %s", tm_field_is_var(f) ? "vfield" : f->name);
+                }
+                OUT(") {\n    tag.value = %u;\n}\n", (unsigned)kd->tag);
+        }
+        return n;
+}

@@ -1,0 +1,67 @@
+#include "rfeed.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx)
+{
+        memset(f, 0, sizeof *f);
+        f->codec = codec;
+        f->ctx = ctx;
+        f->buf = malloc(TM_RFEED_CAP);
+        if (!f->buf)
+                return -ENOMEM;
+        f->cap = TM_RFEED_CAP;
+        return 0;
+}
+
+void tm_rfeed_free(struct tm_rfeed *f)
+{
+        free(f->buf);
+        f->buf = NULL;
+}
+
+void tm_rfeed_reset(struct tm_rfeed *f, uint64_t raw_off, const void *st)
+{
+        memcpy(f->st.b, st, f->codec->state_size);
+        f->pos = f->len = 0;
+        f->raw_off = raw_off;
+        f->eof = 0;
+}
+
+uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room)
+{
+        if (f->pos) {
+                memmove(f->buf, f->buf + f->pos, f->len - f->pos);
+                f->len -= f->pos;
+                f->pos = 0;
+        }
+        *room = f->cap - f->len;
+        return f->buf + f->len;
+}
+
+ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err)
+{
+        for (;;) {
+                size_t used = 0;
+                ssize_t n = f->codec->decode(f->ctx, &f->st, f->buf + f->pos, f->len - f->pos,
+                                             f->eof, f->raw_off, &used, out, cap, err);
+                if (n < 0)
+                        return n;
+                if (used > f->len - f->pos)
+                        return tm_err_set(err, -EIO, "raw offset %llu: decoder overran its input",
+                                          (unsigned long long)f->raw_off);
+                f->pos += used;
+                f->raw_off += used;
+                if (n > 0)
+                        return n;
+                if (used)
+                        continue;
+                if (!f->eof && f->pos == 0 && f->len == f->cap)
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: record longer than %zu bytes",
+                                          (unsigned long long)f->raw_off, f->cap);
+                return 0;
+        }
+}

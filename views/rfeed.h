@@ -1,0 +1,53 @@
+/* rfeed: a record decoder with its input buffer (the record model's twin
+ * of feed.h, which serves address codecs).
+ *
+ * Records returned by tm_rfeed_decode point into the buffer (tm_rec.var):
+ * they stay valid until the next tm_rfeed_space or tm_rfeed_decode call.
+ * The buffer has a fixed size: a record that does not fit in it is
+ * corrupt input (-EIO), so memory never depends on the input. */
+#ifndef TM_RFEED_H
+#define TM_RFEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../codecs/record/record.h"
+
+/* Big enough for the largest HATF record (a 64 KiB comment or attribute)
+ * with room to spare. */
+#define TM_RFEED_CAP (256u << 10)
+
+struct tm_rfeed {
+        const struct tm_rcodec *codec;
+        void *ctx;
+        struct tm_rstate st;
+        uint8_t *buf;
+        size_t cap, pos, len; /* unconsumed input is buf[pos..len) */
+        uint64_t raw_off;     /* raw offset of buf[pos] */
+        int eof;              /* set by the owner: nothing follows buf[len] */
+};
+
+/* Allocate the buffer. Returns 0 or -ENOMEM. */
+int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx);
+
+void tm_rfeed_free(struct tm_rfeed *f);
+
+/* Drop buffered input; decoding restarts at raw_off with the first
+ * state_size bytes of st. */
+void tm_rfeed_reset(struct tm_rfeed *f, uint64_t raw_off, const void *st);
+
+/* Room for more input (moves unconsumed bytes to the front). */
+uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room);
+
+static inline void tm_rfeed_commit(struct tm_rfeed *f, size_t n)
+{
+        f->len += n;
+}
+
+/* Decode up to cap records. Returns the count (> 0), 0 when it needs more
+ * input (eof unset) or the stream is finished (eof set), or a negative
+ * errno ("raw offset N: ..."). */
+ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err);
+
+#endif

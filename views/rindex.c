@@ -1,0 +1,256 @@
+#include "rindex.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+#include "rfeed.h"
+#include "rrender.h"
+
+#define BUILD_BATCH 256
+#define PROGRESS_EVERY (64ull << 20)
+
+void tm_rindex_free(struct tm_rindex *ix)
+{
+        if (!ix)
+                return;
+        free(ix->raw);
+        free(ix->col);
+        free(ix->st);
+        free(ix->tot);
+        free(ix);
+}
+
+static int rindex_reserve(struct tm_rindex *ix, uint32_t cap)
+{
+        uint64_t *raw = realloc(ix->raw, cap * sizeof *raw);
+        if (raw)
+                ix->raw = raw;
+        uint64_t *col = realloc(ix->col, (size_t)cap * ix->ncol * sizeof *col);
+        if (col)
+                ix->col = col;
+        uint8_t *st = realloc(ix->st, (size_t)cap * ix->stsize + 1);
+        if (st)
+                ix->st = st;
+        if (!raw || !col || !st)
+                return -ENOMEM;
+        ix->cap = cap;
+        return 0;
+}
+
+/* Keep every other checkpoint and double the spacing. */
+static void rindex_halve(struct tm_rindex *ix)
+{
+        uint32_t m = (ix->n + 1) / 2;
+        for (uint32_t i = 0; i < m; i++) {
+                ix->raw[i] = ix->raw[2 * i];
+                memmove(ix->col + (size_t)i * ix->ncol, ix->col + (size_t)2 * i * ix->ncol,
+                        ix->ncol * sizeof *ix->col);
+                memmove(ix->st + (size_t)i * ix->stsize, ix->st + (size_t)2 * i * ix->stsize,
+                        ix->stsize);
+        }
+        ix->n = m;
+        ix->k *= 2;
+}
+
+uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v)
+{
+        uint32_t lo = 0, hi = ix->n; /* col[lo] <= v; answer in [lo, hi) */
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ix->col[(size_t)mid * ix->ncol + col] <= v)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_rec *r,
+                       char *scratch)
+{
+        if (col == TM_RCOL_REC)
+                return 1;
+        if (col == TM_RCOL_ASCII)
+                return tm_rrender_line(scratch, s, r);
+        if (col < 2 + s->nkinds)
+                return r->kind == col - 2 ? tm_rrender_line(scratch, s, r) : 0;
+        int pos = tm_kind_pos(&s->kind[r->kind], col - 2 - s->nkinds);
+        return pos < 0 ? 0 : tm_rrender_field(scratch, s, r, (unsigned)pos);
+}
+
+/* ---- the pass ---- */
+
+struct rbuild {
+        struct tm_rindex *ix;
+        const struct tm_schema *s;
+        struct tm_rfeed feed;
+        struct tm_rec recs[BUILD_BATCH];
+        struct tm_rstats_acc *acc;
+        uint64_t *at; /* running positions, ncol */
+        uint64_t next_ckpt, skip, seen, next_progress;
+        char *scratch;
+        tm_progress_fn progress;
+        void *arg;
+        struct tm_cont *cont;
+        struct tm_err *err;
+};
+
+static int build_ckpt(struct rbuild *b)
+{
+        struct tm_rindex *ix = b->ix;
+        if (ix->n == ix->cap && ix->cap < TM_CKPT_CAP &&
+            rindex_reserve(ix, ix->cap * 4 < TM_CKPT_CAP ? ix->cap * 4 : TM_CKPT_CAP) < 0)
+                return tm_err_set(b->err, -ENOMEM, "out of memory");
+        if (ix->n == TM_CKPT_CAP)
+                rindex_halve(ix);
+        uint32_t i = ix->n++;
+        ix->raw[i] = b->feed.raw_off;
+        memcpy(ix->col + (size_t)i * ix->ncol, b->at, ix->ncol * sizeof *b->at);
+        memcpy(ix->st + (size_t)i * ix->stsize, b->feed.st.b, ix->stsize);
+        b->next_ckpt = b->at[TM_RCOL_REC] + ix->k;
+        return 0;
+}
+
+static void build_account(struct rbuild *b, const struct tm_rec *r)
+{
+        const struct tm_schema *s = b->s;
+        const struct tm_kind *k = &s->kind[r->kind];
+        uint64_t line = strlen(k->name) + 1;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                uint64_t t = tm_rrender_field(b->scratch, s, r, i);
+                b->at[tm_rcol_field(s, k->field[i])] += t;
+                line += t;
+        }
+        b->at[TM_RCOL_REC]++;
+        b->at[TM_RCOL_ASCII] += line;
+        b->at[tm_rcol_kind(r->kind)] += line;
+}
+
+static int build_drain(struct rbuild *b)
+{
+        for (;;) {
+                uint64_t cap = b->next_ckpt - b->at[TM_RCOL_REC];
+                ssize_t n = tm_rfeed_decode(&b->feed, b->recs,
+                                            cap < BUILD_BATCH ? (size_t)cap : BUILD_BATCH, b->err);
+                if (n <= 0)
+                        return (int)n;
+                for (ssize_t i = 0; i < n; i++) {
+                        if (b->recs[i].kind >= b->s->nkinds)
+                                return tm_err_set(b->err, -EIO, "raw offset %llu: record kind %u",
+                                                  (unsigned long long)b->feed.raw_off,
+                                                  b->recs[i].kind);
+                        build_account(b, &b->recs[i]);
+                }
+                tm_rstats_add(b->acc, b->recs, (size_t)n);
+                if (b->at[TM_RCOL_REC] == b->next_ckpt && build_ckpt(b) < 0)
+                        return -ENOMEM;
+        }
+}
+
+static int build_sink(void *arg, const uint8_t *buf, size_t n)
+{
+        struct rbuild *b = arg;
+        b->seen += n;
+        if (b->progress && b->seen >= b->next_progress) {
+                uint64_t total = 0;
+                tm_cont_raw_size(b->cont, &total);
+                b->progress(b->arg, b->seen, total);
+                b->next_progress = b->seen + PROGRESS_EVERY;
+        }
+        if (b->skip) {
+                size_t s = n < b->skip ? n : (size_t)b->skip;
+                buf += s;
+                n -= s;
+                b->skip -= s;
+        }
+        while (n) {
+                size_t room;
+                uint8_t *dst = tm_rfeed_space(&b->feed, &room);
+                size_t c = n < room ? n : room;
+                memcpy(dst, buf, c);
+                tm_rfeed_commit(&b->feed, c);
+                buf += c;
+                n -= c;
+                int rc = build_drain(b);
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+static int build_finish(struct rbuild *b, int budgeted)
+{
+        b->feed.eof = 1;
+        int rc = build_drain(b);
+        if (rc < 0)
+                return rc;
+        if (b->feed.pos != b->feed.len)
+                return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
+                                  (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
+        if (b->skip)
+                return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
+                                  (unsigned long long)b->seen);
+        struct tm_rindex *ix = b->ix;
+        uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
+        uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
+        while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
+                rindex_halve(ix);
+        memcpy(ix->tot, b->at, ix->ncol * sizeof *b->at);
+        ix->raw_size = b->feed.raw_off;
+        ix->stats = *tm_rstats_get(b->acc);
+        return 0;
+}
+
+int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
+                    struct tm_err *err)
+{
+        struct rbuild *b = calloc(1, sizeof *b);
+        struct tm_rindex *ix = calloc(1, sizeof *ix);
+        int rc = -ENOMEM;
+        if (!b || !ix)
+                goto fail;
+        ix->ncol = 2 + s->nkinds + s->nfields;
+        ix->stsize = codec->state_size;
+        ix->k = k ? k : TM_CKPT_REFS_DEFAULT;
+        b->ix = ix;
+        b->s = s;
+        b->at = calloc(ix->ncol, sizeof *b->at);
+        ix->tot = calloc(ix->ncol, sizeof *ix->tot);
+        b->scratch = malloc(tm_rrender_line_max(s, TM_RFEED_CAP));
+        b->acc = tm_rstats_start(s);
+        if (!b->at || !ix->tot || !b->scratch || !b->acc || rindex_reserve(ix, 64) < 0 ||
+            tm_rfeed_init(&b->feed, codec, ctx) < 0)
+                goto fail;
+        tm_rfeed_reset(&b->feed, hdr_len, st0->b);
+        b->skip = hdr_len;
+        b->progress = progress;
+        b->arg = arg;
+        b->cont = c;
+        b->err = err;
+        b->next_progress = PROGRESS_EVERY;
+        if ((rc = build_ckpt(b)) < 0)
+                goto fail;
+        rc = tm_cont_scan(c, build_sink, b, err);
+        if (rc == 0)
+                rc = build_finish(b, k == 0);
+        if (rc < 0)
+                goto fail;
+        *out = ix;
+        ix = NULL;
+fail:
+        if (rc == -ENOMEM && err && !err->code)
+                tm_err_set(err, rc, "out of memory");
+        if (b) {
+                tm_rfeed_free(&b->feed);
+                tm_rstats_free(b->acc);
+                free(b->scratch);
+                free(b->at);
+        }
+        free(b);
+        tm_rindex_free(ix);
+        return rc;
+}

@@ -1,0 +1,75 @@
+/* rindex: the checkpoint index of a record trace (the record model's
+ * twin of index.h).
+ *
+ * One pass over the archive (tm_cont_scan) decodes every record and every
+ * K records keeps a checkpoint: the raw offset the decoder resumes at, its
+ * state (the codec's state_size bytes) and the position of that point in
+ * every view, as columns:
+ *
+ *   column 0                 records before (binary offset = records x
+ *                            record size)
+ *   column 1                 ascii offset
+ *   columns 2 .. 2+nkinds    offset in streams/<kind>
+ *   then nfields columns     offset in fields/<field>
+ *
+ * The same pass gives every view's size (the totals) and the statistics
+ * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles (every other
+ * checkpoint dropped) whenever TM_CKPT_CAP checkpoints exist; with the
+ * default spacing the checkpoints are then thinned to 0.5% of the archive,
+ * as for address traces (docs/index-format.md). The index lives in memory
+ * (saving it to a file is not done yet for record traces). */
+#ifndef TM_RINDEX_H
+#define TM_RINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../codecs/containers/container.h"
+#include "rstats.h"
+#include "view.h"
+
+struct tm_rindex {
+        uint64_t k;    /* records between checkpoints */
+        uint32_t n;    /* checkpoints */
+        uint32_t cap;  /* allocated */
+        unsigned ncol; /* columns */
+        size_t stsize; /* bytes of decoder state */
+        uint64_t *raw; /* [cap] raw offsets */
+        uint64_t *col; /* [cap * ncol] */
+        uint8_t *st;   /* [cap * stsize] */
+        uint64_t *tot; /* [ncol] positions at the end: view sizes */
+        uint64_t raw_size;
+        struct tm_rstats stats;
+};
+
+/* Column of streams/<kind k> and of fields/<field f>. */
+#define TM_RCOL_REC 0
+#define TM_RCOL_ASCII 1
+static inline unsigned tm_rcol_kind(unsigned k)
+{
+        return 2 + k;
+}
+static inline unsigned tm_rcol_field(const struct tm_schema *s, unsigned f)
+{
+        return 2 + s->nkinds + f;
+}
+
+/* Build the index of the trace in c (one tm_cont_scan). The decoder starts
+ * at raw offset hdr_len with state st0 (codec->open's). k: initial spacing
+ * (0: default). Returns 0 or a negative errno with err set. */
+int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
+                    struct tm_err *err);
+
+void tm_rindex_free(struct tm_rindex *ix);
+
+/* The last checkpoint whose position in column col is <= v. */
+uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);
+
+/* The length of the line (or token line, or binary record) that r adds to
+ * column col; scratch has room for a line. */
+uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_rec *r,
+                       char *scratch);
+
+#endif

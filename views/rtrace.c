@@ -1,0 +1,444 @@
+#include "rtrace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rfeed.h"
+#include "rindex.h"
+#include "rrender.h"
+#include "trace_priv.h"
+
+#define RV_BATCH 256
+#define RV_TEXT_CAP (64u << 10)
+
+enum rv_kind { RV_ASCII, RV_BINARY, RV_RAW, RV_STATS, RV_SCHEMA, RV_STREAM, RV_FIELD };
+
+struct tm_rtrace {
+        const struct tm_rcodec *codec;
+        void *ctx;
+        struct tm_schema schema;
+        struct tm_rstate st0;
+        uint64_t hdr_len;
+        char (*names)[2 * TM_NAME_MAX];
+        const char **views;
+        struct tm_rindex *ix;
+        char *stats, *schema_text;
+        size_t stats_len, schema_len;
+};
+
+int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
+                   struct tm_err *err)
+{
+        const struct tm_rcodec *c = tm_rcodec_probe(head, headn);
+        if (!c)
+                return 0;
+        struct tm_rtrace *rt = calloc(1, sizeof *rt);
+        if (!rt)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        rt->codec = c;
+        int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
+        if (hl < 0) {
+                free(rt);
+                return tm_trace_err_path(t, hl, err);
+        }
+        rt->hdr_len = (uint64_t)hl;
+        const struct tm_schema *s = &rt->schema;
+        unsigned nv = 5 + s->nkinds + s->nfields;
+        rt->names = calloc(s->nkinds + s->nfields, sizeof *rt->names);
+        rt->views = calloc(nv + 1, sizeof *rt->views);
+        rt->schema_text = malloc(RV_TEXT_CAP);
+        if (!rt->names || !rt->views || !rt->schema_text) {
+                tm_rtrace_close(rt);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        }
+        unsigned v = 0;
+        static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
+        for (unsigned i = 0; i < 5; i++)
+                rt->views[v++] = fixed[i];
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                snprintf(rt->names[k], sizeof rt->names[k], "streams/%s", s->kind[k].name);
+                rt->views[v++] = rt->names[k];
+        }
+        for (unsigned f = 0; f < s->nfields; f++) {
+                snprintf(rt->names[s->nkinds + f], sizeof rt->names[0], "fields/%s",
+                         s->field[f].name);
+                rt->views[v++] = rt->names[s->nkinds + f];
+        }
+        size_t n = tm_schema_dtd(s, c->name, rt->schema_text, RV_TEXT_CAP);
+        char layout[8192];
+        size_t ln = tm_rrender_binary_layout(layout, sizeof layout, s);
+        if (n < RV_TEXT_CAP)
+                n += (size_t)snprintf(rt->schema_text + n, RV_TEXT_CAP - n, "\n/*\n%.*s*/\n",
+                                      (int)(ln < sizeof layout ? ln : sizeof layout - 1), layout);
+        rt->schema_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+        *out = rt;
+        return 1;
+}
+
+void tm_rtrace_close(struct tm_rtrace *rt)
+{
+        if (!rt)
+                return;
+        if (rt->codec->close)
+                rt->codec->close(rt->ctx);
+        tm_rindex_free(rt->ix);
+        free(rt->names);
+        free(rt->views);
+        free(rt->stats);
+        free(rt->schema_text);
+        free(rt);
+}
+
+const char *tm_rtrace_codec(const struct tm_rtrace *rt)
+{
+        return rt->codec->name;
+}
+
+const char *const *tm_rtrace_views(const struct tm_rtrace *rt)
+{
+        return rt->views;
+}
+
+int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        int rc = tm_rindex_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                                 t->ckpt_refs, progress, arg, &rt->ix, err);
+        if (rc < 0)
+                return tm_trace_err_path(t, rc, err);
+        t->ix_source = TM_INDEX_BUILT;
+        return 0;
+}
+
+/* ---- views ---- */
+
+static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *kind,
+                    unsigned *sel)
+{
+        const struct tm_schema *s = &rt->schema;
+        for (unsigned i = 0; rt->views[i]; i++) {
+                if (strcmp(rt->views[i], view) != 0)
+                        continue;
+                if (i < 5) {
+                        *kind = (enum rv_kind)i;
+                        *sel = 0;
+                } else if (i < 5 + s->nkinds) {
+                        *kind = RV_STREAM;
+                        *sel = i - 5;
+                } else {
+                        *kind = RV_FIELD;
+                        *sel = i - 5 - s->nkinds;
+                }
+                return 0;
+        }
+        return -ENOENT;
+}
+
+static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        pthread_mutex_lock(&t->mu);
+        if (!rt->stats) {
+                const char *base = strrchr(t->path, '/');
+                struct tm_rstats_info in = {
+                    .name = base ? base + 1 : t->path,
+                    .codec = rt->codec->name,
+                    .container = t->cont_name,
+                    .archive_size = (uint64_t)t->sb.st_size,
+                    .raw_size = rt->ix->raw_size,
+                    .ascii_size = rt->ix->tot[TM_RCOL_ASCII],
+                };
+                char *buf = malloc(RV_TEXT_CAP);
+                if (buf) {
+                        size_t n = tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf,
+                                                    RV_TEXT_CAP);
+                        rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+                        rt->stats = buf;
+                }
+        }
+        pthread_mutex_unlock(&t->mu);
+        if (!rt->stats)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        *text = rt->stats;
+        *len = rt->stats_len;
+        return 0;
+}
+
+static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned sel)
+{
+        switch (kind) {
+        case RV_ASCII:
+                return TM_RCOL_ASCII;
+        case RV_STREAM:
+                return tm_rcol_kind(sel);
+        case RV_FIELD:
+                return tm_rcol_field(s, sel);
+        default:
+                return TM_RCOL_REC;
+        }
+}
+
+int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
+                        struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        enum rv_kind kind;
+        unsigned sel;
+        if (rv_parse(rt, view, &kind, &sel) < 0)
+                return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        if (kind == RV_SCHEMA) {
+                *size = rt->schema_len;
+                return 0;
+        }
+        int rc = tm_trace_index(t, NULL, NULL, err);
+        if (rc < 0)
+                return rc;
+        const struct tm_rindex *ix = rt->ix;
+        const char *text;
+        size_t len;
+        switch (kind) {
+        case RV_BINARY:
+                *size = ix->tot[TM_RCOL_REC] * tm_rrender_binary_size(&rt->schema);
+                return 0;
+        case RV_RAW:
+                *size = ix->raw_size;
+                return 0;
+        case RV_STATS:
+                rc = rv_stats(t, &text, &len, err);
+                if (rc == 0)
+                        *size = len;
+                return rc;
+        default:
+                *size = ix->tot[rv_col(&rt->schema, kind, sel)];
+                return 0;
+        }
+}
+
+/* ---- cursors ---- */
+
+struct tm_rvfile {
+        struct tm_trace *t;
+        struct tm_rtrace *rt;
+        enum rv_kind kind;
+        unsigned sel, col;
+        uint64_t size;
+        size_t recsize; /* binary */
+        struct tm_creader *r;
+        struct tm_rfeed feed;
+        struct tm_rec recs[RV_BATCH];
+        size_t rpos, rcount;
+        uint64_t pos; /* view offset of the next byte returned */
+        int valid;
+        char *line; /* the current record's bytes in this view */
+        size_t line_len, line_pos;
+};
+
+void tm_rtrace_vfile_close(struct tm_rvfile *f)
+{
+        if (!f)
+                return;
+        tm_creader_close(f->r);
+        tm_rfeed_free(&f->feed);
+        free(f->line);
+        free(f);
+}
+
+int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
+                         struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        uint64_t size;
+        int rc = tm_rtrace_view_size(t, view, &size, err);
+        if (rc < 0)
+                return rc;
+        struct tm_rvfile *f = calloc(1, sizeof *f);
+        if (!f)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        f->t = t;
+        f->rt = rt;
+        rv_parse(rt, view, &f->kind, &f->sel);
+        f->col = rv_col(&rt->schema, f->kind, f->sel);
+        f->size = size;
+        f->recsize = tm_rrender_binary_size(&rt->schema);
+        if (f->kind != RV_STATS && f->kind != RV_SCHEMA)
+                rc = tm_creader_open(t->cont, &f->r, err);
+        if (rc == 0 && f->kind != RV_STATS && f->kind != RV_SCHEMA && f->kind != RV_RAW) {
+                f->line = malloc(tm_rrender_line_max(&rt->schema, TM_RFEED_CAP));
+                if (!f->line || tm_rfeed_init(&f->feed, rt->codec, rt->ctx) < 0)
+                        rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        }
+        if (rc < 0) {
+                tm_rtrace_vfile_close(f);
+                return rc;
+        }
+        *out = f;
+        return 0;
+}
+
+/* Decode the next batch. 1: records ready, 0: the end, < 0: error. */
+static int rv_more(struct tm_rvfile *f, struct tm_err *err)
+{
+        for (;;) {
+                ssize_t n = tm_rfeed_decode(&f->feed, f->recs, RV_BATCH, err);
+                if (n < 0)
+                        return (int)n;
+                if (n > 0) {
+                        f->rpos = 0;
+                        f->rcount = (size_t)n;
+                        return 1;
+                }
+                if (f->feed.eof)
+                        return 0;
+                size_t room;
+                uint8_t *dst = tm_rfeed_space(&f->feed, &room);
+                ssize_t k = tm_creader_read(f->r, dst, room, err);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        f->feed.eof = 1;
+                tm_rfeed_commit(&f->feed, (size_t)k);
+        }
+}
+
+/* The next record's bytes in this view into f->line. 1, 0 at the end, or
+ * an error. */
+static int rv_next(struct tm_rvfile *f, struct tm_err *err)
+{
+        if (f->rpos == f->rcount) {
+                int rc = rv_more(f, err);
+                if (rc <= 0)
+                        return rc;
+        }
+        const struct tm_schema *s = &f->rt->schema;
+        const struct tm_rec *r = &f->recs[f->rpos++];
+        if (r->kind >= s->nkinds)
+                return tm_err_set(err, -EIO, "raw offset %llu: record kind %u",
+                                  (unsigned long long)f->feed.raw_off, r->kind);
+        f->line_pos = 0;
+        if (f->kind == RV_BINARY) {
+                tm_rrender_binary((uint8_t *)f->line, s, r);
+                f->line_len = f->recsize;
+        } else {
+                f->line_len = tm_rindex_len(s, f->col, r, f->line);
+        }
+        return 1;
+}
+
+static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
+{
+        const struct tm_rindex *ix = f->rt->ix;
+        uint64_t key = f->kind == RV_BINARY ? off / f->recsize : off;
+        uint32_t i = tm_rindex_find(ix, f->col, key);
+        int rc = tm_creader_seek(f->r, ix->raw[i], err);
+        if (rc < 0)
+                return rc;
+        tm_rfeed_reset(&f->feed, ix->raw[i], ix->st + (size_t)i * ix->stsize);
+        f->rpos = f->rcount = 0;
+        f->line_len = f->line_pos = 0;
+        uint64_t pos = ix->col[(size_t)i * ix->ncol + f->col];
+        if (f->kind == RV_BINARY)
+                pos *= f->recsize;
+        while (pos < off) {
+                rc = rv_next(f, err);
+                if (rc <= 0)
+                        return rc ? rc : tm_err_set(err, -EIO, "view ends early");
+                if (pos + f->line_len > off) {
+                        f->line_pos = (size_t)(off - pos);
+                        break;
+                }
+                pos += f->line_len;
+                f->line_len = 0;
+        }
+        return 0;
+}
+
+static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *err)
+{
+        size_t done = 0;
+        while (done < n) {
+                if (f->line_pos < f->line_len) {
+                        size_t c = f->line_len - f->line_pos;
+                        if (c > n - done)
+                                c = n - done;
+                        memcpy(dst + done, f->line + f->line_pos, c);
+                        f->line_pos += c;
+                        done += c;
+                        continue;
+                }
+                int rc = rv_next(f, err);
+                if (rc < 0)
+                        return done ? (ssize_t)done : rc;
+                if (rc == 0)
+                        break;
+        }
+        return (ssize_t)done;
+}
+
+static ssize_t rv_raw(struct tm_rvfile *f, uint8_t *dst, size_t n, struct tm_err *err)
+{
+        size_t done = 0;
+        while (done < n) {
+                ssize_t k = tm_creader_read(f->r, dst + done, n - done, err);
+                if (k < 0)
+                        return done ? (ssize_t)done : k;
+                if (k == 0)
+                        break;
+                done += (size_t)k;
+        }
+        return (ssize_t)done;
+}
+
+ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
+                        struct tm_err *err)
+{
+        if (off >= f->size || n == 0)
+                return 0;
+        if (n > f->size - off)
+                n = (size_t)(f->size - off);
+        if (f->kind == RV_STATS || f->kind == RV_SCHEMA) {
+                const char *text = f->rt->schema_text;
+                size_t len;
+                int rc = f->kind == RV_STATS ? rv_stats(f->t, &text, &len, err) : 0;
+                if (rc < 0)
+                        return rc;
+                memcpy(buf, text + off, n);
+                return (ssize_t)n;
+        }
+        int rc = 0;
+        if (!f->valid || f->pos != off) {
+                rc = f->kind == RV_RAW ? tm_creader_seek(f->r, off, err) : rv_seek(f, off, err);
+                f->valid = rc == 0;
+                f->pos = off;
+        }
+        ssize_t got = rc;
+        if (rc == 0)
+                got = f->kind == RV_RAW ? rv_raw(f, buf, n, err) : rv_fill(f, buf, n, err);
+        if (got < 0 || (size_t)got < n) {
+                f->valid = 0;
+                if (got == 0)
+                        got = tm_err_set(err, -EIO, "%s: view ends early", f->t->path);
+        }
+        if (got > 0)
+                f->pos = off + (uint64_t)got;
+        else
+                tm_trace_err_path(f->t, (int)got, err);
+        return got;
+}
+
+int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        struct tm_cont *c = NULL;
+        struct tm_rindex *ix = NULL;
+        int rc = tm_cont_open(t->fd, t->path, &c, err);
+        if (rc == 0)
+                rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                                     t->ckpt_refs, progress, arg, &ix, err);
+        if (rc < 0)
+                tm_trace_err_path(t, rc, err);
+        tm_rindex_free(ix);
+        tm_cont_close(c);
+        return rc;
+}

@@ -1,0 +1,49 @@
+/* rtrace: traces of the record model behind the tm_trace / tm_vfile API.
+ *
+ * tm_trace_open tries the address codecs first and then the record codecs
+ * (codecs/record/record.h); a trace of a record codec gets a struct
+ * tm_rtrace and every tm_trace_* / tm_vfile_* call on it comes here. Its
+ * views, as paths in the trace's directory:
+ *   ascii, binary, raw, stats, schema   (rrender.h for the forms)
+ *   streams/<kind>                      ascii lines of one record kind
+ *   fields/<field>                      one field's values, one a line
+ * Reads at any offset cost at most K records of decoding (rindex.h). */
+#ifndef TM_RTRACE_H
+#define TM_RTRACE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "view.h"
+
+struct tm_trace;
+struct tm_rtrace;
+struct tm_rvfile;
+
+/* Probe head (headn raw bytes of t) against the record codecs; on a match
+ * open the codec and set *out. Returns 1 (opened), 0 (no record codec
+ * takes it) or a negative errno. */
+int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
+                   struct tm_err *err);
+
+void tm_rtrace_close(struct tm_rtrace *rt);
+
+const char *tm_rtrace_codec(const struct tm_rtrace *rt);
+const char *const *tm_rtrace_views(const struct tm_rtrace *rt);
+
+/* Build the index (under tm_trace_index's once-only protocol). */
+int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+
+/* View sizes and cursors; the index must be ready. */
+int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
+                        struct tm_err *err);
+int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
+                         struct tm_err *err);
+ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
+                        struct tm_err *err);
+void tm_rtrace_vfile_close(struct tm_rvfile *f);
+
+/* Decode the whole archive again with a fresh container (verify). */
+int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+
+#endif
