@@ -1,0 +1,327 @@
+/* tracetool record: run a program under libtmrecord.so and pack what it
+ * records (record.h has the contract, docs/record.md the design).
+ *
+ * The parent creates a pipe, forks, and the child execs the program with
+ * LD_PRELOAD (the library in front of any the user set) and TM_RECORD_FD
+ * naming the pipe's write end and its identity. The parent reads the pipe
+ * through pack_heap_fd, which ends at the pipe's end: when the program and
+ * everything that holds the write end have gone (the library closes it in
+ * forked children and marks it close-on-exec). Then it reaps the program
+ * and reports. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codecs/heap/hatf.h"
+#include "record.h"
+#include "tools/pack_heap.h"
+#include "tools/tools.h"
+
+#ifndef TM_RECORD_LIBDIR
+#define TM_RECORD_LIBDIR "/usr/local/lib"
+#endif
+#ifndef TM_RECORD_RELLIBDIR
+#define TM_RECORD_RELLIBDIR "lib"
+#endif
+#define RECORD_LIB_NAME "libtmrecord.so"
+
+static void record_usage(FILE *f)
+{
+        fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n\n"
+                   "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
+                   "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
+                   "into the HATF archive OUT (.hatf.zst: seekable zstd, .hatf.gz, .hatf).\n\n"
+                   "  -o, --output OUT        the archive to write (required)\n"
+                   "  -e, --encoding ENC      HATF encoding: ");
+        for (const char *const *e = hatf_encodings; *e; e++)
+                fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
+        fprintf(f, "                          (default: the smallest after compression)\n"
+                   "  -h, --help              this help\n\n"
+                   "Only PROGRAM's own process is recorded: not the children it forks, not\n"
+                   "what it execs. Statically linked and set-user-ID programs cannot be\n"
+                   "recorded (no LD_PRELOAD). The library is found beside tracetool, then in\n"
+                   "the install libdir; TM_RECORD_LIB overrides.\n\n"
+                   "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
+                   "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n");
+}
+
+static int usage_error(const char *fmt, const char *what)
+{
+        fprintf(stderr, "tracetool record: ");
+        fprintf(stderr, fmt, what);
+        fprintf(stderr, "\n(see tracetool record --help)\n");
+        return TOOL_USAGE;
+}
+
+static int file_exists(const char *p)
+{
+        struct stat st;
+        return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int record_find_lib(const char *exe_dir, char *buf, size_t n)
+{
+        const char *env = getenv("TM_RECORD_LIB");
+        if (env && *env) {
+                if ((size_t)snprintf(buf, n, "%s", env) >= n)
+                        return -1;
+                return 0;
+        }
+        char self[PATH_MAX];
+        if (!exe_dir) {
+                ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+                if (k > 0) {
+                        self[k] = '\0';
+                        char *slash = strrchr(self, '/');
+                        if (slash)
+                                *slash = '\0';
+                        exe_dir = self;
+                }
+        }
+        if (exe_dir) {
+                /* The build tree (tools/tracetool beside tools/record/), then
+                 * an install prefix (bin/ beside lib/...). */
+                static const char *const beside[] = {
+                    "%s/record/" RECORD_LIB_NAME, "%s/../" TM_RECORD_RELLIBDIR "/" RECORD_LIB_NAME,
+                    "%s/../lib/" RECORD_LIB_NAME};
+                for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
+                        if ((size_t)snprintf(buf, n, beside[i], exe_dir) < n && file_exists(buf))
+                                return 0;
+        }
+        snprintf(buf, n, "%s/%s", TM_RECORD_LIBDIR, RECORD_LIB_NAME);
+        return file_exists(buf) ? 0 : -1;
+}
+
+int record_preload_value(const char *lib, const char *old, char *buf, size_t n)
+{
+        if (!*lib || strpbrk(lib, " :\t\n"))
+                return -1;
+        int k = old && *old ? snprintf(buf, n, "%s %s", lib, old) : snprintf(buf, n, "%s", lib);
+        return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+/* What the child does: restore the signals the parent ignores while it
+ * waits, set the environment and exec. An exec failure's errno goes back
+ * through err_fd (close-on-exec, so its end tells the parent exec worked). */
+static void child_exec(char **prog, int wfd, int err_fd, const char *preload,
+                       const struct sigaction *old_int, const struct sigaction *old_quit)
+{
+        sigaction(SIGINT, old_int, NULL);
+        sigaction(SIGQUIT, old_quit, NULL);
+        struct stat st;
+        char target[96];
+        int e = 0;
+        if (fstat(wfd, &st) < 0)
+                e = errno;
+        snprintf(target, sizeof target, "%d:%llu:%llu", wfd, (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        if (!e && (setenv("TM_RECORD_FD", target, 1) < 0 || setenv("LD_PRELOAD", preload, 1) < 0))
+                e = errno;
+        if (!e) {
+                execvp(prog[0], prog);
+                e = errno;
+        }
+        ssize_t w = write(err_fd, &e, sizeof e);
+        (void)w;
+        _exit(127);
+}
+
+/* Did the exec work? Reads the child's error pipe to its end. Returns 0,
+ * or the exec's errno. */
+static int exec_result(int err_fd)
+{
+        int e = 0;
+        ssize_t k;
+        do
+                k = read(err_fd, &e, sizeof e);
+        while (k < 0 && errno == EINTR);
+        return k == (ssize_t)sizeof e ? e : 0;
+}
+
+/* Wait until the pipe has bytes or has ended; 1 if it ended with none (the
+ * program never loaded the library). */
+static int pipe_ended_empty(int fd)
+{
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return 0;
+        int avail = 0;
+        return (p.revents & POLLHUP) && ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
+}
+
+static int report_status(const char *prog, int status)
+{
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return 0;
+        if (WIFEXITED(status))
+                fprintf(stderr, "tracetool record: %s exited with status %d\n", prog,
+                        WEXITSTATUS(status));
+        else if (WIFSIGNALED(status))
+                fprintf(stderr, "tracetool record: %s was killed by signal %d (%s)%s\n", prog,
+                        WTERMSIG(status), strsignal(WTERMSIG(status)),
+                        WCOREDUMP(status) ? ", core dumped" : "");
+        return -1;
+}
+
+/* Options into *out, *enc; returns the index of PROGRAM in argv, or the
+ * exit status (negated, <= 0) for --help or a usage error. */
+static int parse_args(int argc, char **argv, const char **out, const char **enc)
+{
+        int i = 1;
+        for (; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--") == 0) {
+                        i++;
+                        break;
+                }
+                if (a[0] != '-' || a[1] == '\0')
+                        break;
+                if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+                        record_usage(stdout);
+                        return -TOOL_OK;
+                }
+                const char **dst = NULL;
+                const char *val = NULL;
+                if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)
+                        dst = out;
+                else if (strcmp(a, "-e") == 0 || strcmp(a, "--encoding") == 0)
+                        dst = enc;
+                else if (strncmp(a, "--output=", 9) == 0)
+                        dst = out, val = a + 9;
+                else if (strncmp(a, "--encoding=", 11) == 0)
+                        dst = enc, val = a + 11;
+                else
+                        return -usage_error("unknown option '%s'", a);
+                if (!val) {
+                        if (i + 1 >= argc)
+                                return -usage_error("option '%s' needs a value", a);
+                        val = argv[++i];
+                }
+                *dst = val;
+        }
+        if (!*out)
+                return -usage_error("%s", "-o OUT is required");
+        if (!**out)
+                return -usage_error("%s", "-o OUT: empty name");
+        if (*enc) {
+                const char *const *e = hatf_encodings;
+                while (*e && strcmp(*e, *enc) != 0)
+                        e++;
+                if (!*e)
+                        return -usage_error("unknown encoding '%s' for option '-e'", *enc);
+        }
+        if (i >= argc)
+                return -usage_error("%s", "no PROGRAM to run");
+        return i;
+}
+
+int record_main(int argc, char **argv)
+{
+        const char *out = NULL, *enc = NULL;
+        int at = parse_args(argc, argv, &out, &enc);
+        if (at <= 0)
+                return -at;
+        char **prog = argv + at;
+
+        char lib[PATH_MAX], preload[2 * PATH_MAX + 8192];
+        if (record_find_lib(NULL, lib, sizeof lib) < 0) {
+                fprintf(stderr,
+                        "tracetool record: %s not found beside tracetool nor at %s "
+                        "(set TM_RECORD_LIB)\n",
+                        RECORD_LIB_NAME, lib);
+                return TOOL_FAIL;
+        }
+        if (record_preload_value(lib, getenv("LD_PRELOAD"), preload, sizeof preload) < 0) {
+                fprintf(stderr,
+                        "tracetool record: %s: cannot be preloaded (a space or colon "
+                        "in its path, or LD_PRELOAD too long)\n",
+                        lib);
+                return TOOL_FAIL;
+        }
+
+        int pfd[2], efd[2];
+        if (pipe2(pfd, O_CLOEXEC) < 0 || pipe2(efd, O_CLOEXEC) < 0) {
+                fprintf(stderr, "tracetool record: pipe: %s\n", strerror(errno));
+                return TOOL_FAIL;
+        }
+        /* Like system(): a ^C is for the program; tracetool stays to pack
+         * what it recorded. */
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGINT, &ign, &old_int);
+        sigaction(SIGQUIT, &ign, &old_quit);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(pfd[0]);
+                close(efd[0]);
+                /* The write end must survive the exec: a copy without
+                 * close-on-exec (the library sets it again at start). */
+                int wfd = fcntl(pfd[1], F_DUPFD, 3);
+                child_exec(prog, wfd, efd[1], preload, &old_int, &old_quit);
+        }
+        int rc = TOOL_OK;
+        close(pfd[1]);
+        close(efd[1]);
+        if (pid < 0) {
+                fprintf(stderr, "tracetool record: fork: %s\n", strerror(errno));
+                close(pfd[0]);
+                close(efd[0]);
+                rc = TOOL_FAIL;
+                goto restore;
+        }
+        int e = exec_result(efd[0]);
+        close(efd[0]);
+        if (e) {
+                fprintf(stderr, "tracetool record: cannot run %s: %s\n", prog[0], strerror(e));
+                close(pfd[0]);
+                waitpid(pid, NULL, 0);
+                rc = TOOL_FAIL;
+                goto restore;
+        }
+
+        struct tm_err err = {0};
+        int prc;
+        if (pipe_ended_empty(pfd[0])) {
+                fprintf(stderr,
+                        "tracetool record: %s recorded nothing: statically linked or "
+                        "set-user-ID (LD_PRELOAD not honoured)?\n",
+                        prog[0]);
+                prc = -1;
+        } else {
+                prc = pack_heap_fd(pfd[0], prog[0], out, enc, stderr, &err);
+                if (prc < 0)
+                        fprintf(stderr, "tracetool record: %s\n",
+                                err.msg[0] ? err.msg : strerror(-prc));
+        }
+        /* If packing stopped early the program gets EPIPE and its recording
+         * stops; it runs on. */
+        close(pfd[0]);
+
+        int status = 0;
+        pid_t w;
+        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+                ;
+        if (w < 0) {
+                fprintf(stderr, "tracetool record: waitpid: %s\n", strerror(errno));
+                rc = TOOL_FAIL;
+        } else if (report_status(prog[0], status) < 0) {
+                rc = TOOL_FAIL;
+        }
+        if (prc < 0)
+                rc = TOOL_FAIL;
+restore:
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        return rc;
+}
