@@ -5,7 +5,9 @@ Reads a raw HATF stream (codecs/heap/hatf.h's layout: tag byte, big-endian
 fields whose width and interpretation metadata records set) from a file or
 stdin and prints one line a record, in the form of tracemount's ascii view:
 the kind's name, then its fields in schema order (codecs/heap/heap.h),
-addresses as 0x hex, attributes as hex bytes or "-":
+numbers in decimal, addresses as 0x hex, bytes (attributes, a comment's
+text) as themselves where printable and %XX otherwise (space, %, a lone
+"-"), or "-" when empty:
 
     alloc SIZE ADDRESS THREAD HEAP TIME ATTRIBUTES
     free ADDRESS THREAD HEAP TIME ATTRIBUTES
@@ -14,7 +16,8 @@ addresses as 0x hex, attributes as hex bytes or "-":
     createThread|destroyThread THREAD TIME ATTRIBUTES
     comment TEXT
 
-Metadata records are applied, not printed. Compressed input: pipe it
+Metadata records are applied, not printed; neither is the comment "HATF
+1.0" that starts the stream (the signature, views/rtrace.c does the same). Compressed input: pipe it
 through zstdcat or gzip -dc. Exit 0, or 1 with a message naming the byte
 offset of the first bad record.
 
@@ -64,9 +67,21 @@ def be(b, signed=False):
     return v
 
 
+def token(b):
+    """Bytes as the ascii view shows them (views/rrender.c)."""
+    if not b:
+        return "-"
+    if b == b"-":
+        return "%2D"
+    return "".join(chr(c) if 0x20 < c < 0x7f and c != 0x25 else "%%%02X" % c for c in b)
+
+
+SIGNATURE = b"\x0a\x00\x08HATF 1.0"
+
+
 def decode(data, out):
     st = [Field(f) for f in range(6)]
-    pos = 0
+    pos = len(SIGNATURE) if data.startswith(SIGNATURE) else 0
     n = len(data)
 
     def need(k, what):
@@ -117,7 +132,7 @@ def decode(data, out):
             need(3, "comment")
             ln = be(data[pos + 1:pos + 3])
             need(3 + ln, "comment")
-            out.append("comment " + data[pos + 3:pos + 3 + ln].decode("utf-8", "replace"))
+            out.append("comment " + token(data[pos + 3:pos + 3 + ln]))
             pos += 3 + ln
             continue
         if tag not in LAYOUT:
@@ -129,7 +144,7 @@ def decode(data, out):
             w = fs.stored()
             if f == ATTR:
                 if fs.interp == DEFAULT:
-                    vals.append("-" if fs.arg == 0 else fs.arg.to_bytes(8, "big").hex())
+                    vals.append(token(fs.arg.to_bytes(8, "big") if fs.arg else b""))
                     continue
                 if fs.width in (V1, V2):
                     need(w, KINDS[tag])
@@ -138,7 +153,7 @@ def decode(data, out):
                 else:
                     ln = w
                 need(ln, KINDS[tag])
-                vals.append(data[pos:pos + ln].hex() or "-")
+                vals.append(token(data[pos:pos + ln]))
                 pos += ln
                 continue
             need(w, KINDS[tag])

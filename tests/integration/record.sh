@@ -1,0 +1,199 @@
+#!/bin/bash
+# tracetool record end to end: record tests/data/record/alloc_pattern.c
+# (a known history in 5 threads, a fork, an exec) and real programs (ls,
+# sort, a threaded python), decode the archives with tracetool cat and with
+# the independent tests/integration/hatf_dump.py, and check counts per kind,
+# sizes per thread, heap consistency, the program's output and exit status,
+# usage errors.
+# usage: record.sh   (TRACETOOL and TM_ALLOC_PATTERN in the environment)
+#   TM_RECORD_STUB=1: tracetool's packing is a stand-in that copies the raw
+#   stream (development only): archives are decoded by hatf_dump.py alone.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+[ -x "${TRACETOOL:-}" ] || { echo "TRACETOOL not set or not executable" >&2; exit 1; }
+[ -x "${TM_ALLOC_PATTERN:-}" ] || { echo "TM_ALLOC_PATTERN not set or not executable" >&2; exit 1; }
+command -v python3 >/dev/null || skip "python3 not found (hatf_dump.py)"
+setup_tmp
+cd "$T" || exit 1
+TT=$TRACETOOL
+DUMP="python3 $here/hatf_dump.py"
+
+# decode ARCHIVE: its records as ascii lines, from hatf_dump.py on the raw
+# view; and unless stubbed, check tracetool cat's ascii view says the same.
+decode() {
+        if [ -n "${TM_RECORD_STUB:-}" ]; then
+                $DUMP "$1"
+                return
+        fi
+        "$TT" cat "$1" raw >"$1.raw" || { fail "tracetool cat $1 raw"; return 1; }
+        $DUMP "$1.raw" >"$1.dump" || { fail "hatf_dump.py $1"; return 1; }
+        "$TT" cat "$1" ascii >"$1.ascii" || { fail "tracetool cat $1 ascii"; return 1; }
+        cmp -s "$1.ascii" "$1.dump" || fail "$1: tracetool's ascii view and hatf_dump.py differ"
+        cat "$1.dump"
+}
+
+# The time of an ascii line's record, by kind (fields in schema order).
+# time_sort: the records in time order (stable): the per-thread buffers of
+# the interposer reach the stream in flush order, the time says the order.
+time_sort() {
+        awk '{ t = $1 == "alloc" ? $6 : $1 == "free" ? $5 : $1 ~ /^realloc/ ? $7 : -1
+               if (t >= 0) print t "\t" NR "\t" $0 }' | sort -n -k1,1 -k2,2 | cut -f3-
+}
+
+# consistent: on time-sorted records, every free and realloc names a live
+# block, no alloc returns a live block; prints "allocs N frees N live N".
+consistent() {
+        awk '
+        function bad(what) { if (++nbad <= 5) print what ": " $0 > "/dev/stderr" }
+        function take(a, sz) { if (a in live) bad("address already live"); live[a] = sz }
+        function give(a) { if (!(a in live)) bad("not a live address"); delete live[a] }
+        $1 == "alloc" { na++; if ($2 >= 2 ^ 40) bad("implausible size"); take($3, $2); next }
+        $1 == "free" { nf++; give($2); next }
+        $1 ~ /^realloc/ {
+                if ($1 != "realloc_alloc") give($3)
+                if ($1 != "realloc_free") take($4, $2)
+                next
+        }
+        END { n = 0; for (a in live) n++
+              printf "allocs %d frees %d live %d bad %d\n", na, nf, n, nbad }'
+}
+
+# --- usage errors name what was rejected; exit 2 ---
+usage_case() { # usage_case WHAT EXPECTED-TEXT ARGS...
+        local what=$1 text=$2 rc
+        shift 2
+        "$TT" record "$@" >/dev/null 2>err.txt
+        rc=$?
+        check "$what: exit 2" test "$rc" -eq 2
+        check "$what: says '$text'" grep -q -- "$text" err.txt
+}
+usage_case "unknown option" "'-x'" -x -o a.hatf -- true
+usage_case "unknown long option" "'--frobnicate'" --frobnicate -o a.hatf -- true
+usage_case "no -o" "-o OUT is required" -- true
+usage_case "-o without value" "'-o' needs a value" -o
+usage_case "bad encoding" "'nosuch'" -o a.hatf -e nosuch -- true
+usage_case "no program" "no PROGRAM" -o a.hatf
+check "--help exits 0" sh -c '"$1" record --help >/dev/null' sh "$TT"
+check "--help names -e" sh -c '"$1" record --help | grep -q -- "-e, --encoding"' sh "$TT"
+check "the command table lists record" sh -c '"$1" --help | grep -q "^  record"' sh "$TT"
+"$TT" record -o a.hatf -- ./no-such-program 2>err.txt
+check "a program that cannot run: exit 1" test $? -eq 1
+check "... says why" grep -q "cannot run ./no-such-program" err.txt
+
+# --- alloc_pattern: the known history ---
+"$TT" record -o ap.hatf.zst -- "$TM_ALLOC_PATTERN" >ap.out 2>ap.err
+check "record alloc_pattern: exit 0" test $? -eq 0
+check "alloc_pattern printed its 5 threads" test "$(grep -c '^thread ' ap.out)" -eq 5
+decode ap.hatf.zst >ap.txt
+check "alloc_pattern: records decoded" test -s ap.txt
+
+# the record lines of one thread, "kind size" (free: "free")
+thread_ops() {
+        awk -v tid="$1" '$1 == "alloc" && $4 == tid { print "alloc " $2 }
+                         $1 == "free" && $3 == tid { print "free" }
+                         $1 ~ /^realloc/ && $5 == tid { print $1 " " $2 }' ap.txt
+}
+# what pattern(s) records, in order (tests/data/record/alloc_pattern.c)
+pattern_ops() {
+        local s=$1
+        printf '%s\n' "alloc $((17 * s))" "alloc $((24 * s))" \
+                "realloc_alloc_free $((4096 * s))" "realloc $((100 * s))" \
+                "realloc_alloc $((40 * s))" free "alloc $((200 * s))" "alloc $((512 * s))" \
+                "realloc_free 0" free free free "alloc $((48 * s))" "alloc $((64 * s))" \
+                "alloc $((80 * s))" "realloc_alloc $((45 * s))" free free free free
+}
+tids=
+while read -r _ scale tid; do
+        tids="$tids $tid"
+        if [ "$scale" -eq 10 ]; then
+                # The main thread also allocates for stdio and the threads'
+                # TLS, and 555 bytes after the fork: its pattern records
+                # are a subsequence of its records.
+                thread_ops "$tid" >main.ops
+                pattern_ops 10 >main.want
+                check "main thread: the pattern is a subsequence of its records" \
+                        awk 'NR == FNR { want[++n] = $0; next }
+                             i < n && $0 == want[i + 1] { i++ }
+                             END { exit i == n ? 0 : 1 }' main.want main.ops
+                check "main thread: alloc 555 after the fork" grep -qx "alloc 555" main.ops
+        else
+                check "thread $scale: exactly the pattern's records" \
+                        cmp -s <(thread_ops "$tid") <(pattern_ops "$scale")
+        fi
+done <ap.out
+check "no record of another thread (the fork child is not recorded)" \
+        awk -v tids="$tids" 'BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) ok[t[i]] = 1 }
+             { th = $1 == "alloc" ? $4 : $1 == "free" ? $3 : $5 }
+             !(th in ok) { exit 1 }' ap.txt
+check "the child's allocations are not there" sh -c '! grep -qE "^alloc 77[78] " "$1"' sh ap.txt
+check "free(NULL) and the failed malloc are not recorded" \
+        sh -c '! grep -qE "^free 0x0 |^alloc [0-9]+ 0x0 " "$1"' sh ap.txt
+check "heap 0 everywhere" awk '{ h = $1 == "alloc" ? $5 : $1 == "free" ? $4 : $6 } h != 0 { exit 1 }' ap.txt
+res=$(time_sort <ap.txt | consistent)
+echo "alloc_pattern: $res"
+check "alloc_pattern: consistent in time order" test "${res##* bad }" -eq 0
+
+"$TT" record -o ape.hatf.zst -- "$TM_ALLOC_PATTERN" exec >ape.out 2>&1
+check "record alloc_pattern exec: exit 0" test $? -eq 0
+check "... ls ran after the exec" grep -qx bin ape.out
+decode ape.hatf.zst >ape.txt
+check "... the block allocated just before the exec is there" grep -q "^alloc 999 " ape.txt
+check "... the exec'd ls is not recorded" \
+        test "$(grep -c '^alloc' ape.txt)" -le $(($(grep -c '^alloc' ap.txt) + 8))
+
+# --- real programs ---
+"$TT" record -o ls.hatf.zst -- ls -l / >ls.out 2>ls.err
+check "record ls -l /: exit 0" test $? -eq 0
+check "ls's output is unchanged" cmp -s ls.out <(ls -l /)
+decode ls.hatf.zst >ls.txt
+res=$(time_sort <ls.txt | consistent)
+echo "ls -l /: $res"
+check "ls: allocs > 0" test "$(echo "$res" | awk '{ print $2 }')" -gt 0
+check "ls: consistent in time order" test "${res##* bad }" -eq 0
+
+awk 'BEGIN { srand(7); for (i = 0; i < 50000; i++) printf "%d line %x\n", int(rand() * 1e6), i }' >text
+"$TT" record -o sort.hatf.gz -- sort text >sort.out 2>sort.err
+check "record sort: exit 0" test $? -eq 0
+check "sort's output is unchanged" cmp -s sort.out <(sort text)
+decode sort.hatf.gz >sort.txt
+res=$(time_sort <sort.txt | consistent)
+echo "sort: $res"
+check "sort: allocs > 0" test "$(echo "$res" | awk '{ print $2 }')" -gt 0
+check "sort: consistent in time order" test "${res##* bad }" -eq 0
+
+# A threaded real program: python's threads allocate and free concurrently.
+py=$(python3 -c 'import sys; print(sys.executable)')
+"$TT" record -o py.hatf.zst -- "$py" -c '
+import threading
+def work(k):
+    d = {}
+    for i in range(20000):
+        d[i % 500] = [k] * (i % 50)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("done")' >py.out 2>py.err
+check "record threaded python: exit 0" test $? -eq 0
+check "... it printed done" grep -qx done py.out
+decode py.hatf.zst >py.txt
+check "python: records from several threads" \
+        test "$(awk '$1 == "alloc" { print $4 }' py.txt | sort -u | wc -l)" -ge 2
+res=$(time_sort <py.txt | consistent)
+echo "python: $res"
+check "python: consistent in time order" test "${res##* bad }" -eq 0
+
+# --- exit status, environment, the library ---
+"$TT" record -o fail.hatf -- sh -c 'exit 3' 2>err.txt
+check "a failing program: exit 1" test $? -eq 1
+check "... its status is reported" grep -q "exited with status 3" err.txt
+check "... the archive is still written" test -s fail.hatf
+"$TT" record -o sig.hatf -- sh -c 'kill -TERM $$' 2>err.txt
+check "a killed program: exit 1" test $? -eq 1
+check "... its signal is reported" grep -q "killed by signal 15" err.txt
+LD_PRELOAD=libm.so.6 "$TT" record -o env.hatf -- sh -c 'echo "$LD_PRELOAD"' >env.out 2>&1
+check "LD_PRELOAD: the library goes in front of the user's" grep -q "libtmrecord.so libm.so.6$" env.out
+TM_RECORD_LIB=$T/nosuch.so "$TT" record -o none.hatf -- true 2>err.txt
+check "TM_RECORD_LIB is used: a missing library records nothing, exit 1" test $? -eq 1
+check "... and says so" grep -q "recorded nothing" err.txt
+
+finish
