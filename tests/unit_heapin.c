@@ -319,8 +319,7 @@ static void test_mtrace_errors(void **unused)
 
         /* a line over HEAPIN_LINE_MAX, after a good one */
         size_t n = HEAPIN_LINE_MAX + 100;
-        char *big = malloc(n + 32);
-        assert_non_null(big);
+        static char big[HEAPIN_LINE_MAX + 200];
         strcpy(big, "+ 0x10 0x5\n@ ");
         memset(big + 13, 'x', n);
         strcpy(big + 13 + n, "] - 0x10\n");
@@ -335,7 +334,6 @@ static void test_mtrace_errors(void **unused)
         assert_int_equal(run_str(heapin_mtrace, big, &e, &err), 0);
         assert_int_equal(e.n, 1);
         assert_int_equal(e.ev[0].attr_len, HEAPIN_LINE_MAX - 9);
-        free(big);
 
         /* the read function's error, with the offset it happened at */
         struct src s = {.p = "+ 0x10 0x5\n+ 0x20 0x5\n", .n = 22, .piece = 11, .fail_at = 11};
@@ -502,8 +500,7 @@ static void test_heaptrack_forms(void **unused)
 
         /* lines the reader passes over may be longer than HEAPIN_LINE_MAX */
         size_t n = HEAPIN_LINE_MAX * 2 + 10;
-        char *big = malloc(n + HEAPIN_LINE_MAX + 64);
-        assert_non_null(big);
+        static char big[HEAPIN_LINE_MAX * 3 + 100];
         strcpy(big, "v 10400 3\ns ");
         memset(big + 12, 'f', n);
         strcpy(big + 12 + n, "\na 8 1\n+ 0\n");
@@ -515,7 +512,6 @@ static void test_heaptrack_forms(void **unused)
         memset(big + 15 + n, '1', HEAPIN_LINE_MAX);
         strcpy(big + 15 + n + HEAPIN_LINE_MAX, "\n");
         expect_error(heapin_heaptrack, big, -EIO, "line 3 ", "longer than", NULL);
-        free(big);
 }
 
 static void test_heaptrack_errors(void **unused)
