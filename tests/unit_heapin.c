@@ -208,7 +208,10 @@ static void test_mtrace_recording(void **unused)
         expect_ev(&e, 8, TM_HK_FREE, 0); /* realloc(b, 0): glibc logs '-' */
         assert_int_equal(v[8].addr, b);
         expect_ev(&e, 9, TM_HK_COMMENT, 0); /* malloc(1 << 62) failed */
-        assert_non_null(strstr(e.attr[9], "allocation of 0x4000000000000000 bytes failed"));
+        static const char failed[] = "mtrace line 13: allocation of 0x4000000000000000 bytes "
+                                     "failed (./heapprog:[0x";
+        assert_true(strncmp(e.attr[9], failed, sizeof failed - 1) == 0);
+        assert_string_equal(e.attr[9] + strlen(e.attr[9]) - 2, "])");
         expect_ev(&e, 10, TM_HK_ALLOC, 128); /* aligned_alloc(64, 128) */
         assert_int_equal(v[10].addr % 64, 0);
         expect_ev(&e, 11, TM_HK_FREE, 0);
@@ -289,6 +292,14 @@ static void test_mtrace_forms(void **unused)
         assert_int_equal(e.ev[1].addr, 0x30);
         assert_int_equal(e.ev[1].new_addr, 0);
         assert_int_equal(e.ev[1].time, 3);
+
+        /* failed calls without a caller */
+        assert_int_equal(run_str(heapin_mtrace, "+ (nil) 0x40\n! 0x10 0x50\n", &e, &err), 0);
+        assert_int_equal(e.n, 2);
+        expect_ev(&e, 0, TM_HK_COMMENT, 0);
+        assert_string_equal(e.attr[0], "mtrace line 1: allocation of 0x40 bytes failed");
+        expect_ev(&e, 1, TM_HK_COMMENT, 0);
+        assert_string_equal(e.attr[1], "mtrace line 2: realloc of 0x10 to 0x50 bytes failed");
 
         /* an empty log, and one that only starts */
         assert_int_equal(run_str(heapin_mtrace, "", &e, &err), 0);

@@ -125,21 +125,20 @@ static int mt_emit(struct mt *t, unsigned kind, uint64_t size, uint64_t addr, ui
         return t->fn(t->arg, &ev);
 }
 
-/* A failed allocation is no heap event but worth keeping: a comment. */
+/* A failed allocation is no heap event but worth keeping: a comment,
+ * "mtrace line N: ... failed (CALLER)" (no parentheses without a caller). */
 static int mt_comment(struct mt *t, const struct mt_line *m, uint64_t line)
 {
-        int n;
+        char what[96];
         if (m->op == '+')
-                n = snprintf(t->text, HEAPIN_LINE_MAX + 1,
-                             "mtrace line %llu: allocation of %#llx bytes failed (%.*s)",
-                             (unsigned long long)line, (unsigned long long)m->size,
-                             (int)m->caller_len, m->caller ? m->caller : "");
+                snprintf(what, sizeof what, "allocation of %#llx bytes",
+                         (unsigned long long)m->size);
         else
-                n = snprintf(t->text, HEAPIN_LINE_MAX + 1,
-                             "mtrace line %llu: realloc of %#llx to %#llx bytes failed (%.*s)",
-                             (unsigned long long)line, (unsigned long long)m->ptr,
-                             (unsigned long long)m->size, (int)m->caller_len,
-                             m->caller ? m->caller : "");
+                snprintf(what, sizeof what, "realloc of %#llx to %#llx bytes",
+                         (unsigned long long)m->ptr, (unsigned long long)m->size);
+        int n = snprintf(t->text, HEAPIN_LINE_MAX + 1, "mtrace line %llu: %s failed%s%.*s%s",
+                         (unsigned long long)line, what, m->caller ? " (" : "",
+                         (int)m->caller_len, m->caller ? m->caller : "", m->caller ? ")" : "");
         /* snprintf cut a caller near HEAPIN_LINE_MAX: keep what fits */
         size_t len = n < 0 ? 0 : (size_t)n > HEAPIN_LINE_MAX ? HEAPIN_LINE_MAX : (size_t)n;
         return mt_emit(t, TM_HK_COMMENT, 0, 0, 0, 0, t->text, len);
