@@ -1,0 +1,412 @@
+/* Meta-TF: probe, open (the header, finding and compiling the DTD, the
+ * schema, the initial state), close. Records: mtf_decode.c. */
+#include "metatf_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../heap/heap.h"
+
+static int mtf_probe(const uint8_t *head, size_t n)
+{
+        return n >= 4 && memcmp(head, MTF_MAGIC, 4) == 0;
+}
+
+/* ---- finding the DTD ---- */
+
+/* Read the file at path into buf (cap bytes). Returns the length, -ENOENT
+ * if there is no such regular file, or another negative errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -ENOENT;
+        struct stat sb;
+        ssize_t n = 0;
+        if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+                n = -ENOENT;
+        } else if ((uint64_t)sb.st_size > cap) {
+                n = -EFBIG;
+        } else {
+                while ((size_t)n < cap) {
+                        ssize_t k = read(fd, buf + n, cap - (size_t)n);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0) {
+                                if (k < 0)
+                                        n = -errno;
+                                break;
+                        }
+                        n += k;
+                }
+        }
+        close(fd);
+        return n;
+}
+
+/* Try dir/base; 0 (not there), the length, or a negative errno. */
+static ssize_t try_dir(const char *dir, size_t dlen, const char *base, char *buf, size_t cap,
+                       char *found, size_t fcap)
+{
+        char path[4096];
+        if (dlen == 0 || snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, base) >=
+                                 (int)sizeof path)
+                return 0;
+        ssize_t n = read_small(path, buf, cap);
+        if (n == -ENOENT)
+                return 0;
+        snprintf(found, fcap, "%s", path);
+        return n < 0 ? n : n + 1; /* + 1: an empty file is found, not absent */
+}
+
+/* The DTD text for the name in the header: beside the archive, built in,
+ * in TM_DTD_PATH. Returns its length or a negative errno. */
+static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t cap,
+                        char *found, size_t fcap, struct tm_err *err)
+{
+        const char *base = strrchr(name, '/');
+        base = base ? base + 1 : name;
+        int bad = *base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0;
+        for (const char *c = base; *c; c++)
+                bad |= (unsigned char)*c < 0x20 || *c == 0x7f;
+        if (bad)
+                return tm_err_set(err, -EIO, "raw offset %d: DTD name '%s' has no usable file name",
+                                  MTF_FIXED_HEADER, name);
+        ssize_t n = 0;
+        const char *slash = archive ? strrchr(archive, '/') : NULL;
+        if (archive)
+                n = slash ? try_dir(archive, (size_t)(slash - archive) + (slash == archive), base,
+                                    buf, cap, found, fcap)
+                          : try_dir(".", 1, base, buf, cap, found, fcap);
+        if (n > 0)
+                return n - 1;
+        for (const struct mtf_shipped *s = mtf_dtd_shipped; n == 0 && s->name; s++) {
+                if (strcasecmp(s->name, base) == 0) {
+                        size_t len = strlen(s->text);
+                        memcpy(buf, s->text, len < cap ? len : cap);
+                        snprintf(found, fcap, "%s", s->name);
+                        return (ssize_t)(len < cap ? len : cap);
+                }
+        }
+        const char *path = getenv("TM_DTD_PATH");
+        while (n == 0 && path && *path) {
+                const char *end = strchr(path, ':');
+                size_t dlen = end ? (size_t)(end - path) : strlen(path);
+                n = try_dir(path, dlen, base, buf, cap, found, fcap);
+                path = end ? end + 1 : NULL;
+        }
+        if (n > 0)
+                return n - 1;
+        if (n == -EFBIG)
+                return tm_err_set(err, -ENOTSUP, "DTD %s is over %u bytes", found,
+                                  MTF_DTD_TEXT_MAX);
+        if (n < 0)
+                return tm_err_set(err, (int)n, "DTD %s: %s", found, strerror((int)-n));
+        return tm_err_set(err, -ENOENT,
+                          "raw offset %d: DTD '%s' not found beside the archive, built in or in "
+                          "TM_DTD_PATH",
+                          MTF_FIXED_HEADER, base);
+}
+
+/* ---- the schema ---- */
+
+/* The name leaf i of kind k goes by before duplicates are told apart. */
+static const char *leaf_base(const struct mtf_kind *k, unsigned i)
+{
+        const struct mtf_leaf *lf = &k->leaf[i];
+        if (lf->vfield && mtf_leaf_is_bytes(lf))
+                return strcmp(k->name, "comment") == 0 ? "text" : "attributes";
+        return lf->name;
+}
+
+/* The schema name of leaf i of kind k: see metatf.h. */
+static void leaf_schema_name(const struct mtf_kind *k, unsigned i, char *name)
+{
+        const char *base = leaf_base(k, i);
+        unsigned seen = 1;
+        for (unsigned j = 1; j < i; j++)
+                if (!k->leaf[j].is_len && !k->leaf[j].rep && strcmp(leaf_base(k, j), base) == 0)
+                        seen++;
+        if (seen == 1)
+                snprintf(name, TM_NAME_MAX, "%s", base);
+        else if (seen == 2)
+                snprintf(name, TM_NAME_MAX, "new_%s", base);
+        else
+                snprintf(name, TM_NAME_MAX, "%s_%u", base, seen);
+}
+
+static int leaf_type(const struct mtf_kind *k, const struct mtf_leaf *lf)
+{
+        if (lf->in_rep)
+                return TM_FT_LIST;
+        if (mtf_leaf_is_bytes(lf))
+                return strcmp(k->name, "comment") == 0 && lf->vfield ? TM_FT_TEXT : TM_FT_BYTES;
+        return TM_FT_UINT;
+}
+
+/* The schema field named name of type type: found or added. */
+static int schema_field(struct tm_schema *s, const char *name, int type, const char *kind,
+                        struct tm_err *err)
+{
+        int f = tm_schema_field(s, name);
+        if (f >= 0 && s->field[f].type != type)
+                return tm_err_set(err, -ENOTSUP,
+                                  "raw offset %d: field '%s' of '%s' has another type than in "
+                                  "an earlier record",
+                                  MTF_FIXED_HEADER, name, kind);
+        if (f >= 0)
+                return f;
+        if (s->nfields >= TM_SCHEMA_FIELDS_MAX)
+                return tm_err_set(err, -ENOTSUP, "raw offset %d: more than %u field names",
+                                  MTF_FIXED_HEADER, TM_SCHEMA_FIELDS_MAX);
+        struct tm_field *fd = &s->field[s->nfields];
+        snprintf(fd->name, sizeof fd->name, "%s", name);
+        fd->type = (uint8_t)type;
+        fd->show = strstr(name, "addr") ? TM_SHOW_HEX : TM_SHOW_DEC;
+        return (int)s->nfields++;
+}
+
+/* Kind k of the layout as a schema kind. */
+static int schema_kind(struct mtf_ctx *x, unsigned k, struct tm_schema *s, struct tm_err *err)
+{
+        const struct mtf_kind *mk = &x->lay.kind[k];
+        if (s->nkinds >= TM_SCHEMA_KINDS_MAX)
+                return tm_err_set(err, -ENOTSUP, "raw offset %d: too many records",
+                                  MTF_FIXED_HEADER);
+        struct tm_kind *tk = &s->kind[s->nkinds];
+        memset(tk, 0, sizeof *tk);
+        snprintf(tk->name, sizeof tk->name, "%s", mk->name);
+        if (tm_schema_kind(s, mk->name) >= 0 && mk->section >= 0 &&
+            snprintf(tk->name, sizeof tk->name, "%s_%s", x->lay.section[mk->section].name,
+                     mk->name) >= (int)sizeof tk->name)
+                return tm_err_set(err, -ENOTSUP, "raw offset %d: record name %s_%s too long",
+                                  MTF_FIXED_HEADER, x->lay.section[mk->section].name, mk->name);
+        tk->tag = mk->tag;
+        unsigned nvar = 0;
+        for (unsigned i = 1; i < mk->nleaves; i++) {
+                const struct mtf_leaf *lf = &mk->leaf[i];
+                x->out_pos[k][i] = MTF_HIDDEN;
+                if (lf->is_len || lf->rep)
+                        continue;
+                char name[TM_NAME_MAX];
+                leaf_schema_name(mk, i, name);
+                int type = leaf_type(mk, lf);
+                int f = schema_field(s, name, type, mk->name, err);
+                if (f < 0)
+                        return f;
+                if (tk->nfields >= TM_KIND_FIELDS_MAX ||
+                    (tm_field_is_var(&s->field[f]) && nvar >= TM_REC_VAR_MAX))
+                        return tm_err_set(err, -ENOTSUP,
+                                          "raw offset %d: record '%s' has too many fields",
+                                          MTF_FIXED_HEADER, mk->name);
+                x->out_pos[k][i] = tk->nfields;
+                x->var_slot[k][i] = (uint8_t)nvar;
+                nvar += tm_field_is_var(&s->field[f]) != 0;
+                tk->field[tk->nfields++] = (uint8_t)f;
+        }
+        x->schema_kind[k] = (int16_t)s->nkinds++;
+        return 0;
+}
+
+/* "heap" when the DTD's names are the heap family's (heap.h). */
+static void schema_name(const struct mtf_ctx *x, struct tm_schema *s)
+{
+        int heap = tm_schema_kind(s, "alloc") >= 0;
+        for (unsigned i = 0; i < s->nfields; i++)
+                heap &= tm_schema_field(&tm_schema_heap, s->field[i].name) >= 0;
+        if (heap) {
+                snprintf(s->name, sizeof s->name, "heap");
+                return;
+        }
+        size_t n = strcspn(x->lay.file, ".");
+        snprintf(s->name, sizeof s->name, "%.*s", (int)n, x->lay.file);
+}
+
+static int build_schema(struct mtf_ctx *x, struct tm_schema *s, struct tm_err *err)
+{
+        memset(s, 0, sizeof *s);
+        for (unsigned k = 0; k < x->lay.nkinds; k++) {
+                x->schema_kind[k] = -1;
+                if (x->lay.kind[k].role != MTF_R_DATA)
+                        continue;
+                int ret = schema_kind(x, k, s, err);
+                if (ret < 0)
+                        return ret;
+        }
+        s->nsections = x->lay.nsections;
+        for (unsigned i = 0; i < x->lay.nsections; i++) {
+                memcpy(s->section[i].name, x->lay.section[i].name, sizeof s->section[i].name);
+                s->section[i].number = x->lay.section[i].number;
+        }
+        schema_name(x, s);
+        return 0;
+}
+
+/* ---- context and state ---- */
+
+int mtf_kind_by_tag(const struct mtf_ctx *x, unsigned section, uint32_t tag)
+{
+        if (tag < 256) {
+                int k = x->by_tag[section][tag] ? x->by_tag[section][tag] - 1 : -1;
+                return k >= 0 ? k : (x->by_tag[0][tag] ? x->by_tag[0][tag] - 1 : -1);
+        }
+        for (unsigned k = 0; k < x->lay.nkinds; k++) {
+                int16_t ks = x->lay.kind[k].section;
+                if (x->lay.kind[k].tag == tag && (ks < 0 || (unsigned)ks + 1 == section))
+                        return (int)k;
+        }
+        return -1;
+}
+
+const struct mtf_dsec *mtf_dsec_find(const struct mtf_ctx *x, uint32_t number)
+{
+        for (unsigned i = 0; i < x->ndsec; i++)
+                if (x->dsec[i].number == number)
+                        return &x->dsec[i];
+        return NULL;
+}
+
+void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned interp, uint64_t a0, uint64_t a1)
+{
+        s->interp[c] = (uint8_t)interp;
+        s->a[c] = a0;
+        s->b[c] = a1;
+        s->cur[c] = interp == MTF_I_SECTIONSTRIDE ? 0 : a0;
+}
+
+/* Copy the data sections out of the header's bytes. */
+static int load_sections(struct mtf_ctx *x, const struct mtf_header *h, const uint8_t *head)
+{
+        size_t total = 0;
+        for (unsigned i = 0; i < h->nsections; i++)
+                if (h->section[i].start < h->start)
+                        total += h->section[i].size;
+        x->data = malloc(total ? total : 1);
+        if (!x->data)
+                return -ENOMEM;
+        size_t off = 0;
+        for (unsigned i = 0; i < h->nsections; i++) {
+                const struct mtf_shdr *sh = &h->section[i];
+                if (sh->start >= h->start)
+                        continue;
+                x->dsec[x->ndsec++] = (struct mtf_dsec){sh->number, sh->size, off};
+                memcpy(x->data + off, head + sh->start, sh->size);
+                off += sh->size;
+        }
+        return 0;
+}
+
+/* Cells, the tag tables, the sections the DTD reads; the initial state. */
+static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
+{
+        memset(s, 0, sizeof *s);
+        unsigned nc = 0;
+        for (unsigned k = 0; k < x->lay.nkinds; k++) {
+                const struct mtf_kind *mk = &x->lay.kind[k];
+                unsigned scope = mk->section < 0 ? 0 : (unsigned)mk->section + 1;
+                if (mk->tag < 256)
+                        x->by_tag[scope][mk->tag] = (uint8_t)(k + 1);
+                if (mk->role != MTF_R_DATA)
+                        continue;
+                if (nc + mk->nleaves - 1 > MTF_CELLS_MAX)
+                        return tm_err_set(err, -ENOTSUP,
+                                          "raw offset %d: the DTD's records have more than %u "
+                                          "fields in all",
+                                          MTF_FIXED_HEADER, MTF_CELLS_MAX);
+                x->cell0[k] = (uint16_t)nc;
+                for (unsigned i = 1; i < mk->nleaves; i++, nc++) {
+                        const struct mtf_leaf *lf = &mk->leaf[i];
+                        unsigned sec = lf->interp == MTF_I_SECTIONOFFSET ||
+                                       lf->interp == MTF_I_SECTIONSTRIDE;
+                        if (sec && !mtf_dsec_find(x, (uint32_t)lf->arg[0]))
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %d: field '%s' of '%s' reads section "
+                                                  "%u, which is not a data section of the file",
+                                                  MTF_FIXED_HEADER, lf->name, mk->name,
+                                                  (unsigned)lf->arg[0]);
+                        s->width[nc] = (uint8_t)(mtf_leaf_is_bytes(lf) ? 0 : lf->width);
+                        mtf_cell_set(s, nc, lf->interp, lf->arg[0], lf->arg[1]);
+                }
+        }
+        s->ncells = (uint16_t)nc;
+        return 0;
+}
+
+static void mtf_close(void *ctx)
+{
+        struct mtf_ctx *x = ctx;
+        if (x)
+                free(x->data);
+        free(x);
+}
+
+/* Parse and compile the DTD text into x->lay. */
+static int compile(struct mtf_ctx *x, const char *file, const char *text, size_t len,
+                   struct tm_err *err)
+{
+        struct mtf_dtd *d = malloc(sizeof *d);
+        if (!d)
+                return tm_err_set(err, -ENOMEM, "out of memory for the DTD");
+        int ret = mtf_dtd_parse(d, file, text, len, err);
+        if (ret >= 0)
+                ret = mtf_dtd_compile(d, &x->lay, err);
+        free(d);
+        return ret;
+}
+
+static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
+                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        *ctx = NULL;
+        struct mtf_header h;
+        int start = mtf_header_read(head, n, &h, err);
+        if (start < 0)
+                return start;
+        char *text = malloc(MTF_DTD_TEXT_MAX + 1);
+        struct mtf_ctx *x = calloc(1, sizeof *x);
+        char found[4096] = "";
+        int ret = -ENOMEM;
+        if (!text || !x) {
+                tm_err_set(err, ret, "out of memory for the DTD");
+                goto fail;
+        }
+        x->byteorder = h.byteorder;
+        ssize_t len = find_dtd(h.dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found, err);
+        if ((ret = (int)len) < 0)
+                goto fail;
+        if (len > MTF_DTD_TEXT_MAX) {
+                ret = tm_err_set(err, -ENOTSUP, "DTD %s is over %u bytes", found, MTF_DTD_TEXT_MAX);
+                goto fail;
+        }
+        const char *file = strrchr(found, '/');
+        if ((ret = compile(x, file ? file + 1 : found, text, (size_t)len, err)) < 0 ||
+            (ret = load_sections(x, &h, head)) < 0 || (ret = build_schema(x, schema, err)) < 0 ||
+            (ret = setup(x, (struct mtf_state *)st->b, err)) < 0)
+                goto fail;
+        free(text);
+        *ctx = x;
+        return start;
+fail:
+        if (ret == -ENOMEM)
+                tm_err_set(err, ret, "out of memory");
+        free(text);
+        mtf_close(x);
+        return ret;
+}
+
+const struct tm_rcodec tm_rcodec_metatf = {
+        .name = "metatf",
+        .suffix = NULL,
+        .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
+        .probe = mtf_probe,
+        .open = mtf_open,
+        .close = mtf_close,
+        .state_size = sizeof(struct mtf_state),
+        .decode = mtf_decode,
+};

@@ -1,0 +1,332 @@
+/* Meta-TF records: the universal decoder a compiled DTD drives.
+ *
+ * A record is read into locals first (its fields' previous values, list
+ * values in the per-thread scratch) and committed to the state only once
+ * it is whole, so a record cut by the end of the input leaves the state as
+ * it was and is read again with more input. */
+#include "metatf_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Lists of one decode call: every record's lists must fit, and one
+ * record's always does (TM_REC_VAR_MAX lists of MTF_LIST_MAX values). */
+#define SCRATCH_BYTES (2 * TM_REC_VAR_MAX * MTF_LIST_MAX * 8)
+static _Thread_local uint8_t scratch[SCRATCH_BYTES];
+
+enum { NEED_MORE = 1, SCRATCH_FULL = 2 };
+
+/* One record being read: p[0] is at raw offset raw. */
+struct rd {
+        const struct mtf_ctx *x;
+        const uint8_t *p;
+        size_t avail, off;
+        uint64_t raw;
+        size_t sused; /* scratch bytes of this call, this record's included */
+        struct tm_err *err;
+};
+
+static uint64_t get_uint(const uint8_t *p, unsigned w, unsigned bo)
+{
+        uint64_t v = 0;
+        for (unsigned i = 0; i < w; i++)
+                v = v << 8 | p[bo == MTF_LE ? w - 1 - i : i];
+        return v;
+}
+
+/* v, w bytes wide, sign-extended to 64 bits. */
+static uint64_t sext(uint64_t v, unsigned w)
+{
+        if (w == 0 || w >= 8)
+                return v;
+        uint64_t sign = (uint64_t)1 << (8 * w - 1);
+        return (v ^ sign) - sign;
+}
+
+static int field_err(const struct rd *r, uint64_t at, const struct mtf_kind *k,
+                     const struct mtf_leaf *lf, const char *what, uint64_t a, uint64_t b)
+{
+        char msg[160];
+        snprintf(msg, sizeof msg, what, (unsigned long long)a, (unsigned long long)b);
+        return tm_err_set(r->err, -EIO, "raw offset %llu: field '%s' of '%s': %s",
+                          (unsigned long long)at, lf->name, k->name, msg);
+}
+
+/* Item idx (width w) of data section number. */
+static int item(const struct rd *r, uint64_t at, const struct mtf_kind *k,
+                const struct mtf_leaf *lf, uint64_t number, uint64_t idx, unsigned w, uint64_t *v)
+{
+        const struct mtf_dsec *d = mtf_dsec_find(r->x, (uint32_t)number);
+        if (!d || number > 255)
+                return field_err(r, at, k, lf, "section %llu is not a data section%.0llu", number,
+                                 0);
+        if (w == 0 || idx >= d->size / w)
+                return field_err(r, at, k, lf, "item %llu is past the end of section %llu", idx,
+                                 number);
+        *v = get_uint(r->x->data + d->off + idx * w, w, r->x->byteorder);
+        return 0;
+}
+
+/* Read one number of leaf lf: width w, interpretation in with arguments
+ * a and b, previous value or next item *cur. */
+static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_leaf *lf, unsigned w,
+                    unsigned in, uint64_t a, uint64_t b, uint64_t *cur, uint64_t *v)
+{
+        unsigned sw = mtf_interp_stores_nothing(in) ? 0 : w;
+        if (r->avail - r->off < sw)
+                return NEED_MORE;
+        uint64_t at = r->raw + r->off;
+        uint64_t raw = get_uint(r->p + r->off, sw, r->x->byteorder);
+        r->off += sw;
+        int ret = 0;
+        switch (in) {
+        case MTF_I_BASEOFFSET:
+                *v = a + sext(raw, sw);
+                break;
+        case MTF_I_DELTA:
+                *v = *cur = *cur + sext(raw, sw);
+                break;
+        case MTF_I_DEFAULT:
+                *v = a;
+                break;
+        case MTF_I_STRIDE:
+                *v = *cur = *cur + b;
+                break;
+        case MTF_I_SECTIONOFFSET:
+                ret = item(r, at, k, lf, a, raw, w, v);
+                break;
+        case MTF_I_SECTIONSTRIDE:
+                ret = item(r, at, k, lf, a, *cur, w, v);
+                *cur += b;
+                break;
+        default: /* none */
+                *v = raw;
+                break;
+        }
+        if (ret == 0 && lf->has_value && *v != lf->value)
+                return field_err(r, at, k, lf, "%llu, the DTD says %llu", *v, lf->value);
+        return ret;
+}
+
+/* Leaf i of kind k with the DTD's settings (section and metadata records). */
+static int read_fixed(struct rd *r, const struct mtf_kind *k, unsigned i, uint64_t *v)
+{
+        const struct mtf_leaf *lf = &k->leaf[i];
+        uint64_t cur = lf->arg[0];
+        return read_num(r, k, lf, lf->width, lf->interp, lf->arg[0], lf->arg[1], &cur, v);
+}
+
+/* The repeated group after count leaf i (n times), as lists. */
+static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsigned i,
+                       uint64_t n, uint64_t *cur, struct tm_rec *rec)
+{
+        const struct mtf_ctx *x = r->x;
+        const struct mtf_kind *mk = &x->lay.kind[k];
+        unsigned g = mk->leaf[i].rep, c0 = x->cell0[k];
+        if (n > MTF_LIST_MAX)
+                return field_err(r, r->raw + r->off, mk, &mk->leaf[i],
+                                 "repeats %llu times, over %llu", n, MTF_LIST_MAX);
+        size_t need = (size_t)n * g * 8;
+        if (need > SCRATCH_BYTES - r->sused)
+                return SCRATCH_FULL;
+        uint8_t *base = scratch + r->sused;
+        for (unsigned j = i + 1; j <= i + g; j++) {
+                if (x->out_pos[k][j] != MTF_HIDDEN) {
+                        rec->v[x->out_pos[k][j]] = n;
+                        rec->var[x->var_slot[k][j]] = base + (size_t)(j - i - 1) * n * 8;
+                }
+        }
+        for (uint64_t o = 0; o < n; o++) {
+                for (unsigned j = i + 1; j <= i + g; j++) {
+                        unsigned c = c0 + j - 1;
+                        uint64_t v;
+                        int ret = read_num(r, mk, &mk->leaf[j], s->width[c], s->interp[c], s->a[c],
+                                           s->b[c], &cur[j], &v);
+                        if (ret)
+                                return ret;
+                        mtf_put(base + ((size_t)(j - i - 1) * n + o) * 8, v, 8, MTF_LE);
+                }
+        }
+        r->sused += need;
+        return 0;
+}
+
+/* A data record of kind k into rec. */
+static int read_data(struct rd *r, struct mtf_state *s, unsigned k, struct tm_rec *rec)
+{
+        const struct mtf_ctx *x = r->x;
+        const struct mtf_kind *mk = &x->lay.kind[k];
+        unsigned c0 = x->cell0[k];
+        uint64_t cur[MTF_LEAVES_MAX], val[MTF_LEAVES_MAX] = {0};
+        for (unsigned i = 1; i < mk->nleaves; i++)
+                cur[i] = s->cur[c0 + i - 1];
+        memset(rec, 0, sizeof *rec);
+        rec->kind = (uint32_t)x->schema_kind[k];
+        rec->section = s->section ? s->section - 1u : 0;
+        for (unsigned i = 1; i < mk->nleaves; i++) {
+                const struct mtf_leaf *lf = &mk->leaf[i];
+                unsigned c = c0 + i - 1, pos = x->out_pos[k][i];
+                int ret;
+                if (mtf_leaf_is_bytes(lf)) {
+                        uint64_t n = lf->width_of >= 0 ? val[lf->width_of] : lf->width;
+                        if (n > MTF_VAR_MAX)
+                                return field_err(r, r->raw + r->off, mk, lf,
+                                                 "%llu bytes, over %llu", n, MTF_VAR_MAX);
+                        if (r->avail - r->off < n)
+                                return NEED_MORE;
+                        rec->v[pos] = n;
+                        rec->var[x->var_slot[k][i]] = r->p + r->off;
+                        r->off += (size_t)n;
+                        continue;
+                }
+                ret = read_num(r, mk, lf, s->width[c], s->interp[c], s->a[c], s->b[c], &cur[i],
+                               &val[i]);
+                if (ret)
+                        return ret;
+                if (pos != MTF_HIDDEN)
+                        rec->v[pos] = val[i];
+                if (lf->rep) {
+                        if ((ret = read_repeat(r, s, k, i, val[i], cur, rec)))
+                                return ret;
+                        i += lf->rep;
+                }
+        }
+        for (unsigned i = 1; i < mk->nleaves; i++)
+                s->cur[c0 + i - 1] = cur[i];
+        return 0;
+}
+
+static int read_section(struct rd *r, struct mtf_state *s, const struct mtf_kind *k)
+{
+        uint64_t number;
+        int ret = read_fixed(r, k, 1, &number);
+        if (ret)
+                return ret;
+        for (unsigned i = 0; i < r->x->lay.nsections; i++) {
+                if (r->x->lay.section[i].number == number) {
+                        s->section = (uint16_t)(i + 1);
+                        return 0;
+                }
+        }
+        return tm_err_set(r->err, -EIO, "raw offset %llu: section %llu is not in the DTD",
+                          (unsigned long long)r->raw, (unsigned long long)number);
+}
+
+/* Apply a metadata record: property prop of field f of the kind tagged
+ * tag, with values v[0], v[1] (vw bytes wide). */
+static int apply_metadata(struct rd *r, struct mtf_state *s, uint64_t tag, uint64_t f,
+                          uint64_t prop, const uint64_t *v, unsigned vw)
+{
+        const struct mtf_ctx *x = r->x;
+        unsigned long long at = (unsigned long long)r->raw;
+        int k = tag > UINT32_MAX ? -1 : mtf_kind_by_tag(x, s->section, (uint32_t)tag);
+        if (k < 0 || x->lay.kind[k].role != MTF_R_DATA)
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: metadata for tag %llu, not a data record here",
+                                  at, (unsigned long long)tag);
+        const struct mtf_kind *mk = &x->lay.kind[k];
+        if (f < 1 || f >= mk->nleaves)
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: metadata for field %llu of '%s' (1..%u)", at,
+                                  (unsigned long long)f, mk->name, mk->nleaves - 1u);
+        const struct mtf_leaf *lf = &mk->leaf[f];
+        unsigned c = x->cell0[k] + (unsigned)f - 1;
+        unsigned in = prop == MTF_PROP_WIDTH_CODE ? s->interp[c] : (unsigned)prop;
+        unsigned w = prop == MTF_PROP_WIDTH_CODE ? (unsigned)(v[0] > 8 ? 9 : v[0]) : s->width[c];
+        int sec = in == MTF_I_SECTIONOFFSET || in == MTF_I_SECTIONSTRIDE;
+        if (mtf_leaf_is_bytes(lf))
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: metadata for '%s' of '%s', which is bytes", at,
+                                  lf->name, mk->name);
+        if (w > 8 || (sec && w == 0))
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: metadata gives '%s' of '%s' width %llu "
+                                  "(numbers: 0..8, 1..8 reading a section)",
+                                  at, lf->name, mk->name,
+                                  (unsigned long long)(prop ? w : v[0]));
+        if (prop != MTF_PROP_WIDTH_CODE && sec && !mtf_dsec_find(x, (uint32_t)v[0]))
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: metadata reads section %llu, not a data section",
+                                  at, (unsigned long long)v[0]);
+        if (prop == MTF_PROP_WIDTH_CODE)
+                s->width[c] = (uint8_t)w;
+        else
+                mtf_cell_set(s, c, in, v[0], sext(v[1], vw));
+        return 0;
+}
+
+/* metadata : (tag, record, field, property, value): one value for the
+ * width and most interpretations, none for none, two for the strides. */
+static int read_metadata(struct rd *r, struct mtf_state *s, const struct mtf_kind *k)
+{
+        uint64_t tag, f, prop, v[2] = {0, 0};
+        int ret;
+        if ((ret = read_fixed(r, k, 1, &tag)) || (ret = read_fixed(r, k, 2, &f)) ||
+            (ret = read_fixed(r, k, 3, &prop)))
+                return ret;
+        if (prop > MTF_I_SECTIONSTRIDE)
+                return tm_err_set(r->err, -EIO, "raw offset %llu: metadata property %llu (0..7)",
+                                  (unsigned long long)r->raw, (unsigned long long)prop);
+        unsigned nv = prop == MTF_I_NONE ? 0 : (prop == MTF_I_STRIDE || prop == MTF_I_SECTIONSTRIDE) + 1u;
+        for (unsigned i = 0; i < nv; i++)
+                if ((ret = read_fixed(r, k, 4, &v[i])))
+                        return ret;
+        return apply_metadata(r, s, tag, f, prop, v, k->leaf[4].width);
+}
+
+/* One record at r->p: *emitted says whether rec was filled. */
+static int read_record(struct rd *r, struct mtf_state *s, struct tm_rec *rec, int *emitted)
+{
+        const struct mtf_ctx *x = r->x;
+        unsigned tw = x->lay.tag_width;
+        *emitted = 0;
+        if (r->avail < tw)
+                return NEED_MORE;
+        uint64_t tag = get_uint(r->p, tw, x->byteorder);
+        r->off = tw;
+        int k = mtf_kind_by_tag(x, s->section, (uint32_t)tag);
+        if (k < 0)
+                return tm_err_set(r->err, -EIO, "raw offset %llu: unknown tag %llu in %s%s",
+                                  (unsigned long long)r->raw, (unsigned long long)tag,
+                                  s->section ? "section " : "the global section",
+                                  s->section ? x->lay.section[s->section - 1].name : "");
+        const struct mtf_kind *mk = &x->lay.kind[k];
+        if (mk->role == MTF_R_SECTION)
+                return read_section(r, s, mk);
+        if (mk->role == MTF_R_METADATA)
+                return read_metadata(r, s, mk);
+        int ret = read_data(r, s, (unsigned)k, rec);
+        *emitted = ret == 0;
+        return ret;
+}
+
+ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                   uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                   struct tm_err *err)
+{
+        const struct mtf_ctx *x = ctx;
+        struct mtf_state *s = (struct mtf_state *)st->b;
+        size_t pos = 0, n = 0, sused = 0;
+        *used = 0;
+        while (n < cap && pos < len) {
+                struct rd r = {.x = x, .p = in + pos, .avail = len - pos, .raw = raw_off + pos,
+                               .sused = sused, .err = err};
+                int emitted, ret = read_record(&r, s, &out[n], &emitted);
+                if (ret < 0)
+                        return ret;
+                if (ret == SCRATCH_FULL)
+                        break;
+                if (ret == NEED_MORE) {
+                        if (eof)
+                                return tm_err_set(err, -EIO, "raw offset %llu: truncated record",
+                                                  (unsigned long long)(raw_off + pos));
+                        break;
+                }
+                pos += r.off;
+                sused = r.sused;
+                n += (size_t)emitted;
+        }
+        *used = pos;
+        return (ssize_t)n;
+}
