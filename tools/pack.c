@@ -17,6 +17,7 @@
 
 #include "codecs/containers/container.h"
 #include "codecs/address/trace.h"
+#include "pack_heap.h"
 #include "tools.h"
 #include "views/feed.h"
 
@@ -513,6 +514,8 @@ int pack_main(int argc, char **argv)
 {
         struct pack_job j = {0};
         int help = 0;
+        if (pack_heap_wanted(argc, argv))
+                return pack_heap_main(argc, argv);
         if (pack_parse(argc, argv, &j.po, &help) < 0) {
                 pack_usage(stderr);
                 return TOOL_USAGE;

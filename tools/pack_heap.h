@@ -20,4 +20,12 @@
 int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
                  struct tm_err *err);
 
+/* Does the command line of tracetool pack (argv[0] = "pack") ask for a
+ * heap archive (OUT ends .hatf, .hatf.gz or .hatf.zst)? */
+int pack_heap_wanted(int argc, char **argv);
+
+/* tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]; returns the exit
+ * status (tools.h). */
+int pack_heap_main(int argc, char **argv);
+
 #endif

@@ -108,27 +108,28 @@ static int live_grow(struct tm_rstats_acc *a)
 static void live_add(struct tm_rstats_acc *a, uint64_t addr, uint64_t size)
 {
         struct tm_rstats *st = &a->st;
+        if (!st->live_overflow) {
+                if (st->live_n + 1 > TM_RSTATS_LIVE_MAX ||
+                    (2 * (st->live_n + 1) > a->cap && live_grow(a) < 0)) {
+                        st->live_overflow = 1;
+                } else {
+                        size_t j = slot_of(a, addr);
+                        while (a->addr[j] && a->addr[j] != addr)
+                                j = (j + 1) & (a->cap - 1);
+                        if (a->addr[j]) { /* allocated again without a free */
+                                st->live_n--;
+                                st->live_bytes -= a->size[j];
+                        }
+                        a->addr[j] = addr;
+                        a->size[j] = size;
+                }
+        }
         st->live_n++;
         st->live_bytes += size;
         if (st->live_n > st->max_live_n)
                 st->max_live_n = st->live_n;
         if (st->live_bytes > st->max_live_bytes)
                 st->max_live_bytes = st->live_bytes;
-        if (st->live_overflow || addr == 0)
-                return;
-        if ((st->live_n > TM_RSTATS_LIVE_MAX) || (2 * st->live_n > a->cap && live_grow(a) < 0)) {
-                st->live_overflow = 1;
-                return;
-        }
-        size_t j = slot_of(a, addr);
-        while (a->addr[j] && a->addr[j] != addr)
-                j = (j + 1) & (a->cap - 1);
-        if (a->addr[j]) { /* allocated twice without a free: the old one is gone */
-                st->live_n--;
-                st->live_bytes -= a->size[j];
-        }
-        a->addr[j] = addr;
-        a->size[j] = size;
 }
 
 /* Remove addr; returns 1 if it was live. Backward-shift deletion keeps
@@ -213,9 +214,10 @@ static void heap_add(struct tm_rstats_acc *a, const struct tm_rec *r)
         } else {
                 st->allocs++;
         }
-        if (!a->allocates[r->kind] || (role == K_REALLOC && addr == 0))
+        if (!a->allocates[r->kind] || addr == 0) /* 0: the request failed */
                 return;
         st->total_bytes += size;
+        st->sized++;
         unsigned b = size ? 64u - (unsigned)__builtin_clzll(size) : 0;
         st->size_hist[b < TM_RSTATS_HIST ? b : TM_RSTATS_HIST - 1]++;
         live_add(a, addr, size);
@@ -256,7 +258,7 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
 static size_t report_heap(const struct tm_rstats *st, char *dst, size_t cap)
 {
         size_t n = 0;
-        uint64_t made = st->allocs + st->reallocs;
+        uint64_t made = st->sized;
         OUT("\nheap (the columns of Table 3 of the HATF paper)\n");
         OUT("  total allocs       %" PRIu64 "\n", st->allocs);
         OUT("  total reallocs     %" PRIu64 "\n", st->reallocs);
@@ -309,10 +311,16 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
         for (unsigned k = 0; k < s->nkinds; k++)
                 OUT("  %-20s %" PRIu64 "\n", s->kind[k].name, st->kind_n[k]);
         OUT("\nfields (numbers): records with it, min, max\n");
-        for (unsigned f = 0; f < s->nfields; f++)
-                if (st->fseen[f])
+        for (unsigned f = 0; f < s->nfields; f++) {
+                if (!st->fseen[f])
+                        continue;
+                if (s->field[f].show == TM_SHOW_HEX)
+                        OUT("  %-20s %" PRIu64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", s->field[f].name,
+                            st->fseen[f], st->fmin[f], st->fmax[f]);
+                else
                         OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
+        }
         if (st->heap)
                 n += report_heap(st, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
         return n;

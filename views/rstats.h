@@ -11,10 +11,11 @@
  *   total bytes   sizes of alloc records, plus the new sizes of reallocs
  *                 that allocate (realloc_alloc_free, realloc_alloc) or
  *                 resize in place (realloc: the paper's count of bytes
- *                 requested)
+ *                 requested); requests whose address is 0 (failed) are
+ *                 not counted and make nothing live
  *   max objects   the most objects live at once
  *   max bytes     the most bytes live at once
- *   avg size      total bytes / (allocs + reallocs)
+ *   avg size      total bytes / the allocations and reallocs counted in it
  *
  * plus records per thread and per heap (the first TM_RSTATS_IDS ids seen;
  * the rest counted together) and a histogram of allocation sizes by
@@ -42,6 +43,7 @@ struct tm_rstats {
         /* heap family */
         int heap;
         uint64_t allocs, reallocs, frees, total_bytes;
+        uint64_t sized; /* records counted in total_bytes */
         uint64_t live_n, live_bytes, max_live_n, max_live_bytes;
         int live_overflow;
         uint64_t free_unknown; /* frees of addresses not live */

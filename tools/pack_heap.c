@@ -1,0 +1,359 @@
+/* pack_heap: heap traces in any input form -> a HATF archive.
+ *
+ * One pass over the input feeds every candidate encoder at once, each
+ * writing its own temporary file beside OUT through the container OUT's
+ * name asks for; the smallest file becomes OUT and the others are removed.
+ * With one encoding asked for there is one candidate. */
+#include "pack_heap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codecs/containers/container.h"
+#include "codecs/heap/hatf.h"
+#include "heapin/heapin.h"
+#include "tools.h"
+#include "views/rfeed.h"
+
+#define HEAD_MAX 4096
+#define READ_BUF (1u << 20)
+#define NENC 16
+
+struct cand {
+        const char *enc;
+        char *tmp;
+        int fd;
+        struct tm_cwriter *w;
+        struct tm_renc *e;
+        uint64_t raw; /* bytes the encoder wrote */
+        int failed;
+};
+
+struct job {
+        struct cand c[NENC];
+        unsigned n;
+        uint64_t records;
+        struct tm_err *err;
+        /* input */
+        int fd;
+        const char *name;
+        struct tm_cont *cont;
+        struct tm_creader *r;
+        uint8_t head[HEAD_MAX];
+        size_t headn, headpos;
+};
+
+static int cand_sink(void *arg, const void *buf, size_t n)
+{
+        struct cand *c = arg;
+        struct tm_err e;
+        c->raw += n;
+        if (tm_cwriter_write(c->w, buf, n, &e) < 0 || tm_cwriter_boundary(c->w, &e) < 0)
+                return -EIO;
+        return 0;
+}
+
+static int job_put(struct job *j, const struct tm_rec *r)
+{
+        for (unsigned i = 0; i < j->n; i++) {
+                int rc = tm_rcodec_hatf.enc_put(j->c[i].e, r, j->records, j->err);
+                if (rc < 0)
+                        return tm_err_prefix(j->err, "%s", j->name);
+        }
+        j->records++;
+        return 0;
+}
+
+/* Input bytes from the container reader or the pipe. */
+static ssize_t job_read_raw(struct job *j, void *buf, size_t n)
+{
+        if (j->r)
+                return tm_creader_read(j->r, buf, n, j->err);
+        for (;;) {
+                ssize_t k = read(j->fd, buf, n);
+                if (k >= 0 || errno != EINTR)
+                        return k < 0 ? tm_err_set(j->err, -errno, "%s: read: %s", j->name,
+                                                  strerror(errno))
+                                     : k;
+        }
+}
+
+/* Input bytes for the decoders: first the head already read, then the
+ * rest. */
+static ssize_t job_read(void *arg, void *buf, size_t n)
+{
+        struct job *j = arg;
+        if (j->headpos < j->headn) {
+                size_t c = j->headn - j->headpos < n ? j->headn - j->headpos : n;
+                memcpy(buf, j->head + j->headpos, c);
+                j->headpos += c;
+                return (ssize_t)c;
+        }
+        return job_read_raw(j, buf, n);
+}
+
+static int on_event(void *arg, const struct tm_heap_ev *ev)
+{
+        struct tm_rec r;
+        tm_heap_ev_to_rec(ev, &r);
+        return job_put(arg, &r);
+}
+
+/* A HATF input (or any record codec of the heap family). */
+static int from_records(struct job *j, const struct tm_rcodec *c)
+{
+        struct tm_schema s;
+        struct tm_rstate st;
+        void *ctx = NULL;
+        struct tm_rfeed f;
+        int hl = c->open(j->head, j->headn, j->name, &ctx, &s, &st, j->err);
+        if (hl < 0)
+                return tm_err_prefix(j->err, "%s", j->name);
+        if (strcmp(s.name, "heap") != 0 || tm_rfeed_init(&f, c, ctx) < 0) {
+                c->close(ctx);
+                return tm_err_set(j->err, -EINVAL, "%s: not a heap trace", j->name);
+        }
+        tm_rfeed_reset(&f, 0, st.b);
+        j->headpos = 0;
+        static struct tm_rec recs[256];
+        int rc = 0;
+        for (uint64_t skip = (uint64_t)hl;;) {
+                ssize_t n = tm_rfeed_decode(&f, recs, 256, j->err);
+                if (n < 0) {
+                        rc = tm_err_prefix(j->err, "%s", j->name);
+                        break;
+                }
+                for (ssize_t i = 0; i < n && rc == 0; i++)
+                        rc = job_put(j, &recs[i]);
+                if (rc < 0 || (n == 0 && f.eof))
+                        break;
+                if (n > 0)
+                        continue;
+                size_t room;
+                uint8_t *p = tm_rfeed_space(&f, &room);
+                ssize_t k = job_read(j, p, room);
+                if (k < 0) {
+                        rc = (int)k;
+                        break;
+                }
+                size_t s0 = skip < (uint64_t)k ? (size_t)skip : (size_t)k;
+                memmove(p, p + s0, (size_t)k - s0);
+                skip -= s0;
+                tm_rfeed_commit(&f, (size_t)k - s0);
+                f.eof = k == 0;
+        }
+        tm_rfeed_free(&f);
+        c->close(ctx);
+        return rc;
+}
+
+static int open_input(struct job *j, int fd, const char *name)
+{
+        struct stat sb;
+        j->fd = fd;
+        j->name = name;
+        if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+                int rc = tm_cont_open(fd, name, &j->cont, j->err);
+                if (rc == 0)
+                        rc = tm_creader_open(j->cont, &j->r, j->err);
+                if (rc < 0)
+                        return rc;
+        }
+        ssize_t k = 1;
+        while (j->headn < HEAD_MAX &&
+               (k = job_read_raw(j, j->head + j->headn, HEAD_MAX - j->headn)) > 0)
+                j->headn += (size_t)k;
+        return k < 0 ? (int)k : 0;
+}
+
+static int cand_open(struct job *j, struct cand *c, const char *enc, const char *out,
+                     enum tm_cont_kind kind)
+{
+        size_t len = strlen(out) + strlen(enc) + 16;
+        c->enc = enc;
+        c->fd = -1;
+        c->tmp = malloc(len);
+        if (!c->tmp)
+                return tm_err_set(j->err, -ENOMEM, "out of memory");
+        snprintf(c->tmp, len, "%s.%s.tmp", out, enc);
+        c->fd = open(c->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (c->fd < 0)
+                return tm_err_set(j->err, -errno, "%s: %s", c->tmp, strerror(errno));
+        struct tm_cwriter_opts wo = {0};
+        int rc = tm_cwriter_open(c->fd, c->tmp, kind, &wo, &c->w, j->err);
+        if (rc == 0)
+                rc = tm_rcodec_hatf.enc_open(enc, cand_sink, c, &c->e, j->err);
+        return rc;
+}
+
+/* Finish every candidate; keep the smallest as out. */
+static int job_finish(struct job *j, const char *out, FILE *msg)
+{
+        int best = -1;
+        off_t best_size = 0;
+        for (unsigned i = 0; i < j->n; i++) {
+                struct cand *c = &j->c[i];
+                struct tm_err e = {0};
+                int rc = tm_rcodec_hatf.enc_finish(c->e, &e);
+                c->e = NULL;
+                if (rc == 0)
+                        rc = tm_cwriter_close(c->w, &e);
+                c->w = NULL;
+                struct stat sb;
+                if (rc == 0 && fsync(c->fd) == 0 && fstat(c->fd, &sb) == 0 &&
+                    (best < 0 || sb.st_size < best_size)) {
+                        best = (int)i;
+                        best_size = sb.st_size;
+                } else if (rc < 0) {
+                        *j->err = e;
+                }
+        }
+        if (best < 0)
+                return j->err->code ? j->err->code : -EIO;
+        struct cand *b = &j->c[best];
+        if (rename(b->tmp, out) < 0)
+                return tm_err_set(j->err, -errno, "rename %s: %s", out, strerror(errno));
+        if (msg)
+                fprintf(msg,
+                        "tracetool pack: %s: %llu records, encoding %s: %llu bytes raw (%.2f a "
+                        "record), %lld packed (%.2f a record)\n",
+                        out, (unsigned long long)j->records, b->enc, (unsigned long long)b->raw,
+                        j->records ? (double)b->raw / (double)j->records : 0.0,
+                        (long long)best_size,
+                        j->records ? (double)best_size / (double)j->records : 0.0);
+        free(b->tmp);
+        b->tmp = NULL;
+        return 0;
+}
+
+static void job_free(struct job *j)
+{
+        for (unsigned i = 0; i < j->n; i++) {
+                struct cand *c = &j->c[i];
+                if (c->e)
+                        tm_rcodec_hatf.enc_free(c->e);
+                if (c->w) {
+                        struct tm_err e;
+                        tm_cwriter_close(c->w, &e);
+                }
+                if (c->fd >= 0)
+                        close(c->fd);
+                if (c->tmp) {
+                        unlink(c->tmp);
+                        free(c->tmp);
+                }
+        }
+        tm_creader_close(j->r);
+        tm_cont_close(j->cont);
+}
+
+int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
+                 struct tm_err *err)
+{
+        static struct job j;
+        memset(&j, 0, sizeof j);
+        j.err = err;
+        const struct tm_codec *ignored;
+        enum tm_cont_kind kind;
+        pack_guess(out_path, &ignored, &kind);
+        int rc = open_input(&j, fd, in_name);
+        const struct tm_rcodec *rc_codec = rc == 0 ? tm_rcodec_probe(j.head, j.headn) : NULL;
+        const char *form = rc == 0 ? heapin_detect(j.head, j.headn) : NULL;
+        if (rc == 0 && !rc_codec && !form)
+                rc = tm_err_set(err, -EMEDIUMTYPE,
+                                "%s: not a heap trace this build reads (HATF, glibc mtrace, "
+                                "heaptrack)%s",
+                                in_name, j.r ? "" : " (a pipe must be uncompressed)");
+        for (const char *const *e = hatf_encodings; rc == 0 && *e && j.n < NENC; e++) {
+                if (enc ? strcmp(enc, *e) != 0 : 0)
+                        continue;
+                rc = cand_open(&j, &j.c[j.n], *e, out_path, kind);
+                j.n++;
+        }
+        if (rc == 0 && j.n == 0)
+                rc = tm_err_set(err, -EINVAL, "unknown encoding '%s'", enc);
+        if (rc == 0 && rc_codec)
+                rc = from_records(&j, rc_codec);
+        else if (rc == 0 && strcmp(form, "mtrace") == 0)
+                rc = heapin_mtrace(job_read, &j, in_name, on_event, &j, err);
+        else if (rc == 0)
+                rc = heapin_heaptrack(job_read, &j, in_name, on_event, &j, err);
+        if (rc == 0)
+                rc = job_finish(&j, out_path, msg);
+        job_free(&j);
+        return rc;
+}
+
+/* ---- the command line: tracetool pack [-e ENC] IN OUT.hatf[.gz|.zst] ---- */
+
+int pack_heap_wanted(int argc, char **argv)
+{
+        if (argc < 2)
+                return 0;
+        const char *out = argv[argc - 1];
+        size_t n = strlen(out);
+        static const char *const suf[] = {".hatf", ".hatf.gz", ".hatf.zst"};
+        for (unsigned i = 0; i < 3; i++) {
+                size_t m = strlen(suf[i]);
+                if (n > m && strcmp(out + n - m, suf[i]) == 0)
+                        return 1;
+        }
+        return 0;
+}
+
+static void heap_usage(FILE *f)
+{
+        fprintf(f, "usage: tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]\n\n"
+                   "Pack the heap trace IN (HATF, a glibc mtrace log or a heaptrack file; plain,\n"
+                   "gzip or zstd; '-' is stdin, uncompressed) as HATF 1.0.\n\n"
+                   "  -e, --encoding NAME   one of:");
+        for (const char *const *e = hatf_encodings; *e; e++)
+                fprintf(f, " %s", *e);
+        fprintf(f, "\n                        (default: try them all, keep the smallest)\n"
+                   "  -h, --help            this help\n");
+}
+
+int pack_heap_main(int argc, char **argv)
+{
+        const char *enc = NULL;
+        int i = 1;
+        for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+                if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                        heap_usage(stdout);
+                        return TOOL_OK;
+                }
+                if ((strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--encoding") == 0) &&
+                    i + 1 < argc) {
+                        enc = argv[++i];
+                } else if (strncmp(argv[i], "--encoding=", 11) == 0) {
+                        enc = argv[i] + 11;
+                } else {
+                        fprintf(stderr, "tracetool pack: unknown option '%s'\n", argv[i]);
+                        heap_usage(stderr);
+                        return TOOL_USAGE;
+                }
+        }
+        if (argc - i != 2) {
+                heap_usage(stderr);
+                return TOOL_USAGE;
+        }
+        const char *in = argv[i], *out = argv[i + 1];
+        int fd = strcmp(in, "-") == 0 ? STDIN_FILENO : open(in, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, "tracetool pack: %s: %s\n", in, strerror(errno));
+                return TOOL_FAIL;
+        }
+        struct tm_err err = {0};
+        int rc = pack_heap_fd(fd, strcmp(in, "-") == 0 ? "<stdin>" : in, out, enc, stderr, &err);
+        if (fd != STDIN_FILENO)
+                close(fd);
+        if (rc < 0) {
+                fprintf(stderr, "tracetool pack: %s\n", err.msg);
+                return rc == -EINVAL && !err.msg[0] ? TOOL_USAGE : TOOL_FAIL;
+        }
+        return TOOL_OK;
+}
