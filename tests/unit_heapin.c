@@ -156,8 +156,8 @@ static void expect_ev(const struct evs *e, size_t i, unsigned kind, uint64_t siz
         if (e->ev[i].kind != kind)
                 fail_msg("event %zu: kind %u, want %u", i, e->ev[i].kind, kind);
         if (kind != TM_HK_FREE && kind != TM_HK_COMMENT && e->ev[i].size != size)
-                fail_msg("event %zu: size %llu, want %llu", i,
-                         (unsigned long long)e->ev[i].size, (unsigned long long)size);
+                fail_msg("event %zu: size %llu, want %llu", i, (unsigned long long)e->ev[i].size,
+                         (unsigned long long)size);
         assert_int_equal(e->ev[i].thread, 0);
         assert_int_equal(e->ev[i].heap, 0);
 }
@@ -247,9 +247,8 @@ static void test_mtrace_forms(void **unused)
         static struct evs e;
         struct tm_err err;
         /* no caller (glibc had none), a caller not in any object, a size of 0 */
-        assert_int_equal(run_str(heapin_mtrace, "+ 0x10 0x5\n@ [0x7f0012] - 0x10\n+ 0x20 0\n",
-                                 &e, &err),
-                         0);
+        assert_int_equal(
+            run_str(heapin_mtrace, "+ 0x10 0x5\n@ [0x7f0012] - 0x10\n+ 0x20 0\n", &e, &err), 0);
         assert_int_equal(e.n, 3);
         expect_ev(&e, 0, TM_HK_ALLOC, 5);
         assert_int_equal(e.ev[0].addr, 0x10);
@@ -260,9 +259,9 @@ static void test_mtrace_forms(void **unused)
         expect_ev(&e, 2, TM_HK_ALLOC, 0);
 
         /* a file name holding "] + " and spaces: the last "] op " ends it */
-        assert_int_equal(run_str(heapin_mtrace,
-                                 "@ /a dir/x] + y:(f+1a)[0x10] - 0xffffffffffffffff\n", &e, &err),
-                         0);
+        assert_int_equal(
+            run_str(heapin_mtrace, "@ /a dir/x] + y:(f+1a)[0x10] - 0xffffffffffffffff\n", &e, &err),
+            0);
         assert_int_equal(e.n, 1);
         expect_ev(&e, 0, TM_HK_FREE, 0);
         assert_string_equal(e.attr[0], "/a dir/x] + y:(f+1a)[0x10]");
@@ -270,9 +269,9 @@ static void test_mtrace_forms(void **unused)
 
         /* glibc before 2.34 wrote '>' without the caller; the pair takes
          * the caller of '<' */
-        assert_int_equal(run_str(heapin_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n> 0x30 0x40\n= End\n",
-                                 &e, &err),
-                         0);
+        assert_int_equal(
+            run_str(heapin_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n> 0x30 0x40\n= End\n", &e, &err),
+            0);
         assert_int_equal(e.n, 1);
         expect_ev(&e, 0, TM_HK_REALLOC_ALLOC_FREE, 0x40);
         assert_int_equal(e.ev[0].addr, 0x10);
@@ -281,9 +280,8 @@ static void test_mtrace_forms(void **unused)
         assert_string_equal(e.attr[0], "./p:[0x1]");
 
         /* the outcomes glibc never writes as a pair, by hand */
-        assert_int_equal(run_str(heapin_mtrace, "< (nil)\n> 0x30 0x40\n< 0x30\n> (nil) 0\n", &e,
-                                 &err),
-                         0);
+        assert_int_equal(
+            run_str(heapin_mtrace, "< (nil)\n> 0x30 0x40\n< 0x30\n> (nil) 0\n", &e, &err), 0);
         assert_int_equal(e.n, 2);
         expect_ev(&e, 0, TM_HK_REALLOC_ALLOC, 0x40);
         assert_int_equal(e.ev[0].addr, 0);
@@ -357,9 +355,8 @@ static void test_mtrace_errors(void **unused)
 
         /* the callback stops the reader with its own value */
         e.stop_at = 1;
-        assert_int_equal(run_all(heapin_mtrace, "+ 0x10 0x5\n+ 0x20 0x5\n+ 0x30 0x5\n", 33, &e,
-                                 &err),
-                         7);
+        assert_int_equal(
+            run_all(heapin_mtrace, "+ 0x10 0x5\n+ 0x20 0x5\n+ 0x30 0x5\n", 33, &e, &err), 7);
         assert_int_equal(e.n, 1);
 }
 
@@ -373,24 +370,24 @@ static const struct {
         uint64_t size;
         int frees; /* index in this table of the alloc freed, or -1 */
 } ht_want[] = {
-    {TM_HK_ALLOC, 17, -1},  /* 0  a = malloc(17) */
-    {TM_HK_FREE, 0, 0},     /* 1  realloc(a, 4000): free a, */
+    {TM_HK_ALLOC, 17, -1},   /* 0  a = malloc(17) */
+    {TM_HK_FREE, 0, 0},      /* 1  realloc(a, 4000): free a, */
     {TM_HK_ALLOC, 4000, -1}, /* 2    then alloc */
-    {TM_HK_ALLOC, 24, -1},  /* 3  calloc(3, 8) */
-    {TM_HK_ALLOC, 100, -1}, /* 4  realloc(NULL, 100) */
-    {TM_HK_FREE, 0, 4},     /* 5  realloc(c, 50) */
-    {TM_HK_ALLOC, 50, -1},  /* 6 */
-    {TM_HK_FREE, 0, 2},     /* 7  free(a) */
-    {TM_HK_ALLOC, 0, -1},   /* 8  malloc(0) */
-    {TM_HK_FREE, 0, 8},     /* 9 */
-    {TM_HK_ALLOC, 128, -1}, /* 10 aligned_alloc(64, 128) */
-    {TM_HK_FREE, 0, 10},    /* 11 */
-    {TM_HK_ALLOC, 48, -1},  /* 12 posix_memalign(32, 48) */
-    {TM_HK_FREE, 0, 12},    /* 13 */
-    {TM_HK_FREE, 0, 6},     /* 14 free(c), after the pause */
-    {TM_HK_ALLOC, 6, -1},   /* 15 strdup */
-    {TM_HK_FREE, 0, 15},    /* 16 */
-    {TM_HK_ALLOC, 33, -1},  /* 17 the leak */
+    {TM_HK_ALLOC, 24, -1},   /* 3  calloc(3, 8) */
+    {TM_HK_ALLOC, 100, -1},  /* 4  realloc(NULL, 100) */
+    {TM_HK_FREE, 0, 4},      /* 5  realloc(c, 50) */
+    {TM_HK_ALLOC, 50, -1},   /* 6 */
+    {TM_HK_FREE, 0, 2},      /* 7  free(a) */
+    {TM_HK_ALLOC, 0, -1},    /* 8  malloc(0) */
+    {TM_HK_FREE, 0, 8},      /* 9 */
+    {TM_HK_ALLOC, 128, -1},  /* 10 aligned_alloc(64, 128) */
+    {TM_HK_FREE, 0, 10},     /* 11 */
+    {TM_HK_ALLOC, 48, -1},   /* 12 posix_memalign(32, 48) */
+    {TM_HK_FREE, 0, 12},     /* 13 */
+    {TM_HK_FREE, 0, 6},      /* 14 free(c), after the pause */
+    {TM_HK_ALLOC, 6, -1},    /* 15 strdup */
+    {TM_HK_FREE, 0, 15},     /* 16 */
+    {TM_HK_ALLOC, 33, -1},   /* 17 the leak */
 };
 #define HT_WANT (sizeof ht_want / sizeof ht_want[0])
 
@@ -523,6 +520,10 @@ static void test_heaptrack_forms(void **unused)
         memset(big + 15 + n, '1', HEAPIN_LINE_MAX);
         strcpy(big + 15 + n + HEAPIN_LINE_MAX, "\n");
         expect_error(heapin_heaptrack, big, -EIO, "line 3 ", "longer than", NULL);
+        /* nor the first line, which must be the version */
+        memset(big, 's', HEAPIN_LINE_MAX + 1);
+        strcpy(big + HEAPIN_LINE_MAX + 1, "\nv 10400 3\n");
+        expect_error(heapin_heaptrack, big, -EIO, "line 1 ", "longer than", NULL);
 }
 
 static void test_heaptrack_errors(void **unused)
@@ -548,8 +549,7 @@ static void test_heaptrack_errors(void **unused)
                      "unknown line type 'Q'", NULL);
         expect_error(heapin_heaptrack, "v 10400 3\nx 3 abc\n+ 1g 1 2\n", -EIO, "line 3 ",
                      "bad '+' line", NULL);
-        expect_error(heapin_heaptrack, "v 10400 3\nx 3 abc\n+ 1 2\n", -EIO, "bad '+' line",
-                     NULL);
+        expect_error(heapin_heaptrack, "v 10400 3\nx 3 abc\n+ 1 2\n", -EIO, "bad '+' line", NULL);
         expect_error(heapin_heaptrack, "v 10400 3\nc\n", -EIO, "line 2 ", "bad 'c' line", NULL);
         expect_error(heapin_heaptrack, "v 10400 3\nc  5\n", -EIO, "bad 'c' line", NULL);
         expect_error(heapin_heaptrack, "v 10400 3\nv 10400 3\n", -EIO, "line 2 ", "second", NULL);
@@ -584,7 +584,7 @@ static void test_detect(void **unused)
         assert_string_equal(D("v 10600 4\n"), "heaptrack"); /* rejected by the reader */
         assert_null(D(""));
         assert_null(D("hello\n"));
-        assert_null(D("+ 11 8 55aa\n"));       /* a heaptrack line, no version line */
+        assert_null(D("+ 11 8 55aa\n")); /* a heaptrack line, no version line */
         assert_null(D("v 1040g 3\n"));
         assert_null(D("= Started\n"));
         assert_null(D("\x00\x01HATF\n"));
@@ -595,10 +595,10 @@ static void test_detect(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_mtrace_recording),    cmocka_unit_test(test_mtrace_forms),
-            cmocka_unit_test(test_mtrace_errors),       cmocka_unit_test(test_heaptrack_interpreted),
-            cmocka_unit_test(test_heaptrack_raw),       cmocka_unit_test(test_heaptrack_forms),
-            cmocka_unit_test(test_heaptrack_errors),    cmocka_unit_test(test_detect),
+            cmocka_unit_test(test_mtrace_recording), cmocka_unit_test(test_mtrace_forms),
+            cmocka_unit_test(test_mtrace_errors),    cmocka_unit_test(test_heaptrack_interpreted),
+            cmocka_unit_test(test_heaptrack_raw),    cmocka_unit_test(test_heaptrack_forms),
+            cmocka_unit_test(test_heaptrack_errors), cmocka_unit_test(test_detect),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,16 +19,17 @@ int heapin_lines_open(struct heapin_lines *l, heapin_read_fn rd, void *rarg, con
         l->name = name ? name : "(input)";
         /* a whole line, its newline, a read behind it, and room for a NUL */
         l->cap = (size_t)HEAPIN_LINE_MAX + 1 + LINES_CHUNK + 1;
-        l->buf = malloc(l->cap);
+        l->buf = malloc(l->cap + HEAPIN_LINE_MAX + 1);
         if (!l->buf)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", l->name);
+        l->text = l->buf + l->cap;
         return 0;
 }
 
 void heapin_lines_close(struct heapin_lines *l)
 {
         free(l->buf);
-        l->buf = NULL;
+        l->buf = l->text = NULL;
 }
 
 int heapin_lines_err(const struct heapin_lines *l, struct tm_err *err, int code, const char *fmt,
@@ -81,8 +82,9 @@ static int lines_skip(struct heapin_lines *l, struct tm_err *err)
                         return rc;
                 if (l->eof) {
                         lines_enter(l);
-                        return heapin_lines_err(l, err, -EIO, "truncated: the input ends "
-                                                              "inside this line");
+                        return heapin_lines_err(l, err, -EIO,
+                                                "truncated: the input ends "
+                                                "inside this line");
                 }
                 char *nl = memchr(l->buf, '\n', l->end);
                 if (nl) {
@@ -95,14 +97,15 @@ static int lines_skip(struct heapin_lines *l, struct tm_err *err)
         }
 }
 
-int heapin_lines_next(struct heapin_lines *l, const char **line, size_t *len,
-                      int (*skip)(char first), struct tm_err *err)
+/* The next line for heapin_lines_each: 1 with *line and *len, 0 at the
+ * end, or a negative errno. */
+static int lines_next(struct heapin_lines *l, const char **line, size_t *len, struct tm_err *err)
 {
         for (;;) {
                 char *nl = memchr(l->buf + l->scan, '\n', l->end - l->scan);
                 size_t have = (nl ? (size_t)(nl - l->buf) : l->end) - l->start;
                 if (have > HEAPIN_LINE_MAX) {
-                        if (skip && skip(l->buf[l->start])) {
+                        if (l->skip && l->skip(l->buf[l->start])) {
                                 if (nl) { /* all of it is here: just step over */
                                         lines_enter(l);
                                         l->start = l->scan = (size_t)(nl - l->buf) + 1;
@@ -144,6 +147,22 @@ int heapin_lines_next(struct heapin_lines *l, const char **line, size_t *len,
                 }
                 int rc = lines_fill(l, l->cap - 1 - l->end, err);
                 if (rc < 0)
+                        return rc;
+        }
+}
+
+int heapin_lines_each(struct heapin_lines *l,
+                      int (*fn)(void *st, const char *line, size_t len, struct tm_err *err),
+                      void *st, struct tm_err *err)
+{
+        for (;;) {
+                const char *line = NULL;
+                size_t len = 0;
+                int rc = lines_next(l, &line, &len, err);
+                if (rc <= 0)
+                        return rc;
+                rc = fn(st, line, len, err);
+                if (rc != 0)
                         return rc;
         }
 }

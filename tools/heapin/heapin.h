@@ -68,7 +68,7 @@ int heapin_mtrace(heapin_read_fn rd, void *rarg, const char *name, heapin_event_
 
 /* The same for a heaptrack data file (raw or interpreted, told apart by
  * its lines). */
-int heapin_heaptrack(heapin_read_fn rd, void *rarg, const char *name, heapin_event_fn fn,
-                     void *arg, struct tm_err *err);
+int heapin_heaptrack(heapin_read_fn rd, void *rarg, const char *name, heapin_event_fn fn, void *arg,
+                     struct tm_err *err);
 
 #endif

@@ -11,14 +11,20 @@ struct heapin_lines {
         heapin_read_fn rd;
         void *rarg;
         const char *name;
-        char *buf;          /* HEAPIN_LINE_MAX + 1 + a read's worth */
-        size_t cap;         /* bytes in buf */
-        size_t start, end;  /* unread bytes are buf[start..end) */
-        size_t scan;        /* buf[start..scan) holds no newline */
-        int eof;            /* rd returned 0 */
-        uint64_t line;      /* number of the line last returned, 1-based */
-        uint64_t off;       /* byte offset of that line's first byte */
-        uint64_t next_off;  /* byte offset of the next line */
+        /* Lines longer than HEAPIN_LINE_MAX whose first byte skip() accepts
+         * are passed over instead of being an error; NULL: none is. The
+         * reader may set it between lines. */
+        int (*skip)(char first);
+        char *text;        /* HEAPIN_LINE_MAX + 1 bytes of scratch for the
+                            * reader: a caller kept across lines, a comment */
+        char *buf;         /* HEAPIN_LINE_MAX + 1 + a read's worth */
+        size_t cap;        /* bytes in buf */
+        size_t start, end; /* unread bytes are buf[start..end) */
+        size_t scan;       /* buf[start..scan) holds no newline */
+        int eof;           /* rd returned 0 */
+        uint64_t line;     /* number of the line last returned, 1-based */
+        uint64_t off;      /* byte offset of that line's first byte */
+        uint64_t next_off; /* byte offset of the next line */
 };
 
 /* Set l up to read from rd; 0 or -ENOMEM (err set). */
@@ -27,14 +33,15 @@ int heapin_lines_open(struct heapin_lines *l, heapin_read_fn rd, void *rarg, con
 
 void heapin_lines_close(struct heapin_lines *l);
 
-/* The next line, without its newline, NUL-terminated in l's buffer (it may
- * hold NULs of its own: use *len) and valid until the next call: 1, or 0
- * at the end of the input, or a negative errno with err set. A line that
- * ends without a newline is -EIO "truncated". A line longer than
- * HEAPIN_LINE_MAX is -EIO, unless skip(its first byte) is nonzero (skip may
- * be NULL): it is then passed over and the line after it returned. */
-int heapin_lines_next(struct heapin_lines *l, const char **line, size_t *len,
-                      int (*skip)(char first), struct tm_err *err);
+/* Call fn(st, line, len, err) for each line to the end of the input: the
+ * line without its newline, NUL-terminated in l's buffer (it may hold NULs
+ * of its own: use len) and valid until fn returns. Returns 0 at the end,
+ * fn's return value if nonzero, or a negative errno with err set: a last
+ * line without a newline is -EIO "truncated", a line longer than
+ * HEAPIN_LINE_MAX is -EIO unless l->skip accepts it. */
+int heapin_lines_each(struct heapin_lines *l,
+                      int (*fn)(void *st, const char *line, size_t len, struct tm_err *err),
+                      void *st, struct tm_err *err);
 
 /* err = code and "<name>: line N (byte offset B): <fmt...>" for the line
  * last returned; returns code. */

@@ -62,7 +62,6 @@ struct ht {
         struct ht_node *node;
         size_t nnode, cnode;
         uint32_t free_node; /* index + 1 of the first unused node, 0 if none */
-        char *text;         /* HEAPIN_LINE_MAX + 1, for comments */
 };
 
 /* Split the fields after the letter of line into hex numbers: their count,
@@ -126,10 +125,10 @@ static int ht_emit(struct ht *h, unsigned kind, uint64_t size, uint64_t addr, co
 /* A comment: prefix, then s[0..n). */
 static int ht_comment(struct ht *h, const char *prefix, const char *s, size_t n)
 {
-        int k = snprintf(h->text, HEAPIN_LINE_MAX + 1, "%s%.*s", prefix, (int)n, s);
+        int k = snprintf(h->lines.text, HEAPIN_LINE_MAX + 1, "%s%.*s", prefix, (int)n, s);
         size_t len = k < 0 ? 0 : (size_t)k > HEAPIN_LINE_MAX ? HEAPIN_LINE_MAX : (size_t)k;
-        struct tm_heap_ev ev = {.kind = TM_HK_COMMENT, .attr = (const uint8_t *)h->text,
-                                .attr_len = len};
+        struct tm_heap_ev ev = {
+            .kind = TM_HK_COMMENT, .attr = (const uint8_t *)h->lines.text, .attr_len = len};
         return h->fn(h->arg, &ev);
 }
 
@@ -239,12 +238,17 @@ static int ht_version(struct ht *h, const char *line, size_t len, struct tm_err 
         return 0;
 }
 
-static int ht_line(struct ht *h, const char *line, size_t len, struct tm_err *err)
+static int ht_line(void *st, const char *line, size_t len, struct tm_err *err)
 {
+        struct ht *h = st;
         struct heapin_lines *l = &h->lines;
         uint64_t v[HT_FIELDS_MAX];
-        if (l->line == 1)
+        if (l->line == 1) {
+                /* the version line decides how to read the rest: it is
+                 * never skipped, long lines after it may be */
+                l->skip = ht_skip_long;
                 return ht_version(h, line, len, err);
+        }
         if (len == 0) /* heaptrack_interpret writes one before its '#' summary */
                 return 0;
         char c = line[0];
@@ -294,8 +298,9 @@ static int ht_line(struct ht *h, const char *line, size_t len, struct tm_err *er
                         return ht_emit(h, TM_HK_FREE, 0, v[0], NULL, 0);
                 if (h->mode == HT_INTERPRETED)
                         return ht_free_info(h, v[0], err);
-                return heapin_lines_err(l, err, -EIO, "'-' before any line that tells a raw "
-                                                      "file from an interpreted one");
+                return heapin_lines_err(l, err, -EIO,
+                                        "'-' before any line that tells a raw "
+                                        "file from an interpreted one");
         }
         if (strchr("ca+-", c) && c != '\0')
                 return heapin_lines_err(l, err, -EIO, "bad '%c' line", c);
@@ -303,34 +308,16 @@ static int ht_line(struct ht *h, const char *line, size_t len, struct tm_err *er
                                 (unsigned char)c >= ' ' && (unsigned char)c < 0x7f ? c : '?');
 }
 
-int heapin_heaptrack(heapin_read_fn rd, void *rarg, const char *name, heapin_event_fn fn,
-                     void *arg, struct tm_err *err)
+int heapin_heaptrack(heapin_read_fn rd, void *rarg, const char *name, heapin_event_fn fn, void *arg,
+                     struct tm_err *err)
 {
         struct ht h = {.fn = fn, .arg = arg};
         int rc = heapin_lines_open(&h.lines, rd, rarg, name, err);
         if (rc < 0)
                 return rc;
-        h.text = malloc(HEAPIN_LINE_MAX + 1);
-        if (!h.text) {
-                rc = tm_err_set(err, -ENOMEM, "%s: out of memory", h.lines.name);
-                goto out;
-        }
-        for (;;) {
-                const char *line;
-                size_t len;
-                /* the version line decides how to read the rest: never skipped */
-                rc = heapin_lines_next(&h.lines, &line, &len, h.lines.line ? ht_skip_long : NULL,
-                                       err);
-                if (rc <= 0)
-                        break;
-                rc = ht_line(&h, line, len, err);
-                if (rc != 0)
-                        goto out;
-        }
+        rc = heapin_lines_each(&h.lines, ht_line, &h, err);
         if (rc == 0 && h.lines.line == 0)
                 rc = tm_err_set(err, -EIO, "%s: empty: no heaptrack version line", h.lines.name);
-out:
-        free(h.text);
         free(h.info);
         free(h.node);
         heapin_lines_close(&h.lines);

@@ -60,9 +60,9 @@ static const char *mt_parse(const char *line, size_t len, struct mt_line *m)
                  * anything; what follows it cannot hold "] ", so the last
                  * "] <op> " ends it. */
                 size_t i = len - 1;
-                while (i > 2 && !(line[i] == ']' && i + 3 < len && line[i + 1] == ' ' &&
-                                  line[i + 2] != '\0' && strchr("+-<>!", line[i + 2]) &&
-                                  line[i + 3] == ' '))
+                while (i > 2 &&
+                       !(line[i] == ']' && i + 3 < len && line[i + 1] == ' ' &&
+                         line[i + 2] != '\0' && strchr("+-<>!", line[i + 2]) && line[i + 3] == ' '))
                         i--;
                 if (i <= 2)
                         return "no operation (+ - < > !) after the caller";
@@ -106,8 +106,7 @@ struct mt {
          * (copied: the line buffer moves on) */
         int pending;
         uint64_t old, old_line;
-        char *text; /* HEAPIN_LINE_MAX + 1: the caller of '<', or a comment */
-        size_t text_len;
+        size_t text_len; /* the caller of '<' is in lines.text */
 };
 
 static int mt_emit(struct mt *t, unsigned kind, uint64_t size, uint64_t addr, uint64_t new_addr,
@@ -136,12 +135,12 @@ static int mt_comment(struct mt *t, const struct mt_line *m, uint64_t line)
         else
                 snprintf(what, sizeof what, "realloc of %#llx to %#llx bytes",
                          (unsigned long long)m->ptr, (unsigned long long)m->size);
-        int n = snprintf(t->text, HEAPIN_LINE_MAX + 1, "mtrace line %llu: %s failed%s%.*s%s",
-                         (unsigned long long)line, what, m->caller ? " (" : "",
-                         (int)m->caller_len, m->caller ? m->caller : "", m->caller ? ")" : "");
+        int n = snprintf(t->lines.text, HEAPIN_LINE_MAX + 1, "mtrace line %llu: %s failed%s%.*s%s",
+                         (unsigned long long)line, what, m->caller ? " (" : "", (int)m->caller_len,
+                         m->caller ? m->caller : "", m->caller ? ")" : "");
         /* snprintf cut a caller near HEAPIN_LINE_MAX: keep what fits */
         size_t len = n < 0 ? 0 : (size_t)n > HEAPIN_LINE_MAX ? HEAPIN_LINE_MAX : (size_t)n;
-        return mt_emit(t, TM_HK_COMMENT, 0, 0, 0, 0, t->text, len);
+        return mt_emit(t, TM_HK_COMMENT, 0, 0, 0, 0, t->lines.text, len);
 }
 
 /* The realloc outcome of '<' OLD then '>' NEW: glibc writes the pair only
@@ -157,8 +156,9 @@ static unsigned mt_realloc_kind(uint64_t old, uint64_t new_addr)
         return old == new_addr ? TM_HK_REALLOC : TM_HK_REALLOC_ALLOC_FREE;
 }
 
-static int mt_line(struct mt *t, const char *line, size_t len, struct tm_err *err)
+static int mt_line(void *st, const char *line, size_t len, struct tm_err *err)
 {
+        struct mt *t = st;
         struct heapin_lines *l = &t->lines;
         struct mt_line m;
         const char *bad = mt_parse(line, len, &m);
@@ -185,7 +185,7 @@ static int mt_line(struct mt *t, const char *line, size_t len, struct tm_err *er
                 t->old_line = l->line;
                 t->text_len = m.caller_len;
                 if (m.caller_len)
-                        memcpy(t->text, m.caller, m.caller_len);
+                        memcpy(t->lines.text, m.caller, m.caller_len);
                 return 0;
         default: /* '>' */
                 if (!t->pending)
@@ -193,7 +193,7 @@ static int mt_line(struct mt *t, const char *line, size_t len, struct tm_err *er
                                                 "realloc '>' without the '<' line before it");
                 t->pending = 0;
                 return mt_emit(t, mt_realloc_kind(t->old, m.ptr), m.size, t->old, m.ptr,
-                               t->old_line, t->text, t->text_len);
+                               t->old_line, t->lines.text, t->text_len);
         }
 }
 
@@ -204,28 +204,12 @@ int heapin_mtrace(heapin_read_fn rd, void *rarg, const char *name, heapin_event_
         int rc = heapin_lines_open(&t.lines, rd, rarg, name, err);
         if (rc < 0)
                 return rc;
-        t.text = malloc(HEAPIN_LINE_MAX + 1);
-        if (!t.text) {
-                rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t.lines.name);
-                goto out;
-        }
-        for (;;) {
-                const char *line;
-                size_t len;
-                rc = heapin_lines_next(&t.lines, &line, &len, NULL, err);
-                if (rc <= 0)
-                        break;
-                rc = mt_line(&t, line, len, err);
-                if (rc != 0)
-                        goto out;
-        }
+        rc = heapin_lines_each(&t.lines, mt_line, &t, err);
         if (rc == 0 && t.pending)
                 rc = heapin_lines_err(&t.lines, err, -EIO,
                                       "the input ends after the realloc '<' of line %llu, "
                                       "before its '>'",
                                       (unsigned long long)t.old_line);
-out:
-        free(t.text);
         heapin_lines_close(&t.lines);
         return rc;
 }
