@@ -48,7 +48,13 @@
  * numbers, a 2-byte length and 65535 bytes of attributes. */
 #define ENC_OUT_CAP (ENC_FLUSH + 6 * 24 + 1 + 7 * 8 + 2 + 65535)
 #define ENC_REEVAL 32                /* re-decide a non-none setting this often */
+#define ENC_SCAN 32                  /* occurrences of a field one candidate's scan looks at */
 #define ENC_MAX_LEN 65535u           /* comment and attribute bytes (2-byte length) */
+
+/* Candidate slots: numbers: none 1/2/4/8, default, baseOffset 1/2/4,
+ * delta 1/2/4, stride; attributes: the widths of attr_cands, default. */
+enum { SLOT_NONE = 0, SLOT_DEFAULT = 4, SLOT_BO = 5, SLOT_DELTA = 8, SLOT_STRIDE = 11,
+       SLOT_N = 12 };
 
 #define WB(code) (1u << (code)) /* a width code as a bit of a width set */
 
@@ -83,7 +89,13 @@ struct tm_renc {
         struct hatf_state st; /* the decoder's state after what we wrote */
         uint8_t nw[HATF_NF];  /* the none width a field returns to */
         uint8_t since[HATF_NF]; /* records since the field's last decision */
+        uint64_t occn[HATF_NF]; /* records written that carry the field */
+        /* per field and candidate slot (SLOT_*): the last occurrence still
+         * inside a run that candidate was found to have and did not win;
+         * a run starting later inside it is a part of it, so no better */
+        uint64_t until[HATF_NF][SLOT_N];
         int started;          /* prologue written */
+        int forced;           /* deciding because the setting cannot encode the record */
 
         struct pend ring[ENC_WINDOW];
         size_t head, npend;
@@ -355,23 +367,27 @@ struct cand {
 };
 
 /* How many records in a row from window record 0 state fs encodes, and
- * what it saves on them against the baseline (*gain). Stops at the first
- * record it cannot encode and after the window. */
+ * what it saves against the baseline (*gain) over the best prefix of that
+ * run: a setting is left where staying stops paying, so a wide "none"
+ * that holds everything is not charged for the small values after the
+ * one that needed it. Stops at the first record it cannot encode, after
+ * ENC_SCAN records (longer runs pay for any switch) and after the window. */
 static unsigned sim_run(struct tm_renc *e, unsigned f, struct hatf_fstate fs, long *gain)
 {
         unsigned run = 0;
-        long g = 0;
+        long g = 0, best = LONG_MIN;
         struct occ o;
-        for (size_t i = 0; i < e->npend; i++) {
+        for (size_t i = 0; i < e->npend && run < ENC_SCAN; i++) {
                 if (!pend_occ(e, i, f, &o))
                         continue;
                 unsigned c = occ_cost(&fs, f, &o); /* fs's width: prev does not change it */
                 if (!occ_fits(&fs, f, &o))
                         break;
                 g += (long)occ_base(e, f, &o) - (long)c;
+                best = g > best ? g : best;
                 run++;
         }
-        *gain = g;
+        *gain = best;
         return run;
 }
 
@@ -385,10 +401,25 @@ static long back_cost(const struct tm_renc *e, unsigned f, const struct hatf_fst
 
 /* Consider setting m for field f, whose first occurrence is o0; keep it in
  * *best if it gains more. cur_cost: bytes o0 takes in the current setting
- * (UINT_MAX if that cannot encode it). */
-static void try_mode(struct tm_renc *e, unsigned f, const struct mode *m, const struct occ *o0,
-                     unsigned cur_cost, struct cand *best)
+ * (UINT_MAX if that cannot encode it). The run is measured on the setting
+ * itself; the metadata that reaches it is planned, and applied to a copy
+ * with hatf_meta_apply, only for a candidate that may win. */
+static void try_mode(struct tm_renc *e, unsigned f, unsigned slot, const struct mode *m,
+                     const struct occ *o0, unsigned cur_cost, struct cand *best)
 {
+        int zero = m->interp == HATF_I_DEFAULT || m->interp == HATF_I_STRIDE;
+        struct hatf_fstate d = {.interp = m->interp, .width = zero ? 0 : m->width,
+                                .arg = m->arg, .prev = m->a3};
+        struct hatf_fstate probe = d;
+        /* not scanned unless it encodes o0 more cheaply than now */
+        if (occ_cost(&d, f, o0) >= cur_cost || !occ_fits(&probe, f, o0))
+                return;
+        long g;
+        unsigned run = sim_run(e, f, d, &g);
+        /* a stride run's last value may start the next run */
+        e->until[f][slot] = e->occn[f] + run - (run > 1 && slot == SLOT_STRIDE ? 2 : 1);
+        if (best->have && g - 4 <= best->gain)
+                return; /* any metadata costs at least 4 bytes */
         struct cand c;
         const struct hatf_fstate *cur = &e->st.f[f];
         c.mlen = meta_plan(cur, f, m, c.meta);
@@ -396,13 +427,6 @@ static void try_mode(struct tm_renc *e, unsigned f, const struct mode *m, const 
                 return; /* that is the current setting, already considered */
         c.st = *cur;
         meta_apply_all(&c.st, f, c.meta, c.mlen);
-        struct hatf_fstate probe = c.st;
-        /* not scanned unless it encodes o0 more cheaply than now */
-        if (occ_cost(&probe, f, o0) >= cur_cost || !occ_fits(&probe, f, o0))
-                return;
-        long g;
-        if (sim_run(e, f, c.st, &g) == 0)
-                return;
         c.gain = g - (long)c.mlen - back_cost(e, f, &c.st);
         if (!best->have || c.gain > best->gain) {
                 c.have = 1;
@@ -430,9 +454,9 @@ static unsigned first_values(struct tm_renc *e, unsigned f, uint64_t *v, unsigne
 static uint64_t base_for(struct tm_renc *e, unsigned f, unsigned w)
 {
         uint64_t span = (1ull << (8 * w)) - 1, lo = 0, hi = 0;
-        int any = 0;
+        unsigned any = 0;
         struct occ o;
-        for (size_t i = 0; i < e->npend; i++) {
+        for (size_t i = 0; i < e->npend && any < ENC_SCAN; i++) {
                 if (!pend_occ(e, i, f, &o))
                         continue;
                 uint64_t l = any ? lo : o.v[0], h = any ? hi : o.v[0];
@@ -444,9 +468,22 @@ static uint64_t base_for(struct tm_renc *e, unsigned f, unsigned w)
                         break;
                 lo = l;
                 hi = h;
-                any = 1;
+                any++;
         }
         return lo + (1ull << (8 * w - 1));
+}
+
+/* Is candidate slot of field f inside a run it lost before? Not when the
+ * current setting cannot encode the record (e->forced): then every
+ * candidate is looked at, and a run's suffix may win against the others. */
+static int cand_skip(const struct tm_renc *e, unsigned f, unsigned slot)
+{
+        return !e->forced && e->occn[f] <= e->until[f][slot] && e->until[f][slot] != 0;
+}
+
+static unsigned log2w(unsigned w)
+{
+        return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3;
 }
 
 /* Candidates for a numeric field. */
@@ -460,37 +497,39 @@ static void numeric_cands(struct tm_renc *e, unsigned f, const struct occ *o0, u
         struct mode m;
         if (p->grow) {
                 unsigned w = need < 4 ? 4 : need;
-                m = (struct mode){.interp = HATF_I_NONE, .width = (uint8_t)(w > e->nw[f] ? w : e->nw[f])};
-                try_mode(e, f, &m, o0, cur_cost, best);
+                w = w > e->nw[f] ? w : e->nw[f];
+                m = (struct mode){.interp = HATF_I_NONE, .width = (uint8_t)w};
+                try_mode(e, f, SLOT_NONE + log2w(w), &m, o0, cur_cost, best);
         } else {
                 for (unsigned w = need; w <= 8; w *= 2)
-                        if (p->none & WB(w)) {
+                        if ((p->none & WB(w)) && !cand_skip(e, f, SLOT_NONE + log2w(w))) {
                                 m = (struct mode){.interp = HATF_I_NONE, .width = (uint8_t)w};
-                                try_mode(e, f, &m, o0, cur_cost, best);
+                                try_mode(e, f, SLOT_NONE + log2w(w), &m, o0, cur_cost, best);
                         }
         }
-        if (p->dflt && (o0->n == 1 || o0->v[0] == o0->v[1])) {
+        if (p->dflt && (o0->n == 1 || o0->v[0] == o0->v[1]) && !cand_skip(e, f, SLOT_DEFAULT)) {
                 m = (struct mode){.interp = HATF_I_DEFAULT, .arg = o0->v[0]};
-                try_mode(e, f, &m, o0, cur_cost, best);
+                try_mode(e, f, SLOT_DEFAULT, &m, o0, cur_cost, best);
         }
         for (unsigned w = 1; w <= 4; w *= 2) {
-                if (p->bo & WB(w)) {
+                if ((p->bo & WB(w)) && w * o0->n < cur_cost &&
+                    !cand_skip(e, f, SLOT_BO + log2w(w))) {
                         m = (struct mode){.interp = HATF_I_BASEOFFSET, .width = (uint8_t)w,
                                           .arg = base_for(e, f, w)};
-                        try_mode(e, f, &m, o0, cur_cost, best);
+                        try_mode(e, f, SLOT_BO + log2w(w), &m, o0, cur_cost, best);
                 }
-                if (p->delta & WB(w)) {
+                if ((p->delta & WB(w)) && !cand_skip(e, f, SLOT_DELTA + log2w(w))) {
                         m = (struct mode){.interp = HATF_I_DELTA, .width = (uint8_t)w,
                                           .a3 = cur->interp == HATF_I_DELTA ? cur->prev : o0->v[0]};
-                        try_mode(e, f, &m, o0, cur_cost, best);
+                        try_mode(e, f, SLOT_DELTA + log2w(w), &m, o0, cur_cost, best);
                 }
         }
-        if (p->stride) {
+        if (p->stride && !cand_skip(e, f, SLOT_STRIDE)) {
                 uint64_t v[2];
                 if (first_values(e, f, v, 2) == 2) {
                         uint64_t s = v[1] - v[0];
                         m = (struct mode){.interp = HATF_I_STRIDE, .arg = s, .a3 = v[0] - s};
-                        try_mode(e, f, &m, o0, cur_cost, best);
+                        try_mode(e, f, SLOT_STRIDE, &m, o0, cur_cost, best);
                 }
         }
 }
@@ -505,20 +544,22 @@ static void attr_cands(struct tm_renc *e, const struct occ *o0, unsigned cur_cos
         if (p->grow) {
                 unsigned w = o0->len > 0xff ? HATF_W_V2 : HATF_W_V1;
                 m.width = (uint8_t)(w > e->nw[f] ? w : e->nw[f]);
-                try_mode(e, f, &m, o0, cur_cost, best);
+                try_mode(e, f, m.width == HATF_W_V1 ? 0 : 1, &m, o0, cur_cost, best);
         } else {
                 static const uint8_t ws[] = {HATF_W_V1, HATF_W_V2, 0, 1, 2, 4, 8};
                 for (unsigned i = 0; i < sizeof ws; i++) {
                         m.width = ws[i];
                         struct hatf_fstate t = {.interp = HATF_I_NONE, .width = ws[i]};
-                        if ((p->none & WB(ws[i])) && attr_fits(&t, o0->b, o0->len))
-                                try_mode(e, f, &m, o0, cur_cost, best);
+                        if ((p->none & WB(ws[i])) && attr_fits(&t, o0->b, o0->len) &&
+                            !cand_skip(e, f, i))
+                                try_mode(e, f, i, &m, o0, cur_cost, best);
                 }
         }
-        if (p->dflt && (o0->len == 0 || (o0->len == 8 && hatf_get_be(o0->b, 8) != 0))) {
+        if (p->dflt && (o0->len == 0 || (o0->len == 8 && hatf_get_be(o0->b, 8) != 0)) &&
+            !cand_skip(e, f, 7)) {
                 m = (struct mode){.interp = HATF_I_DEFAULT,
                                   .arg = o0->len ? hatf_get_be(o0->b, 8) : 0};
-                try_mode(e, f, &m, o0, cur_cost, best);
+                try_mode(e, f, 7, &m, o0, cur_cost, best);
         }
 }
 
@@ -536,13 +577,17 @@ static void field_decide(struct tm_renc *e, unsigned f, const struct occ *o0)
         struct hatf_fstate *cur = &e->st.f[f];
         struct hatf_fstate probe = *cur;
         int fits = occ_fits(&probe, f, o0);
+        e->occn[f]++;
         if (fits) {
                 if (!policy_chooses(p))
                         return;
-                if (cur->interp != HATF_I_NONE && ++e->since[f] < ENC_REEVAL)
+                /* a setting that stores nothing cannot be bettered */
+                if (cur->interp != HATF_I_NONE &&
+                    (++e->since[f] < ENC_REEVAL || hatf_stored_width(cur) == 0))
                         return;
         }
         e->since[f] = 0;
+        e->forced = !fits;
         struct cand best = {.have = 0};
         unsigned cur_cost = UINT_MAX;
         if (fits) {
