@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/record.h"
 #include "tools.h"
 #include "views/tm_binary.h"
 #include "views/view.h"
@@ -197,6 +198,8 @@ static int cmd_stat(char **args)
 static const struct command commands[] = {
     {"pack", "[options] IN OUT", "re-encode a trace (see tracetool pack --help)", -1,
      NULL /* pack_main parses its own options */},
+    {"record", "-o OUT -- PROGRAM", "record a program's heap operations (see --help)", -1,
+     NULL /* record_main parses its own options */},
     {"cat", "ARCHIVE VIEW",
      "write a view (ascii, binary, raw, stats, streams/read, ...) "
      "to stdout",
@@ -243,6 +246,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[1], "pack") == 0)
                 return pack_main(argc - 1, argv + 1);
+        if (strcmp(argv[1], "record") == 0)
+                return record_main(argc - 1, argv + 1);
         for (size_t i = 0; i < NCOMMANDS; i++) {
                 const struct command *c = &commands[i];
                 if (strcmp(argv[1], c->name) != 0)
