@@ -182,9 +182,14 @@ static size_t rec_decode(struct hatf_state *s, unsigned kind, const uint8_t *p, 
                         r->v[i] = field_value(fs, p + at);
                         at += w;
                 } else if (fs->interp == HATF_I_DEFAULT) {
-                        hatf_put_be((uint8_t *)&fs->prev, fs->arg, 8);
+                        /* The default's 8 bytes live in the record's last,
+                         * unused v[] slot: in the state (fs->prev, as before)
+                         * a later record of the same call with another
+                         * default overwrote them. */
+                        uint64_t *bytes = &r->v[TM_KIND_FIELDS_MAX - 1];
+                        hatf_put_be((uint8_t *)bytes, fs->arg, 8);
                         r->v[i] = fs->arg ? 8 : 0;
-                        r->var[0] = (const uint8_t *)&fs->prev;
+                        r->var[0] = (const uint8_t *)bytes;
                 } else if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
                         r->v[i] = hatf_get_be(p + at, w);
                         r->var[0] = p + at + w;

@@ -671,11 +671,8 @@ static void put_value(struct tm_renc *e, struct hatf_fstate *fs, uint64_t v)
 
 static void put_attr(struct tm_renc *e, struct hatf_fstate *fs, const uint8_t *b, uint32_t len)
 {
-        if (fs->interp == HATF_I_DEFAULT) {
-                /* the decoder keeps the default's bytes in prev */
-                hatf_put_be((uint8_t *)&fs->prev, fs->arg, 8);
+        if (fs->interp == HATF_I_DEFAULT)
                 return;
-        }
         if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
                 unsigned w = hatf_stored_width(fs);
                 hatf_put_be(e->out + e->olen, len, w);
