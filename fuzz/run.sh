@@ -3,7 +3,10 @@
 # UBSan) and run each for SECONDS: fuzz_archive on a corpus seeded from
 # examples/ and small packed traces, fuzz_render (the batch din renderer,
 # both paths, against the per-line one) and fuzz_pdats2 (PDATS II's block
-# decoder against its scalar one) from nothing. Not part of the test suite;
+# decoder against its scalar one) from nothing, fuzz_dtd (the Meta-TF DTD
+# parser and compiler, seeded with the shipped DTDs) and fuzz_metatf (the
+# Meta-TF decoder over three DTDs, each call checked against a replay from
+# a copy of the state) from nothing. Not part of the test suite;
 # crashes land in fuzz/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,12 @@ clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*/*.c) -lz -lzstd \
         -o "$O/fuzz_pdats2"
+clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined fuzz/fuzz_dtd.c codecs/metatf/dtd.c \
+        codecs/metatf/dtd_compile.c codecs/common/tm_err.c -o "$O/fuzz_dtd"
+clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined fuzz/fuzz_metatf.c $(ls codecs/*/*.c) -lz -lzstd \
+        -lpthread -o "$O/fuzz_metatf"
 # seeds: small real archives of every codec and container
 TT=build/tools/tracetool
 if [ -x "$TT" ]; then
@@ -39,3 +48,9 @@ mkdir -p "$O/corpus-render"
 mkdir -p "$O/corpus-pdats2"
 "$O/fuzz_pdats2" -max_len=8192 -max_total_time="$SECS" -timeout=10 \
         -artifact_prefix="$O/pdats2-" "$O/corpus-pdats2"
+mkdir -p "$O/corpus-dtd" "$O/corpus-metatf"
+cp codecs/metatf/dtd/*.dtd "$O/corpus-dtd/"
+"$O/fuzz_dtd" -max_len=4096 -max_total_time="$SECS" -timeout=10 \
+        -artifact_prefix="$O/dtd-" "$O/corpus-dtd"
+"$O/fuzz_metatf" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$O/metatf-" "$O/corpus-metatf"

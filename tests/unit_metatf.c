@@ -101,8 +101,8 @@ static void write_file(const char *name, const char *text)
 }
 
 /* metadata (tag 3): record tag, field position, property, values (4 bytes) */
-static void put_meta(struct tf *t, unsigned tw, unsigned tag, unsigned field, unsigned prop,
-                     int nv, uint64_t v0, uint64_t v1)
+static void put_meta(struct tf *t, unsigned tw, unsigned tag, unsigned field, unsigned prop, int nv,
+                     uint64_t v0, uint64_t v1)
 {
         put(t, 3, tw);
         put(t, tag, tw);
@@ -137,8 +137,7 @@ static void check_rec(const struct tm_schema *s, const struct tm_rec *r, const s
                 const struct tm_field *f = &s->field[k->field[i]];
                 if (r->v[i] != w->v[i])
                         fail_msg("record %zu (%s): field %s is %llu, want %llu", idx, w->kind,
-                                 f->name, (unsigned long long)r->v[i],
-                                 (unsigned long long)w->v[i]);
+                                 f->name, (unsigned long long)r->v[i], (unsigned long long)w->v[i]);
                 if (!tm_field_is_var(f))
                         continue;
                 if (f->type == TM_FT_LIST) {
@@ -232,20 +231,19 @@ static int field_pos(const struct tm_schema *s, const char *kind, const char *fi
 
 /* ---- every interpretation, both byte orders ---- */
 
-static const char interp_dtd[] =
-        "tag.width = 1;\n"
-        "section main 1 {\n"
-        "  ev : (tag, a, b, c, d, e, f, g) {\n"
-        "    tag.value = 4;\n"
-        "    a.width = 2; a.interpretation = none;\n"
-        "    b.interpretation = default 77;\n"
-        "    c.width = 1; c.interpretation = baseOffset 1000;\n"
-        "    d.width = 2; d.interpretation = delta 500;\n"
-        "    e.interpretation = stride 10 3;\n"
-        "    f.width = 4; f.interpretation = sectionOffset 2;\n"
-        "    g.width = 2; g.interpretation = sectionStride 3 2;\n"
-        "  }\n"
-        "}\n";
+static const char interp_dtd[] = "tag.width = 1;\n"
+                                 "section main 1 {\n"
+                                 "  ev : (tag, a, b, c, d, e, f, g) {\n"
+                                 "    tag.value = 4;\n"
+                                 "    a.width = 2; a.interpretation = none;\n"
+                                 "    b.interpretation = default 77;\n"
+                                 "    c.width = 1; c.interpretation = baseOffset 1000;\n"
+                                 "    d.width = 2; d.interpretation = delta 500;\n"
+                                 "    e.interpretation = stride 10 3;\n"
+                                 "    f.width = 4; f.interpretation = sectionOffset 2;\n"
+                                 "    g.width = 2; g.interpretation = sectionStride 3 2;\n"
+                                 "  }\n"
+                                 "}\n";
 
 static const uint64_t sec2[] = {0xdeadbeef, 0x11223344, 7, 0x80000000};
 static const uint64_t sec3[] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -273,9 +271,9 @@ static void test_interpretations(void **unused)
                 put(&t, 4, 1), put(&t, 1, 2), put(&t, 5, 1), put(&t, 0xfffd, 2), put(&t, 2, 4);
                 put(&t, 4, 1), put(&t, 0xffff, 2), put(&t, 0, 1), put(&t, 0, 2), put(&t, 3, 4);
                 const struct want want[] = {
-                        {"ev", 0, {0x1234, 77, 995, 510, 13, 0x11223344, 1}, {0}, {0}},
-                        {"ev", 0, {1, 77, 1005, 507, 16, 7, 3}, {0}, {0}},
-                        {"ev", 0, {0xffff, 77, 1000, 507, 19, 0x80000000, 5}, {0}, {0}},
+                    {"ev", 0, {0x1234, 77, 995, 510, 13, 0x11223344, 1}, {0}, {0}},
+                    {"ev", 0, {1, 77, 1005, 507, 16, 7, 3}, {0}, {0}},
+                    {"ev", 0, {0xffff, 77, 1000, 507, 19, 0x80000000, 5}, {0}, {0}},
                 };
                 struct tm_schema s;
                 expect(&t, archive, want, 3, &s);
@@ -298,18 +296,18 @@ static void test_metadata(void **unused)
                 struct tf t;
                 begin_interp(&t, bo);
                 put(&t, 4, 1), put(&t, 7, 2), put(&t, 0, 1), put(&t, 0, 2), put(&t, 0, 4);
-                put_meta(&t, 1, 4, 1, 0, 1, 4, 0);          /* a.width = 4 */
-                put_meta(&t, 1, 4, 2, 1, 0, 0, 0);          /* b: none, its width 0 */
-                put_meta(&t, 1, 4, 3, 3, 1, 100, 0);        /* c: delta 100 */
-                put_meta(&t, 1, 4, 4, 2, 1, 0x10000, 0);    /* d: baseOffset 0x10000 */
+                put_meta(&t, 1, 4, 1, 0, 1, 4, 0);           /* a.width = 4 */
+                put_meta(&t, 1, 4, 2, 1, 0, 0, 0);           /* b: none, its width 0 */
+                put_meta(&t, 1, 4, 3, 3, 1, 100, 0);         /* c: delta 100 */
+                put_meta(&t, 1, 4, 4, 2, 1, 0x10000, 0);     /* d: baseOffset 0x10000 */
                 put_meta(&t, 1, 4, 5, 6, 2, 50, 0xfffffffe); /* e: stride 50 -2 */
-                put_meta(&t, 1, 4, 6, 7, 2, 3, 1);          /* f: sectionStride 3 1 (4-byte) */
-                put_meta(&t, 1, 4, 7, 5, 1, 2, 0);          /* g: sectionOffset 2 (2-byte) */
+                put_meta(&t, 1, 4, 6, 7, 2, 3, 1);           /* f: sectionStride 3 1 (4-byte) */
+                put_meta(&t, 1, 4, 7, 5, 1, 2, 0);           /* g: sectionOffset 2 (2-byte) */
                 put(&t, 4, 1), put(&t, 0xabcdef01, 4), put(&t, 0xff, 1), put(&t, 0x8000, 2),
-                        put(&t, 3, 2);
-                put_meta(&t, 1, 4, 2, 0, 1, 1, 0);          /* b.width = 1: now stored */
-                put_meta(&t, 1, 4, 3, 4, 1, 9, 0);          /* c: default 9 */
-                put_meta(&t, 1, 4, 1, 1, 0, 0, 0);          /* a: none again, width kept */
+                    put(&t, 3, 2);
+                put_meta(&t, 1, 4, 2, 0, 1, 1, 0); /* b.width = 1: now stored */
+                put_meta(&t, 1, 4, 3, 4, 1, 9, 0); /* c: default 9 */
+                put_meta(&t, 1, 4, 1, 1, 0, 0, 0); /* a: none again, width kept */
                 put(&t, 4, 1), put(&t, 5, 4), put(&t, 200, 1), put(&t, 1, 2), put(&t, 7, 2);
                 /* f reads 4-byte items of section 3 (2-byte values, as bo
                  * lays them out), g 2-byte items of section 2 */
@@ -321,13 +319,14 @@ static void test_metadata(void **unused)
                         f0 = bo == MTF_LE ? f0 | (uint64_t)s3[i] << 8 * i : f0 << 8 | s3[i];
                         f1 = bo == MTF_LE ? f1 | (uint64_t)s3[4 + i] << 8 * i : f1 << 8 | s3[4 + i];
                 }
-                g3 = bo == MTF_LE ? (uint64_t)s2[6] | (uint64_t)s2[7] << 8 : (uint64_t)s2[6] << 8 | s2[7];
+                g3 = bo == MTF_LE ? (uint64_t)s2[6] | (uint64_t)s2[7] << 8
+                                  : (uint64_t)s2[6] << 8 | s2[7];
                 g7 = bo == MTF_LE ? (uint64_t)s2[14] | (uint64_t)s2[15] << 8
                                   : (uint64_t)s2[14] << 8 | s2[15];
                 const struct want want[] = {
-                        {"ev", 0, {7, 77, 1000, 500, 13, 0xdeadbeef, 1}, {0}, {0}},
-                        {"ev", 0, {0xabcdef01, 0, 99, 0x10000 - 0x8000, 48, f0, g3}, {0}, {0}},
-                        {"ev", 0, {5, 200, 9, 0x10001, 46, f1, g7}, {0}, {0}},
+                    {"ev", 0, {7, 77, 1000, 500, 13, 0xdeadbeef, 1}, {0}, {0}},
+                    {"ev", 0, {0xabcdef01, 0, 99, 0x10000 - 0x8000, 48, f0, g3}, {0}, {0}},
+                    {"ev", 0, {5, 200, 9, 0x10001, 46, f1, g7}, {0}, {0}},
                 };
                 struct tm_schema s;
                 expect(&t, archive, want, 3, &s);
@@ -339,31 +338,30 @@ static void test_metadata(void **unused)
 static void test_vfield_comment_repeat(void **unused)
 {
         (void)unused;
-        write_file("rep.dtd",
-                   "tag.width = 2;\n"
-                   "x : (tag, n*(p, q), vfield, blob) {\n"
-                   "  tag.value = 9; n.width = 1; n.interpretation = none;\n"
-                   "  p.width = 2; p.interpretation = none;\n"
-                   "  q.width = 1; q.interpretation = delta 0;\n"
-                   "  blob.width = 12; blob.interpretation = none;\n"
-                   "}\n");
+        write_file("rep.dtd", "tag.width = 2;\n"
+                              "x : (tag, n*(p, q), vfield, blob) {\n"
+                              "  tag.value = 9; n.width = 1; n.interpretation = none;\n"
+                              "  p.width = 2; p.interpretation = none;\n"
+                              "  q.width = 1; q.interpretation = delta 0;\n"
+                              "  blob.width = 12; blob.interpretation = none;\n"
+                              "}\n");
         for (unsigned bo = MTF_LE; bo <= MTF_BE; bo++) {
                 struct tf t;
                 begin(&t, bo, "dtds/rep.dtd", NULL, 0);
                 put(&t, 1, 2), put(&t, 5, 1), put_bytes(&t, "hello", 5); /* comment */
                 put(&t, 9, 2), put(&t, 3, 1);                            /* n = 3 */
                 put(&t, 0x102, 2), put(&t, 5, 1), put(&t, 0x304, 2), put(&t, 0xff, 1),
-                        put(&t, 0, 2), put(&t, 10, 1);
+                    put(&t, 0, 2), put(&t, 10, 1);
                 put(&t, 2, 1), put_bytes(&t, "\x00\x01", 2);
                 put_bytes(&t, "twelve bytes", 12);
                 put(&t, 9, 2), put(&t, 0, 1), put(&t, 0, 1), put_bytes(&t, "abcdefghijkl", 12);
                 put(&t, 1, 2), put(&t, 0, 1);
                 static const uint64_t p[] = {0x102, 0x304, 0}, q[] = {5, 4, 14};
                 const struct want want[] = {
-                        {"comment", 0, {5}, {"hello"}, {0}},
-                        {"x", 0, {3, 3, 2, 12}, {0, 0, "\x00\x01", "twelve bytes"}, {p, q}},
-                        {"x", 0, {0, 0, 0, 12}, {0, 0, "", "abcdefghijkl"}, {p, q}},
-                        {"comment", 0, {0}, {""}, {0}},
+                    {"comment", 0, {5}, {"hello"}, {0}},
+                    {"x", 0, {3, 3, 2, 12}, {0, 0, "\x00\x01", "twelve bytes"}, {p, q}},
+                    {"x", 0, {0, 0, 0, 12}, {0, 0, "", "abcdefghijkl"}, {p, q}},
+                    {"comment", 0, {0}, {""}, {0}},
                 };
                 struct tm_schema s;
                 expect(&t, archive, want, 4, &s);
@@ -392,11 +390,11 @@ static void test_hatf_dtd(void **unused)
                  * paper spells it */
                 begin(&t, bo, "http://example.org/dtd/HATF10.dtd", NULL, 0);
                 put(&t, 1, 1), put(&t, 8, 1), put_bytes(&t, "HATF 1.0", 8);
-                put(&t, 2, 1), put(&t, 1, 1);                           /* section heap */
+                put(&t, 2, 1), put(&t, 1, 1);                                     /* section heap */
                 put(&t, 4, 1), put(&t, 24, 4), put(&t, 0x1000, 4), put(&t, 0, 1); /* alloc */
                 put(&t, 5, 1), put(&t, 0x1000, 4), put(&t, 0x2000, 4), put(&t, 2, 1),
-                        put_bytes(&t, "ab", 2);                        /* realloc */
-                put(&t, 6, 1), put(&t, 0x2000, 4), put(&t, 0, 1);    /* free */
+                    put_bytes(&t, "ab", 2);                       /* realloc */
+                put(&t, 6, 1), put(&t, 0x2000, 4), put(&t, 0, 1); /* free */
                 /* time (field 3 of alloc), thread (4), heap (5) stored from now on */
                 put_meta(&t, 1, 4, 3, 1, 0, 0, 0);
                 put_meta(&t, 1, 4, 3, 0, 1, 4, 0);
@@ -405,30 +403,30 @@ static void test_hatf_dtd(void **unused)
                 put_meta(&t, 1, 4, 5, 3, 1, 100, 0); /* heap: delta 100, needs a width */
                 put_meta(&t, 1, 4, 5, 0, 1, 2, 0);
                 put(&t, 4, 1), put(&t, 8, 4), put(&t, 0x3000, 4), put(&t, 777, 4), put(&t, 3, 1),
-                        put(&t, 0xfffe, 2), put(&t, 0, 1);
+                    put(&t, 0xfffe, 2), put(&t, 0, 1);
                 put(&t, 7, 1), put(&t, 0, 1); /* createHeap: thread, heap default 0 */
                 put(&t, 8, 1), put(&t, 0, 1);
                 put(&t, 9, 1), put(&t, 0, 1);
                 put(&t, 10, 1), put(&t, 1, 1), put_bytes(&t, "!", 1);
                 put(&t, 1, 1), put(&t, 3, 1), put_bytes(&t, "end", 3);
                 const struct want want[] = {
-                        {"comment", 0, {8}, {"HATF 1.0"}, {0}},
-                        {"alloc", 0, {24, 0x1000, 0, 0, 0, 0}, {""}, {0}},
-                        {"realloc", 0, {0x1000, 0x2000, 0, 0, 0, 2}, {"ab"}, {0}},
-                        {"free", 0, {0x2000, 0, 0, 0, 0}, {""}, {0}},
-                        {"alloc", 0, {8, 0x3000, 777, 3, 98, 0}, {""}, {0}},
-                        {"createHeap", 0, {0, 0, 0}, {""}, {0}},
-                        {"destroyHeap", 0, {0, 0, 0}, {""}, {0}},
-                        {"createThread", 0, {0, 0}, {""}, {0}},
-                        {"destroyThread", 0, {0, 1}, {"!"}, {0}},
-                        {"comment", 0, {3}, {"end"}, {0}},
+                    {"comment", 0, {8}, {"HATF 1.0"}, {0}},
+                    {"alloc", 0, {24, 0x1000, 0, 0, 0, 0}, {""}, {0}},
+                    {"realloc", 0, {0x1000, 0x2000, 0, 0, 0, 2}, {"ab"}, {0}},
+                    {"free", 0, {0x2000, 0, 0, 0, 0}, {""}, {0}},
+                    {"alloc", 0, {8, 0x3000, 777, 3, 98, 0}, {""}, {0}},
+                    {"createHeap", 0, {0, 0, 0}, {""}, {0}},
+                    {"destroyHeap", 0, {0, 0, 0}, {""}, {0}},
+                    {"createThread", 0, {0, 0}, {""}, {0}},
+                    {"destroyThread", 0, {0, 1}, {"!"}, {0}},
+                    {"comment", 0, {3}, {"end"}, {0}},
                 };
                 struct tm_schema s;
                 expect(&t, NULL, want, 10, &s);
                 assert_string_equal(s.name, "heap");
                 int k = tm_schema_kind(&s, "realloc");
-                static const char *const names[] = {"address", "new_address", "time", "thread",
-                                                    "heap", "attributes"};
+                static const char *const names[] = {"address", "new_address", "time",
+                                                    "thread",  "heap",        "attributes"};
                 assert_int_equal(s.kind[k].nfields, 6);
                 for (unsigned i = 0; i < 6; i++)
                         assert_string_equal(s.field[s.kind[k].field[i]].name, names[i]);
@@ -457,7 +455,7 @@ static void test_dtd_lookup(void **unused)
                                  "none; } }\n");
         begin(&t, MTF_LE, "hatf10.dtd", NULL, 0);
         put(&t, 2, 1), put(&t, 1, 1), put(&t, 6, 1), put(&t, 0x55, 1), put(&t, 6, 1),
-                put(&t, 0x66, 1);
+            put(&t, 0x66, 1);
         const struct want two[] = {{"free", 0, {0x55}, {0}, {0}}, {"free", 0, {0x66}, {0}, {0}}};
         expect(&t, archive, two, 2, &s);
         char gone[160];
@@ -584,19 +582,19 @@ static void test_bad_header(void **unused)
         (void)unused;
         write_file("interp.dtd", interp_dtd);
         static const struct corrupt cs[] = {
-                {1, 'X', -EIO, "raw offset 0: not a Meta-TF file"},
-                {4, 3, -EIO, "raw offset 4: class 3"},
-                {5, 0, -EIO, "raw offset 5: byte order 0"},
-                {6, 0, -EIO, "raw offset 6: no DTD name"},
-                {6, 200, -EIO, "raw offset 108: truncated Meta-TF header"},
-                {19, 17, -ENOTSUP, "raw offset 16: 17 sections"},
-                {23, 5, -EIO, "raw offset 20: start 5"},
-                {21, 0x20, -ENOTSUP, "raw offset 20: start"},
-                /* section 2's number (first table entry, 28 + 10) made 0 */
-                {41, 0, -EIO, "raw offset 38: section number 0"},
-                {41, 3, -EIO, "raw offset 50: section 3 listed twice"},
-                /* section 2's size (at 46) runs into start */
-                {49, 200, -EIO, "raw offset 38: section 2 (bytes"},
+            {1, 'X', -EIO, "raw offset 0: not a Meta-TF file"},
+            {4, 3, -EIO, "raw offset 4: class 3"},
+            {5, 0, -EIO, "raw offset 5: byte order 0"},
+            {6, 0, -EIO, "raw offset 6: no DTD name"},
+            {6, 200, -EIO, "raw offset 108: truncated Meta-TF header"},
+            {19, 17, -ENOTSUP, "raw offset 16: 17 sections"},
+            {23, 5, -EIO, "raw offset 20: start 5"},
+            {21, 0x20, -ENOTSUP, "raw offset 20: start"},
+            /* section 2's number (first table entry, 28 + 10) made 0 */
+            {41, 0, -EIO, "raw offset 38: section number 0"},
+            {41, 3, -EIO, "raw offset 50: section 3 listed twice"},
+            /* section 2's size (at 46) runs into start */
+            {49, 200, -EIO, "raw offset 38: section 2 (bytes"},
         };
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
                 struct tf t;
@@ -665,15 +663,15 @@ static void test_bad_records(void **unused)
                 uint64_t v0;
                 const char *what;
         } ms[] = {
-                {4, 0, 0, 1, 1, "metadata for field 0 of 'ev' (1..7)"},
-                {4, 8, 0, 1, 1, "metadata for field 8 of 'ev' (1..7)"},
-                {4, 1, 8, 0, 0, "metadata property 8 (0..7)"},
-                {4, 1, 0, 1, 9, "width 9"},
-                {4, 6, 0, 1, 0, "width 0"},
-                {4, 1, 5, 1, 1, "reads section 1, not a data section"},
-                {5, 1, 1, 0, 0, "metadata for tag 5, not a data record here"},
-                {2, 1, 1, 0, 0, "metadata for tag 2, not a data record here"},
-                {1, 2, 0, 1, 1, "which is bytes"},
+            {4, 0, 0, 1, 1, "metadata for field 0 of 'ev' (1..7)"},
+            {4, 8, 0, 1, 1, "metadata for field 8 of 'ev' (1..7)"},
+            {4, 1, 8, 0, 0, "metadata property 8 (0..7)"},
+            {4, 1, 0, 1, 9, "width 9"},
+            {4, 6, 0, 1, 0, "width 0"},
+            {4, 1, 5, 1, 1, "reads section 1, not a data section"},
+            {5, 1, 1, 0, 0, "metadata for tag 5, not a data record here"},
+            {2, 1, 1, 0, 0, "metadata for tag 2, not a data record here"},
+            {1, 2, 0, 1, 1, "which is bytes"},
         };
         for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
                 begin_interp(&t, MTF_BE);
@@ -693,12 +691,13 @@ static void test_bad_records(void **unused)
         struct tm_schema s;
         expect(&t, archive, &k, 1, &s);
         put(&t, 7, 1), put(&t, 0x4d55, 2), put(&t, 1, 1);
-        snprintf(want, sizeof want, "raw offset %zu: field 'magic' of 'k': 19797, the DTD says 19796",
-                 t.n - 3);
+        snprintf(want, sizeof want,
+                 "raw offset %zu: field 'magic' of 'k': 19797, the DTD says 19796", t.n - 3);
         expect_bad(&t, -EIO, want);
         /* a repeat over MTF_LIST_MAX */
-        write_file("rep2.dtd", "r : (tag, n*v) { tag.value = 7; n.width = 2;\n"
-                               "n.interpretation = none; v.width = 1; v.interpretation = none; }\n");
+        write_file("rep2.dtd",
+                   "r : (tag, n*v) { tag.value = 7; n.width = 2;\n"
+                   "n.interpretation = none; v.width = 1; v.interpretation = none; }\n");
         begin(&t, MTF_LE, "rep2.dtd", NULL, 0);
         put(&t, 7, 1), put(&t, MTF_LIST_MAX + 1, 2);
         snprintf(want, sizeof want, "raw offset %zu: field 'n' of 'r': repeats 1025 times", t.n);
@@ -713,8 +712,9 @@ static void test_bad_records(void **unused)
 static void test_many_lists(void **unused)
 {
         (void)unused;
-        write_file("rep2.dtd", "r : (tag, n*v) { tag.value = 7; n.width = 2;\n"
-                               "n.interpretation = none; v.width = 1; v.interpretation = none; }\n");
+        write_file("rep2.dtd",
+                   "r : (tag, n*v) { tag.value = 7; n.width = 2;\n"
+                   "n.interpretation = none; v.width = 1; v.interpretation = none; }\n");
         static struct tf t;
         begin(&t, MTF_LE, "rep2.dtd", NULL, 0);
         static uint64_t vals[MTF_LIST_MAX];
@@ -746,8 +746,8 @@ static int setup(void **unused)
 static int teardown(void **unused)
 {
         (void)unused;
-        static const char *const files[] = {"interp.dtd", "rep.dtd", "rep2.dtd", "const.dtd",
-                                            "broken.dtd", "hatf10.dtd"};
+        static const char *const files[] = {"interp.dtd", "rep.dtd",    "rep2.dtd",
+                                            "const.dtd",  "broken.dtd", "hatf10.dtd"};
         char path[160];
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
                 snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -759,16 +759,11 @@ static int teardown(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_header),
-                cmocka_unit_test(test_interpretations),
-                cmocka_unit_test(test_metadata),
-                cmocka_unit_test(test_vfield_comment_repeat),
-                cmocka_unit_test(test_hatf_dtd),
-                cmocka_unit_test(test_dtd_lookup),
-                cmocka_unit_test(test_checkpoint),
-                cmocka_unit_test(test_bad_header),
-                cmocka_unit_test(test_bad_records),
-                cmocka_unit_test(test_many_lists),
+            cmocka_unit_test(test_header),      cmocka_unit_test(test_interpretations),
+            cmocka_unit_test(test_metadata),    cmocka_unit_test(test_vfield_comment_repeat),
+            cmocka_unit_test(test_hatf_dtd),    cmocka_unit_test(test_dtd_lookup),
+            cmocka_unit_test(test_checkpoint),  cmocka_unit_test(test_bad_header),
+            cmocka_unit_test(test_bad_records), cmocka_unit_test(test_many_lists),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,39 +11,39 @@
  * the paper, whose section, property and value fields have no width or
  * interpretation; docs/formats/metatf.md says why these. */
 const char mtf_dtd_prelude[] =
-        "vfield : (length,data) {\n"
-        "    length.width = 1;\n"
-        "    length.interpretation = none;\n"
-        "    data.width = length.value;\n"
-        "    data.interpretation = none;\n"
-        "}\n"
-        "comment : vfield {\n"
-        "    tag.value = 1;\n"
-        "}\n"
-        "section : (tag, number) {\n"
-        "    tag.value = 2;\n"
-        "    number.width = 1; number.interpretation = none; // completed\n"
-        "}\n"
-        "metadata : (tag, record, field, property, value) {\n"
-        "    tag.value = 3; // record.value = the tag of the record to be changed\n"
-        "    record.width = tag.width;\n"
-        "    record.interpretation = none; // field.value = field of the record to be changed\n"
-        "    field.width = 1;\n"
-        "    field.interpretation = none;\n"
-        "    property.width = 1;\n"
-        "    property.interpretation = none; // completed\n"
-        "    value.width = 4;\n"
-        "    value.interpretation = none; // completed\n"
-        "}\n";
+    "vfield : (length,data) {\n"
+    "    length.width = 1;\n"
+    "    length.interpretation = none;\n"
+    "    data.width = length.value;\n"
+    "    data.interpretation = none;\n"
+    "}\n"
+    "comment : vfield {\n"
+    "    tag.value = 1;\n"
+    "}\n"
+    "section : (tag, number) {\n"
+    "    tag.value = 2;\n"
+    "    number.width = 1; number.interpretation = none; // completed\n"
+    "}\n"
+    "metadata : (tag, record, field, property, value) {\n"
+    "    tag.value = 3; // record.value = the tag of the record to be changed\n"
+    "    record.width = tag.width;\n"
+    "    record.interpretation = none; // field.value = field of the record to be changed\n"
+    "    field.width = 1;\n"
+    "    field.interpretation = none;\n"
+    "    property.width = 1;\n"
+    "    property.interpretation = none; // completed\n"
+    "    value.width = 4;\n"
+    "    value.interpretation = none; // completed\n"
+    "}\n";
 
 static const char *const interp_names[] = {
-        [MTF_I_NONE] = "none",
-        [MTF_I_BASEOFFSET] = "baseOffset",
-        [MTF_I_DELTA] = "delta",
-        [MTF_I_DEFAULT] = "default",
-        [MTF_I_SECTIONOFFSET] = "sectionOffset",
-        [MTF_I_STRIDE] = "stride",
-        [MTF_I_SECTIONSTRIDE] = "sectionStride",
+    [MTF_I_NONE] = "none",
+    [MTF_I_BASEOFFSET] = "baseOffset",
+    [MTF_I_DELTA] = "delta",
+    [MTF_I_DEFAULT] = "default",
+    [MTF_I_SECTIONOFFSET] = "sectionOffset",
+    [MTF_I_STRIDE] = "stride",
+    [MTF_I_SECTIONSTRIDE] = "sectionStride",
 };
 
 const char *mtf_interp_name(unsigned i)
@@ -134,7 +134,8 @@ static int skip_space(struct parser *p)
                         uint32_t line = p->line, col = p->col;
                         advance_char(p);
                         advance_char(p);
-                        while (p->pos + 1 < p->n && !(p->s[p->pos] == '*' && p->s[p->pos + 1] == '/'))
+                        while (p->pos + 1 < p->n &&
+                               !(p->s[p->pos] == '*' && p->s[p->pos + 1] == '/'))
                                 advance_char(p);
                         if (p->pos + 1 >= p->n)
                                 return perr_at(p, line, col, -EIO, "unterminated comment");
@@ -422,8 +423,8 @@ static int check_prop(struct parser *p, const struct mtf_prop *pr)
 }
 
 /* property ::= NAME "." PROP "=" value ";", the current token the ".". */
-static int parse_property(struct parser *p, const char *field, uint32_t line, uint32_t col,
-                          int rec, int section)
+static int parse_property(struct parser *p, const char *field, uint32_t line, uint32_t col, int rec,
+                          int section)
 {
         if (p->d->nprops >= MTF_DTD_PROPS_MAX)
                 return perr_at(p, line, col, -ENOTSUP, "too many properties in the DTD");
@@ -547,9 +548,12 @@ static int parse_section(struct parser *p, uint32_t line, uint32_t col)
                 return perr(p, "section numbers are 1..255");
         sd->number = (uint32_t)p->num;
         for (unsigned i = 0; i < d->nsections; i++) {
-                if (strcmp(d->section[i].name, sd->name) == 0 || d->section[i].number == sd->number) {
-                        snprintf(what, sizeof what, "section %s %u repeats the name or number of "
-                                 "line %u", sd->name, sd->number, d->section[i].line);
+                if (strcmp(d->section[i].name, sd->name) == 0 ||
+                    d->section[i].number == sd->number) {
+                        snprintf(what, sizeof what,
+                                 "section %s %u repeats the name or number of "
+                                 "line %u",
+                                 sd->name, sd->number, d->section[i].line);
                         return perr_at(p, line, col, -EIO, what);
                 }
         }

@@ -43,7 +43,7 @@
 #define MTF_DTD_NODES_MAX 512    /* field nodes of all records */
 #define MTF_DTD_PROPS_MAX 512    /* property statements */
 #define MTF_DTD_SECTIONS_MAX TM_SCHEMA_SECTIONS_MAX
-#define MTF_DTD_DEPTH_MAX 8      /* nesting of groups and records in one record */
+#define MTF_DTD_DEPTH_MAX 8 /* nesting of groups and records in one record */
 
 /* Interpretations. The numbers are the metadata record's property codes
  * (Appendix B's table); property 0 there is the width. */
@@ -143,7 +143,7 @@ int mtf_dtd_parse(struct mtf_dtd *d, const char *file, const char *text, size_t 
 
 /* ---- the compiled form ---- */
 
-#define MTF_LEAVES_MAX 24  /* leaf fields of one record kind */
+#define MTF_LEAVES_MAX 24 /* leaf fields of one record kind */
 #define MTF_KINDS_MAX TM_SCHEMA_KINDS_MAX
 #define MTF_FIXED_MAX 4096 /* bytes of a fixed-width field wider than 8 */
 #define MTF_TAG_WIDTH_DEFAULT 1

@@ -108,7 +108,8 @@ static int expand(struct compiler *c, int n)
         int ret = 0, r;
         switch (nd->type) {
         case MTF_N_NAME:
-                r = strcmp(nd->name, "tag") == 0 ? -1 : visible_record(c->d, nd->name, c->k->section);
+                r = strcmp(nd->name, "tag") == 0 ? -1
+                                                 : visible_record(c->d, nd->name, c->k->section);
                 return r >= 0 ? expand_record(c, r, nd) : add_leaf(c, nd);
         case MTF_N_GROUP:
                 for (int ch = nd->child; ch >= 0 && ret >= 0; ch = c->d->node[ch].next)
@@ -169,15 +170,16 @@ static int static_width(const struct compiler *c, unsigned i, const struct mtf_p
         }
         const struct mtf_prop *q = lookup(c, i, p->ref, MTF_P_WIDTH);
         if (!q)
-                return cerr(c, p->line, p->col, -EIO, "%s.width refers to %s.width, which is not set",
-                            p->field, p->ref);
+                return cerr(c, p->line, p->col, -EIO,
+                            "%s.width refers to %s.width, which is not set", p->field, p->ref);
         if (depth >= MTF_DTD_DEPTH_MAX || (q->vkind == MTF_V_REF && q->ref_prop != MTF_P_WIDTH))
                 return cerr(c, p->line, p->col, -ENOTSUP, "%s.width = %s.width cannot be resolved",
                             p->field, p->ref);
         if (q->vkind == MTF_V_REF)
                 return static_width(c, i, q, depth + 1, w);
         if (q->num > MTF_FIXED_MAX)
-                return cerr(c, q->line, q->col, -ENOTSUP, "%s.width is over the cap%s", q->field, "");
+                return cerr(c, q->line, q->col, -ENOTSUP, "%s.width is over the cap%s", q->field,
+                            "");
         *w = (uint32_t)q->num;
         return 0;
 }
@@ -251,7 +253,8 @@ static int resolve_leaf(struct compiler *c, unsigned i)
         if (mtf_leaf_is_bytes(lf) && (lf->interp != MTF_I_NONE || lf->has_value || lf->in_rep))
                 return cerr(c, cl->line, cl->col, -ENOTSUP,
                             "field '%s' of record '%s' is bytes: its interpretation must be none, "
-                            "with no value, outside repeats", lf->name, kn);
+                            "with no value, outside repeats",
+                            lf->name, kn);
         if ((lf->interp == MTF_I_SECTIONOFFSET || lf->interp == MTF_I_SECTIONSTRIDE) &&
             (lf->width < 1 || lf->width > 8))
                 return cerr(c, cl->line, cl->col, -EIO,
@@ -270,8 +273,8 @@ static int place_tag(struct compiler *c, const struct mtf_rdef *r, uint64_t tag)
                                     "tag must be the first field of '%s'%s", k->name, "");
         if (k->nleaves == 0 || strcmp(k->leaf[0].name, "tag") != 0) {
                 if (k->nleaves >= MTF_LEAVES_MAX)
-                        return cerr(c, r->line, r->col, -ENOTSUP, "record '%s' has too many fields%s",
-                                    k->name, "");
+                        return cerr(c, r->line, r->col, -ENOTSUP,
+                                    "record '%s' has too many fields%s", k->name, "");
                 memmove(&k->leaf[1], &k->leaf[0], k->nleaves * sizeof k->leaf[0]);
                 memmove(&c->cl[1], &c->cl[0], k->nleaves * sizeof c->cl[0]);
                 k->nleaves++;
@@ -281,7 +284,8 @@ static int place_tag(struct compiler *c, const struct mtf_rdef *r, uint64_t tag)
         }
         struct mtf_leaf *t = &k->leaf[0];
         if (t->in_rep || t->rep)
-                return cerr(c, r->line, r->col, -EIO, "the tag of '%s' cannot repeat%s", k->name, "");
+                return cerr(c, r->line, r->col, -EIO, "the tag of '%s' cannot repeat%s", k->name,
+                            "");
         t->width = c->l->tag_width;
         t->interp = MTF_I_NONE;
         t->has_value = 1;
@@ -315,15 +319,16 @@ static int compile_kind(struct compiler *c, int ri)
         const struct mtf_prop *tp = find_prop(c->d, ri, r->section, "tag", MTF_P_VALUE);
         if (!tp) {
                 if (names_tag(c->d, r->field))
-                        return cerr(c, r->line, r->col, -EIO, "record '%s' has a tag but no tag.value%s",
-                                    r->name, "");
+                        return cerr(c, r->line, r->col, -EIO,
+                                    "record '%s' has a tag but no tag.value%s", r->name, "");
                 return 0; /* a type, used by name (vfield) */
         }
         if (tp->vkind != MTF_V_NUM)
                 return cerr(c, tp->line, tp->col, -EIO, "tag.value of '%s' must be a number%s",
                             r->name, "");
         if (c->l->nkinds >= MTF_KINDS_MAX)
-                return cerr(c, r->line, r->col, -ENOTSUP, "too many records at '%s'%s", r->name, "");
+                return cerr(c, r->line, r->col, -ENOTSUP, "too many records at '%s'%s", r->name,
+                            "");
         struct mtf_kind *k = c->k = &c->l->kind[c->l->nkinds++];
         memset(k, 0, sizeof *k);
         memcpy(k->name, r->name, sizeof k->name);
@@ -348,7 +353,8 @@ static int compile_kind(struct compiler *c, int ri)
                 if ((k->leaf[i].is_len || k->leaf[i].rep) && mtf_leaf_is_bytes(&k->leaf[i]))
                         return cerr(c, c->cl[i].line, c->cl[i].col, -EIO,
                                     "field '%s' of record '%s' counts or sizes others: it must be "
-                                    "a number", k->leaf[i].name, k->name);
+                                    "a number",
+                                    k->leaf[i].name, k->name);
         return 0;
 }
 
@@ -359,8 +365,8 @@ static int check_tags(const struct compiler *c)
         for (unsigned b = 0; b < l->nkinds; b++) {
                 for (unsigned a = 0; a < b; a++) {
                         const struct mtf_kind *ka = &l->kind[a], *kb = &l->kind[b];
-                        int together = ka->section == kb->section || ka->section < 0 ||
-                                       kb->section < 0;
+                        int together =
+                            ka->section == kb->section || ka->section < 0 || kb->section < 0;
                         if (together && ka->tag == kb->tag)
                                 return cerr(c, kb->line, kb->col, -EIO,
                                             "record '%s' has the tag of '%s'", kb->name, ka->name);

@@ -55,8 +55,8 @@ static ssize_t try_dir(const char *dir, size_t dlen, const char *base, char *buf
                        char *found, size_t fcap)
 {
         char path[4096];
-        if (dlen == 0 || snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, base) >=
-                                 (int)sizeof path)
+        if (dlen == 0 ||
+            snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, base) >= (int)sizeof path)
                 return 0;
         ssize_t n = read_small(path, buf, cap);
         if (n == -ENOENT)
@@ -67,8 +67,8 @@ static ssize_t try_dir(const char *dir, size_t dlen, const char *base, char *buf
 
 /* The DTD text for the name in the header: beside the archive, built in,
  * in TM_DTD_PATH. Returns its length or a negative errno. */
-static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t cap,
-                        char *found, size_t fcap, struct tm_err *err)
+static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t cap, char *found,
+                        size_t fcap, struct tm_err *err)
 {
         const char *base = strrchr(name, '/');
         base = base ? base + 1 : name;
@@ -322,8 +322,8 @@ static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
                 x->cell0[k] = (uint16_t)nc;
                 for (unsigned i = 1; i < mk->nleaves; i++, nc++) {
                         const struct mtf_leaf *lf = &mk->leaf[i];
-                        unsigned sec = lf->interp == MTF_I_SECTIONOFFSET ||
-                                       lf->interp == MTF_I_SECTIONSTRIDE;
+                        unsigned sec =
+                            lf->interp == MTF_I_SECTIONOFFSET || lf->interp == MTF_I_SECTIONSTRIDE;
                         if (sec && !mtf_dsec_find(x, (uint32_t)lf->arg[0]))
                                 return tm_err_set(err, -EIO,
                                                   "raw offset %d: field '%s' of '%s' reads section "
@@ -401,12 +401,12 @@ fail:
 }
 
 const struct tm_rcodec tm_rcodec_metatf = {
-        .name = "metatf",
-        .suffix = NULL,
-        .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
-        .probe = mtf_probe,
-        .open = mtf_open,
-        .close = mtf_close,
-        .state_size = sizeof(struct mtf_state),
-        .decode = mtf_decode,
+    .name = "metatf",
+    .suffix = NULL,
+    .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
+    .probe = mtf_probe,
+    .open = mtf_open,
+    .close = mtf_close,
+    .state_size = sizeof(struct mtf_state),
+    .decode = mtf_decode,
 };

@@ -16,10 +16,11 @@
  *   ..  data sections (the values sectionOffset / sectionStride read)
  *   start  records, to the end of the stream
  *
- * A section whose bytes end at or before start is a data section: an array
- * of items that fields with sectionOffset / sectionStride read (item k of
- * width w at bytes k*w .. k*w+w-1). A section at or after start is a
- * record section: its records follow a section record in the stream. The
+ * A section that starts before start is a data section, and must end by
+ * start: an array of items that fields with sectionOffset / sectionStride
+ * read (item k of width w at bytes k*w .. k*w+w-1). A section starting at
+ * or after start is a record section: its records follow a section record
+ * in the stream, and its entry is for readers that seek. The
  * decoder reads the header and the data sections (at most MTF_HEADER_MAX
  * bytes in all) at open() and needs head[0..start).
  *
@@ -48,13 +49,13 @@
 #include "dtd.h"
 
 #define MTF_MAGIC "\177MTF"
-#define MTF_FIXED_HEADER 28        /* bytes before the DTD name */
-#define MTF_SHDR_SIZE 12           /* one section header */
-#define MTF_SECTIONS_MAX 16        /* section headers in a file */
-#define MTF_HEADER_MAX (1u << 20)  /* start: header and data sections */
-#define MTF_CELLS_MAX 72           /* changeable fields of all record kinds */
-#define MTF_VAR_MAX 65536          /* bytes of one variable-width field */
-#define MTF_LIST_MAX 1024          /* occurrences of one repeated group */
+#define MTF_FIXED_HEADER 28       /* bytes before the DTD name */
+#define MTF_SHDR_SIZE 12          /* one section header */
+#define MTF_SECTIONS_MAX 16       /* section headers in a file */
+#define MTF_HEADER_MAX (1u << 20) /* start: header and data sections */
+#define MTF_CELLS_MAX 72          /* changeable fields of all record kinds */
+#define MTF_VAR_MAX 65536         /* bytes of one variable-width field */
+#define MTF_LIST_MAX 1024         /* occurrences of one repeated group */
 #define MTF_LE 1
 #define MTF_BE 2
 

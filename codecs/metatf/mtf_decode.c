@@ -118,8 +118,8 @@ static int read_fixed(struct rd *r, const struct mtf_kind *k, unsigned i, uint64
 }
 
 /* The repeated group after count leaf i (n times), as lists. */
-static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsigned i,
-                       uint64_t n, uint64_t *cur, struct tm_rec *rec)
+static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsigned i, uint64_t n,
+                       uint64_t *cur, struct tm_rec *rec)
 {
         const struct mtf_ctx *x = r->x;
         const struct mtf_kind *mk = &x->lay.kind[k];
@@ -243,12 +243,12 @@ static int apply_metadata(struct rd *r, struct mtf_state *s, uint64_t tag, uint6
                 return tm_err_set(r->err, -EIO,
                                   "raw offset %llu: metadata gives '%s' of '%s' width %llu "
                                   "(numbers: 0..8, 1..8 reading a section)",
-                                  at, lf->name, mk->name,
-                                  (unsigned long long)(prop ? w : v[0]));
+                                  at, lf->name, mk->name, (unsigned long long)(prop ? w : v[0]));
         if (prop != MTF_PROP_WIDTH_CODE && sec && !mtf_dsec_find(x, (uint32_t)v[0]))
-                return tm_err_set(r->err, -EIO,
-                                  "raw offset %llu: metadata reads section %llu, not a data section",
-                                  at, (unsigned long long)v[0]);
+                return tm_err_set(
+                    r->err, -EIO,
+                    "raw offset %llu: metadata reads section %llu, not a data section", at,
+                    (unsigned long long)v[0]);
         if (prop == MTF_PROP_WIDTH_CODE)
                 s->width[c] = (uint8_t)w;
         else
@@ -268,7 +268,8 @@ static int read_metadata(struct rd *r, struct mtf_state *s, const struct mtf_kin
         if (prop > MTF_I_SECTIONSTRIDE)
                 return tm_err_set(r->err, -EIO, "raw offset %llu: metadata property %llu (0..7)",
                                   (unsigned long long)r->raw, (unsigned long long)prop);
-        unsigned nv = prop == MTF_I_NONE ? 0 : (prop == MTF_I_STRIDE || prop == MTF_I_SECTIONSTRIDE) + 1u;
+        unsigned nv =
+            prop == MTF_I_NONE ? 0 : (prop == MTF_I_STRIDE || prop == MTF_I_SECTIONSTRIDE) + 1u;
         for (unsigned i = 0; i < nv; i++)
                 if ((ret = read_fixed(r, k, 4, &v[i])))
                         return ret;
@@ -310,8 +311,12 @@ ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t le
         size_t pos = 0, n = 0, sused = 0;
         *used = 0;
         while (n < cap && pos < len) {
-                struct rd r = {.x = x, .p = in + pos, .avail = len - pos, .raw = raw_off + pos,
-                               .sused = sused, .err = err};
+                struct rd r = {.x = x,
+                               .p = in + pos,
+                               .avail = len - pos,
+                               .raw = raw_off + pos,
+                               .sused = sused,
+                               .err = err};
                 int emitted, ret = read_record(&r, s, &out[n], &emitted);
                 if (ret < 0)
                         return ret;
