@@ -307,12 +307,11 @@ int main(int argc, char **argv)
                 const char *name;
                 double raw, gz;
         } paper[] = {
-            {"naive", 7.06, 2.05},     {"best", 5.65, 1.92},  {"SplitAddr", 5.65, 1.54},
+            {"naive", 7.06, 2.05},       {"best", 5.65, 1.92},   {"SplitAddr", 5.65, 1.54},
             {"Simple Binary", 16, 2.62}, {"ASCII", 12.33, 2.21},
         };
         for (size_t i = 0; i < sizeof paper / sizeof paper[0]; i++)
-                printf("%-14s %10.2f %10s %10.2f\n", paper[i].name, paper[i].raw, "-",
-                       paper[i].gz);
+                printf("%-14s %10.2f %10s %10.2f\n", paper[i].name, paper[i].raw, "-", paper[i].gz);
         free(t.ev);
         free(t.pool);
         return 0;

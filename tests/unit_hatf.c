@@ -178,11 +178,11 @@ static ssize_t dec(const uint8_t *raw, size_t len, size_t piece, size_t cap, str
 
 static int ev_equal(const struct tm_heap_ev *a, const struct tm_heap_ev *b, char *why, size_t cap)
 {
-#define CMP(fld)                                                                                \
-        if (a->fld != b->fld) {                                                                 \
-                snprintf(why, cap, #fld " %llx, want %llx", (unsigned long long)a->fld,         \
-                         (unsigned long long)b->fld);                                           \
-                return 0;                                                                       \
+#define CMP(fld)                                                                                   \
+        if (a->fld != b->fld) {                                                                    \
+                snprintf(why, cap, #fld " %llx, want %llx", (unsigned long long)a->fld,            \
+                         (unsigned long long)b->fld);                                              \
+                return 0;                                                                          \
         }
         CMP(kind);
         CMP(size);
@@ -326,9 +326,7 @@ static void test_field_sizes(void **unused)
                         m_interp(&b, f, HATF_I_NONE, 0, 0);
                 for (unsigned i = 0; i < 5; i++) {
                         unsigned w = ws[i];
-                        uint64_t v = w == 8 ? 0x8123456789abcdefull
-                                     : w   ? (1ull << (8 * w)) - 2
-                                           : 0;
+                        uint64_t v = w == 8 ? 0x8123456789abcdefull : w ? (1ull << (8 * w)) - 2 : 0;
                         m_size(&b, f, w);
                         b_rec(&b);
                         b_u8(&b, 0);
@@ -369,32 +367,32 @@ static void test_interpretations(void **unused)
                  * the others where they apply */
                 unsigned other = f == HATF_F_SIZE ? 0 : 4; /* width of size/address */
                 (void)other;
-#define REC(val, bytesfn)                                                                       \
-        do {                                                                                    \
-                b_rec(&b);                                                                      \
-                b_u8(&b, 0);                                                                    \
-                if (f == HATF_F_SIZE)                                                           \
-                        bytesfn;                                                                \
-                else                                                                            \
-                        b_be(&b, 9, 4);                                                         \
-                if (f == HATF_F_ADDRESS)                                                        \
-                        bytesfn;                                                                \
-                else                                                                            \
-                        b_be(&b, 9, 4);                                                         \
-                if (f == HATF_F_THREAD)                                                         \
-                        bytesfn;                                                                \
-                if (f == HATF_F_HEAP)                                                           \
-                        bytesfn;                                                                \
-                if (f == HATF_F_TIME)                                                           \
-                        bytesfn;                                                                \
-                struct tm_heap_ev w = EV(.kind = 0, .size = 9, .addr = 9);                      \
-                uint64_t *slot = f == HATF_F_SIZE      ? &w.size                                \
-                                 : f == HATF_F_ADDRESS ? &w.addr                                \
-                                 : f == HATF_F_TIME    ? &w.time                                \
-                                 : f == HATF_F_THREAD  ? &w.thread                              \
-                                                       : &w.heap;                               \
-                *slot = (val);                                                                  \
-                want[n++] = w;                                                                  \
+#define REC(val, bytesfn)                                                                          \
+        do {                                                                                       \
+                b_rec(&b);                                                                         \
+                b_u8(&b, 0);                                                                       \
+                if (f == HATF_F_SIZE)                                                              \
+                        bytesfn;                                                                   \
+                else                                                                               \
+                        b_be(&b, 9, 4);                                                            \
+                if (f == HATF_F_ADDRESS)                                                           \
+                        bytesfn;                                                                   \
+                else                                                                               \
+                        b_be(&b, 9, 4);                                                            \
+                if (f == HATF_F_THREAD)                                                            \
+                        bytesfn;                                                                   \
+                if (f == HATF_F_HEAP)                                                              \
+                        bytesfn;                                                                   \
+                if (f == HATF_F_TIME)                                                              \
+                        bytesfn;                                                                   \
+                struct tm_heap_ev w = EV(.kind = 0, .size = 9, .addr = 9);                         \
+                uint64_t *slot = f == HATF_F_SIZE      ? &w.size                                   \
+                                 : f == HATF_F_ADDRESS ? &w.addr                                   \
+                                 : f == HATF_F_TIME    ? &w.time                                   \
+                                 : f == HATF_F_THREAD  ? &w.thread                                 \
+                                                       : &w.heap;                                   \
+                *slot = (val);                                                                     \
+                want[n++] = w;                                                                     \
         } while (0)
                 m_interp(&b, f, HATF_I_DEFAULT, 0x1234, 0);
                 REC(0x1234, (void)0);
@@ -481,7 +479,7 @@ static void test_signed_offsets(void **unused)
                 b_rec(&b), b_u8(&b, 1), b_be(&b, 3, w);
                 /* a realloc's two addresses: the new one relative to the old */
                 b_rec(&b), b_u8(&b, 2), b_be(&b, 1, 4), b_be(&b, minus1, w), b_be(&b, minus1, w);
-                uint64_t neg = w == 8 ? most_neg : (uint64_t)-(int64_t)most_neg;
+                uint64_t neg = w == 8 ? most_neg : (uint64_t) - (int64_t)most_neg;
                 const struct tm_heap_ev want[] = {
                     EV(.kind = 1, .addr = 999999),
                     EV(.kind = 1, .addr = 1000000 + neg),
@@ -602,10 +600,10 @@ static void test_truncated(void **unused)
         (void)unused;
         struct bytes b = {0};
         b_rec(&b), b_u8(&b, 0), b_be(&b, 1, 4), b_be(&b, 2, 4);
-        m_interp(&b, HATF_F_ATTR, HATF_I_NONE, 0, 0);                /* 4 bytes */
-        m_interp(&b, HATF_F_TIME, HATF_I_DELTA, 10, 0);              /* 12 */
-        m_interp(&b, HATF_F_THREAD, HATF_I_STRIDE, 10, 1);           /* 20 */
-        m_size(&b, HATF_F_SIZE, 2);                                  /* 4 */
+        m_interp(&b, HATF_F_ATTR, HATF_I_NONE, 0, 0);      /* 4 bytes */
+        m_interp(&b, HATF_F_TIME, HATF_I_DELTA, 10, 0);    /* 12 */
+        m_interp(&b, HATF_F_THREAD, HATF_I_STRIDE, 10, 1); /* 20 */
+        m_size(&b, HATF_F_SIZE, 2);                        /* 4 */
         b_rec(&b), b_u8(&b, 0), b_be(&b, 3, 2), b_be(&b, 4, 4), b_be(&b, 5, 4), b_u8(&b, 2),
             b_raw(&b, "xy", 2);
         b_rec(&b), b_u8(&b, 1), b_be(&b, 4, 4), b_be(&b, 1, 4), b_u8(&b, 0);
@@ -812,11 +810,16 @@ static void sim_next(struct alloc_sim *a, struct tm_heap_ev *ev, unsigned same_p
                 uint64_t sz = a->last;
                 if (rnd_below(100) >= same_pct) {
                         unsigned r = (unsigned)rnd_below(100);
-                        sz = r < 70 ? 8 + rnd_below(56) : r < 95 ? 64 + rnd_below(400)
-                                                                 : 1000 + rnd_below(200000);
+                        sz = r < 70   ? 8 + rnd_below(56)
+                             : r < 95 ? 64 + rnd_below(400)
+                                      : 1000 + rnd_below(200000);
                 }
                 a->last = sz;
-                unsigned c = sz <= 16 ? 0 : sz <= 32 ? 1 : sz <= 64 ? 2 : sz <= 512 ? 3 : 4 + (unsigned)rnd_below(4);
+                unsigned c = sz <= 16    ? 0
+                             : sz <= 32  ? 1
+                             : sz <= 64  ? 2
+                             : sz <= 512 ? 3
+                                         : 4 + (unsigned)rnd_below(4);
                 uint64_t addr = a->bump[c];
                 a->bump[c] += c < 3 ? 16u << c : (sz + 15) & ~15ull;
                 a->live[a->nl] = addr;
@@ -939,8 +942,8 @@ static void roundtrip(const char *enc, const struct tm_heap_ev *ev, size_t n, co
                         ssize_t r = C->decode(ctx, &st, s.b + pos, end - pos, 1, pos, &used, out,
                                               256, &err);
                         if (r < 0)
-                                fail_msg("%s: sink call %zu (bytes %zu..%zu): %s", w, c, from,
-                                         end, err.msg);
+                                fail_msg("%s: sink call %zu (bytes %zu..%zu): %s", w, c, from, end,
+                                         err.msg);
                         total += (size_t)r;
                         pos += used;
                 }
@@ -1094,10 +1097,10 @@ static void test_sizes(void **unused)
         }
         /* hatf_encodings: best naive smallsize samesize baseoffset1
          * baseoffset2 baseoffset stride */
-        assert_true(sz[2] < sz[1]);         /* smallsize < naive */
-        assert_true(sz[3] <= sz[1]);        /* samesize <= naive */
+        assert_true(sz[2] < sz[1]);  /* smallsize < naive */
+        assert_true(sz[3] <= sz[1]); /* samesize <= naive */
         for (unsigned k = 4; k < 8; k++)
-                assert_true(sz[k] <= sz[1]); /* address codings never lose */
+                assert_true(sz[k] <= sz[1]);           /* address codings never lose */
         assert_true(sz[6] <= sz[4] && sz[6] <= sz[5]); /* baseoffset: the better per run */
         for (unsigned k = 1; k < 8; k++)
                 assert_true(sz[0] <= sz[k]); /* best <= each */
@@ -1130,13 +1133,13 @@ static void test_sizes(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_tags_default),   cmocka_unit_test(test_field_sizes),
+            cmocka_unit_test(test_tags_default),    cmocka_unit_test(test_field_sizes),
             cmocka_unit_test(test_interpretations), cmocka_unit_test(test_width_rules),
-            cmocka_unit_test(test_signed_offsets), cmocka_unit_test(test_defaults),
-            cmocka_unit_test(test_attributes),     cmocka_unit_test(test_signature),
-            cmocka_unit_test(test_truncated),      cmocka_unit_test(test_bad_records),
-            cmocka_unit_test(test_state_copy),     cmocka_unit_test(test_roundtrip_all),
-            cmocka_unit_test(test_roundtrip_big),  cmocka_unit_test(test_encoder_errors),
+            cmocka_unit_test(test_signed_offsets),  cmocka_unit_test(test_defaults),
+            cmocka_unit_test(test_attributes),      cmocka_unit_test(test_signature),
+            cmocka_unit_test(test_truncated),       cmocka_unit_test(test_bad_records),
+            cmocka_unit_test(test_state_copy),      cmocka_unit_test(test_roundtrip_all),
+            cmocka_unit_test(test_roundtrip_big),   cmocka_unit_test(test_encoder_errors),
             cmocka_unit_test(test_sizes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,22 +39,28 @@
 #include "hatf.h"
 #include "hatf_impl.h"
 
-#define ENC_WINDOW 128               /* records of look-ahead; a power of two */
-#define ENC_ATTR_CAP (256u * 1024)   /* attribute / comment bytes the window holds */
+#define ENC_WINDOW 128             /* records of look-ahead; a power of two */
+#define ENC_ATTR_CAP (256u * 1024) /* attribute / comment bytes the window holds */
 #define ENC_ARENA (2 * ENC_ATTR_CAP + 65536)
-#define ENC_FLUSH (64u * 1024)       /* hand output to the sink past this */
+#define ENC_FLUSH (64u * 1024) /* hand output to the sink past this */
 /* The output buffer holds ENC_FLUSH plus the largest record with its
  * metadata: 6 fields x (20 + 4) bytes of metadata, tag, 7 x 8 bytes of
  * numbers, a 2-byte length and 65535 bytes of attributes. */
 #define ENC_OUT_CAP (ENC_FLUSH + 6 * 24 + 1 + 7 * 8 + 2 + 65535)
-#define ENC_REEVAL 32                /* re-decide a non-none setting this often */
-#define ENC_SCAN 32                  /* occurrences of a field one candidate's scan looks at */
-#define ENC_MAX_LEN 65535u           /* comment and attribute bytes (2-byte length) */
+#define ENC_REEVAL 32      /* re-decide a non-none setting this often */
+#define ENC_SCAN 32        /* occurrences of a field one candidate's scan looks at */
+#define ENC_MAX_LEN 65535u /* comment and attribute bytes (2-byte length) */
 
 /* Candidate slots: numbers: none 1/2/4/8, default, baseOffset 1/2/4,
  * delta 1/2/4, stride; attributes: the widths of attr_cands, default. */
-enum { SLOT_NONE = 0, SLOT_DEFAULT = 4, SLOT_BO = 5, SLOT_DELTA = 8, SLOT_STRIDE = 11,
-       SLOT_N = 12 };
+enum {
+        SLOT_NONE = 0,
+        SLOT_DEFAULT = 4,
+        SLOT_BO = 5,
+        SLOT_DELTA = 8,
+        SLOT_STRIDE = 11,
+        SLOT_N = 12
+};
 
 #define WB(code) (1u << (code)) /* a width code as a bit of a width set */
 
@@ -77,8 +83,8 @@ struct encoding {
 /* A record waiting in the window, its fields by tm_schema_heap index. */
 struct pend {
         uint8_t kind;
-        uint32_t alen;  /* attribute or comment bytes */
-        uint64_t apos;  /* their position in the arena's byte stream */
+        uint32_t alen; /* attribute or comment bytes */
+        uint64_t apos; /* their position in the arena's byte stream */
         uint64_t v[TM_HF_N];
 };
 
@@ -86,23 +92,23 @@ struct tm_renc {
         tm_rsink sink;
         void *arg;
         const struct encoding *enc;
-        struct hatf_state st; /* the decoder's state after what we wrote */
-        uint8_t nw[HATF_NF];  /* the none width a field returns to */
+        struct hatf_state st;   /* the decoder's state after what we wrote */
+        uint8_t nw[HATF_NF];    /* the none width a field returns to */
         uint8_t since[HATF_NF]; /* records since the field's last decision */
         uint64_t occn[HATF_NF]; /* records written that carry the field */
         /* per field and candidate slot (SLOT_*): the last occurrence still
          * inside a run that candidate was found to have and did not win;
          * a run starting later inside it is a part of it, so no better */
         uint64_t until[HATF_NF][SLOT_N];
-        int started;          /* prologue written */
-        int forced;           /* deciding because the setting cannot encode the record */
+        int started; /* prologue written */
+        int forced;  /* deciding because the setting cannot encode the record */
 
         struct pend ring[ENC_WINDOW];
         size_t head, npend;
 
-        uint8_t *arena;       /* attribute bytes of the window */
-        uint64_t arena_base;  /* stream position of arena[0] */
-        uint64_t arena_end;   /* stream position after the last byte */
+        uint8_t *arena;      /* attribute bytes of the window */
+        uint64_t arena_base; /* stream position of arena[0] */
+        uint64_t arena_end;  /* stream position after the last byte */
 
         uint8_t *out;
         size_t olen;
@@ -128,10 +134,12 @@ struct occ {
  * tm_schema_heap's kinds: size 0, address 1, time 2, thread 3, heap 4,
  * attributes 5. */
 static const uint8_t kind_fields[TM_HK_N] = {
-    [TM_HK_ALLOC] = 0x3f,        [TM_HK_FREE] = 0x3e,         [TM_HK_REALLOC] = 0x3f,
-    [TM_HK_REALLOC_ALLOC_FREE] = 0x3f, [TM_HK_REALLOC_ALLOC] = 0x3f, [TM_HK_REALLOC_FREE] = 0x3f,
-    [TM_HK_CREATE_HEAP] = 0x3c,  [TM_HK_DESTROY_HEAP] = 0x3c, [TM_HK_CREATE_THREAD] = 0x2c,
-    [TM_HK_DESTROY_THREAD] = 0x2c, [TM_HK_COMMENT] = 0,
+    [TM_HK_ALLOC] = 0x3f,         [TM_HK_FREE] = 0x3e,
+    [TM_HK_REALLOC] = 0x3f,       [TM_HK_REALLOC_ALLOC_FREE] = 0x3f,
+    [TM_HK_REALLOC_ALLOC] = 0x3f, [TM_HK_REALLOC_FREE] = 0x3f,
+    [TM_HK_CREATE_HEAP] = 0x3c,   [TM_HK_DESTROY_HEAP] = 0x3c,
+    [TM_HK_CREATE_THREAD] = 0x2c, [TM_HK_DESTROY_THREAD] = 0x2c,
+    [TM_HK_COMMENT] = 0,
 };
 
 /* ---- value fitting, mirroring the decoder's field_value ---- */
@@ -408,8 +416,8 @@ static void try_mode(struct tm_renc *e, unsigned f, unsigned slot, const struct 
                      const struct occ *o0, unsigned cur_cost, struct cand *best)
 {
         int zero = m->interp == HATF_I_DEFAULT || m->interp == HATF_I_STRIDE;
-        struct hatf_fstate d = {.interp = m->interp, .width = zero ? 0 : m->width,
-                                .arg = m->arg, .prev = m->a3};
+        struct hatf_fstate d = {
+            .interp = m->interp, .width = zero ? 0 : m->width, .arg = m->arg, .prev = m->a3};
         struct hatf_fstate probe = d;
         /* not scanned unless it encodes o0 more cheaply than now */
         if (occ_cost(&d, f, o0) >= cur_cost || !occ_fits(&probe, f, o0))
@@ -514,12 +522,14 @@ static void numeric_cands(struct tm_renc *e, unsigned f, const struct occ *o0, u
         for (unsigned w = 1; w <= 4; w *= 2) {
                 if ((p->bo & WB(w)) && w * o0->n < cur_cost &&
                     !cand_skip(e, f, SLOT_BO + log2w(w))) {
-                        m = (struct mode){.interp = HATF_I_BASEOFFSET, .width = (uint8_t)w,
+                        m = (struct mode){.interp = HATF_I_BASEOFFSET,
+                                          .width = (uint8_t)w,
                                           .arg = base_for(e, f, w)};
                         try_mode(e, f, SLOT_BO + log2w(w), &m, o0, cur_cost, best);
                 }
                 if ((p->delta & WB(w)) && !cand_skip(e, f, SLOT_DELTA + log2w(w))) {
-                        m = (struct mode){.interp = HATF_I_DELTA, .width = (uint8_t)w,
+                        m = (struct mode){.interp = HATF_I_DELTA,
+                                          .width = (uint8_t)w,
                                           .a3 = cur->interp == HATF_I_DELTA ? cur->prev : o0->v[0]};
                         try_mode(e, f, SLOT_DELTA + log2w(w), &m, o0, cur_cost, best);
                 }
@@ -745,10 +755,10 @@ int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct
         struct tm_heap_ev ev;
         tm_heap_rec_to_ev(r, &ev);
         if (ev.attr_len > ENC_MAX_LEN)
-                return tm_err_set(err, -EINVAL, "record %llu: %s of %zu bytes (HATF holds at most %u)",
-                                  (unsigned long long)idx,
-                                  r->kind == TM_HK_COMMENT ? "comment" : "attributes",
-                                  ev.attr_len, ENC_MAX_LEN);
+                return tm_err_set(
+                    err, -EINVAL, "record %llu: %s of %zu bytes (HATF holds at most %u)",
+                    (unsigned long long)idx, r->kind == TM_HK_COMMENT ? "comment" : "attributes",
+                    ev.attr_len, ENC_MAX_LEN);
         if (ev.attr_len && !ev.attr)
                 return tm_err_set(err, -EINVAL, "record %llu: %zu bytes of attributes but no data",
                                   (unsigned long long)idx, ev.attr_len);
@@ -808,34 +818,45 @@ void hatf_enc_free(struct tm_renc *e)
 
 /* ---- the encodings ---- */
 
-#define NUM_NAIVE {.none = WB(4) | WB(8), .grow = 1}
-#define ATTR_NAIVE {.none = WB(HATF_W_V1) | WB(HATF_W_V2), .grow = 1}
+#define NUM_NAIVE                                                                                  \
+        {                                                                                          \
+                .none = WB(4) | WB(8), .grow = 1                                                   \
+        }
+#define ATTR_NAIVE                                                                                 \
+        {                                                                                          \
+                .none = WB(HATF_W_V1) | WB(HATF_W_V2), .grow = 1                                   \
+        }
 #define NUM_SMALL WB(1) | WB(2) | WB(4) | WB(8)
-#define NAIVE_REST                                                                              \
-        [HATF_F_TIME] = NUM_NAIVE, [HATF_F_THREAD] = NUM_NAIVE, [HATF_F_HEAP] = NUM_NAIVE,      \
+#define NAIVE_REST                                                                                 \
+        [HATF_F_TIME] = NUM_NAIVE, [HATF_F_THREAD] = NUM_NAIVE, [HATF_F_HEAP] = NUM_NAIVE,         \
         [HATF_F_ATTR] = ATTR_NAIVE
-#define ADDR_WITH(...)                                                                          \
-        .f = {[HATF_F_SIZE] = NUM_NAIVE,                                                         \
-              [HATF_F_ADDRESS] = {.none = WB(4) | WB(8), .grow = 1, __VA_ARGS__}, NAIVE_REST}
+#define ADDR_WITH(...)                                                                             \
+        .f = {[HATF_F_SIZE] = NUM_NAIVE,                                                           \
+              [HATF_F_ADDRESS] = {.none = WB(4) | WB(8), .grow = 1, __VA_ARGS__},                  \
+              NAIVE_REST}
 
 static const struct encoding encodings[] = {
     {.name = "naive", .f = {[HATF_F_SIZE] = NUM_NAIVE, [HATF_F_ADDRESS] = NUM_NAIVE, NAIVE_REST}},
     {.name = "smallsize",
-     .f = {[HATF_F_SIZE] = {.none = NUM_SMALL, .start = 1}, [HATF_F_ADDRESS] = NUM_NAIVE,
+     .f = {[HATF_F_SIZE] = {.none = NUM_SMALL, .start = 1},
+           [HATF_F_ADDRESS] = NUM_NAIVE,
            NAIVE_REST}},
     {.name = "samesize",
      .f = {[HATF_F_SIZE] = {.none = WB(4) | WB(8), .grow = 1, .dflt = 1},
-           [HATF_F_ADDRESS] = NUM_NAIVE, NAIVE_REST}},
+           [HATF_F_ADDRESS] = NUM_NAIVE,
+           NAIVE_REST}},
     {.name = "baseoffset1", ADDR_WITH(.bo = WB(1))},
     {.name = "baseoffset2", ADDR_WITH(.bo = WB(2))},
     {.name = "baseoffset", ADDR_WITH(.bo = WB(1) | WB(2))},
     {.name = "stride", ADDR_WITH(.stride = 1)},
     {.name = "best",
      .f = {[HATF_F_SIZE] = {.none = NUM_SMALL, .dflt = 1, .start = 1},
-           [HATF_F_ADDRESS] = {.none = NUM_SMALL, .bo = WB(1) | WB(2) | WB(4),
-                               .delta = WB(1) | WB(2) | WB(4), .stride = 1},
-           [HATF_F_TIME] = {.none = NUM_SMALL, .dflt = 1, .delta = WB(1) | WB(2) | WB(4),
-                            .stride = 1},
+           [HATF_F_ADDRESS] = {.none = NUM_SMALL,
+                               .bo = WB(1) | WB(2) | WB(4),
+                               .delta = WB(1) | WB(2) | WB(4),
+                               .stride = 1},
+           [HATF_F_TIME] =
+               {.none = NUM_SMALL, .dflt = 1, .delta = WB(1) | WB(2) | WB(4), .stride = 1},
            [HATF_F_THREAD] = {.none = NUM_SMALL, .dflt = 1},
            [HATF_F_HEAP] = {.none = NUM_SMALL, .dflt = 1},
            [HATF_F_ATTR] = {.none = WB(0) | WB(1) | WB(2) | WB(4) | WB(8) | WB(HATF_W_V1) |
@@ -865,8 +886,8 @@ int hatf_enc_open(const char *name, tm_rsink sink, void *arg, struct tm_renc **o
         hatf_state_init(&e->st);
         for (unsigned f = 0; f < HATF_NF; f++)
                 e->nw[f] = e->st.f[f].lastnz;
-        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0, 8, 'H', 'A',
-                                                        'T',           'F', ' ', '1', '.', '0'};
+        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0,   8,   'H', 'A', 'T',
+                                                        'F',           ' ', '1', '.', '0'};
         out_put(e, sig, sizeof sig);
         *out = e;
         return 0;
