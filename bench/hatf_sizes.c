@@ -157,6 +157,22 @@ static int load(const uint8_t *raw, size_t len, struct trace *t, struct tm_err *
         return 0;
 }
 
+/* Encode the whole trace in enc through sink. */
+static int encode_all(const char *enc, const struct trace *t, tm_rsink sink, void *arg,
+                      struct tm_err *err)
+{
+        struct tm_renc *e;
+        int r = tm_rcodec_hatf.enc_open(enc, sink, arg, &e, err);
+        for (size_t i = 0; r == 0 && i < t->n; i++) {
+                struct tm_rec rec;
+                tm_heap_ev_to_rec(&t->ev[i], &rec);
+                r = tm_rcodec_hatf.enc_put(e, &rec, i, err);
+                if (r < 0)
+                        tm_rcodec_hatf.enc_free(e);
+        }
+        return r == 0 ? tm_rcodec_hatf.enc_finish(e, err) : r;
+}
+
 /* A sink that only counts: the encoder's own speed. */
 static int sink_null(void *arg, const void *p, size_t n)
 {
@@ -169,19 +185,9 @@ static int sink_null(void *arg, const void *p, size_t n)
 static int time_encoder(const char *enc, const struct trace *t, double *secs, struct tm_err *err)
 {
         uint64_t bytes = 0;
-        struct tm_renc *e;
         struct timespec a, b;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-        int r = tm_rcodec_hatf.enc_open(enc, sink_null, &bytes, &e, err);
-        for (size_t i = 0; r == 0 && i < t->n; i++) {
-                struct tm_rec rec;
-                tm_heap_ev_to_rec(&t->ev[i], &rec);
-                r = tm_rcodec_hatf.enc_put(e, &rec, i, err);
-                if (r < 0)
-                        tm_rcodec_hatf.enc_free(e);
-        }
-        if (r == 0)
-                r = tm_rcodec_hatf.enc_finish(e, err);
+        int r = encode_all(enc, t, sink_null, &bytes, err);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
         *secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
         return r;
@@ -243,17 +249,7 @@ static int measure(const char *enc, const struct trace *t, struct counts *c, str
         ZSTD_CCtx_setParameter(c->zs, ZSTD_c_compressionLevel, 19);
         if (deflateInit2(&c->gz, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK)
                 return tm_err_set(err, -ENOMEM, "deflateInit2 failed");
-        struct tm_renc *e;
-        int r = tm_rcodec_hatf.enc_open(enc, sink_count, c, &e, err);
-        for (size_t i = 0; r == 0 && i < t->n; i++) {
-                struct tm_rec rec;
-                tm_heap_ev_to_rec(&t->ev[i], &rec);
-                r = tm_rcodec_hatf.enc_put(e, &rec, i, err);
-                if (r < 0)
-                        tm_rcodec_hatf.enc_free(e);
-        }
-        if (r == 0)
-                r = tm_rcodec_hatf.enc_finish(e, err);
+        int r = encode_all(enc, t, sink_count, c, err);
         if (r == 0)
                 finish_counts(c);
         ZSTD_freeCStream(c->zs);
