@@ -20,6 +20,7 @@
 
 #include "codecs/containers/container.h"
 #include "codecs/heap/hatf.h"
+#include "codecs/metatf/dtd.h"
 #include "views/view.h"
 
 struct buf {
@@ -375,7 +376,20 @@ static void check_trace(const char *path, const struct ev *ev, size_t n)
         got = read_view(t, "schema", 64);
         put(&got, "", 1);
         assert_non_null(strstr((char *)got.p, "alloc : (tag, size, address, thread, heap, time, "
-                                              "vfield) {\n    tag.value = 0;"));
+                                              "vfield) {\n    tag.value = 4; // hatf tag 0"));
+        /* it is a DTD the Meta-TF parser and compiler accept */
+        static struct mtf_dtd dtd;
+        static struct mtf_layout lay;
+        if (mtf_dtd_parse(&dtd, "schema", (char *)got.p, got.len - 1, &err) < 0 ||
+            mtf_dtd_compile(&dtd, &lay, &err) < 0)
+                fail_msg("schema view: %s", err.msg);
+        int kalloc = -1;
+        for (unsigned k = 0; k < lay.nkinds; k++)
+                if (strcmp(lay.kind[k].name, "alloc") == 0)
+                        kalloc = (int)k;
+        assert_true(kalloc >= 0);
+        assert_int_equal(lay.kind[kalloc].tag, 4);
+        assert_int_equal(lay.kind[kalloc].nleaves, 8); /* tag, 5 numbers, vfield = length + data */
         free(got.p);
         free(ascii.p);
         free(alloc.p);

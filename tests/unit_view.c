@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/metatf/dtd.h"
 #include "tests/view_test.h"
 #include "views/readahead.h"
 #include "views/view.h"
@@ -193,6 +194,31 @@ static void check_stats(struct tm_trace *t, const struct fixture *fx)
         tm_vfile_close(f);
 }
 
+/* The schema view: a Meta-TF DTD (the parser and compiler accept it) with
+ * one kind per reference type, each a tag and an address. */
+static void check_schema(struct tm_trace *t)
+{
+        struct tm_err err = {0};
+        uint64_t size;
+        assert_int_equal(tm_trace_view_size(t, "schema", &size, &err), 0);
+        struct tm_vfile *f;
+        assert_int_equal(tm_vfile_open(t, "schema", &f, &err), 0);
+        char *text = calloc(1, size + 1);
+        assert_int_equal(tm_vfile_pread(f, text, size + 10, 0, &err), (ssize_t)size);
+        tm_vfile_close(f);
+        static struct mtf_dtd dtd;
+        static struct mtf_layout lay;
+        if (mtf_dtd_parse(&dtd, "schema", text, size, &err) < 0 ||
+            mtf_dtd_compile(&dtd, &lay, &err) < 0)
+                fail_msg("schema: %s\n%s", err.msg, text);
+        assert_non_null(strstr(text, "ifetch : (tag, address) {"));
+        unsigned found = 0;
+        for (unsigned k = 0; k < lay.nkinds; k++)
+                found += strcmp(lay.kind[k].name, "read") == 0 && lay.kind[k].nleaves == 2;
+        assert_int_equal(found, 1);
+        free(text);
+}
+
 static void check_all_views(struct tm_trace *t, const struct fixture *fx, int many)
 {
         struct vt_buf want = {0};
@@ -203,10 +229,14 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                         check_stats(t, fx);
                         continue;
                 }
+                if (strcmp(views[nviews], "schema") == 0) {
+                        check_schema(t);
+                        continue;
+                }
                 vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
                 check_view(t, views[nviews], &want, many);
         }
-        assert_int_equal(nviews, 4 + fx->codec->ntypes);
+        assert_int_equal(nviews, 5 + fx->codec->ntypes);
         free(want.p);
 }
 

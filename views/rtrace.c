@@ -28,6 +28,55 @@ struct tm_rtrace {
         size_t stats_len, schema_len;
 };
 
+/* The first want raw bytes of t (fewer if the stream is shorter), for a
+ * codec whose open() needs more than the probe's head. */
+static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct tm_err *err)
+{
+        struct tm_creader *r;
+        uint8_t *b = malloc(want);
+        if (!b) {
+                tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+                return NULL;
+        }
+        if (tm_creader_open(t->cont, &r, err) < 0) {
+                free(b);
+                return NULL;
+        }
+        size_t n = 0;
+        ssize_t k = 1;
+        while (n < want && (k = tm_creader_read(r, b + n, want - n, err)) > 0)
+                n += (size_t)k;
+        tm_creader_close(r);
+        if (k < 0) {
+                free(b);
+                return NULL;
+        }
+        *got = n;
+        return b;
+}
+
+/* The schema view: the DTD, then the binary layout as // comments (the
+ * layout's C struct holds comments of its own). Returns the length. */
+static size_t schema_text(const struct tm_schema *s, const char *codec, char *dst)
+{
+        size_t n = tm_schema_dtd(s, codec, dst, RV_TEXT_CAP);
+        char layout[8192];
+        size_t ln = tm_rrender_binary_layout(layout, sizeof layout, s);
+        if (ln >= sizeof layout)
+                ln = sizeof layout - 1;
+        layout[ln] = 0;
+        n = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+        n += (size_t)snprintf(dst + n, RV_TEXT_CAP - n, "\n");
+        for (char *line = layout, *nl; n < RV_TEXT_CAP && *line; line = nl + 1) {
+                nl = strchr(line, '\n');
+                if (!nl)
+                        break;
+                n += (size_t)snprintf(dst + n, RV_TEXT_CAP - n, "// %.*s\n", (int)(nl - line),
+                                      line);
+        }
+        return n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+}
+
 int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
                    struct tm_err *err)
 {
@@ -38,7 +87,17 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         if (!rt)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         rt->codec = c;
+        uint8_t *big = NULL;
+        if (c->head_max > headn && headn == TM_PROBE_BYTES) {
+                big = read_head(t, c->head_max, &headn, err);
+                if (!big) {
+                        free(rt);
+                        return err && err->code ? err->code : -ENOMEM;
+                }
+                head = big;
+        }
         int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
+        free(big);
         if (hl < 0) {
                 free(rt);
                 return tm_trace_err_path(t, hl, err);
@@ -66,13 +125,7 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                          s->field[f].name);
                 rt->views[v++] = rt->names[s->nkinds + f];
         }
-        size_t n = tm_schema_dtd(s, c->name, rt->schema_text, RV_TEXT_CAP);
-        char layout[8192];
-        size_t ln = tm_rrender_binary_layout(layout, sizeof layout, s);
-        if (n < RV_TEXT_CAP)
-                n += (size_t)snprintf(rt->schema_text + n, RV_TEXT_CAP - n, "\n/*\n%.*s*/\n",
-                                      (int)(ln < sizeof layout ? ln : sizeof layout - 1), layout);
-        rt->schema_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+        rt->schema_len = schema_text(s, c->name, rt->schema_text);
         *out = rt;
         return 1;
 }

@@ -405,6 +405,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .suffix = NULL,
     .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
     .probe = mtf_probe,
+    .head_max = MTF_HEADER_MAX,
     .open = mtf_open,
     .close = mtf_close,
     .state_size = sizeof(struct mtf_state),

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "../heap/hatf.h"
+#include "../metatf/metatf.h"
 
 /* Binary signatures first; text formats after. */
 const struct tm_rcodec *const tm_rcodecs[] = {
     &tm_rcodec_hatf,
+    &tm_rcodec_metatf,
     NULL,
 };
 

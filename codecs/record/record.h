@@ -45,6 +45,7 @@
 #define TM_KIND_FIELDS_MAX 16    /* fields of one record */
 #define TM_REC_VAR_MAX 4         /* variable fields of one record */
 #define TM_RSTATE_MAX 2048       /* bytes of record decoder state */
+#define TM_RHEAD_MIN 4096        /* bytes probe() sees, and open() at least */
 
 /* What a field's value is. */
 enum tm_ftype {
@@ -115,6 +116,11 @@ struct tm_rcodec {
         /* Does head (the first n raw bytes, n <= 4096; fewer only when the
          * stream is that short) look like this format? 1 or 0. */
         int (*probe)(const uint8_t *head, size_t n);
+
+        /* Raw bytes open() may need to see (its header and whatever must be
+         * loaded with it); 0 means TM_RHEAD_MIN. Callers give open() that
+         * many bytes, or the whole stream when it is shorter. */
+        size_t head_max;
 
         /* Per-trace set-up: parse the header in head[0..n) (n covers the
          * whole header unless the stream is shorter), fill *schema, set the

@@ -2,6 +2,7 @@
 #include "record.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define OUT(...)                                                                                \
         do {                                                                                    \
@@ -9,6 +10,15 @@
                 if (k_ > 0)                                                                     \
                         n += (size_t)k_;                                                        \
         } while (0)
+
+static int is_reserved(const char *name)
+{
+        static const char *const r[] = {"comment", "section", "metadata", "vfield", "tag"};
+        for (unsigned i = 0; i < sizeof r / sizeof r[0]; i++)
+                if (strcmp(name, r[i]) == 0)
+                        return 1;
+        return 0;
+}
 
 size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, size_t cap)
 {
@@ -30,14 +40,23 @@ size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, si
                             f->type == TM_FT_INT ? " // signed" : "");
         }
         OUT("\n");
+        /* Meta-TF reserves the names of its predefined records and tags
+         * 1-3 (comment, section, metadata): a kind with a reserved name is
+         * the predefined record, the others are numbered from 4 on. */
+        unsigned tag = 4;
         for (unsigned k = 0; k < s->nkinds; k++) {
                 const struct tm_kind *kd = &s->kind[k];
+                if (is_reserved(kd->name)) {
+                        OUT("// %s: the predefined %s record\n", kd->name, kd->name);
+                        continue;
+                }
                 OUT("%s : (tag", kd->name);
                 for (unsigned i = 0; i < kd->nfields; i++) {
                         const struct tm_field *f = &s->field[kd->field[i]];
                         OUT(", %s", tm_field_is_var(f) ? "vfield" : f->name);
                 }
-                OUT(") {\n    tag.value = %u;\n}\n", (unsigned)kd->tag);
+                OUT(") {\n    tag.value = %u; // %s tag %u\n}\n", tag++, codec,
+                    (unsigned)kd->tag);
         }
         return n;
 }
