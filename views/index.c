@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "../codecs/common/tm_io.h"
 #include "feed.h"
+#include "ixfile.h"
 #include "render.h"
 
 #define BUILD_BATCH 4096
@@ -279,110 +279,82 @@ struct file_head {
 };
 #define HEAD_BYTES (16 + 8 * 3 + 2 * NAME_LEN + 8 * 4 + 16 * TM_NTYPES + 8 * 7)
 
-static void put64(uint8_t **p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                (*p)[i] = (uint8_t)(v >> (8 * i));
-        *p += 8;
-}
-
-static uint64_t get64(const uint8_t **p)
-{
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-                v |= (uint64_t)(*p)[i] << (8 * i);
-        *p += 8;
-        return v;
-}
-
-static void put_bytes(uint8_t **p, const void *src, size_t n)
-{
-        memcpy(*p, src, n);
-        *p += n;
-}
-
-static void get_bytes(const uint8_t **p, void *dst, size_t n)
-{
-        memcpy(dst, *p, n);
-        *p += n;
-}
-
 static void head_encode(const struct file_head *h, uint8_t *buf)
 {
         uint8_t *p = buf + 16;
         memcpy(buf, index_magic, 8);
         memset(buf + 8, 0, 8); /* version below, crc filled in last */
         buf[8] = INDEX_VERSION;
-        put64(&p, h->archive_size);
-        put64(&p, h->mtime_ns);
-        put64(&p, h->ino);
-        put_bytes(&p, h->codec, NAME_LEN);
-        put_bytes(&p, h->container, NAME_LEN);
-        put64(&p, h->raw_size);
-        put64(&p, h->hdr_len);
-        put64(&p, h->nrefs);
-        put64(&p, h->ascii_size);
+        tm_ix_put64(&p, h->archive_size);
+        tm_ix_put64(&p, h->mtime_ns);
+        tm_ix_put64(&p, h->ino);
+        tm_ix_put_bytes(&p, h->codec, NAME_LEN);
+        tm_ix_put_bytes(&p, h->container, NAME_LEN);
+        tm_ix_put64(&p, h->raw_size);
+        tm_ix_put64(&p, h->hdr_len);
+        tm_ix_put64(&p, h->nrefs);
+        tm_ix_put64(&p, h->ascii_size);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                put64(&p, h->type_refs[t]);
+                tm_ix_put64(&p, h->type_refs[t]);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                put64(&p, h->type_size[t]);
-        put64(&p, h->k);
-        put64(&p, h->nckpt);
-        put64(&p, h->ckpt_off);
-        put64(&p, h->stats_off);
-        put64(&p, h->cont_off);
-        put64(&p, h->cont_len);
-        put64(&p, h->file_size);
+                tm_ix_put64(&p, h->type_size[t]);
+        tm_ix_put64(&p, h->k);
+        tm_ix_put64(&p, h->nckpt);
+        tm_ix_put64(&p, h->ckpt_off);
+        tm_ix_put64(&p, h->stats_off);
+        tm_ix_put64(&p, h->cont_off);
+        tm_ix_put64(&p, h->cont_len);
+        tm_ix_put64(&p, h->file_size);
 }
 
 static void head_decode(struct file_head *h, const uint8_t *buf)
 {
         const uint8_t *p = buf + 16;
-        h->archive_size = get64(&p);
-        h->mtime_ns = get64(&p);
-        h->ino = get64(&p);
-        get_bytes(&p, h->codec, NAME_LEN);
-        get_bytes(&p, h->container, NAME_LEN);
+        h->archive_size = tm_ix_get64(&p);
+        h->mtime_ns = tm_ix_get64(&p);
+        h->ino = tm_ix_get64(&p);
+        tm_ix_get_bytes(&p, h->codec, NAME_LEN);
+        tm_ix_get_bytes(&p, h->container, NAME_LEN);
         h->codec[NAME_LEN - 1] = h->container[NAME_LEN - 1] = 0;
-        h->raw_size = get64(&p);
-        h->hdr_len = get64(&p);
-        h->nrefs = get64(&p);
-        h->ascii_size = get64(&p);
+        h->raw_size = tm_ix_get64(&p);
+        h->hdr_len = tm_ix_get64(&p);
+        h->nrefs = tm_ix_get64(&p);
+        h->ascii_size = tm_ix_get64(&p);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                h->type_refs[t] = get64(&p);
+                h->type_refs[t] = tm_ix_get64(&p);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                h->type_size[t] = get64(&p);
-        h->k = get64(&p);
-        h->nckpt = get64(&p);
-        h->ckpt_off = get64(&p);
-        h->stats_off = get64(&p);
-        h->cont_off = get64(&p);
-        h->cont_len = get64(&p);
-        h->file_size = get64(&p);
+                h->type_size[t] = tm_ix_get64(&p);
+        h->k = tm_ix_get64(&p);
+        h->nckpt = tm_ix_get64(&p);
+        h->ckpt_off = tm_ix_get64(&p);
+        h->stats_off = tm_ix_get64(&p);
+        h->cont_off = tm_ix_get64(&p);
+        h->cont_len = tm_ix_get64(&p);
+        h->file_size = tm_ix_get64(&p);
 }
 
 static void ckpt_encode(const struct tm_ckpt *c, uint8_t *p)
 {
-        put64(&p, c->raw_off);
-        put64(&p, c->rec);
-        put64(&p, c->ascii_off);
+        tm_ix_put64(&p, c->raw_off);
+        tm_ix_put64(&p, c->rec);
+        tm_ix_put64(&p, c->ascii_off);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                put64(&p, c->type_rec[t]);
+                tm_ix_put64(&p, c->type_rec[t]);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                put64(&p, c->type_off[t]);
-        put_bytes(&p, c->st.b, TM_STATE_MAX);
+                tm_ix_put64(&p, c->type_off[t]);
+        tm_ix_put_bytes(&p, c->st.b, TM_STATE_MAX);
 }
 
 static void ckpt_decode(struct tm_ckpt *c, const uint8_t *p)
 {
-        c->raw_off = get64(&p);
-        c->rec = get64(&p);
-        c->ascii_off = get64(&p);
+        c->raw_off = tm_ix_get64(&p);
+        c->rec = tm_ix_get64(&p);
+        c->ascii_off = tm_ix_get64(&p);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                c->type_rec[t] = get64(&p);
+                c->type_rec[t] = tm_ix_get64(&p);
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                c->type_off[t] = get64(&p);
-        get_bytes(&p, c->st.b, TM_STATE_MAX);
+                c->type_off[t] = tm_ix_get64(&p);
+        tm_ix_get_bytes(&p, c->st.b, TM_STATE_MAX);
 }
 
 static void stats_encode(const struct tm_stats *s, uint8_t *p)
@@ -390,55 +362,20 @@ static void stats_encode(const struct tm_stats *s, uint8_t *p)
         uint64_t w[TM_STATS_WORDS];
         memcpy(w, s, sizeof w);
         for (size_t i = 0; i < TM_STATS_WORDS; i++)
-                put64(&p, w[i]);
+                tm_ix_put64(&p, w[i]);
 }
 
 static void stats_decode(struct tm_stats *s, const uint8_t *p)
 {
         uint64_t w[TM_STATS_WORDS];
         for (size_t i = 0; i < TM_STATS_WORDS; i++)
-                w[i] = get64(&p);
+                w[i] = tm_ix_get64(&p);
         memcpy(s, w, sizeof w);
-}
-
-/* CRC32 of fd's bytes [from, to). */
-static int file_crc(int fd, uint64_t from, uint64_t to, uint32_t *out)
-{
-        uint8_t buf[64 << 10];
-        uLong crc = crc32(0, NULL, 0);
-        while (from < to) {
-                size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
-                ssize_t r = pread(fd, buf, want, (off_t)from);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r <= 0)
-                        return r < 0 ? -errno : -EIO;
-                crc = crc32(crc, buf, (uInt)r);
-                from += (uint64_t)r;
-        }
-        *out = (uint32_t)crc;
-        return 0;
 }
 
 static int write_all(FILE *f, const void *p, size_t n)
 {
         return fwrite(p, 1, n, f) == n ? 0 : -EIO;
-}
-
-static int pwrite_all(int fd, const void *p, size_t n, off_t off)
-{
-        const uint8_t *b = p;
-        while (n) {
-                ssize_t w = pwrite(fd, b, n, off);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                b += w;
-                n -= (size_t)w;
-                off += w;
-        }
-        return 0;
 }
 
 static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f,
@@ -471,26 +408,10 @@ static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f
 int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
                   const struct tm_index_key *key, const char *path, struct tm_err *err)
 {
-        size_t plen = strlen(path);
-        char *tmp = malloc(plen + 8);
-        if (!tmp)
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        memcpy(tmp, path, plen);
-        memcpy(tmp + plen, ".XXXXXX", 8);
-        int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0) {
-                int e = -errno;
-                free(tmp);
-                return tm_err_set(err, e, "%s: cannot create: %s", path, strerror(-e));
-        }
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-                int e = -errno;
-                close(fd);
-                unlink(tmp);
-                free(tmp);
-                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
-        }
+        struct tm_ixfile x;
+        int rc = tm_ixfile_create(&x, path, err);
+        if (rc < 0)
+                return rc;
         struct file_head h;
         memset(&h, 0, sizeof h);
         h.archive_size = key->archive_size;
@@ -506,34 +427,10 @@ int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
         memcpy(h.type_size, ix->type_size, sizeof h.type_size);
         h.k = ix->k;
         h.nckpt = ix->n;
-
         uint8_t hb[HEAD_BYTES];
-        uint32_t crc = 0;
-        int rc = save_body(ix, c, f, &h, err);
-        if (rc == 0) {
-                head_encode(&h, hb);
-                rc = pwrite_all(fd, hb, sizeof hb, 0);
-        }
-        if (rc == 0)
-                rc = file_crc(fd, 16, h.file_size, &crc);
-        if (rc == 0) {
-                uint8_t cb[4] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
-                                 (uint8_t)(crc >> 24)};
-                rc = pwrite_all(fd, cb, sizeof cb, 12);
-        }
-        if (rc == 0)
-                rc = fchmod(fd, 0644) == 0 && fsync(fd) == 0 ? 0 : -errno;
-        if (fclose(f) != 0 && rc == 0)
-                rc = -errno;
-        if (rc == 0 && rename(tmp, path) != 0)
-                rc = -errno;
-        if (rc < 0) {
-                unlink(tmp);
-                if (err && err->code != rc)
-                        tm_err_set(err, rc, "%s: cannot write: %s", path, strerror(-rc));
-        }
-        free(tmp);
-        return rc;
+        rc = save_body(ix, c, x.f, &h, err);
+        head_encode(&h, hb);
+        return tm_ixfile_commit(&x, rc, hb, sizeof hb, h.file_size, err);
 }
 
 static int pread_all(int fd, void *p, size_t n, uint64_t off)
@@ -621,8 +518,8 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
                 goto bad;
         uint32_t crc;
         why = "CRC mismatch";
-        if (file_crc(fd, 16, h.file_size, &crc) < 0 ||
-            crc != (uint32_t)(hb[12] | hb[13] << 8 | hb[14] << 16 | (uint32_t)hb[15] << 24))
+        if (tm_ixfile_crc(fd, TM_IXFILE_CRC_FROM, h.file_size, &crc) < 0 ||
+            crc != tm_ixfile_head_crc(hb))
                 goto bad;
         why = "out of memory";
         ix = index_alloc((uint32_t)h.nckpt);

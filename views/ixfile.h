@@ -1,0 +1,74 @@
+/* ixfile: what the two index file formats share (index.c for address
+ * traces, rindex_file.c for record traces): little-endian fields, the
+ * CRC32 at bytes 12-15 over everything from byte 16, and the atomic write
+ * (a temporary file in the same directory, fsync, rename), so a reader
+ * never sees a half-written index. */
+#ifndef TM_IXFILE_H
+#define TM_IXFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../codecs/common/tm_err.h"
+
+#define TM_IXFILE_CRC_FROM 16
+
+static inline void tm_ix_put64(uint8_t **p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                (*p)[i] = (uint8_t)(v >> (8 * i));
+        *p += 8;
+}
+
+static inline uint64_t tm_ix_get64(const uint8_t **p)
+{
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+                v |= (uint64_t)(*p)[i] << (8 * i);
+        *p += 8;
+        return v;
+}
+
+static inline void tm_ix_put_bytes(uint8_t **p, const void *src, size_t n)
+{
+        memcpy(*p, src, n);
+        *p += n;
+}
+
+static inline void tm_ix_get_bytes(const uint8_t **p, void *dst, size_t n)
+{
+        memcpy(dst, *p, n);
+        *p += n;
+}
+
+/* A file being written: f for its body, fd under it, tmp its name. */
+struct tm_ixfile {
+        FILE *f;
+        int fd;
+        char *tmp;
+        const char *path;
+};
+
+/* Create a temporary file beside path. Returns 0 or a negative errno. */
+int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
+
+/* Write head (head_len bytes, the file's first bytes, whose bytes 12-15
+ * are filled with the CRC here) over the placeholder the body began with,
+ * CRC bytes 16..file_size, fsync and rename to the final path. rc is the
+ * body's result: when negative the file is removed and rc returned. Frees
+ * x's resources in every case. */
+int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len,
+                     uint64_t file_size, struct tm_err *err);
+
+/* CRC32 of fd's bytes [from, to). Returns 0 or a negative errno. */
+int tm_ixfile_crc(int fd, uint64_t from, uint64_t to, uint32_t *out);
+
+/* The CRC stored in a file head. */
+static inline uint32_t tm_ixfile_head_crc(const uint8_t *head)
+{
+        return (uint32_t)(head[12] | head[13] << 8 | head[14] << 16 | (uint32_t)head[15] << 24);
+}
+
+#endif
