@@ -1,0 +1,374 @@
+/* rrender_bench: CPU cost of the record renderers (views/rrender.h), in ns
+ * per record and MB/s of output.
+ *
+ *   rrender_bench [N]       N synthetic heap records (default 4 * 10^6)
+ *   rrender_bench FILE [N]  the records of FILE (any trace a record codec
+ *                           decodes, raw, gzip or zstd), the first N if given
+ *
+ * The synthetic records imitate a recorded allocator trace (the 7 M record
+ * trace behind the `ascii is slow` report): alloc, free and realloc in the
+ * proportions of that trace, sizes mostly small with a tail of big ones,
+ * 48-bit addresses in clusters, a few 5-digit thread ids, 11-digit times
+ * that only increase, attributes mostly empty and otherwise a short
+ * string, now and then with a byte that must be escaped.
+ *
+ * Each renderer runs over all records 4096 at a time, as a view renders
+ * one decoded batch: the batch is first copied to a small buffer and every
+ * batch is rendered into the same output buffer, so both stay in cache as
+ * in the daemon and only rendering is timed. Best of 5 passes. Every case
+ * prints a checksum of its output (FNV-1a of all bytes), so none can be
+ * optimized away and two builds can be compared; the cases that produce
+ * the ascii text must agree with each other, and the program exits 1 if
+ * they do not. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codecs/containers/container.h"
+#include "codecs/heap/heap.h"
+#include "codecs/record/record.h"
+#include "views/rrender.h"
+
+#define BATCH 4096
+#define PASSES 5
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rng(void)
+{
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return rng_state * 2685821657736338717ull;
+}
+
+static double now(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+        p = realloc(p, n);
+        if (!p) {
+                fprintf(stderr, "out of memory\n");
+                exit(2);
+        }
+        return p;
+}
+
+/* Records in memory, their variable fields' bytes in one pool (a record's
+ * var[] holds offsets into the pool until the end of loading, as the pool
+ * moves while it grows). */
+struct recs {
+        struct tm_schema s;
+        struct tm_rec *r;
+        size_t n, cap;
+        uint8_t *pool;
+        size_t pool_len, pool_cap;
+};
+
+/* Append r, copying its variable fields' bytes to the pool. */
+static void recs_add(struct recs *t, const struct tm_rec *r)
+{
+        if (t->n == t->cap) {
+                t->cap = t->cap ? 2 * t->cap : 1 << 16;
+                t->r = xrealloc(t->r, t->cap * sizeof *t->r);
+        }
+        struct tm_rec *d = &t->r[t->n++];
+        *d = *r;
+        const struct tm_kind *k = &t->s.kind[r->kind];
+        unsigned slot = 0;
+        for (unsigned i = 0; i < k->nfields && slot < TM_REC_VAR_MAX; i++) {
+                const struct tm_field *f = &t->s.field[k->field[i]];
+                if (!tm_field_is_var(f))
+                        continue;
+                size_t len = f->type == TM_FT_LIST ? 8 * (size_t)r->v[i] : (size_t)r->v[i];
+                if (t->pool_len + len > t->pool_cap) {
+                        t->pool_cap = 2 * (t->pool_len + len) + (1 << 16);
+                        t->pool = xrealloc(t->pool, t->pool_cap);
+                }
+                if (len)
+                        memcpy(t->pool + t->pool_len, r->var[slot], len);
+                d->var[slot++] = (const uint8_t *)(uintptr_t)t->pool_len;
+                t->pool_len += len;
+        }
+}
+
+/* Turn the pool offsets of recs_add into pointers. */
+static void recs_fix(struct recs *t)
+{
+        for (size_t i = 0; i < t->n; i++)
+                for (unsigned j = 0; j < TM_REC_VAR_MAX; j++)
+                        t->r[i].var[j] = t->pool + (uintptr_t)t->r[i].var[j];
+}
+
+/* ---- synthetic heap records ---- */
+
+static const char *const attrs[] = {
+    "main+0x1f", "xmalloc", "std::vector<int>::reserve", "g_slice_alloc", "a%b", "tab\there",
+    "-",         "py",      "libc.so.6+0x9a3b1",
+};
+
+static uint64_t synth_size(void)
+{
+        uint64_t x = rng() % 1000;
+        if (x < 800)
+                return 1 + rng() % 128; /* most requests are small */
+        if (x < 980)
+                return 129 + rng() % 4000;
+        return 4096 + rng() % (1u << 22); /* a tail of big buffers */
+}
+
+static void synth(struct recs *t, size_t n)
+{
+        t->s = tm_schema_heap;
+        uint64_t base[4] = {0x56148a3f52a0ull, 0x561490000000ull, 0x7f3a5c000010ull,
+                            0x7f3a64a00010ull};
+        uint64_t live[1024] = {0}; /* addresses handed out and not freed yet */
+        uint64_t time = 11000000000ull;
+        uint64_t threads[3] = {21953, 21954, 22017};
+        struct tm_heap_ev ev = {.kind = TM_HK_COMMENT,
+                                .attr = (const uint8_t *)"tracetool record heapwork",
+                                .attr_len = 25};
+        struct tm_rec r;
+        tm_heap_ev_to_rec(&ev, &r);
+        recs_add(t, &r);
+        for (size_t i = 1; i < n; i++) {
+                uint64_t x = rng() % 1000;
+                unsigned slot = (unsigned)(rng() % 1024);
+                memset(&ev, 0, sizeof ev);
+                ev.kind = x < 500 ? TM_HK_ALLOC
+                                  : x < 860 ? TM_HK_FREE
+                                            : x < 998 ? TM_HK_REALLOC_ALLOC_FREE : TM_HK_REALLOC;
+                if (x == 999)
+                        ev.kind = TM_HK_CREATE_THREAD;
+                uint64_t cl = rng() % 100;
+                uint64_t *b = &base[cl < 90 ? 0 : cl < 95 ? 1 : cl < 98 ? 2 : 3];
+                uint64_t fresh = *b;
+                *b += (synth_size() + 15) & ~15ull;
+                ev.size = synth_size();
+                ev.addr = ev.kind == TM_HK_ALLOC ? fresh : live[slot] ? live[slot] : fresh;
+                ev.new_addr = fresh;
+                live[slot] = ev.kind == TM_HK_FREE ? 0 : ev.kind == TM_HK_ALLOC ? fresh : ev.new_addr;
+                ev.thread = threads[rng() % 100 < 97 ? 0 : 1 + rng() % 2];
+                ev.heap = 0;
+                time += 40 + rng() % (rng() % 16 ? 400 : 200000);
+                ev.time = time;
+                if (rng() % 100 < 4) {
+                        const char *a = attrs[rng() % (sizeof attrs / sizeof *attrs)];
+                        ev.attr = (const uint8_t *)a;
+                        ev.attr_len = strlen(a);
+                }
+                tm_heap_ev_to_rec(&ev, &r);
+                recs_add(t, &r);
+        }
+        recs_fix(t);
+}
+
+/* ---- records of a file ---- */
+
+struct grow {
+        uint8_t *b;
+        size_t n, cap;
+};
+
+static int grow_sink(void *arg, const uint8_t *buf, size_t n)
+{
+        struct grow *g = arg;
+        if (g->n + n > g->cap) {
+                g->cap = 2 * (g->n + n);
+                g->b = xrealloc(g->b, g->cap);
+        }
+        memcpy(g->b + g->n, buf, n);
+        g->n += n;
+        return 0;
+}
+
+static void load(struct recs *t, const char *path, size_t max)
+{
+        struct tm_err err = {0};
+        struct tm_cont *c;
+        struct grow g = {0};
+        int fd = open(path, O_RDONLY);
+        if (fd < 0 || tm_cont_open(fd, path, &c, &err) < 0 ||
+            tm_cont_scan(c, grow_sink, &g, &err) < 0) {
+                fprintf(stderr, "%s: %s\n", path, fd < 0 ? strerror(errno) : err.msg);
+                exit(2);
+        }
+        tm_cont_close(c);
+        close(fd);
+        size_t head = g.n < 4096 ? g.n : 4096;
+        const struct tm_rcodec *codec = tm_rcodec_probe(g.b, head);
+        void *ctx = NULL;
+        struct tm_rstate st;
+        int h = codec ? codec->open(g.b, head, path, &ctx, &t->s, &st, &err) : -1;
+        if (h < 0) {
+                fprintf(stderr, "%s: %s\n", path, codec ? err.msg : "not a record trace");
+                exit(2);
+        }
+        static struct tm_rec out[256];
+        size_t pos = (size_t)h;
+        while (pos < g.n && t->n < max) {
+                size_t used = 0;
+                ssize_t r = codec->decode(ctx, &st, g.b + pos, g.n - pos, 1, pos, &used, out,
+                                          256, &err);
+                if (r < 0) {
+                        fprintf(stderr, "%s: %s\n", path, err.msg);
+                        exit(2);
+                }
+                for (ssize_t i = 0; i < r && t->n < max; i++)
+                        if (out[i].kind < t->s.nkinds)
+                                recs_add(t, &out[i]);
+                pos += used;
+                if (r == 0 && used == 0)
+                        break;
+        }
+        if (codec->close)
+                codec->close(ctx);
+        free(g.b);
+        recs_fix(t);
+}
+
+/* ---- the cases ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+        const uint8_t *b = p;
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ b[i]) * 0x100000001b3ull;
+        return h;
+}
+
+struct ctx {
+        const struct recs *t;
+        char *out;
+        size_t out_cap;
+};
+
+/* Render the batch r[0..n) into c->out; returns the bytes written. */
+typedef size_t (*case_fn)(struct ctx *c, const struct tm_rec *r, size_t n);
+
+static size_t case_line(struct ctx *c, const struct tm_rec *r, size_t n)
+{
+        char *p = c->out;
+        for (size_t i = 0; i < n; i++)
+                p += tm_rrender_line(p, &c->t->s, &r[i]);
+        return (size_t)(p - c->out);
+}
+
+/* Every field of every record, as the index build measures columns. */
+static size_t case_field(struct ctx *c, const struct tm_rec *r, size_t n)
+{
+        char *p = c->out;
+        for (size_t i = 0; i < n; i++) {
+                unsigned nf = c->t->s.kind[r[i].kind].nfields;
+                for (unsigned j = 0; j < nf; j++)
+                        p += tm_rrender_field(p, &c->t->s, &r[i], j);
+        }
+        return (size_t)(p - c->out);
+}
+
+static size_t case_binary(struct ctx *c, const struct tm_rec *r, size_t n)
+{
+        size_t sz = tm_rrender_binary_size(&c->t->s);
+        for (size_t i = 0; i < n; i++)
+                tm_rrender_binary((uint8_t *)c->out + i * sz, &c->t->s, &r[i]);
+        return n * sz;
+}
+
+struct bcase {
+        const char *name;
+        case_fn fn;
+        int ascii; /* writes the ascii view's bytes */
+};
+
+static const struct bcase cases[] = {
+    {"tm_rrender_line", case_line, 1},
+    {"tm_rrender_field (every field)", case_field, 0},
+    {"tm_rrender_binary", case_binary, 0},
+};
+
+static struct tm_rec stage[BATCH];
+
+/* One pass: seconds spent rendering, the bytes and their checksum. */
+static double pass(const struct bcase *bc, struct ctx *c, uint64_t *bytes, uint64_t *sum)
+{
+        const struct recs *t = c->t;
+        double secs = 0;
+        uint64_t total = 0, h = 0xcbf29ce484222325ull;
+        for (size_t i = 0; i < t->n; i += BATCH) {
+                size_t m = t->n - i < BATCH ? t->n - i : BATCH;
+                memcpy(stage, t->r + i, m * sizeof *stage);
+                double t0 = now();
+                size_t k = bc->fn(c, stage, m);
+                secs += now() - t0;
+                h = fnv(h, c->out, k);
+                total += k;
+        }
+        *bytes = total;
+        *sum = h;
+        return secs;
+}
+
+int main(int argc, char **argv)
+{
+        static struct recs t;
+        size_t n = 4000000;
+        char *end;
+        if (argc > 1 && (strtoull(argv[1], &end, 10), *end == '\0')) {
+                n = strtoull(argv[1], NULL, 10);
+                synth(&t, n ? n : 1);
+                printf("%zu synthetic heap records\n", t.n);
+        } else if (argc > 1) {
+                load(&t, argv[1], argc > 2 ? strtoull(argv[2], NULL, 10) : SIZE_MAX);
+                printf("%s: %zu records of schema %s\n", argv[1], t.n, t.s.name);
+        } else {
+                synth(&t, n);
+                printf("%zu synthetic heap records\n", t.n);
+        }
+        if (t.n == 0)
+                return 0;
+        size_t var_max = 0;
+        for (size_t i = 0; i < t.n; i++)
+                for (unsigned j = 0; j < t.s.kind[t.r[i].kind].nfields; j++)
+                        if (tm_field_is_var(&t.s.field[t.s.kind[t.r[i].kind].field[j]]) &&
+                            8 * t.r[i].v[j] > var_max)
+                                var_max = 8 * t.r[i].v[j];
+        struct ctx c = {.t = &t};
+        c.out_cap = BATCH * (tm_rrender_line_max(&t.s, var_max) + tm_rrender_binary_size(&t.s));
+        c.out = xrealloc(NULL, c.out_cap);
+        uint64_t ascii_sum = 0;
+        int bad = 0;
+        printf("%-34s %9s %9s %12s  %s\n", "case", "ns/rec", "MB/s", "bytes", "checksum");
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+                double best = 1e30;
+                uint64_t bytes = 0, sum = 0;
+                for (int p = 0; p < PASSES; p++) {
+                        double s = pass(&cases[i], &c, &bytes, &sum);
+                        if (s < best)
+                                best = s;
+                }
+                printf("%-34s %9.2f %9.0f %12" PRIu64 "  %016" PRIx64 "\n", cases[i].name,
+                       1e9 * best / (double)t.n, (double)bytes / best / 1e6, bytes, sum);
+                if (cases[i].ascii) {
+                        if (ascii_sum && sum != ascii_sum) {
+                                fprintf(stderr, "%s: output differs from the first case\n",
+                                        cases[i].name);
+                                bad = 1;
+                        }
+                        ascii_sum = sum;
+                }
+        }
+        free(c.out);
+        free(t.r);
+        free(t.pool);
+        return bad;
+}
