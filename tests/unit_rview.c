@@ -461,10 +461,93 @@ static void test_corrupt(void **state)
         free(raw.p);
 }
 
+/* ascii of the trace at path, read whole through a fresh tm_trace that
+ * keeps its index in dir; *src says whether the index was loaded. */
+static char ix_path[512]; /* the index file the last call used */
+
+static struct buf ascii_with_index(const char *path, const char *dir, enum tm_index_source *src)
+{
+        struct tm_err err = {0};
+        struct tm_trace *t;
+        struct tm_trace_opts o = {.cache_dir = dir, .no_index_beside = 1, .ckpt_refs = 5};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        if (tm_trace_index(t, NULL, NULL, &err) < 0)
+                fail_msg("%s", err.msg);
+        *src = tm_trace_index_source(t);
+        assert_non_null(tm_trace_index_path(t));
+        snprintf(ix_path, sizeof ix_path, "%s", tm_trace_index_path(t));
+        struct buf b = read_view(t, "ascii", 777);
+        struct buf st = read_view(t, "stats", 777);
+        put(&b, st.p, st.len);
+        free(st.p);
+        tm_trace_close(t);
+        return b;
+}
+
+/* The index is saved, loaded the next time (nothing decoded), and a
+ * damaged or foreign index file is detected and rebuilt. */
+static void test_index_file(void **state)
+{
+        (void)state;
+        static struct ev ev[2000];
+        rng = 99;
+        size_t n = gen(ev, sizeof ev / sizeof ev[0]);
+        struct buf raw = {0};
+        hatf_write(&raw, ev, n);
+        char path[256], dir[256];
+        snprintf(path, sizeof path, "%s/ix.hatf.zst", tmpdir);
+        snprintf(dir, sizeof dir, "%s/ixcache", tmpdir);
+        write_archive(path, TM_CONT_ZSTD, &raw);
+        enum tm_index_source src;
+        struct buf first = ascii_with_index(path, dir, &src);
+        assert_int_equal(src, TM_INDEX_BUILT);
+        struct buf again = ascii_with_index(path, dir, &src);
+        assert_int_equal(src, TM_INDEX_LOADED);
+        assert_int_equal(again.len, first.len);
+        assert_memory_equal(again.p, first.p, first.len);
+        free(again.p);
+        /* flip one byte in the middle of the index file: rebuilt, same bytes */
+        int fd = open(ix_path, O_RDWR);
+        assert_true(fd >= 0);
+        uint8_t b;
+        assert_int_equal(pread(fd, &b, 1, 300), 1);
+        b ^= 0x40;
+        assert_int_equal(pwrite(fd, &b, 1, 300), 1);
+        close(fd);
+        again = ascii_with_index(path, dir, &src);
+        assert_int_equal(src, TM_INDEX_BUILT);
+        assert_memory_equal(again.p, first.p, first.len);
+        free(again.p);
+        again = ascii_with_index(path, dir, &src);
+        assert_int_equal(src, TM_INDEX_LOADED);
+        free(again.p);
+        /* another archive of the same size and kind put in its place: its
+         * own index, never the old one's (mtime / inode differ) */
+        rng = 100;
+        n = gen(ev, sizeof ev / sizeof ev[0]);
+        raw.len = 0;
+        hatf_write(&raw, ev, n);
+        char tmp[300];
+        snprintf(tmp, sizeof tmp, "%s.new", path);
+        write_archive(tmp, TM_CONT_ZSTD, &raw);
+        assert_int_equal(rename(tmp, path), 0);
+        again = ascii_with_index(path, dir, &src);
+        assert_int_equal(src, TM_INDEX_BUILT);
+        struct buf want = {0};
+        for (size_t i = 0; i < n; i++)
+                line(&want, &ev[i]);
+        assert_memory_equal(again.p, want.p, want.len);
+        free(want.p);
+        free(again.p);
+        free(first.p);
+        free(raw.p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_views),
+            cmocka_unit_test(test_index_file),
             cmocka_unit_test(test_corrupt),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -16,8 +16,8 @@
  * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles (every other
  * checkpoint dropped) whenever TM_CKPT_CAP checkpoints exist; with the
  * default spacing the checkpoints are then thinned to 0.5% of the archive,
- * as for address traces (docs/index-format.md). The index lives in memory
- * (saving it to a file is not done yet for record traces). */
+ * as for address traces (docs/index-format.md). rindex_file.c saves and
+ * loads it, with the container's seek index, like index.c's file. */
 #ifndef TM_RINDEX_H
 #define TM_RINDEX_H
 
@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "../codecs/containers/container.h"
+#include "index.h"
 #include "rstats.h"
 #include "view.h"
 
@@ -71,5 +72,24 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);
  * column col; scratch has room for a line. */
 uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_rec *r,
                        char *scratch);
+
+/* A fingerprint of the schema: an index made under another schema (a
+ * Meta-TF trace whose DTD changed) is not used. */
+uint32_t tm_rindex_schema_crc(const struct tm_schema *s);
+
+/* Write ix and c's seek index to path atomically (views/ixfile.h). */
+int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
+                   const struct tm_index_key *key, uint32_t schema_crc, const char *path,
+                   struct tm_err *err);
+
+/* Read the index file at path: it must match key, schema_crc, the column
+ * count and state size, pass its CRC and consistency checks (the first
+ * checkpoint at hdr_len). When c is not NULL, also restores c's seek index
+ * and hands the file's descriptor to *fd_out (it must stay open while c
+ * lives). Returns 0, -ENOENT, -ESTALE (another archive version or schema)
+ * or -EIO (corrupt). */
+int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t schema_crc,
+                   unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
+                   struct tm_rindex **out, int *fd_out, struct tm_err *err);
 
 #endif

@@ -159,10 +159,24 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         struct tm_rtrace *rt = t->rt;
         int rc = tm_rindex_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                  t->ckpt_refs, progress, arg, &rt->ix, err);
-        if (rc < 0)
-                return tm_trace_err_path(t, rc, err);
-        t->ix_source = TM_INDEX_BUILT;
-        return 0;
+        return rc < 0 ? tm_trace_err_path(t, rc, err) : 0;
+}
+
+int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                   struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
+                              2 + rt->schema.nkinds + rt->schema.nfields, rt->codec->state_size,
+                              rt->hdr_len, t->cont, &rt->ix, &t->ix_fd, err);
+}
+
+int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
+                   struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        return tm_rindex_save(rt->ix, t->cont, key, tm_rindex_schema_crc(&rt->schema), path,
+                              err);
 }
 
 /* ---- views ---- */

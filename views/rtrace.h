@@ -31,8 +31,14 @@ void tm_rtrace_close(struct tm_rtrace *rt);
 const char *tm_rtrace_codec(const struct tm_rtrace *rt);
 const char *const *tm_rtrace_views(const struct tm_rtrace *rt);
 
-/* Build the index (under tm_trace_index's once-only protocol). */
+/* Build the index, or load / save it as a file at path (under
+ * tm_trace_index's once-only protocol; rindex.h has the rules). */
+struct tm_index_key;
 int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                   struct tm_err *err);
+int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
+                   struct tm_err *err);
 
 /* View sizes and cursors; the index must be ready. */
 int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,

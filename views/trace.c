@@ -215,7 +215,7 @@ static struct tm_index_key trace_key(const struct tm_trace *t)
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
             .ino = (uint64_t)t->sb.st_ino,
-            .codec = t->codec->name,
+            .codec = tm_trace_codec(t),
             .container = t->cont_name,
         };
         return k;
@@ -235,7 +235,8 @@ static int trace_load(struct tm_trace *t)
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
                 struct tm_err e = {0};
-                rc = tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
+                rc = t->rt ? tm_rtrace_load(t, paths[i], &key, &e)
+                           : tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
                 if (rc == 0) {
                         t->ix_path = paths[i];
                         paths[i] = NULL;
@@ -252,13 +253,19 @@ static int trace_load(struct tm_trace *t)
         return rc;
 }
 
+static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path)
+{
+        return t->rt ? tm_rtrace_save(t, key, path, NULL)
+                     : tm_index_save(t->ix, t->cont, key, path, NULL);
+}
+
 /* Save beside the archive if allowed and possible, else in the cache. */
 static void trace_save(struct tm_trace *t)
 {
         struct tm_index_key key = trace_key(t);
         if (!t->no_index_beside) {
                 char *p = tm_cachepath_beside(t->abs);
-                if (p && tm_index_save(t->ix, t->cont, &key, p, NULL) == 0) {
+                if (p && index_save(t, &key, p) == 0) {
                         t->ix_path = p;
                         return;
                 }
@@ -266,7 +273,7 @@ static void trace_save(struct tm_trace *t)
         }
         char *dir = NULL;
         char *p = tm_cachepath_cache(t->cache_dir, t->abs, &dir);
-        if (p && tm_cachepath_mkdirs(dir) == 0 && tm_index_save(t->ix, t->cont, &key, p, NULL) == 0)
+        if (p && tm_cachepath_mkdirs(dir) == 0 && index_save(t, &key, p) == 0)
                 t->ix_path = p;
         else
                 free(p);
@@ -275,8 +282,9 @@ static void trace_save(struct tm_trace *t)
 
 static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        int rc = tm_index_build(t->cont, t->codec, t->head, t->headn, t->ckpt_refs, progress, arg,
-                                &t->ix, err);
+        int rc = t->rt ? tm_rtrace_build(t, progress, arg, err)
+                       : tm_index_build(t->cont, t->codec, t->head, t->headn, t->ckpt_refs,
+                                        progress, arg, &t->ix, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         t->ix_source = TM_INDEX_BUILT;
@@ -336,9 +344,7 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
 
         struct tm_err e = {0};
         int rc = 0;
-        if (t->rt)
-                rc = tm_rtrace_build(t, progress, arg, &e);
-        else if (trace_load(t) == 0)
+        if (trace_load(t) == 0)
                 t->ix_source = TM_INDEX_LOADED;
         else
                 rc = trace_build(t, progress, arg, &e);

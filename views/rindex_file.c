@@ -1,0 +1,358 @@
+/* The record index file (docs/index-format.md, "Record traces"): the
+ * checkpoints, view sizes and statistics of rindex.h, plus the container's
+ * seek index, keyed by the archive's size, mtime and inode, the codec and
+ * container names and a CRC of the schema (a Meta-TF trace's schema comes
+ * from a DTD that can change beside it). Nothing in it is trusted: any
+ * mismatch or inconsistency makes the load fail, and callers rebuild. */
+#include "rindex.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../codecs/common/tm_io.h"
+#include "ixfile.h"
+
+static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
+#define RIX_VERSION 1
+#define NAME_LEN 16
+#define HEAD_BYTES (16 + 8 * 3 + 2 * NAME_LEN + 4 * 4 + 8 * 6)
+
+/* ---- the statistics, field by field ---- */
+
+#define RSTATS_WORDS(X, A)                                                                      \
+        X(records) A(kind_n, TM_SCHEMA_KINDS_MAX) A(fmin, TM_SCHEMA_FIELDS_MAX)                 \
+            A(fmax, TM_SCHEMA_FIELDS_MAX) A(fseen, TM_SCHEMA_FIELDS_MAX) X(heap) X(allocs)       \
+                X(reallocs) X(frees) X(total_bytes) X(sized) X(live_n) X(live_bytes)            \
+                    X(max_live_n) X(max_live_bytes) X(live_overflow) X(free_unknown)            \
+                        A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps)                      \
+                            A(thread_id, TM_RSTATS_IDS) A(thread_n, TM_RSTATS_IDS)              \
+                                X(thread_other) A(heap_id, TM_RSTATS_IDS)                       \
+                                    A(heap_n, TM_RSTATS_IDS) X(heap_other)
+
+#define COUNT_X(f) +1
+#define COUNT_A(f, n) +(n)
+#define STATS_WORDS (0 RSTATS_WORDS(COUNT_X, COUNT_A))
+
+static void stats_put(const struct tm_rstats *s, uint8_t **p)
+{
+#define PUT_X(f) tm_ix_put64(p, (uint64_t)s->f);
+#define PUT_A(f, n)                                                                             \
+        for (unsigned i = 0; i < (n); i++)                                                      \
+                tm_ix_put64(p, s->f[i]);
+        RSTATS_WORDS(PUT_X, PUT_A)
+#undef PUT_X
+#undef PUT_A
+}
+
+static void stats_get(struct tm_rstats *s, const uint8_t **p)
+{
+#define GET_X(f) s->f = (__typeof__(s->f))tm_ix_get64(p);
+#define GET_A(f, n)                                                                             \
+        for (unsigned i = 0; i < (n); i++)                                                      \
+                s->f[i] = tm_ix_get64(p);
+        RSTATS_WORDS(GET_X, GET_A)
+#undef GET_X
+#undef GET_A
+}
+
+/* ---- the schema's fingerprint ---- */
+
+uint32_t tm_rindex_schema_crc(const struct tm_schema *s)
+{
+        uLong c = crc32(0, NULL, 0);
+        c = crc32(c, (const Bytef *)s->name, TM_NAME_MAX);
+        for (unsigned i = 0; i < s->nfields && i < TM_SCHEMA_FIELDS_MAX; i++) {
+                const struct tm_field *f = &s->field[i];
+                uint8_t ts[2] = {f->type, f->show};
+                c = crc32(c, (const Bytef *)f->name, (uInt)strnlen(f->name, TM_NAME_MAX));
+                c = crc32(c, ts, 2);
+        }
+        for (unsigned i = 0; i < s->nkinds && i < TM_SCHEMA_KINDS_MAX; i++) {
+                const struct tm_kind *k = &s->kind[i];
+                uint8_t t[5] = {(uint8_t)k->tag, (uint8_t)(k->tag >> 8), (uint8_t)(k->tag >> 16),
+                                (uint8_t)(k->tag >> 24), k->nfields};
+                c = crc32(c, (const Bytef *)k->name, (uInt)strnlen(k->name, TM_NAME_MAX));
+                c = crc32(c, t, 5);
+                c = crc32(c, k->field, k->nfields < TM_KIND_FIELDS_MAX ? k->nfields
+                                                                       : TM_KIND_FIELDS_MAX);
+        }
+        for (unsigned i = 0; i < s->nsections && i < TM_SCHEMA_SECTIONS_MAX; i++)
+                c = crc32(c, (const Bytef *)s->section[i].name,
+                          (uInt)strnlen(s->section[i].name, TM_NAME_MAX));
+        return (uint32_t)c;
+}
+
+/* ---- the head ---- */
+
+struct rhead {
+        uint64_t archive_size, mtime_ns, ino;
+        char codec[NAME_LEN], container[NAME_LEN];
+        uint32_t schema_crc, stsize, ncol, n;
+        uint64_t k, raw_size, body_off, stats_off, cont_off, file_size;
+};
+
+static void head_encode(const struct rhead *h, uint8_t *b)
+{
+        uint8_t *p = b + 16;
+        memcpy(b, rix_magic, 8);
+        memset(b + 8, 0, 8);
+        b[8] = RIX_VERSION;
+        tm_ix_put64(&p, h->archive_size);
+        tm_ix_put64(&p, h->mtime_ns);
+        tm_ix_put64(&p, h->ino);
+        tm_ix_put_bytes(&p, h->codec, NAME_LEN);
+        tm_ix_put_bytes(&p, h->container, NAME_LEN);
+        uint64_t w2 = (uint64_t)h->schema_crc | (uint64_t)h->stsize << 32;
+        uint64_t w3 = (uint64_t)h->ncol | (uint64_t)h->n << 32;
+        tm_ix_put64(&p, w2);
+        tm_ix_put64(&p, w3);
+        tm_ix_put64(&p, h->k);
+        tm_ix_put64(&p, h->raw_size);
+        tm_ix_put64(&p, h->body_off);
+        tm_ix_put64(&p, h->stats_off);
+        tm_ix_put64(&p, h->cont_off);
+        tm_ix_put64(&p, h->file_size);
+}
+
+static void head_decode(struct rhead *h, const uint8_t *b)
+{
+        const uint8_t *p = b + 16;
+        h->archive_size = tm_ix_get64(&p);
+        h->mtime_ns = tm_ix_get64(&p);
+        h->ino = tm_ix_get64(&p);
+        tm_ix_get_bytes(&p, h->codec, NAME_LEN);
+        tm_ix_get_bytes(&p, h->container, NAME_LEN);
+        h->codec[NAME_LEN - 1] = h->container[NAME_LEN - 1] = 0;
+        uint64_t w2 = tm_ix_get64(&p), w3 = tm_ix_get64(&p);
+        h->schema_crc = (uint32_t)w2;
+        h->stsize = (uint32_t)(w2 >> 32);
+        h->ncol = (uint32_t)w3;
+        h->n = (uint32_t)(w3 >> 32);
+        h->k = tm_ix_get64(&p);
+        h->raw_size = tm_ix_get64(&p);
+        h->body_off = tm_ix_get64(&p);
+        h->stats_off = tm_ix_get64(&p);
+        h->cont_off = tm_ix_get64(&p);
+        h->file_size = tm_ix_get64(&p);
+}
+
+/* Bytes of the body: totals, raw offsets, columns, states. */
+static uint64_t body_bytes(uint64_t ncol, uint64_t n, uint64_t stsize)
+{
+        return 8 * ncol + 8 * n + 8 * n * ncol + n * stsize;
+}
+
+/* ---- save ---- */
+
+static int write_u64s(FILE *f, const uint64_t *v, size_t n)
+{
+        uint8_t b[8 * 64];
+        while (n) {
+                size_t m = n < 64 ? n : 64;
+                uint8_t *p = b;
+                for (size_t i = 0; i < m; i++)
+                        tm_ix_put64(&p, v[i]);
+                if (fwrite(b, 1, 8 * m, f) != 8 * m)
+                        return -EIO;
+                v += m;
+                n -= m;
+        }
+        return 0;
+}
+
+static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *f,
+                     struct rhead *h, struct tm_err *err)
+{
+        uint8_t zero[HEAD_BYTES] = {0};
+        uint8_t st[STATS_WORDS * 8], *sp = st;
+        if (fwrite(zero, 1, sizeof zero, f) != sizeof zero ||
+            write_u64s(f, ix->tot, ix->ncol) < 0 || write_u64s(f, ix->raw, ix->n) < 0 ||
+            write_u64s(f, ix->col, (size_t)ix->n * ix->ncol) < 0 ||
+            fwrite(ix->st, 1, (size_t)ix->n * ix->stsize, f) != (size_t)ix->n * ix->stsize)
+                return -EIO;
+        h->body_off = HEAD_BYTES;
+        h->stats_off = h->body_off + body_bytes(ix->ncol, ix->n, ix->stsize);
+        stats_put(&ix->stats, &sp);
+        if (fwrite(st, 1, sizeof st, f) != sizeof st)
+                return -EIO;
+        h->cont_off = h->stats_off + sizeof st;
+        int64_t cl = tm_cont_index_save(c, f, err);
+        if (cl < 0)
+                return (int)cl;
+        h->file_size = h->cont_off + (uint64_t)cl;
+        return 0;
+}
+
+int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
+                   const struct tm_index_key *key, uint32_t schema_crc, const char *path,
+                   struct tm_err *err)
+{
+        struct tm_ixfile x;
+        int rc = tm_ixfile_create(&x, path, err);
+        if (rc < 0)
+                return rc;
+        struct rhead h;
+        memset(&h, 0, sizeof h);
+        h.archive_size = key->archive_size;
+        h.mtime_ns = (uint64_t)key->mtime_ns;
+        h.ino = key->ino;
+        strncpy(h.codec, key->codec, NAME_LEN - 1);
+        strncpy(h.container, key->container, NAME_LEN - 1);
+        h.schema_crc = schema_crc;
+        h.stsize = (uint32_t)ix->stsize;
+        h.ncol = ix->ncol;
+        h.n = ix->n;
+        h.k = ix->k;
+        h.raw_size = ix->raw_size;
+        uint8_t hb[HEAD_BYTES];
+        rc = save_body(ix, c, x.f, &h, err);
+        head_encode(&h, hb);
+        return tm_ixfile_commit(&x, rc, hb, sizeof hb, h.file_size, err);
+}
+
+/* ---- load ---- */
+
+/* Every checkpoint in order and within the totals, the first at the
+ * start, no gap wider than k records; statistics that add up. */
+static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
+{
+        const struct tm_rstats *s = &ix->stats;
+        uint64_t kinds = 0;
+        for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
+                kinds += s->kind_n[k];
+        if (kinds != s->records || s->records != ix->tot[TM_RCOL_REC] ||
+            s->nthreads > TM_RSTATS_IDS || s->nheaps > TM_RSTATS_IDS || ix->raw[0] != hdr_len ||
+            hdr_len > ix->raw_size)
+                return 0;
+        for (unsigned c = 0; c < ix->ncol; c++)
+                if (ix->col[c] != 0)
+                        return 0;
+        for (uint32_t i = 1; i < ix->n; i++) {
+                const uint64_t *row = ix->col + (size_t)i * ix->ncol, *prev = row - ix->ncol;
+                if (ix->raw[i] < ix->raw[i - 1] || ix->raw[i] > ix->raw_size ||
+                    row[TM_RCOL_REC] - prev[TM_RCOL_REC] > ix->k)
+                        return 0;
+                for (unsigned c = 0; c < ix->ncol; c++)
+                        if (row[c] < prev[c] || row[c] > ix->tot[c])
+                                return 0;
+        }
+        return 1;
+}
+
+static int read_u64s(int fd, uint64_t off, uint64_t *v, size_t n)
+{
+        uint8_t b[8 * 64];
+        while (n) {
+                size_t m = n < 64 ? n : 64;
+                if (tm_pread_full(fd, b, 8 * m, off) != (ssize_t)(8 * m))
+                        return -EIO;
+                const uint8_t *p = b;
+                for (size_t i = 0; i < m; i++)
+                        v[i] = tm_ix_get64(&p);
+                v += m;
+                n -= m;
+                off += 8 * m;
+        }
+        return 0;
+}
+
+static struct tm_rindex *load_body(int fd, const struct rhead *h)
+{
+        struct tm_rindex *ix = calloc(1, sizeof *ix);
+        if (!ix)
+                return NULL;
+        ix->k = h->k;
+        ix->n = ix->cap = h->n;
+        ix->ncol = h->ncol;
+        ix->stsize = h->stsize;
+        ix->raw_size = h->raw_size;
+        ix->tot = malloc(8 * (size_t)h->ncol);
+        ix->raw = malloc(8 * (size_t)h->n);
+        ix->col = malloc(8 * (size_t)h->n * h->ncol);
+        ix->st = malloc((size_t)h->n * h->stsize + 1);
+        uint64_t off = h->body_off;
+        uint8_t st[STATS_WORDS * 8];
+        const uint8_t *sp = st;
+        if (!ix->tot || !ix->raw || !ix->col || !ix->st || read_u64s(fd, off, ix->tot, h->ncol) < 0 ||
+            read_u64s(fd, off += 8 * (uint64_t)h->ncol, ix->raw, h->n) < 0 ||
+            read_u64s(fd, off += 8 * (uint64_t)h->n, ix->col, (size_t)h->n * h->ncol) < 0 ||
+            tm_pread_full(fd, ix->st, (size_t)h->n * h->stsize,
+                          off += 8 * (uint64_t)h->n * h->ncol) != (ssize_t)h->n * h->stsize ||
+            tm_pread_full(fd, st, sizeof st, h->stats_off) != (ssize_t)sizeof st) {
+                tm_rindex_free(ix);
+                return NULL;
+        }
+        stats_get(&ix->stats, &sp);
+        return ix;
+}
+
+int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t schema_crc,
+                   unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
+                   struct tm_rindex **out, int *fd_out, struct tm_err *err)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                int e = -errno;
+                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
+        }
+        struct stat sb;
+        uint8_t hb[HEAD_BYTES];
+        struct rhead h;
+        struct tm_rindex *ix = NULL;
+        int rc = -EIO;
+        const char *why = "too short";
+        if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size < HEAD_BYTES ||
+            tm_pread_full(fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
+                goto bad;
+        why = "not a record index file of this version";
+        if (memcmp(hb, rix_magic, 8) || hb[8] != RIX_VERSION || hb[9] || hb[10] || hb[11])
+                goto bad;
+        head_decode(&h, hb);
+        rc = -ESTALE;
+        why = "made for another version of the archive or its schema";
+        if (h.archive_size != key->archive_size || (int64_t)h.mtime_ns != key->mtime_ns ||
+            h.ino != key->ino || strcmp(h.codec, key->codec) || strcmp(h.container, key->container) ||
+            h.schema_crc != schema_crc || h.ncol != ncol || h.stsize != stsize)
+                goto bad;
+        rc = -EIO;
+        why = "bad layout";
+        if (h.file_size != (uint64_t)sb.st_size || h.n < 1 || h.n > TM_CKPT_CAP || h.k < 1 ||
+            h.body_off != HEAD_BYTES ||
+            h.stats_off != h.body_off + body_bytes(h.ncol, h.n, h.stsize) ||
+            h.cont_off != h.stats_off + STATS_WORDS * 8 || h.cont_off > h.file_size)
+                goto bad;
+        uint32_t crc;
+        why = "CRC mismatch";
+        if (tm_ixfile_crc(fd, TM_IXFILE_CRC_FROM, h.file_size, &crc) < 0 ||
+            crc != tm_ixfile_head_crc(hb))
+                goto bad;
+        why = "out of memory or a short read";
+        ix = load_body(fd, &h);
+        if (!ix)
+                goto bad;
+        why = "inconsistent checkpoints";
+        if (!consistent(ix, hdr_len))
+                goto bad;
+        if (c) {
+                rc = tm_cont_index_load(c, fd, h.cont_off, h.file_size - h.cont_off, err);
+                if (rc < 0) {
+                        tm_err_prefix(err, "%s", path);
+                        goto fail;
+                }
+                *fd_out = fd;
+        } else {
+                close(fd);
+        }
+        *out = ix;
+        return 0;
+bad:
+        tm_err_set(err, rc, "%s: %s", path, why);
+fail:
+        tm_rindex_free(ix);
+        close(fd);
+        return rc < 0 ? rc : -EIO;
+}
