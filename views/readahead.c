@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rtrace.h"
+
 /* Workers alive in the process, all readaheads together: many sequential
  * readers at once share TM_RA_WORKERS_TOTAL threads. */
 static atomic_uint ra_live;
@@ -37,7 +39,8 @@ struct worker {
 };
 
 struct tm_ra {
-        const struct tm_index *ix;
+        uint64_t *start; /* [nseg] where each segment starts in the view */
+        uint32_t nseg;
         enum tm_view_kind kind;
         uint64_t size;
         uint32_t cur; /* lowest segment in the window */
@@ -81,21 +84,35 @@ unsigned tm_ra_threads(void)
 /* Segment s of the view: [*start, *end). */
 static void seg_bounds(const struct tm_ra *ra, uint32_t s, uint64_t *start, uint64_t *end)
 {
-        const struct tm_index *ix = ra->ix;
-        int bin = ra->kind == TM_VIEW_BINARY;
-        *start = bin ? ix->ck[s].rec * 16 : ix->ck[s].ascii_off;
-        if (s + 1 < ix->n)
-                *end = bin ? ix->ck[s + 1].rec * 16 : ix->ck[s + 1].ascii_off;
-        else
-                *end = ra->size;
+        *start = ra->start[s];
+        *end = s + 1 < ra->nseg ? ra->start[s + 1] : ra->size;
 }
 
+/* The last segment starting at or before off. */
 static uint32_t seg_of(const struct tm_ra *ra, uint64_t off)
 {
-        const struct tm_ckpt *c = ra->kind == TM_VIEW_BINARY
-                                      ? tm_index_find(ra->ix, TM_BY_REC, 0, off / 16)
-                                      : tm_index_find(ra->ix, TM_BY_ASCII, 0, off);
-        return (uint32_t)(c - ra->ix->ck);
+        uint32_t lo = 0, hi = ra->nseg;
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ra->start[mid] <= off)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* The checkpoints of an address trace as segment starts in its ascii or
+ * binary view. */
+static uint64_t *address_starts(const struct tm_index *ix, enum tm_view_kind kind, uint32_t *n)
+{
+        uint64_t *s = malloc(ix->n * sizeof *s);
+        if (!s)
+                return NULL;
+        for (uint32_t i = 0; i < ix->n; i++)
+                s[i] = kind == TM_VIEW_BINARY ? ix->ck[i].rec * 16 : ix->ck[i].ascii_off;
+        *n = ix->n;
+        return s;
 }
 
 /* Decode one segment into its slot. */
@@ -166,22 +183,28 @@ static char *slot_alloc(size_t n)
 struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
                          uint64_t size, unsigned nthreads)
 {
-        const struct tm_index *ix = t->ix;
-        if (nthreads == 0 || ix->n < 2 || (kind != TM_VIEW_ASCII && kind != TM_VIEW_BINARY))
+        if (nthreads == 0 || (kind != TM_VIEW_ASCII && kind != TM_VIEW_BINARY))
                 return NULL;
         struct tm_ra *ra = calloc(1, sizeof *ra);
         if (!ra)
                 return NULL;
-        ra->ix = ix;
+        ra->start = t->rt ? tm_rtrace_segments(t, view, &ra->nseg)
+                          : address_starts(t->ix, kind, &ra->nseg);
+        if (!ra->start || ra->nseg < 2) {
+                free(ra->start);
+                free(ra);
+                return NULL;
+        }
         ra->kind = kind;
         ra->size = size;
         uint64_t big = 0;
-        for (uint32_t s = 0; s < ix->n; s++) {
+        for (uint32_t s = 0; s < ra->nseg; s++) {
                 uint64_t a, b;
                 seg_bounds(ra, s, &a, &b);
                 big = b - a > big ? b - a : big;
         }
         if (big > TM_RA_SEG_MAX) {
+                free(ra->start);
                 free(ra);
                 return NULL;
         }
@@ -250,6 +273,7 @@ void tm_ra_close(struct tm_ra *ra)
         }
         for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);
+        free(ra->start);
         atomic_fetch_sub(&ra_live, ra->reserved);
         atomic_fetch_sub(&ra_mem, ra->mem);
         pthread_mutex_destroy(&ra->mu);
@@ -267,7 +291,7 @@ static void slot_want(struct tm_ra *ra, uint32_t s)
         if (sl->seg == s && sl->state != SLOT_EMPTY)
                 return;
         sl->seg = s;
-        sl->state = s < ra->ix->n ? SLOT_WANTED : SLOT_EMPTY;
+        sl->state = s < ra->nseg ? SLOT_WANTED : SLOT_EMPTY;
 }
 
 /* Make segment s the lowest of the window. Under mu. */

@@ -283,6 +283,44 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
         }
 }
 
+uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
+{
+        struct tm_rtrace *rt = t->rt;
+        const struct tm_rindex *ix = rt->ix;
+        enum rv_kind kind;
+        unsigned sel;
+        if (!ix || rv_parse(rt, view, &kind, &sel) < 0)
+                return NULL;
+        unsigned col = rv_col(&rt->schema, kind, sel);
+        uint64_t mul = kind == RV_BINARY ? tm_rrender_binary_size(&rt->schema) : 1;
+        uint64_t *s = malloc(ix->n * sizeof *s);
+        if (!s)
+                return NULL;
+        for (uint32_t i = 0; i < ix->n; i++)
+                s[i] = ix->col[(size_t)i * ix->ncol + col] * mul;
+        *n = ix->n;
+        return s;
+}
+
+int tm_rtrace_view_kind(struct tm_trace *t, const char *view)
+{
+        enum rv_kind kind;
+        unsigned sel;
+        if (rv_parse(t->rt, view, &kind, &sel) < 0)
+                return -1;
+        switch (kind) {
+        case RV_BINARY:
+                return TM_VIEW_BINARY;
+        case RV_RAW:
+                return TM_VIEW_RAW;
+        case RV_STATS:
+        case RV_SCHEMA:
+                return TM_VIEW_STATS;
+        default:
+                return TM_VIEW_ASCII;
+        }
+}
+
 /* ---- cursors ---- */
 
 struct tm_rvfile {

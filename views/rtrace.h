@@ -49,6 +49,15 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
                         struct tm_err *err);
 void tm_rtrace_vfile_close(struct tm_rvfile *f);
 
+/* Where each checkpoint interval starts in view (malloc'd, *n of them;
+ * the index must be ready), for the readahead; NULL on error. */
+uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n);
+
+/* How the vfile layer should treat view: TM_VIEW_ASCII (text decoded from
+ * records: ascii, streams/, fields/), TM_VIEW_BINARY, TM_VIEW_RAW or
+ * TM_VIEW_STATS (a text made once: stats, schema); -1 if unknown. */
+int tm_rtrace_view_kind(struct tm_trace *t, const char *view);
+
 /* Decode the whole archive again with a fresh container (verify). */
 int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
 

@@ -75,12 +75,18 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
                 if (!f)
                         return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
                 int rc = tm_rtrace_vfile_open(t, view, &f->rv, err);
+                if (rc == 0)
+                        rc = tm_trace_view_size(t, view, &f->size, err);
                 if (rc < 0) {
+                        tm_rtrace_vfile_close(f->rv);
                         free(f);
                         return rc;
                 }
                 f->t = t;
-                f->ra_off = 1;
+                f->kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
+                snprintf(f->view, sizeof f->view, "%s", view);
+                f->ra_off = !(f->kind == TM_VIEW_ASCII || f->kind == TM_VIEW_BINARY) ||
+                            !tm_ra_threads();
                 *out = f;
                 return 0;
         }
@@ -404,12 +410,12 @@ static ssize_t vf_raw(struct tm_vfile *f, uint8_t *dst, size_t n, struct tm_err 
 
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
-        if (f->rv)
-                return tm_rtrace_pread(f->rv, buf, n, off, err);
         if (off >= f->size || n == 0)
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
+        if (f->rv && (f->ra_off || f->kind == TM_VIEW_RAW))
+                return tm_rtrace_pread(f->rv, buf, n, off, err);
         if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA) {
                 const char *text = f->t->schema_text;
                 size_t len;
@@ -439,6 +445,12 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                         f->ra_off = 1;
                 else
                         return tm_vfile_pread(f, buf, n, off, err);
+        }
+        if (f->rv) { /* a record trace's cursor keeps its own position */
+                got = tm_rtrace_pread(f->rv, buf, n, off, err);
+                f->valid = got > 0;
+                f->pos = got > 0 ? off + (uint64_t)got : off;
+                return got;
         }
         if (!f->valid || f->pos != off) {
                 rc =
