@@ -239,12 +239,72 @@ static int build_schema(struct mtf_ctx *x, struct tm_schema *s, struct tm_err *e
                 if (ret < 0)
                         return ret;
         }
+        /* the sections records live in; mtf_sections adds the data ones */
         s->nsections = x->lay.nsections;
         for (unsigned i = 0; i < x->lay.nsections; i++) {
                 memcpy(s->section[i].name, x->lay.section[i].name, sizeof s->section[i].name);
                 s->section[i].number = x->lay.section[i].number;
         }
         schema_name(x, s);
+        return 0;
+}
+
+/* x->sec: the DTD's sections, then the file's data sections (in the
+ * table's order) that the DTD does not name; x->stream_num. */
+static int list_sections(struct mtf_ctx *x, const struct mtf_header *h, struct tm_err *err)
+{
+        for (unsigned i = 0; i < x->lay.nsections; i++) {
+                struct mtf_secinfo *si = &x->sec[x->nsec++];
+                memcpy(si->name, x->lay.section[i].name, sizeof si->name);
+                si->number = x->lay.section[i].number;
+                si->kind = MTF_SEC_RECORDS;
+        }
+        for (unsigned i = 0; i < h->nsections; i++) {
+                const struct mtf_shdr *sh = &h->section[i];
+                unsigned j = 0;
+                while (j < x->lay.nsections && x->lay.section[j].number != sh->number)
+                        j++;
+                if (j < x->lay.nsections) {
+                        if (sh->start < h->start)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %d: section %u is a section of "
+                                                  "records in the DTD but a data section in the "
+                                                  "file",
+                                                  MTF_FIXED_HEADER, sh->number);
+                        continue;
+                }
+                int stream = sh->start >= h->start;
+                if (x->nsec >= TM_SCHEMA_SECTIONS_MAX || (stream && x->nstream >= MTF_STREAMS_MAX))
+                        return tm_err_set(err, -ENOTSUP,
+                                          "raw offset %d: more than %u sections or %u streamed "
+                                          "data sections",
+                                          MTF_FIXED_HEADER, TM_SCHEMA_SECTIONS_MAX,
+                                          MTF_STREAMS_MAX);
+                struct mtf_secinfo *si = &x->sec[x->nsec++];
+                snprintf(si->name, sizeof si->name, "%u", sh->number);
+                si->number = sh->number;
+                si->kind = stream ? MTF_SEC_STREAM : MTF_SEC_DATA;
+                if (stream)
+                        x->stream_num[x->nstream++] = (uint8_t)sh->number;
+        }
+        return 0;
+}
+
+unsigned mtf_sections(const void *ctx, struct mtf_secinfo *out, unsigned cap)
+{
+        const struct mtf_ctx *x = ctx;
+        for (unsigned i = 0; i < x->nsec && i < cap; i++)
+                out[i] = x->sec[i];
+        return x->nsec;
+}
+
+int mtf_section_bytes(const void *ctx, uint32_t number, const uint8_t **p, size_t *n)
+{
+        const struct mtf_dsec *d = mtf_dsec_find(ctx, number);
+        if (!d)
+                return -ENOENT;
+        *p = ((const struct mtf_ctx *)ctx)->data + d->off;
+        *n = d->size;
         return 0;
 }
 
@@ -270,6 +330,14 @@ const struct mtf_dsec *mtf_dsec_find(const struct mtf_ctx *x, uint32_t number)
                 if (x->dsec[i].number == number)
                         return &x->dsec[i];
         return NULL;
+}
+
+int mtf_stream_find(const struct mtf_ctx *x, uint64_t number)
+{
+        for (unsigned i = 0; i < x->nstream; i++)
+                if (x->stream_num[i] == number)
+                        return (int)i;
+        return -1;
 }
 
 void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned interp, uint64_t a0, uint64_t a1)
@@ -324,7 +392,8 @@ static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
                         const struct mtf_leaf *lf = &mk->leaf[i];
                         unsigned sec =
                             lf->interp == MTF_I_SECTIONOFFSET || lf->interp == MTF_I_SECTIONSTRIDE;
-                        if (sec && !mtf_dsec_find(x, (uint32_t)lf->arg[0]))
+                        if (sec && !mtf_dsec_find(x, (uint32_t)lf->arg[0]) &&
+                            mtf_stream_find(x, lf->arg[0]) < 0)
                                 return tm_err_set(err, -EIO,
                                                   "raw offset %d: field '%s' of '%s' reads section "
                                                   "%u, which is not a data section of the file",
@@ -386,7 +455,8 @@ static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
         }
         const char *file = strrchr(found, '/');
         if ((ret = compile(x, file ? file + 1 : found, text, (size_t)len, err)) < 0 ||
-            (ret = load_sections(x, &h, head)) < 0 || (ret = build_schema(x, schema, err)) < 0 ||
+            (ret = load_sections(x, &h, head)) < 0 || (ret = list_sections(x, &h, err)) < 0 ||
+            (ret = build_schema(x, schema, err)) < 0 ||
             (ret = setup(x, (struct mtf_state *)st->b, err)) < 0)
                 goto fail;
         free(text);
@@ -402,7 +472,7 @@ fail:
 
 const struct tm_rcodec tm_rcodec_metatf = {
     .name = "metatf",
-    .suffix = NULL,
+    .suffix = ".mtf",
     .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
     .probe = mtf_probe,
     .head_max = MTF_HEADER_MAX,
@@ -410,4 +480,8 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .close = mtf_close,
     .state_size = sizeof(struct mtf_state),
     .decode = mtf_decode,
+    .enc_open = mtf_enc_open,
+    .enc_put = mtf_enc_put,
+    .enc_finish = mtf_enc_finish,
+    .enc_free = mtf_enc_free,
 };

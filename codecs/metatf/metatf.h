@@ -33,6 +33,19 @@
  * and not returned. Comments (tag 1) are returned, as kind "comment" with
  * one text field.
  *
+ * Streamed data sections (docs/formats/metatf.md, "Writing, and
+ * SplitAddr"): a section of the table that starts at or after start and
+ * is not a section of the DTD holds items that arrive in the record
+ * stream in chunks, each a section record naming it, a 1-byte item width
+ * (1..8), a 4-byte item count and the items. A chunk does not change the
+ * current section. Its items are the section's next ones (the section is
+ * its chunks end to end); sectionStride on a streamed section reads one
+ * cursor per section, which every field reading it advances. A chunk stays
+ * readable until its last item has been read or the next chunk of its
+ * section arrives, and decode() keeps it unconsumed until then (*used
+ * stops at its section record; the state says where the records resume),
+ * so a caller must hold MTF_SPAN_MAX bytes of input.
+ *
  * The DTD the header names is found by its basename: beside the archive
  * (the directory of open()'s path), then among the DTDs built into the
  * library (mtf_dtd_shipped: hatf10.dtd; matched ignoring case, since the
@@ -58,6 +71,13 @@
 #define MTF_LIST_MAX 1024         /* occurrences of one repeated group */
 #define MTF_LE 1
 #define MTF_BE 2
+#define MTF_STREAMS_MAX 4         /* streamed data sections of one file */
+#define MTF_CHUNK_MAX (1u << 20)  /* item bytes of one chunk */
+/* What a writer lets a chunk and the records that read it span (the
+ * chunk's section record to the end of the record that reads its last
+ * item): a reader holds that much input at once, so it must fit the
+ * record feed's buffer (views/rfeed.h, 256 KiB) with room to spare. */
+#define MTF_SPAN_MAX (192u << 10)
 
 struct mtf_shdr {
         uint32_t number; /* 1..255 */
@@ -94,6 +114,13 @@ int mtf_header_read(const uint8_t *b, size_t n, struct mtf_header *h, struct tm_
 /* Store v in width bytes (0..8) at out in byte order bo (MTF_LE, MTF_BE). */
 void mtf_put(uint8_t *out, uint64_t v, unsigned width, unsigned bo);
 
+/* The width-byte (0..8) number at p in byte order bo. */
+uint64_t mtf_get(const uint8_t *p, unsigned width, unsigned bo);
+
+/* Bytes of a chunk's header: the section record (tag of tag_width bytes,
+ * 1-byte number), the item width, the item count. */
+#define MTF_CHUNK_HEADER(tag_width) ((tag_width) + 1u + 1u + 4u)
+
 /* A DTD built into the library. */
 struct mtf_shipped {
         const char *name; /* "hatf10.dtd" */
@@ -121,5 +148,78 @@ extern const struct mtf_shipped mtf_dtd_shipped[];
  * List values (TM_FT_LIST) are written to a per-thread buffer that lives
  * until the next decode call on the same thread. */
 extern const struct tm_rcodec tm_rcodec_metatf;
+
+/* ---- sections (for the sections/ views) ----
+ *
+ * mtf_sections lists every section of a trace opened by tm_rcodec_metatf:
+ * first the DTD's sections in DTD order (index i is tm_schema.section[i],
+ * and tm_rec.section of a record read in that section), then the file's
+ * data sections the DTD does not name, named by their number in decimal
+ * ("2": a DTD name never starts with a digit). open() fills
+ * tm_schema.section[] and nsections with the first part, the sections
+ * records live in (a schema describes records; data sections hold none). */
+enum mtf_sec_kind {
+        MTF_SEC_RECORDS = 1, /* records follow a section record naming it */
+        MTF_SEC_DATA = 2,    /* items before start: mtf_section_bytes */
+        MTF_SEC_STREAM = 3,  /* items in chunks in the record stream: mtf_decode_chunks */
+};
+
+struct mtf_secinfo {
+        char name[TM_NAME_MAX];
+        uint32_t number; /* 1..255 */
+        uint8_t kind;    /* enum mtf_sec_kind */
+};
+
+/* Copy up to cap entries of the list into out; returns how many sections
+ * there are (which may be more than cap). ctx is open()'s. */
+unsigned mtf_sections(const void *ctx, struct mtf_secinfo *out, unsigned cap);
+
+/* The bytes of data section number (MTF_SEC_DATA): *p (owned by ctx, valid
+ * until close) and *n. Its items are as wide as the field reading them
+ * (docs/formats/metatf.md), so the bytes are the section's whole content.
+ * Returns 0, or -ENOENT if number is not such a section. */
+int mtf_section_bytes(const void *ctx, uint32_t number, const uint8_t **p, size_t *n);
+
+/* One chunk of a streamed data section, as decoding meets it. items points
+ * into decode's input (valid until the callback returns). */
+struct mtf_chunk {
+        uint32_t number;     /* the section */
+        uint8_t width;       /* bytes an item, 1..8 */
+        uint8_t byteorder;   /* MTF_LE or MTF_BE: mtf_get(items + k * width, width, bo) */
+        uint32_t count;      /* items */
+        uint64_t first;      /* section item number of items[0] */
+        uint64_t raw;        /* raw offset of the chunk's section record */
+        const uint8_t *items;
+};
+
+/* Returns 0 or a negative errno, which decoding returns. */
+typedef int (*mtf_chunk_cb)(void *arg, const struct mtf_chunk *c);
+
+/* tm_rcodec_metatf.decode, calling cb(arg, chunk) for every chunk of every
+ * streamed section when decoding passes it (once per chunk as long as the
+ * caller resumes from the state and offset each call leaves: a chunk is in
+ * the state once read, whether or not *used has passed it). The records
+ * are returned as decode() returns them; a sections/ view over a streamed
+ * section decodes with this and keeps the chunks of its section. */
+ssize_t mtf_decode_chunks(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                          mtf_chunk_cb cb, void *arg, struct tm_err *err);
+
+/* ---- the encoder ----
+ *
+ * tm_rcodec_metatf.enc_open/enc_put/enc_finish/enc_free (mtf_enc.c) write
+ * heap traces (records of tm_schema_heap, codecs/heap/heap.h) as Meta-TF
+ * files naming hatf10.dtd, Appendix C's HATF DTD, in one of
+ * mtf_encodings: "hatf" (every field in the records, widths and
+ * interpretations changed by metadata where that pays) or "splitaddr"
+ * (the same, with every address in streamed data section 2, the paper's
+ * HATF SplitAddr). NULL means "splitaddr". Appendix C has one realloc
+ * record without a size: the four realloc kinds are written as it, keeping
+ * both addresses and losing the size and which outcome it was. Comments
+ * and attributes are at most 65535 bytes. */
+extern const char *const mtf_encodings[];
+
+/* The section number splitaddr's addresses use. */
+#define MTF_ADDR_SECTION 2
 
 #endif

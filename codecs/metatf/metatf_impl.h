@@ -20,6 +20,13 @@ struct mtf_ctx {
         unsigned ndsec;
         struct mtf_dsec dsec[MTF_SECTIONS_MAX];
         uint8_t *data; /* the data sections' bytes */
+        /* streamed data sections: their numbers; mtf_state.stream[i] is
+         * stream_num[i]'s */
+        unsigned nstream;
+        uint8_t stream_num[MTF_STREAMS_MAX];
+        /* every section, as mtf_sections() lists it (schema order) */
+        unsigned nsec;
+        struct mtf_secinfo sec[TM_SCHEMA_SECTIONS_MAX];
         /* per kind: its schema kind (-1 for section and metadata), its first
          * cell (leaf i >= 1 is cell cell0 + i - 1), and per leaf the
          * position in the schema kind's fields (MTF_HIDDEN) and var slot */
@@ -32,12 +39,29 @@ struct mtf_ctx {
         uint8_t by_tag[MTF_DTD_SECTIONS_MAX + 1][256];
 };
 
+/* One streamed data section (docs/formats/metatf.md, "Writing, and
+ * SplitAddr"): its current chunk and its cursor. */
+struct mtf_stream {
+        uint64_t at;    /* raw offset of the current chunk's section record */
+        uint64_t base;  /* section item number of the chunk's first item */
+        uint64_t next;  /* the section's cursor: the item sectionStride reads next */
+        uint32_t count; /* items in the chunk */
+        uint8_t width;  /* bytes an item */
+        uint8_t active; /* records may still read the chunk: decoding must not
+                         * have consumed it */
+        uint8_t pad[2];
+};
+
 /* The decoder state: plain data; a checkpoint is a copy. Each cell is one
  * leaf of one data kind, as metadata records address them. */
 struct mtf_state {
         uint16_t section; /* current section: DTD section index + 1, 0 global */
         uint16_t ncells;
         uint32_t pad;
+        /* raw offset of the next record: past the offset a call starts at
+         * while an active chunk holds *used back (0: at that offset) */
+        uint64_t resume;
+        struct mtf_stream stream[MTF_STREAMS_MAX];
         uint64_t a[MTF_CELLS_MAX];   /* argument 1: default, base, initial value, section */
         uint64_t b[MTF_CELLS_MAX];   /* argument 2: stride */
         uint64_t cur[MTF_CELLS_MAX]; /* previous value (delta, stride), next item (sectionStride) */
@@ -53,9 +77,23 @@ int mtf_kind_by_tag(const struct mtf_ctx *x, unsigned section, uint32_t tag);
 /* The data section numbered number, or NULL. */
 const struct mtf_dsec *mtf_dsec_find(const struct mtf_ctx *x, uint32_t number);
 
+/* The slot of the streamed data section numbered number, or -1. */
+int mtf_stream_find(const struct mtf_ctx *x, uint64_t number);
+
 /* Set cell c to interpretation interp with arguments a0, a1: the first
  * previous value of delta and stride is a0, sectionStride starts at item 0. */
 void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned interp, uint64_t a0, uint64_t a1);
+
+/* Encoder entry points (mtf_enc.c), wired into tm_rcodec_metatf. */
+int mtf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
+                 struct tm_err *err);
+int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
+int mtf_enc_finish(struct tm_renc *e, struct tm_err *err);
+void mtf_enc_free(struct tm_renc *e);
+
+ssize_t mtf_decode_chunks(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                          mtf_chunk_cb cb, void *arg, struct tm_err *err);
 
 ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
                    uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,

@@ -3,7 +3,12 @@
  * A record is read into locals first (its fields' previous values, list
  * values in the per-thread scratch) and committed to the state only once
  * it is whole, so a record cut by the end of the input leaves the state as
- * it was and is read again with more input. */
+ * it was and is read again with more input.
+ *
+ * Streamed data sections (metatf.h): a chunk is read whole, in one go,
+ * and goes into the state at once; records read its items in the input,
+ * where it still is because *used never passes a chunk records may still
+ * read (mtf_state.resume says where the records go on). */
 #include "metatf_impl.h"
 
 #include <errno.h>
@@ -20,11 +25,19 @@ enum { NEED_MORE = 1, SCRATCH_FULL = 2 };
 /* One record being read: p[0] is at raw offset raw. */
 struct rd {
         const struct mtf_ctx *x;
+        const struct mtf_state *s;
         const uint8_t *p;
         size_t avail, off;
         uint64_t raw;
         size_t sused; /* scratch bytes of this call, this record's included */
         struct tm_err *err;
+        /* the call's input (in0[0] at raw0), for chunk items */
+        const uint8_t *in0;
+        size_t len0;
+        uint64_t raw0;
+        uint64_t snext[MTF_STREAMS_MAX]; /* streams' cursors, committed with the record */
+        mtf_chunk_cb cb;
+        void *cbarg;
 };
 
 static uint64_t get_uint(const uint8_t *p, unsigned w, unsigned bo)
@@ -53,10 +66,34 @@ static int field_err(const struct rd *r, uint64_t at, const struct mtf_kind *k,
                           (unsigned long long)at, lf->name, k->name, msg);
 }
 
+/* Item idx of streamed section slot i: in the current chunk, which lies
+ * in the call's input (before the record). */
+static int stream_item(const struct rd *r, uint64_t at, const struct mtf_kind *k,
+                       const struct mtf_leaf *lf, int i, uint64_t idx, uint64_t *v)
+{
+        const struct mtf_stream *m = &r->s->stream[i];
+        uint64_t items = m->at + MTF_CHUNK_HEADER(r->x->lay.tag_width);
+        if (!m->active || idx < m->base || idx - m->base >= m->count)
+                return field_err(r, at, k, lf, "item %llu of section %llu is in no chunk at hand",
+                                 idx, r->x->stream_num[i]);
+        uint64_t end = items + (idx - m->base + 1) * m->width;
+        if (items < r->raw0 || end > r->raw0 + r->len0)
+                return field_err(r, at, k, lf,
+                                 "the chunk holding item %llu is not in the input (it starts at "
+                                 "raw offset %llu: resume where the last call left)",
+                                 idx, m->at);
+        *v = get_uint(r->in0 + (items - r->raw0) + (idx - m->base) * m->width, m->width,
+                      r->x->byteorder);
+        return 0;
+}
+
 /* Item idx (width w) of data section number. */
 static int item(const struct rd *r, uint64_t at, const struct mtf_kind *k,
                 const struct mtf_leaf *lf, uint64_t number, uint64_t idx, unsigned w, uint64_t *v)
 {
+        int si = mtf_stream_find(r->x, number);
+        if (si >= 0)
+                return stream_item(r, at, k, lf, si, idx, v);
         const struct mtf_dsec *d = mtf_dsec_find(r->x, (uint32_t)number);
         if (!d || number > 255)
                 return field_err(r, at, k, lf, "section %llu is not a data section%.0llu", number,
@@ -96,10 +133,14 @@ static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_lea
         case MTF_I_SECTIONOFFSET:
                 ret = item(r, at, k, lf, a, raw, w, v);
                 break;
-        case MTF_I_SECTIONSTRIDE:
-                ret = item(r, at, k, lf, a, *cur, w, v);
-                *cur += b;
+        case MTF_I_SECTIONSTRIDE: {
+                /* a streamed section has one cursor, every field's */
+                int si = mtf_stream_find(r->x, a);
+                uint64_t *c = si >= 0 ? &r->snext[si] : cur;
+                ret = item(r, at, k, lf, a, *c, w, v);
+                *c += b;
                 break;
+        }
         default: /* none */
                 *v = raw;
                 break;
@@ -194,6 +235,57 @@ static int read_data(struct rd *r, struct mtf_state *s, unsigned k, struct tm_re
         }
         for (unsigned i = 1; i < mk->nleaves; i++)
                 s->cur[c0 + i - 1] = cur[i];
+        for (unsigned i = 0; i < x->nstream; i++) {
+                struct mtf_stream *m = &s->stream[i];
+                m->next = r->snext[i];
+                if (m->active && m->next - m->base >= m->count)
+                        m->active = 0; /* its last item is read: *used may pass it */
+        }
+        return 0;
+}
+
+/* The rest of a chunk of streamed section slot i after its section
+ * record (whose number ended at r->off): width, count, items. */
+static int read_chunk(struct rd *r, struct mtf_state *s, int i)
+{
+        const struct mtf_ctx *x = r->x;
+        size_t h = MTF_CHUNK_HEADER(x->lay.tag_width);
+        if (r->avail < h)
+                return NEED_MORE;
+        unsigned w = r->p[r->off];
+        uint64_t count = get_uint(r->p + r->off + 1, 4, x->byteorder);
+        if (w < 1 || w > 8)
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: chunk of section %u: item width %u (1..8)",
+                                  (unsigned long long)(r->raw + r->off), x->stream_num[i], w);
+        if (count * w > MTF_CHUNK_MAX)
+                return tm_err_set(r->err, -EIO,
+                                  "raw offset %llu: chunk of section %u: %llu items of %u bytes, "
+                                  "over %u bytes",
+                                  (unsigned long long)(r->raw + r->off + 1), x->stream_num[i],
+                                  (unsigned long long)count, w, MTF_CHUNK_MAX);
+        if (r->avail - h < count * w)
+                return NEED_MORE;
+        struct mtf_stream *m = &s->stream[i];
+        m->base += m->count; /* the section is its chunks end to end */
+        m->at = r->raw;
+        m->count = (uint32_t)count;
+        m->width = (uint8_t)w;
+        m->active = count > 0;
+        r->off = h + (size_t)(count * w);
+        if (r->cb) {
+                struct mtf_chunk c = {.number = x->stream_num[i],
+                                      .width = (uint8_t)w,
+                                      .byteorder = x->byteorder,
+                                      .count = (uint32_t)count,
+                                      .first = m->base,
+                                      .raw = r->raw,
+                                      .items = r->p + h};
+                int ret = r->cb(r->cbarg, &c);
+                if (ret < 0)
+                        return tm_err_set(r->err, ret, "raw offset %llu: chunk of section %u: %s",
+                                          (unsigned long long)r->raw, c.number, strerror(-ret));
+        }
         return 0;
 }
 
@@ -209,6 +301,9 @@ static int read_section(struct rd *r, struct mtf_state *s, const struct mtf_kind
                         return 0;
                 }
         }
+        int si = mtf_stream_find(r->x, number);
+        if (si >= 0)
+                return read_chunk(r, s, si);
         return tm_err_set(r->err, -EIO, "raw offset %llu: section %llu is not in the DTD",
                           (unsigned long long)r->raw, (unsigned long long)number);
 }
@@ -235,16 +330,20 @@ static int apply_metadata(struct rd *r, struct mtf_state *s, uint64_t tag, uint6
         unsigned in = prop == MTF_PROP_WIDTH_CODE ? s->interp[c] : (unsigned)prop;
         unsigned w = prop == MTF_PROP_WIDTH_CODE ? (unsigned)(v[0] > 8 ? 9 : v[0]) : s->width[c];
         int sec = in == MTF_I_SECTIONOFFSET || in == MTF_I_SECTIONSTRIDE;
+        uint64_t number = prop == MTF_PROP_WIDTH_CODE ? s->a[c] : v[0];
+        int streamed = sec && mtf_stream_find(x, number) >= 0;
         if (mtf_leaf_is_bytes(lf))
                 return tm_err_set(r->err, -EIO,
                                   "raw offset %llu: metadata for '%s' of '%s', which is bytes", at,
                                   lf->name, mk->name);
-        if (w > 8 || (sec && w == 0))
+        /* a streamed section's chunks say how wide its items are, so
+         * sectionStride over one needs no width */
+        if (w > 8 || (sec && w == 0 && !(streamed && in == MTF_I_SECTIONSTRIDE)))
                 return tm_err_set(r->err, -EIO,
                                   "raw offset %llu: metadata gives '%s' of '%s' width %llu "
                                   "(numbers: 0..8, 1..8 reading a section)",
                                   at, lf->name, mk->name, (unsigned long long)(prop ? w : v[0]));
-        if (prop != MTF_PROP_WIDTH_CODE && sec && !mtf_dsec_find(x, (uint32_t)v[0]))
+        if (prop != MTF_PROP_WIDTH_CODE && sec && !streamed && !mtf_dsec_find(x, (uint32_t)v[0]))
                 return tm_err_set(
                     r->err, -EIO,
                     "raw offset %llu: metadata reads section %llu, not a data section", at,
@@ -297,26 +396,53 @@ static int read_record(struct rd *r, struct mtf_state *s, struct tm_rec *rec, in
                 return read_section(r, s, mk);
         if (mk->role == MTF_R_METADATA)
                 return read_metadata(r, s, mk);
+        for (unsigned i = 0; i < x->nstream; i++)
+                r->snext[i] = s->stream[i].next;
         int ret = read_data(r, s, (unsigned)k, rec);
         *emitted = ret == 0;
         return ret;
 }
 
-ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
-                   uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
-                   struct tm_err *err)
+ssize_t mtf_decode_chunks(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                          mtf_chunk_cb cb, void *arg, struct tm_err *err)
 {
         const struct mtf_ctx *x = ctx;
         struct mtf_state *s = (struct mtf_state *)st->b;
         size_t pos = 0, n = 0, sused = 0;
         *used = 0;
+        for (unsigned i = 0; i < x->nstream; i++)
+                if (s->stream[i].active && s->stream[i].at < raw_off)
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: decoding resumed past the chunk at raw "
+                                          "offset %llu, which records still read",
+                                          (unsigned long long)raw_off,
+                                          (unsigned long long)s->stream[i].at);
+        if (s->resume > raw_off) {
+                if (s->resume - raw_off > len) {
+                        if (eof)
+                                return tm_err_set(err, -EIO,
+                                                  "raw offset %llu: truncated (records resume at "
+                                                  "raw offset %llu)",
+                                                  (unsigned long long)(raw_off + len),
+                                                  (unsigned long long)s->resume);
+                        return 0;
+                }
+                pos = (size_t)(s->resume - raw_off);
+        }
         while (n < cap && pos < len) {
                 struct rd r = {.x = x,
+                               .s = s,
                                .p = in + pos,
                                .avail = len - pos,
                                .raw = raw_off + pos,
                                .sused = sused,
-                               .err = err};
+                               .err = err,
+                               .in0 = in,
+                               .len0 = len,
+                               .raw0 = raw_off,
+                               .cb = cb,
+                               .cbarg = arg};
                 int emitted, ret = read_record(&r, s, &out[n], &emitted);
                 if (ret < 0)
                         return ret;
@@ -332,6 +458,23 @@ ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t le
                 sused = r.sused;
                 n += (size_t)emitted;
         }
-        *used = pos;
+        /* At the end of the stream no record follows to read a chunk. */
+        uint64_t pin = raw_off + pos;
+        for (unsigned i = 0; i < x->nstream; i++) {
+                struct mtf_stream *m = &s->stream[i];
+                if (m->active && eof && pos == len)
+                        m->active = 0;
+                if (m->active && m->at < pin)
+                        pin = m->at;
+        }
+        *used = (size_t)(pin - raw_off);
+        s->resume = pin < raw_off + pos ? raw_off + pos : 0;
         return (ssize_t)n;
+}
+
+ssize_t mtf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                   uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                   struct tm_err *err)
+{
+        return mtf_decode_chunks(ctx, st, in, len, eof, raw_off, used, out, cap, NULL, NULL, err);
 }

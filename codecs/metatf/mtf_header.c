@@ -13,6 +13,14 @@ void mtf_put(uint8_t *out, uint64_t v, unsigned width, unsigned bo)
         }
 }
 
+uint64_t mtf_get(const uint8_t *p, unsigned width, unsigned bo)
+{
+        uint64_t v = 0;
+        for (unsigned i = 0; i < width; i++)
+                v = v << 8 | p[bo == MTF_LE ? width - 1 - i : i];
+        return v;
+}
+
 static uint32_t get32(const uint8_t *p, unsigned bo)
 {
         if (bo == MTF_LE)
