@@ -1,9 +1,11 @@
-/* pack_heap: heap traces in any input form -> a HATF archive.
+/* pack_heap: heap traces in any input form -> a HATF or Meta-TF archive.
  *
  * One pass over the input feeds every candidate encoder at once, each
  * writing its own temporary file beside OUT through the container OUT's
  * name asks for; the smallest file becomes OUT and the others are removed.
- * With one encoding asked for there is one candidate. */
+ * With one encoding asked for there is one candidate. OUT's name picks the
+ * format: .mtf[.gz|.zst] Meta-TF (codecs/metatf/metatf.h: encodings hatf
+ * and splitaddr), else HATF. */
 #include "pack_heap.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 
 #include "codecs/containers/container.h"
 #include "codecs/heap/hatf.h"
+#include "codecs/metatf/metatf.h"
 #include "heapin/heapin.h"
 #include "tools.h"
 #include "views/rfeed.h"
@@ -34,9 +37,17 @@ struct cand {
 };
 
 struct job {
+        const struct tm_rcodec *codec; /* the output's: hatf or metatf */
         struct cand c[NENC];
         unsigned n;
         uint64_t records;
+        uint64_t reallocs; /* that Meta-TF keeps without size and outcome */
+        /* an input of another heap schema (HATF as Meta-TF): its kinds and
+         * fields as tm_schema_heap's, by name; -1 none */
+        int remap;
+        int kind_map[TM_SCHEMA_KINDS_MAX];
+        int field_map[TM_SCHEMA_FIELDS_MAX];
+        const struct tm_schema *in_schema;
         struct tm_err *err;
         /* input */
         int fd;
@@ -57,10 +68,71 @@ static int cand_sink(void *arg, const void *buf, size_t n)
         return 0;
 }
 
+/* r (of j->in_schema) as a record of tm_schema_heap. A realloc of a
+ * schema with one realloc kind (Appendix C's) gets the outcome its
+ * addresses say: no old address, malloc only; no new one, free only; the
+ * same, in place; else moved (heap.h's four kinds). */
+static int remap(const struct job *j, const struct tm_rec *r, struct tm_rec *o)
+{
+        const struct tm_schema *s = j->in_schema;
+        int hk = r->kind < s->nkinds ? j->kind_map[r->kind] : -1;
+        if (hk < 0)
+                return tm_err_set(j->err, -EINVAL, "%s: record %llu: kind %s is not a heap kind",
+                                  j->name, (unsigned long long)j->records,
+                                  r->kind < s->nkinds ? s->kind[r->kind].name : "?");
+        struct tm_heap_ev ev = {.kind = (unsigned)hk};
+        const struct tm_kind *k = &s->kind[r->kind];
+        unsigned slot = 0;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                int f = j->field_map[k->field[i]];
+                uint64_t v = r->v[i];
+                if (tm_field_is_var(&s->field[k->field[i]])) {
+                        ev.attr = r->var[slot++];
+                        ev.attr_len = (size_t)v;
+                } else if (f == TM_HF_SIZE) {
+                        ev.size = v;
+                } else if (f == TM_HF_ADDRESS) {
+                        ev.addr = v;
+                } else if (f == TM_HF_NEW_ADDRESS) {
+                        ev.new_addr = v;
+                } else if (f == TM_HF_THREAD) {
+                        ev.thread = v;
+                } else if (f == TM_HF_HEAP) {
+                        ev.heap = v;
+                } else if (f == TM_HF_TIME) {
+                        ev.time = v;
+                }
+        }
+        if (hk == TM_HK_REALLOC && tm_schema_kind(s, "realloc_alloc_free") < 0)
+                ev.kind = ev.addr == 0       ? TM_HK_REALLOC_ALLOC
+                          : ev.new_addr == 0 ? TM_HK_REALLOC_FREE
+                          : ev.addr == ev.new_addr ? TM_HK_REALLOC
+                                                   : TM_HK_REALLOC_ALLOC_FREE;
+        tm_heap_ev_to_rec(&ev, o);
+        return 0;
+}
+
+/* Set up remap() for schema s, unless it is tm_schema_heap's layout. */
+static void remap_init(struct job *j, const struct tm_schema *s)
+{
+        j->in_schema = s;
+        j->remap = s->nkinds != tm_schema_heap.nkinds || s->nfields != tm_schema_heap.nfields;
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                j->kind_map[k] = tm_schema_kind(&tm_schema_heap, s->kind[k].name);
+                j->remap |= j->kind_map[k] != (int)k ||
+                            memcmp(&s->kind[k], &tm_schema_heap.kind[k], sizeof s->kind[k]) != 0;
+        }
+        for (unsigned f = 0; f < s->nfields; f++) {
+                j->field_map[f] = tm_schema_field(&tm_schema_heap, s->field[f].name);
+                j->remap |= j->field_map[f] != (int)f;
+        }
+}
+
 static int job_put(struct job *j, const struct tm_rec *r)
 {
+        j->reallocs += tm_heap_is_realloc(r->kind);
         for (unsigned i = 0; i < j->n; i++) {
-                int rc = tm_rcodec_hatf.enc_put(j->c[i].e, r, j->records, j->err);
+                int rc = j->codec->enc_put(j->c[i].e, r, j->records, j->err);
                 if (rc < 0)
                         return tm_err_prefix(j->err, "%s", j->name);
         }
@@ -117,6 +189,7 @@ static int from_records(struct job *j, const struct tm_rcodec *c)
                 c->close(ctx);
                 return tm_err_set(j->err, -EINVAL, "%s: not a heap trace", j->name);
         }
+        remap_init(j, &s);
         tm_rfeed_reset(&f, 0, st.b);
         j->headpos = 0;
         static struct tm_rec recs[256];
@@ -127,8 +200,12 @@ static int from_records(struct job *j, const struct tm_rcodec *c)
                         rc = tm_err_prefix(j->err, "%s", j->name);
                         break;
                 }
-                for (ssize_t i = 0; i < n && rc == 0; i++)
-                        rc = job_put(j, &recs[i]);
+                for (ssize_t i = 0; i < n && rc == 0; i++) {
+                        struct tm_rec h;
+                        rc = j->remap ? remap(j, &recs[i], &h) : 0;
+                        if (rc == 0)
+                                rc = job_put(j, j->remap ? &h : &recs[i]);
+                }
                 if (rc < 0 || (n == 0 && f.eof))
                         break;
                 if (n > 0)
@@ -186,7 +263,7 @@ static int cand_open(struct job *j, struct cand *c, const char *enc, const char 
         struct tm_cwriter_opts wo = {0};
         int rc = tm_cwriter_open(c->fd, c->tmp, kind, &wo, &c->w, j->err);
         if (rc == 0)
-                rc = tm_rcodec_hatf.enc_open(enc, cand_sink, c, &c->e, j->err);
+                rc = j->codec->enc_open(enc, cand_sink, c, &c->e, j->err);
         return rc;
 }
 
@@ -198,7 +275,7 @@ static int job_finish(struct job *j, const char *out, FILE *msg)
         for (unsigned i = 0; i < j->n; i++) {
                 struct cand *c = &j->c[i];
                 struct tm_err e = {0};
-                int rc = tm_rcodec_hatf.enc_finish(c->e, &e);
+                int rc = j->codec->enc_finish(c->e, &e);
                 c->e = NULL;
                 if (rc == 0)
                         rc = tm_cwriter_close(c->w, &e);
@@ -225,6 +302,12 @@ static int job_finish(struct job *j, const char *out, FILE *msg)
                         j->records ? (double)b->raw / (double)j->records : 0.0,
                         (long long)best_size,
                         j->records ? (double)best_size / (double)j->records : 0.0);
+        if (msg && j->codec == &tm_rcodec_metatf && j->reallocs)
+                fprintf(msg,
+                        "tracetool pack: %s: note: Meta-TF's HATF DTD (Appendix C) has one "
+                        "realloc record without a size: %llu reallocs keep their addresses, not "
+                        "their size or outcome\n",
+                        out, (unsigned long long)j->reallocs);
         free(b->tmp);
         b->tmp = NULL;
         return 0;
@@ -235,7 +318,7 @@ static void job_free(struct job *j)
         for (unsigned i = 0; i < j->n; i++) {
                 struct cand *c = &j->c[i];
                 if (c->e)
-                        tm_rcodec_hatf.enc_free(c->e);
+                        j->codec->enc_free(c->e);
                 if (c->w) {
                         struct tm_err e;
                         tm_cwriter_close(c->w, &e);
@@ -260,6 +343,8 @@ int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *
         const struct tm_codec *ignored;
         enum tm_cont_kind kind;
         pack_guess(out_path, &ignored, &kind);
+        j.codec = pack_heap_mtf(out_path) ? &tm_rcodec_metatf : &tm_rcodec_hatf;
+        const char *const *encs = j.codec == &tm_rcodec_metatf ? mtf_encodings : hatf_encodings;
         int rc = open_input(&j, fd, in_name);
         const struct tm_rcodec *rc_codec = rc == 0 ? tm_rcodec_probe(j.head, j.headn) : NULL;
         const char *form = rc == 0 ? heapin_detect(j.head, j.headn) : NULL;
@@ -268,14 +353,14 @@ int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *
                                 "%s: not a heap trace this build reads (HATF, glibc mtrace, "
                                 "heaptrack)%s",
                                 in_name, j.r ? "" : " (a pipe must be uncompressed)");
-        for (const char *const *e = hatf_encodings; rc == 0 && *e && j.n < NENC; e++) {
+        for (const char *const *e = encs; rc == 0 && *e && j.n < NENC; e++) {
                 if (enc ? strcmp(enc, *e) != 0 : 0)
                         continue;
                 rc = cand_open(&j, &j.c[j.n], *e, out_path, kind);
                 j.n++;
         }
         if (rc == 0 && j.n == 0)
-                rc = tm_err_set(err, -EINVAL, "unknown encoding '%s'", enc);
+                rc = tm_err_set(err, -EINVAL, "unknown %s encoding '%s'", j.codec->name, enc);
         if (rc == 0 && rc_codec)
                 rc = from_records(&j, rc_codec);
         else if (rc == 0 && strcmp(form, "mtrace") == 0)
@@ -290,30 +375,46 @@ int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *
 
 /* ---- the command line: tracetool pack [-e ENC] IN OUT.hatf[.gz|.zst] ---- */
 
-int pack_heap_wanted(int argc, char **argv)
+/* Does name end with one of suf[0..n)? */
+static int ends_any(const char *name, const char *const *suf, unsigned n)
 {
-        if (argc < 2)
-                return 0;
-        const char *out = argv[argc - 1];
-        size_t n = strlen(out);
-        static const char *const suf[] = {".hatf", ".hatf.gz", ".hatf.zst"};
-        for (unsigned i = 0; i < 3; i++) {
+        size_t len = strlen(name);
+        for (unsigned i = 0; i < n; i++) {
                 size_t m = strlen(suf[i]);
-                if (n > m && strcmp(out + n - m, suf[i]) == 0)
+                if (len > m && strcmp(name + len - m, suf[i]) == 0)
                         return 1;
         }
         return 0;
 }
 
+int pack_heap_mtf(const char *out)
+{
+        static const char *const suf[] = {".mtf", ".mtf.gz", ".mtf.zst"};
+        return ends_any(out, suf, 3);
+}
+
+int pack_heap_wanted(int argc, char **argv)
+{
+        static const char *const suf[] = {".hatf", ".hatf.gz", ".hatf.zst"};
+        return argc >= 2 && (ends_any(argv[argc - 1], suf, 3) || pack_heap_mtf(argv[argc - 1]));
+}
+
 static void heap_usage(FILE *f)
 {
-        fprintf(f, "usage: tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]\n\n"
-                   "Pack the heap trace IN (HATF, a glibc mtrace log or a heaptrack file; plain,\n"
-                   "gzip or zstd; '-' is stdin, uncompressed) as HATF 1.0.\n\n"
-                   "  -e, --encoding NAME   one of:");
+        fprintf(f, "usage: tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]\n"
+                   "       tracetool pack [-e ENCODING] IN OUT.mtf[.gz|.zst]\n\n"
+                   "Pack the heap trace IN (HATF, HATF as Meta-TF, a glibc mtrace log or a\n"
+                   "heaptrack file; plain, gzip or zstd; '-' is stdin, uncompressed) as HATF 1.0\n"
+                   "(.hatf) or as Meta-TF with Appendix C's HATF DTD (.mtf; reallocs keep their\n"
+                   "addresses, not their size).\n\n"
+                   "  -e, --encoding NAME   .hatf:");
         for (const char *const *e = hatf_encodings; *e; e++)
                 fprintf(f, " %s", *e);
-        fprintf(f, "\n                        (default: try them all, keep the smallest)\n"
+        fprintf(f, "\n                        .mtf:");
+        for (const char *const *e = mtf_encodings; *e; e++)
+                fprintf(f, " %s", *e);
+        fprintf(f, " (addresses in their own section)\n"
+                   "                        (default: try them all, keep the smallest)\n"
                    "  -h, --help            this help\n");
 }
 

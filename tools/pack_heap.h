@@ -1,10 +1,11 @@
-/* pack_heap: heap traces in any input form -> a HATF archive.
+/* pack_heap: heap traces in any input form -> a HATF or Meta-TF archive.
  *
  * Inputs, told apart by content: a HATF stream (what tracetool record's
  * interposer writes, or a HATF archive to re-encode), a glibc mtrace log,
- * a heaptrack data file; plain, gzip or zstd. Output: HATF in the encoding
- * asked for (NULL: the smallest after compression, which pack reports),
- * in the container OUT's name asks for (.zst seekable zstd, .gz, plain). */
+ * a heaptrack data file, HATF as Meta-TF; plain, gzip or zstd. Output: HATF,
+ * or Meta-TF when OUT ends .mtf (before .gz / .zst), in the encoding asked
+ * for (NULL: the smallest after compression, which pack reports), in the
+ * container OUT's name asks for (.zst seekable zstd, .gz, plain). */
 #ifndef TM_PACK_HEAP_H
 #define TM_PACK_HEAP_H
 
@@ -14,17 +15,21 @@
 
 /* Read the heap trace from fd (not owned; a pipe works: it is read once)
  * named in_name for messages, and write out_path. enc: a name from
- * hatf_encodings (codecs/heap/hatf.h) or NULL. msg, if not NULL, receives
+ * hatf_encodings (codecs/heap/hatf.h), or for .mtf from mtf_encodings
+ * (codecs/metatf/metatf.h), or NULL. msg, if not NULL, receives
  * one line saying what was chosen. Returns 0 or a negative errno with err
  * set (naming the input and offset). */
 int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
                  struct tm_err *err);
 
 /* Does the command line of tracetool pack (argv[0] = "pack") ask for a
- * heap archive (OUT ends .hatf, .hatf.gz or .hatf.zst)? */
+ * heap archive (OUT ends .hatf, .mtf, either with .gz or .zst)? */
 int pack_heap_wanted(int argc, char **argv);
 
-/* tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]; returns the exit
+/* Is out a Meta-TF name (.mtf, .mtf.gz, .mtf.zst)? */
+int pack_heap_mtf(const char *out);
+
+/* tracetool pack [-e ENCODING] IN OUT.{hatf,mtf}[.gz|.zst]; returns the exit
  * status (tools.h). */
 int pack_heap_main(int argc, char **argv);
 

@@ -34,6 +34,7 @@
 #define ENC_DTD "hatf10.dtd"
 #define ENC_BO MTF_LE             /* byte order written (measured: see the doc) */
 #define ENC_BLOCK 16              /* occurrences of a cell between look-backs */
+#define ENC_NEAR 2                /* splitaddr: bytes of a delta the records keep */
 #define ENC_FLUSH (64u << 10)     /* hatf: hand output to the sink past this */
 #define ENC_CHUNK (128u << 10)    /* splitaddr: item bytes of a full chunk */
 #define ENC_VAR_MAX 65535u        /* attribute and comment bytes (2-byte length) */
@@ -52,7 +53,8 @@ struct ecell {
         uint64_t cur;  /* the decoder's previous value (delta) */
         uint64_t prev; /* the field's previous value, whatever the setting */
         unsigned n;    /* occurrences in the block */
-        uint8_t hi_none, hi_delta, same, fixed;
+        uint8_t hi_none, hi_delta, same;
+        uint8_t addr; /* splitaddr: an address field, in records or in section 2 */
         uint64_t first; /* the block's first value */
 };
 
@@ -160,6 +162,10 @@ static void set_mode(struct tm_renc *e, const struct ekind *k, unsigned i, unsig
                      unsigned w)
 {
         struct ecell *c = &e->cell[k->cell0 + i - 1];
+        if (in == MTF_I_SECTIONSTRIDE && c->interp != in)
+                meta(e, k, i, in, 2, a, 1);
+        if (in == MTF_I_SECTIONSTRIDE)
+                return;
         if (c->interp != in || (in != MTF_I_NONE && c->a != a))
                 meta(e, k, i, in, in == MTF_I_NONE ? 0 : 1, a, 0);
         if (in != MTF_I_DEFAULT && w != c->width)
@@ -180,6 +186,19 @@ static void reconsider(struct tm_renc *e, const struct ekind *k, unsigned i)
         struct ecell *c = &e->cell[k->cell0 + i - 1];
         unsigned n = c->n, stay;
         c->n = 0;
+        if (c->addr) {
+                /* splitaddr: addresses the records compact (a delta of at
+                 * most ENC_NEAR bytes) stay there, the others go to section
+                 * 2, where the compressor sees them side by side */
+                if (c->hi_delta > ENC_NEAR && c->interp != MTF_I_SECTIONSTRIDE)
+                        set_mode(e, k, i, MTF_I_SECTIONSTRIDE, MTF_ADDR_SECTION, c->width);
+                else if (c->hi_delta <= ENC_NEAR && (c->interp != MTF_I_DELTA ||
+                                                     c->hi_delta < c->width))
+                        set_mode(e, k, i, MTF_I_DELTA,
+                                 c->interp == MTF_I_DELTA ? c->a : delta_start(e, c),
+                                 c->hi_delta);
+                return;
+        }
         if (c->interp == MTF_I_DEFAULT)
                 stay = c->same && c->first == c->a ? 0 : n * 8u;
         else
@@ -216,6 +235,10 @@ static unsigned put_value(struct tm_renc *e, const struct ekind *k, unsigned i, 
         struct ecell *c = &e->cell[k->cell0 + i - 1];
         if (c->n == ENC_BLOCK)
                 reconsider(e, k, i);
+        if (c->interp == MTF_I_SECTIONSTRIDE) { /* the value goes to the chunk */
+                e->addr[e->naddr++] = v;
+                e->span_amax |= v;
+        }
         if (c->interp == MTF_I_DEFAULT && v != c->a) {
                 /* out of a run: none, or delta if the block so far says so */
                 unsigned nu = need_u(v), nd = need_s(v - c->prev);
@@ -229,7 +252,7 @@ static unsigned put_value(struct tm_renc *e, const struct ekind *k, unsigned i, 
                 set_mode(e, k, i, MTF_I_NONE, 0, need_u(v));
         if (c->interp == MTF_I_DELTA && need_s(v - c->cur) > c->width)
                 set_mode(e, k, i, MTF_I_DELTA, c->a, need_s(v - c->cur));
-        unsigned w = c->interp == MTF_I_DEFAULT ? 0 : c->width;
+        unsigned w = mtf_interp_stores_nothing(c->interp) ? 0 : c->width;
         if (c->interp == MTF_I_NONE) {
                 mtf_put(dst, v, w, ENC_BO);
         } else if (c->interp == MTF_I_DELTA) {
@@ -362,11 +385,6 @@ int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct 
                 uint64_t v = src_value(&ev, s);
                 if (s == SRC_ADDR || s == SRC_NEW_ADDR)
                         e->amax |= v;
-                if (e->cell[k->cell0 + i - 1].fixed) { /* sectionStride: in the chunk */
-                        e->addr[e->naddr++] = v;
-                        e->span_amax |= v;
-                        continue;
-                }
                 rl += put_value(e, k, i, v, rec + rl);
         }
         memcpy(e->rec + e->rlen, rec, rl);
@@ -516,10 +534,10 @@ static void prologue(struct tm_renc *e)
                 const struct ekind *k = &e->kind[hk];
                 for (unsigned i = 1; i < k->nleaves; i++) {
                         struct ecell *c = &e->cell[k->cell0 + i - 1];
-                        if ((k->src[i] != SRC_ADDR && k->src[i] != SRC_NEW_ADDR) || c->fixed)
+                        if ((k->src[i] != SRC_ADDR && k->src[i] != SRC_NEW_ADDR) || c->addr)
                                 continue;
                         meta(e, k, i, MTF_I_SECTIONSTRIDE, 2, MTF_ADDR_SECTION, 1);
-                        c->fixed = 1;
+                        c->addr = 1;
                 }
         }
 }
