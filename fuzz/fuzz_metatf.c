@@ -5,7 +5,9 @@
  * every interpretation over data sections 2 and 3; f2.dtd, repeats,
  * vfields, fixed bytes and two sections) and whether the rest is a whole
  * file (bit 7) or records after a header built here; byte 1 the byte order
- * (bit 0); byte 2 the records asked per call; byte 3 the input window (0:
+ * (bit 0); with bit 2 of byte 0, section 3 is a streamed data section
+ * (its items come in chunks in the records: metatf.h) and byte 4's bytes
+ * still go to section 2; byte 2 the records asked per call; byte 3 the input window (0:
  * everything at once); bytes 4 and 5 the sizes of data sections 2 and 3,
  * whose bytes follow; the rest are records. Each call is made twice from
  * the same state (a checkpoint is a copy): both must agree. Bytes and text
@@ -100,6 +102,8 @@ static uint8_t *make_file(const uint8_t *data, size_t size, size_t *len)
         h.section[0] = (struct mtf_shdr){2, (uint32_t)off, (uint32_t)s2};
         h.section[1] = (struct mtf_shdr){3, (uint32_t)(off + s2), (uint32_t)s3};
         h.start = (uint32_t)(off + s2 + s3);
+        if (data[0] & 4) /* streamed: its entry at start, sized 0; s3 bytes are records */
+                h.section[1] = (struct mtf_shdr){3, h.start, 0};
         *len = h.start + rest - s2 - s3;
         uint8_t *b = malloc(*len);
         if (mtf_header_write(&h, b, *len, NULL) < 0)
