@@ -1,138 +1,530 @@
+/* rrender: the text and binary forms of records (the format: rrender.h).
+ *
+ * `cat ascii` of a heap trace must keep up with zstdcat of the same text,
+ * about 100 ns a record for decoding, rendering and copying together, so
+ * rendering cannot afford a division per digit or a look at the schema per
+ * field. Numbers are made a word at a time: a decimal number of up to 8
+ * digits is 8 bytes of digits made with a few multiplications (SWAR), its
+ * leading zeros dropped by a shift found with ctz; hex the same way with 8
+ * nibbles a word. Each is stored as a whole word, whence the slack that
+ * rrender.h documents. The batch renderers use a plan (per kind: the name
+ * with its separator as one block, per position an opcode and a var slot),
+ * so a record costs one pass over its kind's positions. Lengths have their
+ * own functions (digit counts from clz and a table), so that skipping
+ * writes nothing. bench/rrender_bench measures all of it. */
 #include "rrender.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char hexdig[] = "0123456789abcdef";
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#define RR_BIG_ENDIAN 1
+#endif
+
+/* Widest number token: 20 decimal digits (UINT64_MAX), or '-' and 19
+ * (INT64_MIN), or "0x" and 16 hex digits. */
+#define NUM_MAX 20
+
+/* ---- words ---- */
+
+/* Store the 8 bytes of w, its low byte first (the digit words below hold
+ * their first character in the low byte). */
+static inline void put8(char *p, uint64_t w)
+{
+#ifdef RR_BIG_ENDIAN
+        w = __builtin_bswap64(w);
+#endif
+        memcpy(p, &w, 8);
+}
+
+static inline uint64_t le64(const uint8_t *b)
+{
+        uint64_t v;
+        memcpy(&v, b, 8);
+#ifdef RR_BIG_ENDIAN
+        v = __builtin_bswap64(v);
+#endif
+        return v;
+}
+
+/* ---- decimal ---- */
+
+/* The 8 decimal digits of v < 10^8, leading zeros included, as byte
+ * values 0..9, the most significant in the low byte. Splits v into two
+ * 4-digit halves (32-bit lanes), each into two 2-digit quarters (16-bit
+ * lanes), each into two digits (bytes); the divisions by 100 and 10 are
+ * multiplications by 10486 / 2^20 and 103 / 2^10, exact for these
+ * ranges, and no lane overflows into the next. */
+static inline uint64_t dec8(uint32_t v)
+{
+        uint64_t x = v / 10000 | (uint64_t)(v % 10000) << 32;
+        uint64_t q = ((x * 10486) >> 20) & 0x0000007f0000007full;
+        x = q | (x - 100 * q) << 16;
+        q = ((x * 103) >> 10) & 0x000f000f000f000full;
+        return q | (x - 10 * q) << 8;
+}
+
+#define ASCII_ZEROS 0x3030303030303030ull
+
+/* v < 10^8 without leading zeros ("0" for 0); 8 bytes are stored. */
+static inline char *put_dec8(char *p, uint32_t v)
+{
+        uint64_t d = dec8(v);
+        /* Leading zero digits are the zero low bytes; 7 when v is 0, so
+         * that its last digit stays. */
+        unsigned z = (unsigned)__builtin_ctzll(d | 1ull << 56) >> 3;
+        put8(p, (d + ASCII_ZEROS) >> (8 * z));
+        return p + 8 - z;
+}
+
+static inline char *put_udec(char *p, uint64_t v)
+{
+        if (v < 100000000)
+                return put_dec8(p, (uint32_t)v);
+        if (v < 10000000000000000ull) {
+                p = put_dec8(p, (uint32_t)(v / 100000000));
+                put8(p, dec8((uint32_t)(v % 100000000)) + ASCII_ZEROS);
+                return p + 8;
+        }
+        uint64_t low = v % 10000000000000000ull;
+        p = put_dec8(p, (uint32_t)(v / 10000000000000000ull));
+        put8(p, dec8((uint32_t)(low / 100000000)) + ASCII_ZEROS);
+        put8(p + 8, dec8((uint32_t)(low % 100000000)) + ASCII_ZEROS);
+        return p + 16;
+}
+
+static const uint64_t pow10_u64[20] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
+};
+
+/* Decimal digits of v: with t = floor(bits * log10(2)) (1233 / 4096 is
+ * close enough for 64 bits), v has t digits, or t + 1 from 10^t on (0 is
+ * counted as 1, which has one digit too). */
+static inline size_t udec_len(uint64_t v)
+{
+        unsigned t = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
+        return t + ((v | 1) >= pow10_u64[t]);
+}
+
+/* ---- hex ---- */
+
+/* The 8 hex digits of x as characters, the most significant in the low
+ * byte: nibbles spread to bytes, then '0' + n, plus 39 more where n >= 10
+ * (to land on 'a'). As render.c's din renderer does. */
+static inline uint64_t hex8(uint32_t x)
+{
+        uint64_t v = x;
+        v = (v | v << 16) & 0x0000ffff0000ffffull;
+        v = (v | v << 8) & 0x00ff00ff00ff00ffull;
+        v = (v | v << 4) & 0x0f0f0f0f0f0f0f0full;
+        v = __builtin_bswap64(v);
+        uint64_t ge10 = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+        return v + ASCII_ZEROS + ge10 * 39;
+}
+
+static inline char *put_hex(char *p, uint64_t v)
+{
+        p[0] = '0';
+        p[1] = 'x';
+        uint32_t hi = (uint32_t)(v >> 32);
+        if (hi == 0) {
+                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2; /* 0..7 */
+                put8(p + 2, hex8((uint32_t)v) >> (8 * z));
+                return p + 10 - z;
+        }
+        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
+        put8(p + 2, hex8(hi) >> (8 * z));
+        put8(p + 10 - z, hex8((uint32_t)v));
+        return p + 18 - z;
+}
+
+static inline size_t hex_len(uint64_t v)
+{
+        return 2 + (v ? (67u - (unsigned)__builtin_clzll(v)) >> 2 : 1u);
+}
+
+/* ---- text, bytes, lists ---- */
+
+static const char HEXUP[] = "0123456789ABCDEF";
+
+/* Does byte c stand for itself in a token? */
+static inline int plain(uint8_t c)
+{
+        return (uint8_t)(c - 0x21) < 0x5e && c != '%';
+}
+
+static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
+{
+        if (n == 0) {
+                *p = '-';
+                return p + 1;
+        }
+        if (n == 1 && b[0] == '-') { /* a lone "-" would read as empty */
+                memcpy(p, "%2D", 3);
+                return p + 3;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+                uint8_t c = b[i];
+                if (plain(c)) {
+                        *p++ = (char)c;
+                } else {
+                        p[0] = '%';
+                        p[1] = HEXUP[c >> 4];
+                        p[2] = HEXUP[c & 15];
+                        p += 3;
+                }
+        }
+        return p;
+}
+
+static size_t bytes_len(const uint8_t *b, uint64_t n)
+{
+        if (n == 0)
+                return 1;
+        if (n == 1 && b[0] == '-')
+                return 3;
+        size_t len = (size_t)n;
+        for (uint64_t i = 0; i < n; i++)
+                len += 2 * !plain(b[i]);
+        return len;
+}
+
+static char *put_list(char *p, const uint8_t *b, uint64_t n)
+{
+        if (n == 0) {
+                *p = '-';
+                return p + 1;
+        }
+        p = put_udec(p, le64(b));
+        for (uint64_t i = 1; i < n; i++) {
+                *p++ = ',';
+                p = put_udec(p, le64(b + 8 * i));
+        }
+        return p;
+}
+
+static size_t list_len(const uint8_t *b, uint64_t n)
+{
+        if (n == 0)
+                return 1;
+        size_t len = (size_t)n - 1;
+        for (uint64_t i = 0; i < n; i++)
+                len += udec_len(le64(b + 8 * i));
+        return len;
+}
+
+/* ---- tokens ---- */
+
+static inline enum tm_rrender_op op_of(const struct tm_field *f)
+{
+        if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
+                return TM_RROP_BYTES;
+        if (f->type == TM_FT_LIST)
+                return TM_RROP_LIST;
+        if (f->show == TM_SHOW_HEX)
+                return TM_RROP_HEX;
+        return f->type == TM_FT_INT ? TM_RROP_SDEC : TM_RROP_UDEC;
+}
+
+/* The token of value v (var: the variable field's bytes) shown as op. */
+static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *const *var)
+{
+        switch (op) {
+        case TM_RROP_UDEC:
+                return put_udec(p, v);
+        case TM_RROP_SDEC:
+                if ((int64_t)v < 0) {
+                        *p++ = '-';
+                        v = 0 - v;
+                }
+                return put_udec(p, v);
+        case TM_RROP_HEX:
+                return put_hex(p, v);
+        case TM_RROP_BYTES:
+                return put_bytes(p, *var, v);
+        default:
+                return put_list(p, *var, v);
+        }
+}
+
+static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var)
+{
+        switch (op) {
+        case TM_RROP_UDEC:
+                return udec_len(v);
+        case TM_RROP_SDEC:
+                return (int64_t)v < 0 ? 1 + udec_len(0 - v) : udec_len(v);
+        case TM_RROP_HEX:
+                return hex_len(v);
+        case TM_RROP_BYTES:
+                return bytes_len(*var, v);
+        default:
+                return list_len(*var, v);
+        }
+}
+
+/* ---- one record, from the schema ---- */
 
 size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max)
 {
         /* name, then per field a blank and at most 3 bytes per input byte
-         * (%XX) or "0x" + 16 digits or 20 digits + sign. */
+         * (%XX; a list's 8-byte numbers take at most 21) or "0x" + 16
+         * digits or 20 digits + sign; what is left is more than the 7
+         * bytes a number's last word may reach past the line. */
         (void)s;
         return TM_NAME_MAX + TM_KIND_FIELDS_MAX * 24 + 3 * var_max + 2;
-}
-
-static size_t put_udec(char *p, uint64_t v)
-{
-        char tmp[20];
-        size_t n = 0;
-        do {
-                tmp[n++] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
-        for (size_t i = 0; i < n; i++)
-                p[i] = tmp[n - 1 - i];
-        return n;
-}
-
-static size_t put_num(char *p, const struct tm_field *f, uint64_t v)
-{
-        if (f->show == TM_SHOW_HEX) {
-                unsigned nd = v ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;
-                p[0] = '0';
-                p[1] = 'x';
-                for (unsigned i = nd; i-- > 0; v >>= 4)
-                        p[2 + i] = hexdig[v & 15];
-                return 2 + nd;
-        }
-        if (f->type == TM_FT_INT && (int64_t)v < 0) {
-                p[0] = '-';
-                return 1 + put_udec(p + 1, 0 - v);
-        }
-        return put_udec(p, v);
-}
-
-static size_t put_bytes(char *p, const uint8_t *b, uint64_t n)
-{
-        if (n == 0) {
-                p[0] = '-';
-                return 1;
-        }
-        size_t o = 0;
-        for (uint64_t i = 0; i < n; i++) {
-                uint8_t c = b[i];
-                if (c > 0x20 && c < 0x7f && c != '%' && !(n == 1 && c == '-')) {
-                        p[o++] = (char)c;
-                } else {
-                        p[o++] = '%';
-                        p[o++] = "0123456789ABCDEF"[c >> 4];
-                        p[o++] = "0123456789ABCDEF"[c & 15];
-                }
-        }
-        return o;
-}
-
-static size_t put_list(char *p, const uint8_t *b, uint64_t n)
-{
-        if (n == 0) {
-                p[0] = '-';
-                return 1;
-        }
-        size_t o = 0;
-        for (uint64_t i = 0; i < n; i++) {
-                uint64_t v = 0;
-                for (unsigned j = 0; j < 8; j++)
-                        v |= (uint64_t)b[8 * i + j] << (8 * j);
-                if (i)
-                        p[o++] = ',';
-                o += put_udec(p + o, v);
-        }
-        return o;
-}
-
-/* The token of the field at position pos of r's kind. */
-static size_t put_token(char *p, const struct tm_schema *s, const struct tm_rec *r,
-                        unsigned pos)
-{
-        const struct tm_kind *k = &s->kind[r->kind];
-        const struct tm_field *f = &s->field[k->field[pos]];
-        if (!tm_field_is_var(f))
-                return put_num(p, f, r->v[pos]);
-        const uint8_t *b = r->var[tm_kind_var_slot(s, k, pos)];
-        return f->type == TM_FT_LIST ? put_list(p, b, r->v[pos]) : put_bytes(p, b, r->v[pos]);
 }
 
 size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         size_t n = strlen(k->name);
+        char *p = dst + n;
         memcpy(dst, k->name, n);
+        unsigned slot = 0; /* var[] slot of the next variable field */
         for (unsigned i = 0; i < k->nfields; i++) {
-                dst[n++] = ' ';
-                n += put_token(dst + n, s, r, i);
+                const struct tm_field *f = &s->field[k->field[i]];
+                enum tm_rrender_op op = op_of(f);
+                *p++ = ' ';
+                p = put_tok(p, op, r->v[i], &r->var[slot]);
+                slot += op >= TM_RROP_BYTES;
         }
-        dst[n++] = '\n';
-        return n;
+        *p++ = '\n';
+        return (size_t)(p - dst);
 }
 
 size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r,
                         unsigned pos)
 {
-        size_t n = put_token(dst, s, r, pos);
-        dst[n++] = '\n';
-        return n;
+        const struct tm_kind *k = &s->kind[r->kind];
+        const struct tm_field *f = &s->field[k->field[pos]];
+        const uint8_t *const *var = tm_field_is_var(f) ? &r->var[tm_kind_var_slot(s, k, pos)] : NULL;
+        char *p = put_tok(dst, op_of(f), r->v[pos], var);
+        *p++ = '\n';
+        return (size_t)(p - dst);
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
+/* kind (little-endian u32), then present (u32), in one word. */
+static inline uint64_t binary_head(uint32_t kind, uint32_t present)
 {
-        for (unsigned i = 0; i < n; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
+        return kind | (uint64_t)present << 32;
 }
 
 void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         uint32_t present = 0;
-        memset(dst, 0, tm_rrender_binary_size(s));
+        memset(dst + 8, 0, 8 * (size_t)s->nfields);
         for (unsigned i = 0; i < k->nfields; i++) {
                 unsigned f = k->field[i];
                 present |= 1u << f;
-                put_le(dst + 8 + 8 * f, r->v[i], 8);
+                put8((char *)dst + 8 + 8 * f, r->v[i]);
         }
-        put_le(dst, r->kind, 4);
-        put_le(dst + 4, present, 4);
+        put8((char *)dst, binary_head(r->kind, present));
 }
+
+/* ---- the plan ---- */
+
+int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
+{
+        memset(p, 0, sizeof *p);
+        if (s->nkinds > TM_SCHEMA_KINDS_MAX || s->nfields > TM_SCHEMA_FIELDS_MAX)
+                return -EINVAL;
+        p->nkinds = s->nkinds;
+        p->nfields = s->nfields;
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                const struct tm_kind *sk = &s->kind[k];
+                struct tm_rrender_kind *pk = &p->kind[k];
+                size_t len = strnlen(sk->name, TM_NAME_MAX);
+                if (len == TM_NAME_MAX || sk->nfields > TM_KIND_FIELDS_MAX)
+                        return -EINVAL;
+                memcpy(pk->head, sk->name, len);
+                pk->head[len] = ' '; /* becomes '\n' when no field follows */
+                pk->head_len = (uint8_t)(len + 1);
+                pk->nfields = sk->nfields;
+                memset(pk->pos, -1, sizeof pk->pos);
+                uint32_t max = pk->head_len;
+                unsigned slot = 0;
+                for (unsigned i = 0; i < sk->nfields; i++) {
+                        unsigned f = sk->field[i];
+                        if (f >= s->nfields)
+                                return -EINVAL;
+                        enum tm_rrender_op op = op_of(&s->field[f]);
+                        pk->op[i] = (uint8_t)op;
+                        pk->field[i] = (uint8_t)f;
+                        if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
+                                pk->pos[f] = (int8_t)i;
+                        pk->present |= 1u << f;
+                        if (op >= TM_RROP_BYTES) {
+                                if (slot == TM_REC_VAR_MAX)
+                                        return -EINVAL;
+                                pk->slot[i] = (uint8_t)slot++;
+                                max += 2; /* the blank and "-" */
+                        } else {
+                                max += 1 + NUM_MAX;
+                        }
+                }
+                pk->fixed_max = max;
+        }
+        return 0;
+}
+
+/* ---- batches ---- */
+
+/* The line of r (kind k) at p; returns its end. Writes up to
+ * TM_RRENDER_SLACK bytes past the start or 7 past the end. */
+static inline char *put_line(char *p, const struct tm_rrender_kind *k, const struct tm_rec *r)
+{
+        memcpy(p, k->head, TM_NAME_MAX);
+        p += k->head_len;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]]);
+                *p++ = ' ';
+        }
+        p[-1] = '\n'; /* over the last blank: the name's when there is no field */
+        return p;
+}
+
+/* The longest the line of r (kind k) can be: each variable byte at most 3
+ * characters, each list number at most 21 with its comma. */
+static inline size_t line_bound(const struct tm_rrender_kind *k, const struct tm_rec *r)
+{
+        size_t max = k->fixed_max;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                if (k->op[i] == TM_RROP_BYTES)
+                        max += 3 * r->v[i];
+                else if (k->op[i] == TM_RROP_LIST)
+                        max += (NUM_MAX + 1) * r->v[i];
+        }
+        return max;
+}
+
+size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                        const struct tm_rec *r, size_t n, size_t *nrec)
+{
+        char *o = dst, *end = dst + cap;
+        size_t i = 0;
+        for (; i < n; i++) {
+                if (r[i].kind >= p->nkinds)
+                        break;
+                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
+                        break;
+                o = put_line(o, k, &r[i]);
+        }
+        *nrec = i;
+        return (size_t)(o - dst);
+}
+
+size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
+{
+        char *o = dst, *end = dst + cap;
+        size_t i = 0;
+        for (; i < n; i++) {
+                if (r[i].kind >= p->nkinds)
+                        break;
+                if (r[i].kind != kind)
+                        continue;
+                const struct tm_rrender_kind *k = &p->kind[kind];
+                if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
+                        break;
+                o = put_line(o, k, &r[i]);
+        }
+        *nrec = i;
+        return (size_t)(o - dst);
+}
+
+size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                         const struct tm_rec *r, size_t n, unsigned field, size_t *nrec)
+{
+        char *o = dst, *end = dst + cap;
+        size_t i = 0;
+        for (; i < n; i++) {
+                if (r[i].kind >= p->nkinds)
+                        break;
+                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                int pos = field < TM_SCHEMA_FIELDS_MAX ? k->pos[field] : -1;
+                if (pos < 0)
+                        continue;
+                unsigned op = k->op[pos];
+                uint64_t v = r[i].v[pos];
+                size_t max = op == TM_RROP_BYTES ? 3 * v + 1
+                           : op == TM_RROP_LIST  ? (NUM_MAX + 1) * v + 1
+                                                 : NUM_MAX;
+                if (max + 1 + TM_RRENDER_SLACK > (size_t)(end - o))
+                        break;
+                o = put_tok(o, op, v, &r[i].var[k->slot[pos]]);
+                *o++ = '\n';
+        }
+        *nrec = i;
+        return (size_t)(o - dst);
+}
+
+void tm_rrender_binaries(uint8_t *dst, const struct tm_rrender_plan *p, const struct tm_rec *r,
+                         size_t n)
+{
+        size_t size = 8 + 8 * (size_t)p->nfields;
+        for (size_t i = 0; i < n; i++, dst += size) {
+                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                put8((char *)dst, binary_head(r[i].kind, k->present));
+                memset(dst + 8, 0, size - 8);
+                for (unsigned j = 0; j < k->nfields; j++)
+                        put8((char *)dst + 8 + 8 * k->field[j], r[i].v[j]);
+        }
+}
+
+/* ---- lengths ---- */
+
+size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec *r)
+{
+        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        size_t len = k->head_len;
+        for (unsigned i = 0; i < k->nfields; i++)
+                len += tok_len(k->op[i], r->v[i], &r->var[k->slot[i]]) + 1;
+        return len;
+}
+
+size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r,
+                            unsigned pos)
+{
+        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        return tok_len(k->op[pos], r->v[pos], &r->var[k->slot[pos]]) + 1;
+}
+
+size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok)
+{
+        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        size_t len = k->head_len;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                size_t t = tok_len(k->op[i], r->v[i], &r->var[k->slot[i]]) + 1;
+                tok[i] = t;
+                len += t;
+        }
+        return len;
+}
+
+/* ---- the binary layout, as text ---- */
 
 size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s)
 {

@@ -35,19 +35,137 @@ static inline size_t tm_rrender_binary_size(const struct tm_schema *s)
  * variable field a decoder can return (its input buffer). */
 size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max);
 
+/* ---- one record at a time, straight from the schema ----
+ *
+ * The renderers below write whole 8-byte words (and the kind's name as one
+ * TM_NAME_MAX-byte copy), so bytes past the returned length may be
+ * scribbled on: dst must have room for tm_rrender_line_max bytes, whatever
+ * the record. */
+
 /* Render r's ascii line into dst (room: tm_rrender_line_max). Returns the
  * length. */
 size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec *r);
 
-/* Render the token of the field at position pos of r's kind, and '\n'. */
+/* Render the token of the field at position pos of r's kind, and '\n'
+ * (room: tm_rrender_line_max). Returns the length. */
 size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r,
                         unsigned pos);
 
-/* Write r's binary record to dst (tm_rrender_binary_size bytes). */
+/* Write r's binary record to dst (tm_rrender_binary_size bytes; nothing
+ * past them is written). */
 void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r);
 
 /* Describe the binary layout of s as a C struct and a numpy dtype, into
  * dst (cap bytes). Returns the length (snprintf-style). */
 size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s);
+
+/* ---- batches, through a plan ----
+ *
+ * A plan is what the renderers need of a schema, worked out once: per
+ * kind its name with the separator after it, and per position how the
+ * field is shown and where its bytes are. It holds no pointers, so it may
+ * be copied, and it is read-only after tm_rrender_plan_init: any number of
+ * threads may render with one plan. Build it once per trace, beside the
+ * schema (it is about 8 KiB).
+ *
+ * The batch renderers are the fast path of the views (ascii, streams/,
+ * fields/, binary, and the index's column lengths); each writes exactly
+ * the bytes of the one-record functions above, called record by record. */
+
+/* How the text form shows the field at one position. */
+enum tm_rrender_op {
+        TM_RROP_UDEC,  /* unsigned decimal */
+        TM_RROP_SDEC,  /* signed decimal */
+        TM_RROP_HEX,   /* 0x and lowercase hex (any number type) */
+        TM_RROP_BYTES, /* text or bytes: %XX escapes, "-" when empty */
+        TM_RROP_LIST,  /* numbers joined by ',', "-" when empty */
+};
+
+/* One kind of the plan. */
+struct tm_rrender_kind {
+        char head[TM_NAME_MAX]; /* the kind's name and ' ', zero-padded */
+        uint8_t head_len;       /* strlen(name) + 1 */
+        uint8_t nfields;        /* as tm_kind.nfields */
+        uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_rrender_op */
+        uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
+                                            * (variable fields; 0 for numbers) */
+        uint8_t field[TM_KIND_FIELDS_MAX]; /* per position: schema field index */
+        int8_t pos[TM_SCHEMA_FIELDS_MAX];  /* per schema field: its (first)
+                                            * position in this kind, as
+                                            * tm_kind_pos, or -1 */
+        uint32_t present;   /* bit f: the kind has schema field f */
+        uint32_t fixed_max; /* longest line with every variable field empty,
+                             * without the slack */
+};
+
+struct tm_rrender_plan {
+        unsigned nkinds, nfields; /* as the schema's */
+        struct tm_rrender_kind kind[TM_SCHEMA_KINDS_MAX];
+};
+
+/* Bytes past a line's end (and past the first TM_RRENDER_SLACK bytes of a
+ * short line) that the renderers may scribble on: the name is copied as
+ * one TM_NAME_MAX-byte block, numbers are written as whole 8-byte words.
+ * The batch renderers keep that slack inside cap themselves. */
+#define TM_RRENDER_SLACK 32
+
+/* Work out the plan of s. Returns 0, or -EINVAL when a kind of s has more
+ * variable fields than a record has var[] slots (TM_REC_VAR_MAX), a kind
+ * name is not NUL-terminated, or a field index is out of range: the
+ * one-record functions would read past the record then. */
+int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s);
+
+/* Render the ascii lines of r[0..n) into dst, one after another, while
+ * they fit: nothing is written at or past dst[cap]. Returns the bytes
+ * written; *nrec receives how many records were rendered (all whole
+ * lines). It stops early, before r[*nrec], when that line might not fit
+ * in what is left (its worst case plus TM_RRENDER_SLACK is checked, not
+ * its length: it may fit after all), or when r[*nrec].kind is not a kind
+ * of the plan. The caller then renders that one record with
+ * tm_rrender_line into its own line buffer (which reports nothing; the
+ * caller checks the kind), copies what fits, and comes back for the rest.
+ * So a caller that wants to fill dst exactly does:
+ *
+ *      w = tm_rrender_lines(dst, cap, p, r, n, &k);
+ *      if (k < n && w < cap) {  render r[k] into line, copy min(len, cap - w) }
+ *
+ * Thread-safe. */
+size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                        const struct tm_rec *r, size_t n, size_t *nrec);
+
+/* As tm_rrender_lines for the streams/<kind> view: only the lines of
+ * records of kind kind are written; the others are skipped (and counted
+ * in *nrec, since they are done with). */
+size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec);
+
+/* As tm_rrender_lines for the fields/<name> view: the token of schema
+ * field field and '\n' (tm_rrender_field) for each record whose kind has
+ * that field; the others are skipped (and counted in *nrec). */
+size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                         const struct tm_rec *r, size_t n, unsigned field, size_t *nrec);
+
+/* Write the binary records of r[0..n) to dst, n * (8 + 8 * p->nfields)
+ * bytes, nothing past them. Every r[i].kind must be below p->nkinds. */
+void tm_rrender_binaries(uint8_t *dst, const struct tm_rrender_plan *p, const struct tm_rec *r,
+                         size_t n);
+
+/* ---- lengths only (skipping to an offset, the index's columns) ----
+ * r->kind must be below p->nkinds. Nothing is written but *tok. */
+
+/* Length of r's ascii line (what tm_rrender_line returns). */
+size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec *r);
+
+/* Length of the token at position pos and its '\n' (what
+ * tm_rrender_field returns). For a schema field f that is position
+ * p->kind[r->kind].pos[f], when that is not -1. */
+size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r,
+                            unsigned pos);
+
+/* Both at once: tok[i] = tm_rrender_field_len(p, r, i) for each position
+ * i of r's kind, and the line length as the result (the index build's
+ * accounting of every column of a record). tok has room for
+ * TM_KIND_FIELDS_MAX. */
+size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok);
 
 #endif
