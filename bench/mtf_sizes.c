@@ -257,7 +257,8 @@ static int measure(const char *enc, const struct trace *t, struct counts *c, str
 int main(int argc, char **argv)
 {
         if (argc != 2) {
-                fprintf(stderr, "usage: mtf_sizes FILE  (a heap trace: HATF or Meta-TF, raw/gz/zst)\n");
+                fprintf(stderr,
+                        "usage: mtf_sizes FILE  (a heap trace: HATF or Meta-TF, raw/gz/zst)\n");
                 return 2;
         }
         uint8_t *raw = NULL;

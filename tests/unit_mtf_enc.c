@@ -91,8 +91,8 @@ static void make_trace(struct trace *t, size_t n, int wide, unsigned flavour)
                         e->size = below(4096);
                         e->addr = e->kind == TM_HK_REALLOC_ALLOC ? 0 : live[k];
                         e->new_addr = e->kind == TM_HK_REALLOC_FREE ? 0
-                                      : e->kind == TM_HK_REALLOC ? e->addr
-                                                                 : (bump += 4096);
+                                      : e->kind == TM_HK_REALLOC    ? e->addr
+                                                                    : (bump += 4096);
                         if (e->new_addr)
                                 live[k] = e->new_addr;
                 } else if (r < 94) {
@@ -108,9 +108,8 @@ static void make_trace(struct trace *t, size_t n, int wide, unsigned flavour)
                 if (t->nbytes + len > t->cap)
                         len = 0;
                 for (size_t j = 0; j < len; j++)
-                        t->bytes[t->nbytes + j] = (uint8_t)(e->kind == TM_HK_COMMENT
-                                                                ? 'a' + below(26)
-                                                                : rnd());
+                        t->bytes[t->nbytes + j] =
+                            (uint8_t)(e->kind == TM_HK_COMMENT ? 'a' + below(26) : rnd());
                 e->attr = (const uint8_t *)(uintptr_t)t->nbytes; /* an offset until fixed */
                 e->attr_len = len;
                 t->nbytes += len;
@@ -247,8 +246,8 @@ static struct chunks decode_check(const struct trace *t, const struct mem *m, si
         struct tm_schema s;
         struct tm_rstate st;
         struct tm_err err = {0};
-        int start = C->open(m->b, m->n < MTF_HEADER_MAX ? m->n : MTF_HEADER_MAX, ARCHIVE, &ctx,
-                            &s, &st, &err);
+        int start = C->open(m->b, m->n < MTF_HEADER_MAX ? m->n : MTF_HEADER_MAX, ARCHIVE, &ctx, &s,
+                            &st, &err);
         if (start < 0)
                 fail_msg("open: %s", err.msg);
         assert_string_equal(s.name, "heap");
@@ -434,8 +433,8 @@ static void test_bad_chunks(void **unused)
         assert_true(r > 0 && pos == at); /* records read, *used held at the chunk */
         r = C->decode(ctx, &st, m.b + pos + 1, m.n - pos - 1, 0, pos + 1, &used, out, 4, &err);
         assert_int_equal(r, -EIO);
-        snprintf(want, sizeof want, "raw offset %zu: decoding resumed past the chunk at raw offset %zu",
-                 pos + 1, at);
+        snprintf(want, sizeof want,
+                 "raw offset %zu: decoding resumed past the chunk at raw offset %zu", pos + 1, at);
         assert_non_null(strstr(err.msg, want));
         C->close(ctx);
         free(m.b);

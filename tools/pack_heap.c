@@ -104,8 +104,8 @@ static int remap(const struct job *j, const struct tm_rec *r, struct tm_rec *o)
                 }
         }
         if (hk == TM_HK_REALLOC && tm_schema_kind(s, "realloc_alloc_free") < 0)
-                ev.kind = ev.addr == 0       ? TM_HK_REALLOC_ALLOC
-                          : ev.new_addr == 0 ? TM_HK_REALLOC_FREE
+                ev.kind = ev.addr == 0             ? TM_HK_REALLOC_ALLOC
+                          : ev.new_addr == 0       ? TM_HK_REALLOC_FREE
                           : ev.addr == ev.new_addr ? TM_HK_REALLOC
                                                    : TM_HK_REALLOC_ALLOC_FREE;
         tm_heap_ev_to_rec(&ev, o);

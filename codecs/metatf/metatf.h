@@ -71,8 +71,8 @@
 #define MTF_LIST_MAX 1024         /* occurrences of one repeated group */
 #define MTF_LE 1
 #define MTF_BE 2
-#define MTF_STREAMS_MAX 4         /* streamed data sections of one file */
-#define MTF_CHUNK_MAX (1u << 20)  /* item bytes of one chunk */
+#define MTF_STREAMS_MAX 4        /* streamed data sections of one file */
+#define MTF_CHUNK_MAX (1u << 20) /* item bytes of one chunk */
 /* What a writer lets a chunk and the records that read it span (the
  * chunk's section record to the end of the record that reads its last
  * item): a reader holds that much input at once, so it must fit the
@@ -183,12 +183,12 @@ int mtf_section_bytes(const void *ctx, uint32_t number, const uint8_t **p, size_
 /* One chunk of a streamed data section, as decoding meets it. items points
  * into decode's input (valid until the callback returns). */
 struct mtf_chunk {
-        uint32_t number;     /* the section */
-        uint8_t width;       /* bytes an item, 1..8 */
-        uint8_t byteorder;   /* MTF_LE or MTF_BE: mtf_get(items + k * width, width, bo) */
-        uint32_t count;      /* items */
-        uint64_t first;      /* section item number of items[0] */
-        uint64_t raw;        /* raw offset of the chunk's section record */
+        uint32_t number;   /* the section */
+        uint8_t width;     /* bytes an item, 1..8 */
+        uint8_t byteorder; /* MTF_LE or MTF_BE: mtf_get(items + k * width, width, bo) */
+        uint32_t count;    /* items */
+        uint64_t first;    /* section item number of items[0] */
+        uint64_t raw;      /* raw offset of the chunk's section record */
         const uint8_t *items;
 };
 

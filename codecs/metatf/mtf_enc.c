@@ -32,18 +32,27 @@
 #include "metatf_impl.h"
 
 #define ENC_DTD "hatf10.dtd"
-#define ENC_BO MTF_LE             /* byte order written (measured: see the doc) */
-#define ENC_BLOCK 16              /* occurrences of a cell between look-backs */
-#define ENC_NEAR 2                /* splitaddr: bytes of a delta the records keep */
-#define ENC_FLUSH (64u << 10)     /* hatf: hand output to the sink past this */
-#define ENC_CHUNK (128u << 10)    /* splitaddr: item bytes of a full chunk */
-#define ENC_VAR_MAX 65535u        /* attribute and comment bytes (2-byte length) */
+#define ENC_BO MTF_LE                    /* byte order written (measured: see the doc) */
+#define ENC_BLOCK 16                     /* occurrences of a cell between look-backs */
+#define ENC_NEAR 2                       /* splitaddr: bytes of a delta the records keep */
+#define ENC_FLUSH (64u << 10)            /* hatf: hand output to the sink past this */
+#define ENC_CHUNK (128u << 10)           /* splitaddr: item bytes of a full chunk */
+#define ENC_VAR_MAX 65535u               /* attribute and comment bytes (2-byte length) */
 #define ENC_REC_MAX (ENC_VAR_MAX + 1024) /* one record and its metadata */
 #define ENC_ADDR_MAX (MTF_SPAN_MAX)      /* addresses of a span: each takes >= 1 byte */
 
 /* Where a leaf's value comes from. */
-enum src { SRC_NONE, SRC_SIZE, SRC_ADDR, SRC_NEW_ADDR, SRC_TIME, SRC_THREAD, SRC_HEAP,
-           SRC_LEN, SRC_DATA };
+enum src {
+        SRC_NONE,
+        SRC_SIZE,
+        SRC_ADDR,
+        SRC_NEW_ADDR,
+        SRC_TIME,
+        SRC_THREAD,
+        SRC_HEAP,
+        SRC_LEN,
+        SRC_DATA
+};
 
 /* The encoder's copy of a cell (mtf_state's arrays, one cell) and what it
  * saw in its current block. */
@@ -54,7 +63,7 @@ struct ecell {
         uint64_t prev; /* the field's previous value, whatever the setting */
         unsigned n;    /* occurrences in the block */
         uint8_t hi_none, hi_delta, same;
-        uint8_t addr; /* splitaddr: an address field, in records or in section 2 */
+        uint8_t addr;   /* splitaddr: an address field, in records or in section 2 */
         uint64_t first; /* the block's first value */
 };
 
@@ -146,8 +155,8 @@ static int value_fits(const struct tm_renc *e, uint64_t v)
 
 /* Metadata bytes to reach interpretation in (arguments a) at width w from
  * cell c. */
-static unsigned switch_cost(const struct tm_renc *e, const struct ecell *c, unsigned in,
-                            uint64_t a, unsigned w)
+static unsigned switch_cost(const struct tm_renc *e, const struct ecell *c, unsigned in, uint64_t a,
+                            unsigned w)
 {
         unsigned head = e->tag_w + e->rec_w + e->field_w + e->prop_w, cost = 0;
         if (c->interp != in || (in != MTF_I_NONE && c->a != a))
@@ -192,11 +201,10 @@ static void reconsider(struct tm_renc *e, const struct ekind *k, unsigned i)
                  * 2, where the compressor sees them side by side */
                 if (c->hi_delta > ENC_NEAR && c->interp != MTF_I_SECTIONSTRIDE)
                         set_mode(e, k, i, MTF_I_SECTIONSTRIDE, MTF_ADDR_SECTION, c->width);
-                else if (c->hi_delta <= ENC_NEAR && (c->interp != MTF_I_DELTA ||
-                                                     c->hi_delta < c->width))
+                else if (c->hi_delta <= ENC_NEAR &&
+                         (c->interp != MTF_I_DELTA || c->hi_delta < c->width))
                         set_mode(e, k, i, MTF_I_DELTA,
-                                 c->interp == MTF_I_DELTA ? c->a : delta_start(e, c),
-                                 c->hi_delta);
+                                 c->interp == MTF_I_DELTA ? c->a : delta_start(e, c), c->hi_delta);
                 return;
         }
         if (c->interp == MTF_I_DEFAULT)
@@ -367,8 +375,7 @@ int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct 
                                   "record %llu: %zu bytes of %s (Meta-TF's vfield holds at most "
                                   "%u)",
                                   (unsigned long long)idx, ev.attr_len,
-                                  r->kind == TM_HK_COMMENT ? "comment" : "attributes",
-                                  ENC_VAR_MAX);
+                                  r->kind == TM_HK_COMMENT ? "comment" : "attributes", ENC_VAR_MAX);
         const struct ekind *k = &e->kind[r->kind];
         size_t r0 = e->rlen, naddr = e->naddr;
         uint64_t am = e->span_amax;
@@ -427,8 +434,8 @@ static int leaf_src(const struct mtf_kind *mk, unsigned i, unsigned *seen_addr)
         static const struct {
                 const char *name;
                 int src;
-        } names[] = {{"size", SRC_SIZE},     {"time", SRC_TIME},
-                     {"thread", SRC_THREAD}, {"heap", SRC_HEAP}};
+        } names[] = {
+            {"size", SRC_SIZE}, {"time", SRC_TIME}, {"thread", SRC_THREAD}, {"heap", SRC_HEAP}};
         if (strcmp(lf->name, "address") == 0)
                 return (*seen_addr)++ ? SRC_NEW_ADDR : SRC_ADDR;
         for (unsigned j = 0; j < sizeof names / sizeof names[0]; j++)
@@ -458,7 +465,8 @@ static int map_kinds(struct tm_renc *e, struct tm_err *err)
                 return tm_err_set(err, -ENOTSUP, "metatf encoder: %s has too many fields", ENC_DTD);
         e->ncells = cell;
         for (unsigned hk = 0; hk < TM_HK_N; hk++) {
-                const char *name = tm_heap_is_realloc(hk) ? "realloc" : tm_schema_heap.kind[hk].name;
+                const char *name =
+                    tm_heap_is_realloc(hk) ? "realloc" : tm_schema_heap.kind[hk].name;
                 struct ekind *k = &e->kind[hk];
                 k->lk = -1;
                 for (unsigned j = 0; j < l->nkinds; j++)
