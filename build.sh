@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 
 # Debian 12 packages: build, runtime, tests (perl/gawk/bc for integration checks).
 PKGS="build-essential meson ninja-build pkg-config libfuse3-dev fuse3 zlib1g-dev
-      libzstd-dev zstd libcmocka-dev gzip perl gawk python3"
+      libzstd-dev zstd libcmocka-dev gzip perl gawk python3 heaptrack"
 
 deps() {
         local missing=()
