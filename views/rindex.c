@@ -76,6 +76,9 @@ uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_
                 return tm_rrender_line(scratch, s, r);
         if (col < 2 + s->nkinds)
                 return r->kind == col - 2 ? tm_rrender_line(scratch, s, r) : 0;
+        if (col >= tm_rcol_section(s, 0))
+                return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line(scratch, s, r)
+                                                                    : 0;
         int pos = tm_kind_pos(&s->kind[r->kind], col - 2 - s->nkinds);
         return pos < 0 ? 0 : tm_rrender_field(scratch, s, r, (unsigned)pos);
 }
@@ -126,6 +129,8 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         b->at[TM_RCOL_REC]++;
         b->at[TM_RCOL_ASCII] += line;
         b->at[tm_rcol_kind(r->kind)] += line;
+        if (r->section && r->section <= s->nsections)
+                b->at[tm_rcol_section(s, r->section - 1)] += line;
 }
 
 static int build_drain(struct rbuild *b)
@@ -213,7 +218,7 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
         int rc = -ENOMEM;
         if (!b || !ix)
                 goto fail;
-        ix->ncol = 2 + s->nkinds + s->nfields;
+        ix->ncol = tm_rcol_count(s);
         ix->stsize = codec->state_size;
         ix->k = k ? k : TM_CKPT_REFS_DEFAULT;
         b->ix = ix;

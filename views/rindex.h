@@ -11,6 +11,8 @@
  *   column 1                 ascii offset
  *   columns 2 .. 2+nkinds    offset in streams/<kind>
  *   then nfields columns     offset in fields/<field>
+ *   then nsections columns   offset in sections/<section> (its records'
+ *                            ascii lines)
  *
  * The same pass gives every view's size (the totals) and the statistics
  * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles (every other
@@ -53,6 +55,14 @@ static inline unsigned tm_rcol_kind(unsigned k)
 static inline unsigned tm_rcol_field(const struct tm_schema *s, unsigned f)
 {
         return 2 + s->nkinds + f;
+}
+static inline unsigned tm_rcol_section(const struct tm_schema *s, unsigned i)
+{
+        return 2 + s->nkinds + s->nfields + i;
+}
+static inline unsigned tm_rcol_count(const struct tm_schema *s)
+{
+        return 2 + s->nkinds + s->nfields + s->nsections;
 }
 
 /* Build the index of the trace in c (one tm_cont_scan). The decoder starts

@@ -15,8 +15,16 @@
 #include "rrender.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "codecs/common/tm_cpu.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RR_X86 1
+#endif
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define RR_BIG_ENDIAN 1
@@ -345,6 +353,47 @@ void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_
 
 /* ---- the plan ---- */
 
+/* The AVX-512 path's tables for kind pk (struct tm_rrender_vkind). Chunk
+ * i (bytes 16i..16i+15 of the two registers) holds field i: byte 0 the
+ * blank before it, bytes 1..15 a decimal of up to 15 digits, or bytes 1-2
+ * "0x" and 3..15 up to 13 hex digits, or for an empty variable field '-'
+ * in byte 15. */
+static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind *pk)
+{
+        memset(vk, 0, sizeof *vk);
+        vk->ok = pk->nfields <= 8;
+        vk->nlanes = pk->nfields;
+        for (unsigned i = 0; i < pk->nfields && i < 8; i++) {
+                unsigned reg = i / 4, at = 16 * (i % 4);
+                uint64_t chunk = 0xffffull << at;
+                vk->img[16 * i] = ' ';
+                vk->kconst[reg] |= 1ull << at;
+                vk->kprefix[reg] |= 1ull << at;
+                vk->kvalid[reg] |= chunk;
+                switch (pk->op[i]) {
+                case TM_RROP_UDEC:
+                case TM_RROP_SDEC: /* negative ones are too big: scalar */
+                        vk->lim[i] = 1000000000000000ull;
+                        vk->kdig[reg] |= chunk & ~(1ull << at);
+                        break;
+                case TM_RROP_HEX:
+                        vk->lim[i] = 1ull << 52;
+                        vk->img[16 * i + 1] = '0';
+                        vk->img[16 * i + 2] = 'x';
+                        vk->kconst[reg] |= 6ull << at;
+                        vk->kprefix[reg] |= 6ull << at;
+                        vk->khex[reg] |= chunk;
+                        vk->kdig[reg] |= chunk & ~(7ull << at);
+                        break;
+                default: /* a variable field: only when empty, "-" */
+                        vk->lim[i] = 1;
+                        vk->img[16 * i + 15] = '-';
+                        vk->kconst[reg] |= 1ull << (at + 15);
+                        break;
+                }
+        }
+}
+
 int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
 {
         memset(p, 0, sizeof *p);
@@ -385,6 +434,7 @@ int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
                         }
                 }
                 pk->fixed_max = max;
+                vplan_kind(&p->vkind[k], pk);
         }
         return 0;
 }
@@ -419,14 +469,18 @@ static inline size_t line_bound(const struct tm_rrender_kind *k, const struct tm
         return max;
 }
 
-size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
-                        const struct tm_rec *r, size_t n, size_t *nrec)
+/* The lines of r[0..n) (only of kind kind when kind >= 0), as
+ * tm_rrender_lines describes. */
+static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                           const struct tm_rec *r, size_t n, long kind, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
         size_t i = 0;
         for (; i < n; i++) {
                 if (r[i].kind >= p->nkinds)
                         break;
+                if (kind >= 0 && r[i].kind != (unsigned long)kind)
+                        continue;
                 const struct tm_rrender_kind *k = &p->kind[r[i].kind];
                 if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
                         break;
@@ -436,23 +490,182 @@ size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
         return (size_t)(o - dst);
 }
 
-size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
-                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
+#ifdef RR_X86
+#define RR_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,avx512ifma,avx512vbmi,avx512vbmi2,popcnt"
+
+/* Room the vector path wants for a line: its name (31), 8 chunks of 16,
+ * '\n', and the 64-byte stores of the compressed registers. */
+#define VEC_ROOM 256
+
+/* The 8 decimal digits of each 64-bit lane (< 10^8) as byte values, most
+ * significant in the lowest byte: dec8 of the scalar path, lane-wise (the
+ * division by 10^4 by a 32x32-bit multiply, then 32- and 16-bit lanes). */
+__attribute__((target(RR_AVX512))) static inline __m512i dec8_v(__m512i v)
+{
+        __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xd1b71759)), 45);
+        __m512i x = _mm512_sub_epi64(v, _mm512_mul_epu32(q, _mm512_set1_epi64(10000)));
+        x = _mm512_or_si512(q, _mm512_slli_epi64(x, 32));
+        q = _mm512_srli_epi32(_mm512_mullo_epi32(x, _mm512_set1_epi32(10486)), 20);
+        x = _mm512_sub_epi32(x, _mm512_mullo_epi32(q, _mm512_set1_epi32(100)));
+        x = _mm512_or_si512(q, _mm512_slli_epi32(x, 16));
+        q = _mm512_srli_epi16(_mm512_mullo_epi16(x, _mm512_set1_epi16(103)), 10);
+        x = _mm512_sub_epi16(x, _mm512_mullo_epi16(q, _mm512_set1_epi16(10)));
+        return _mm512_or_si512(q, _mm512_slli_epi16(x, 8));
+}
+
+/* Keep, in each 16-bit group of m (a chunk's bytes), every bit from the
+ * lowest set one up. Every group has its top bit set, so subtracting 1
+ * from each never borrows from the next: (m - 1) & ~m is the bits below
+ * the lowest set one, group by group. */
+static inline uint64_t from_lowest(uint64_t m)
+{
+        m |= 0x8000800080008000ull;
+        return ~((m - 0x0001000100010001ull) & ~m);
+}
+
+/* The line of r (kind k) at o, or NULL when a value is out of the
+ * vector path's range (nothing useful written then). */
+__attribute__((target(RR_AVX512))) static inline char *
+put_line_v(char *o, const struct tm_rrender_kind *k, const struct tm_rrender_vkind *vk,
+           const struct tm_rec *r)
+{
+        __mmask8 lanes = (__mmask8)((1u << vk->nlanes) - 1);
+        __m512i v = _mm512_maskz_loadu_epi64(lanes, r->v);
+        if (_mm512_mask_cmpge_epu64_mask(lanes, v, _mm512_loadu_si512(vk->lim)))
+                return NULL;
+        /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
+         * 2^78), exact below 10^15 (the error stays under 10^-8). */
+        __m512i hi = _mm512_srli_epi64(
+            _mm512_madd52hi_epu64(_mm512_setzero_si512(), v, _mm512_set1_epi64(3022314549036573)),
+            26);
+        __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, _mm512_set1_epi64(100000000)));
+        __m512i zeros = _mm512_set1_epi8('0');
+        __m512i dh = _mm512_add_epi8(dec8_v(hi), zeros);
+        __m512i dl = _mm512_add_epi8(dec8_v(lo), zeros);
+        /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
+        __m512i hexdig = _mm512_broadcast_i32x4(_mm_setr_epi8('0', '1', '2', '3', '4', '5', '6',
+                                                              '7', '8', '9', 'a', 'b', 'c', 'd',
+                                                              'e', 'f'));
+        __m512i nib = _mm512_set1_epi8(0x0f);
+        __m512i xh = _mm512_shuffle_epi8(
+            hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(
+                                         _mm512_set1_epi64(0x20242c3034383c), v),
+                                     nib));
+        __m512i xl = _mm512_shuffle_epi8(
+            hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(
+                                         _mm512_set1_epi64(0x0004080c1014181c), v),
+                                     nib));
+        /* Chunks: field i's 16 characters, high half then low half. */
+        __m512i idx0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        __m512i idx1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        __m512i w0 = _mm512_mask_blend_epi8(vk->khex[0], _mm512_permutex2var_epi64(dh, idx0, dl),
+                                            _mm512_permutex2var_epi64(xh, idx0, xl));
+        __m512i w1 = _mm512_mask_blend_epi8(vk->khex[1], _mm512_permutex2var_epi64(dh, idx1, dl),
+                                            _mm512_permutex2var_epi64(xh, idx1, xl));
+        w0 = _mm512_mask_blend_epi8(vk->kconst[0], w0, _mm512_loadu_si512(vk->img));
+        w1 = _mm512_mask_blend_epi8(vk->kconst[1], w1, _mm512_loadu_si512(vk->img + 64));
+        uint64_t keep0 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[0], w0, zeros)) &
+                          vk->kvalid[0]) |
+                         vk->kprefix[0];
+        uint64_t keep1 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[1], w1, zeros)) &
+                          vk->kvalid[1]) |
+                         vk->kprefix[1];
+        memcpy(o, k->head, TM_NAME_MAX);
+        o += k->head_len - 1; /* each chunk brings its blank */
+        _mm512_storeu_si512(o, _mm512_maskz_compress_epi8(keep0, w0));
+        o += __builtin_popcountll(keep0);
+        _mm512_storeu_si512(o, _mm512_maskz_compress_epi8(keep1, w1));
+        o += __builtin_popcountll(keep1);
+        *o++ = '\n';
+        return o;
+}
+
+__attribute__((target(RR_AVX512))) static size_t
+lines_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const struct tm_rec *r,
+             size_t n, long kind, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
         size_t i = 0;
         for (; i < n; i++) {
                 if (r[i].kind >= p->nkinds)
                         break;
-                if (r[i].kind != kind)
+                if (kind >= 0 && r[i].kind != (unsigned long)kind)
                         continue;
-                const struct tm_rrender_kind *k = &p->kind[kind];
+                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                const struct tm_rrender_vkind *vk = &p->vkind[r[i].kind];
+                if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
+                        char *e = put_line_v(o, k, vk, &r[i]);
+                        if (e) {
+                                o = e;
+                                continue;
+                        }
+                }
                 if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
                         break;
                 o = put_line(o, k, &r[i]);
         }
         *nrec = i;
         return (size_t)(o - dst);
+}
+
+static int have_avx512(void)
+{
+        return tm_cpu_avx512_vbmi() && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vbmi2");
+}
+#endif
+
+/* ---- dispatch ---- */
+
+typedef size_t lines_fn(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                        const struct tm_rec *r, size_t n, long kind, size_t *nrec);
+
+/* The implementation in use, NULL until chosen; threads racing on the
+ * first call all store the same choice. */
+static _Atomic(lines_fn *) lines_impl;
+
+static lines_fn *lines_choose(void)
+{
+        if (tm_cpu_env_off("TM_RRENDER_SCALAR"))
+                return lines_scalar;
+#ifdef RR_X86
+        if (have_avx512())
+                return lines_avx512;
+#endif
+        return lines_scalar;
+}
+
+static lines_fn *lines_get(void)
+{
+        lines_fn *f = atomic_load_explicit(&lines_impl, memory_order_relaxed);
+        if (!f) {
+                f = lines_choose();
+                atomic_store_explicit(&lines_impl, f, memory_order_relaxed);
+        }
+        return f;
+}
+
+const char *tm_rrender_lines_impl(void)
+{
+        return lines_get() == lines_scalar ? "scalar" : "avx512";
+}
+
+void tm_rrender_force_scalar(int on)
+{
+        atomic_store_explicit(&lines_impl, on ? lines_scalar : lines_choose(),
+                              memory_order_relaxed);
+}
+
+size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                        const struct tm_rec *r, size_t n, size_t *nrec)
+{
+        return lines_get()(dst, cap, p, r, n, -1, nrec);
+}
+
+size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
+{
+        return lines_get()(dst, cap, p, r, n, (long)kind, nrec);
 }
 
 size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,

@@ -66,7 +66,7 @@ size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s
  * field is shown and where its bytes are. It holds no pointers, so it may
  * be copied, and it is read-only after tm_rrender_plan_init: any number of
  * threads may render with one plan. Build it once per trace, beside the
- * schema (it is about 8 KiB).
+ * schema (it is about 23 KiB).
  *
  * The batch renderers are the fast path of the views (ascii, streams/,
  * fields/, binary, and the index's column lengths); each writes exactly
@@ -98,9 +98,28 @@ struct tm_rrender_kind {
                              * without the slack */
 };
 
+/* One kind as the AVX-512 line renderer sees it (views/rrender.c; callers
+ * need not look). A line is made in two 64-byte registers of four 16-byte
+ * chunks, one per field: ' ' and the field's characters right-aligned,
+ * then the leading zeros are squeezed out. */
+struct tm_rrender_vkind {
+        uint8_t img[128];   /* the constant bytes: ' ', "0x", the '-' of an
+                             * empty variable field */
+        uint64_t kconst[2]; /* bytes taken from img */
+        uint64_t khex[2];   /* bytes taken from the hex digits */
+        uint64_t kdig[2];   /* digit bytes of the fields (leading zeros go) */
+        uint64_t kvalid[2]; /* bytes of the kind's fields' chunks */
+        uint64_t kprefix[2]; /* always kept: ' ', and "0x" of hex fields */
+        uint64_t lim[8];    /* the vector path takes a value below lim: 10^15
+                             * decimal, 2^52 hex, 1 (empty) variable */
+        uint8_t ok;         /* 1: at most 8 fields, the path can render it */
+        uint8_t nlanes;     /* nfields */
+};
+
 struct tm_rrender_plan {
         unsigned nkinds, nfields; /* as the schema's */
         struct tm_rrender_kind kind[TM_SCHEMA_KINDS_MAX];
+        struct tm_rrender_vkind vkind[TM_SCHEMA_KINDS_MAX];
 };
 
 /* Bytes past a line's end (and past the first TM_RRENDER_SLACK bytes of a
@@ -144,6 +163,20 @@ size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan
  * that field; the others are skipped (and counted in *nrec). */
 size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
                          const struct tm_rec *r, size_t n, unsigned field, size_t *nrec);
+
+/* Which implementation tm_rrender_lines and tm_rrender_kind_lines use,
+ * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
+ * BW, VL, VBMI, VBMI2 and IFMA, unless the environment variable
+ * TM_RRENDER_SCALAR is "1" then) or "scalar". Records the vector path
+ * cannot take (a variable field that is not empty, a negative or 16-digit
+ * decimal, a hex number of 2^52 or more, more than 8 fields) go the scalar
+ * way within the same call; the bytes are the same either way. */
+const char *tm_rrender_lines_impl(void);
+
+/* For tests and benchmarks: on != 0 makes the batch renderers use the
+ * scalar path from now on; 0 makes the choice again, as at the first
+ * call. */
+void tm_rrender_force_scalar(int on);
 
 /* Write the binary records of r[0..n) to dst, n * (8 + 8 * p->nfields)
  * bytes, nothing past them. Every r[i].kind must be below p->nkinds. */

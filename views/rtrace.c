@@ -13,7 +13,17 @@
 #define RV_BATCH 256
 #define RV_TEXT_CAP (64u << 10)
 
-enum rv_kind { RV_ASCII, RV_BINARY, RV_RAW, RV_STATS, RV_SCHEMA, RV_STREAM, RV_FIELD };
+enum rv_kind {
+        RV_ASCII,
+        RV_BINARY,
+        RV_RAW,
+        RV_STATS,
+        RV_SCHEMA,
+        RV_STREAM,  /* streams/<kind> */
+        RV_FIELD,   /* fields/<field> */
+        RV_SECTION, /* sections/<name>: the records read in that section */
+        RV_BLOB,    /* sections/<name>: a section of bytes (tm_rcodec.blobs) */
+};
 
 struct tm_rtrace {
         const struct tm_rcodec *codec;
@@ -26,6 +36,8 @@ struct tm_rtrace {
         struct tm_rindex *ix;
         char *stats, *schema_text;
         size_t stats_len, schema_len;
+        unsigned nblobs;
+        struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
 };
 
 /* The first want raw bytes of t (fewer if the stream is shorter), for a
@@ -104,8 +116,11 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         }
         rt->hdr_len = (uint64_t)hl;
         const struct tm_schema *s = &rt->schema;
-        unsigned nv = 5 + s->nkinds + s->nfields;
-        rt->names = calloc(s->nkinds + s->nfields, sizeof *rt->names);
+        if (c->blobs)
+                rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
+        unsigned nnames = s->nkinds + s->nfields + s->nsections + rt->nblobs;
+        unsigned nv = 5 + nnames;
+        rt->names = calloc(nnames, sizeof *rt->names);
         rt->views = calloc(nv + 1, sizeof *rt->views);
         rt->schema_text = malloc(RV_TEXT_CAP);
         if (!rt->names || !rt->views || !rt->schema_text) {
@@ -124,6 +139,13 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                 snprintf(rt->names[s->nkinds + f], sizeof rt->names[0], "fields/%s",
                          s->field[f].name);
                 rt->views[v++] = rt->names[s->nkinds + f];
+        }
+        for (unsigned i = 0; i < s->nsections + rt->nblobs; i++) {
+                char(*nm)[2 * TM_NAME_MAX] = &rt->names[s->nkinds + s->nfields + i];
+                snprintf(*nm, sizeof *nm, "sections/%s",
+                         i < s->nsections ? s->section[i].name
+                                          : rt->blob[i - s->nsections].name);
+                rt->views[v++] = *nm;
         }
         rt->schema_len = schema_text(s, c->name, rt->schema_text);
         *out = rt;
@@ -167,7 +189,7 @@ int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_k
 {
         struct tm_rtrace *rt = t->rt;
         return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
-                              2 + rt->schema.nkinds + rt->schema.nfields, rt->codec->state_size,
+                              tm_rcol_count(&rt->schema), rt->codec->state_size,
                               rt->hdr_len, t->cont, &rt->ix, &t->ix_fd, err);
 }
 
@@ -194,9 +216,15 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
                 } else if (i < 5 + s->nkinds) {
                         *kind = RV_STREAM;
                         *sel = i - 5;
-                } else {
+                } else if (i < 5 + s->nkinds + s->nfields) {
                         *kind = RV_FIELD;
                         *sel = i - 5 - s->nkinds;
+                } else if (i < 5 + s->nkinds + s->nfields + s->nsections) {
+                        *kind = RV_SECTION;
+                        *sel = i - 5 - s->nkinds - s->nfields;
+                } else {
+                        *kind = RV_BLOB;
+                        *sel = i - 5 - s->nkinds - s->nfields - s->nsections;
                 }
                 return 0;
         }
@@ -242,6 +270,8 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
                 return tm_rcol_kind(sel);
         case RV_FIELD:
                 return tm_rcol_field(s, sel);
+        case RV_SECTION:
+                return tm_rcol_section(s, sel);
         default:
                 return TM_RCOL_REC;
         }
@@ -255,8 +285,8 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
         unsigned sel;
         if (rv_parse(rt, view, &kind, &sel) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
-        if (kind == RV_SCHEMA) {
-                *size = rt->schema_len;
+        if (kind == RV_SCHEMA || kind == RV_BLOB) {
+                *size = kind == RV_SCHEMA ? rt->schema_len : rt->blob[sel].n;
                 return 0;
         }
         int rc = tm_trace_index(t, NULL, NULL, err);
@@ -315,6 +345,7 @@ int tm_rtrace_view_kind(struct tm_trace *t, const char *view)
                 return TM_VIEW_RAW;
         case RV_STATS:
         case RV_SCHEMA:
+        case RV_BLOB:
                 return TM_VIEW_STATS;
         default:
                 return TM_VIEW_ASCII;
@@ -367,9 +398,10 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
         f->col = rv_col(&rt->schema, f->kind, f->sel);
         f->size = size;
         f->recsize = tm_rrender_binary_size(&rt->schema);
-        if (f->kind != RV_STATS && f->kind != RV_SCHEMA)
+        int text = f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB;
+        if (!text)
                 rc = tm_creader_open(t->cont, &f->r, err);
-        if (rc == 0 && f->kind != RV_STATS && f->kind != RV_SCHEMA && f->kind != RV_RAW) {
+        if (rc == 0 && !text && f->kind != RV_RAW) {
                 f->line = malloc(tm_rrender_line_max(&rt->schema, TM_RFEED_CAP));
                 if (!f->line || tm_rfeed_init(&f->feed, rt->codec, rt->ctx) < 0)
                         rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
@@ -502,8 +534,9 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
-        if (f->kind == RV_STATS || f->kind == RV_SCHEMA) {
-                const char *text = f->rt->schema_text;
+        if (f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB) {
+                const char *text = f->kind == RV_BLOB ? (const char *)f->rt->blob[f->sel].p
+                                                      : f->rt->schema_text;
                 size_t len;
                 int rc = f->kind == RV_STATS ? rv_stats(f->t, &text, &len, err) : 0;
                 if (rc < 0)

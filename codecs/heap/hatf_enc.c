@@ -384,7 +384,7 @@ static unsigned sim_run(struct tm_renc *e, unsigned f, struct hatf_fstate fs, lo
 {
         unsigned run = 0;
         long g = 0, best = LONG_MIN;
-        struct occ o;
+        struct occ o = {0};
         for (size_t i = 0; i < e->npend && run < ENC_SCAN; i++) {
                 if (!pend_occ(e, i, f, &o))
                         continue;
@@ -447,7 +447,7 @@ static void try_mode(struct tm_renc *e, unsigned f, unsigned slot, const struct 
 static unsigned first_values(struct tm_renc *e, unsigned f, uint64_t *v, unsigned max)
 {
         unsigned n = 0;
-        struct occ o;
+        struct occ o = {0};
         for (size_t i = 0; i < e->npend && n < max; i++) {
                 if (!pend_occ(e, i, f, &o))
                         continue;
@@ -463,7 +463,7 @@ static uint64_t base_for(struct tm_renc *e, unsigned f, unsigned w)
 {
         uint64_t span = (1ull << (8 * w)) - 1, lo = 0, hi = 0;
         unsigned any = 0;
-        struct occ o;
+        struct occ o = {0};
         for (size_t i = 0; i < e->npend && any < ENC_SCAN; i++) {
                 if (!pend_occ(e, i, f, &o))
                         continue;
@@ -644,7 +644,7 @@ static void prologue(struct tm_renc *e)
                 if (cur->interp != HATF_I_NONE)
                         continue;
                 if (p->grow && f != HATF_F_ATTR) {
-                        struct occ o;
+                        struct occ o = {0};
                         w = 4;
                         for (size_t i = 0; i < e->npend; i++)
                                 if (pend_occ(e, i, f, &o))
@@ -706,7 +706,7 @@ static int emit_one(struct tm_renc *e, struct tm_err *err)
                 out_put(e, pend_bytes(e, p), p->alen);
         } else {
                 unsigned fm = kind_fields[p->kind];
-                struct occ o[HATF_NF];
+                struct occ o[HATF_NF] = {0};
                 for (unsigned f = 0; f < HATF_NF; f++)
                         if (fm >> f & 1) {
                                 pend_occ(e, 0, f, &o[f]);

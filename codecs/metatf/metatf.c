@@ -407,6 +407,25 @@ static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
         return 0;
 }
 
+/* The data sections before start, as the views' sections/ files (record.h:
+ * tm_rcodec.blobs). Streamed sections are not among them (not yet shown). */
+static unsigned mtf_blobs(void *ctx, struct tm_blob *out, unsigned cap)
+{
+        struct mtf_secinfo si[MTF_SECTIONS_MAX + TM_SCHEMA_SECTIONS_MAX];
+        unsigned n = mtf_sections(ctx, si, sizeof si / sizeof si[0]), k = 0;
+        for (unsigned i = 0; i < n && k < cap; i++) {
+                if (si[i].kind != MTF_SEC_DATA)
+                        continue;
+                if (mtf_section_bytes(ctx, si[i].number, &out[k].p, &out[k].n) < 0)
+                        continue;
+                size_t len = strnlen(si[i].name, sizeof out[k].name - 1);
+                memcpy(out[k].name, si[i].name, len);
+                out[k].name[len] = 0;
+                k++;
+        }
+        return k;
+}
+
 static void mtf_close(void *ctx)
 {
         struct mtf_ctx *x = ctx;
@@ -476,6 +495,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
     .probe = mtf_probe,
     .head_max = MTF_HEADER_MAX,
+    .blobs = mtf_blobs,
     .open = mtf_open,
     .close = mtf_close,
     .state_size = sizeof(struct mtf_state),

@@ -152,8 +152,8 @@ extern const struct tm_rcodec tm_rcodec_metatf;
 /* ---- sections (for the sections/ views) ----
  *
  * mtf_sections lists every section of a trace opened by tm_rcodec_metatf:
- * first the DTD's sections in DTD order (index i is tm_schema.section[i],
- * and tm_rec.section of a record read in that section), then the file's
+ * first the DTD's sections in DTD order (index i is tm_schema.section[i];
+ * a record read in that section has tm_rec.section i + 1), then the file's
  * data sections the DTD does not name, named by their number in decimal
  * ("2": a DTD name never starts with a digit). open() fills
  * tm_schema.section[] and nsections with the first part, the sections

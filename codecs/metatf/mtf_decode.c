@@ -204,7 +204,7 @@ static int read_data(struct rd *r, struct mtf_state *s, unsigned k, struct tm_re
                 cur[i] = s->cur[c0 + i - 1];
         memset(rec, 0, sizeof *rec);
         rec->kind = (uint32_t)x->schema_kind[k];
-        rec->section = s->section ? s->section - 1u : 0;
+        rec->section = s->section; /* record.h: 0 none, i + 1 section[i] */
         for (unsigned i = 1; i < mk->nleaves; i++) {
                 const struct mtf_leaf *lf = &mk->leaf[i];
                 unsigned c = c0 + i - 1, pos = x->out_pos[k][i];

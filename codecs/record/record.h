@@ -92,7 +92,7 @@ struct tm_schema {
 /* One decoded record. */
 struct tm_rec {
         uint32_t kind;    /* index into tm_schema.kind */
-        uint32_t section; /* index into tm_schema.section, 0 if none */
+        uint32_t section; /* 0: outside any section; i + 1: tm_schema.section[i] */
         uint64_t v[TM_KIND_FIELDS_MAX];
         const uint8_t *var[TM_REC_VAR_MAX]; /* the variable fields' bytes, in order */
 };
@@ -107,6 +107,14 @@ struct tm_rstate {
 typedef int (*tm_rsink)(void *arg, const void *buf, size_t n);
 
 struct tm_renc;
+
+/* A section of bytes a codec holds per trace (a Meta-TF data section):
+ * shown as the file sections/<name>. p is owned by the codec's ctx. */
+struct tm_blob {
+        char name[TM_NAME_MAX];
+        const uint8_t *p;
+        size_t n;
+};
 
 struct tm_rcodec {
         const char *name;   /* "hatf" */
@@ -131,6 +139,10 @@ struct tm_rcodec {
         int (*open)(const uint8_t *head, size_t n, const char *path, void **ctx,
                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err);
         void (*close)(void *ctx);
+
+        /* Its sections of bytes, at most cap into out; the count. NULL:
+         * none. (Sections of records are tm_schema.section.) */
+        unsigned (*blobs)(void *ctx, struct tm_blob *out, unsigned cap);
 
         /* Bytes of tm_rstate this codec uses (the checkpoint payload);
          * at most TM_RSTATE_MAX. */

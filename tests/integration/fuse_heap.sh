@@ -29,6 +29,7 @@ cat pack.log
 check "pack says which encoding it chose" grep -q "encoding " pack.log
 "$TT" pack -e naive work.mtrace "$SRC/work-naive.hatf.gz" 2>/dev/null || fail "pack -e naive .gz"
 "$TT" pack -e smallsize work.mtrace "$SRC/work-small.hatf" 2>/dev/null || fail "pack -e smallsize plain"
+"$TT" pack work.mtrace "$SRC/work.mtf.zst" 2>/dev/null || fail "pack as Meta-TF"
 "$TT" pack -e bogus work.mtrace "$SRC/x.hatf" 2>err.log && fail "pack -e bogus accepted"
 check "unknown encoding named" grep -q "bogus" err.log
 
@@ -122,5 +123,16 @@ for i, ln in enumerate(lines):
 PY
         ok "$name: binary checked against ascii"
 done
+# Meta-TF (Appendix C's HATF DTD): the same events, its one section a file
+d=$MNT/work.mtf.zst
+"$TT" cat "$SRC/work.mtf.zst" ascii >ref.mtf || fail "work.mtf.zst: tracetool cat"
+check "work.mtf.zst: ascii through the mount = tracetool cat" cmp -s "$d/ascii" ref.mtf
+check "work.mtf.zst: sections/heap holds every record" cmp -s "$d/sections/heap" ref.mtf
+for k in alloc free; do
+        a=$(grep -c "^$k " ref.mtf)
+        b=$(grep -c "^$k " "ref.work.mtrace.hatf.zst")
+        check "work.mtf.zst: as many $k records as the HATF pack ($a)" test "$a" = "$b"
+done
+check "work.mtf.zst: sections/ lists the DTD's section" test "$(ls "$d/sections")" = heap
 umount_tm "$MNT"
 finish
