@@ -70,7 +70,14 @@ demo() {
           grep -c '^1 ' "$mnt/sort.pdt2.zst/ascii"
           awk '$1 == 2 { n++ } END { print n, "instruction fetches" }' "$mnt/ls.pdt.gz/ascii"
           cat "$mnt/sort.pdt2.zst/stats"
-          cat "$mnt/tex-table3.din/ascii" )
+          cat "$mnt/tex-table3.din/ascii"
+          ls "$mnt/sort.hatf.zst" "$mnt/sort.hatf.zst/fields"
+          head -n 5 "$mnt/sort.hatf.zst/ascii"
+          awk '$1 == "alloc" { n++; b += $2 } END { print n, "allocs,", b / n, "bytes on average" }' \
+                "$mnt/sort.hatf.zst/ascii"
+          sed -n '/^heap/,/avg/p' "$mnt/sort.hatf.zst/stats"
+          ls "$mnt/heapwork.mtf.zst/sections"
+          tail -n 3 "$mnt/heapwork.mtf.zst/sections/heap" )
         cat <<MSG
 
 == try it ==
@@ -78,6 +85,8 @@ demo() {
   less $mnt/gzip.din.zst/ascii    din text, decoded on demand
   dinero-style tools:          any program that reads din text reads $mnt/*/ascii
   numpy:                       np.fromfile('$mnt/sort.pdt2.zst/binary', dtype=[('addr','<u8'),('type','u1'),('pad','V7')])
+  heap traces:                 cat $mnt/sort.hatf.zst/schema (kinds, fields, binary layout)
+  record your own:             build/tools/tracetool record -o x.hatf.zst -- PROGRAM ARGS
   unmount:                     fusermount3 -u $mnt
 MSG
 }
