@@ -2,7 +2,7 @@
 # bench/heap.sh [LINES]: heap traces of a real program, measured in one go.
 #
 # Records tests/integration/heapwork.c (reads LINES random words, default
-# 2 million: grows an array with realloc, strdup's every line, sorts, builds
+# about 1.8 million records: grows an array with realloc, strdup's every line, sorts, builds
 # a hash table, frees) with `tracetool record`, and the same run under
 # heaptrack when it is installed, then prints:
 #   - what `tracetool pack` chose and its bytes per record;
@@ -19,7 +19,7 @@
 # working /dev/fuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LINES=${1:-2000000}
+LINES=${1:-500000}
 ROUNDS=${TM_BENCH_ROUNDS:-5}
 B=${TM_BUILD:-$PWD/build}
 TT=$B/tools/tracetool
