@@ -317,6 +317,14 @@ static size_t case_lines(struct ctx *c, const struct tm_rec *r, size_t n)
         return w;
 }
 
+static size_t case_lines_scalar(struct ctx *c, const struct tm_rec *r, size_t n)
+{
+        tm_rrender_force_scalar(1);
+        size_t w = case_lines(c, r, n);
+        tm_rrender_force_scalar(0);
+        return w;
+}
+
 static size_t case_binaries(struct ctx *c, const struct tm_rec *r, size_t n)
 {
         tm_rrender_binaries((uint8_t *)c->out, &c->plan, r, n);
@@ -355,6 +363,7 @@ static const struct bcase cases[] = {
     {"tm_rrender_line", case_line, 1},
     {"tm_rrender_field (every field)", case_field, 0},
     {"tm_rrender_binary", case_binary, 0},
+    {"tm_rrender_lines (batch, scalar)", case_lines_scalar, 1},
     {"tm_rrender_lines (batch)", case_lines, 1},
     {"tm_rrender_binaries (batch)", case_binaries, 0},
     {"tm_rrender_line_len", case_line_len, 0},
@@ -421,6 +430,7 @@ int main(int argc, char **argv)
         double *batch_best = xrealloc(NULL, ((t.n + BATCH - 1) / BATCH) * sizeof *batch_best);
         uint64_t ascii_sum = 0;
         int bad = 0;
+        printf("batch renderer: %s\n", tm_rrender_lines_impl());
         printf("%-34s %9s %9s %12s  %s\n", "case", "ns/rec", "MB/s", "bytes", "checksum");
         const char *only = getenv("RRENDER_BENCH_CASE");
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -497,19 +497,55 @@ static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *
  * '\n', and the 64-byte stores of the compressed registers. */
 #define VEC_ROOM 256
 
+/* The constants of the vector path, made once per batch (in registers:
+ * the compiler would otherwise make them again for every line). */
+struct vconst {
+        __m512i m10k, c10k, c10486, c100, c103, c10, zeros, recip, c1e8, hexdig, nib, shh, shl,
+            idx0, idx1;
+};
+
+__attribute__((target(RR_AVX512))) static inline struct vconst vconst_make(void)
+{
+        struct vconst c;
+        c.m10k = _mm512_set1_epi64(0xd1b71759); /* 2^45 / 10^4, rounded up */
+        c.c10k = _mm512_set1_epi64(10000);
+        c.c10486 = _mm512_set1_epi32(10486); /* 2^20 / 100, rounded up */
+        c.c100 = _mm512_set1_epi32(100);
+        c.c103 = _mm512_set1_epi16(103); /* 2^10 / 10, rounded up */
+        c.c10 = _mm512_set1_epi16(10);
+        c.zeros = _mm512_set1_epi8('0');
+        c.recip = _mm512_set1_epi64(3022314549036573); /* 2^78 / 10^8, rounded up */
+        c.c1e8 = _mm512_set1_epi64(100000000);
+        c.hexdig = _mm512_broadcast_i32x4(_mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7',
+                                                        '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'));
+        c.nib = _mm512_set1_epi8(0x0f);
+        /* vpmultishiftqb bit offsets: the nibbles of bits 60..32, 28..0 */
+        c.shh = _mm512_set1_epi64(0x2024282c3034383cll);
+        c.shl = _mm512_set1_epi64(0x0004080c1014181cll);
+        c.idx0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        c.idx1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        /* Opaque from here on, so the compiler keeps them in registers
+         * instead of making them again inside the loop. */
+        __asm__("" : "+v"(c.m10k), "+v"(c.c10k), "+v"(c.c10486), "+v"(c.c100), "+v"(c.c103),
+                "+v"(c.c10), "+v"(c.zeros), "+v"(c.recip));
+        __asm__("" : "+v"(c.c1e8), "+v"(c.hexdig), "+v"(c.nib), "+v"(c.shh), "+v"(c.shl),
+                "+v"(c.idx0), "+v"(c.idx1));
+        return c;
+}
+
 /* The 8 decimal digits of each 64-bit lane (< 10^8) as byte values, most
  * significant in the lowest byte: dec8 of the scalar path, lane-wise (the
  * division by 10^4 by a 32x32-bit multiply, then 32- and 16-bit lanes). */
-__attribute__((target(RR_AVX512))) static inline __m512i dec8_v(__m512i v)
+__attribute__((target(RR_AVX512))) static inline __m512i dec8_v(const struct vconst *c, __m512i v)
 {
-        __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xd1b71759)), 45);
-        __m512i x = _mm512_sub_epi64(v, _mm512_mul_epu32(q, _mm512_set1_epi64(10000)));
+        __m512i q = _mm512_srli_epi64(_mm512_mul_epu32(v, c->m10k), 45);
+        __m512i x = _mm512_sub_epi64(v, _mm512_mul_epu32(q, c->c10k));
         x = _mm512_or_si512(q, _mm512_slli_epi64(x, 32));
-        q = _mm512_srli_epi32(_mm512_mullo_epi32(x, _mm512_set1_epi32(10486)), 20);
-        x = _mm512_sub_epi32(x, _mm512_mullo_epi32(q, _mm512_set1_epi32(100)));
+        q = _mm512_srli_epi32(_mm512_mullo_epi32(x, c->c10486), 20);
+        x = _mm512_sub_epi32(x, _mm512_mullo_epi32(q, c->c100));
         x = _mm512_or_si512(q, _mm512_slli_epi32(x, 16));
-        q = _mm512_srli_epi16(_mm512_mullo_epi16(x, _mm512_set1_epi16(103)), 10);
-        x = _mm512_sub_epi16(x, _mm512_mullo_epi16(q, _mm512_set1_epi16(10)));
+        q = _mm512_srli_epi16(_mm512_mullo_epi16(x, c->c103), 10);
+        x = _mm512_sub_epi16(x, _mm512_mullo_epi16(q, c->c10));
         return _mm512_or_si512(q, _mm512_slli_epi16(x, 8));
 }
 
@@ -524,10 +560,11 @@ static inline uint64_t from_lowest(uint64_t m)
 }
 
 /* The line of r (kind k) at o, or NULL when a value is out of the
- * vector path's range (nothing useful written then). */
+ * vector path's range (nothing useful written then). Writes up to
+ * VEC_ROOM bytes from o. */
 __attribute__((target(RR_AVX512))) static inline char *
-put_line_v(char *o, const struct tm_rrender_kind *k, const struct tm_rrender_vkind *vk,
-           const struct tm_rec *r)
+put_line_v(char *o, const struct vconst *c, const struct tm_rrender_kind *k,
+           const struct tm_rrender_vkind *vk, const struct tm_rec *r)
 {
         __mmask8 lanes = (__mmask8)((1u << vk->nlanes) - 1);
         __m512i v = _mm512_maskz_loadu_epi64(lanes, r->v);
@@ -535,39 +572,27 @@ put_line_v(char *o, const struct tm_rrender_kind *k, const struct tm_rrender_vki
                 return NULL;
         /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
          * 2^78), exact below 10^15 (the error stays under 10^-8). */
-        __m512i hi = _mm512_srli_epi64(
-            _mm512_madd52hi_epu64(_mm512_setzero_si512(), v, _mm512_set1_epi64(3022314549036573)),
-            26);
-        __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, _mm512_set1_epi64(100000000)));
-        __m512i zeros = _mm512_set1_epi8('0');
-        __m512i dh = _mm512_add_epi8(dec8_v(hi), zeros);
-        __m512i dl = _mm512_add_epi8(dec8_v(lo), zeros);
+        __m512i hi = _mm512_srli_epi64(_mm512_madd52hi_epu64(_mm512_setzero_si512(), v, c->recip),
+                                       26);
+        __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, c->c1e8));
+        __m512i dh = _mm512_add_epi8(dec8_v(c, hi), c->zeros);
+        __m512i dl = _mm512_add_epi8(dec8_v(c, lo), c->zeros);
         /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
-        __m512i hexdig = _mm512_broadcast_i32x4(_mm_setr_epi8('0', '1', '2', '3', '4', '5', '6',
-                                                              '7', '8', '9', 'a', 'b', 'c', 'd',
-                                                              'e', 'f'));
-        __m512i nib = _mm512_set1_epi8(0x0f);
         __m512i xh = _mm512_shuffle_epi8(
-            hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(
-                                         _mm512_set1_epi64(0x20242c3034383c), v),
-                                     nib));
+            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shh, v), c->nib));
         __m512i xl = _mm512_shuffle_epi8(
-            hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(
-                                         _mm512_set1_epi64(0x0004080c1014181c), v),
-                                     nib));
+            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shl, v), c->nib));
         /* Chunks: field i's 16 characters, high half then low half. */
-        __m512i idx0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-        __m512i idx1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-        __m512i w0 = _mm512_mask_blend_epi8(vk->khex[0], _mm512_permutex2var_epi64(dh, idx0, dl),
-                                            _mm512_permutex2var_epi64(xh, idx0, xl));
-        __m512i w1 = _mm512_mask_blend_epi8(vk->khex[1], _mm512_permutex2var_epi64(dh, idx1, dl),
-                                            _mm512_permutex2var_epi64(xh, idx1, xl));
+        __m512i w0 = _mm512_mask_blend_epi8(vk->khex[0], _mm512_permutex2var_epi64(dh, c->idx0, dl),
+                                            _mm512_permutex2var_epi64(xh, c->idx0, xl));
+        __m512i w1 = _mm512_mask_blend_epi8(vk->khex[1], _mm512_permutex2var_epi64(dh, c->idx1, dl),
+                                            _mm512_permutex2var_epi64(xh, c->idx1, xl));
         w0 = _mm512_mask_blend_epi8(vk->kconst[0], w0, _mm512_loadu_si512(vk->img));
         w1 = _mm512_mask_blend_epi8(vk->kconst[1], w1, _mm512_loadu_si512(vk->img + 64));
-        uint64_t keep0 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[0], w0, zeros)) &
+        uint64_t keep0 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[0], w0, c->zeros)) &
                           vk->kvalid[0]) |
                          vk->kprefix[0];
-        uint64_t keep1 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[1], w1, zeros)) &
+        uint64_t keep1 = (from_lowest(_mm512_mask_cmpneq_epi8_mask(vk->kdig[1], w1, c->zeros)) &
                           vk->kvalid[1]) |
                          vk->kprefix[1];
         memcpy(o, k->head, TM_NAME_MAX);
@@ -584,6 +609,7 @@ __attribute__((target(RR_AVX512))) static size_t
 lines_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const struct tm_rec *r,
              size_t n, long kind, size_t *nrec)
 {
+        const struct vconst c = vconst_make();
         char *o = dst, *end = dst + cap;
         size_t i = 0;
         for (; i < n; i++) {
@@ -594,7 +620,7 @@ lines_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const struc
                 const struct tm_rrender_kind *k = &p->kind[r[i].kind];
                 const struct tm_rrender_vkind *vk = &p->vkind[r[i].kind];
                 if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
-                        char *e = put_line_v(o, k, vk, &r[i]);
+                        char *e = put_line_v(o, &c, k, vk, &r[i]);
                         if (e) {
                                 o = e;
                                 continue;
