@@ -148,9 +148,10 @@ static void synth(struct recs *t, size_t n)
                 uint64_t x = rng() % 1000;
                 unsigned slot = (unsigned)(rng() % 1024);
                 memset(&ev, 0, sizeof ev);
-                ev.kind = x < 500 ? TM_HK_ALLOC
-                                  : x < 860 ? TM_HK_FREE
-                                            : x < 998 ? TM_HK_REALLOC_ALLOC_FREE : TM_HK_REALLOC;
+                ev.kind = x < 500   ? TM_HK_ALLOC
+                          : x < 860 ? TM_HK_FREE
+                          : x < 998 ? TM_HK_REALLOC_ALLOC_FREE
+                                    : TM_HK_REALLOC;
                 if (x == 999)
                         ev.kind = TM_HK_CREATE_THREAD;
                 uint64_t cl = rng() % 100;
@@ -160,7 +161,9 @@ static void synth(struct recs *t, size_t n)
                 ev.size = synth_size();
                 ev.addr = ev.kind == TM_HK_ALLOC ? fresh : live[slot] ? live[slot] : fresh;
                 ev.new_addr = fresh;
-                live[slot] = ev.kind == TM_HK_FREE ? 0 : ev.kind == TM_HK_ALLOC ? fresh : ev.new_addr;
+                live[slot] = ev.kind == TM_HK_FREE    ? 0
+                             : ev.kind == TM_HK_ALLOC ? fresh
+                                                      : ev.new_addr;
                 ev.thread = threads[rng() % 100 < 97 ? 0 : 1 + rng() % 2];
                 ev.heap = 0;
                 time += 40 + rng() % (rng() % 16 ? 400 : 200000);
@@ -224,8 +227,8 @@ static void load(struct recs *t, const char *path, size_t max)
         double t0 = now();
         while (pos < g.n) {
                 size_t used = 0;
-                ssize_t r = codec->decode(ctx, &st0, g.b + pos, g.n - pos, 1, pos, &used, out,
-                                          256, &err);
+                ssize_t r =
+                    codec->decode(ctx, &st0, g.b + pos, g.n - pos, 1, pos, &used, out, 256, &err);
                 if (r < 0 || (r == 0 && used == 0))
                         break;
                 nrec += (size_t)r;
@@ -237,8 +240,8 @@ static void load(struct recs *t, const char *path, size_t max)
         pos = (size_t)h;
         while (pos < g.n && t->n < max) {
                 size_t used = 0;
-                ssize_t r = codec->decode(ctx, &st, g.b + pos, g.n - pos, 1, pos, &used, out,
-                                          256, &err);
+                ssize_t r =
+                    codec->decode(ctx, &st, g.b + pos, g.n - pos, 1, pos, &used, out, 256, &err);
                 if (r < 0) {
                         fprintf(stderr, "%s: %s\n", path, err.msg);
                         exit(2);
@@ -308,8 +311,7 @@ static size_t case_lines(struct ctx *c, const struct tm_rec *r, size_t n)
 {
         size_t done = 0, k, w = 0;
         while (done < n) { /* the whole batch fits: one call, unless a line is huge */
-                w += tm_rrender_lines(c->out + w, c->out_cap - w, &c->plan, r + done, n - done,
-                                      &k);
+                w += tm_rrender_lines(c->out + w, c->out_cap - w, &c->plan, r + done, n - done, &k);
                 done += k;
                 if (done < n)
                         w += tm_rrender_line(c->out + w, &c->t->s, &r[done++]);

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 
 #include <errno.h>
@@ -151,9 +152,9 @@ static void mixed_init(void)
                 const char *name;
                 uint8_t type, show;
         } f[F_N] = {
-            {"u", TM_FT_UINT, TM_SHOW_DEC}, {"i", TM_FT_INT, TM_SHOW_DEC},
+            {"u", TM_FT_UINT, TM_SHOW_DEC},  {"i", TM_FT_INT, TM_SHOW_DEC},
             {"uh", TM_FT_UINT, TM_SHOW_HEX}, {"ih", TM_FT_INT, TM_SHOW_HEX},
-            {"t", TM_FT_TEXT, TM_SHOW_DEC}, {"b", TM_FT_BYTES, TM_SHOW_DEC},
+            {"t", TM_FT_TEXT, TM_SHOW_DEC},  {"b", TM_FT_BYTES, TM_SHOW_DEC},
             {"l", TM_FT_LIST, TM_SHOW_DEC},
         };
         memset(&mixed, 0, sizeof mixed);
@@ -183,9 +184,26 @@ static void mixed_init(void)
 static uint64_t edge_value(void)
 {
         static const uint64_t special[] = {
-            0, 1, 9, UINT64_MAX, UINT64_MAX - 1, (uint64_t)INT64_MIN, (uint64_t)INT64_MAX,
-            (uint64_t)INT64_MIN + 1, 0xffffffffull, 0x100000000ull, 0xfffffffffull, 15, 16,
-            255, 256, 4095, 4096, 99999999, 100000000, 9999999999999999ull,
+            0,
+            1,
+            9,
+            UINT64_MAX,
+            UINT64_MAX - 1,
+            (uint64_t)INT64_MIN,
+            (uint64_t)INT64_MAX,
+            (uint64_t)INT64_MIN + 1,
+            0xffffffffull,
+            0x100000000ull,
+            0xfffffffffull,
+            15,
+            16,
+            255,
+            256,
+            4095,
+            4096,
+            99999999,
+            100000000,
+            9999999999999999ull,
             10000000000000000ull,
         };
         uint64_t x = rnd() % 8;
@@ -208,8 +226,8 @@ static uint64_t edge_value(void)
 static uint64_t vector_value(void)
 {
         static const uint64_t border[] = {
-            999999999999999ull, 1000000000000000ull, (1ull << 52) - 1, 1ull << 52, 0, 9, 10,
-            99999999, 100000000, 0xfffffffffffull, 0x1000000000000ull,
+            999999999999999ull, 1000000000000000ull, (1ull << 52) - 1, 1ull << 52,         0, 9, 10,
+            99999999,           100000000,           0xfffffffffffull, 0x1000000000000ull,
         };
         if (rnd() % 16 == 0)
                 return border[rnd() % (sizeof border / sizeof *border)];
@@ -227,10 +245,10 @@ static uint8_t *var_bytes(size_t len)
         assert_non_null(b);
         unsigned style = (unsigned)(rnd() % 4);
         for (size_t i = 0; i < len; i++)
-                b[i] = style == 0 ? (uint8_t)rnd()                      /* any byte */
-                     : style == 1 ? (uint8_t)(0x20 + rnd() % 0x60)      /* around the printable */
-                     : style == 2 ? (uint8_t)"-%% \x7f\x21\x7e"[rnd() % 7] /* the borders */
-                                  : (uint8_t)('a' + rnd() % 26);
+                b[i] = style == 0   ? (uint8_t)rnd()                 /* any byte */
+                       : style == 1 ? (uint8_t)(0x20 + rnd() % 0x60) /* around the printable */
+                       : style == 2 ? (uint8_t) "-%% \x7f\x21\x7e"[rnd() % 7] /* the borders */
+                                    : (uint8_t)('a' + rnd() % 26);
         return b;
 }
 
@@ -412,8 +430,8 @@ static void ref_view(struct sbuf *b, const struct recset *t, enum which w, unsig
         }
 }
 
-static size_t batch(char *dst, size_t cap, const struct tm_rrender_plan *p,
-                    const struct tm_rec *r, size_t n, enum which w, unsigned sel, size_t *k)
+static size_t batch(char *dst, size_t cap, const struct tm_rrender_plan *p, const struct tm_rec *r,
+                    size_t n, enum which w, unsigned sel, size_t *k)
 {
         if (w == W_LINES)
                 return tm_rrender_lines(dst, cap, p, r, n, k);
@@ -474,9 +492,8 @@ static void check_batches(const struct recset *t, const struct tm_rrender_plan *
         assert_int_equal(got_len, want.len);
         for (size_t i = 0; i < got_len; i++)
                 if (got[i] != want.p[i])
-                        fail_msg("view %d/%u differs at byte %zu: got\n%.80s\nwant\n%.80s", w,
-                                 sel, i, got + (i > 20 ? i - 20 : 0),
-                                 want.p + (i > 20 ? i - 20 : 0));
+                        fail_msg("view %d/%u differs at byte %zu: got\n%.80s\nwant\n%.80s", w, sel,
+                                 i, got + (i > 20 ? i - 20 : 0), want.p + (i > 20 ? i - 20 : 0));
         free(got);
         free(want.p);
         free(line);

@@ -48,8 +48,7 @@ size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec
 
 /* Render the token of the field at position pos of r's kind, and '\n'
  * (room: tm_rrender_line_max). Returns the length. */
-size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r,
-                        unsigned pos);
+size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r, unsigned pos);
 
 /* Write r's binary record to dst (tm_rrender_binary_size bytes; nothing
  * past them is written). */
@@ -83,9 +82,9 @@ enum tm_rrender_op {
 
 /* One kind of the plan. */
 struct tm_rrender_kind {
-        char head[TM_NAME_MAX]; /* the kind's name and ' ', zero-padded */
-        uint8_t head_len;       /* strlen(name) + 1 */
-        uint8_t nfields;        /* as tm_kind.nfields */
+        char head[TM_NAME_MAX];            /* the kind's name and ' ', zero-padded */
+        uint8_t head_len;                  /* strlen(name) + 1 */
+        uint8_t nfields;                   /* as tm_kind.nfields */
         uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_rrender_op */
         uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
                                             * (variable fields; 0 for numbers) */
@@ -93,9 +92,9 @@ struct tm_rrender_kind {
         int8_t pos[TM_SCHEMA_FIELDS_MAX];  /* per schema field: its (first)
                                             * position in this kind, as
                                             * tm_kind_pos, or -1 */
-        uint32_t present;   /* bit f: the kind has schema field f */
-        uint32_t fixed_max; /* longest line with every variable field empty,
-                             * without the slack */
+        uint32_t present;                  /* bit f: the kind has schema field f */
+        uint32_t fixed_max;                /* longest line with every variable field empty,
+                                            * without the slack */
 };
 
 /* One kind as the AVX-512 line renderer sees it (views/rrender.c; callers
@@ -103,17 +102,17 @@ struct tm_rrender_kind {
  * chunks, one per field: ' ' and the field's characters right-aligned,
  * then the leading zeros are squeezed out. */
 struct tm_rrender_vkind {
-        uint8_t img[128];   /* the constant bytes: ' ', "0x", the '-' of an
-                             * empty variable field */
-        uint64_t kconst[2]; /* bytes taken from img */
-        uint64_t khex[2];   /* bytes taken from the hex digits */
-        uint64_t kdig[2];   /* digit bytes of the fields (leading zeros go) */
-        uint64_t kvalid[2]; /* bytes of the kind's fields' chunks */
+        uint8_t img[128];    /* the constant bytes: ' ', "0x", the '-' of an
+                              * empty variable field */
+        uint64_t kconst[2];  /* bytes taken from img */
+        uint64_t khex[2];    /* bytes taken from the hex digits */
+        uint64_t kdig[2];    /* digit bytes of the fields (leading zeros go) */
+        uint64_t kvalid[2];  /* bytes of the kind's fields' chunks */
         uint64_t kprefix[2]; /* always kept: ' ', and "0x" of hex fields */
-        uint64_t lim[8];    /* the vector path takes a value below lim: 10^15
-                             * decimal, 2^52 hex, 1 (empty) variable */
-        uint8_t ok;         /* 1: at most 8 fields, the path can render it */
-        uint8_t nlanes;     /* nfields */
+        uint64_t lim[8];     /* the vector path takes a value below lim: 10^15
+                              * decimal, 2^52 hex, 1 (empty) variable */
+        uint8_t ok;          /* 1: at most 8 fields, the path can render it */
+        uint8_t nlanes;      /* nfields */
 };
 
 struct tm_rrender_plan {
@@ -140,13 +139,16 @@ int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s);
  * lines). It stops early, before r[*nrec], when that line might not fit
  * in what is left (its worst case plus TM_RRENDER_SLACK is checked, not
  * its length: it may fit after all), or when r[*nrec].kind is not a kind
- * of the plan. The caller then renders that one record with
- * tm_rrender_line into its own line buffer (which reports nothing; the
- * caller checks the kind), copies what fits, and comes back for the rest.
- * So a caller that wants to fill dst exactly does:
+ * of the plan. The caller then renders that one record itself into its
+ * own line buffer (room: tm_rrender_line_max), after checking its kind
+ * (tm_rrender_line does not), copies what fits and keeps the rest for the
+ * next read:
  *
  *      w = tm_rrender_lines(dst, cap, p, r, n, &k);
- *      if (k < n && w < cap) {  render r[k] into line, copy min(len, cap - w) }
+ *      if (k < n && w < cap) {
+ *              len = tm_rrender_line(line, s, &r[k]);   (r[k].kind checked)
+ *              copy min(len, cap - w) bytes of line to dst + w, k++
+ *      }
  *
  * Thread-safe. */
 size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
@@ -168,9 +170,10 @@ size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
  * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
  * BW, VL, VBMI, VBMI2 and IFMA, unless the environment variable
  * TM_RRENDER_SCALAR is "1" then) or "scalar". Records the vector path
- * cannot take (a variable field that is not empty, a negative or 16-digit
- * decimal, a hex number of 2^52 or more, more than 8 fields) go the scalar
- * way within the same call; the bytes are the same either way. */
+ * cannot take (a variable field that is not empty, a negative decimal or
+ * one of 10^15 or more, a hex number of 2^52 or more, more than 8 fields)
+ * go the scalar way within the same call; the bytes are the same either
+ * way. */
 const char *tm_rrender_lines_impl(void);
 
 /* For tests and benchmarks: on != 0 makes the batch renderers use the
@@ -192,8 +195,7 @@ size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec 
 /* Length of the token at position pos and its '\n' (what
  * tm_rrender_field returns). For a schema field f that is position
  * p->kind[r->kind].pos[f], when that is not -1. */
-size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r,
-                            unsigned pos);
+size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r, unsigned pos);
 
 /* Both at once: tok[i] = tm_rrender_field_len(p, r, i) for each position
  * i of r's kind, and the line length as the result (the index build's
