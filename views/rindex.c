@@ -67,20 +67,20 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v)
         return lo;
 }
 
-uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_rec *r,
-                       char *scratch)
+uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p, unsigned col,
+                       const struct tm_rec *r)
 {
         if (col == TM_RCOL_REC)
                 return 1;
         if (col == TM_RCOL_ASCII)
-                return tm_rrender_line(scratch, s, r);
+                return tm_rrender_line_len(p, r);
         if (col < 2 + s->nkinds)
-                return r->kind == col - 2 ? tm_rrender_line(scratch, s, r) : 0;
+                return r->kind == col - 2 ? tm_rrender_line_len(p, r) : 0;
         if (col >= tm_rcol_section(s, 0))
-                return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line(scratch, s, r)
+                return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line_len(p, r)
                                                                     : 0;
-        int pos = tm_kind_pos(&s->kind[r->kind], col - 2 - s->nkinds);
-        return pos < 0 ? 0 : tm_rrender_field(scratch, s, r, (unsigned)pos);
+        int pos = p->kind[r->kind].pos[col - 2 - s->nkinds];
+        return pos < 0 ? 0 : tm_rrender_field_len(p, r, (unsigned)pos);
 }
 
 /* ---- the pass ---- */
@@ -93,7 +93,7 @@ struct rbuild {
         struct tm_rstats_acc *acc;
         uint64_t *at; /* running positions, ncol */
         uint64_t next_ckpt, skip, seen, next_progress;
-        char *scratch;
+        struct tm_rrender_plan *plan;
         tm_progress_fn progress;
         void *arg;
         struct tm_cont *cont;
@@ -120,12 +120,10 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
 {
         const struct tm_schema *s = b->s;
         const struct tm_kind *k = &s->kind[r->kind];
-        uint64_t line = strlen(k->name) + 1;
-        for (unsigned i = 0; i < k->nfields; i++) {
-                uint64_t t = tm_rrender_field(b->scratch, s, r, i);
-                b->at[tm_rcol_field(s, k->field[i])] += t;
-                line += t;
-        }
+        uint64_t tok[TM_KIND_FIELDS_MAX];
+        uint64_t line = tm_rrender_lens(b->plan, r, tok);
+        for (unsigned i = 0; i < k->nfields; i++)
+                b->at[tm_rcol_field(s, k->field[i])] += tok[i];
         b->at[TM_RCOL_REC]++;
         b->at[TM_RCOL_ASCII] += line;
         b->at[tm_rcol_kind(r->kind)] += line;
@@ -225,11 +223,15 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
         b->s = s;
         b->at = calloc(ix->ncol, sizeof *b->at);
         ix->tot = calloc(ix->ncol, sizeof *ix->tot);
-        b->scratch = malloc(tm_rrender_line_max(s, TM_RFEED_CAP));
+        b->plan = malloc(sizeof *b->plan);
         b->acc = tm_rstats_start(s);
-        if (!b->at || !ix->tot || !b->scratch || !b->acc || rindex_reserve(ix, 64) < 0 ||
+        if (!b->at || !ix->tot || !b->plan || !b->acc || rindex_reserve(ix, 64) < 0 ||
             tm_rfeed_init(&b->feed, codec, ctx) < 0)
                 goto fail;
+        if (tm_rrender_plan_init(b->plan, s) < 0) {
+                rc = tm_err_set(err, -EINVAL, "a schema this build cannot render");
+                goto fail;
+        }
         tm_rfeed_reset(&b->feed, hdr_len, st0->b);
         b->skip = hdr_len;
         b->progress = progress;
@@ -252,7 +254,7 @@ fail:
         if (b) {
                 tm_rfeed_free(&b->feed);
                 tm_rstats_free(b->acc);
-                free(b->scratch);
+                free(b->plan);
                 free(b->at);
         }
         free(b);

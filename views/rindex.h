@@ -78,10 +78,11 @@ void tm_rindex_free(struct tm_rindex *ix);
 /* The last checkpoint whose position in column col is <= v. */
 uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);
 
-/* The length of the line (or token line, or binary record) that r adds to
- * column col; scratch has room for a line. */
-uint64_t tm_rindex_len(const struct tm_schema *s, unsigned col, const struct tm_rec *r,
-                       char *scratch);
+/* The bytes record r adds to column col (1 for the record count), from
+ * lengths alone; r->kind must be a kind of s. */
+struct tm_rrender_plan;
+uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p, unsigned col,
+                       const struct tm_rec *r);
 
 /* A fingerprint of the schema: an index made under another schema (a
  * Meta-TF trace whose DTD changed) is not used. */

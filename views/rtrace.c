@@ -38,6 +38,7 @@ struct tm_rtrace {
         size_t stats_len, schema_len;
         unsigned nblobs;
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
+        struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
 };
 
 /* The first want raw bytes of t (fewer if the stream is shorter), for a
@@ -116,6 +117,11 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         }
         rt->hdr_len = (uint64_t)hl;
         const struct tm_schema *s = &rt->schema;
+        rt->plan = malloc(sizeof *rt->plan);
+        if (!rt->plan || tm_rrender_plan_init(rt->plan, s) < 0) {
+                tm_rtrace_close(rt);
+                return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
+        }
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
         unsigned nnames = s->nkinds + s->nfields + s->nsections + rt->nblobs;
@@ -163,6 +169,7 @@ void tm_rtrace_close(struct tm_rtrace *rt)
         free(rt->views);
         free(rt->stats);
         free(rt->schema_text);
+        free(rt->plan);
         free(rt);
 }
 
@@ -439,28 +446,57 @@ static int rv_more(struct tm_rvfile *f, struct tm_err *err)
         }
 }
 
-/* The next record's bytes in this view into f->line. 1, 0 at the end, or
- * an error. */
-static int rv_next(struct tm_rvfile *f, struct tm_err *err)
+/* The next record (decoding more when needed): 1 and *out, 0 at the end,
+ * or an error. */
+static int rv_take(struct tm_rvfile *f, const struct tm_rec **out, struct tm_err *err)
 {
         if (f->rpos == f->rcount) {
                 int rc = rv_more(f, err);
                 if (rc <= 0)
                         return rc;
         }
-        const struct tm_schema *s = &f->rt->schema;
-        const struct tm_rec *r = &f->recs[f->rpos++];
-        if (r->kind >= s->nkinds)
+        const struct tm_rec *r = &f->recs[f->rpos];
+        if (r->kind >= f->rt->schema.nkinds)
                 return tm_err_set(err, -EIO, "raw offset %llu: record kind %u",
                                   (unsigned long long)f->feed.raw_off, r->kind);
+        f->rpos++;
+        *out = r;
+        return 1;
+}
+
+/* r's bytes in this view into f->line, whole (0 bytes when the view
+ * skips r). */
+static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
+{
+        const struct tm_rtrace *rt = f->rt;
+        const struct tm_schema *s = &rt->schema;
         f->line_pos = 0;
-        if (f->kind == RV_BINARY) {
+        switch (f->kind) {
+        case RV_BINARY:
                 tm_rrender_binary((uint8_t *)f->line, s, r);
                 f->line_len = f->recsize;
-        } else {
-                f->line_len = tm_rindex_len(s, f->col, r, f->line);
+                return;
+        case RV_FIELD: {
+                int pos = rt->plan->kind[r->kind].pos[f->sel];
+                f->line_len = pos < 0 ? 0 : tm_rrender_field(f->line, s, r, (unsigned)pos);
+                return;
         }
-        return 1;
+        default:
+                f->line_len = tm_rindex_len(s, rt->plan, f->col, r) ? tm_rrender_line(f->line, s, r)
+                                                                    : 0;
+                return;
+        }
+}
+
+/* The next record's bytes in this view into f->line. 1, 0 at the end, or
+ * an error. */
+static int rv_next(struct tm_rvfile *f, struct tm_err *err)
+{
+        const struct tm_rec *r;
+        int rc = rv_take(f, &r, err);
+        if (rc > 0)
+                rv_render(f, r);
+        return rc;
 }
 
 static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
@@ -478,17 +514,52 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
         if (f->kind == RV_BINARY)
                 pos *= f->recsize;
         while (pos < off) {
-                rc = rv_next(f, err);
+                const struct tm_rec *r;
+                rc = rv_take(f, &r, err);
                 if (rc <= 0)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
-                if (pos + f->line_len > off) {
+                uint64_t len = f->kind == RV_BINARY ? f->recsize
+                                                    : tm_rindex_len(&f->rt->schema, f->rt->plan,
+                                                                    f->col, r);
+                if (pos + len > off) {
+                        rv_render(f, r);
                         f->line_pos = (size_t)(off - pos);
                         break;
                 }
-                pos += f->line_len;
-                f->line_len = 0;
+                pos += len;
         }
         return 0;
+}
+
+/* As many whole records as fit into dst[0..cap) straight from the decoded
+ * batch (the fast renderers); returns the bytes written and moves rpos
+ * past the records done. Stops before a record it leaves to rv_next. */
+static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
+{
+        const struct tm_rrender_plan *p = f->rt->plan;
+        const struct tm_rec *r = f->recs + f->rpos;
+        size_t n = f->rcount - f->rpos, k = 0, w = 0;
+        switch (f->kind) {
+        case RV_ASCII:
+                w = tm_rrender_lines(dst, cap, p, r, n, &k);
+                break;
+        case RV_STREAM:
+                w = tm_rrender_kind_lines(dst, cap, p, r, n, f->sel, &k);
+                break;
+        case RV_FIELD:
+                w = tm_rrender_fields(dst, cap, p, r, n, f->sel, &k);
+                break;
+        case RV_BINARY:
+                for (size_t m = cap / f->recsize; k < n && k < m && r[k].kind < p->nkinds;)
+                        k++;
+                tm_rrender_binaries((uint8_t *)dst, p, r, k);
+                w = k * f->recsize;
+                break;
+        default: /* sections: record by record */
+                break;
+        }
+        f->rpos += k;
+        return w;
 }
 
 static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *err)
@@ -503,6 +574,11 @@ static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *
                         f->line_pos += c;
                         done += c;
                         continue;
+                }
+                if (f->rpos < f->rcount) {
+                        done += rv_batch(f, dst + done, n - done);
+                        if (done == n)
+                                break;
                 }
                 int rc = rv_next(f, err);
                 if (rc < 0)
