@@ -28,6 +28,9 @@ clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined fuzz/fuzz_metatf.c $(ls codecs/*/*.c) -lz -lzstd \
         -lpthread -o "$O/fuzz_metatf"
+clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined fuzz/fuzz_hatf.c $(ls codecs/*/*.c) -lz -lzstd \
+        -lpthread -o "$O/fuzz_hatf"
 # seeds: small real archives of every codec and container
 TT=build/tools/tracetool
 if [ -x "$TT" ]; then
@@ -54,3 +57,8 @@ cp codecs/metatf/dtd/*.dtd "$O/corpus-dtd/"
         -artifact_prefix="$O/dtd-" "$O/corpus-dtd"
 "$O/fuzz_metatf" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$O/metatf-" "$O/corpus-metatf"
+mkdir -p "$O/corpus-hatf"
+# seeds: the example's records (raw), after the harness's three control bytes
+{ printf '\020\040\007'; zstdcat examples/sort.hatf.zst | head -c 4000; } > "$O/corpus-hatf/sort"
+"$O/fuzz_hatf" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$O/hatf-" "$O/corpus-hatf"
