@@ -30,6 +30,14 @@ check "pack says which encoding it chose" grep -q "encoding " pack.log
 "$TT" pack -e naive work.mtrace "$SRC/work-naive.hatf.gz" 2>/dev/null || fail "pack -e naive .gz"
 "$TT" pack -e smallsize work.mtrace "$SRC/work-small.hatf" 2>/dev/null || fail "pack -e smallsize plain"
 "$TT" pack work.mtrace "$SRC/work.mtf.zst" 2>/dev/null || fail "pack as Meta-TF"
+# every writer encoding round-trips the recorded trace (the same ascii)
+"$TT" pack -e naive work.mtrace ref.hatf 2>/dev/null && "$TT" cat ref.hatf ascii >ref.txt ||
+        fail "pack/cat naive"
+for e in smallsize samesize baseoffset1 baseoffset2 baseoffset stride best; do
+        "$TT" pack -e "$e" work.mtrace "enc-$e.hatf.zst" 2>/dev/null || fail "pack -e $e"
+        check "encoding $e gives back the same records" \
+                cmp -s ref.txt <("$TT" cat "enc-$e.hatf.zst" ascii)
+done
 "$TT" pack -e bogus work.mtrace "$SRC/x.hatf" 2>err.log && fail "pack -e bogus accepted"
 check "unknown encoding named" grep -q "bogus" err.log
 
