@@ -10,7 +10,9 @@
  * records; a trace of those only gives the same denominator). The last
  * column is the encoder's speed alone (CPU time, into a counting sink).
  *
- * Output: one row per encoding, then the paper's rows. */
+ * Output: one row per HATF encoding, then Meta-TF's two (the paper's HATF
+ * DTD, "hatf", and SplitAddr, "splitaddr": codecs/metatf/mtf_enc.c), then
+ * the paper's rows. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,9 +25,13 @@
 
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
+#include "codecs/metatf/metatf.h"
 #include "codecs/record/record.h"
 
 /* The whole file, decompressed when it is gzip or zstd. */
+/* The codec whose encoder the row being measured uses. */
+static const struct tm_rcodec *cur_codec = &tm_rcodec_hatf;
+
 static int read_all(const char *path, uint8_t **out, size_t *len)
 {
         FILE *f = fopen(path, "rb");
@@ -162,15 +168,15 @@ static int encode_all(const char *enc, const struct trace *t, tm_rsink sink, voi
                       struct tm_err *err)
 {
         struct tm_renc *e;
-        int r = tm_rcodec_hatf.enc_open(enc, sink, arg, &e, err);
+        int r = cur_codec->enc_open(enc, sink, arg, &e, err);
         for (size_t i = 0; r == 0 && i < t->n; i++) {
                 struct tm_rec rec;
                 tm_heap_ev_to_rec(&t->ev[i], &rec);
-                r = tm_rcodec_hatf.enc_put(e, &rec, i, err);
+                r = cur_codec->enc_put(e, &rec, i, err);
                 if (r < 0)
-                        tm_rcodec_hatf.enc_free(e);
+                        cur_codec->enc_free(e);
         }
-        return r == 0 ? tm_rcodec_hatf.enc_finish(e, err) : r;
+        return r == 0 ? cur_codec->enc_finish(e, err) : r;
 }
 
 /* A sink that only counts: the encoder's own speed. */
@@ -260,7 +266,7 @@ static int measure(const char *enc, const struct trace *t, struct counts *c, str
 int main(int argc, char **argv)
 {
         if (argc != 2) {
-                fprintf(stderr, "usage: hatf_sizes FILE  (a heap trace: HATF, raw/gz/zst)\n");
+                fprintf(stderr, "usage: hatf_sizes FILE  (a heap trace: HATF or Meta-TF, raw/gz/zst)\n");
                 return 2;
         }
         uint8_t *raw = NULL;
@@ -282,17 +288,28 @@ int main(int argc, char **argv)
                 return 1;
         }
         printf("%s: %zu records, %zu data records (the denominator)\n", argv[1], t.n, t.data);
-        printf("%-14s %10s %10s %10s %12s\n", "encoding", "bytes/rec", "zstd -19", "gzip -9",
+        printf("%-18s %10s %10s %10s %12s\n", "encoding", "bytes/rec", "zstd -19", "gzip -9",
                "encode Mrec/s");
+        struct row {
+                const char *label, *enc;
+                const struct tm_rcodec *codec;
+        } rows[16];
+        size_t nrows = 0;
+        for (const char *const *enc = hatf_encodings; *enc && nrows < 14; enc++)
+                rows[nrows++] = (struct row){*enc, *enc, &tm_rcodec_hatf};
+        rows[nrows++] = (struct row){"Meta-TF hatf", "hatf", &tm_rcodec_metatf};
+        rows[nrows++] = (struct row){"Meta-TF splitaddr", "splitaddr", &tm_rcodec_metatf};
         static struct counts c;
-        for (const char *const *enc = hatf_encodings; *enc; enc++) {
+        for (size_t i = 0; i < nrows; i++) {
                 double secs = 0;
-                if (time_encoder(*enc, &t, &secs, &err) < 0 || measure(*enc, &t, &c, &err) < 0) {
-                        fprintf(stderr, "hatf_sizes: %s: %s\n", *enc, err.msg);
+                cur_codec = rows[i].codec;
+                if (time_encoder(rows[i].enc, &t, &secs, &err) < 0 ||
+                    measure(rows[i].enc, &t, &c, &err) < 0) {
+                        fprintf(stderr, "hatf_sizes: %s: %s\n", rows[i].label, err.msg);
                         return 1;
                 }
                 double d = (double)t.data;
-                printf("%-14s %10.3f %10.3f %10.3f %12.2f\n", *enc, (double)c.raw / d,
+                printf("%-18s %10.3f %10.3f %10.3f %12.2f\n", rows[i].label, (double)c.raw / d,
                        (double)c.zstd / d, (double)c.gzip / d,
                        secs > 0 ? (double)t.n / secs / 1e6 : 0.0);
         }
@@ -307,7 +324,7 @@ int main(int argc, char **argv)
             {"Simple Binary", 16, 2.62}, {"ASCII", 12.33, 2.21},
         };
         for (size_t i = 0; i < sizeof paper / sizeof paper[0]; i++)
-                printf("%-14s %10.2f %10s %10.2f\n", paper[i].name, paper[i].raw, "-", paper[i].gz);
+                printf("%-18s %10.2f %10s %10.2f\n", paper[i].name, paper[i].raw, "-", paper[i].gz);
         free(t.ev);
         free(t.pool);
         return 0;

@@ -33,6 +33,9 @@ static void keep(struct recs *k, const struct tm_rec *r)
                 for (unsigned i = 0; i < kd->nfields; i++)
                         if (kd->field[i] == TM_HF_ATTRIBUTES || kd->field[i] == TM_HF_TEXT) {
                                 size_t n = (size_t)r->v[i];
+                                c.var[0] = (const uint8_t *)(uintptr_t)k->blen;
+                                if (n == 0)
+                                        continue;
                                 if (k->blen + n > k->bcap) {
                                         k->bcap = (k->blen + n) * 2 + 64;
                                         k->bytes = realloc(k->bytes, k->bcap);
@@ -40,7 +43,6 @@ static void keep(struct recs *k, const struct tm_rec *r)
                                                 abort();
                                 }
                                 memcpy(k->bytes + k->blen, r->var[0], n);
-                                c.var[0] = (const uint8_t *)(uintptr_t)k->blen;
                                 k->blen += n;
                         }
         }
