@@ -143,7 +143,8 @@ static void mixed_kind(const char *name, const uint8_t *fields, unsigned n)
         snprintf(k->name, sizeof k->name, "%s", name);
         k->tag = mixed.nkinds++;
         k->nfields = (uint8_t)n;
-        memcpy(k->field, fields, n);
+        if (n)
+                memcpy(k->field, fields, n);
 }
 
 static void mixed_init(void)
