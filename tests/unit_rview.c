@@ -5,18 +5,18 @@
  * HATF bytes are written here by hand (fixed widths set by metadata), not
  * by the library's encoder, so the decoder is checked against a second
  * writer. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "codecs/containers/container.h"
 #include "codecs/heap/hatf.h"
@@ -90,9 +90,9 @@ static size_t gen(struct ev *ev, size_t n)
                         e.kind = TM_HK_REALLOC + (unsigned)(rnd() % 4);
                         e.size = 1 + rnd() % 5000;
                         e.addr = e.kind == TM_HK_REALLOC_ALLOC ? 0 : live[i];
-                        e.new_addr = e.kind == TM_HK_REALLOC            ? e.addr
-                                     : e.kind == TM_HK_REALLOC_FREE     ? 0
-                                                                        : (next += 8192);
+                        e.new_addr = e.kind == TM_HK_REALLOC        ? e.addr
+                                     : e.kind == TM_HK_REALLOC_FREE ? 0
+                                                                    : (next += 8192);
                         if (e.kind == TM_HK_REALLOC_FREE) {
                                 e.size = 0;
                                 live[i] = live[--nlive];

@@ -188,8 +188,8 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         struct tm_ra *ra = calloc(1, sizeof *ra);
         if (!ra)
                 return NULL;
-        ra->start = t->rt ? tm_rtrace_segments(t, view, &ra->nseg)
-                          : address_starts(t->ix, kind, &ra->nseg);
+        ra->start =
+            t->rt ? tm_rtrace_segments(t, view, &ra->nseg) : address_starts(t->ix, kind, &ra->nseg);
         if (!ra->start || ra->nseg < 2) {
                 free(ra->start);
                 free(ra);

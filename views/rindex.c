@@ -78,7 +78,7 @@ uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *
                 return r->kind == col - 2 ? tm_rrender_line_len(p, r) : 0;
         if (col >= tm_rcol_section(s, 0))
                 return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line_len(p, r)
-                                                                    : 0;
+                                                                     : 0;
         int pos = p->kind[r->kind].pos[col - 2 - s->nkinds];
         return pos < 0 ? 0 : tm_rrender_field_len(p, r, (unsigned)pos);
 }

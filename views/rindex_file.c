@@ -23,15 +23,14 @@ static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
 
 /* ---- the statistics, field by field ---- */
 
-#define RSTATS_WORDS(X, A)                                                                      \
-        X(records) A(kind_n, TM_SCHEMA_KINDS_MAX) A(fmin, TM_SCHEMA_FIELDS_MAX)                 \
-            A(fmax, TM_SCHEMA_FIELDS_MAX) A(fseen, TM_SCHEMA_FIELDS_MAX) X(heap) X(allocs)       \
-                X(reallocs) X(frees) X(total_bytes) X(sized) X(live_n) X(live_bytes)            \
-                    X(max_live_n) X(max_live_bytes) X(live_overflow) X(free_unknown)            \
-                        A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps)                      \
-                            A(thread_id, TM_RSTATS_IDS) A(thread_n, TM_RSTATS_IDS)              \
-                                X(thread_other) A(heap_id, TM_RSTATS_IDS)                       \
-                                    A(heap_n, TM_RSTATS_IDS) X(heap_other)
+#define RSTATS_WORDS(X, A)                                                                         \
+        X(records)                                                                                 \
+        A(kind_n, TM_SCHEMA_KINDS_MAX) A(fmin, TM_SCHEMA_FIELDS_MAX) A(fmax, TM_SCHEMA_FIELDS_MAX) \
+            A(fseen, TM_SCHEMA_FIELDS_MAX) X(heap) X(allocs) X(reallocs) X(frees) X(total_bytes)   \
+                X(sized) X(live_n) X(live_bytes) X(max_live_n) X(max_live_bytes) X(live_overflow)  \
+                    X(free_unknown) A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps)             \
+                        A(thread_id, TM_RSTATS_IDS) A(thread_n, TM_RSTATS_IDS) X(thread_other)     \
+                            A(heap_id, TM_RSTATS_IDS) A(heap_n, TM_RSTATS_IDS) X(heap_other)
 
 #define COUNT_X(f) +1
 #define COUNT_A(f, n) +(n)
@@ -40,8 +39,8 @@ static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
 static void stats_put(const struct tm_rstats *s, uint8_t **p)
 {
 #define PUT_X(f) tm_ix_put64(p, (uint64_t)s->f);
-#define PUT_A(f, n)                                                                             \
-        for (unsigned i = 0; i < (n); i++)                                                      \
+#define PUT_A(f, n)                                                                                \
+        for (unsigned i = 0; i < (n); i++)                                                         \
                 tm_ix_put64(p, s->f[i]);
         RSTATS_WORDS(PUT_X, PUT_A)
 #undef PUT_X
@@ -51,8 +50,8 @@ static void stats_put(const struct tm_rstats *s, uint8_t **p)
 static void stats_get(struct tm_rstats *s, const uint8_t **p)
 {
 #define GET_X(f) s->f = (__typeof__(s->f))tm_ix_get64(p);
-#define GET_A(f, n)                                                                             \
-        for (unsigned i = 0; i < (n); i++)                                                      \
+#define GET_A(f, n)                                                                                \
+        for (unsigned i = 0; i < (n); i++)                                                         \
                 s->f[i] = tm_ix_get64(p);
         RSTATS_WORDS(GET_X, GET_A)
 #undef GET_X
@@ -77,8 +76,8 @@ uint32_t tm_rindex_schema_crc(const struct tm_schema *s)
                                 (uint8_t)(k->tag >> 24), k->nfields};
                 c = crc32(c, (const Bytef *)k->name, (uInt)strnlen(k->name, TM_NAME_MAX));
                 c = crc32(c, t, 5);
-                c = crc32(c, k->field, k->nfields < TM_KIND_FIELDS_MAX ? k->nfields
-                                                                       : TM_KIND_FIELDS_MAX);
+                c = crc32(c, k->field,
+                          k->nfields < TM_KIND_FIELDS_MAX ? k->nfields : TM_KIND_FIELDS_MAX);
         }
         for (unsigned i = 0; i < s->nsections && i < TM_SCHEMA_SECTIONS_MAX; i++)
                 c = crc32(c, (const Bytef *)s->section[i].name,
@@ -164,8 +163,8 @@ static int write_u64s(FILE *f, const uint64_t *v, size_t n)
         return 0;
 }
 
-static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *f,
-                     struct rhead *h, struct tm_err *err)
+static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *f, struct rhead *h,
+                     struct tm_err *err)
 {
         uint8_t zero[HEAD_BYTES] = {0};
         uint8_t st[STATS_WORDS * 8], *sp = st;
@@ -277,7 +276,8 @@ static struct tm_rindex *load_body(int fd, const struct rhead *h)
         uint64_t off = h->body_off;
         uint8_t st[STATS_WORDS * 8];
         const uint8_t *sp = st;
-        if (!ix->tot || !ix->raw || !ix->col || !ix->st || read_u64s(fd, off, ix->tot, h->ncol) < 0 ||
+        if (!ix->tot || !ix->raw || !ix->col || !ix->st ||
+            read_u64s(fd, off, ix->tot, h->ncol) < 0 ||
             read_u64s(fd, off += 8 * (uint64_t)h->ncol, ix->raw, h->n) < 0 ||
             read_u64s(fd, off += 8 * (uint64_t)h->n, ix->col, (size_t)h->n * h->ncol) < 0 ||
             tm_pread_full(fd, ix->st, (size_t)h->n * h->stsize,
@@ -315,8 +315,9 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
         rc = -ESTALE;
         why = "made for another version of the archive or its schema";
         if (h.archive_size != key->archive_size || (int64_t)h.mtime_ns != key->mtime_ns ||
-            h.ino != key->ino || strcmp(h.codec, key->codec) || strcmp(h.container, key->container) ||
-            h.schema_crc != schema_crc || h.ncol != ncol || h.stsize != stsize)
+            h.ino != key->ino || strcmp(h.codec, key->codec) ||
+            strcmp(h.container, key->container) || h.schema_crc != schema_crc || h.ncol != ncol ||
+            h.stsize != stsize)
                 goto bad;
         rc = -EIO;
         why = "bad layout";

@@ -248,11 +248,11 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
 
 /* ---- the report ---- */
 
-#define OUT(...)                                                                                \
-        do {                                                                                    \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                  \
-                if (k_ > 0)                                                                     \
-                        n += (size_t)k_;                                                        \
+#define OUT(...)                                                                                   \
+        do {                                                                                       \
+                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
+                if (k_ > 0)                                                                        \
+                        n += (size_t)k_;                                                           \
         } while (0)
 
 static size_t report_heap(const struct tm_rstats *st, char *dst, size_t cap)

@@ -84,8 +84,8 @@ static size_t schema_text(const struct tm_schema *s, const char *codec, char *ds
                 nl = strchr(line, '\n');
                 if (!nl)
                         break;
-                n += (size_t)snprintf(dst + n, RV_TEXT_CAP - n, "// %.*s\n", (int)(nl - line),
-                                      line);
+                n +=
+                    (size_t)snprintf(dst + n, RV_TEXT_CAP - n, "// %.*s\n", (int)(nl - line), line);
         }
         return n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
 }
@@ -149,8 +149,7 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         for (unsigned i = 0; i < s->nsections + rt->nblobs; i++) {
                 char(*nm)[2 * TM_NAME_MAX] = &rt->names[s->nkinds + s->nfields + i];
                 snprintf(*nm, sizeof *nm, "sections/%s",
-                         i < s->nsections ? s->section[i].name
-                                          : rt->blob[i - s->nsections].name);
+                         i < s->nsections ? s->section[i].name : rt->blob[i - s->nsections].name);
                 rt->views[v++] = *nm;
         }
         rt->schema_len = schema_text(s, c->name, rt->schema_text);
@@ -196,22 +195,20 @@ int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_k
 {
         struct tm_rtrace *rt = t->rt;
         return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
-                              tm_rcol_count(&rt->schema), rt->codec->state_size,
-                              rt->hdr_len, t->cont, &rt->ix, &t->ix_fd, err);
+                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len,
+                              t->cont, &rt->ix, &t->ix_fd, err);
 }
 
 int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                    struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
-        return tm_rindex_save(rt->ix, t->cont, key, tm_rindex_schema_crc(&rt->schema), path,
-                              err);
+        return tm_rindex_save(rt->ix, t->cont, key, tm_rindex_schema_crc(&rt->schema), path, err);
 }
 
 /* ---- views ---- */
 
-static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *kind,
-                    unsigned *sel)
+static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *kind, unsigned *sel)
 {
         const struct tm_schema *s = &rt->schema;
         for (unsigned i = 0; rt->views[i]; i++) {
@@ -254,8 +251,8 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
                 };
                 char *buf = malloc(RV_TEXT_CAP);
                 if (buf) {
-                        size_t n = tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf,
-                                                    RV_TEXT_CAP);
+                        size_t n =
+                            tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf, RV_TEXT_CAP);
                         rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
                         rt->stats = buf;
                 }
@@ -284,8 +281,7 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
         }
 }
 
-int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
-                        struct tm_err *err)
+int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
         enum rv_kind kind;
@@ -482,8 +478,8 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
                 return;
         }
         default:
-                f->line_len = tm_rindex_len(s, rt->plan, f->col, r) ? tm_rrender_line(f->line, s, r)
-                                                                    : 0;
+                f->line_len =
+                    tm_rindex_len(s, rt->plan, f->col, r) ? tm_rrender_line(f->line, s, r) : 0;
                 return;
         }
 }
@@ -518,9 +514,9 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
                 rc = rv_take(f, &r, err);
                 if (rc <= 0)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
-                uint64_t len = f->kind == RV_BINARY ? f->recsize
-                                                    : tm_rindex_len(&f->rt->schema, f->rt->plan,
-                                                                    f->col, r);
+                uint64_t len = f->kind == RV_BINARY
+                                   ? f->recsize
+                                   : tm_rindex_len(&f->rt->schema, f->rt->plan, f->col, r);
                 if (pos + len > off) {
                         rv_render(f, r);
                         f->line_pos = (size_t)(off - pos);
@@ -589,30 +585,15 @@ static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *
         return (ssize_t)done;
 }
 
-static ssize_t rv_raw(struct tm_rvfile *f, uint8_t *dst, size_t n, struct tm_err *err)
-{
-        size_t done = 0;
-        while (done < n) {
-                ssize_t k = tm_creader_read(f->r, dst + done, n - done, err);
-                if (k < 0)
-                        return done ? (ssize_t)done : k;
-                if (k == 0)
-                        break;
-                done += (size_t)k;
-        }
-        return (ssize_t)done;
-}
-
-ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
-                        struct tm_err *err)
+ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         if (off >= f->size || n == 0)
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
         if (f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB) {
-                const char *text = f->kind == RV_BLOB ? (const char *)f->rt->blob[f->sel].p
-                                                      : f->rt->schema_text;
+                const char *text =
+                    f->kind == RV_BLOB ? (const char *)f->rt->blob[f->sel].p : f->rt->schema_text;
                 size_t len;
                 int rc = f->kind == RV_STATS ? rv_stats(f->t, &text, &len, err) : 0;
                 if (rc < 0)
@@ -628,7 +609,8 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
         }
         ssize_t got = rc;
         if (rc == 0)
-                got = f->kind == RV_RAW ? rv_raw(f, buf, n, err) : rv_fill(f, buf, n, err);
+                got = f->kind == RV_RAW ? tm_creader_read_full(f->r, buf, n, err)
+                                        : rv_fill(f, buf, n, err);
         if (got < 0 || (size_t)got < n) {
                 f->valid = 0;
                 if (got == 0)

@@ -41,12 +41,10 @@ int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const cha
                    struct tm_err *err);
 
 /* View sizes and cursors; the index must be ready. */
-int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
-                        struct tm_err *err);
+int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err);
 int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
                          struct tm_err *err);
-ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off,
-                        struct tm_err *err);
+ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
 void tm_rtrace_vfile_close(struct tm_rvfile *f);
 
 /* Where each checkpoint interval starts in view (malloc'd, *n of them;

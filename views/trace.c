@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cachepath.h"
 #include "../codecs/record/record.h"
+#include "cachepath.h"
 #include "rtrace.h"
 #include "trace_priv.h"
 
@@ -117,8 +117,8 @@ static void trace_views(struct tm_trace *t)
                 return;
         t->schema_text = malloc(SCHEMA_CAP);
         if (t->schema_text) {
-                size_t n = tm_schema_dtd(&tm_schema_address, t->codec->name, t->schema_text,
-                                         SCHEMA_CAP);
+                size_t n =
+                    tm_schema_dtd(&tm_schema_address, t->codec->name, t->schema_text, SCHEMA_CAP);
                 t->schema_len = n < SCHEMA_CAP ? n : SCHEMA_CAP - 1;
         }
         t->views[v++] = "ascii";

@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../codecs/containers/container.h"
 #include "../codecs/address/trace.h"
+#include "../codecs/containers/container.h"
 #include "index.h"
 #include "view.h"
 
@@ -27,9 +27,9 @@ struct tm_trace {
         char *path; /* as given, for messages */
         char *abs;  /* absolute, for index file names */
         int fd;
-        struct stat sb;        /* of the archive at open */
-        struct tm_cont *cont;  /* replaced only while no index and no reader exist */
-        const char *cont_name; /* static: usable by any thread at any time */
+        struct stat sb;               /* of the archive at open */
+        struct tm_cont *cont;         /* replaced only while no index and no reader exist */
+        const char *cont_name;        /* static: usable by any thread at any time */
         const struct tm_codec *codec; /* an address trace, or NULL */
         struct tm_rtrace *rt;         /* a record trace (rtrace.h), or NULL */
         uint8_t head[TM_PROBE_BYTES];

@@ -85,8 +85,8 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
                 f->t = t;
                 f->kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
                 snprintf(f->view, sizeof f->view, "%s", view);
-                f->ra_off = !(f->kind == TM_VIEW_ASCII || f->kind == TM_VIEW_BINARY) ||
-                            !tm_ra_threads();
+                f->ra_off =
+                    !(f->kind == TM_VIEW_ASCII || f->kind == TM_VIEW_BINARY) || !tm_ra_threads();
                 *out = f;
                 return 0;
         }
@@ -394,20 +394,6 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
         return (ssize_t)done;
 }
 
-static ssize_t vf_raw(struct tm_vfile *f, uint8_t *dst, size_t n, struct tm_err *err)
-{
-        size_t done = 0;
-        while (done < n) {
-                ssize_t k = tm_creader_read(f->r, dst + done, n - done, err);
-                if (k < 0)
-                        return done ? (ssize_t)done : k;
-                if (k == 0)
-                        break;
-                done += (size_t)k;
-        }
-        return (ssize_t)done;
-}
-
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         if (off >= f->size || n == 0)
@@ -460,7 +446,8 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         }
         got = rc;
         if (rc == 0)
-                got = f->kind == TM_VIEW_RAW ? vf_raw(f, buf, n, err) : vf_fill(f, buf, n, err);
+                got = f->kind == TM_VIEW_RAW ? tm_creader_read_full(f->r, buf, n, err)
+                                             : vf_fill(f, buf, n, err);
         if (got < 0 || (size_t)got < n) {
                 /* An error (now, or after the bytes returned): the next read
                  * starts over from a checkpoint and meets it again. */

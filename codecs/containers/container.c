@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cont_impl.h"
 #include "../common/tm_io.h"
+#include "cont_impl.h"
 
 /* Detection order: the first module whose probe accepts the head wins;
  * plain accepts anything and comes last. */
@@ -223,6 +223,20 @@ ssize_t tm_creader_read(struct tm_creader *r, void *buf, size_t n, struct tm_err
         }
         r->pos += (uint64_t)k;
         return k;
+}
+
+ssize_t tm_creader_read_full(struct tm_creader *r, void *buf, size_t n, struct tm_err *err)
+{
+        size_t done = 0;
+        while (done < n) {
+                ssize_t k = tm_creader_read(r, (uint8_t *)buf + done, n - done, err);
+                if (k < 0)
+                        return done ? (ssize_t)done : k;
+                if (k == 0)
+                        break;
+                done += (size_t)k;
+        }
+        return (ssize_t)done;
 }
 
 /* The last point at or before raw_off, or NULL. */

@@ -93,8 +93,7 @@ int64_t tm_cont_index_save(const struct tm_cont *c, FILE *f, struct tm_err *err)
  * [off, off+len). fd must stay open while c lives: large parts (gzip
  * windows) are read from it on demand. Returns 0 or -EIO if the bytes are
  * not a valid index for this container. */
-int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len,
-                       struct tm_err *err);
+int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len, struct tm_err *err);
 
 /* Open a cursor on the raw stream, positioned at raw offset 0. */
 int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *err);
@@ -109,6 +108,11 @@ int tm_creader_seek(struct tm_creader *r, uint64_t raw_off, struct tm_err *err);
 /* Read up to n raw bytes at the cursor. Returns the count (short reads are
  * allowed), 0 at the end of the stream, or a negative errno. */
 ssize_t tm_creader_read(struct tm_creader *r, void *buf, size_t n, struct tm_err *err);
+
+/* Read until n bytes or the end of the stream: the count (short only at
+ * the end), or, when an error comes after some bytes, those bytes (the
+ * next call meets the error); a negative errno when it comes first. */
+ssize_t tm_creader_read_full(struct tm_creader *r, void *buf, size_t n, struct tm_err *err);
 
 /* The cursor's raw offset. */
 uint64_t tm_creader_tell(const struct tm_creader *r);

@@ -8,8 +8,8 @@
 #include "hatf_impl.h"
 
 const char *const hatf_encodings[] = {
-    "best",        "naive", "smallsize", "samesize", "baseoffset1", "baseoffset2",
-    "baseoffset",  "stride", NULL,
+    "best",        "naive",      "smallsize", "samesize", "baseoffset1",
+    "baseoffset2", "baseoffset", "stride",    NULL,
 };
 
 static const char *const interp_names[HATF_NI] = {"none", "default", "baseOffset", "delta",
@@ -267,14 +267,14 @@ static void rec_decode_planned(struct hatf_state *s, const struct kplan *kp, uns
 
 static int hatf_probe(const uint8_t *head, size_t n)
 {
-        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0, 8, 'H', 'A',
-                                                        'T',           'F', ' ', '1', '.', '0'};
+        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0,   8,   'H', 'A', 'T',
+                                                        'F',           ' ', '1', '.', '0'};
         return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0;
 }
 
-static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len,
-                           int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
-                           size_t cap, struct tm_err *err)
+static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len, int eof,
+                           uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                           struct tm_err *err)
 {
         (void)ctx;
         struct hatf_state *s = (struct hatf_state *)rs->b;

@@ -49,10 +49,23 @@
 #define HATF_OP_SIZE 1
 #define HATF_OP_INTERP 2
 
-enum hatf_field { HATF_F_SIZE, HATF_F_ADDRESS, HATF_F_TIME, HATF_F_THREAD, HATF_F_HEAP,
-                  HATF_F_ATTR, HATF_NF };
-enum hatf_interp { HATF_I_NONE, HATF_I_DEFAULT, HATF_I_BASEOFFSET, HATF_I_DELTA, HATF_I_STRIDE,
-                   HATF_NI };
+enum hatf_field {
+        HATF_F_SIZE,
+        HATF_F_ADDRESS,
+        HATF_F_TIME,
+        HATF_F_THREAD,
+        HATF_F_HEAP,
+        HATF_F_ATTR,
+        HATF_NF
+};
+enum hatf_interp {
+        HATF_I_NONE,
+        HATF_I_DEFAULT,
+        HATF_I_BASEOFFSET,
+        HATF_I_DELTA,
+        HATF_I_STRIDE,
+        HATF_NI
+};
 #define HATF_W_V1 9  /* width code: 1-byte length, then bytes */
 #define HATF_W_V2 10 /* width code: 2-byte length, then bytes */
 

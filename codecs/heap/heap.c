@@ -3,10 +3,13 @@
 
 #include <string.h>
 
-#define F(nm, ty, sh) {.name = nm, .type = ty, .show = sh}
-#define REALLOC_FIELDS                                                                          \
-        .nfields = 7, .field = {TM_HF_SIZE, TM_HF_ADDRESS, TM_HF_NEW_ADDRESS, TM_HF_THREAD,      \
-                                TM_HF_HEAP, TM_HF_TIME, TM_HF_ATTRIBUTES }
+#define F(nm, ty, sh)                                                                              \
+        {                                                                                          \
+                .name = nm, .type = ty, .show = sh                                                 \
+        }
+#define REALLOC_FIELDS                                                                             \
+        .nfields = 7, .field = {TM_HF_SIZE, TM_HF_ADDRESS, TM_HF_NEW_ADDRESS, TM_HF_THREAD,        \
+                                TM_HF_HEAP, TM_HF_TIME,    TM_HF_ATTRIBUTES}
 #define HEAP_FIELDS .nfields = 4, .field = {TM_HF_HEAP, TM_HF_THREAD, TM_HF_TIME, TM_HF_ATTRIBUTES}
 #define THREAD_FIELDS .nfields = 3, .field = {TM_HF_THREAD, TM_HF_TIME, TM_HF_ATTRIBUTES}
 

@@ -69,7 +69,10 @@ unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, un
         return slot;
 }
 
-#define ADDR_KIND(nm, t) {.name = nm, .tag = t, .nfields = 1, .field = {0}}
+#define ADDR_KIND(nm, t)                                                                           \
+        {                                                                                          \
+                .name = nm, .tag = t, .nfields = 1, .field = { 0 }                                 \
+        }
 
 const struct tm_schema tm_schema_address = {
     .name = "address",

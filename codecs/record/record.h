@@ -38,14 +38,14 @@
 
 #include "../common/tm_err.h"
 
-#define TM_NAME_MAX 32           /* names of fields, kinds, sections, incl. NUL */
-#define TM_SCHEMA_FIELDS_MAX 32  /* fields of one schema */
-#define TM_SCHEMA_KINDS_MAX 64   /* record kinds of one schema */
+#define TM_NAME_MAX 32          /* names of fields, kinds, sections, incl. NUL */
+#define TM_SCHEMA_FIELDS_MAX 32 /* fields of one schema */
+#define TM_SCHEMA_KINDS_MAX 64  /* record kinds of one schema */
 #define TM_SCHEMA_SECTIONS_MAX 16
-#define TM_KIND_FIELDS_MAX 16    /* fields of one record */
-#define TM_REC_VAR_MAX 4         /* variable fields of one record */
-#define TM_RSTATE_MAX 2048       /* bytes of record decoder state */
-#define TM_RHEAD_MIN 4096        /* bytes probe() sees, and open() at least */
+#define TM_KIND_FIELDS_MAX 16 /* fields of one record */
+#define TM_REC_VAR_MAX 4      /* variable fields of one record */
+#define TM_RSTATE_MAX 2048    /* bytes of record decoder state */
+#define TM_RHEAD_MIN 4096     /* bytes probe() sees, and open() at least */
 
 /* What a field's value is. */
 enum tm_ftype {
@@ -156,9 +156,9 @@ struct tm_rcodec {
          * change only the representation (HATF metadata) are consumed and
          * not returned, so a call may consume bytes and return 0 records;
          * it then sets *used > 0. var pointers point into in. */
-        ssize_t (*decode)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
-                          int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
-                          size_t cap, struct tm_err *err);
+        ssize_t (*decode)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                          struct tm_err *err);
 
         /* Encoder (NULL if decode-only). enc_open starts an encoder with
          * the encoding named enc (NULL: the codec's best) writing through
@@ -167,8 +167,7 @@ struct tm_rcodec {
          * format cannot hold are -EINVAL naming idx. */
         int (*enc_open)(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                         struct tm_err *err);
-        int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
-                       struct tm_err *err);
+        int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
         int (*enc_finish)(struct tm_renc *e, struct tm_err *err);
         void (*enc_free)(struct tm_renc *e); /* after an error */
 };

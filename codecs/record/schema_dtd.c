@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OUT(...)                                                                                \
-        do {                                                                                    \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                  \
-                if (k_ > 0)                                                                     \
-                        n += (size_t)k_;                                                        \
+#define OUT(...)                                                                                   \
+        do {                                                                                       \
+                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
+                if (k_ > 0)                                                                        \
+                        n += (size_t)k_;                                                           \
         } while (0)
 
 static int is_reserved(const char *name)
@@ -23,8 +23,7 @@ static int is_reserved(const char *name)
 size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, size_t cap)
 {
         size_t n = 0;
-        OUT("// The records of this %s trace (%s family), as a Meta-TF 1.0 DTD.\n", codec,
-            s->name);
+        OUT("// The records of this %s trace (%s family), as a Meta-TF 1.0 DTD.\n", codec, s->name);
         OUT("// Field widths are those of the binary view (8 bytes, little-endian);\n");
         OUT("// the native encoding sets its own (see docs/formats/).\n\n");
         OUT("tag.width = 1;\n");
@@ -55,8 +54,7 @@ size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, si
                         const struct tm_field *f = &s->field[kd->field[i]];
                         OUT(", %s", tm_field_is_var(f) ? "vfield" : f->name);
                 }
-                OUT(") {\n    tag.value = %u; // %s tag %u\n}\n", tag++, codec,
-                    (unsigned)kd->tag);
+                OUT(") {\n    tag.value = %u; // %s tag %u\n}\n", tag++, codec, (unsigned)kd->tag);
         }
         return n;
 }
