@@ -59,6 +59,13 @@ fi
 if "$TT" record --help >/dev/null 2>&1; then
         "$TT" record -o "$SRC/rec.hatf.zst" -- "$HEAPWORK" <words.txt >/dev/null 2>rec.log ||
                 { cat rec.log; fail "tracetool record"; }
+        # --clock seq: the time field numbers the events 1..N in one order
+        "$TT" record --clock seq -o seq.hatf.zst -- "$HEAPWORK" <words.txt >/dev/null 2>&1 ||
+                fail "tracetool record --clock seq"
+        "$TT" cat seq.hatf.zst fields/time | sort -n >seq.times
+        check "--clock seq: times are 1..N" awk 'NR != $1 { bad = 1 } END { exit bad || NR < 100 }' seq.times
+        "$TT" record --clock bogus -o x.hatf.zst -- true 2>err.log && fail "--clock bogus accepted"
+        check "--clock bogus named" grep -q "bogus" err.log
 else
         echo "SKIP: tracetool record is not in this build" >&2
 fi
