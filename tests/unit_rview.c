@@ -319,6 +319,20 @@ static void check_trace(const char *path, const struct ev *ev, size_t n)
         assert_int_equal(got.len, attrs.len);
         assert_memory_equal(got.p, attrs.p, attrs.len);
         free(got.p);
+        struct buf t8 = {0};
+        for (size_t i = 0; i < n; i++)
+                if (ev[i].kind != TM_HK_COMMENT && ev[i].thread == 8)
+                        line(&t8, &ev[i]);
+        got = read_view(t, "streams/thread/8", 333);
+        assert_int_equal(got.len, t8.len);
+        assert_memory_equal(got.p, t8.p, t8.len);
+        free(got.p);
+        random_reads(t, "streams/thread/8", &t8);
+        free(t8.p);
+        unsigned nthr = 0;
+        for (const char *const *v = tm_trace_views(t); *v; v++)
+                nthr += strncmp(*v, "streams/thread/", 15) == 0;
+        assert_int_equal(nthr, 3); /* threads 7, 8, 9 */
         random_reads(t, "ascii", &ascii);
         random_reads(t, "streams/alloc", &alloc);
         random_reads(t, "fields/size", &sizes);

@@ -67,8 +67,20 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v)
         return lo;
 }
 
-uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p, unsigned col,
-                       const struct tm_rec *r)
+/* Does r's kind have the thread field (schema field tf)? Then 1 and its
+ * value in *t. */
+static int rec_thread(const struct tm_rrender_plan *p, int tf, const struct tm_rec *r,
+                      uint64_t *t)
+{
+        int pos = tf < 0 ? -1 : p->kind[r->kind].pos[tf];
+        if (pos < 0)
+                return 0;
+        *t = r->v[pos];
+        return 1;
+}
+
+uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p,
+                       const struct tm_rindex *ix, unsigned col, const struct tm_rec *r)
 {
         if (col == TM_RCOL_REC)
                 return 1;
@@ -76,6 +88,14 @@ uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *
                 return tm_rrender_line_len(p, r);
         if (col < 2 + s->nkinds)
                 return r->kind == col - 2 ? tm_rrender_line_len(p, r) : 0;
+        if (col >= tm_rcol_thread(s, 0)) {
+                unsigned j = col - tm_rcol_thread(s, 0);
+                uint64_t t;
+                return j < ix->stats.nthreads && rec_thread(p, tm_rcol_thread_field(s), r, &t) &&
+                               t == ix->stats.thread_id[j]
+                           ? tm_rrender_line_len(p, r)
+                           : 0;
+        }
         if (col >= tm_rcol_section(s, 0))
                 return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line_len(p, r)
                                                                      : 0;
@@ -94,6 +114,9 @@ struct rbuild {
         uint64_t *at; /* running positions, ncol */
         uint64_t next_ckpt, skip, seen, next_progress;
         struct tm_rrender_plan *plan;
+        int tf;        /* thread field, or -1 */
+        unsigned ntid; /* thread ids seen, at most TM_RSTATS_IDS */
+        uint64_t tid[TM_RSTATS_IDS];
         tm_progress_fn progress;
         void *arg;
         struct tm_cont *cont;
@@ -129,6 +152,16 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         b->at[tm_rcol_kind(r->kind)] += line;
         if (r->section && r->section <= s->nsections)
                 b->at[tm_rcol_section(s, r->section - 1)] += line;
+        uint64_t t;
+        if (rec_thread(b->plan, b->tf, r, &t)) { /* slots in the order rstats gives them */
+                unsigned j = 0;
+                while (j < b->ntid && b->tid[j] != t)
+                        j++;
+                if (j == b->ntid && j < TM_RSTATS_IDS)
+                        b->tid[b->ntid++] = t;
+                if (j < TM_RSTATS_IDS)
+                        b->at[tm_rcol_thread(s, j)] += line;
+        }
 }
 
 static int build_drain(struct rbuild *b)
@@ -228,6 +261,7 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
         if (!b->at || !ix->tot || !b->plan || !b->acc || rindex_reserve(ix, 64) < 0 ||
             tm_rfeed_init(&b->feed, codec, ctx) < 0)
                 goto fail;
+        b->tf = tm_rcol_thread_field(s);
         if (tm_rrender_plan_init(b->plan, s) < 0) {
                 rc = tm_err_set(err, -EINVAL, "a schema this build cannot render");
                 goto fail;

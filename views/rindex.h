@@ -13,6 +13,10 @@
  *   then nfields columns     offset in fields/<field>
  *   then nsections columns   offset in sections/<section> (its records'
  *                            ascii lines)
+ *   then TM_RSTATS_IDS       heap traces with a thread field: offset in
+ *                            streams/thread/<id> of the j-th thread id to
+ *                            appear (stats.thread_id[j]); later ones get
+ *                            no stream of their own
  *
  * The same pass gives every view's size (the totals) and the statistics
  * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles (every other
@@ -60,9 +64,19 @@ static inline unsigned tm_rcol_section(const struct tm_schema *s, unsigned i)
 {
         return 2 + s->nkinds + s->nfields + i;
 }
+/* The schema field of heap traces' per-thread streams, or -1. */
+static inline int tm_rcol_thread_field(const struct tm_schema *s)
+{
+        return tm_rstats_is_heap(s) ? tm_schema_field(s, "thread") : -1;
+}
+static inline unsigned tm_rcol_thread(const struct tm_schema *s, unsigned j)
+{
+        return 2 + s->nkinds + s->nfields + s->nsections + j;
+}
 static inline unsigned tm_rcol_count(const struct tm_schema *s)
 {
-        return 2 + s->nkinds + s->nfields + s->nsections;
+        return 2 + s->nkinds + s->nfields + s->nsections +
+               (tm_rcol_thread_field(s) >= 0 ? TM_RSTATS_IDS : 0);
 }
 
 /* Build the index of the trace in c (one tm_cont_scan). The decoder starts
@@ -81,8 +95,8 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);
 /* The bytes record r adds to column col (1 for the record count), from
  * lengths alone; r->kind must be a kind of s. */
 struct tm_rrender_plan;
-uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p, unsigned col,
-                       const struct tm_rec *r);
+uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p,
+                       const struct tm_rindex *ix, unsigned col, const struct tm_rec *r);
 
 /* A fingerprint of the schema: an index made under another schema (a
  * Meta-TF trace whose DTD changed) is not used. */

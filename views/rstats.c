@@ -19,12 +19,17 @@ struct tm_rstats_acc {
         size_t cap; /* power of two */
 };
 
+int tm_rstats_is_heap(const struct tm_schema *s)
+{
+        return tm_schema_kind(s, "alloc") >= 0 && tm_schema_kind(s, "free") >= 0 &&
+               tm_schema_field(s, "size") >= 0 && tm_schema_field(s, "address") >= 0;
+}
+
 static int heap_roles(struct tm_rstats_acc *a)
 {
         static const char *const fname[H_N] = {"size", "address", "new_address", "thread", "heap"};
         const struct tm_schema *s = a->s;
-        if (tm_schema_kind(s, "alloc") < 0 || tm_schema_kind(s, "free") < 0 ||
-            tm_schema_field(s, "size") < 0 || tm_schema_field(s, "address") < 0)
+        if (!tm_rstats_is_heap(s))
                 return 0;
         for (unsigned k = 0; k < s->nkinds; k++) {
                 const char *nm = s->kind[k].name;

@@ -55,6 +55,11 @@ struct tm_rstats {
 
 struct tm_rstats_acc;
 
+/* Does s get the heap report (kinds alloc and free, fields size and
+ * address)? Then its records are counted per thread, the first
+ * TM_RSTATS_IDS ids in the order they first appear. */
+int tm_rstats_is_heap(const struct tm_schema *s);
+
 /* Start gathering for schema s. NULL on out of memory. */
 struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s);
 

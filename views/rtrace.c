@@ -23,6 +23,7 @@ enum rv_kind {
         RV_FIELD,   /* fields/<field> */
         RV_SECTION, /* sections/<name>: the records read in that section */
         RV_BLOB,    /* sections/<name>: a section of bytes (tm_rcodec.blobs) */
+        RV_THREAD,  /* streams/thread/<id>: heap records of one thread */
 };
 
 struct tm_rtrace {
@@ -39,6 +40,7 @@ struct tm_rtrace {
         unsigned nblobs;
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
         struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
+        unsigned nfixed;              /* views known at open; thread streams follow */
 };
 
 /* The first want raw bytes of t (fewer if the stream is shorter), for a
@@ -125,6 +127,8 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
         unsigned nnames = s->nkinds + s->nfields + s->nsections + rt->nblobs;
+        if (tm_rcol_thread_field(s) >= 0)
+                nnames += TM_RSTATS_IDS; /* room for streams/thread/<id> */
         unsigned nv = 5 + nnames;
         rt->names = calloc(nnames, sizeof *rt->names);
         rt->views = calloc(nv + 1, sizeof *rt->views);
@@ -152,9 +156,32 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                          i < s->nsections ? s->section[i].name : rt->blob[i - s->nsections].name);
                 rt->views[v++] = *nm;
         }
+        rt->nfixed = v;
         rt->schema_len = schema_text(s, c->name, rt->schema_text);
         *out = rt;
         return 1;
+}
+
+/* Once the index says which threads there are: a streams/thread/<id> for
+ * each of the first TM_RSTATS_IDS, appended so that a reader walking the
+ * list meanwhile sees the old list or the new one (the terminator moves
+ * last, with a release store). */
+static void add_thread_views(struct tm_rtrace *rt)
+{
+        const struct tm_schema *s = &rt->schema;
+        if (tm_rcol_thread_field(s) < 0 || rt->views[rt->nfixed])
+                return;
+        unsigned base = s->nkinds + s->nfields + s->nsections + rt->nblobs;
+        unsigned n = rt->ix->stats.nthreads;
+        if (n == 0)
+                return;
+        for (unsigned j = 0; j < n; j++) {
+                snprintf(rt->names[base + j], sizeof rt->names[0], "streams/thread/%llu",
+                         (unsigned long long)rt->ix->stats.thread_id[j]);
+                if (j)
+                        rt->views[rt->nfixed + j] = rt->names[base + j];
+        }
+        __atomic_store_n(&rt->views[rt->nfixed], rt->names[base], __ATOMIC_RELEASE);
 }
 
 void tm_rtrace_close(struct tm_rtrace *rt)
@@ -187,16 +214,22 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         struct tm_rtrace *rt = t->rt;
         int rc = tm_rindex_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                  t->ckpt_refs, progress, arg, &rt->ix, err);
-        return rc < 0 ? tm_trace_err_path(t, rc, err) : 0;
+        if (rc < 0)
+                return tm_trace_err_path(t, rc, err);
+        add_thread_views(rt);
+        return 0;
 }
 
 int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
-        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
-                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len,
-                              t->cont, &rt->ix, &t->ix_fd, err);
+        int rc = tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
+                                tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len,
+                                t->cont, &rt->ix, &t->ix_fd, err);
+        if (rc == 0)
+                add_thread_views(rt);
+        return rc;
 }
 
 int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
@@ -226,9 +259,12 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
                 } else if (i < 5 + s->nkinds + s->nfields + s->nsections) {
                         *kind = RV_SECTION;
                         *sel = i - 5 - s->nkinds - s->nfields;
-                } else {
+                } else if (i < rt->nfixed) {
                         *kind = RV_BLOB;
                         *sel = i - 5 - s->nkinds - s->nfields - s->nsections;
+                } else {
+                        *kind = RV_THREAD;
+                        *sel = i - rt->nfixed;
                 }
                 return 0;
         }
@@ -276,6 +312,8 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
                 return tm_rcol_field(s, sel);
         case RV_SECTION:
                 return tm_rcol_section(s, sel);
+        case RV_THREAD:
+                return tm_rcol_thread(s, sel);
         default:
                 return TM_RCOL_REC;
         }
@@ -479,7 +517,7 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
         }
         default:
                 f->line_len =
-                    tm_rindex_len(s, rt->plan, f->col, r) ? tm_rrender_line(f->line, s, r) : 0;
+                    tm_rindex_len(s, rt->plan, rt->ix, f->col, r) ? tm_rrender_line(f->line, s, r) : 0;
                 return;
         }
 }
@@ -516,7 +554,7 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
                 uint64_t len = f->kind == RV_BINARY
                                    ? f->recsize
-                                   : tm_rindex_len(&f->rt->schema, f->rt->plan, f->col, r);
+                                   : tm_rindex_len(&f->rt->schema, f->rt->plan, f->rt->ix, f->col, r);
                 if (pos + len > off) {
                         rv_render(f, r);
                         f->line_pos = (size_t)(off - pos);

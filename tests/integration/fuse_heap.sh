@@ -149,5 +149,20 @@ for k in alloc free; do
         check "work.mtf.zst: as many $k records as the HATF pack ($a)" test "$a" = "$b"
 done
 check "work.mtf.zst: sections/ lists the DTD's section" test "$(ls "$d/sections")" = heap
+# streams/thread/<id>: one file per thread (the index lists them), each the
+# lines of that thread's records (the thread column depends on the kind)
+d=$MNT/rec.hatf.zst
+if [ -d "$d" ]; then
+        cat "$d/stats" >/dev/null # the index, which names the threads
+        for tid in $(ls "$d/streams/thread"); do
+                awk -v t="$tid" '
+                $1 == "alloc" { c = 4 } $1 == "free" { c = 3 } $1 ~ /^realloc/ { c = 5 }
+                $1 ~ /Heap$/ { c = 3 } $1 ~ /Thread$/ { c = 2 } $1 == "comment" { next }
+                $c == t' "$d/ascii" >thr
+                check "rec.hatf.zst: streams/thread/$tid = its records" cmp -s "$d/streams/thread/$tid" thr
+        done
+        check "rec.hatf.zst: a stream for each thread" \
+                test "$(ls "$d/streams/thread" | wc -l)" = "$(sort -u "$d/fields/thread" | wc -l)"
+fi
 umount_tm "$MNT"
 finish
