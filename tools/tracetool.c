@@ -257,7 +257,16 @@ int main(int argc, char **argv)
                                 command_usage(stdout, c);
                                 return TOOL_OK;
                         }
+                for (int a = 2; a < argc; a++)
+                        if (argv[a][0] == '-' && argv[a][1]) {
+                                fprintf(stderr, "tracetool %s: unknown option '%s'\n\n", c->name,
+                                        argv[a]);
+                                command_usage(stderr, c);
+                                return TOOL_USAGE;
+                        }
                 if (argc - 2 != c->nargs) {
+                        fprintf(stderr, "tracetool %s: takes %d argument%s, got %d\n\n", c->name,
+                                c->nargs, c->nargs == 1 ? "" : "s", argc - 2);
                         command_usage(stderr, c);
                         return TOOL_USAGE;
                 }
