@@ -12,6 +12,11 @@
 
 #define RV_BATCH 256
 #define RV_TEXT_CAP (64u << 10)
+/* A readahead worker fills buffers that the FUSE threads read next on the
+ * other core; vector stores straight into them are slow (as for address
+ * views, views/vfile.c), so a worker renders RV_STAGE bytes at a time into
+ * a buffer that stays in its cache and copies them out. */
+#define RV_STAGE (32u << 10)
 
 enum rv_kind {
         RV_ASCII,
@@ -410,6 +415,7 @@ struct tm_rvfile {
         int valid;
         char *line; /* the current record's bytes in this view */
         size_t line_len, line_pos;
+        char *stage; /* a readahead worker's render buffer (RV_STAGE), or NULL */
 };
 
 void tm_rtrace_vfile_close(struct tm_rvfile *f)
@@ -419,7 +425,16 @@ void tm_rtrace_vfile_close(struct tm_rvfile *f)
         tm_creader_close(f->r);
         tm_rfeed_free(&f->feed);
         free(f->line);
+        free(f->stage);
         free(f);
+}
+
+int tm_rtrace_vfile_worker(struct tm_rvfile *f)
+{
+        if (f->stage || !f->line) /* text views only */
+                return 0;
+        f->stage = malloc(RV_STAGE);
+        return f->stage ? 0 : -ENOMEM;
 }
 
 int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
@@ -609,7 +624,16 @@ static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *
                         done += c;
                         continue;
                 }
-                if (f->rpos < f->rcount) {
+                if (f->rpos < f->rcount && f->stage) {
+                        size_t room = n - done < RV_STAGE ? n - done : RV_STAGE;
+                        size_t w = rv_batch(f, f->stage, room);
+                        memcpy(dst + done, f->stage, w);
+                        done += w;
+                        if (done == n)
+                                break;
+                        if (w && f->rpos < f->rcount)
+                                continue; /* the stage was full: more of the batch */
+                } else if (f->rpos < f->rcount) {
                         done += rv_batch(f, dst + done, n - done);
                         if (done == n)
                                 break;

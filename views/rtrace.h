@@ -47,6 +47,10 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
 ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
 void tm_rtrace_vfile_close(struct tm_rvfile *f);
 
+/* Make f a readahead worker's cursor: it renders through a small buffer of
+ * its own and copies out (vfile.c says why). 0 or -ENOMEM. */
+int tm_rtrace_vfile_worker(struct tm_rvfile *f);
+
 /* Where each checkpoint interval starts in view (malloc'd, *n of them;
  * the index must be ready), for the readahead; NULL on error. */
 uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n);

@@ -127,8 +127,9 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
 int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
-        if (f->rv || f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA ||
-            f->kind == TM_VIEW_RAW)
+        if (f->rv)
+                return tm_rtrace_vfile_worker(f->rv);
+        if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA || f->kind == TM_VIEW_RAW)
                 return 0;
         f->stage = malloc(VF_STAGE_BYTES);
         return f->stage ? 0 : -ENOMEM;
