@@ -27,10 +27,14 @@ struct command {
         int (*run)(char **args);
 };
 
+/* Options every command that reads an archive takes (--cache-dir DIR,
+ * --no-index-beside), as tracemount does. */
+static struct tm_trace_opts tool_opts;
+
 static int tool_open(const char *cmd, const char *path, struct tm_trace **t)
 {
         struct tm_err err = {0};
-        int rc = tm_trace_open(path, NULL, t, &err);
+        int rc = tm_trace_open(path, &tool_opts, t, &err);
         if (rc == -EMEDIUMTYPE) {
                 fprintf(stderr, "tracetool %s: %s: not a trace this build can read\n", cmd, path);
                 return -1;
@@ -226,7 +230,39 @@ static void usage(FILE *f)
 
 static void command_usage(FILE *f, const struct command *c)
 {
-        fprintf(f, "usage: tracetool %s %s\n\n%s\n", c->name, c->args, c->help);
+        fprintf(f,
+                "usage: tracetool %s [--cache-dir DIR] [--no-index-beside] %s\n\n%s\n\n"
+                "  --cache-dir DIR     where indexes go when the archive's directory is not\n"
+                "                      writable (default $XDG_CACHE_HOME/tracemount)\n"
+                "  --no-index-beside   never write an index beside the archive\n",
+                c->name, c->args, c->help);
+}
+
+/* Take the common options out of argv[2..argc) (moving the rest down);
+ * returns the new argc, or -1 after a usage message. */
+static int tool_options(int argc, char **argv, const struct command *c)
+{
+        int out = 2;
+        for (int a = 2; a < argc; a++) {
+                const char *s = argv[a];
+                if (strcmp(s, "--cache-dir") == 0 && a + 1 < argc) {
+                        tool_opts.cache_dir = argv[++a];
+                } else if (strncmp(s, "--cache-dir=", 12) == 0 && s[12]) {
+                        tool_opts.cache_dir = s + 12;
+                } else if (strcmp(s, "--no-index-beside") == 0) {
+                        tool_opts.no_index_beside = 1;
+                } else if (s[0] == '-' && s[1]) {
+                        fprintf(stderr, "tracetool %s: %s '%s'\n\n", c->name,
+                                strcmp(s, "--cache-dir") == 0 ? "a value is needed for"
+                                                              : "unknown option",
+                                s);
+                        command_usage(stderr, c);
+                        return -1;
+                } else {
+                        argv[out++] = argv[a];
+                }
+        }
+        return out;
 }
 
 int main(int argc, char **argv)
@@ -257,13 +293,9 @@ int main(int argc, char **argv)
                                 command_usage(stdout, c);
                                 return TOOL_OK;
                         }
-                for (int a = 2; a < argc; a++)
-                        if (argv[a][0] == '-' && argv[a][1]) {
-                                fprintf(stderr, "tracetool %s: unknown option '%s'\n\n", c->name,
-                                        argv[a]);
-                                command_usage(stderr, c);
-                                return TOOL_USAGE;
-                        }
+                argc = tool_options(argc, argv, c);
+                if (argc < 0)
+                        return TOOL_USAGE;
                 if (argc - 2 != c->nargs) {
                         fprintf(stderr, "tracetool %s: takes %d argument%s, got %d\n\n", c->name,
                                 c->nargs, c->nargs == 1 ? "" : "s", argc - 2);

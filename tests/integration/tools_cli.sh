@@ -169,6 +169,15 @@ check "unknown option of a command: 2" test $? -eq 2
 check "the unknown option is named" grep -q "unknown option '--json'" err.txt
 "$TT" index a.pdt2 extra >/dev/null 2>err.txt
 check "too many arguments: 2, and said" grep -q "takes 1 argument, got 2" err.txt
+# --cache-dir and --no-index-beside, as tracemount takes them
+mkdir -p cd-src && cp a.pdt2 cd-src/
+"$TT" index --no-index-beside --cache-dir "$PWD/cd-cache" cd-src/a.pdt2 >idx.txt 2>&1
+check "index --cache-dir: the index is in the cache dir" grep -q "cd-cache/.*a.pdt2.tmidx (built)" idx.txt
+check "index --no-index-beside: nothing beside the archive" test -z "$(ls -A cd-src | grep tmidx)"
+"$TT" stat --cache-dir="$PWD/cd-cache" --no-index-beside cd-src/a.pdt2 >st.txt 2>&1
+check "stat finds it there (loaded)" grep -q "cd-cache/.*(loaded)\|cd-cache" st.txt
+"$TT" index cd-src/a.pdt2 --cache-dir >/dev/null 2>err.txt
+check "--cache-dir without a value: 2, and said" grep -q "a value is needed for '--cache-dir'" err.txt
 "$TT" cat nonexistent.pdt2 ascii >/dev/null 2>&1
 check "missing file: 1" test $? -eq 1
 "$TT" cat a.pdt2 nosuchview >/dev/null 2>&1
