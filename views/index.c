@@ -267,29 +267,19 @@ const struct tm_ckpt *tm_index_find(const struct tm_index *ix, enum tm_ix_by by,
 
 static const char index_magic[8] = {'T', 'M', 'I', 'N', 'D', 'E', 'X', '\n'};
 #define INDEX_VERSION 1
-#define NAME_LEN 16
 
 /* Header fields after magic, version and crc, in file order. */
 struct file_head {
-        uint64_t archive_size, mtime_ns, ino;
-        char codec[NAME_LEN], container[NAME_LEN];
         uint64_t raw_size, hdr_len, nrefs, ascii_size;
         uint64_t type_refs[TM_NTYPES], type_size[TM_NTYPES];
         uint64_t k, nckpt, ckpt_off, stats_off, cont_off, cont_len, file_size;
 };
-#define HEAD_BYTES (16 + 8 * 3 + 2 * NAME_LEN + 8 * 4 + 16 * TM_NTYPES + 8 * 7)
+#define HEAD_BYTES (TM_IX_KEY_END + 8 * 4 + 16 * TM_NTYPES + 8 * 7)
 
+/* The fields after the key (bytes 0-71: tm_ix_head_put). */
 static void head_encode(const struct file_head *h, uint8_t *buf)
 {
-        uint8_t *p = buf + 16;
-        memcpy(buf, index_magic, 8);
-        memset(buf + 8, 0, 8); /* version below, crc filled in last */
-        buf[8] = INDEX_VERSION;
-        tm_ix_put64(&p, h->archive_size);
-        tm_ix_put64(&p, h->mtime_ns);
-        tm_ix_put64(&p, h->ino);
-        tm_ix_put_bytes(&p, h->codec, NAME_LEN);
-        tm_ix_put_bytes(&p, h->container, NAME_LEN);
+        uint8_t *p = buf + TM_IX_KEY_END;
         tm_ix_put64(&p, h->raw_size);
         tm_ix_put64(&p, h->hdr_len);
         tm_ix_put64(&p, h->nrefs);
@@ -309,13 +299,7 @@ static void head_encode(const struct file_head *h, uint8_t *buf)
 
 static void head_decode(struct file_head *h, const uint8_t *buf)
 {
-        const uint8_t *p = buf + 16;
-        h->archive_size = tm_ix_get64(&p);
-        h->mtime_ns = tm_ix_get64(&p);
-        h->ino = tm_ix_get64(&p);
-        tm_ix_get_bytes(&p, h->codec, NAME_LEN);
-        tm_ix_get_bytes(&p, h->container, NAME_LEN);
-        h->codec[NAME_LEN - 1] = h->container[NAME_LEN - 1] = 0;
+        const uint8_t *p = buf + TM_IX_KEY_END;
         h->raw_size = tm_ix_get64(&p);
         h->hdr_len = tm_ix_get64(&p);
         h->nrefs = tm_ix_get64(&p);
@@ -414,11 +398,6 @@ int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
                 return rc;
         struct file_head h;
         memset(&h, 0, sizeof h);
-        h.archive_size = key->archive_size;
-        h.mtime_ns = (uint64_t)key->mtime_ns;
-        h.ino = key->ino;
-        strncpy(h.codec, key->codec, NAME_LEN - 1);
-        strncpy(h.container, key->container, NAME_LEN - 1);
         h.raw_size = ix->raw_size;
         h.hdr_len = ix->hdr_len;
         h.nrefs = ix->nrefs;
@@ -429,6 +408,7 @@ int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
         h.nckpt = ix->n;
         uint8_t hb[HEAD_BYTES];
         rc = save_body(ix, c, x.f, &h, err);
+        tm_ix_head_put(hb, index_magic, INDEX_VERSION, key);
         head_encode(&h, hb);
         return tm_ixfile_commit(&x, rc, hb, sizeof hb, h.file_size, err);
 }
@@ -499,15 +479,12 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
         struct tm_index *ix = NULL;
         if (fstat(fd, &sb) < 0 || sb.st_size < HEAD_BYTES || pread_all(fd, hb, sizeof hb, 0) < 0)
                 goto bad;
-        why = "not an index file of this version";
-        if (memcmp(hb, index_magic, 8) || hb[8] != INDEX_VERSION || hb[9] || hb[10] || hb[11])
+        rc = tm_ix_head_check(hb, index_magic, INDEX_VERSION, key);
+        why = rc == -ESTALE ? "made for another version of the archive"
+                            : "not an index file of this version";
+        if (rc < 0)
                 goto bad;
         head_decode(&h, hb);
-        rc = -ESTALE;
-        why = "made for another version of the archive";
-        if (h.archive_size != key->archive_size || (int64_t)h.mtime_ns != key->mtime_ns ||
-            h.ino != key->ino || strcmp(h.codec, key->codec) || strcmp(h.container, key->container))
-                goto bad;
         rc = -EIO;
         why = "bad layout";
         if (h.file_size != (uint64_t)sb.st_size || h.nckpt < 1 || h.nckpt > TM_CKPT_CAP ||

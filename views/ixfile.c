@@ -1,5 +1,7 @@
 #include "ixfile.h"
 
+#include "index.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -101,4 +103,40 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
         free(x->tmp);
         x->tmp = NULL;
         return rc;
+}
+
+#define NAME_LEN 16
+
+void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
+                    const struct tm_index_key *key)
+{
+        char codec[NAME_LEN] = {0}, container[NAME_LEN] = {0};
+        strncpy(codec, key->codec, NAME_LEN - 1);
+        strncpy(container, key->container, NAME_LEN - 1);
+        memcpy(b, magic, 8);
+        memset(b + 8, 0, 8);
+        b[8] = version;
+        uint8_t *p = b + 16;
+        tm_ix_put64(&p, key->archive_size);
+        tm_ix_put64(&p, (uint64_t)key->mtime_ns);
+        tm_ix_put64(&p, key->ino);
+        tm_ix_put_bytes(&p, codec, NAME_LEN);
+        tm_ix_put_bytes(&p, container, NAME_LEN);
+}
+
+int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
+                     const struct tm_index_key *key)
+{
+        if (memcmp(b, magic, 8) || b[8] != version || b[9] || b[10] || b[11])
+                return -EIO;
+        const uint8_t *p = b + 16;
+        char codec[NAME_LEN], container[NAME_LEN];
+        uint64_t size = tm_ix_get64(&p), mtime = tm_ix_get64(&p), ino = tm_ix_get64(&p);
+        tm_ix_get_bytes(&p, codec, NAME_LEN);
+        tm_ix_get_bytes(&p, container, NAME_LEN);
+        codec[NAME_LEN - 1] = container[NAME_LEN - 1] = 0;
+        if (size != key->archive_size || (int64_t)mtime != key->mtime_ns || ino != key->ino ||
+            strcmp(codec, key->codec) || strcmp(container, key->container))
+                return -ESTALE;
+        return 0;
 }

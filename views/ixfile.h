@@ -43,6 +43,22 @@ static inline void tm_ix_get_bytes(const uint8_t **p, void *dst, size_t n)
         *p += n;
 }
 
+/* Bytes 0-71 of both formats: an 8-byte magic, the version byte, three
+ * zero bytes, the CRC (filled in by tm_ixfile_commit), then the key of the
+ * archive the index belongs to: its size, mtime (ns) and inode, and the
+ * codec and container names, 16 bytes each, NUL-padded. */
+#define TM_IX_KEY_END 72
+struct tm_index_key;
+
+/* Write bytes 0-71 of a head (the CRC as zeros). */
+void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
+                    const struct tm_index_key *key);
+
+/* Check bytes 0-71 of a head: -EIO if magic or version differ, -ESTALE if
+ * it belongs to another archive (or version of it), else 0. */
+int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
+                     const struct tm_index_key *key);
+
 /* A file being written: f for its body, fd under it, tmp its name. */
 struct tm_ixfile {
         FILE *f;

@@ -18,19 +18,19 @@
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
 #define RIX_VERSION 1
-#define NAME_LEN 16
-#define HEAD_BYTES (16 + 8 * 3 + 2 * NAME_LEN + 4 * 4 + 8 * 6)
+#define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics, field by field ---- */
 
 #define RSTATS_WORDS(X, A)                                                                         \
         X(records)                                                                                 \
-        A(kind_n, TM_SCHEMA_KINDS_MAX) A(fmin, TM_SCHEMA_FIELDS_MAX) A(fmax, TM_SCHEMA_FIELDS_MAX) \
-            A(fseen, TM_SCHEMA_FIELDS_MAX) X(heap) X(allocs) X(reallocs) X(frees) X(total_bytes)   \
-                X(sized) X(live_n) X(live_bytes) X(max_live_n) X(max_live_bytes) X(live_overflow)  \
-                    X(free_unknown) A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps)             \
-                        A(thread_id, TM_RSTATS_IDS) A(thread_n, TM_RSTATS_IDS) X(thread_other)     \
-                            A(heap_id, TM_RSTATS_IDS) A(heap_n, TM_RSTATS_IDS) X(heap_other)
+        A(kind_n, TM_SCHEMA_KINDS_MAX)                                                             \
+        A(fmin, TM_SCHEMA_FIELDS_MAX) A(fmax, TM_SCHEMA_FIELDS_MAX) A(fseen, TM_SCHEMA_FIELDS_MAX) \
+            X(heap) X(allocs) X(reallocs) X(frees) X(total_bytes) X(sized) X(live_n) X(live_bytes) \
+                X(max_live_n) X(max_live_bytes) X(live_overflow) X(free_unknown)                   \
+                    A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps) A(thread_id, TM_RSTATS_IDS) \
+                        A(thread_n, TM_RSTATS_IDS) X(thread_other) A(heap_id, TM_RSTATS_IDS)       \
+                            A(heap_n, TM_RSTATS_IDS) X(heap_other)
 
 #define COUNT_X(f) +1
 #define COUNT_A(f, n) +(n)
@@ -88,23 +88,14 @@ uint32_t tm_rindex_schema_crc(const struct tm_schema *s)
 /* ---- the head ---- */
 
 struct rhead {
-        uint64_t archive_size, mtime_ns, ino;
-        char codec[NAME_LEN], container[NAME_LEN];
         uint32_t schema_crc, stsize, ncol, n;
         uint64_t k, raw_size, body_off, stats_off, cont_off, file_size;
 };
 
+/* The fields after the key (bytes 0-71: tm_ix_head_put). */
 static void head_encode(const struct rhead *h, uint8_t *b)
 {
-        uint8_t *p = b + 16;
-        memcpy(b, rix_magic, 8);
-        memset(b + 8, 0, 8);
-        b[8] = RIX_VERSION;
-        tm_ix_put64(&p, h->archive_size);
-        tm_ix_put64(&p, h->mtime_ns);
-        tm_ix_put64(&p, h->ino);
-        tm_ix_put_bytes(&p, h->codec, NAME_LEN);
-        tm_ix_put_bytes(&p, h->container, NAME_LEN);
+        uint8_t *p = b + TM_IX_KEY_END;
         uint64_t w2 = (uint64_t)h->schema_crc | (uint64_t)h->stsize << 32;
         uint64_t w3 = (uint64_t)h->ncol | (uint64_t)h->n << 32;
         tm_ix_put64(&p, w2);
@@ -119,13 +110,7 @@ static void head_encode(const struct rhead *h, uint8_t *b)
 
 static void head_decode(struct rhead *h, const uint8_t *b)
 {
-        const uint8_t *p = b + 16;
-        h->archive_size = tm_ix_get64(&p);
-        h->mtime_ns = tm_ix_get64(&p);
-        h->ino = tm_ix_get64(&p);
-        tm_ix_get_bytes(&p, h->codec, NAME_LEN);
-        tm_ix_get_bytes(&p, h->container, NAME_LEN);
-        h->codec[NAME_LEN - 1] = h->container[NAME_LEN - 1] = 0;
+        const uint8_t *p = b + TM_IX_KEY_END;
         uint64_t w2 = tm_ix_get64(&p), w3 = tm_ix_get64(&p);
         h->schema_crc = (uint32_t)w2;
         h->stsize = (uint32_t)(w2 >> 32);
@@ -196,11 +181,6 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
                 return rc;
         struct rhead h;
         memset(&h, 0, sizeof h);
-        h.archive_size = key->archive_size;
-        h.mtime_ns = (uint64_t)key->mtime_ns;
-        h.ino = key->ino;
-        strncpy(h.codec, key->codec, NAME_LEN - 1);
-        strncpy(h.container, key->container, NAME_LEN - 1);
         h.schema_crc = schema_crc;
         h.stsize = (uint32_t)ix->stsize;
         h.ncol = ix->ncol;
@@ -209,6 +189,7 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
         h.raw_size = ix->raw_size;
         uint8_t hb[HEAD_BYTES];
         rc = save_body(ix, c, x.f, &h, err);
+        tm_ix_head_put(hb, rix_magic, RIX_VERSION, key);
         head_encode(&h, hb);
         return tm_ixfile_commit(&x, rc, hb, sizeof hb, h.file_size, err);
 }
@@ -308,16 +289,15 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
         if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size < HEAD_BYTES ||
             tm_pread_full(fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
                 goto bad;
-        why = "not a record index file of this version";
-        if (memcmp(hb, rix_magic, 8) || hb[8] != RIX_VERSION || hb[9] || hb[10] || hb[11])
+        rc = tm_ix_head_check(hb, rix_magic, RIX_VERSION, key);
+        why = rc == -ESTALE ? "made for another version of the archive"
+                            : "not a record index file of this version";
+        if (rc < 0)
                 goto bad;
         head_decode(&h, hb);
         rc = -ESTALE;
-        why = "made for another version of the archive or its schema";
-        if (h.archive_size != key->archive_size || (int64_t)h.mtime_ns != key->mtime_ns ||
-            h.ino != key->ino || strcmp(h.codec, key->codec) ||
-            strcmp(h.container, key->container) || h.schema_crc != schema_crc || h.ncol != ncol ||
-            h.stsize != stsize)
+        why = "made for another schema";
+        if (h.schema_crc != schema_crc || h.ncol != ncol || h.stsize != stsize)
                 goto bad;
         rc = -EIO;
         why = "bad layout";
