@@ -15,7 +15,6 @@
 
 #define BUILD_BATCH 4096
 #define BUILD_FEED (256u << 10)
-#define PROGRESS_EVERY (64ull << 20)
 
 /* An index with room for cap checkpoints (grown by build_checkpoint). */
 static struct tm_index *index_alloc(uint32_t cap)
@@ -49,10 +48,7 @@ struct build {
         struct tm_stats_acc acc;
         struct tm_ckpt at; /* running positions; .st unused */
         uint64_t next_ckpt;
-        uint64_t skip; /* header bytes still to drop */
-        uint64_t seen, next_progress;
-        tm_progress_fn progress;
-        void *arg;
+        struct tm_scan_front front;
         struct tm_cont *cont;
         struct tm_err *err;
         int budgeted; /* default spacing: thin to the size budget */
@@ -125,22 +121,25 @@ static int build_drain(struct build *b)
         }
 }
 
+size_t tm_scan_front(struct tm_scan_front *s, const uint8_t **buf, size_t n)
+{
+        s->seen += n;
+        if (s->progress && s->seen >= s->next_progress) {
+                uint64_t total = 0;
+                tm_cont_raw_size(s->cont, &total);
+                s->progress(s->arg, s->seen, total);
+                s->next_progress = s->seen + TM_SCAN_PROGRESS_EVERY;
+        }
+        size_t k = n < s->skip ? n : (size_t)s->skip;
+        *buf += k;
+        s->skip -= k;
+        return n - k;
+}
+
 static int build_sink(void *arg, const uint8_t *buf, size_t n)
 {
         struct build *b = arg;
-        b->seen += n;
-        if (b->progress && b->seen >= b->next_progress) {
-                uint64_t total = 0;
-                tm_cont_raw_size(b->cont, &total);
-                b->progress(b->arg, b->seen, total);
-                b->next_progress = b->seen + PROGRESS_EVERY;
-        }
-        if (b->skip) {
-                size_t s = n < b->skip ? n : (size_t)b->skip;
-                buf += s;
-                n -= s;
-                b->skip -= s;
-        }
+        n = tm_scan_front(&b->front, &buf, n);
         while (n) {
                 size_t room;
                 uint8_t *dst = tm_feed_space(&b->feed, &room);
@@ -165,9 +164,9 @@ static int build_finish(struct build *b)
         if (b->feed.pos != b->feed.len)
                 return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
                                   (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
-        if (b->skip)
+        if (b->front.skip)
                 return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
-                                  (unsigned long long)b->seen);
+                                  (unsigned long long)b->front.seen);
         tm_stats_finish(&b->acc);
         struct tm_index *ix = b->ix;
         /* With the default spacing, the checkpoints of a highly compressed
@@ -207,10 +206,9 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
         ix->hdr_len = (uint64_t)hl;
         tm_feed_reset(&b->feed, (uint64_t)hl, &st);
         b->ix = ix;
-        b->skip = (uint64_t)hl;
+        b->front = (struct tm_scan_front){
+            .skip = (uint64_t)hl, .progress = progress, .arg = arg, .cont = c};
         b->next_ckpt = 0;
-        b->progress = progress;
-        b->arg = arg;
         b->cont = c;
         b->err = err;
         tm_stats_init(&b->acc);
@@ -222,7 +220,7 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
         if (rc > 0)
                 rc = -EIO;
         if (rc == 0 && progress)
-                progress(arg, b->seen, b->seen);
+                progress(arg, b->front.seen, b->front.seen);
 out:
         if (b)
                 tm_feed_free(&b->feed);

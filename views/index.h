@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/containers/container.h"
 #include "../codecs/address/trace.h"
+#include "../codecs/containers/container.h"
 #include "stats.h"
 #include "view.h"
 
@@ -64,6 +64,25 @@ struct tm_index_key {
         const char *codec;
         const char *container;
 };
+
+/* What an index pass's sink does first with each piece of the raw stream
+ * (both index passes, this one and rindex.c's): count it, report progress
+ * now and then, and drop the bytes of the trace header, which the decoder
+ * was given at its set-up. */
+#define TM_SCAN_PROGRESS_EVERY (64ull << 20) /* raw bytes between progress calls */
+
+struct tm_scan_front {
+        uint64_t seen; /* raw bytes so far */
+        uint64_t skip; /* header bytes still to drop */
+        uint64_t next_progress;
+        tm_progress_fn progress; /* may be NULL */
+        void *arg;
+        struct tm_cont *cont;
+};
+
+/* Move *buf past what of its n bytes is still header; returns the bytes
+ * left. */
+size_t tm_scan_front(struct tm_scan_front *s, const uint8_t **buf, size_t n);
 
 /* One pass over c (tm_cont_scan) decoding with codec from the start of the
  * raw stream; head holds its first headn bytes (for dec_init). k is the

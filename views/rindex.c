@@ -9,7 +9,6 @@
 #include "rrender.h"
 
 #define BUILD_BATCH 256
-#define PROGRESS_EVERY (64ull << 20)
 
 void tm_rindex_free(struct tm_rindex *ix)
 {
@@ -69,8 +68,7 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v)
 
 /* Does r's kind have the thread field (schema field tf)? Then 1 and its
  * value in *t. */
-static int rec_thread(const struct tm_rrender_plan *p, int tf, const struct tm_rec *r,
-                      uint64_t *t)
+static int rec_thread(const struct tm_rrender_plan *p, int tf, const struct tm_rec *r, uint64_t *t)
 {
         int pos = tf < 0 ? -1 : p->kind[r->kind].pos[tf];
         if (pos < 0)
@@ -112,13 +110,12 @@ struct rbuild {
         struct tm_rec recs[BUILD_BATCH];
         struct tm_rstats_acc *acc;
         uint64_t *at; /* running positions, ncol */
-        uint64_t next_ckpt, skip, seen, next_progress;
+        uint64_t next_ckpt;
+        struct tm_scan_front front;
         struct tm_rrender_plan *plan;
         int tf;        /* thread field, or -1 */
         unsigned ntid; /* thread ids seen, at most TM_RSTATS_IDS */
         uint64_t tid[TM_RSTATS_IDS];
-        tm_progress_fn progress;
-        void *arg;
         struct tm_cont *cont;
         struct tm_err *err;
 };
@@ -188,19 +185,7 @@ static int build_drain(struct rbuild *b)
 static int build_sink(void *arg, const uint8_t *buf, size_t n)
 {
         struct rbuild *b = arg;
-        b->seen += n;
-        if (b->progress && b->seen >= b->next_progress) {
-                uint64_t total = 0;
-                tm_cont_raw_size(b->cont, &total);
-                b->progress(b->arg, b->seen, total);
-                b->next_progress = b->seen + PROGRESS_EVERY;
-        }
-        if (b->skip) {
-                size_t s = n < b->skip ? n : (size_t)b->skip;
-                buf += s;
-                n -= s;
-                b->skip -= s;
-        }
+        n = tm_scan_front(&b->front, &buf, n);
         while (n) {
                 size_t room;
                 uint8_t *dst = tm_rfeed_space(&b->feed, &room);
@@ -225,9 +210,9 @@ static int build_finish(struct rbuild *b, int budgeted)
         if (b->feed.pos != b->feed.len)
                 return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
                                   (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
-        if (b->skip)
+        if (b->front.skip)
                 return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
-                                  (unsigned long long)b->seen);
+                                  (unsigned long long)b->front.seen);
         struct tm_rindex *ix = b->ix;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
@@ -267,12 +252,13 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                 goto fail;
         }
         tm_rfeed_reset(&b->feed, hdr_len, st0->b);
-        b->skip = hdr_len;
-        b->progress = progress;
-        b->arg = arg;
+        b->front = (struct tm_scan_front){.skip = hdr_len,
+                                          .next_progress = TM_SCAN_PROGRESS_EVERY,
+                                          .progress = progress,
+                                          .arg = arg,
+                                          .cont = c};
         b->cont = c;
         b->err = err;
-        b->next_progress = PROGRESS_EVERY;
         if ((rc = build_ckpt(b)) < 0)
                 goto fail;
         rc = tm_cont_scan(c, build_sink, b, err);

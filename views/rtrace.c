@@ -229,9 +229,9 @@ int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_k
                    struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
-        int rc = tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
-                                tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len,
-                                t->cont, &rt->ix, &t->ix_fd, err);
+        int rc =
+            tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema), tm_rcol_count(&rt->schema),
+                           rt->codec->state_size, rt->hdr_len, t->cont, &rt->ix, &t->ix_fd, err);
         if (rc == 0)
                 add_thread_views(rt);
         return rc;
@@ -531,8 +531,9 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
                 return;
         }
         default:
-                f->line_len =
-                    tm_rindex_len(s, rt->plan, rt->ix, f->col, r) ? tm_rrender_line(f->line, s, r) : 0;
+                f->line_len = tm_rindex_len(s, rt->plan, rt->ix, f->col, r)
+                                  ? tm_rrender_line(f->line, s, r)
+                                  : 0;
                 return;
         }
 }
@@ -567,9 +568,9 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
                 rc = rv_take(f, &r, err);
                 if (rc <= 0)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
-                uint64_t len = f->kind == RV_BINARY
-                                   ? f->recsize
-                                   : tm_rindex_len(&f->rt->schema, f->rt->plan, f->rt->ix, f->col, r);
+                uint64_t len = f->kind == RV_BINARY ? f->recsize
+                                                    : tm_rindex_len(&f->rt->schema, f->rt->plan,
+                                                                    f->rt->ix, f->col, r);
                 if (pos + len > off) {
                         rv_render(f, r);
                         f->line_pos = (size_t)(off - pos);
@@ -673,16 +674,7 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, 
         if (rc == 0)
                 got = f->kind == RV_RAW ? tm_creader_read_full(f->r, buf, n, err)
                                         : rv_fill(f, buf, n, err);
-        if (got < 0 || (size_t)got < n) {
-                f->valid = 0;
-                if (got == 0)
-                        got = tm_err_set(err, -EIO, "%s: view ends early", f->t->path);
-        }
-        if (got > 0)
-                f->pos = off + (uint64_t)got;
-        else
-                tm_trace_err_path(f->t, (int)got, err);
-        return got;
+        return tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
 }
 
 int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)

@@ -21,6 +21,21 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err)
         return rc;
 }
 
+ssize_t tm_trace_read_done(const struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
+                           int *valid, uint64_t *pos, struct tm_err *err)
+{
+        if (got < 0 || (size_t)got < n) {
+                *valid = 0;
+                if (got == 0)
+                        got = tm_err_set(err, -EIO, "%s: view ends early", t->path);
+        }
+        if (got > 0)
+                *pos = off + (uint64_t)got;
+        else
+                tm_trace_err_path(t, (int)got, err);
+        return got;
+}
+
 /* Read the first TM_PROBE_BYTES raw bytes. */
 static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err *err)
 {

@@ -68,6 +68,14 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
  * Returns rc. */
 int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 
+/* The end of a cursor's read of n bytes at off that gave got: a short
+ * read or an error leaves the cursor invalid (the next read starts over
+ * from a checkpoint and meets the error again), 0 bytes is "view ends
+ * early" (the sizes said there were more), an error gets the archive's
+ * path; *pos moves past the bytes returned. Returns got or the error. */
+ssize_t tm_trace_read_done(const struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
+                           int *valid, uint64_t *pos, struct tm_err *err);
+
 /* Make f a readahead worker's cursor: it never starts a readahead of its
  * own, and it renders through a small buffer of its own before copying to
  * the caller's (the memory it fills is read on another core next; see

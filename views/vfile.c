@@ -449,18 +449,7 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         if (rc == 0)
                 got = f->kind == TM_VIEW_RAW ? tm_creader_read_full(f->r, buf, n, err)
                                              : vf_fill(f, buf, n, err);
-        if (got < 0 || (size_t)got < n) {
-                /* An error (now, or after the bytes returned): the next read
-                 * starts over from a checkpoint and meets it again. */
-                f->valid = 0;
-                if (got == 0)
-                        got = tm_err_set(err, -EIO, "%s: view ends early", f->t->path);
-        }
-        if (got > 0)
-                f->pos = off + (uint64_t)got;
-        else
-                tm_trace_err_path(f->t, (int)got, err);
-        return got;
+        return tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
 }
 
 ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspan *sp)
