@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Debian 12 packages: build, runtime, tests (perl/gawk/bc for integration checks).
+# Debian 12 packages: build, runtime, tests (perl/gawk for integration checks,
+# sshfs + openssh-server for the network-filesystem test over loopback).
 PKGS="build-essential meson ninja-build pkg-config libfuse3-dev fuse3 zlib1g-dev
-      libzstd-dev zstd libcmocka-dev gzip perl gawk python3 heaptrack"
+      libzstd-dev zstd libcmocka-dev gzip perl gawk python3 heaptrack
+      sshfs openssh-server openssh-client"
 
 deps() {
         local missing=()
