@@ -14,7 +14,7 @@
 static struct mtf_dtd dtd;
 static struct mtf_layout lay;
 
-static void check(int ok, const char *what)
+static void dtd_check(int ok, const char *what)
 {
         if (!ok) {
                 fprintf(stderr, "invariant broken: %s\n", what);
@@ -31,25 +31,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ret >= 0)
                 ret = mtf_dtd_compile(&dtd, &lay, &err);
         if (ret < 0) {
-                check(err.code == ret, "error code");
-                check(strncmp(err.msg, "f.dtd:", 6) == 0 ||
+                dtd_check(err.code == ret, "error code");
+                dtd_check(strncmp(err.msg, "f.dtd:", 6) == 0 ||
                           strncmp(err.msg, "predefined:", 11) == 0,
                       "message names the file");
                 free(text);
                 return 0;
         }
-        check(lay.nkinds <= MTF_KINDS_MAX && lay.tag_width >= 1 && lay.tag_width <= 4, "caps");
+        dtd_check(lay.nkinds <= MTF_KINDS_MAX && lay.tag_width >= 1 && lay.tag_width <= 4, "caps");
         for (unsigned k = 0; k < lay.nkinds; k++) {
                 const struct mtf_kind *mk = &lay.kind[k];
-                check(mk->nleaves >= 1 && mk->nleaves <= MTF_LEAVES_MAX, "leaf count");
-                check(strcmp(mk->leaf[0].name, "tag") == 0 && mk->leaf[0].value == mk->tag, "tag");
+                dtd_check(mk->nleaves >= 1 && mk->nleaves <= MTF_LEAVES_MAX, "leaf count");
+                dtd_check(strcmp(mk->leaf[0].name, "tag") == 0 && mk->leaf[0].value == mk->tag, "tag");
                 for (unsigned i = 1; i < mk->nleaves; i++) {
                         const struct mtf_leaf *l = &mk->leaf[i];
-                        check(l->width_of < (int)i, "width from an earlier field");
-                        check(i + l->rep < mk->nleaves, "repeat inside the record");
-                        check(l->interp >= MTF_I_NONE && l->interp <= MTF_I_SECTIONSTRIDE,
+                        dtd_check(l->width_of < (int)i, "width from an earlier field");
+                        dtd_check(i + l->rep < mk->nleaves, "repeat inside the record");
+                        dtd_check(l->interp >= MTF_I_NONE && l->interp <= MTF_I_SECTIONSTRIDE,
                               "interpretation");
-                        check(mtf_leaf_is_bytes(l) || l->width <= 8, "numbers are 0..8 bytes");
+                        dtd_check(mtf_leaf_is_bytes(l) || l->width <= 8, "numbers are 0..8 bytes");
                 }
         }
         free(text);

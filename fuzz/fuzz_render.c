@@ -14,7 +14,7 @@
 
 #define GUARD 64
 
-static void check(const struct tm_ref *refs, size_t n, const char *want, size_t want_len, int scalar)
+static void render_check(const struct tm_ref *refs, size_t n, const char *want, size_t want_len, int scalar)
 {
         size_t room = n * TM_DIN_LINE_MAX + TM_RENDER_SLACK;
         char *dst = malloc(room + GUARD);
@@ -49,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcpy(want + len, line, k);
                 len += k;
         }
-        check(refs, n, want, len, 0);
-        check(refs, n, want, len, 1);
+        render_check(refs, n, want, len, 0);
+        render_check(refs, n, want, len, 1);
         free(refs);
         free(want);
         return 0;

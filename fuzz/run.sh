@@ -1,64 +1,117 @@
 #!/usr/bin/env bash
-# fuzz/run.sh [SECONDS]: build the harnesses with clang (libFuzzer, ASan,
-# UBSan) and run each for SECONDS: fuzz_archive on a corpus seeded from
-# examples/ and small packed traces, fuzz_render (the batch din renderer,
-# both paths, against the per-line one) and fuzz_pdats2 (PDATS II's block
-# decoder against its scalar one) from nothing, fuzz_dtd (the Meta-TF DTD
-# parser and compiler, seeded with the shipped DTDs) and fuzz_metatf (the
-# Meta-TF decoder over three DTDs, each call checked against a replay from
-# a copy of the state) from nothing. Not part of the test suite;
-# crashes land in fuzz/out/.
+# fuzz/run.sh [SECONDS] [HARNESS...]: build the libFuzzer harnesses with
+# clang (-O2, ASan, UBSan) and run each named one (default: all) for
+# SECONDS (default 120), one after the other, under nice -n 19.
+#
+# Harnesses (each file's head says what it checks):
+#   fuzz_archive    a whole archive: containers, codec probe, index pass,
+#                   every view read
+#   fuzz_container  plain, gzip, zstd (single, multi-frame, seekable): scan,
+#                   cursors and seeks, seek index saved and reloaded, agree
+#   fuzz_din fuzz_pdats fuzz_lackey   one codec each (fuzz/fuzz_codec.c):
+#                   whole vs windowed decoding, resumed from a checkpoint
+#   fuzz_pdats2     PDATS II's block decoder against its scalar one
+#   fuzz_render     the batch din renderer against the per-line one
+#   fuzz_hatf       the HATF decoder, windowed against whole
+#   fuzz_metatf     the Meta-TF decoder over three DTDs
+#   fuzz_dtd        the Meta-TF DTD parser and compiler
+#   fuzz_index      index files (address and record) through tm_trace_index
+#
+# Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows
+# from the committed seeds in fuzz/corpus/<harness>/. Crashes land in
+# fuzz/out/<harness>-crash-...; each run's log in fuzz/out/<harness>.log.
+# A finding goes to tests/data/fuzz/<harness>/, which unit_fuzzregress
+# replays through the same entry points in the test suite.
+# Environment: FUZZ_JOBS (default 1) parallel workers per harness;
+# FUZZ_ARGS extra libFuzzer options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-120}
+shift || true
+ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
+fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index"
+HARNESSES=${*:-$ALL}
 O=fuzz/out
-mkdir -p "$O/corpus"
-srcs=$(ls codecs/*/*.c views/*.c)
-clang -g -O1 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. \
-        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        fuzz/fuzz_archive.c $srcs -lz -lzstd -lpthread -o "$O/fuzz_archive"
-clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_render.c views/render.c codecs/common/tm_cpu.c -o "$O/fuzz_render"
-clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_pdats2.c $(ls codecs/*/*.c) -lz -lzstd \
-        -o "$O/fuzz_pdats2"
-clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_dtd.c codecs/metatf/dtd.c \
-        codecs/metatf/dtd_compile.c codecs/common/tm_err.c -o "$O/fuzz_dtd"
-clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_metatf.c $(ls codecs/*/*.c) -lz -lzstd \
-        -lpthread -o "$O/fuzz_metatf"
-clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined fuzz/fuzz_hatf.c $(ls codecs/*/*.c) -lz -lzstd \
-        -lpthread -o "$O/fuzz_hatf"
-# seeds: small real archives of every codec and container
-TT=build/tools/tracetool
-if [ -x "$TT" ]; then
-        head -n 300 examples/tex-table3.din > "$O/corpus/table3.din"
-        for s in pdt pdt2 din; do
-                for c in "" .gz .zst; do
-                        "$TT" pack --addr-bits 64 --unit 1 examples/tex-table3.din \
-                                "$O/corpus/t3.$s$c" 2>/dev/null || true
-                done
-        done
-        (zcat examples/true.lackey.gz || true) | head -n 60 > "$O/corpus/true.lackey"
+# The library as committed at FUZZ_REV (default HEAD; "worktree": the
+# working tree as it is): other people's half-made edits are not fuzzed.
+REV=${FUZZ_REV:-HEAD}
+S=.
+if [ "$REV" != worktree ]; then
+        S=$O/src
+        want=$(git rev-parse "$REV^{commit}")
+        if [ "$(cat "$S/.rev" 2>/dev/null)" != "$want" ]; then
+                rm -rf "$S" "$O/obj"
+                mkdir -p "$S"
+                git archive "$want" codecs views tests/p2_lockstep.h | tar -x -C "$S"
+                echo "$want" >"$S/.rev"
+        fi
 fi
-"$O/fuzz_archive" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$O/" "$O/corpus"
-mkdir -p "$O/corpus-render"
-"$O/fuzz_render" -max_len=2048 -max_total_time="$SECS" -timeout=10 \
-        -artifact_prefix="$O/render-" "$O/corpus-render"
-mkdir -p "$O/corpus-pdats2"
-"$O/fuzz_pdats2" -max_len=8192 -max_total_time="$SECS" -timeout=10 \
-        -artifact_prefix="$O/pdats2-" "$O/corpus-pdats2"
-mkdir -p "$O/corpus-dtd" "$O/corpus-metatf"
-cp codecs/metatf/dtd/*.dtd "$O/corpus-dtd/"
-"$O/fuzz_dtd" -max_len=4096 -max_total_time="$SECS" -timeout=10 \
-        -artifact_prefix="$O/dtd-" "$O/corpus-dtd"
-"$O/fuzz_metatf" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$O/metatf-" "$O/corpus-metatf"
-mkdir -p "$O/corpus-hatf"
-# seeds: the example's records (raw), after the harness's three control bytes
-{ printf '\020\040\007'; zstdcat examples/sort.hatf.zst | head -c 4000; } > "$O/corpus-hatf/sort"
-"$O/fuzz_hatf" -max_len=4096 -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="$O/hatf-" "$O/corpus-hatf"
+mkdir -p "$O/obj"
+CC=${CC:-clang}
+CFLAGS="-g -O2 -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I$S -DTM_SOURCE_DIR=\"$PWD\"
+        -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+echo "library: $REV ($(cd "$S" && git rev-parse --short HEAD 2>/dev/null || cat .rev 2>/dev/null))"
+
+# the library, once, instrumented for coverage but without libFuzzer's main
+objs=()
+for s in "$S"/codecs/*/*.c "$S"/views/*.c; do
+        o=$O/obj/$(echo "${s#"$S"/}" | tr / _).o
+        if [ ! -e "$o" ] || [ "$s" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ] ||
+                [ -n "$(find "$S/codecs" "$S/views" -name '*.h' -newer "$o" | head -1)" ]; then
+                # shellcheck disable=SC2086
+                nice -n 19 "$CC" $CFLAGS -fsanitize=fuzzer-no-link -c "$s" -o "$o"
+        fi
+        objs+=("$o")
+done
+
+build() { # build NAME SOURCE [extra flags]
+        local name=$1 src=$2
+        shift 2
+        # shellcheck disable=SC2086
+        nice -n 19 "$CC" $CFLAGS -fsanitize=fuzzer "$@" "$src" "${objs[@]}" \
+                -lz -lzstd -lpthread -lm -o "$O/$name"
+}
+
+# Options of each harness: the largest input it is given. fuzz_archive's
+# 4 KiB holds a small compressed archive whole; the codec harnesses' 4-8 KiB
+# hold hundreds of records, more than any decoder's look-ahead; fuzz_index
+# takes a whole index file of the small archives it makes (up to ~40 KiB).
+opts() {
+        case $1 in
+        fuzz_index) echo "-max_len=65536" ;;
+        fuzz_pdats2 | fuzz_container) echo "-max_len=8192" ;;
+        fuzz_render) echo "-max_len=2048" ;;
+        *) echo "-max_len=4096" ;;
+        esac
+}
+
+for h in $HARNESSES; do
+        case $h in
+        fuzz_din | fuzz_pdats | fuzz_lackey)
+                build "$h" fuzz/fuzz_codec.c -DFZ_CODEC="\"${h#fuzz_}\""
+                ;;
+        fuzz_*) build "$h" "fuzz/$h.c" ;;
+        *) echo "unknown harness $h" >&2 && exit 2 ;;
+        esac
+done
+
+for h in $HARNESSES; do
+        mkdir -p "$O/corpus/$h"
+        seeds=()
+        [ -d "fuzz/corpus/$h" ] && seeds=("fuzz/corpus/$h")
+        export FZI_SEEDS=
+        [ "$h" = fuzz_index ] && export FZI_SEEDS=$O/corpus/$h
+        jobs=
+        [ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs="-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS"
+        echo "== $h ($SECS s)"
+        # shellcheck disable=SC2046,SC2086
+        nice -n 19 "$O/$h" $(opts "$h") -max_total_time="$SECS" -timeout=10 \
+                -rss_limit_mb=2048 -print_final_stats=1 $jobs -artifact_prefix="$O/$h-" ${FUZZ_ARGS:-} \
+                "$O/corpus/$h" "${seeds[@]}" >"$O/$h.log" 2>&1 || {
+                echo "$h: FINDING (see $O/$h.log and $O/$h-*)" >&2
+                tail -n 30 "$O/$h.log" >&2
+                continue
+        }
+        grep -E '^stat::|#[0-9]+.*DONE|fuzz_index:' "$O/$h.log" | tail -n 12
+        echo "corpus: $(find "$O/corpus/$h" -type f | wc -l) files"
+done

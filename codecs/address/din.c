@@ -21,6 +21,12 @@ static int din_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, 
         return 0;
 }
 
+static int din_long_start(struct tm_err *err, uint64_t off)
+{
+        return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: line start longer than %d bytes",
+                          off, DIN_MAX_PREFIX);
+}
+
 /* Bytes a line must have left for din_fast_line. */
 #define DIN_FAST_SPAN 48
 
@@ -113,6 +119,8 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
                 if (nd == 0)
                         return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: missing address",
                                           raw_off + q);
+                if (q - p >= DIN_MAX_PREFIX) /* as when it is cut: whatever the window */
+                        return din_long_start(err, raw_off + p);
                 if (q < len && in[q] != '\n' && !cu_is_blank(in[q]))
                         return tm_err_set(err, -EIO,
                                           "raw offset %" PRIu64
@@ -134,9 +142,7 @@ cut:
                 return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: truncated line",
                                   raw_off + q);
         if (q - p >= DIN_MAX_PREFIX)
-                return tm_err_set(err, -EIO,
-                                  "raw offset %" PRIu64 ": din: line start longer than %d bytes",
-                                  raw_off + p, DIN_MAX_PREFIX);
+                return din_long_start(err, raw_off + p);
 done:
         memcpy(st->b, &s, sizeof s);
         *used = p;

@@ -12,8 +12,9 @@
 
 #include "trace.h"
 
-/* Longest line start (blanks, label, blanks, address) the decoder waits
- * for; a longer one that is not finished is corrupt (-EIO). */
+/* Longest line start (label, blanks, address) the decoder waits for; a
+ * longer one is corrupt (-EIO), finished or not, so that where the input
+ * windows end never decides whether a line is read. */
 #define DIN_MAX_PREFIX 128
 
 extern const struct tm_codec tm_codec_din;
