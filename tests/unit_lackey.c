@@ -60,8 +60,11 @@ static void test_sample(void **unused)
                 ct_assert_refs(got, sample_refs, n);
         }
         assert_true(C->probe((const uint8_t *)sample, sizeof sample - 1));
-        assert_null(C->enc_init);
+        /* the encoder needs sizes: encode_sized, never encode */
+        assert_non_null(C->enc_init);
         assert_null(C->encode);
+        assert_non_null(C->encode_sized);
+        assert_non_null(C->decode_sized);
 }
 
 static void test_crlf_and_eof(void **unused)

@@ -4,7 +4,15 @@
  * through its container for a file, or from stdin. They go through the
  * output codec's encoder into a tm_cwriter; the encoder's output ends on a
  * record boundary after every encode(), so each flush is a boundary for the
- * writer. */
+ * writer. Access sizes travel beside the references when the output format
+ * holds them (lackey), which needs an input that has them.
+ *
+ * When the encoder refuses a reference for want of a wider address or a
+ * finer instruction unit, pack starts again with them: a file is read
+ * again from its start; stdin is copied as it is read to an unnamed
+ * temporary file (the spool, in $TMPDIR), which is read back before the
+ * rest of stdin. Memory stays bounded; the spool takes as much disk as the
+ * input, and only while pack runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +32,7 @@
 #define PACK_BATCH 4096        /* references per batch */
 #define PACK_IN_BUF (1u << 20) /* input buffer: also the longest record */
 #define PACK_OUT_FLUSH (60u << 10)
+#define PACK_SPOOL_CHUNK (1u << 20)
 
 /* ---- reference sources ---- */
 
@@ -36,18 +45,60 @@ struct ref_src {
         int fd;            /* the file, or STDIN_FILENO */
         struct tm_cont *cont;
         struct tm_creader *r; /* NULL for stdin */
+        int spool;            /* stdin: its copy (see the top), or -1 */
+        uint64_t spool_len;   /* bytes in the spool */
+        uint64_t replay;      /* next spool byte to read again; spool_len: none */
         struct tm_feed feed;
         struct progress prog;
         uint64_t total; /* raw bytes, 0: unknown */
 };
+
+/* Stop copying stdin (no restart is possible after this). */
+static void src_spool_end(struct ref_src *s)
+{
+        if (s->spool >= 0)
+                close(s->spool);
+        s->spool = -1;
+}
+
+/* Append buf[0..n) to the spool; on failure (a full disk) stop spooling:
+ * pack then says which option to give instead of starting again. */
+static void src_spool_put(struct ref_src *s, const void *buf, size_t n)
+{
+        size_t done = 0;
+        while (s->spool >= 0 && done < n) {
+                ssize_t k = pwrite(s->spool, (const char *)buf + done, n - done,
+                                   (off_t)(s->spool_len + done));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        src_spool_end(s);
+                        return;
+                }
+                done += (size_t)k;
+        }
+        s->spool_len += done;
+        s->replay = s->spool_len;
+}
 
 /* Up to n raw bytes of the input; 0 at its end. */
 static ssize_t src_read(struct ref_src *s, void *buf, size_t n, struct tm_err *err)
 {
         if (s->r)
                 return tm_creader_read(s->r, buf, n, err);
+        if (s->spool >= 0 && s->replay < s->spool_len) {
+                size_t m = s->spool_len - s->replay < n ? (size_t)(s->spool_len - s->replay) : n;
+                ssize_t k = pread(s->spool, buf, m, (off_t)s->replay);
+                if (k <= 0)
+                        return tm_err_set(err, k < 0 ? -errno : -EIO, "%s: reading its copy: %s",
+                                          s->name, k < 0 ? strerror(errno) : "short");
+                s->replay += (uint64_t)k;
+                return k;
+        }
         for (;;) {
-                ssize_t k = read(s->fd, buf, n);
+                ssize_t k = read(s->fd, buf, n < PACK_SPOOL_CHUNK ? n : PACK_SPOOL_CHUNK);
+                if (k > 0)
+                        src_spool_put(s, buf, (size_t)k);
                 if (k >= 0)
                         return k;
                 if (errno != EINTR)
@@ -106,20 +157,27 @@ static int src_open_file(struct ref_src *s, const char *path, struct tm_err *err
         return src_start(s, err);
 }
 
-static int src_open_stdin(struct ref_src *s, struct tm_err *err)
+/* spool: keep a copy of stdin so that pack can start again. */
+static int src_open_stdin(struct ref_src *s, int spool, struct tm_err *err)
 {
         s->name = "<stdin>";
         s->fd = STDIN_FILENO;
+        s->spool = -1;
+        if (spool) {
+                const char *dir = getenv("TMPDIR");
+                s->spool = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        }
         progress_init(&s->prog, "packing");
         return src_start(s, err);
 }
 
 /* Up to cap references into out; returns the count, 0 at the end, or a
  * negative errno. */
-static ssize_t src_next(struct ref_src *s, struct tm_ref *out, size_t cap, struct tm_err *err)
+static ssize_t src_next(struct ref_src *s, struct tm_ref *out, uint32_t *sizes, size_t cap,
+                        struct tm_err *err)
 {
         for (;;) {
-                ssize_t n = tm_feed_decode(&s->feed, out, cap, err);
+                ssize_t n = tm_feed_decode_sized(&s->feed, out, sizes, cap, err);
                 if (n < 0)
                         return tm_err_prefix(err, "%s", s->name);
                 if (n > 0 || s->feed.eof)
@@ -139,8 +197,13 @@ static ssize_t src_next(struct ref_src *s, struct tm_ref *out, size_t cap, struc
 static int src_rewind(struct ref_src *s)
 {
         struct tm_err err;
-        if (!s->r || tm_creader_seek(s->r, 0, &err) < 0)
+        if (!s->r) {
+                if (s->spool < 0)
+                        return -ESPIPE;
+                s->replay = 0;
+        } else if (tm_creader_seek(s->r, 0, &err) < 0) {
                 return -ESPIPE;
+        }
         return src_start(s, &err);
 }
 
@@ -161,6 +224,8 @@ static void src_blame_damage(struct ref_src *s, struct tm_err *err)
 static void src_close(struct ref_src *s)
 {
         progress_end(&s->prog);
+        if (!s->r)
+                src_spool_end(s);
         tm_feed_free(&s->feed);
         tm_creader_close(s->r);
         tm_cont_close(s->cont);
@@ -199,7 +264,8 @@ void pack_guess(const char *out, const struct tm_codec **codec, enum tm_cont_kin
         size_t best = 0; /* the longest suffix wins: ".pdt2" over ".pdt" */
         for (const struct tm_codec *const *c = tm_codecs; *c; c++) {
                 const char *suf = (*c)->suffix;
-                if ((*c)->encode && suf && ends_with(out, n, suf) && strlen(suf) > best) {
+                if (((*c)->encode || (*c)->encode_sized) && suf && ends_with(out, n, suf) &&
+                    strlen(suf) > best) {
                         *codec = *c;
                         best = strlen(suf);
                 }
@@ -243,6 +309,8 @@ static int pack_pass(struct ref_src *s, const struct tm_codec *c, const struct t
                      struct pack_out *o, struct tm_err *err)
 {
         static struct tm_ref refs[PACK_BATCH];
+        static uint32_t sizes[PACK_BATCH];
+        uint32_t *sz = c->encode_sized ? sizes : NULL;
         struct tm_enc_state st;
         uint64_t idx = 0;
         int k = c->enc_init(&st, eo, o->buf, err);
@@ -250,13 +318,14 @@ static int pack_pass(struct ref_src *s, const struct tm_codec *c, const struct t
                 return k;
         o->len = (size_t)k;
         for (;;) {
-                ssize_t n = src_next(s, refs, PACK_BATCH, err);
+                ssize_t n = src_next(s, refs, sz, PACK_BATCH, err);
                 if (n < 0)
                         return (int)n;
                 if (n == 0)
                         break;
                 for (ssize_t i = 0; i < n; i++, idx++) {
-                        k = c->encode(&st, &refs[i], idx, o->buf + o->len, err);
+                        k = sz ? c->encode_sized(&st, &refs[i], sz[i], idx, o->buf + o->len, err)
+                               : c->encode(&st, &refs[i], idx, o->buf + o->len, err);
                         if (k < 0)
                                 return k;
                         o->len += (size_t)k;
@@ -276,17 +345,18 @@ static void pack_usage(FILE *f)
         fprintf(
             f, "usage: tracetool pack [options] IN OUT\n\n"
                "Re-encode the trace IN (din or lackey text, or any trace tracetool reads) as OUT.\n"
-               "OUT's name chooses format and compression: NAME.{pdt,pdt2,din}[.gz|.zst],\n"
-               "e.g. sort.pdt2.zst. '-' is stdin / stdout (stdout needs --format and --compress;\n"
-               "stdin must be uncompressed).\n\n"
-               "  --format din|pdats|pdats2   output format (default: from OUT's suffix)\n"
+               "OUT's name chooses format and compression:\n"
+               "NAME.{pdt,pdt2,din,lackey}[.gz|.zst], e.g. sort.pdt2.zst; lackey output keeps\n"
+               "lackey input's access sizes. '-' is stdin / stdout (stdout needs --format and\n"
+               "--compress; stdin must be uncompressed).\n\n"
+               "  --format din|pdats|pdats2|lackey  output format (default: from OUT's suffix)\n"
                "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
                "  --level N                   compression level (default: the library's)\n"
                "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 1 MiB)\n"
                "  --addr-bits 32|64           address width (default: 64 for lackey input, else\n"
-               "                              32, switching to 64 when needed for file input)\n"
+               "                              32, switching to 64 when needed)\n"
                "  --unit 1|2|4                instruction unit (default: 1 for lackey input, else\n"
-               "                              4, switching to 1 when needed for file input)\n"
+               "                              4, switching to 1 when needed)\n"
                "  -h, --help                  this help\n");
 }
 
@@ -378,7 +448,7 @@ static int pack_resolve(struct pack_job *j)
         pack_guess(j->out, &j->codec, &j->kind);
         if (j->po.format) {
                 j->codec = tm_codec_by_name(j->po.format);
-                if (!j->codec || !j->codec->encode) {
+                if (!j->codec || !(j->codec->encode || j->codec->encode_sized)) {
                         fprintf(stderr, "tracetool pack: cannot write format '%s'\n", j->po.format);
                         return TOOL_USAGE;
                 }
@@ -395,7 +465,8 @@ static int pack_resolve(struct pack_job *j)
         if (!j->codec) {
                 fprintf(stderr,
                         "tracetool pack: %s: cannot tell the format from the name "
-                        "(use .pdt, .pdt2 or .din, optionally + .gz or .zst, or --format)\n",
+                        "(use .pdt, .pdt2, .din or .lackey, optionally + .gz or .zst, or "
+                        "--format)\n",
                         j->out);
                 return TOOL_USAGE;
         }
@@ -443,10 +514,15 @@ static int pack_can_retry(struct pack_job *j, struct ref_src *s, struct tm_enc_o
 
 static int pack_run(struct pack_job *j)
 {
-        struct ref_src s = {0};
+        struct ref_src s = {.spool = -1};
         struct tm_err err = {0};
-        int rc =
-            strcmp(j->in, "-") == 0 ? src_open_stdin(&s, &err) : src_open_file(&s, j->in, &err);
+        /* a copy of stdin only when pack may have to start again */
+        int spool = !j->to_stdout && !(j->po.addr_bits && j->po.unit);
+        int rc = strcmp(j->in, "-") == 0 ? src_open_stdin(&s, spool, &err)
+                                         : src_open_file(&s, j->in, &err);
+        if (rc == 0 && j->codec->encode_sized && !tm_codec_by_name(s.codec)->decode_sized)
+                rc = tm_err_set(&err, -EINVAL, "%s: %s output needs access sizes, which %s has not",
+                                s.name, j->codec->name, s.codec);
         if (rc < 0) {
                 fprintf(stderr, "tracetool pack: %s\n", err.msg);
                 src_close(&s);
@@ -460,6 +536,8 @@ static int pack_run(struct pack_job *j)
             .addr_bits = j->po.addr_bits ? j->po.addr_bits : def_bits,
             .unit = j->po.unit ? j->po.unit : def_unit,
         };
+        if (!s.r && eo.addr_bits == 64 && eo.unit == 1)
+                src_spool_end(&s); /* the widest options: nothing to start again for */
         int fd;
         if (pack_open_out(j, &fd) < 0) {
                 src_close(&s);

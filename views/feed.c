@@ -42,10 +42,20 @@ uint8_t *tm_feed_space(struct tm_feed *f, size_t *room)
 
 ssize_t tm_feed_decode(struct tm_feed *f, struct tm_ref *out, size_t cap, struct tm_err *err)
 {
+        return tm_feed_decode_sized(f, out, NULL, cap, err);
+}
+
+ssize_t tm_feed_decode_sized(struct tm_feed *f, struct tm_ref *out, uint32_t *sizes, size_t cap,
+                             struct tm_err *err)
+{
         for (;;) {
                 size_t used = 0;
-                ssize_t n = f->codec->decode(&f->st, f->buf + f->pos, f->len - f->pos, f->eof,
-                                             f->raw_off, &used, out, cap, err);
+                const uint8_t *in = f->buf + f->pos;
+                size_t len = f->len - f->pos;
+                ssize_t n = sizes ? f->codec->decode_sized(&f->st, in, len, f->eof, f->raw_off,
+                                                           &used, out, sizes, cap, err)
+                                  : f->codec->decode(&f->st, in, len, f->eof, f->raw_off, &used,
+                                                     out, cap, err);
                 if (n < 0)
                         return n;
                 if (used > f->len - f->pos)

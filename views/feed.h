@@ -50,4 +50,9 @@ static inline void tm_feed_commit(struct tm_feed *f, size_t n)
  * buffer that still does not hold one record is -EIO. */
 ssize_t tm_feed_decode(struct tm_feed *f, struct tm_ref *out, size_t cap, struct tm_err *err);
 
+/* tm_feed_decode that also writes the access size of out[i] to sizes[i]
+ * when sizes is not NULL (codecs with decode_sized only). */
+ssize_t tm_feed_decode_sized(struct tm_feed *f, struct tm_ref *out, uint32_t *sizes, size_t cap,
+                             struct tm_err *err);
+
 #endif

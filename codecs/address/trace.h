@@ -112,6 +112,19 @@ struct tm_codec {
         int (*encode)(struct tm_enc_state *st, const struct tm_ref *ref, uint64_t idx,
                       uint8_t *out, struct tm_err *err);
         int (*finish)(struct tm_enc_state *st, uint8_t *out, struct tm_err *err);
+
+        /* Access sizes, for the formats that have them (lackey), NULL
+         * elsewhere. They travel beside the references, never in them, so
+         * the (type, address) arrays of every other format stay as they
+         * are. decode_sized is decode() that also writes the size in bytes
+         * of out[i] to sizes[i]. A codec whose encoder needs sizes has
+         * encode NULL and encode_sized instead: encode() with the size of
+         * ref. */
+        ssize_t (*decode_sized)(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
+                                uint64_t raw_off, size_t *used, struct tm_ref *out,
+                                uint32_t *sizes, size_t cap, struct tm_err *err);
+        int (*encode_sized)(struct tm_enc_state *st, const struct tm_ref *ref, uint32_t size,
+                            uint64_t idx, uint8_t *out, struct tm_err *err);
 };
 
 /* The codec table, NULL-terminated, in probe order (binary magics first). */

@@ -85,11 +85,21 @@ check "... naming --addr-bits 64" grep -q -- "--addr-bits 64" err.txt
 check "... and leaves no output" test ! -e w32.pdt2 -a ! -e w32.pdt2.tmp
 
 # --- stdin / stdout ---
-"$TT" pack - s.pdt2 <w.din 2>err.txt
-check "stdin 64-bit input with defaults fails with 1" test $? -eq 1
+# from a pipe, pack picks the width and the unit by itself, as for a file
+# (it keeps a copy of stdin to start again from)
+cat w.din | "$TT" pack - s.pdt2 2>err.txt
+check "pipe 64-bit odd-offset input with defaults packs first time" test $? -eq 0
+check "... starting again with --addr-bits 64" grep -q -- "starting again with --addr-bits 64" err.txt
+check "... and with --unit 1" grep -q -- "starting again with --unit 1" err.txt
+check "pipe s.pdt2 ascii == input" cmp -s w.din <("$TT" cat s.pdt2 ascii)
+cat w.din | "$TT" pack - s.pdt.zst 2>err.txt
+check "pipe 64-bit input -> pdt.zst packs first time" test $? -eq 0
+check "pipe s.pdt.zst ascii == input" cmp -s w.din <("$TT" cat s.pdt.zst ascii)
+"$TT" pack --addr-bits 32 - s.pdt2 <w.din 2>err.txt
+check "stdin with explicit --addr-bits 32 fails with 1" test $? -eq 1
 check "... naming --addr-bits 64" grep -q -- "--addr-bits 64" err.txt
-"$TT" pack --addr-bits 64 - s.pdt2 <w.din 2>err.txt
-check "stdin odd offsets with --unit default fails with 1" test $? -eq 1
+"$TT" pack --addr-bits 64 --unit 4 - s.pdt2 <w.din 2>err.txt
+check "stdin with explicit --unit 4 on odd offsets fails with 1" test $? -eq 1
 check "... naming --unit 1" grep -q -- "--unit 1" err.txt
 check "stdin with --addr-bits 64 --unit 1" "$TT" pack --addr-bits 64 --unit 1 - s.pdt2 <w.din
 check "s.pdt2 ascii == input" cmp -s w.din <("$TT" cat s.pdt2 ascii)
