@@ -2,18 +2,18 @@
  * directory of decoded views. Option parsing and the FUSE session. */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <mntent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "bdi.h"
 #include "drop.h"
 #include "inode.h"
+#include "log.h"
 #include "node.h"
 #include "ops.h"
 
@@ -31,6 +31,7 @@ struct main_opts {
         long read_ahead;    /* KiB; -1: BDI_READ_AHEAD_KB */
         char *drop_s;       /* --drop-behind's value */
         long drop_mb;       /* MiB; -1: DROP_KEEP_MB_DEFAULT */
+        char *log_file;
         int help;
         int version;
         char *src; /* first non-option */
@@ -53,6 +54,14 @@ static const struct fuse_opt main_optspec[] = {
     MAIN_OPT("--direct-io", direct_io),
     {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     {"--drop-behind=%s", offsetof(struct main_opts, drop_s), 0},
+    {"--log-file=%s", offsetof(struct main_opts, log_file), 0},
+    /* the same as -o name[=value], for mount(8) and /etc/fstab */
+    {"cache_dir=%s", offsetof(struct main_opts, cache_dir), 0},
+    MAIN_OPT("no_index_beside", no_index_beside),
+    MAIN_OPT("direct_io", direct_io),
+    {"read_ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
+    {"drop_behind=%s", offsetof(struct main_opts, drop_s), 0},
+    {"log_file=%s", offsetof(struct main_opts, log_file), 0},
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -107,18 +116,57 @@ static void main_usage(const char *prog)
                "                           has read of a file in the page cache (at least\n"
                "                           16, and 4 times --read-ahead); 0 keeps all\n"
                "                           (default: %d)\n"
+               "    --log-file FILE        append the daemon's messages (the reasons for\n"
+               "                           EIO) to FILE, each with the time (default:\n"
+               "                           syslog in the background, stderr with -f)\n"
                "    -h, --help             this help, then the FUSE options\n"
-               "    -V, --version          print the version\n\n",
+               "    -V, --version          print the version\n\n"
+               "Each option above is also taken as -o name[=value] for mount(8) and\n"
+               "/etc/fstab: cache_dir=DIR, no_index_beside, direct_io, read_ahead=KB,\n"
+               "drop_behind=MB, log_file=FILE. The mount is read-only whatever -o says.\n\n",
                prog, BDI_READ_AHEAD_KB, DROP_KEEP_MB_DEFAULT);
 }
 
-/* Refuse a mount point inside the source tree: the daemon would look
- * into its own mount and deadlock. */
+/* The source of the tracemount mounted at the real path m, from the mount
+ * table, into src (PATH_MAX); 0 if there is one, else -1. A second mount
+ * there would hide the first one without a word. */
+static int main_mounted_here(const char *m, char *src)
+{
+        FILE *f = setmntent("/proc/self/mounts", "r");
+        if (!f)
+                return -1;
+        int found = -1;
+        struct mntent *e;
+        while ((e = getmntent(f)) != NULL)
+                if (strcmp(e->mnt_dir, m) == 0 && strcmp(e->mnt_type, "fuse.tracemount") == 0) {
+                        snprintf(src, PATH_MAX, "%s", e->mnt_fsname);
+                        found = 0;
+                }
+        endmntent(f);
+        return found;
+}
+
+/* The mount point must be a directory, not a tracemount already, and not
+ * inside the source tree (the daemon would look into its own mount and
+ * deadlock). Its real path into m (PATH_MAX). */
 static int main_check_paths(const char *src, const char *mnt, char *m)
 {
         size_t n = strlen(src);
-        if (!realpath(mnt, m)) {
-                fprintf(stderr, "tracemount: %s: %s\n", mnt, strerror(errno));
+        struct stat st;
+        char other[PATH_MAX];
+        if (!realpath(mnt, m) || stat(m, &st) < 0) {
+                fprintf(stderr, "tracemount: mount point %s: %s\n", mnt, strerror(errno));
+                return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "tracemount: mount point %s is not a directory\n", mnt);
+                return -1;
+        }
+        if (main_mounted_here(m, other) == 0) {
+                fprintf(stderr,
+                        "tracemount: %s is already a tracemount (of %s); unmount it first "
+                        "(fusermount3 -u %s)\n",
+                        m, other, m);
                 return -1;
         }
         if (strncmp(m, src, n) == 0 && (m[n] == '/' || m[n] == '\0')) {
@@ -126,21 +174,6 @@ static int main_check_paths(const char *src, const char *mnt, char *m)
                 return -1;
         }
         return 0;
-}
-
-static void main_syslog(enum fuse_log_level level, const char *fmt, va_list ap)
-{
-        vsyslog((int)level, fmt, ap);
-}
-
-/* Without -f or -d the daemon's stderr goes to /dev/null once it detaches:
- * send log messages (the reasons for EIO) to syslog instead. */
-static void main_setup_log(int foreground)
-{
-        if (foreground)
-                return;
-        openlog("tracemount", LOG_PID, LOG_DAEMON);
-        fuse_set_log_func(main_syslog);
 }
 
 /* Mount and serve until unmounted or signalled. Returns the exit status:
@@ -153,13 +186,17 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                 return 1;
         }
         struct fuse_session *se = fuse_session_new(args, &tmfs_ops, sizeof tmfs_ops, conf);
-        if (!se) {
+        if (!se) { /* libfuse has named the option */
+                fprintf(stderr, "tracemount: not mounted (tracemount --help lists the options)\n");
                 ino_fini();
                 return 2;
         }
         int rc = 1;
         if (fuse_set_signal_handlers(se) == 0) {
-                if (fuse_session_mount(se, co->mountpoint) == 0) {
+                if (fuse_session_mount(se, co->mountpoint) < 0) {
+                        fprintf(stderr, "tracemount: cannot mount on %s (see above)\n", conf->mnt);
+                } else {
+                        log_mounted(co->foreground);
                         if (fuse_daemonize(co->foreground) == 0) {
                                 struct fuse_loop_config *cfg = NULL;
                                 /* after fuse_daemonize (a fork keeps no threads) */
@@ -200,10 +237,13 @@ static void main_free(struct main_opts *o, struct fuse_args *args)
         free(o->cache_dir);
         free(o->read_ahead_s);
         free(o->drop_s);
+        free(o->log_file);
+        log_close();
 }
 
 /* Options of ours that take a value, which may come as a separate argument. */
-static const char *const main_valued[] = {"--cache-dir", "--read-ahead", "--drop-behind"};
+static const char *const main_valued[] = {"--cache-dir", "--read-ahead", "--drop-behind",
+                                          "--log-file"};
 
 /* A copy of argv in args with "--cache-dir DIR" joined into
  * "--cache-dir=DIR" (and the other options of main_valued likewise). -1
@@ -298,6 +338,8 @@ static int main_prepare(struct main_opts *o, struct fuse_args *args, const char 
                 return 1;
         if (main_check_paths(src, o->mnt, mnt) < 0)
                 return 1;
+        if (o->log_file && log_open(o->log_file) < 0)
+                return 1;
         if (strcmp(src, "/") == 0)
                 src[0] = '\0'; /* paths are appended to it */
         return -1;
@@ -325,15 +367,17 @@ int main(int argc, char *argv[])
         };
         char extra[PATH_MAX + 64];
         if (strchr(src, ',') || strchr(src, '\\'))
-                snprintf(extra, sizeof extra, "-oro,default_permissions,subtype=tracemount");
+                snprintf(extra, sizeof extra, "-odefault_permissions,subtype=tracemount");
         else
-                snprintf(extra, sizeof extra,
-                         "-oro,default_permissions,subtype=tracemount,fsname=%s",
+                snprintf(extra, sizeof extra, "-odefault_permissions,subtype=tracemount,fsname=%s",
                          src[0] ? src : "/");
         /* before the user's arguments, so that theirs win; max_idle_threads works
-         * around libfuse 3.14 warning about its own default (-1) */
+         * around libfuse 3.14 warning about its own default (-1). After them,
+         * so that ours win: read-only whatever mount(8) passes ("rw,dev,suid"
+         * from mount.fuse3), and no setuid or device files from the source. */
         if (node_init(src, &topts) < 0 || fuse_opt_insert_arg(&args, 1, extra) < 0 ||
-            fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0) {
+            fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=16") < 0 ||
+            fuse_opt_add_arg(&args, "-oro,nosuid,nodev") < 0) {
                 fprintf(stderr, "tracemount: cannot set up\n");
                 main_free(&o, &args);
                 return 1;
@@ -343,7 +387,6 @@ int main(int argc, char *argv[])
                 main_free(&o, &args);
                 return 2;
         }
-        main_setup_log(co.foreground);
         static struct tmfs_conf conf;
         conf.direct_io = o.direct_io;
         conf.read_ahead_kb = o.read_ahead < 0 ? BDI_READ_AHEAD_KB : (unsigned)o.read_ahead;
