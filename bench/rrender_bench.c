@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "codecs/containers/container.h"
+#include "codecs/heap/hatf_text.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
 #include "views/rrender.h"
@@ -198,6 +199,9 @@ static int grow_sink(void *arg, const uint8_t *buf, size_t n)
         return 0;
 }
 
+static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void *ctx,
+                       const struct tm_rstate *st0, const uint8_t *raw, size_t len, size_t head);
+
 static void load(struct recs *t, const char *path, size_t max)
 {
         struct tm_err err = {0};
@@ -237,6 +241,7 @@ static void load(struct recs *t, const char *path, size_t max)
         double dt = now() - t0;
         printf("%s: decoding (%s): %.2f ns/rec over %zu records\n", path, codec->name,
                1e9 * dt / (double)(nrec ? nrec : 1), nrec);
+        pipe_bench(t, codec, ctx, &st, g.b, g.n, (size_t)h);
         pos = (size_t)h;
         while (pos < g.n && t->n < max) {
                 size_t used = 0;
@@ -257,6 +262,147 @@ static void load(struct recs *t, const char *path, size_t max)
                 codec->close(ctx);
         free(g.b);
         recs_fix(t);
+}
+
+/* ---- decoding and rendering together, as the ascii view does ----
+ *
+ * From the raw stream to ascii lines in a 32 KiB buffer (a readahead
+ * worker's stage), emptied whenever the next line might not fit: the
+ * generic path (decode 256 records into tm_rec, as views/rtrace.c does,
+ * then tm_rrender_lines) against the codec's text decoder
+ * (codecs/heap/hatf_text.h). First one untimed pass of each into memory,
+ * compared byte for byte; then PIPE_PASSES timed passes of each, taking
+ * turns, in CPU time of the thread: the minimum and the median. */
+
+#define PIPE_STAGE (32u << 10)
+#define PIPE_PASSES 15
+
+struct pipe {
+        const struct tm_rcodec *codec;
+        void *ctx;
+        struct tm_rstate st0;
+        const uint8_t *raw;
+        size_t len, head;
+        struct tm_rrender_plan plan;
+        tm_rtext_fn *text;
+        char stage[PIPE_STAGE];
+        struct grow *keep; /* the output, when not NULL */
+        size_t nrec;
+};
+
+static void pipe_flush(struct pipe *q, size_t *o)
+{
+        if (q->keep)
+                grow_sink(q->keep, (const uint8_t *)q->stage, *o);
+        *o = 0;
+}
+
+static void pipe_stuck(void)
+{
+        fprintf(stderr, "rrender_bench: a line longer than the stage\n");
+        exit(2);
+}
+
+static void pipe_generic(struct pipe *q)
+{
+        static struct tm_rec recs[256];
+        struct tm_rstate st = q->st0;
+        struct tm_err err;
+        size_t pos = q->head, o = 0;
+        q->nrec = 0;
+        for (;;) {
+                size_t used = 0;
+                ssize_t n = q->codec->decode(q->ctx, &st, q->raw + pos, q->len - pos, 1, pos, &used,
+                                             recs, 256, &err);
+                pos += used;
+                if (n < 0 || (n == 0 && used == 0))
+                        break;
+                q->nrec += (size_t)n;
+                for (size_t i = 0, k; i < (size_t)n; i += k) {
+                        o += tm_rrender_lines(q->stage + o, PIPE_STAGE - o, &q->plan, recs + i,
+                                              (size_t)n - i, &k);
+                        if (k == 0 && o == 0)
+                                pipe_stuck();
+                        if (i + k < (size_t)n)
+                                pipe_flush(q, &o);
+                }
+        }
+        pipe_flush(q, &o);
+}
+
+static void pipe_text(struct pipe *q)
+{
+        struct tm_rstate st = q->st0;
+        size_t pos = q->head, o = 0;
+        q->nrec = 0;
+        while (pos < q->len) {
+                size_t used, k;
+                size_t w = q->text(&st, q->raw + pos, q->len - pos, pos, &used, &q->plan,
+                                   q->stage + o, PIPE_STAGE - o, SIZE_MAX, &k);
+                pos += used;
+                o += w;
+                q->nrec += k;
+                if (used == 0) {
+                        if (o == 0)
+                                break; /* an error or a record cut short: not this bench's */
+                        pipe_flush(q, &o);
+                }
+        }
+        pipe_flush(q, &o);
+}
+
+static int dcmp(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void *ctx,
+                       const struct tm_rstate *st0, const uint8_t *raw, size_t len, size_t head)
+{
+        static struct pipe q;
+        q.codec = codec;
+        q.ctx = ctx;
+        q.st0 = *st0;
+        q.raw = raw;
+        q.len = len;
+        q.head = head;
+        q.text = tm_rtext_of(codec);
+        if (!q.text || tm_rrender_plan_init(&q.plan, &t->s) < 0) {
+                printf("decode + render: %s has no text decoder\n", codec->name);
+                return;
+        }
+        struct grow a = {0}, b = {0};
+        q.keep = &a;
+        pipe_generic(&q);
+        size_t ng = q.nrec;
+        q.keep = &b;
+        pipe_text(&q);
+        q.keep = NULL;
+        int same = a.n == b.n && ng == q.nrec && memcmp(a.b, b.b, a.n) == 0;
+        printf("decode + render (%s renderer), %zu records, %zu bytes of text: the text "
+               "decoder's bytes %s the generic path's\n",
+               tm_rrender_lines_impl(), ng, a.n, same ? "are" : "DIFFER FROM");
+        free(a.b);
+        free(b.b);
+        if (!same)
+                exit(1);
+        double tg[PIPE_PASSES], tt[PIPE_PASSES];
+        for (int i = 0; i < PIPE_PASSES; i++) {
+                double t0 = now();
+                pipe_generic(&q);
+                double t1 = now();
+                pipe_text(&q);
+                tg[i] = t1 - t0;
+                tt[i] = now() - t1;
+        }
+        qsort(tg, PIPE_PASSES, sizeof *tg, dcmp);
+        qsort(tt, PIPE_PASSES, sizeof *tt, dcmp);
+        double r = 1e9 / (double)ng;
+        printf("  generic (decode 256, render): %6.2f ns/rec min, %6.2f median\n", r * tg[0],
+               r * tg[PIPE_PASSES / 2]);
+        printf("  text decoder (fused):         %6.2f ns/rec min, %6.2f median\n", r * tt[0],
+               r * tt[PIPE_PASSES / 2]);
 }
 
 /* ---- the cases ---- */

@@ -19,6 +19,8 @@
 
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/hatf_impl.h"
+#include "codecs/heap/hatf_text.h"
+#include "views/rrender.h"
 
 static const struct tm_rcodec *const C = &tm_rcodec_hatf;
 
@@ -1130,6 +1132,250 @@ static void test_sizes(void **unused)
         free(ev);
 }
 
+/* ---- the text decoder (hatf_text.c) against decode + tm_rrender_line ---- */
+
+struct text {
+        char *b;
+        size_t n, cap;
+};
+
+static void text_put(struct text *t, const char *p, size_t n)
+{
+        if (t->n + n > t->cap) {
+                t->cap = 2 * (t->n + n) + 4096;
+                t->b = realloc(t->b, t->cap);
+        }
+        memcpy(t->b + t->n, p, n);
+        t->n += n;
+}
+
+/* The one record a generic decode call gives at raw[*pos] (eof set), its
+ * line by the one-record renderer: 1, 0 at the end, or the error. */
+static int text_one(void *ctx, struct tm_rstate *st, const uint8_t *raw, size_t len, size_t *pos,
+                    struct text *t, struct tm_err *err)
+{
+        static char line[TM_NAME_MAX + TM_KIND_FIELDS_MAX * 24 + 3 * 70000 + 2];
+        struct tm_rec out[1];
+        size_t used = 0;
+        ssize_t r = C->decode(ctx, st, raw + *pos, len - *pos, 1, *pos, &used, out, 1, err);
+        if (r < 0)
+                return (int)r;
+        *pos += used;
+        if (r == 1)
+                text_put(t, line, tm_rrender_line(line, &tm_schema_heap, &out[0]));
+        return r > 0 || used > 0;
+}
+
+/* The reference: the generic decoder, record by record, and
+ * tm_rrender_line. 0 or the error. */
+static int text_ref(const uint8_t *raw, size_t len, struct text *t, struct tm_err *err)
+{
+        struct tm_rstate st;
+        struct tm_schema sc;
+        void *ctx;
+        int h = C->open(raw, len < 4096 ? len : 4096, "t.hatf", &ctx, &sc, &st, err);
+        size_t pos = (size_t)h;
+        while (h >= 0 && (h = text_one(ctx, &st, raw, len, &pos, t, err)) > 0)
+                ;
+        C->close(ctx);
+        return h < 0 ? h : 0;
+}
+
+/* The text decoder as the ascii view drives it, on random input pieces,
+ * into buffers of random room (allocated to the byte, so that ASan sees
+ * a write past them), with random record limits; where it does nothing,
+ * one record the generic way. 0 or the error. */
+static int text_fused(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const uint8_t *raw,
+                      size_t len, struct text *t, struct tm_err *err)
+{
+        struct tm_rstate st;
+        struct tm_schema sc;
+        void *ctx;
+        int h = C->open(raw, len < 4096 ? len : 4096, "t.hatf", &ctx, &sc, &st, err);
+        size_t pos = (size_t)h;
+        while (h >= 0) {
+                size_t r = rnd_below(10);
+                size_t avail = r < 3 ? len - pos : 1 + rnd_below(r < 7 ? 200 : 5000);
+                size_t cap = r < 2 ? rnd_below(80) : 1 + rnd_below(r < 6 ? 2000 : 40000);
+                size_t maxrec = rnd_below(4) ? SIZE_MAX : rnd_below(5);
+                if (avail > len - pos)
+                        avail = len - pos;
+                char *dst = malloc(cap ? cap : 1);
+                size_t used = 0, nrec = 0;
+                size_t w = fn(&st, raw + pos, avail, pos, &used, p, dst, cap, maxrec, &nrec);
+                assert_true(w <= cap && used <= avail && nrec <= maxrec);
+                size_t lines = 0;
+                for (size_t i = 0; i < w; i++)
+                        lines += dst[i] == '\n';
+                assert_int_equal(lines, nrec);
+                text_put(t, dst, w);
+                free(dst);
+                pos += used;
+                if (used == 0 && w == 0 && (h = text_one(ctx, &st, raw, len, &pos, t, err)) == 0)
+                        break;
+        }
+        C->close(ctx);
+        return h < 0 ? h : 0;
+}
+
+/* raw[0..len): the same bytes and the same end (or error) both ways. */
+static void text_check(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const uint8_t *raw,
+                       size_t len, const char *what)
+{
+        struct text a = {0}, b = {0};
+        struct tm_err ea = {0}, eb = {0};
+        int ra = text_ref(raw, len, &a, &ea);
+        int rb = text_fused(fn, p, raw, len, &b, &eb);
+        if (ra != rb || strcmp(ea.msg, eb.msg) != 0)
+                fail_msg("%s: generic %d (%s), text decoder %d (%s)", what, ra, ea.msg, rb, eb.msg);
+        if (a.n != b.n || memcmp(a.b, b.b, a.n) != 0) {
+                size_t i = 0;
+                while (i < a.n && i < b.n && a.b[i] == b.b[i])
+                        i++;
+                fail_msg("%s: text differs at byte %zu of %zu / %zu", what, i, a.n, b.n);
+        }
+        free(a.b);
+        free(b.b);
+}
+
+static tm_rtext_fn *text_fn(struct tm_rrender_plan *p)
+{
+        tm_rtext_fn *fn = tm_rtext_of(C);
+        if (!fn) {
+                printf("SKIP: no HATF text decoder on this machine (it needs AVX-512 VBMI)\n");
+                return NULL;
+        }
+        assert_int_equal(tm_rrender_plan_init(p, &tm_schema_heap), 0);
+        return fn;
+}
+
+/* Every writer encoding, every trace flavour (all kinds, attributes,
+ * comments). */
+static void test_text_encodings(void **unused)
+{
+        (void)unused;
+        static struct tm_rrender_plan p;
+        tm_rtext_fn *fn = text_fn(&p);
+        if (!fn)
+                skip();
+        for (size_t i = 0; i < sizeof attr_src; i++)
+                attr_src[i] = (uint8_t)(i * 131 + (i >> 8));
+        size_t n = 3000;
+        struct tm_heap_ev *ev = calloc(n, sizeof *ev);
+        for (const char *const *enc = hatf_encodings; *enc; enc++)
+                for (unsigned fl = 0; fl < FL_N; fl++)
+                        for (unsigned seed = 1; seed <= 2; seed++) {
+                                struct sinkbuf s;
+                                struct tm_err err = {0};
+                                char what[96];
+                                rng_state = 0x9e3779b97f4a7c15ull * (seed + 17 * fl);
+                                gen_trace(ev, n, (enum flavour)fl);
+                                assert_int_equal(encode(*enc, ev, n, &s, &err), 0);
+                                snprintf(what, sizeof what, "%s flavour %u seed %u", *enc, fl,
+                                         seed);
+                                text_check(fn, &p, s.b, s.n, what);
+                                sink_free(&s);
+                        }
+        free(ev);
+}
+
+/* Random HATF written byte by byte: metadata of every op, field, width
+ * and interpretation with random arguments, between records of every
+ * kind with random field bytes and attributes, and comments. */
+static size_t gen_raw(uint8_t *b, size_t cap, size_t nrec)
+{
+        static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0,   8,   'H', 'A', 'T',
+                                                        'F',           ' ', '1', '.', '0'};
+        static const uint8_t widths[] = {0, 1, 2, 4, 8, HATF_W_V1, HATF_W_V2};
+        struct hatf_state s;
+        struct hatf_kplan kp[TM_HK_COMMENT];
+        const char *why;
+        size_t n = sizeof sig;
+        memcpy(b, sig, n);
+        hatf_state_init(&s);
+        for (size_t k = 0; k < nrec && n + 400 < cap; k++) {
+                unsigned r = (unsigned)rnd_below(100);
+                uint8_t *m = b + n;
+                if (r < 12) {
+                        unsigned f = (unsigned)rnd_below(HATF_NF);
+                        m[0] = HATF_TAG_METADATA;
+                        m[2] = (uint8_t)f;
+                        if (rnd_below(2)) {
+                                m[1] = HATF_OP_SIZE;
+                                m[3] = widths[rnd_below(f == HATF_F_ATTR ? 7 : 5)];
+                        } else {
+                                m[1] = HATF_OP_INTERP;
+                                m[3] =
+                                    (uint8_t)(f == HATF_F_ATTR ? rnd_below(2) : rnd_below(HATF_NI));
+                                for (unsigned i = 4; i < 20; i++)
+                                        m[i] = (uint8_t)(rnd_below(3) ? 0 : rnd());
+                                if (f == HATF_F_ATTR && rnd_below(4))
+                                        memset(m + 4, 0, 8); /* mostly the empty default */
+                        }
+                        assert_int_equal(hatf_meta_apply(&s, m, &why), 0);
+                        n += (size_t)hatf_meta_len(m);
+                        continue;
+                }
+                if (r < 15) {
+                        size_t len = rnd_below(40);
+                        m[0] = TM_HK_COMMENT;
+                        hatf_put_be(m + 1, len, 2);
+                        for (size_t i = 0; i < len; i++)
+                                m[3 + i] = (uint8_t)rnd();
+                        n += 3 + len;
+                        continue;
+                }
+                unsigned kind = (unsigned)rnd_below(TM_HK_COMMENT);
+                hatf_plan_kinds(&s, kp);
+                const struct hatf_kplan *p = &kp[kind];
+                m[0] = (uint8_t)kind;
+                for (unsigned i = 1; i < p->fixed; i++) {
+                        unsigned x = (unsigned)rnd_below(8);
+                        m[i] = x < 3 ? 0 : x < 4 ? 0xff : x < 5 ? 0x80 : (uint8_t)rnd();
+                }
+                size_t extra = 0;
+                if (p->varpos != HATF_KP_NONE) {
+                        extra = rnd_below(30);
+                        hatf_put_be(m + p->varoff, extra, p->w[p->varpos]);
+                        for (size_t i = 0; i < extra; i++)
+                                m[p->fixed + i] = (uint8_t)rnd();
+                }
+                n += p->fixed + extra;
+        }
+        return n;
+}
+
+static void test_text_random(void **unused)
+{
+        (void)unused;
+        static struct tm_rrender_plan p;
+        static uint8_t raw[1 << 18], bad[1 << 18];
+        tm_rtext_fn *fn = text_fn(&p);
+        if (!fn)
+                skip();
+        for (unsigned seed = 1; seed <= 60; seed++) {
+                char what[64];
+                rng_state = 0x2545f4914f6cdd1dull * seed;
+                size_t n = gen_raw(raw, sizeof raw, seed < 50 ? 2000 : 20000);
+                snprintf(what, sizeof what, "random stream %u", seed);
+                text_check(fn, &p, raw, n, what);
+                /* damaged: a few bytes changed, or cut short; both paths
+                 * give the same lines up to the same error */
+                for (unsigned d = 0; d < 4; d++) {
+                        memcpy(bad, raw, n);
+                        size_t m = n;
+                        if (d == 3)
+                                m = HATF_SIGNATURE_LEN + rnd_below(n - HATF_SIGNATURE_LEN);
+                        else
+                                for (unsigned k = 0; k <= d; k++)
+                                        bad[HATF_SIGNATURE_LEN +
+                                            rnd_below(n - HATF_SIGNATURE_LEN)] = (uint8_t)rnd();
+                        snprintf(what, sizeof what, "random stream %u, damage %u", seed, d);
+                        text_check(fn, &p, bad, m, what);
+                }
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1140,7 +1386,8 @@ int main(void)
             cmocka_unit_test(test_truncated),       cmocka_unit_test(test_bad_records),
             cmocka_unit_test(test_state_copy),      cmocka_unit_test(test_roundtrip_all),
             cmocka_unit_test(test_roundtrip_big),   cmocka_unit_test(test_encoder_errors),
-            cmocka_unit_test(test_sizes),
+            cmocka_unit_test(test_sizes),           cmocka_unit_test(test_text_encodings),
+            cmocka_unit_test(test_text_random),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

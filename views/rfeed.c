@@ -13,6 +13,7 @@ int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx)
         if (!f->buf)
                 return -ENOMEM;
         f->cap = TM_RFEED_CAP;
+        f->text = tm_rtext_of(codec);
         return 0;
 }
 
@@ -64,4 +65,15 @@ ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, stru
                                           (unsigned long long)f->raw_off, f->cap);
                 return 0;
         }
+}
+
+size_t tm_rfeed_text(struct tm_rfeed *f, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                     size_t maxrec)
+{
+        size_t used = 0, nrec;
+        size_t w = f->text(&f->st, f->buf + f->pos, f->len - f->pos, f->raw_off, &used, p, dst, cap,
+                           maxrec, &nrec);
+        f->pos += used;
+        f->raw_off += used;
+        return w;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../codecs/heap/hatf_text.h"
 #include "../codecs/record/record.h"
 
 /* Big enough for the largest HATF record (a 64 KiB comment or attribute)
@@ -26,6 +27,7 @@ struct tm_rfeed {
         size_t cap, pos, len; /* unconsumed input is buf[pos..len) */
         uint64_t raw_off;     /* raw offset of buf[pos] */
         int eof;              /* set by the owner: nothing follows buf[len] */
+        tm_rtext_fn *text;    /* the codec's text decoder (tm_rtext_of), or NULL */
 };
 
 /* Allocate the buffer. Returns 0 or -ENOMEM. */
@@ -49,5 +51,14 @@ static inline void tm_rfeed_commit(struct tm_rfeed *f, size_t n)
  * input (eof unset) or the stream is finished (eof set), or a negative
  * errno ("raw offset N: ..."). */
 ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err);
+
+/* The ascii lines of the buffered records through the codec's text
+ * decoder (f->text, which must be set): whole lines into dst while they
+ * fit in cap bytes, at most maxrec records. Returns the bytes written; 0
+ * when the next record is for tm_rfeed_decode (more input, the end, an
+ * error, a line that does not fit). Records are consumed as by
+ * tm_rfeed_decode. */
+size_t tm_rfeed_text(struct tm_rfeed *f, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                     size_t maxrec);
 
 #endif

@@ -472,6 +472,35 @@ static inline size_t line_bound(const struct tm_rrender_kind *k, const struct tm
         return max;
 }
 
+/* The line of the numbers v (kind k, number kind) at o when its worst
+ * case fits before end; its end, or NULL. */
+static inline char *num_line(char *o, const char *end, const struct tm_rrender_kind *k,
+                             uint32_t kind, const struct tm_rrender_num *v)
+{
+        struct tm_rec r = {.kind = kind};
+        memcpy(r.v, v->v, sizeof v->v);
+        if (line_bound(k, &r) + TM_RRENDER_SLACK > (size_t)(end - o))
+                return NULL;
+        return put_line(o, k, &r);
+}
+
+/* tm_rrender_nums without the vector path. */
+static size_t nums_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p,
+                          const uint32_t *kind, const struct tm_rrender_num *v, size_t n,
+                          size_t *nrec)
+{
+        char *o = dst, *end = dst + cap;
+        size_t i = 0;
+        for (; i < n; i++) {
+                char *e = num_line(o, end, &p->kind[kind[i]], kind[i], &v[i]);
+                if (!e)
+                        break;
+                o = e;
+        }
+        *nrec = i;
+        return (size_t)(o - dst);
+}
+
 /* The lines of r[0..n) (only of kind kind when kind >= 0), as
  * tm_rrender_lines describes. */
 static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p,
@@ -570,10 +599,10 @@ static inline uint64_t from_lowest(uint64_t m)
 __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const struct vconst *c,
                                                                   const struct tm_rrender_kind *k,
                                                                   const struct tm_rrender_vkind *vk,
-                                                                  const struct tm_rec *r)
+                                                                  const uint64_t *rv)
 {
         __mmask8 lanes = (__mmask8)((1u << vk->nlanes) - 1);
-        __m512i v = _mm512_maskz_loadu_epi64(lanes, r->v);
+        __m512i v = _mm512_maskz_loadu_epi64(lanes, rv);
         if (_mm512_mask_cmpge_epu64_mask(lanes, v, _mm512_loadu_si512(vk->lim)))
                 return NULL;
         /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
@@ -627,7 +656,7 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
                 const struct tm_rrender_kind *k = &p->kind[r[i].kind];
                 const struct tm_rrender_vkind *vk = &p->vkind[r[i].kind];
                 if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
-                        char *e = put_line_v(o, &c, k, vk, &r[i]);
+                        char *e = put_line_v(o, &c, k, vk, r[i].v);
                         if (e) {
                                 o = e;
                                 continue;
@@ -636,6 +665,33 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
                 if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
                         break;
                 o = put_line(o, k, &r[i]);
+        }
+        *nrec = i;
+        return (size_t)(o - dst);
+}
+
+/* tm_rrender_nums, as lines_avx512. */
+__attribute__((target(RR_AVX512))) static size_t
+nums_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
+            const struct tm_rrender_num *v, size_t n, size_t *nrec)
+{
+        const struct vconst c = vconst_make();
+        char *o = dst, *end = dst + cap;
+        size_t i = 0;
+        for (; i < n; i++) {
+                const struct tm_rrender_kind *k = &p->kind[kind[i]];
+                const struct tm_rrender_vkind *vk = &p->vkind[kind[i]];
+                if ((size_t)(end - o) >= VEC_ROOM) {
+                        char *e = put_line_v(o, &c, k, vk, v[i].v);
+                        if (e) {
+                                o = e;
+                                continue;
+                        }
+                }
+                char *e = num_line(o, end, k, kind[i], &v[i]);
+                if (!e)
+                        break;
+                o = e;
         }
         *nrec = i;
         return (size_t)(o - dst);
@@ -699,6 +755,16 @@ size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan
                              const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
 {
         return lines_get()(dst, cap, p, r, n, (long)kind, nrec);
+}
+
+size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
+                       const struct tm_rrender_num *v, size_t n, size_t *nrec)
+{
+#ifdef RR_X86
+        if (lines_get() == lines_avx512)
+                return nums_avx512(dst, cap, p, kind, v, n, nrec);
+#endif
+        return nums_scalar(dst, cap, p, kind, v, n, nrec);
 }
 
 size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,

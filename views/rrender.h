@@ -166,6 +166,21 @@ size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan
 size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
                          const struct tm_rec *r, size_t n, unsigned field, size_t *nrec);
 
+/* A record reduced to its numbers, for decoders that render as they go
+ * (codecs/heap/hatf_text.c): the values of the kind's first 8 positions,
+ * as tm_rec.v. 64 bytes, so a batch of them stays in L1 and a vector
+ * register takes one whole. */
+struct tm_rrender_num {
+        _Alignas(64) uint64_t v[8];
+};
+
+/* As tm_rrender_lines for records given as numbers: record i is of kind
+ * kind[i] (below p->nkinds, at most 8 fields) with values v[i]; a
+ * variable field's value must be 0 (empty: "-"). Same bytes, same stops
+ * (a line that might not fit). */
+size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
+                       const struct tm_rrender_num *v, size_t n, size_t *nrec);
+
 /* Which implementation tm_rrender_lines and tm_rrender_kind_lines use,
  * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
  * BW, VL, VBMI, VBMI2 and IFMA, unless the environment variable

@@ -9,8 +9,10 @@
 #ifndef TM_HATF_IMPL_H
 #define TM_HATF_IMPL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hatf.h"
 
@@ -97,6 +99,195 @@ static inline uint64_t hatf_get_be_signed(const uint8_t *p, unsigned n)
         if (n < 8 && (v >> (8 * n - 1)) & 1)
                 v |= ~0ull << (8 * n);
         return v;
+}
+
+/* ---- data records (the decoder, hatf.c, and the text decoder,
+ * hatf_text.c) ---- */
+
+/* The attributes field (state fs) at position pos of r, its stored bytes
+ * at p: fixed widths are that many bytes; v1 / v2 a length then bytes;
+ * default V: empty when V is 0, else V's 8 bytes. Returns the bytes
+ * consumed. */
+static inline size_t hatf_attr_decode(const struct hatf_fstate *fs, const uint8_t *p,
+                                      struct tm_rec *r, unsigned pos)
+{
+        unsigned w = hatf_stored_width(fs);
+        if (fs->interp == HATF_I_DEFAULT) {
+                /* The default's 8 bytes live in the record's last, unused
+                 * v[] slot: in the state a later record of the same call
+                 * with another default would overwrite them. */
+                uint64_t *bytes = &r->v[TM_KIND_FIELDS_MAX - 1];
+                hatf_put_be((uint8_t *)bytes, fs->arg, 8);
+                r->v[pos] = fs->arg ? 8 : 0;
+                r->var[0] = (const uint8_t *)bytes;
+                return 0;
+        }
+        if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
+                r->v[pos] = hatf_get_be(p, w);
+                r->var[0] = p + w;
+                return w + (size_t)r->v[pos];
+        }
+        r->v[pos] = w;
+        r->var[0] = p;
+        return w;
+}
+
+/* A comment record at p (whole) into r; returns its length. */
+static inline size_t hatf_comment_decode(const uint8_t *p, struct tm_rec *r)
+{
+        r->kind = TM_HK_COMMENT;
+        r->section = 0;
+        r->v[0] = hatf_get_be(p + 1, 2);
+        r->var[0] = p + 3;
+        return 3 + (size_t)r->v[0];
+}
+
+/* ---- the per-kind plan of the decoder's hot loop ----
+ *
+ * Widths and interpretations change only at metadata records, so a decode
+ * call works out once, for every data kind, where each field's bytes lie
+ * and how they are read, and again after each metadata record. The plan
+ * lives on the call's stack: the state stays the plain struct the index
+ * copies. Measured on a 7 M-record recorded trace: ~2x fewer ns a record
+ * than walking the schema for every record. */
+
+#define HATF_KP_NONE 0xff
+
+struct hatf_kplan {
+        uint8_t nf;     /* fields of the kind */
+        uint8_t varpos; /* position of a v1/v2 attributes field, or HATF_KP_NONE */
+        uint8_t varoff; /* its length prefix's offset in the record */
+        uint8_t fixed;  /* bytes of the record but a v1/v2 field's data */
+        uint8_t hf[TM_KIND_FIELDS_MAX], w[TM_KIND_FIELDS_MAX];
+};
+
+/* The n (0, 1, 2, 4, 8) big-endian bytes at p. */
+static inline uint64_t hatf_get_be_w(const uint8_t *p, unsigned n)
+{
+        switch (n) {
+        case 0:
+                return 0;
+        case 1:
+                return p[0];
+        case 2:
+                return (uint64_t)p[0] << 8 | p[1];
+        case 4: {
+                uint32_t v;
+                memcpy(&v, p, 4);
+                return __builtin_bswap32(v);
+        }
+        case 8: {
+                uint64_t v;
+                memcpy(&v, p, 8);
+                return __builtin_bswap64(v);
+        }
+        default:
+                return hatf_get_be(p, n);
+        }
+}
+
+/* The same, sign-extended. */
+static inline uint64_t hatf_get_be_sw(const uint8_t *p, unsigned n)
+{
+        uint64_t v = hatf_get_be_w(p, n);
+        if (n && n < 8 && (v >> (8 * n - 1)) & 1)
+                v |= ~0ull << (8 * n);
+        return v;
+}
+
+/* Decode the data record of kind kind at p (its plan kp, rl bytes, all
+ * there) into r. */
+static inline void hatf_rec_decode_planned(struct hatf_state *s, const struct hatf_kplan *kp,
+                                           unsigned kind, const uint8_t *p, struct tm_rec *r)
+{
+        r->kind = kind;
+        r->section = 0;
+        size_t at = 1;
+        for (unsigned i = 0; i < kp->nf; i++) {
+                unsigned hf = kp->hf[i], w = kp->w[i];
+                struct hatf_fstate *fs = &s->f[hf];
+                if (hf == HATF_F_ATTR) {
+                        at += hatf_attr_decode(fs, p + at, r, i);
+                        continue;
+                }
+                uint64_t v;
+                switch (fs->interp) {
+                case HATF_I_NONE:
+                        v = hatf_get_be_w(p + at, w);
+                        break;
+                case HATF_I_DEFAULT:
+                        v = fs->arg;
+                        break;
+                case HATF_I_BASEOFFSET:
+                        v = fs->arg + hatf_get_be_sw(p + at, w);
+                        break;
+                case HATF_I_DELTA:
+                        v = fs->prev + hatf_get_be_sw(p + at, w);
+                        break;
+                default:
+                        v = fs->prev + fs->arg;
+                        break;
+                }
+                fs->prev = v;
+                r->v[i] = v;
+                at += w;
+        }
+}
+
+/* The kinds' plans for state s (kp: TM_HK_COMMENT of them). */
+void hatf_plan_kinds(const struct hatf_state *s, struct hatf_kplan *kp);
+
+/* Is the comment record p[0..n) the signature HATF_SIGNATURE? */
+int hatf_is_signature(const uint8_t *p, size_t n);
+
+/* What the record at p (avail > 0 bytes, at raw offset off) is. */
+enum hatf_step {
+        HATF_STEP_MORE, /* cut by the end of the input */
+        HATF_STEP_META, /* metadata: hatf_meta_apply it (*rl bytes) */
+        HATF_STEP_SIG,  /* the signature at offset 0: skip *rl bytes */
+        HATF_STEP_REC,  /* a data record or comment of *rl bytes: hatf_rec_decode */
+};
+
+/* Look at the record at p without decoding it: its length into *rl and
+ * what it is (enum hatf_step), or -EIO naming off (an unknown tag,
+ * metadata op or interpretation). plan is the kinds' plan in effect. */
+static inline int hatf_peek(const struct hatf_kplan *plan, const uint8_t *p, size_t avail,
+                            uint64_t off, size_t *rl, struct tm_err *err)
+{
+        unsigned tag = p[0];
+        if (tag == HATF_TAG_METADATA) {
+                int ml = avail >= 4 ? hatf_meta_len(p) : 0;
+                if (ml < 0)
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: unknown metadata op %u / "
+                                          "interpretation %u",
+                                          (unsigned long long)off, p[1], p[3]);
+                *rl = (size_t)ml;
+                return ml == 0 || avail < (size_t)ml ? HATF_STEP_MORE : HATF_STEP_META;
+        }
+        if (tag >= TM_HK_N)
+                return tm_err_set(err, -EIO, "raw offset %llu: unknown record tag %u",
+                                  (unsigned long long)off, tag);
+        if (tag == TM_HK_COMMENT) {
+                if (avail < 3 || avail < (*rl = 3 + (size_t)hatf_get_be(p + 1, 2)))
+                        return HATF_STEP_MORE;
+                return off == 0 && hatf_is_signature(p, *rl) ? HATF_STEP_SIG : HATF_STEP_REC;
+        }
+        const struct hatf_kplan *kp = &plan[tag];
+        *rl = kp->fixed;
+        if (kp->varpos != HATF_KP_NONE && avail >= *rl)
+                *rl += (size_t)hatf_get_be(p + kp->varoff, kp->w[kp->varpos]);
+        return avail < *rl ? HATF_STEP_MORE : HATF_STEP_REC;
+}
+
+/* Decode the record hatf_peek called HATF_STEP_REC at p into r. */
+static inline void hatf_rec_decode(struct hatf_state *s, const struct hatf_kplan *plan,
+                                   const uint8_t *p, struct tm_rec *r)
+{
+        if (p[0] == TM_HK_COMMENT)
+                hatf_comment_decode(p, r);
+        else
+                hatf_rec_decode_planned(s, &plan[p[0]], p[0], p, r);
 }
 
 /* Encoder entry points (hatf_enc.c), wired into tm_rcodec_hatf. */

@@ -1,0 +1,233 @@
+/* hatf_text: HATF decoded straight into ascii lines (hatf_text.h).
+ *
+ * The common records (a data kind whose attributes are the default empty
+ * value, so every field is a number) are decoded in one AVX-512 register
+ * each: the record's bytes are loaded whole, one byte permutation (from
+ * a per-kind table remade at metadata records, like the decoder's plan)
+ * puts each field's big-endian bytes into its 64-bit lane, variable
+ * shifts sign-extend the signed ones (baseOffset, delta), and the base of
+ * each lane (the default or base value, the previous value, or both for
+ * stride) comes from two registers holding every field's argument and
+ * previous value; a realloc's new address adds what the old one moved
+ * (delta and stride chain them). The values go to a batch of MINI
+ * 64-byte records (struct tm_rrender_num, in L1) that tm_rrender_nums
+ * renders with the view's own line renderer. Anything else (comments,
+ * attributes with bytes, metadata) takes hatf.c's decoder one record at
+ * a time, and tm_rrender_lines.
+ *
+ * Before decoding a record its line's worst case is known without
+ * decoding it: the kind's fixed_max (every number at its longest,
+ * variable fields empty) plus 3 characters for each byte the record
+ * occupies (a variable field's bytes are among them; a default attribute
+ * is 8 bytes), so the renderer never stops short of a record the decoder
+ * has consumed.
+ *
+ * Without AVX-512 there is no text decoder (tm_rtext_of returns NULL):
+ * decoding into a small batch alone gained nothing (bench/rrender_bench,
+ * docs/performance.md). */
+#include "hatf_text.h"
+
+#include <string.h>
+
+#include "../common/tm_cpu.h"
+#include "hatf_impl.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define HT_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,bmi2"
+#define MINI 16
+
+/* One data kind's register plan. */
+struct vplan {
+        uint8_t idx[64]; /* byte j of lane i: the record's byte idx[8i + j] */
+        uint64_t sh[8];  /* signed lanes: 64 - 8 * width (shift up, then down) */
+        uint64_t hf[8];  /* the HATF field of each lane */
+        uint64_t upd[8]; /* per HATF field: the lane of its last value */
+        uint64_t bytes;  /* the bytes idx[] fills (the others are 0) */
+        uint8_t marg;    /* lanes adding their field's argument */
+        uint8_t mprev;   /* lanes adding their field's previous value */
+        uint8_t chain;   /* lanes after a lane of the same delta / stride field */
+        uint8_t mupd;    /* fields whose previous value the record sets */
+        uint8_t fast;    /* 1: every field a number, the record at most 64 bytes */
+        uint8_t rl;      /* its length */
+};
+
+static void vplan_kinds(const struct hatf_state *s, const struct hatf_kplan *kp, struct vplan *vp)
+{
+        for (unsigned kind = 0; kind < TM_HK_COMMENT; kind++) {
+                const struct hatf_kplan *k = &kp[kind];
+                struct vplan *v = &vp[kind];
+                memset(v, 0, sizeof *v);
+                const struct hatf_fstate *attr = &s->f[HATF_F_ATTR];
+                v->fast = k->nf <= 8 && k->fixed <= 64 && k->varpos == HATF_KP_NONE &&
+                          attr->interp == HATF_I_DEFAULT && attr->arg == 0;
+                v->rl = k->fixed;
+                unsigned at = 1;
+                for (unsigned i = 0; i < k->nf && i < 8; i++) {
+                        unsigned hf = k->hf[i], w = k->w[i], in = s->f[hf].interp;
+                        v->hf[i] = hf;
+                        for (unsigned j = 0; j < w; j++) {
+                                v->idx[8 * i + j] = (uint8_t)(at + w - 1 - j);
+                                v->bytes |= 1ull << (8 * i + j);
+                        }
+                        at += w;
+                        if (hf == HATF_F_ATTR)
+                                continue; /* the default 0: a 0 lane */
+                        if (in == HATF_I_BASEOFFSET || in == HATF_I_DELTA)
+                                v->sh[i] = 64 - 8 * w;
+                        if (in == HATF_I_DEFAULT || in == HATF_I_BASEOFFSET || in == HATF_I_STRIDE)
+                                v->marg |= (uint8_t)(1u << i);
+                        if (in == HATF_I_DELTA || in == HATF_I_STRIDE) {
+                                v->mprev |= (uint8_t)(1u << i);
+                                if (i && k->hf[i - 1] == hf)
+                                        v->chain |= (uint8_t)(1u << i);
+                        }
+                        v->upd[hf] = i;
+                        v->mupd |= (uint8_t)(1u << hf);
+                }
+        }
+}
+
+/* The fields' previous values / arguments in a register (lane = field). */
+__attribute__((target(HT_AVX512))) static __m512i state_vec(const struct hatf_state *s, int prev)
+{
+        uint64_t a[8] = {0};
+        for (unsigned f = 0; f < HATF_NF; f++)
+                a[f] = prev ? s->f[f].prev : s->f[f].arg;
+        return _mm512_loadu_si512(a);
+}
+
+__attribute__((target(HT_AVX512))) static void state_put_prev(struct hatf_state *s, __m512i pv)
+{
+        uint64_t a[8];
+        _mm512_storeu_si512(a, pv);
+        for (unsigned f = 0; f < HATF_NF; f++)
+                s->f[f].prev = a[f];
+}
+
+/* The worst case of the line of the record of rl bytes at p. */
+static inline size_t line_worst(const struct tm_rrender_plan *p, const uint8_t *rec, size_t rl)
+{
+        return p->kind[rec[0]].fixed_max + 3 * (rl > 8 ? rl : 8);
+}
+
+/* One record the slow way at in + *pos (hatf.c's decoder, then
+ * tm_rrender_lines), the state in s: 1 done (or skipped), 0 stop. */
+static int slow_one(struct hatf_state *s, struct hatf_kplan *plan, struct vplan *vp,
+                    const uint8_t *in, size_t len, uint64_t raw_off, size_t *pos,
+                    const struct tm_rrender_plan *p, char *dst, size_t cap, size_t *w, size_t *done)
+{
+        const uint8_t *r = in + *pos;
+        struct tm_err err; /* errors are left for the generic decoder */
+        size_t rl = 0, k;
+        int step = hatf_peek(plan, r, len - *pos, raw_off + *pos, &rl, &err);
+        if (step <= HATF_STEP_MORE) /* an error, or more input */
+                return 0;
+        if (step == HATF_STEP_META) {
+                const char *why;
+                if (hatf_meta_apply(s, r, &why) < 0)
+                        return 0;
+                hatf_plan_kinds(s, plan);
+                vplan_kinds(s, plan, vp);
+        } else if (step == HATF_STEP_REC) {
+                struct tm_rec rec;
+                if (line_worst(p, r, rl) + TM_RRENDER_SLACK > cap - *w)
+                        return 0;
+                hatf_rec_decode(s, plan, r, &rec);
+                *w += tm_rrender_lines(dst + *w, cap - *w, p, &rec, 1, &k);
+                ++*done;
+        }
+        *pos += rl;
+        return 1;
+}
+
+__attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const uint8_t *in,
+                                                    size_t len, uint64_t raw_off, size_t *used,
+                                                    const struct tm_rrender_plan *p, char *dst,
+                                                    size_t cap, size_t maxrec, size_t *nrec)
+{
+        struct hatf_state *s = (struct hatf_state *)st->b;
+        struct hatf_kplan plan[TM_HK_COMMENT];
+        struct vplan vp[TM_HK_COMMENT];
+        struct tm_rrender_num mini[MINI];
+        uint32_t kinds[MINI];
+        size_t pos = 0, w = 0, done = 0, m = 0, worst = TM_RRENDER_SLACK, k;
+        if (p->nkinds < TM_HK_N) {
+                *used = *nrec = 0;
+                return 0;
+        }
+        hatf_plan_kinds(s, plan);
+        vplan_kinds(s, plan, vp);
+        const __m512i down = _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6);
+        __m512i pv = state_vec(s, 1), av = state_vec(s, 0);
+        for (;;) {
+                unsigned tag = pos < len ? in[pos] : TM_HK_N;
+                const struct vplan *v = &vp[tag < TM_HK_COMMENT ? tag : 0];
+                int room = tag >= TM_HK_COMMENT || worst + p->kind[tag].fixed_max <= cap - w;
+                int fast = tag < TM_HK_COMMENT && v->fast && len - pos >= v->rl &&
+                           done + m < maxrec && room;
+                if (fast) {
+                        __m512i x = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, v->rl), in + pos);
+                        __m512i raw =
+                            _mm512_maskz_permutexvar_epi8(v->bytes, _mm512_loadu_si512(v->idx), x);
+                        __m512i sh = _mm512_loadu_si512(v->sh);
+                        raw = _mm512_srav_epi64(_mm512_sllv_epi64(raw, sh), sh);
+                        __m512i hf = _mm512_loadu_si512(v->hf);
+                        __m512i prev = _mm512_permutexvar_epi64(hf, pv);
+                        __m512i val = _mm512_mask_add_epi64(raw, v->marg, raw,
+                                                            _mm512_permutexvar_epi64(hf, av));
+                        val = _mm512_mask_add_epi64(val, v->mprev, val, prev);
+                        /* a realloc's new address: plus what the old one moved */
+                        val = _mm512_mask_add_epi64(
+                            val, v->chain, val,
+                            _mm512_permutexvar_epi64(down, _mm512_sub_epi64(val, prev)));
+                        pv = _mm512_mask_permutexvar_epi64(pv, v->mupd, _mm512_loadu_si512(v->upd),
+                                                           val);
+                        _mm512_store_si512(mini[m].v, val);
+                        kinds[m++] = tag;
+                        worst += p->kind[tag].fixed_max;
+                        pos += v->rl;
+                        if (m < MINI)
+                                continue;
+                }
+                if (m) { /* render the batch: its worst cases fit */
+                        w += tm_rrender_nums(dst + w, cap - w, p, kinds, mini, m, &k);
+                        done += m;
+                        m = 0;
+                        worst = TM_RRENDER_SLACK;
+                        if (fast || !room)
+                                continue;
+                }
+                if (done >= maxrec || pos >= len)
+                        break;
+                state_put_prev(s, pv);
+                int more = slow_one(s, plan, vp, in, len, raw_off, &pos, p, dst, cap, &w, &done);
+                pv = state_vec(s, 1);
+                av = state_vec(s, 0);
+                if (!more)
+                        break;
+        }
+        state_put_prev(s, pv);
+        *used = pos;
+        *nrec = done;
+        return w;
+}
+
+static int have_avx512(void)
+{
+        return tm_cpu_avx512_vbmi() && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("bmi2");
+}
+#endif
+
+tm_rtext_fn *tm_rtext_of(const struct tm_rcodec *c)
+{
+#ifdef HT_AVX512
+        if (c == &tm_rcodec_hatf && !tm_cpu_env_off("TM_HATF_TEXT_OFF") && have_avx512() &&
+            strcmp(tm_rrender_lines_impl(), "avx512") == 0)
+                return hatf_text;
+#endif
+        (void)c;
+        return NULL;
+}

@@ -1,0 +1,42 @@
+/* hatf_text: HATF decoded straight into the ascii view's lines.
+ *
+ * The views' generic path decodes a batch of records into struct tm_rec
+ * (168 bytes each: 43 KiB for 256) and renders the batch afterwards; this
+ * one decodes a few records at a time into a small array that stays in
+ * L1 and renders them at once with the same batch renderer
+ * (tm_rrender_lines), the decoder's per-kind plan kept for the whole
+ * call. The bytes are those of the generic path, record by record.
+ *
+ * It stops, leaving the rest to the generic decoder (tm_rcodec.decode),
+ * before a record cut by the end of the input and before anything the
+ * generic decoder would reject, so errors are reported by one path only,
+ * with the same words and offsets. */
+#ifndef TM_HATF_TEXT_H
+#define TM_HATF_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../views/rrender.h"
+#include "../record/record.h"
+
+/* A codec's text decoder: the ascii lines of the records in in[0..len)
+ * (in[0] at raw offset raw_off, state st as for decode) into dst while
+ * they fit in cap bytes and fewer than maxrec records are done. Returns
+ * the bytes written (whole lines); *used receives the input bytes
+ * consumed, *nrec the records rendered. p is the plan of the codec's
+ * schema. Never fails: it stops where the generic decoder must go on. */
+typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                           size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                           size_t maxrec, size_t *nrec);
+
+/* The text decoder of codec c, or NULL when it has none (or when the
+ * environment variable TM_HATF_TEXT_OFF is "1": for comparisons). */
+tm_rtext_fn *tm_rtext_of(const struct tm_rcodec *c);
+
+/* HATF's. */
+size_t hatf_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                 size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                 size_t maxrec, size_t *nrec);
+
+#endif
