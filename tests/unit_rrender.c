@@ -701,12 +701,72 @@ static void test_plan_errors(void **state)
         assert_int_equal(tm_rrender_plan_init(&p, &s), -EINVAL);
 }
 
+/* tm_rrender_nums against tm_rrender_line, record by record: records of
+ * every kind of at most 8 fields, numbers at the edges and at the borders
+ * of the vector path's range, variable fields empty; into buffers of
+ * random room (a guard zone behind), both implementations. */
+static void check_nums(const struct tm_schema *s)
+{
+        struct tm_rrender_plan p;
+        assert_int_equal(tm_rrender_plan_init(&p, s), 0);
+        enum { N = 3000 };
+        static struct tm_rrender_num v[N];
+        static uint32_t kind[N];
+        struct sbuf ref = {.p = malloc(N * 256)}; /* a line is at most 32 + 8 * 21 */
+        assert_non_null(ref.p);
+        size_t n = 0;
+        while (n < N) {
+                unsigned k = (unsigned)(rnd() % s->nkinds);
+                if (s->kind[k].nfields > 8)
+                        continue;
+                struct tm_rec r = {.kind = k};
+                for (unsigned i = 0; i < s->kind[k].nfields; i++) {
+                        const struct tm_field *f = &s->field[s->kind[k].field[i]];
+                        r.v[i] = tm_field_is_var(f) ? 0 : rnd() % 2 ? edge_value() : vector_value();
+                }
+                memcpy(v[n].v, r.v, sizeof v[n].v);
+                kind[n++] = k;
+                ref.len += tm_rrender_line(ref.p + ref.len, s, &r);
+        }
+        size_t i = 0, at = 0;
+        while (i < N) {
+                size_t room = rnd() % 3 ? 1 + rnd() % 4000 : rnd() % 300, k;
+                char *b = guarded(room);
+                size_t w = tm_rrender_nums(b, room, &p, kind + i, v + i, N - i, &k);
+                guard_intact(b, room);
+                assert_true(w <= room && at + w <= ref.len);
+                assert_memory_equal(b, ref.p + at, w);
+                size_t lines = 0;
+                for (size_t j = 0; j < w; j++)
+                        lines += b[j] == '\n';
+                assert_int_equal(lines, k);
+                if (room >= 1024) /* a whole line always fits in that */
+                        assert_true(k > 0);
+                free(b);
+                i += k;
+                at += w;
+        }
+        assert_int_equal(at, ref.len);
+        free(ref.p);
+}
+
+static void test_nums(void **state)
+{
+        (void)state;
+        mixed_init();
+        for (int scalar = 1; scalar >= 0; scalar--) {
+                tm_rrender_force_scalar(scalar);
+                check_nums(&tm_schema_heap);
+                check_nums(&mixed);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_heap_random), cmocka_unit_test(test_mixed_random),
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
-            cmocka_unit_test(test_plan_errors),
+            cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
