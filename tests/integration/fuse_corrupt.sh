@@ -1,0 +1,85 @@
+#!/bin/bash
+# Corrupt archives through a live mount: small traces of every codec (din,
+# PDATS, PDATS II, lackey, HATF, Meta-TF) in every container (plain, gzip,
+# zstd: seekable with small frames for the address codecs, zstd's own
+# frames for lackey and the record traces), $TM_CORRUPT_VARIANTS damaged
+# copies of each (default 60: cut, bit flips, zeroed blocks, garbage
+# appended, in turn; seeded by $TM_CORRUPT_SEED, so reproducible), all in
+# one source directory under one mount. Every view of every copy is read
+# whole and at random offsets, each read with a time limit; each read must
+# give the intact archive's bytes for that range (`tracetool cat` of the
+# original) or fail with EIO, and the daemon must live through it all.
+# Wrong bytes are tolerated only where the container cannot detect the
+# damage (plain archives; gzip before its trailer; zstd cut between
+# frames), and counted apart (docs/reliability.md). The counts by codec and
+# container are printed. fuse_corrupt.py does the damage and the reads.
+# usage: fuse_corrupt.sh   (TRACEMOUNT and TRACETOOL in the environment)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+need_programs
+need_fuse
+command -v python3 >/dev/null 2>&1 || skip "python3 not found"
+command -v zstd >/dev/null 2>&1 || skip "zstd (the program) not found"
+setup_tmp
+cd "$T" || exit 1
+TT=$TRACETOOL
+EX=${TM_SOURCE_DIR:-$here/../..}/examples
+N=${TM_CORRUPT_VARIANTS:-60}
+SEED=${TM_CORRUPT_SEED:-15}
+mkdir -p base src refs
+
+# --- the intact archives, named codec.container ---
+gen_din 41 1500 >t.din
+gen_lackey 42 1500 >t.lackey
+for c in din pdt pdt2; do
+        "$TT" pack t.din "t.$c" 2>/dev/null || fail "pack t.$c"
+        "$TT" pack t.din "t.$c.gz" 2>/dev/null || fail "pack t.$c.gz"
+        "$TT" pack --frame-size 4096 t.din "t.$c.zst" 2>/dev/null || fail "pack t.$c.zst"
+done
+for k in "din din" "pdats pdt" "pdats2 pdt2"; do
+        set -- $k
+        cp "t.$2" "base/$1.plain"
+        cp "t.$2.gz" "base/$1.gz"
+        cp "t.$2.zst" "base/$1.zst"
+done
+cp t.lackey base/lackey.plain
+gzip -n -c t.lackey >base/lackey.gz
+zstd -q -c t.lackey >base/lackey.zst
+for k in "hatf sort.hatf.zst" "metatf heapwork.mtf.zst"; do
+        set -- $k
+        zstd -q -d -c "$EX/$2" >"base/$1.plain" || fail "unpack $2"
+        gzip -n -c "base/$1.plain" >"base/$1.gz"
+        cp "$EX/$2" "base/$1.zst"
+done
+
+# --- references: every view of each intact archive, from tracetool ---
+for b in base/*; do
+        n=${b#base/}
+        mkdir -p "refs/$n"
+        "$TT" views "$b" >"refs/$n/VIEWS" || fail "views of $n"
+        for v in $(cat "refs/$n/VIEWS"); do
+                "$TT" cat "$b" "$v" >"refs/$n/${v//\//_}" || fail "tracetool cat $n $v"
+        done
+        check "$n has views" test -s "refs/$n/VIEWS"
+done
+
+python3 "$here/fuse_corrupt.py" make src "$N" "$SEED" base/* || fail "making the copies"
+echo "$(ls src | wc -l) damaged copies of $(ls base | wc -l) archives"
+cp base/pdats2.zst src/intact.pdt2.zst
+
+mount_tm "$T/log" "$T/mnt" "$T/src" || { fail "mount"; finish; }
+start=$(date +%s)
+if python3 "$here/fuse_corrupt.py" check "$T/mnt" refs manifest.json; then
+        ok "every read of every copy: the intact bytes, EIO, or damage the container cannot see"
+else
+        fail "reads of damaged copies (above)"
+fi
+echo "reads took $(($(date +%s) - start)) s"
+check "the daemon is alive after all copies" kill -0 "$MNT_PID"
+check "an intact archive among them reads right" cmp -s "$T/mnt/intact.pdt2.zst/ascii" \
+        refs/pdats2.zst/ascii
+n=$(grep -c 'offset' "$T/log" || true)
+echo "daemon log: $n lines naming an offset; first ones:"
+grep -m5 'offset' "$T/log"
+umount_tm "$T/mnt"
+finish
