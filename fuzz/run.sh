@@ -23,6 +23,8 @@
 # A finding goes to tests/data/fuzz/<harness>/, which unit_fuzzregress
 # replays through the same entry points in the test suite.
 # Environment: FUZZ_JOBS (default 1) parallel workers per harness;
+# FUZZ_KEEP_GOING=1 runs libFuzzer's fork mode past crashes, timeouts and
+# out-of-memory inputs (each saved), so a long run keeps its whole time;
 # FUZZ_ARGS extra libFuzzer options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,6 +105,8 @@ for h in $HARNESSES; do
         [ "$h" = fuzz_index ] && export FZI_SEEDS=$O/corpus/$h
         jobs=
         [ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs="-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS"
+        [ -n "${FUZZ_KEEP_GOING:-}" ] &&
+                jobs="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
         echo "== $h ($SECS s)"
         # shellcheck disable=SC2046,SC2086
         nice -n 19 "$O/$h" $(opts "$h") -max_total_time="$SECS" -timeout=10 \
@@ -112,6 +116,6 @@ for h in $HARNESSES; do
                 tail -n 30 "$O/$h.log" >&2
                 continue
         }
-        grep -E '^stat::|#[0-9]+.*DONE|fuzz_index:' "$O/$h.log" | tail -n 12
+        grep -E '^stat::|#[0-9]+.*DONE|^#[0-9]+: cov|fuzz_index: [0-9]' "$O/$h.log" | tail -n 8
         echo "corpus: $(find "$O/corpus/$h" -type f | wc -l) files"
 done
