@@ -61,18 +61,38 @@ char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir
         return out;
 }
 
+/* The mode of a new directory under one with stat parent: shared with the
+ * group as the parent is (setgid and group-writable: 02775, so a lab's
+ * cache directory stays shared below it, docs/shared-cache.md), else
+ * 0755. */
+static mode_t child_mode(const struct stat *parent)
+{
+        return (parent->st_mode & (S_ISGID | S_IWGRP)) == (S_ISGID | S_IWGRP) ? 02775 : 0755;
+}
+
 int tm_cachepath_mkdirs(const char *dir)
 {
         char *p = strdup(dir);
         if (!p)
                 return -ENOMEM;
         int rc = 0;
+        struct stat parent = {.st_mode = 0};
+        if (stat(*p == '/' ? "/" : ".", &parent) < 0)
+                parent.st_mode = 0;
         for (char *s = p + 1;; s++) {
                 if (*s != '/' && *s != 0)
                         continue;
                 char c = *s;
                 *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+                mode_t mode = child_mode(&parent);
+                if (mkdir(p, mode) == 0) {
+                        if (mode != 0755) /* past the umask */
+                                chmod(p, mode);
+                } else if (errno != EEXIST) {
+                        rc = -errno;
+                        break;
+                }
+                if (stat(p, &parent) < 0) {
                         rc = -errno;
                         break;
                 }
@@ -80,6 +100,8 @@ int tm_cachepath_mkdirs(const char *dir)
                 if (!c)
                         break;
         }
+        if (rc == 0 && !S_ISDIR(parent.st_mode))
+                rc = -ENOTDIR;
         free(p);
         return rc;
 }

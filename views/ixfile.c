@@ -43,32 +43,85 @@ static int pwrite_all(int fd, const void *p, size_t n, off_t off)
         return 0;
 }
 
+/* The directory part of path ("." when none), malloc'd, and its last
+ * component in *base. */
+static char *split_dir(const char *path, const char **base)
+{
+        const char *s = strrchr(path, '/');
+        *base = s ? s + 1 : path;
+        if (!s)
+                return strdup(".");
+        if (s == path)
+                return strdup("/");
+        return strndup(path, (size_t)(s - path));
+}
+
+/* Open the directory holding path (following symlinks: the directory is
+ * judged by what it is, fstat). Returns a descriptor or a negative errno. */
+static int open_dir(const char *path, const char **base, struct stat *dsb)
+{
+        char *dir = split_dir(path, base);
+        if (!dir)
+                return -ENOMEM;
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int e = fd < 0 ? -errno : 0;
+        free(dir);
+        if (fd >= 0 && fstat(fd, dsb) < 0) {
+                e = -errno;
+                close(fd);
+        }
+        return e < 0 ? e : fd;
+}
+
+/* Six characters for a temporary name. */
+static void tmp_suffix(char *out)
+{
+        static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        uint8_t r[6];
+        if (getentropy(r, sizeof r) != 0) {
+                uint64_t v = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)out;
+                memcpy(r, &v, sizeof r);
+        }
+        for (int i = 0; i < 6; i++)
+                out[i] = abc[r[i] % (sizeof abc - 1)];
+        out[6] = 0;
+}
+
 int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err)
 {
-        size_t plen = strlen(path);
         memset(x, 0, sizeof *x);
         x->fd = -1;
         x->path = path;
-        x->tmp = malloc(plen + 8);
-        if (!x->tmp)
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        memcpy(x->tmp, path, plen);
-        memcpy(x->tmp + plen, ".XXXXXX", 8);
-        x->fd = mkostemp(x->tmp, O_CLOEXEC);
-        if (x->fd < 0) {
-                int e = -errno;
-                free(x->tmp);
-                x->tmp = NULL;
-                return tm_err_set(err, e, "%s: cannot create: %s", path, strerror(-e));
+        struct stat dsb;
+        x->dirfd = open_dir(path, &x->base, &dsb);
+        if (x->dirfd < 0)
+                return tm_err_set(err, x->dirfd, "%s: cannot create: %s", path,
+                                  strerror(-x->dirfd));
+        x->mode = dsb.st_mode & S_IWGRP ? 0664 : 0644;
+        size_t blen = strlen(x->base);
+        x->tmp = malloc(blen + 8);
+        int e = x->tmp ? -EEXIST : -ENOMEM;
+        for (int tries = 0; e == -EEXIST && tries < 100; tries++) {
+                memcpy(x->tmp, x->base, blen);
+                x->tmp[blen] = '.';
+                tmp_suffix(x->tmp + blen + 1);
+                x->fd = openat(x->dirfd, x->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                               0600);
+                e = x->fd < 0 ? -errno : 0;
         }
-        x->f = fdopen(x->fd, "wb");
-        if (!x->f) {
-                int e = -errno;
-                close(x->fd);
-                unlink(x->tmp);
+        if (e == 0) {
+                x->f = fdopen(x->fd, "wb");
+                if (!x->f) {
+                        e = -errno;
+                        close(x->fd);
+                        unlinkat(x->dirfd, x->tmp, 0);
+                }
+        }
+        if (e < 0) {
                 free(x->tmp);
                 x->tmp = NULL;
-                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
+                close(x->dirfd);
+                return tm_err_set(err, e, "%s: cannot create: %s", path, strerror(-e));
         }
         return 0;
 }
@@ -90,19 +143,80 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
                 rc = pwrite_all(x->fd, cb, sizeof cb, 12);
         }
         if (rc == 0)
-                rc = fchmod(x->fd, 0644) == 0 && fsync(x->fd) == 0 ? 0 : -errno;
+                rc = fchmod(x->fd, (mode_t)x->mode) == 0 && fsync(x->fd) == 0 ? 0 : -errno;
         if (fclose(x->f) != 0 && rc == 0)
                 rc = -errno;
-        if (rc == 0 && rename(x->tmp, x->path) != 0)
+        /* rename(2) replaces whatever is at the name, a symlink included,
+         * without following it */
+        if (rc == 0 && renameat(x->dirfd, x->tmp, x->dirfd, x->base) != 0)
                 rc = -errno;
         if (rc < 0) {
-                unlink(x->tmp);
+                unlinkat(x->dirfd, x->tmp, 0);
                 if (err && err->code != rc)
                         tm_err_set(err, rc, "%s: cannot write: %s", x->path, strerror(-rc));
         }
+        close(x->dirfd);
         free(x->tmp);
         x->tmp = NULL;
         return rc;
+}
+
+static int in_group(gid_t g)
+{
+        if (getegid() == g)
+                return 1;
+        gid_t list[256];
+        int n = getgroups(256, list);
+        for (int i = 0; i < n; i++)
+                if (list[i] == g)
+                        return 1;
+        return 0;
+}
+
+/* NULL if a file with stat f in the directory with stat d may be believed
+ * (ixfile.h), else why not. */
+static const char *distrust(const struct stat *f, const struct stat *d, uint64_t archive_uid)
+{
+        if (f->st_uid == geteuid() || f->st_uid == 0 || (uint64_t)f->st_uid == archive_uid)
+                return NULL;
+        if (!(d->st_mode & S_IWGRP) || (d->st_mode & S_IWOTH))
+                return "written by another user, in a directory not shared by a group";
+        if (f->st_gid != d->st_gid || !in_group(d->st_gid))
+                return "written by another user, not of this directory's group";
+        return NULL;
+}
+
+int tm_ixfile_open(const char *path, uint64_t archive_uid, int *fd_out, struct stat *sb,
+                   struct tm_err *err)
+{
+        const char *base;
+        struct stat dsb;
+        int dfd = open_dir(path, &base, &dsb);
+        if (dfd < 0)
+                return tm_err_set(err, dfd, "%s: %s", path, strerror(-dfd));
+        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int e = fd < 0 ? -errno : 0;
+        close(dfd);
+        if (e == -ELOOP)
+                return tm_err_set(err, -EIO, "%s: a symlink, not followed", path);
+        if (e < 0)
+                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
+        const char *why = NULL;
+        if (fstat(fd, sb) < 0)
+                e = -errno, why = strerror(errno);
+        else if (!S_ISREG(sb->st_mode))
+                e = -EIO, why = "not a regular file";
+        else if ((why = distrust(sb, &dsb, archive_uid)) != NULL)
+                e = -EPERM;
+        if (e < 0) {
+                close(fd);
+                if (e == -EPERM)
+                        return tm_err_set(err, e, "%s: not trusted: %s (uid %u)", path, why,
+                                          (unsigned)sb->st_uid);
+                return tm_err_set(err, e, "%s: %s", path, why);
+        }
+        *fd_out = fd;
+        return 0;
 }
 
 #define NAME_LEN 16

@@ -1,8 +1,11 @@
 /* ixfile: what the two index file formats share (index.c for address
  * traces, rindex_file.c for record traces): little-endian fields, the
- * CRC32 at bytes 12-15 over everything from byte 16, and the atomic write
- * (a temporary file in the same directory, fsync, rename), so a reader
- * never sees a half-written index. */
+ * CRC32 at bytes 12-15 over everything from byte 16, the atomic write (a
+ * temporary file in the same directory, fsync, rename), so a reader never
+ * sees a half-written index, and the open for reading, which decides
+ * whether a file may be believed at all (docs/index-format.md, "What the
+ * index trusts"): a regular file, reached without following a symlink at
+ * its name, written by a trusted user. */
 #ifndef TM_IXFILE_H
 #define TM_IXFILE_H
 
@@ -59,15 +62,19 @@ void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
 int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
                      const struct tm_index_key *key);
 
-/* A file being written: f for its body, fd under it, tmp its name. */
+/* A file being written: f for its body, fd under it, tmp its name in the
+ * directory dirfd, which the final name (base) is renamed to. */
 struct tm_ixfile {
         FILE *f;
-        int fd;
+        int fd, dirfd;
         char *tmp;
-        const char *path;
+        const char *path, *base;
+        unsigned mode; /* the final file's mode: 0664 in a group-writable
+                          directory, else 0644 */
 };
 
-/* Create a temporary file beside path. Returns 0 or a negative errno. */
+/* Create a temporary file "<path>.XXXXXX" beside path (O_EXCL, never
+ * through a symlink). Returns 0 or a negative errno. */
 int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
 
 /* Write head (head_len bytes, the file's first bytes, whose bytes 12-15
@@ -77,6 +84,20 @@ int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
  * x's resources in every case. */
 int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len,
                      uint64_t file_size, struct tm_err *err);
+
+/* Open the index file at path for reading: the directory is opened first
+ * and the file relative to it with O_NOFOLLOW and O_NONBLOCK (a symlink,
+ * FIFO or device planted at the name is refused, never followed or
+ * waited on). The file must be a regular file written by a trusted user:
+ * the caller (euid), root, the archive's owner archive_uid, or, in a
+ * group-writable directory that others cannot write, anyone of the
+ * directory's group when the caller is in it too (a lab's shared cache,
+ * docs/shared-cache.md). Returns 0 with *fd_out and *sb, -ENOENT, -EPERM
+ * (not trusted) or -EIO (not a regular file), with err naming the file and
+ * the reason. */
+struct stat;
+int tm_ixfile_open(const char *path, uint64_t archive_uid, int *fd_out, struct stat *sb,
+                   struct tm_err *err);
 
 /* CRC32 of fd's bytes [from, to). Returns 0 or a negative errno. */
 int tm_ixfile_crc(int fd, uint64_t from, uint64_t to, uint32_t *out);
