@@ -119,28 +119,31 @@ static inline size_t lk_fast_line(const uint8_t *l, struct tm_ref *out, uint32_t
         if (q == 3 || l[q] != ',')
                 return 0;
         size_t b = ++q;
-        uint32_t sz = 0;
-        while (l[q] >= '0' && l[q] <= '9' && q < b + 4) {
-                sz = sz * 10 + (uint32_t)(l[q] - '0');
+        while (l[q] >= '0' && l[q] <= '9' && q < b + 20)
                 q++;
-        }
-        if (q == b || l[q] != '\n' || sz > LACKEY_MAX_SIZE)
+        /* up to 3 digits (<= 999, never above LACKEY_MAX_SIZE); longer
+         * sizes are the general parser's */
+        if (q == b || q - b > 3 || l[q] != '\n')
                 return 0;
+        if (sizes) {
+                uint32_t sz = 0;
+                for (size_t d = b; d < q; d++)
+                        sz = sz * 10 + (uint32_t)(l[d] - '0');
+                sizes[0] = sizes[1] = sz;
+        }
         out[0].addr = v;
         out[0].type = type;
         out[1].addr = v;
         out[1].type = TM_WRITE;
-        if (sizes)
-                sizes[0] = sizes[1] = sz;
         *nref = l[1] == 'M' ? 2 : 1;
         return q + 1;
 }
 
 /* decode and decode_sized: sizes NULL or not (inlined twice, so that the
  * test is made at compile time). */
-static inline ssize_t lk_decode_any(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
-                                    uint64_t raw_off, size_t *used, struct tm_ref *out,
-                                    uint32_t *sizes, size_t cap, struct tm_err *err)
+static inline __attribute__((always_inline)) ssize_t
+lk_decode_any(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof, uint64_t raw_off,
+              size_t *used, struct tm_ref *out, uint32_t *sizes, size_t cap, struct tm_err *err)
 {
         struct lk_dec s;
         memcpy(&s, st->b, sizeof s);
