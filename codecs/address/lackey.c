@@ -204,6 +204,10 @@ lk_decode_any(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof, u
                                                   raw_off + p, LACKEY_MAX_LINE);
                         break;
                 }
+                if (r > LACKEY_MAX_LINE) /* as when a window cuts it: the same either way */
+                        return tm_err_set(
+                            err, -EIO, "raw offset %" PRIu64 ": lackey: line longer than %d bytes",
+                            raw_off + p, LACKEY_MAX_LINE);
                 p += (size_t)r;
                 out[k].addr = addr;
                 if (sizes)
