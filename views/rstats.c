@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
+
 enum { H_SIZE, H_ADDR, H_NEW, H_THREAD, H_HEAP, H_N };
 enum { K_OTHER, K_ALLOC, K_FREE, K_REALLOC };
 
@@ -329,4 +331,97 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
         if (st->heap)
                 n += report_heap(st, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
         return n;
+}
+
+/* ---- JSON ---- */
+
+static void json_ids(struct tm_json *o, const char *key, const uint64_t *id, const uint64_t *n,
+                     unsigned count, uint64_t other)
+{
+        tm_json_open(o, key, '[');
+        for (unsigned i = 0; i < count; i++) {
+                tm_json_open(o, NULL, '{');
+                tm_json_u64(o, "id", id[i]);
+                tm_json_u64(o, "records", n[i]);
+                tm_json_close(o, '}');
+        }
+        tm_json_close(o, ']');
+        char other_key[32];
+        snprintf(other_key, sizeof other_key, "%s_other", key);
+        tm_json_u64(o, other_key, other);
+}
+
+static void json_heap(struct tm_json *o, const struct tm_rstats *st)
+{
+        tm_json_open(o, "heap", '{');
+        tm_json_u64(o, "allocs", st->allocs);
+        tm_json_u64(o, "reallocs", st->reallocs);
+        tm_json_u64(o, "frees", st->frees);
+        tm_json_u64(o, "total_bytes", st->total_bytes);
+        tm_json_u64(o, "max_objects", st->max_live_n);
+        tm_json_bool(o, "max_objects_exact", !st->live_overflow);
+        if (st->live_overflow)
+                tm_json_str(o, "max_bytes", NULL);
+        else
+                tm_json_u64(o, "max_bytes", st->max_live_bytes);
+        tm_json_real(o, "avg_size", st->sized ? (double)st->total_bytes / (double)st->sized : 0.0);
+        tm_json_u64(o, "live_objects", st->live_n);
+        tm_json_u64(o, "live_bytes", st->live_bytes);
+        tm_json_u64(o, "frees_not_live", st->free_unknown);
+        json_ids(o, "threads", st->thread_id, st->thread_n, st->nthreads, st->thread_other);
+        json_ids(o, "heaps", st->heap_id, st->heap_n, st->nheaps, st->heap_other);
+        tm_json_open(o, "size_histogram", '[');
+        for (unsigned b = 0; b < TM_RSTATS_HIST; b++) {
+                if (!st->size_hist[b])
+                        continue;
+                tm_json_open(o, NULL, '{');
+                tm_json_u64(o, "min", b ? 1ull << (b - 1) : 0);
+                tm_json_u64(o, "max", b ? (1ull << b) - 1 : 0);
+                tm_json_u64(o, "count", st->size_hist[b]);
+                tm_json_close(o, '}');
+        }
+        tm_json_close(o, ']');
+        tm_json_close(o, '}');
+}
+
+size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
+                      const struct tm_rstats_info *in, const char *damage, char *dst, size_t cap)
+{
+        struct tm_json o = {dst, cap, 0, 0};
+        struct tm_json_head h = {.family = "record",
+                                 .name = in->name,
+                                 .codec = in->codec,
+                                 .container = in->container,
+                                 .damage = damage,
+                                 .archive_size = in->archive_size,
+                                 .raw_size = in->raw_size,
+                                 .ascii_size = in->ascii_size};
+        tm_json_stats_head(&o, &h);
+        tm_json_str(&o, "schema", s->name);
+        tm_json_u64(&o, "records", st->records);
+        tm_json_open(&o, "kinds", '[');
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                tm_json_open(&o, NULL, '{');
+                tm_json_str(&o, "name", s->kind[k].name);
+                tm_json_u64(&o, "records", st->kind_n[k]);
+                tm_json_close(&o, '}');
+        }
+        tm_json_close(&o, ']');
+        tm_json_open(&o, "fields", '[');
+        for (unsigned f = 0; f < s->nfields; f++) {
+                if (!st->fseen[f])
+                        continue;
+                tm_json_open(&o, NULL, '{');
+                tm_json_str(&o, "name", s->field[f].name);
+                tm_json_u64(&o, "records", st->fseen[f]);
+                tm_json_u64(&o, "min", st->fmin[f]);
+                tm_json_u64(&o, "max", st->fmax[f]);
+                tm_json_close(&o, '}');
+        }
+        tm_json_close(&o, ']');
+        if (st->heap)
+                json_heap(&o, st);
+        else
+                tm_json_str(&o, "heap", NULL);
+        return tm_json_stats_end(&o);
 }

@@ -81,4 +81,9 @@ struct tm_rstats_info {
 size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
                         const struct tm_rstats_info *in, char *dst, size_t cap);
 
+/* The same numbers as one JSON object (the stats.json view,
+ * docs/stats-json.md); damage as for tm_stats_json (stats.h). */
+size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
+                      const struct tm_rstats_info *in, const char *damage, char *dst, size_t cap);
+
 #endif

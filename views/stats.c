@@ -92,12 +92,8 @@ void tm_stats_finish(struct tm_stats_acc *a)
 
 /* ---- the report ---- */
 
-struct out {
-        char *buf;
-        size_t cap, len;
-};
-
-static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
+/* Both the text report and the JSON go through one writer (stats.h). */
+static void __attribute__((format(printf, 2, 3))) put(struct tm_json *o, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -116,7 +112,7 @@ static double ratio(uint64_t a, uint64_t b)
 /* One histogram: buckets with runs, the fetches in them, and the
  * cumulative fraction of all fetches in runs up to that length (the y axis
  * of Figures 3 and 4). */
-static void put_runs(struct out *o, const char *title, const uint64_t *runs,
+static void put_runs(struct tm_json *o, const char *title, const uint64_t *runs,
                      const uint64_t *fetches)
 {
         uint64_t total = 0, nruns = 0;
@@ -140,7 +136,7 @@ static void put_runs(struct out *o, const char *title, const uint64_t *runs,
         }
 }
 
-static void put_offsets(struct out *o, const struct tm_stats *s)
+static void put_offsets(struct tm_json *o, const struct tm_stats *s)
 {
         static const char *const range[TM_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
                                                          "64-bit"};
@@ -168,7 +164,7 @@ static void put_offsets(struct out *o, const struct tm_stats *s)
 size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
                        size_t cap)
 {
-        struct out o = {buf, cap, 0};
+        struct tm_json o = {buf, cap, 0, 0};
         if (cap)
                 buf[0] = 0;
         put(&o, "archive        %s\n", in->name);
@@ -205,4 +201,229 @@ size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in,
                  s->clus_fetches);
         put_offsets(&o, s);
         return o.len;
+}
+
+/* ---- JSON ---- */
+
+/* Length of the UTF-8 sequence at s (1-4), or 0 if it is not one. */
+static unsigned utf8_len(const unsigned char *s)
+{
+        unsigned n = s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
+        for (unsigned i = 1; i < n; i++)
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+        if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+            (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+                return 0; /* overlong, surrogate, or past U+10FFFF */
+        return n;
+}
+
+static void jstring(struct tm_json *o, const char *str)
+{
+        const unsigned char *s = (const unsigned char *)str;
+        put(o, "\"");
+        while (*s) {
+                unsigned n;
+                if (*s == '"' || *s == '\\')
+                        put(o, "\\%c", *s);
+                else if (*s < 0x20 || *s == 0x7f)
+                        put(o, "\\u%04x", *s);
+                else if (*s < 0x80)
+                        put(o, "%c", *s);
+                else if ((n = utf8_len(s)) != 0) {
+                        put(o, "%.*s", (int)n, (const char *)s);
+                        s += n;
+                        continue;
+                } else
+                        put(o, "\\ufffd");
+                s++;
+        }
+        put(o, "\"");
+}
+
+static void jkey(struct tm_json *o, const char *key)
+{
+        if (o->comma)
+                put(o, ",");
+        o->comma = 1;
+        if (key) {
+                jstring(o, key);
+                put(o, ":");
+        }
+}
+
+void tm_json_open(struct tm_json *o, const char *key, char bracket)
+{
+        jkey(o, key);
+        put(o, "%c", bracket);
+        o->comma = 0;
+}
+
+void tm_json_close(struct tm_json *o, char bracket)
+{
+        put(o, "%c", bracket);
+        o->comma = 1;
+}
+
+void tm_json_u64(struct tm_json *o, const char *key, uint64_t v)
+{
+        jkey(o, key);
+        put(o, "%" PRIu64, v);
+}
+
+void tm_json_real(struct tm_json *o, const char *key, double v)
+{
+        jkey(o, key);
+        put(o, "%.6f", v == v && v < 1e300 && v > -1e300 ? v : 0.0);
+}
+
+void tm_json_str(struct tm_json *o, const char *key, const char *s)
+{
+        jkey(o, key);
+        if (s)
+                jstring(o, s);
+        else
+                put(o, "null");
+}
+
+void tm_json_bool(struct tm_json *o, const char *key, int v)
+{
+        jkey(o, key);
+        put(o, v ? "true" : "false");
+}
+
+void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h)
+{
+        if (o->cap)
+                o->buf[0] = 0;
+        tm_json_open(o, NULL, '{');
+        tm_json_str(o, "format", "tracemount-stats");
+        tm_json_u64(o, "version", 1);
+        tm_json_str(o, "family", h->family);
+        tm_json_str(o, "archive", h->name);
+        tm_json_str(o, "codec", h->codec);
+        tm_json_str(o, "container", h->container);
+        tm_json_bool(o, "complete", !h->damage);
+        tm_json_str(o, "damage", h->damage);
+        tm_json_u64(o, "archive_bytes", h->archive_size);
+        tm_json_u64(o, "raw_bytes", h->raw_size);
+        tm_json_u64(o, "ascii_bytes", h->ascii_size);
+}
+
+size_t tm_json_stats_end(struct tm_json *o)
+{
+        tm_json_close(o, '}');
+        put(o, "\n");
+        return o->len;
+}
+
+/* An address as a string "0x..." (64-bit values lose precision as JSON
+ * numbers in many readers), or null. */
+static void json_addr(struct tm_json *o, const char *key, int have, uint64_t v)
+{
+        char hex[24];
+        snprintf(hex, sizeof hex, "0x%" PRIx64, v);
+        tm_json_str(o, key, have ? hex : NULL);
+}
+
+static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
+                      const uint64_t *fetches)
+{
+        uint64_t total = 0, nruns = 0;
+        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+                total += fetches[i];
+                nruns += runs[i];
+        }
+        tm_json_open(o, key, '{');
+        tm_json_u64(o, "runs", nruns);
+        tm_json_u64(o, "fetches", total);
+        tm_json_open(o, "histogram", '[');
+        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+                if (!runs[i])
+                        continue;
+                tm_json_open(o, NULL, '{');
+                tm_json_u64(o, "length", i);
+                tm_json_bool(o, "or_more", i == TM_STATS_RUN_MAX);
+                tm_json_u64(o, "runs", runs[i]);
+                tm_json_u64(o, "fetches", fetches[i]);
+                tm_json_close(o, '}');
+        }
+        tm_json_close(o, ']');
+        tm_json_close(o, '}');
+}
+
+static void json_offsets(struct tm_json *o, const struct tm_stats *s)
+{
+        static const char *const range[TM_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
+        uint64_t total = 0;
+        for (unsigned i = 0; i < TM_STATS_OFF_EXACT; i++)
+                total += s->data_off[i];
+        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+                total += s->data_off_range[i];
+        tm_json_open(o, "data_offsets", '{');
+        tm_json_u64(o, "total", total);
+        tm_json_open(o, "exact", '[');
+        for (int d = -TM_STATS_OFF_MAX; d <= TM_STATS_OFF_MAX; d++) {
+                uint64_t c = s->data_off[d + TM_STATS_OFF_MAX];
+                if (!c)
+                        continue;
+                tm_json_open(o, NULL, '{');
+                jkey(o, "offset");
+                put(o, "%d", d);
+                tm_json_u64(o, "count", c);
+                tm_json_close(o, '}');
+        }
+        tm_json_close(o, ']');
+        tm_json_open(o, "other", '{');
+        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+                tm_json_u64(o, range[i], s->data_off_range[i]);
+        tm_json_close(o, '}');
+        tm_json_close(o, '}');
+}
+
+size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
+                     char *buf, size_t cap)
+{
+        struct tm_json o = {buf, cap, 0, 0};
+        struct tm_json_head h = {.family = "address",
+                                 .name = in->name,
+                                 .codec = in->codec,
+                                 .container = in->container,
+                                 .damage = damage,
+                                 .archive_size = in->archive_size,
+                                 .raw_size = in->raw_size,
+                                 .ascii_size = in->ascii_size};
+        tm_json_stats_head(&o, &h);
+        tm_json_u64(&o, "references", s->refs);
+        tm_json_open(&o, "refs_per_byte", '{');
+        tm_json_real(&o, "archive", ratio(s->refs, in->archive_size));
+        tm_json_real(&o, "raw", ratio(s->refs, in->raw_size));
+        tm_json_close(&o, '}');
+        tm_json_open(&o, "ascii_per_byte", '{');
+        tm_json_real(&o, "archive", ratio(in->ascii_size, in->archive_size));
+        tm_json_real(&o, "raw", ratio(in->ascii_size, in->raw_size));
+        tm_json_close(&o, '}');
+        uint64_t lo = UINT64_MAX, hi = 0;
+        tm_json_open(&o, "types", '[');
+        for (unsigned t = 0; t < in->ntypes && t < TM_NTYPES; t++) {
+                tm_json_open(&o, NULL, '{');
+                tm_json_u64(&o, "type", t);
+                tm_json_str(&o, "name", tm_type_name(t));
+                tm_json_u64(&o, "references", s->count[t]);
+                tm_json_real(&o, "fraction", ratio(s->count[t], s->refs));
+                json_addr(&o, "lowest", s->count[t] != 0, s->addr_min[t]);
+                json_addr(&o, "highest", s->count[t] != 0, s->addr_max[t]);
+                tm_json_close(&o, '}');
+                if (s->count[t]) {
+                        lo = s->addr_min[t] < lo ? s->addr_min[t] : lo;
+                        hi = s->addr_max[t] > hi ? s->addr_max[t] : hi;
+                }
+        }
+        tm_json_close(&o, ']');
+        json_addr(&o, "lowest", s->refs != 0, lo);
+        json_addr(&o, "highest", s->refs != 0, hi);
+        json_runs(&o, "jump_runs", s->jump_runs, s->jump_fetches);
+        json_runs(&o, "clusters", s->clus_runs, s->clus_fetches);
+        json_offsets(&o, s);
+        return tm_json_stats_end(&o);
 }

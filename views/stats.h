@@ -83,4 +83,39 @@ struct tm_stats_info {
 size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
                        size_t cap);
 
+/* The same numbers as one JSON object (the stats.json view; the object is
+ * documented in docs/stats-json.md). damage: the message of the damage
+ * that ended the intact prefix these numbers cover, or NULL when they
+ * cover the whole trace. Returns its length like tm_stats_report. */
+size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
+                     char *buf, size_t cap);
+
+/* A small JSON writer shared with rstats.c: members are written in order,
+ * commas and escapes are its business. Strings are escaped (", \, control
+ * bytes) and bytes that are not UTF-8 become U+FFFD, so the output is
+ * valid JSON whatever the names hold; numbers are finite. */
+struct tm_json {
+        char *buf;
+        size_t cap, len;
+        int comma; /* a member precedes: the next one needs a comma */
+};
+
+/* key: the member's name inside an object, NULL inside an array. */
+void tm_json_open(struct tm_json *o, const char *key, char bracket);
+void tm_json_close(struct tm_json *o, char bracket);
+void tm_json_u64(struct tm_json *o, const char *key, uint64_t v);
+void tm_json_real(struct tm_json *o, const char *key, double v);
+void tm_json_str(struct tm_json *o, const char *key, const char *s); /* NULL: null */
+void tm_json_bool(struct tm_json *o, const char *key, int v);
+/* A stats.json object: its opening and the members every one starts with
+ * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
+ * returns the length (snprintf-style). */
+struct tm_json_head {
+        const char *family, *name, *codec, *container;
+        const char *damage; /* NULL: complete */
+        uint64_t archive_size, raw_size, ascii_size;
+};
+void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);
+size_t tm_json_stats_end(struct tm_json *o);
+
 #endif
