@@ -24,16 +24,23 @@ static int lk_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, s
         return 0;
 }
 
+/* Most digits of a valgrind line's pid (a 64-bit number has 20). */
+#define LK_PID_DIGITS 20
+
 /* Is the line at in[0..len) (len >= 2) a valgrind line "==N==" or "--N--"?
- * 1 yes, 0 no, -1 cannot tell yet (cut). */
+ * 1 yes, 0 no, -1 cannot tell yet (cut). A longer N is no pid, whether or
+ * not the window cuts it, so the answer never waits for more than
+ * LK_PID_DIGITS + 4 bytes and never depends on where the window ends. */
 static int lk_is_valgrind(const uint8_t *in, size_t len)
 {
         uint8_t m = in[0];
         if ((m != '=' && m != '-') || in[1] != m)
                 return 0;
         size_t q = 2;
-        while (q < len && in[q] >= '0' && in[q] <= '9')
+        while (q < len && q <= 2 + LK_PID_DIGITS && in[q] >= '0' && in[q] <= '9')
                 q++;
+        if (q > 2 + LK_PID_DIGITS)
+                return 0;
         if (q + 2 > len)
                 return -1;
         return q > 2 && in[q] == m && in[q + 1] == m;
