@@ -16,6 +16,7 @@
 #include "log.h"
 #include "node.h"
 #include "ops.h"
+#include "rofs.h"
 
 #include <fuse_lowlevel.h>
 
@@ -185,7 +186,9 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                 fprintf(stderr, "tracemount: out of memory\n");
                 return 1;
         }
-        struct fuse_session *se = fuse_session_new(args, &tmfs_ops, sizeof tmfs_ops, conf);
+        struct fuse_lowlevel_ops ops = tmfs_ops; /* libfuse keeps a copy */
+        rofs_fill(&ops);
+        struct fuse_session *se = fuse_session_new(args, &ops, sizeof ops, conf);
         if (!se) { /* libfuse has named the option */
                 fprintf(stderr, "tracemount: not mounted (tracemount --help lists the options)\n");
                 ino_fini();
