@@ -233,10 +233,12 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                         check_schema(t);
                         continue;
                 }
+                if (strcmp(views[nviews], "xdin") == 0)
+                        continue; /* unit_xdin.c */
                 vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
                 check_view(t, views[nviews], &want, many);
         }
-        assert_int_equal(nviews, 5 + fx->codec->ntypes);
+        assert_int_equal(nviews, 5 + fx->codec->ntypes + (fx->codec->decode_sized != NULL));
         free(want.p);
 }
 

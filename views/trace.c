@@ -9,6 +9,7 @@
 
 #include "../codecs/record/record.h"
 #include "cachepath.h"
+#include "render.h"
 #include "rtrace.h"
 #include "trace_priv.h"
 
@@ -145,6 +146,8 @@ static void trace_views(struct tm_trace *t)
                 snprintf(t->stream_names[ty], TM_VIEW_NAME_MAX, "streams/%s", tm_type_name(ty));
                 t->views[v++] = t->stream_names[ty];
         }
+        if (t->codec->decode_sized && t->codec->ntypes <= 6)
+                t->views[v++] = "xdin";
         t->views[v] = NULL;
 }
 
@@ -406,6 +409,10 @@ int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view
                         *type = ty;
                         return 0;
                 }
+        if (t->codec->decode_sized && t->codec->ntypes <= 6 && strcmp(view, "xdin") == 0) {
+                *kind = TM_VIEW_XDIN;
+                return 0;
+        }
         return -ENOENT;
 }
 
@@ -468,6 +475,9 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
                 return 0;
         case TM_VIEW_STREAM:
                 *size = ix->type_size[type];
+                return 0;
+        case TM_VIEW_XDIN: /* each line is its din line + " %03x" */
+                *size = ix->ascii_size + ix->nrefs * (1 + TM_XDIN_SIZE_DIGITS);
                 return 0;
         case TM_VIEW_STATS:
                 rc = tm_trace_stats_text(t, &text, &len, err);

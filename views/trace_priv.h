@@ -19,6 +19,7 @@ enum tm_view_kind {
         TM_VIEW_STATS,
         TM_VIEW_SCHEMA,
         TM_VIEW_STREAM,
+        TM_VIEW_XDIN, /* traces whose codec has sizes (render.h) */
 };
 
 enum { TM_IX_NONE, TM_IX_BUILDING, TM_IX_READY, TM_IX_FAILED };
@@ -39,7 +40,7 @@ struct tm_trace {
         uint64_t ckpt_refs;
 
         char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];
-        const char *views[5 + TM_NTYPES + 1];
+        const char *views[5 + TM_NTYPES + 1 + 1]; /* + xdin */
         char *schema_text; /* the schema view of an address trace */
         size_t schema_len;
 

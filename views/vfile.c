@@ -20,7 +20,7 @@
 #define VF_BATCH 4096
 #define VF_FEED (64u << 10)
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
-#define VF_PEND_MAX (TM_DIN_LINE_MAX > VF_REC ? TM_DIN_LINE_MAX : VF_REC)
+#define VF_PEND_MAX (TM_XDIN_LINE_MAX > VF_REC ? TM_XDIN_LINE_MAX : VF_REC)
 #define VF_RA_AFTER 4    /* sequential reads before reading ahead */
 #define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
 /* A readahead worker's vfile writes buffers that a thread on another core
@@ -43,6 +43,7 @@ struct tm_vfile {
         struct tm_creader *r;
         struct tm_feed feed;
         struct tm_ref *refs;
+        uint32_t *sizes; /* xdin: the access size of each of refs, else NULL */
         size_t rpos, rcount;
         uint64_t pos; /* view offset of the next byte returned */
         int valid;    /* the cursor state matches pos */
@@ -62,6 +63,7 @@ static void vf_free(struct tm_vfile *f)
         tm_creader_close(f->r);
         tm_feed_free(&f->feed);
         free(f->refs);
+        free(f->sizes);
         free(f->stage);
         free(f);
 }
@@ -115,7 +117,10 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         }
         if (kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA && kind != TM_VIEW_RAW) {
                 f->refs = malloc(VF_BATCH * sizeof *f->refs);
-                if (!f->refs || tm_feed_init(&f->feed, t->codec, VF_FEED) < 0) {
+                if (kind == TM_VIEW_XDIN)
+                        f->sizes = malloc(VF_BATCH * sizeof *f->sizes);
+                if (!f->refs || (kind == TM_VIEW_XDIN && !f->sizes) ||
+                    tm_feed_init(&f->feed, t->codec, VF_FEED) < 0) {
                         vf_free(f);
                         return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
                 }
@@ -164,6 +169,13 @@ static void vf_back(struct tm_feed *fd, const struct vf_mark *m)
         fd->raw_off = m->raw_off;
 }
 
+/* Decode up to cap references into refs[k..], with their sizes for xdin. */
+static ssize_t vf_feed(struct tm_vfile *f, size_t k, size_t cap, struct tm_err *err)
+{
+        return tm_feed_decode_sized(&f->feed, f->refs + k, f->sizes ? f->sizes + k : NULL, cap,
+                                    err);
+}
+
 /* A batch failed after m: the references before the bad record are still
  * good, so decode them one at a time up to it and leave the feed just
  * before it (the decoder state is undefined after an error); the next
@@ -173,7 +185,7 @@ static size_t vf_salvage(struct tm_vfile *f, struct vf_mark *m)
         size_t k = 0;
         for (;;) {
                 vf_back(&f->feed, m);
-                if (k == VF_BATCH || tm_feed_decode(&f->feed, f->refs + k, 1, NULL) <= 0)
+                if (k == VF_BATCH || vf_feed(f, k, 1, NULL) <= 0)
                         break;
                 k++;
                 vf_mark(&f->feed, m);
@@ -190,7 +202,7 @@ static int vf_decode(struct tm_vfile *f, struct tm_err *err)
         for (;;) {
                 struct vf_mark m;
                 vf_mark(&f->feed, &m);
-                ssize_t n = tm_feed_decode(&f->feed, f->refs, VF_BATCH, err);
+                ssize_t n = vf_feed(f, 0, VF_BATCH, err);
                 if (n < 0) {
                         f->rcount = vf_salvage(f, &m);
                         return f->rcount ? 1 : (int)n;
@@ -253,6 +265,8 @@ static int vf_need(struct tm_vfile *f, struct tm_err *err)
 /* Bytes of ref r in this view (streams/ batches hold only its type). */
 static inline unsigned vf_len(const struct tm_vfile *f, const struct tm_ref *r)
 {
+        if (f->kind == TM_VIEW_XDIN)
+                return tm_render_xdin_len(r->addr);
         return f->kind == TM_VIEW_BINARY ? VF_REC : tm_render_din_len(r->addr);
 }
 
@@ -269,6 +283,8 @@ static inline unsigned vf_render(const struct tm_vfile *f, char *dst, const stru
                 vf_binary(dst, r);
                 return VF_REC;
         }
+        if (f->kind == TM_VIEW_XDIN)
+                return tm_render_xdin(dst, r->type, r->addr, f->sizes[r - f->refs]);
         return tm_render_din(dst, r->type, r->addr);
 }
 
@@ -281,6 +297,8 @@ static char *vf_bulk(const struct tm_vfile *f, char *p, const char *lim, const s
 {
         int bin = f->kind == TM_VIEW_BINARY;
         size_t each = bin ? VF_REC : TM_DIN_LINE_MAX;
+        if (f->kind == TM_VIEW_XDIN) /* line by line in vf_fill */
+                return p;
         /* written directly, a text batch scribbles up to TM_RENDER_SLACK
          * bytes past its lines; a staged one is copied exactly */
         size_t slack = f->stage || bin ? 0 : TM_RENDER_SLACK;
@@ -310,6 +328,24 @@ static char *vf_bulk(const struct tm_vfile *f, char *p, const char *lim, const s
         }
 }
 
+/* The last checkpoint at or before xdin offset off: xdin lines are din
+ * lines and 1 + TM_XDIN_SIZE_DIGITS bytes more. */
+static const struct tm_ckpt *vf_find_xdin(const struct tm_index *ix, uint64_t off,
+                                          uint64_t *pos)
+{
+        uint32_t lo = 0, hi = ix->n; /* ck[lo] is at or before off, ck[hi] after */
+        while (hi - lo > 1) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                const struct tm_ckpt *c = &ix->ck[mid];
+                if (c->ascii_off + c->rec * (1 + TM_XDIN_SIZE_DIGITS) <= off)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        *pos = ix->ck[lo].ascii_off + ix->ck[lo].rec * (1 + TM_XDIN_SIZE_DIGITS);
+        return &ix->ck[lo];
+}
+
 /* Restart at the last checkpoint before off and skip to off. */
 static int vf_seek(struct tm_vfile *f, uint64_t off, struct tm_err *err)
 {
@@ -322,6 +358,8 @@ static int vf_seek(struct tm_vfile *f, uint64_t off, struct tm_err *err)
         } else if (f->kind == TM_VIEW_ASCII) {
                 c = tm_index_find(f->ix, TM_BY_ASCII, 0, off);
                 pos = c->ascii_off;
+        } else if (f->kind == TM_VIEW_XDIN) {
+                c = vf_find_xdin(f->ix, off, &pos);
         } else {
                 c = tm_index_find(f->ix, TM_BY_TYPE, f->type, off);
                 pos = c->type_off[f->type];
@@ -375,7 +413,10 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
                 if (n - done >= VF_PEND_MAX) {
                         char *lim = dst + n - VF_PEND_MAX;
                         p = vf_bulk(f, p, dst + n, &r, end);
-                        if (f->kind != TM_VIEW_BINARY) { /* streams: compacted */
+                        if (f->kind == TM_VIEW_XDIN) {
+                                for (; r < end && p <= lim; r++)
+                                        p += vf_render(f, p, r);
+                        } else if (f->kind != TM_VIEW_BINARY) { /* streams: compacted */
                                 for (; r < end && p <= lim; r++)
                                         p += tm_render_din(p, r->type, r->addr);
                         } else {

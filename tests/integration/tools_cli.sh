@@ -200,4 +200,45 @@ for c in "" pack cat stat index verify views; do
 done
 check "--version" "$TT" --version >/dev/null
 
+# --- lackey sizes through pack (issue 15): lackey output keeps them ---
+check "pack lackey -> lackey.zst" "$TT" pack l.lackey lk.lackey.zst
+check "lk.lackey.zst has an xdin view" grep -qx xdin <("$TT" views lk.lackey.zst)
+awk '{ split($2, f, ","); a = tolower(f[1]); sub(/^0+/, "", a); if (a == "") a = "0"
+       s = sprintf("%03x", f[2] + 0)
+       if ($1 == "I") print "i " a " " s; else if ($1 == "L") print "r " a " " s
+       else if ($1 == "S") print "w " a " " s; else { print "r " a " " s; print "w " a " " s } }' \
+        l.lackey >l.xdin
+check "xdin of the packed lackey == awk over the lackey text" cmp -s l.xdin <("$TT" cat lk.lackey.zst xdin)
+check "xdin of the lackey text itself == awk" cmp -s l.xdin <("$TT" cat l.lackey xdin)
+check "pdt2 from lackey has no xdin (no sizes)" test -z "$("$TT" views l.pdt2.zst | grep -x xdin)"
+"$TT" pack a.din a.lackey 2>err.txt
+check "lackey output from din (no sizes) fails with 1" test $? -eq 1
+check "... saying why" grep -q "needs access sizes" err.txt
+
+# --- bash completion (completions/): COMPREPLY for a few cases ---
+if command -v bash >/dev/null; then
+        comp() { # comp SCRIPT WORD...: the completions of the last word, one a line
+                local script=$1
+                shift
+                bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+                        f=$(complete -p "$(basename "$1")" | sed "s/.*-F \([^ ]*\).*/\1/")
+                        "$f"; printf "%s\n" "${COMPREPLY[@]}"' _ "$script" "$@"
+        }
+        CD=${TM_SOURCE_DIR:-$here/../..}/completions # $here: absolute under meson
+        CT=$CD/tracetool CM=$CD/tracemount
+        check "completion: commands" test "$(comp "$CT" tracetool st | sort | tr '\n' ' ')" = "stat "
+        check "completion: all commands" test "$(comp "$CT" tracetool "" | wc -l)" -eq 9
+        check "completion: pack options" grep -qx -- --addr-bits <(comp "$CT" tracetool pack --a)
+        check "completion: --format values" test "$(comp "$CT" tracetool pack --format pd | tr '\n' ' ')" = "pdats pdats2 "
+        check "completion: --compress values" grep -qx zstd <(comp "$CT" tracetool pack --compress "")
+        check "completion: cat ARCHIVE lists its views" test "$(comp "$CT" "$TT" cat lk.lackey.zst x)" = xdin
+        check "completion: ... streams/" test "$(comp "$CT" "$TT" cat lk.lackey.zst streams/i)" = streams/ifetch
+        check "completion: ... no xdin on a din archive" test -z "$(comp "$CT" "$TT" cat a.pdt2.zst x)"
+        check "completion: cat completes the archive as a file" grep -qx lk.lackey.zst <(comp "$CT" "$TT" cat lk.lack)
+        check "completion: tracemount options" grep -qx -- --cache-dir <(comp "$CM" tracemount --ca)
+        check "completion: tracemount -o values" grep -qx allow_other <(comp "$CM" tracemount -o allow_o)
+        mkdir -p compdir.d
+        check "completion: tracemount directories" test "$(comp "$CM" tracemount compd)" = compdir.d
+fi
+
 finish
