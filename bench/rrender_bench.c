@@ -3,7 +3,10 @@
  *
  *   rrender_bench [N]       N synthetic heap records (default 4 * 10^6)
  *   rrender_bench FILE [N]  the records of FILE (any trace a record codec
- *                           decodes, raw, gzip or zstd), the first N if given
+ *                           decodes, raw, gzip or zstd), the first N if given;
+ *                           first the decoder alone, then decode + render
+ *                           of the whole stream against the codec's text
+ *                           decoder (codecs/heap/hatf_text.h), if it has one
  *
  * The synthetic records imitate a recorded allocator trace (the 7 M record
  * trace behind the `ascii is slow` report): alloc, free and realloc in the

@@ -1,11 +1,12 @@
 /* hatf_text: HATF decoded straight into the ascii view's lines.
  *
  * The views' generic path decodes a batch of records into struct tm_rec
- * (168 bytes each: 43 KiB for 256) and renders the batch afterwards; this
- * one decodes a few records at a time into a small array that stays in
- * L1 and renders them at once with the same batch renderer
- * (tm_rrender_lines), the decoder's per-kind plan kept for the whole
- * call. The bytes are those of the generic path, record by record.
+ * (168 bytes each) and renders the batch afterwards. This one decodes the
+ * common records (every field a number) in one vector register each into
+ * 64-byte number records that stay in L1 and renders them with the view's
+ * own line renderer (tm_rrender_nums); the rest one at a time through the
+ * generic decoder and tm_rrender_lines (hatf_text.c says how). The bytes
+ * are those of the generic path, record by record.
  *
  * It stops, leaving the rest to the generic decoder (tm_rcodec.decode),
  * before a record cut by the end of the input and before anything the
