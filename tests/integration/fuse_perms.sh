@@ -14,7 +14,7 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 need_programs
 [ "$(id -u)" -eq 0 ] || skip "fuse_perms needs root: it creates a user and mounts with allow_other"
-for p in useradd userdel groupadd groupdel setpriv; do
+for p in useradd userdel groupadd groupdel setpriv flock; do
         command -v "$p" >/dev/null 2>&1 || skip "$p is missing"
 done
 # a python3 every user can run (not one under root's home)
@@ -29,6 +29,10 @@ drop_user() {
         groupdel "$GIN" 2>/dev/null
         groupdel "$GOUT" 2>/dev/null
 }
+# one run at a time on this machine (a release and an ASan suite at once
+# would create and remove the same user under each other)
+exec 9>"${TMPDIR:-/tmp}/tm_perm_user.lock"
+flock -w 600 9 || skip "another fuse_perms run holds ${TMPDIR:-/tmp}/tm_perm_user.lock"
 setup_tmp
 trap 'cleanup; drop_user' EXIT
 drop_user # a run killed before its end may have left them
