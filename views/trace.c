@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../codecs/record/record.h"
@@ -227,12 +228,25 @@ const char *const *tm_trace_views(const struct tm_trace *t)
 
 /* ---- the index life cycle ---- */
 
+/* The archive's inode number for the index key, or 0 on a FUSE file
+ * system: sshfs (like any FUSE file system mounted without use_ino) numbers
+ * inodes afresh on every mount and after the kernel forgets one, so a key
+ * with that number would throw the index away on every mount. There the
+ * key is size, mtime, codec and container (docs/network-fs.md). */
+static uint64_t trace_key_ino(const struct tm_trace *t)
+{
+        struct statfs sf;
+        if (fstatfs(t->fd, &sf) == 0 && sf.f_type == 0x65735546) /* FUSE_SUPER_MAGIC */
+                return 0;
+        return (uint64_t)t->sb.st_ino;
+}
+
 static struct tm_index_key trace_key(const struct tm_trace *t)
 {
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
-            .ino = (uint64_t)t->sb.st_ino,
+            .ino = trace_key_ino(t),
             .codec = tm_trace_codec(t),
             .container = t->cont_name,
         };
