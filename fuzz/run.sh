@@ -23,8 +23,8 @@
 # A finding goes to tests/data/fuzz/<harness>/, which unit_fuzzregress
 # replays through the same entry points in the test suite.
 # Environment: FUZZ_JOBS (default 1) parallel workers per harness;
-# FUZZ_KEEP_GOING=1 runs libFuzzer's fork mode past crashes, timeouts and
-# out-of-memory inputs (each saved), so a long run keeps its whole time;
+# FUZZ_KEEP_GOING=1 starts a harness again after a finding (its input is
+# saved) until its time is used, so a long run keeps its whole time;
 # FUZZ_ARGS extra libFuzzer options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -105,17 +105,27 @@ for h in $HARNESSES; do
         [ "$h" = fuzz_index ] && export FZI_SEEDS=$O/corpus/$h
         jobs=
         [ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs="-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS"
-        [ -n "${FUZZ_KEEP_GOING:-}" ] &&
-                jobs="-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1"
         echo "== $h ($SECS s)"
-        # shellcheck disable=SC2046,SC2086
-        nice -n 19 "$O/$h" $(opts "$h") -max_total_time="$SECS" -timeout=10 \
-                -rss_limit_mb=2048 -print_final_stats=1 $jobs -artifact_prefix="$O/$h-" ${FUZZ_ARGS:-} \
-                "$O/corpus/$h" "${seeds[@]}" >"$O/$h.log" 2>&1 || {
-                echo "$h: FINDING (see $O/$h.log and $O/$h-*)" >&2
-                tail -n 30 "$O/$h.log" >&2
-                continue
-        }
-        grep -E '^stat::|#[0-9]+.*DONE|^#[0-9]+: cov|fuzz_index: [0-9]' "$O/$h.log" | tail -n 8
+        : >"$O/$h.log"
+        end=$(($(date +%s) + SECS))
+        while left=$((end - $(date +%s))) && [ "$left" -gt 2 ]; do
+                # shellcheck disable=SC2046,SC2086
+                if nice -n 19 "$O/$h" $(opts "$h") -max_total_time="$left" -timeout=10 \
+                        -rss_limit_mb=2048 -print_final_stats=1 $jobs -artifact_prefix="$O/$h-" \
+                        ${FUZZ_ARGS:-} "$O/corpus/$h" "${seeds[@]}" >>"$O/$h.log" 2>&1; then
+                        break
+                fi
+                echo "$h: FINDING: $(grep -o "Test unit written to .*" "$O/$h.log" | tail -1)" >&2
+                grep -E "^(SUMMARY|fuzz_|==[0-9]+==ERROR)" "$O/$h.log" | tail -n 3 >&2
+                # FUZZ_KEEP_GOING=1: start again for the time left (the
+                # crash's input is saved); else stop at the first finding
+                [ -n "${FUZZ_KEEP_GOING:-}" ] || break
+        done
+        awk -v h="$h" '/^stat::number_of_executed_units/ { n += $2 }
+                /^stat::peak_rss_mb/ { if ($2 > rss) rss = $2 }
+                /(DONE|pulse|NEW|REDUCE) +cov:/ { cov = $4; ft = $6 }
+                END { printf "%s: %d executions, cov %s ft %s, peak rss %s MB\n", h, n, cov, ft, rss }' \
+                "$O/$h.log"
+        grep -E 'fuzz_index: [0-9]+ runs' "$O/$h.log" | tail -n 1 || true
         echo "corpus: $(find "$O/corpus/$h" -type f | wc -l) files"
 done
