@@ -262,7 +262,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
-        f->cached = !(conf && conf->direct_io);
+        f->cached = !(conf && conf->direct_io) && !tm_vfile_volatile(f->vf); /* errors */
         if (f->cached)
                 fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
         else

@@ -235,10 +235,13 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                 }
                 if (strcmp(views[nviews], "xdin") == 0)
                         continue; /* unit_xdin.c */
+                if (strcmp(views[nviews], "stats.json") == 0 ||
+                    strcmp(views[nviews], "errors") == 0)
+                        continue; /* unit_json.c, unit_errors.c */
                 vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
                 check_view(t, views[nviews], &want, many);
         }
-        assert_int_equal(nviews, 5 + fx->codec->ntypes + (fx->codec->decode_sized != NULL));
+        assert_int_equal(nviews, 5 + fx->codec->ntypes + (fx->codec->decode_sized != NULL) + 2);
         free(want.p);
 }
 
@@ -583,7 +586,9 @@ static void test_corrupt(void **state)
         assert_non_null(strstr(err.msg, fx.path));
         tm_trace_close(t);
 
-        /* Building over the damage fails, and the failure is remembered. */
+        /* Building over the damage keeps the intact prefix (its views end
+         * with a byte whose read fails: docs/damage.md) and the failure is
+         * remembered. */
         struct tm_trace_opts o = {.no_save = 1, .cache_dir = fx.cache};
         assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
         char beside[600];
@@ -591,8 +596,8 @@ static void test_corrupt(void **state)
         assert_int_equal(unlink(beside), 0);
         uint64_t size;
         memset(&err, 0, sizeof err);
-        assert_int_equal(tm_trace_view_size(t, "ascii", &size, &err), -EIO);
-        assert_non_null(strstr(err.msg, fx.path));
+        assert_int_equal(tm_trace_view_size(t, "ascii", &size, &err), 0);
+        assert_int_equal(size, off + 1);
         memset(&err, 0, sizeof err);
         assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
         assert_non_null(strstr(err.msg, fx.path));

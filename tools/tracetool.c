@@ -30,6 +30,7 @@ struct command {
 /* Options every command that reads an archive takes (--cache-dir DIR,
  * --no-index-beside), as tracemount does. */
 static struct tm_trace_opts tool_opts;
+static int tool_json; /* stat --json */
 
 static int tool_open(const char *cmd, const char *path, struct tm_trace **t)
 {
@@ -176,6 +177,11 @@ static int cmd_stat(char **args)
 {
         struct tm_trace *t;
         struct tm_err err = {0};
+        if (tool_json) { /* the stats.json view (docs/stats-json.md) */
+                char view[] = "stats.json";
+                char *cat_args[] = {args[0], view};
+                return cmd_cat(cat_args);
+        }
         if (tool_open("stat", args[0], &t) < 0)
                 return TOOL_FAIL;
         int rc = stat_print_summary(t, &err);
@@ -208,7 +214,9 @@ static const struct command commands[] = {
      "write a view (ascii, binary, raw, stats, streams/read, ...) "
      "to stdout",
      2, cmd_cat},
-    {"stat", "ARCHIVE", "codec, container, sizes, references by type, index location", 1, cmd_stat},
+    {"stat", "[--json] ARCHIVE",
+     "codec, container, sizes, references by type, index location; --json: the stats.json view",
+     1, cmd_stat},
     {"index", "ARCHIVE", "build or load the index (progress on a terminal)", 1, cmd_index},
     {"verify", "ARCHIVE", "decode everything and check checksums and index; exit 1 on error", 1,
      cmd_verify},
@@ -251,6 +259,8 @@ static int tool_options(int argc, char **argv, const struct command *c)
                         tool_opts.cache_dir = s + 12;
                 } else if (strcmp(s, "--no-index-beside") == 0) {
                         tool_opts.no_index_beside = 1;
+                } else if (strcmp(s, "--json") == 0 && c->run == cmd_stat) {
+                        tool_json = 1;
                 } else if (s[0] == '-' && s[1]) {
                         fprintf(stderr, "tracetool %s: %s '%s'\n\n", c->name,
                                 strcmp(s, "--cache-dir") == 0 ? "a value is needed for"

@@ -51,7 +51,9 @@ struct build {
         struct tm_scan_front front;
         struct tm_cont *cont;
         struct tm_err *err;
-        int budgeted; /* default spacing: thin to the size budget */
+        int budgeted;      /* default spacing: thin to the size budget */
+        int one;           /* after a decode error: one reference at a time */
+        uint64_t good_raw; /* raw offset after the last reference counted */
 };
 
 /* Keep every other checkpoint (the start stays) and double the spacing. */
@@ -100,22 +102,38 @@ static void build_account(struct build *b, const struct tm_ref *r, size_t n)
         tm_stats_add(&b->acc, r, n);
 }
 
-/* Decode everything the feed holds. */
+/* Decode everything the feed holds. A failed batch is decoded again one
+ * reference at a time from where it started (the decoder's state is
+ * undefined after an error), so that every reference before the damage is
+ * counted and the intact prefix ends right before the bad one. */
 static int build_drain(struct build *b)
 {
         for (;;) {
                 size_t cap = b->next_ckpt - b->at.rec;
                 if (cap > BUILD_BATCH)
                         cap = BUILD_BATCH;
+                if (b->one)
+                        cap = 1;
+                struct tm_dec_state st = b->feed.st;
+                size_t pos = b->feed.pos;
+                uint64_t raw = b->feed.raw_off;
                 ssize_t n = tm_feed_decode(&b->feed, b->refs, cap, b->err);
-                if (n <= 0)
-                        return (int)n;
                 for (ssize_t i = 0; i < n; i++)
                         if (b->refs[i].type >= TM_NTYPES)
-                                return tm_err_set(
-                                    b->err, -EIO, "raw offset %llu: reference type %u",
-                                    (unsigned long long)b->feed.raw_off, b->refs[i].type);
+                                n = tm_err_set(b->err, -EIO, "raw offset %llu: reference type %u",
+                                               (unsigned long long)b->feed.raw_off,
+                                               b->refs[i].type);
+                if (n < 0 && !b->one) {
+                        b->one = 1;
+                        b->feed.st = st;
+                        b->feed.pos = pos;
+                        b->feed.raw_off = raw;
+                        continue;
+                }
+                if (n <= 0)
+                        return (int)n;
                 build_account(b, b->refs, (size_t)n);
+                b->good_raw = b->feed.raw_off;
                 if (b->at.rec == b->next_ckpt && build_checkpoint(b) < 0)
                         return -ENOMEM;
         }
@@ -155,18 +173,10 @@ static int build_sink(void *arg, const uint8_t *buf, size_t n)
         return 0;
 }
 
-static int build_finish(struct build *b)
+/* The totals, from what has been counted (all of it, or the intact
+ * prefix before damage). */
+static void build_totals(struct build *b)
 {
-        b->feed.eof = 1;
-        int rc = build_drain(b);
-        if (rc < 0)
-                return rc;
-        if (b->feed.pos != b->feed.len)
-                return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
-                                  (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
-        if (b->front.skip)
-                return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
-                                  (unsigned long long)b->front.seen);
         tm_stats_finish(&b->acc);
         struct tm_index *ix = b->ix;
         /* With the default spacing, the checkpoints of a highly compressed
@@ -174,13 +184,43 @@ static int build_finish(struct build *b)
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
         while (b->budgeted && ix->n > 1 && (uint64_t)ix->n * TM_CKPT_BYTES > budget)
                 index_halve(ix);
-        ix->raw_size = b->feed.raw_off;
+        ix->raw_size = b->good_raw;
         ix->nrefs = b->at.rec;
         ix->ascii_size = b->at.ascii_off;
         memcpy(ix->type_refs, b->at.type_rec, sizeof ix->type_refs);
         memcpy(ix->type_size, b->at.type_off, sizeof ix->type_size);
         ix->stats = b->acc.s;
+}
+
+static int build_finish(struct build *b)
+{
+        b->feed.eof = 1;
+        int rc = build_drain(b);
+        return rc < 0 ? rc
+                      : tm_scan_end(&b->front, b->feed.len - b->feed.pos, b->feed.raw_off, b->err);
+}
+
+int tm_scan_end(const struct tm_scan_front *s, size_t left, uint64_t raw_off, struct tm_err *err)
+{
+        if (left)
+                return tm_err_set(err, -EIO, "raw offset %llu: %zu bytes after the last record",
+                                  (unsigned long long)raw_off, left);
+        if (s->skip)
+                return tm_err_set(err, -EIO, "raw offset %llu: truncated header",
+                                  (unsigned long long)s->seen);
         return 0;
+}
+
+int tm_scan_result(int rc, struct tm_err *err)
+{
+        if (rc > 0)
+                rc = -EIO;
+        if (rc < 0 && rc != -ENOMEM) { /* damage: keep the intact prefix */
+                if (err && !err->code)
+                        tm_err_set(err, rc, "cannot index");
+                return TM_INDEX_PREFIX;
+        }
+        return rc;
 }
 
 int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
@@ -212,13 +252,15 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
         b->cont = c;
         b->err = err;
         tm_stats_init(&b->acc);
+        b->good_raw = (uint64_t)hl;
         rc = build_checkpoint(b);
         if (rc == 0)
                 rc = tm_cont_scan(c, build_sink, b, err);
         if (rc == 0)
                 rc = build_finish(b);
-        if (rc > 0)
-                rc = -EIO;
+        rc = tm_scan_result(rc, err);
+        if (rc >= 0)
+                build_totals(b);
         if (rc == 0 && progress)
                 progress(arg, b->front.seen, b->front.seen);
 out:
@@ -230,7 +272,7 @@ out:
                 return rc;
         }
         *out = ix;
-        return 0;
+        return rc;
 }
 
 /* ---- lookups ---- */

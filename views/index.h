@@ -84,11 +84,24 @@ struct tm_scan_front {
  * left. */
 size_t tm_scan_front(struct tm_scan_front *s, const uint8_t **buf, size_t n);
 
+/* The end of both index passes: the decoder, at the end of the stream,
+ * left `left` bytes undecoded at raw_off (a record cut short), or the
+ * header is not whole: -EIO naming the raw offset; else 0. */
+int tm_scan_end(const struct tm_scan_front *s, size_t left, uint64_t raw_off, struct tm_err *err);
+
+/* What a pass that returned rc gives its caller: 0, TM_INDEX_PREFIX when
+ * damage stopped it (err says where), or -ENOMEM. */
+int tm_scan_result(int rc, struct tm_err *err);
+
 /* One pass over c (tm_cont_scan) decoding with codec from the start of the
  * raw stream; head holds its first headn bytes (for dec_init). k is the
  * initial checkpoint spacing (0: TM_CKPT_REFS_DEFAULT). progress may be
  * NULL. Returns 0 and a new index in *out, or a negative errno (-EIO with
- * "raw offset N: ..." or the container's message). */
+ * "raw offset N: ..." or the container's message), or TM_INDEX_PREFIX when
+ * damage (a decode or container error) stopped the pass: then *out indexes
+ * the intact prefix (every reference before the damage, sizes and stats
+ * of those) and err says where the damage is (docs/damage.md). */
+#define TM_INDEX_PREFIX 1
 int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
                    size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
                    struct tm_index **out, struct tm_err *err);

@@ -118,6 +118,9 @@ struct rbuild {
         uint64_t tid[TM_RSTATS_IDS];
         struct tm_cont *cont;
         struct tm_err *err;
+        int one;           /* after a decode error: one record at a time */
+        uint64_t good_raw; /* raw offset after the last record counted */
+        struct tm_rstate mark;
 };
 
 static int build_ckpt(struct rbuild *b)
@@ -161,22 +164,38 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         }
 }
 
+/* Decode everything the feed holds; a failed batch is decoded again one
+ * record at a time from its start, so that every record before the damage
+ * is counted (as index.c does). */
 static int build_drain(struct rbuild *b)
 {
         for (;;) {
                 uint64_t cap = b->next_ckpt - b->at[TM_RCOL_REC];
+                if (b->one)
+                        cap = 1;
+                memcpy(b->mark.b, b->feed.st.b, b->ix->stsize);
+                size_t pos = b->feed.pos;
+                uint64_t raw = b->feed.raw_off;
                 ssize_t n = tm_rfeed_decode(&b->feed, b->recs,
                                             cap < BUILD_BATCH ? (size_t)cap : BUILD_BATCH, b->err);
+                for (ssize_t i = 0; i < n; i++)
+                        if (b->recs[i].kind >= b->s->nkinds)
+                                n = tm_err_set(b->err, -EIO, "raw offset %llu: record kind %u",
+                                               (unsigned long long)b->feed.raw_off,
+                                               b->recs[i].kind);
+                if (n < 0 && !b->one) {
+                        b->one = 1;
+                        memcpy(b->feed.st.b, b->mark.b, b->ix->stsize);
+                        b->feed.pos = pos;
+                        b->feed.raw_off = raw;
+                        continue;
+                }
                 if (n <= 0)
                         return (int)n;
-                for (ssize_t i = 0; i < n; i++) {
-                        if (b->recs[i].kind >= b->s->nkinds)
-                                return tm_err_set(b->err, -EIO, "raw offset %llu: record kind %u",
-                                                  (unsigned long long)b->feed.raw_off,
-                                                  b->recs[i].kind);
+                for (ssize_t i = 0; i < n; i++)
                         build_account(b, &b->recs[i]);
-                }
                 tm_rstats_add(b->acc, b->recs, (size_t)n);
+                b->good_raw = b->feed.raw_off;
                 if (b->at[TM_RCOL_REC] == b->next_ckpt && build_ckpt(b) < 0)
                         return -ENOMEM;
         }
@@ -201,27 +220,25 @@ static int build_sink(void *arg, const uint8_t *buf, size_t n)
         return 0;
 }
 
-static int build_finish(struct rbuild *b, int budgeted)
+static int build_finish(struct rbuild *b)
 {
         b->feed.eof = 1;
         int rc = build_drain(b);
-        if (rc < 0)
-                return rc;
-        if (b->feed.pos != b->feed.len)
-                return tm_err_set(b->err, -EIO, "raw offset %llu: %zu bytes after the last record",
-                                  (unsigned long long)b->feed.raw_off, b->feed.len - b->feed.pos);
-        if (b->front.skip)
-                return tm_err_set(b->err, -EIO, "raw offset %llu: truncated header",
-                                  (unsigned long long)b->front.seen);
+        return rc < 0 ? rc
+                      : tm_scan_end(&b->front, b->feed.len - b->feed.pos, b->feed.raw_off, b->err);
+}
+
+/* The totals, from what has been counted (all, or the intact prefix). */
+static void build_totals(struct rbuild *b, int budgeted)
+{
         struct tm_rindex *ix = b->ix;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
         while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
                 rindex_halve(ix);
         memcpy(ix->tot, b->at, ix->ncol * sizeof *b->at);
-        ix->raw_size = b->feed.raw_off;
+        ix->raw_size = b->good_raw;
         ix->stats = *tm_rstats_get(b->acc);
-        return 0;
 }
 
 int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
@@ -259,13 +276,16 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                                           .cont = c};
         b->cont = c;
         b->err = err;
+        b->good_raw = hdr_len;
         if ((rc = build_ckpt(b)) < 0)
                 goto fail;
         rc = tm_cont_scan(c, build_sink, b, err);
         if (rc == 0)
-                rc = build_finish(b, k == 0);
+                rc = build_finish(b);
+        rc = tm_scan_result(rc, err);
         if (rc < 0)
                 goto fail;
+        build_totals(b, k == 0);
         *out = ix;
         ix = NULL;
 fail:

@@ -81,7 +81,9 @@ static inline unsigned tm_rcol_count(const struct tm_schema *s)
 
 /* Build the index of the trace in c (one tm_cont_scan). The decoder starts
  * at raw offset hdr_len with state st0 (codec->open's). k: initial spacing
- * (0: default). Returns 0 or a negative errno with err set. */
+ * (0: default). Returns 0 or a negative errno with err set, or
+ * TM_INDEX_PREFIX (index.h) when damage stopped the pass: *out then
+ * indexes the records before it and err names it. */
 int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                     const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
                     uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,

@@ -67,7 +67,7 @@ static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct t
         while (n < want && (k = tm_creader_read(r, b + n, want - n, err)) > 0)
                 n += (size_t)k;
         tm_creader_close(r);
-        if (k < 0) {
+        if (k < 0 && n == 0) { /* damage after a head: the index pass's to report */
                 free(b);
                 return NULL;
         }
@@ -222,7 +222,7 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         add_thread_views(rt);
-        return 0;
+        return rc; /* TM_INDEX_PREFIX: the records before damage (rindex.h) */
 }
 
 int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
@@ -276,20 +276,27 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
         return -ENOENT;
 }
 
+/* What the stats reports name the trace by (the index must be ready). */
+static void rv_info(const struct tm_trace *t, struct tm_rstats_info *in)
+{
+        const char *base = strrchr(t->path, '/');
+        *in = (struct tm_rstats_info){
+            .name = base ? base + 1 : t->path,
+            .codec = t->rt->codec->name,
+            .container = t->cont_name,
+            .archive_size = (uint64_t)t->sb.st_size,
+            .raw_size = t->rt->ix->raw_size,
+            .ascii_size = t->rt->ix->tot[TM_RCOL_ASCII],
+        };
+}
+
 static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
         pthread_mutex_lock(&t->mu);
         if (!rt->stats) {
-                const char *base = strrchr(t->path, '/');
-                struct tm_rstats_info in = {
-                    .name = base ? base + 1 : t->path,
-                    .codec = rt->codec->name,
-                    .container = t->cont_name,
-                    .archive_size = (uint64_t)t->sb.st_size,
-                    .raw_size = rt->ix->raw_size,
-                    .ascii_size = rt->ix->tot[TM_RCOL_ASCII],
-                };
+                struct tm_rstats_info in;
+                rv_info(t, &in);
                 char *buf = malloc(RV_TEXT_CAP);
                 if (buf) {
                         size_t n =
@@ -335,7 +342,7 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
                 *size = kind == RV_SCHEMA ? rt->schema_len : rt->blob[sel].n;
                 return 0;
         }
-        int rc = tm_trace_index(t, NULL, NULL, err);
+        int rc = tm_trace_index_ready(t, err);
         if (rc < 0)
                 return rc;
         const struct tm_rindex *ix = rt->ix;
@@ -357,6 +364,13 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
                 *size = ix->tot[rv_col(&rt->schema, kind, sel)];
                 return 0;
         }
+}
+
+size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
+{
+        struct tm_rstats_info in;
+        rv_info(t, &in);
+        return tm_rstats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
 
 uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
@@ -686,6 +700,8 @@ int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, str
         if (rc == 0)
                 rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                      t->ckpt_refs, progress, arg, &ix, err);
+        if (rc == TM_INDEX_PREFIX)
+                rc = -EIO;
         if (rc < 0)
                 tm_trace_err_path(t, rc, err);
         tm_rindex_free(ix);

@@ -55,6 +55,11 @@ int tm_rtrace_vfile_worker(struct tm_rvfile *f);
  * the index must be ready), for the readahead; NULL on error. */
 uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n);
 
+/* The stats.json text of a record trace into dst (cap bytes), damage the
+ * damage message or NULL; returns its length (snprintf-style). The index
+ * must be ready. */
+size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap);
+
 /* How the vfile layer should treat view: TM_VIEW_ASCII (text decoded from
  * records: ascii, streams/, fields/), TM_VIEW_BINARY, TM_VIEW_RAW or
  * TM_VIEW_STATS (a text made once: stats, schema); -1 if unknown. */

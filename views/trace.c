@@ -11,6 +11,7 @@
 #include "../codecs/record/record.h"
 #include "cachepath.h"
 #include "render.h"
+#include "rstats.h"
 #include "rtrace.h"
 #include "trace_priv.h"
 
@@ -23,8 +24,8 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err)
         return rc;
 }
 
-ssize_t tm_trace_read_done(const struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
-                           int *valid, uint64_t *pos, struct tm_err *err)
+ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off, int *valid,
+                           uint64_t *pos, struct tm_err *err)
 {
         if (got < 0 || (size_t)got < n) {
                 *valid = 0;
@@ -35,7 +36,34 @@ ssize_t tm_trace_read_done(const struct tm_trace *t, ssize_t got, size_t n, uint
                 *pos = off + (uint64_t)got;
         else
                 tm_trace_err_path(t, (int)got, err);
+        if (got < 0)
+                tm_trace_note_err(t, err);
         return got;
+}
+
+void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err)
+{
+        if (!err || err->code == 0 || err->code == -ENOENT)
+                return;
+        pthread_mutex_lock(&t->err_mu);
+        t->last_err = *err;
+        if (!t->last_err.msg[0])
+                snprintf(t->last_err.msg, sizeof t->last_err.msg, "%s: %s", t->path,
+                         strerror(-err->code));
+        pthread_mutex_unlock(&t->err_mu);
+}
+
+char *tm_trace_errors_text(struct tm_trace *t, size_t *len)
+{
+        tm_trace_index_ready(t, NULL); /* damage found by the index pass is an error too */
+        pthread_mutex_lock(&t->err_mu);
+        char *s = NULL;
+        int n = t->last_err.code ? asprintf(&s, "%s\n", t->last_err.msg) : asprintf(&s, "%s", "");
+        pthread_mutex_unlock(&t->err_mu);
+        if (n < 0)
+                return NULL;
+        *len = (size_t)n;
+        return s;
 }
 
 /* Read the first TM_PROBE_BYTES raw bytes. */
@@ -48,6 +76,8 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
         size_t got = 0;
         while (got < TM_PROBE_BYTES) {
                 ssize_t k = tm_creader_read(r, head + got, TM_PROBE_BYTES - got, err);
+                if (k < 0 && got > 0) /* damage: the index pass meets it again */
+                        break;
                 if (k < 0) {
                         tm_creader_close(r);
                         return (int)k;
@@ -108,6 +138,7 @@ static struct tm_trace *trace_alloc(const char *path)
         }
         pthread_mutex_init(&t->mu, NULL);
         pthread_cond_init(&t->cv, NULL);
+        pthread_mutex_init(&t->err_mu, NULL);
         return t;
 }
 
@@ -127,11 +158,44 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
 
 #define SCHEMA_CAP 4096
 
+/* A record trace's views are its own (rtrace.c) and ours: stats.json and
+ * errors after the ones known at open, then the thread streams that its
+ * index adds (trace_views_more), in an array with room for all of them
+ * that only ever grows at its end, so that a reader sees a whole list. */
+static void trace_rviews(struct tm_trace *t)
+{
+        const char *const *rv = tm_rtrace_views(t->rt);
+        unsigned n = 0;
+        while (rv[n])
+                n++;
+        t->rviews = calloc(n + 2 + TM_RSTATS_IDS + 1, sizeof *t->rviews);
+        if (!t->rviews)
+                return;
+        memcpy(t->rviews, rv, n * sizeof *rv);
+        t->rviews[n] = "stats.json";
+        t->rviews[n + 1] = "errors";
+        t->rviews_open = n;
+        t->rviews_n = n + 2;
+}
+
+/* After the index: a record trace's thread streams. Under mu. */
+static void trace_views_more(struct tm_trace *t)
+{
+        const char *const *rv = tm_rtrace_views(t->rt);
+        if (!t->rviews || t->rviews_n > t->rviews_open + 2)
+                return;
+        for (unsigned i = t->rviews_open; rv[i] && t->rviews_n < t->rviews_open + 2 + TM_RSTATS_IDS;
+             i++)
+                __atomic_store_n(&t->rviews[t->rviews_n++], rv[i], __ATOMIC_RELEASE);
+}
+
 static void trace_views(struct tm_trace *t)
 {
         unsigned v = 0;
-        if (t->rt)
+        if (t->rt) {
+                trace_rviews(t);
                 return;
+        }
         t->schema_text = malloc(SCHEMA_CAP);
         if (t->schema_text) {
                 size_t n =
@@ -149,6 +213,8 @@ static void trace_views(struct tm_trace *t)
         }
         if (t->codec->decode_sized && t->codec->ntypes <= 6)
                 t->views[v++] = "xdin";
+        t->views[v++] = "stats.json";
+        t->views[v++] = "errors";
         t->views[v] = NULL;
 }
 
@@ -202,6 +268,9 @@ void tm_trace_close(struct tm_trace *t)
                 close(t->fd);
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->err_mu);
+        free(t->json);
+        free(t->rviews);
         free(t->ix_path);
         free(t->stats);
         free(t->schema_text);
@@ -223,7 +292,7 @@ const char *tm_trace_container(const struct tm_trace *t)
 
 const char *const *tm_trace_views(const struct tm_trace *t)
 {
-        return t->rt ? tm_rtrace_views(t->rt) : t->views;
+        return t->rt ? (const char *const *)t->rviews : t->views;
 }
 
 /* ---- the index life cycle ---- */
@@ -320,12 +389,21 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         t->ix_source = TM_INDEX_BUILT;
+        if (rc == TM_INDEX_PREFIX) { /* never saved: a load would hide the damage */
+                tm_trace_err_path(t, -EIO, err);
+                if (err->code == 0)
+                        tm_err_set(err, -EIO, "%s: cannot index", t->path);
+                t->damage = *err;
+                t->damaged = 1;
+                return 0;
+        }
         if (!t->no_save)
                 trace_save(t);
         return 0;
 }
 
-/* After a failed build: if the archive was rewritten in place since (size
+/* After a failed build, or one that kept a damaged archive's prefix and
+ * has no cursor open: if the archive was rewritten in place since (size
  * or mtime differ) and still holds a trace of the same codec, forget the
  * failure and start over with a fresh container. No reader exists, since
  * readers need the index. Under mu. */
@@ -355,6 +433,14 @@ static void trace_retry_if_changed(struct tm_trace *t)
         t->sb = sb;
         t->ix_state = TM_IX_NONE;
         memset(&t->ix_err, 0, sizeof t->ix_err);
+        /* an index of a damaged version's prefix goes too (no cursor uses it) */
+        tm_index_free(t->ix);
+        t->ix = NULL;
+        free(t->stats);
+        free(t->json);
+        t->stats = t->json = NULL;
+        t->damaged = 0;
+        memset(&t->damage, 0, sizeof t->damage);
 }
 
 int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
@@ -362,14 +448,15 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
         pthread_mutex_lock(&t->mu);
         while (t->ix_state == TM_IX_BUILDING)
                 pthread_cond_wait(&t->cv, &t->mu);
-        if (t->ix_state == TM_IX_FAILED)
+        int idle = __atomic_load_n(&t->nvfiles, __ATOMIC_ACQUIRE) == 0;
+        if (t->ix_state == TM_IX_FAILED || (t->ix_state == TM_IX_READY && t->damaged && idle))
                 trace_retry_if_changed(t);
         if (t->ix_state == TM_IX_READY || t->ix_state == TM_IX_FAILED) {
-                int rc = t->ix_state == TM_IX_READY ? 0 : t->ix_err.code;
-                if (rc < 0 && err)
-                        *err = t->ix_err;
+                const struct tm_err *e = t->ix_state == TM_IX_READY ? &t->damage : &t->ix_err;
+                if (e->code < 0 && err)
+                        *err = *e;
                 pthread_mutex_unlock(&t->mu);
-                return rc;
+                return e->code;
         }
         t->ix_state = TM_IX_BUILDING;
         pthread_mutex_unlock(&t->mu);
@@ -386,13 +473,32 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
                 if (e.code == 0)
                         tm_err_set(&e, rc, "%s: cannot index", t->path);
                 t->ix_err = e;
+        }
+        if (rc == 0 && t->rt)
+                trace_views_more(t);
+        if (rc == 0 && t->damaged)
+                rc = t->damage.code;
+        if (rc < 0) {
+                tm_trace_note_err(t, &e);
                 if (err)
                         *err = e;
         }
-        t->ix_state = rc < 0 ? TM_IX_FAILED : TM_IX_READY;
+        t->ix_state = t->ix_err.code < 0 ? TM_IX_FAILED : TM_IX_READY;
         pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
         return rc;
+}
+
+int tm_trace_index_ready(struct tm_trace *t, struct tm_err *err)
+{
+        struct tm_err e = {0};
+        int rc = tm_trace_index(t, NULL, NULL, &e);
+        if (rc < 0 && !t->damaged) {
+                if (err)
+                        *err = e;
+                return rc;
+        }
+        return 0;
 }
 
 const char *tm_trace_index_path(const struct tm_trace *t)
@@ -427,23 +533,65 @@ int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view
                 *kind = TM_VIEW_XDIN;
                 return 0;
         }
-        return -ENOENT;
+        return tm_trace_text_view(view, kind) ? 0 : -ENOENT;
+}
+
+int tm_trace_text_view(const char *view, enum tm_view_kind *kind)
+{
+        if (strcmp(view, "stats.json") == 0)
+                *kind = TM_VIEW_JSON;
+        else if (strcmp(view, "errors") == 0)
+                *kind = TM_VIEW_ERRORS;
+        else
+                return 0;
+        return 1;
+}
+
+/* What the stats reports of an address trace name it by. */
+static void stats_info(const struct tm_trace *t, struct tm_stats_info *in)
+{
+        const char *base = strrchr(t->path, '/');
+        *in = (struct tm_stats_info){
+            .name = base ? base + 1 : t->path,
+            .codec = t->codec->name,
+            .container = t->cont_name,
+            .ntypes = t->codec->ntypes,
+            .archive_size = (uint64_t)t->sb.st_size,
+            .raw_size = t->ix->raw_size,
+            .ascii_size = t->ix->ascii_size,
+        };
+}
+
+int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
+{
+        pthread_mutex_lock(&t->mu);
+        const char *dmg = t->damaged ? t->damage.msg : NULL;
+        struct tm_stats_info in;
+        if (!t->rt)
+                stats_info(t, &in);
+        for (int pass = 0; pass < 2 && !t->json; pass++) { /* measure, then write */
+                size_t cap = pass ? t->json_len + 1 : 0;
+                char *buf = pass ? malloc(cap) : NULL;
+                if (pass && !buf)
+                        break;
+                t->json_len = t->rt ? tm_rtrace_stats_json(t, dmg, buf, cap)
+                                    : tm_stats_json(&t->ix->stats, &in, dmg, buf, cap);
+                t->json = buf;
+        }
+        pthread_mutex_unlock(&t->mu);
+        if (!t->json)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        *text = t->json;
+        *len = t->json_len;
+        return 0;
 }
 
 int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
 {
         pthread_mutex_lock(&t->mu);
         if (!t->stats) {
-                const char *base = strrchr(t->path, '/');
-                struct tm_stats_info in = {
-                    .name = base ? base + 1 : t->path,
-                    .codec = t->codec->name,
-                    .container = t->cont_name,
-                    .ntypes = t->codec->ntypes,
-                    .archive_size = (uint64_t)t->sb.st_size,
-                    .raw_size = t->ix->raw_size,
-                    .ascii_size = t->ix->ascii_size,
-                };
+                struct tm_stats_info in;
+                stats_info(t, &in);
                 char *buf = malloc(STATS_CAP);
                 if (buf) {
                         size_t n = tm_stats_report(&t->ix->stats, &in, buf, STATS_CAP);
@@ -459,19 +607,20 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
         return 0;
 }
 
-int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
+/* The size of a view of an address trace; *kind gets its kind. */
+static int view_size_address(struct tm_trace *t, const char *view, uint64_t *size,
+                             enum tm_view_kind *kind_out, struct tm_err *err)
 {
         enum tm_view_kind kind;
         unsigned type;
-        if (t->rt)
-                return tm_rtrace_view_size(t, view, size, err);
         if (tm_trace_view_parse(t, view, &kind, &type) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        *kind_out = kind;
         if (kind == TM_VIEW_SCHEMA) {
                 *size = t->schema_len;
                 return 0;
         }
-        int rc = tm_trace_index(t, NULL, NULL, err);
+        int rc = tm_trace_index_ready(t, err);
         if (rc < 0)
                 return rc;
         const struct tm_index *ix = t->ix;
@@ -498,10 +647,58 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
                 if (rc == 0)
                         *size = len;
                 return rc;
-        case TM_VIEW_SCHEMA:
+        default:
                 break;
         }
         return -ENOENT;
+}
+
+int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
+                              struct tm_err *err)
+{
+        enum tm_view_kind kind;
+        const char *text;
+        size_t len;
+        int rc;
+        if (tm_trace_text_view(view, &kind)) {
+                if (kind == TM_VIEW_ERRORS) {
+                        char *e = tm_trace_errors_text(t, &len);
+                        free(e);
+                        *size = len;
+                        return e ? 0 : tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+                }
+                rc = tm_trace_index_ready(t, err);
+                if (rc == 0)
+                        rc = tm_trace_json_text(t, &text, &len, err);
+                if (rc == 0)
+                        *size = len;
+                return rc;
+        }
+        if (t->rt) {
+                rc = tm_rtrace_view_size(t, view, size, err);
+                kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
+        } else {
+                rc = view_size_address(t, view, size, &kind, err);
+        }
+        /* the views decoded from records end with the damage (docs/damage.md) */
+        if (rc == 0 && t->damaged && kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA)
+                *size += TM_DAMAGE_MARK;
+        return rc;
+}
+
+int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
+{
+        int rc = tm_trace_view_size_strict(t, view, size, err);
+        if (rc < 0 && rc != -ENOENT) {
+                pthread_mutex_lock(&t->mu);
+                int failed = t->ix_state == TM_IX_FAILED;
+                pthread_mutex_unlock(&t->mu);
+                if (failed) { /* no index: a size that makes every read meet the error */
+                        *size = TM_DAMAGE_MARK;
+                        return 0;
+                }
+        }
+        return rc;
 }
 
 /* ---- verify ---- */
@@ -542,6 +739,8 @@ int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         if (rc == 0)
                 rc = tm_index_build(c, t->codec, t->head, t->headn, file ? file->k : t->ckpt_refs,
                                     progress, arg, &fresh, err);
+        if (rc == TM_INDEX_PREFIX)
+                rc = -EIO;
         if (rc < 0)
                 tm_trace_err_path(t, rc, err);
         else if (file && (rc = tm_index_compare(file, fresh, err)) < 0)

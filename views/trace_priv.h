@@ -20,7 +20,13 @@ enum tm_view_kind {
         TM_VIEW_SCHEMA,
         TM_VIEW_STREAM,
         TM_VIEW_XDIN, /* traces whose codec has sizes (render.h) */
+        TM_VIEW_JSON,   /* stats.json: a text made once, as stats */
+        TM_VIEW_ERRORS, /* errors: the last error, read as it was at open */
 };
+
+/* Bytes a view of a damaged trace has past its intact prefix: reading
+ * them fails with the damage (docs/damage.md). */
+#define TM_DAMAGE_MARK 1
 
 enum { TM_IX_NONE, TM_IX_BUILDING, TM_IX_READY, TM_IX_FAILED };
 
@@ -40,7 +46,9 @@ struct tm_trace {
         uint64_t ckpt_refs;
 
         char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];
-        const char *views[5 + TM_NTYPES + 1 + 1]; /* + xdin */
+        const char *views[5 + TM_NTYPES + 1 + 1 + 2]; /* + xdin, stats.json, errors */
+        const char **rviews; /* a record trace's views and ours (see trace_views) */
+        unsigned rviews_n, rviews_open;
         char *schema_text; /* the schema view of an address trace */
         size_t schema_len;
 
@@ -51,15 +59,47 @@ struct tm_trace {
         struct tm_index *ix;  /* read-only once TM_IX_READY */
         int ix_fd;            /* the loaded index file (container windows), or -1 */
         char *ix_path;
+        char *ix_note; /* why the index is in memory only, or NULL */
         enum tm_index_source ix_source;
         char *stats; /* the stats view, made once under mu */
         size_t stats_len;
+        char *json; /* the stats.json view, made once under mu */
+        size_t json_len;
+        int damaged;          /* the index covers the intact prefix only */
+        unsigned nvfiles;     /* cursors open or being opened (atomic) */
+        struct tm_err damage; /* what ended it (set once, before TM_IX_READY) */
+
+        pthread_mutex_t err_mu;
+        struct tm_err last_err; /* the errors view, under err_mu */
 };
 
 /* Map a view path to its kind and, for streams/, its type. Returns 0 or
  * -ENOENT. */
 int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
                         unsigned *type);
+
+/* Is view one that every trace has, made by this layer (stats.json,
+ * errors)? Then 1 and its kind. */
+int tm_trace_text_view(const char *view, enum tm_view_kind *kind);
+
+/* tm_trace_index, but a damaged trace's index of its intact prefix counts
+ * as ready (tm_trace_index itself returns the damage). */
+int tm_trace_index_ready(struct tm_trace *t, struct tm_err *err);
+
+/* tm_trace_view_size without the stand-in size for an archive whose index
+ * cannot be built: the error instead (for tm_vfile_open). */
+int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
+                              struct tm_err *err);
+
+/* Keep err as the trace's last error (the errors view). */
+void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err);
+
+/* The errors view's text now, in a new buffer (the caller frees it);
+ * NULL on out of memory. */
+char *tm_trace_errors_text(struct tm_trace *t, size_t *len);
+
+/* The stats.json text (made on first call; the index must be ready). */
+int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err);
 
 /* The stats view text (made on first call; the index must be ready). */
 int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err);
@@ -74,7 +114,7 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
  * from a checkpoint and meets the error again), 0 bytes is "view ends
  * early" (the sizes said there were more), an error gets the archive's
  * path; *pos moves past the bytes returned. Returns got or the error. */
-ssize_t tm_trace_read_done(const struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
+ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
                            int *valid, uint64_t *pos, struct tm_err *err);
 
 /* Make f a readahead worker's cursor: it never starts a readahead of its

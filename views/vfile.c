@@ -54,6 +54,10 @@ struct tm_vfile {
         struct tm_ra *ra; /* reading ahead, or NULL */
         int ra_off;       /* never read ahead (a worker's own cursor, or refused) */
         char *stage;      /* a worker's staging buffer (VF_STAGE_BYTES), or NULL */
+        const char *text; /* stats.json or errors: the bytes, or NULL */
+        char *own;        /* errors: its text as it was at open */
+        uint64_t cut;     /* a damaged trace: bytes before the damage */
+        int cut_on;
 };
 
 static void vf_free(struct tm_vfile *f)
@@ -65,20 +69,71 @@ static void vf_free(struct tm_vfile *f)
         free(f->refs);
         free(f->sizes);
         free(f->stage);
+        free(f->own);
         free(f);
 }
 
-int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err)
+/* stats.json or errors: a text known at open. */
+static int vf_open_text(struct tm_trace *t, enum tm_view_kind kind, struct tm_vfile *f,
+                        struct tm_err *err)
+{
+        size_t len = 0;
+        int rc = 0;
+        if (kind == TM_VIEW_ERRORS) {
+                f->text = f->own = tm_trace_errors_text(t, &len);
+                if (!f->own)
+                        rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        } else {
+                rc = tm_trace_index_ready(t, err);
+                if (rc == 0)
+                        rc = tm_trace_json_text(t, &f->text, &len, err);
+        }
+        f->t = t;
+        f->kind = kind;
+        f->size = len;
+        f->ra_off = 1;
+        return rc;
+}
+
+/* A view decoded from a damaged trace's records ends at the damage. */
+static void vf_cut(struct tm_vfile *f)
+{
+        if (!f->t->damaged || f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA)
+                return;
+        f->cut_on = 1;
+        f->cut = f->size - TM_DAMAGE_MARK;
+        f->ra_off = 1; /* the prefix is no place for speed */
+}
+
+int tm_vfile_volatile(const struct tm_vfile *f)
+{
+        return !f->rv && f->kind == TM_VIEW_ERRORS;
+}
+
+static int vf_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err)
 {
         enum tm_view_kind kind;
         unsigned type;
+        if (tm_trace_text_view(view, &kind)) {
+                struct tm_vfile *f = calloc(1, sizeof *f);
+                if (!f)
+                        return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+                int rc = vf_open_text(t, kind, f, err);
+                if (rc < 0) {
+                        vf_free(f);
+                        return rc;
+                }
+                snprintf(f->view, sizeof f->view, "%s", view);
+                *out = f;
+                return 0;
+        }
         if (t->rt) {
                 struct tm_vfile *f = calloc(1, sizeof *f);
                 if (!f)
                         return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
                 int rc = tm_rtrace_vfile_open(t, view, &f->rv, err);
                 if (rc == 0)
-                        rc = tm_trace_view_size(t, view, &f->size, err);
+                        rc = tm_trace_view_size_strict(t, view, &f->size, err);
                 if (rc < 0) {
                         tm_rtrace_vfile_close(f->rv);
                         free(f);
@@ -89,13 +144,14 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
                 snprintf(f->view, sizeof f->view, "%s", view);
                 f->ra_off =
                     !(f->kind == TM_VIEW_ASCII || f->kind == TM_VIEW_BINARY) || !tm_ra_threads();
+                vf_cut(f);
                 *out = f;
                 return 0;
         }
         if (tm_trace_view_parse(t, view, &kind, &type) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
         uint64_t size;
-        int rc = tm_trace_view_size(t, view, &size, err);
+        int rc = tm_trace_view_size_strict(t, view, &size, err);
         if (rc < 0)
                 return rc;
         struct tm_vfile *f = calloc(1, sizeof *f);
@@ -108,6 +164,7 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         f->size = size;
         snprintf(f->view, sizeof f->view, "%s", view);
         f->ra_off = !(kind == TM_VIEW_ASCII || kind == TM_VIEW_BINARY) || !tm_ra_threads();
+        vf_cut(f);
         if (kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA) {
                 rc = tm_creader_open(t->cont, &f->r, err);
                 if (rc < 0) {
@@ -129,6 +186,18 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
         return 0;
 }
 
+/* Cursors are counted from the start of their opening to their close: a
+ * damaged trace's index is replaced only while none exists
+ * (trace_retry_if_changed). */
+int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, struct tm_err *err)
+{
+        __atomic_fetch_add(&t->nvfiles, 1, __ATOMIC_ACQ_REL);
+        int rc = vf_open(t, view, out, err);
+        if (rc < 0)
+                __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
+        return rc;
+}
+
 int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
@@ -142,8 +211,11 @@ int tm_vfile_worker(struct tm_vfile *f)
 
 void tm_vfile_close(struct tm_vfile *f)
 {
-        if (f)
-                vf_free(f);
+        if (!f)
+                return;
+        struct tm_trace *t = f->t;
+        vf_free(f);
+        __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- decoding ---- */
@@ -442,6 +514,18 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
+        if (f->text) {
+                memcpy(buf, f->text + off, n);
+                return (ssize_t)n;
+        }
+        if (f->cut_on && off >= f->cut) { /* the damage: what ended the index pass */
+                if (err)
+                        *err = f->t->damage;
+                tm_trace_note_err(f->t, &f->t->damage);
+                return f->t->damage.code;
+        }
+        if (f->cut_on && n > f->cut - off)
+                n = (size_t)(f->cut - off);
         if (f->rv && (f->ra_off || f->kind == TM_VIEW_RAW))
                 return tm_rtrace_pread(f->rv, buf, n, off, err);
         if (f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA) {

@@ -136,6 +136,10 @@ ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspa
  * tm_vfile_close waits for it. */
 void tm_vfile_unpeek(struct tm_vspan *sp);
 
+/* 1 if the view's bytes may change while it is open (errors): serve it
+ * uncached, each open seeing the text of that moment. */
+int tm_vfile_volatile(const struct tm_vfile *f);
+
 void tm_vfile_close(struct tm_vfile *f);
 
 /* Full check of an archive for tracetool verify: decodes everything,

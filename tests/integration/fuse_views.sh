@@ -43,7 +43,7 @@ mount_tm "$T/log" "$MNT" -o allow_other $TM_MOUNT_OPTS "$SRC" || { fail "mount";
 check "a.pdt2.zst is a directory" test -d "$MNT/a.pdt2.zst"
 check "sub/deeper/m.pdt is a directory" test -d "$MNT/sub/deeper/m.pdt"
 check "ls shows the archive names" test "$(ls "$MNT" | tr '\n' ' ')" = "a.pdt.gz a.pdt2.zst empty l.pdt2.zst link-to-a m.din.zst notes.txt plain-text.din random.bin sub w.pdt2.gz "
-check "trace dir lists the views" test "$(ls "$MNT/a.pdt2.zst" | tr '\n' ' ')" = "ascii binary raw schema stats streams "
+check "trace dir lists the views" test "$(ls "$MNT/a.pdt2.zst" | tr '\n' ' ')" = "ascii binary errors raw schema stats stats.json streams "
 check "streams lists one file per type" test "$(ls "$MNT/a.pdt2.zst/streams" | sort | tr '\n' ' ')" = "$("$TT" views "$SRC/a.pdt2.zst" | sed -n 's|^streams/||p' | sort | tr '\n' ' ')"
 check "random.bin passes through" cmp -s "$SRC/random.bin" "$MNT/random.bin"
 check "notes.txt passes through" cmp -s "$SRC/notes.txt" "$MNT/notes.txt"

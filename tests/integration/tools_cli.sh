@@ -174,7 +174,7 @@ check "unknown command: 2" test $? -eq 2
 check "missing argument: 2" test $? -eq 2
 "$TT" pack --level x a.din x.pdt2 >/dev/null 2>&1
 check "bad option value: 2" test $? -eq 2
-"$TT" stat --json a.pdt2 >/dev/null 2>err.txt
+"$TT" index --json a.pdt2 >/dev/null 2>err.txt
 check "unknown option of a command: 2" test $? -eq 2
 check "the unknown option is named" grep -q "unknown option '--json'" err.txt
 "$TT" index a.pdt2 extra >/dev/null 2>err.txt
