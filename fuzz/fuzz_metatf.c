@@ -67,16 +67,30 @@ static void write_dtd(const char *dir, const char *name, const char *text)
         fclose(f);
 }
 
+static char mtf_dir[] = "/tmp/fuzz_metatf.XXXXXX";
+
+/* At exit: the temporary directory and what is in it. */
+static void mtf_cleanup(void)
+{
+        static const char *const names[] = {"f1.dtd", "f2.dtd", "trace.mtf"};
+        char path[160];
+        for (unsigned i = 0; i < 3; i++) {
+                snprintf(path, sizeof path, "%s/%s", mtf_dir, names[i]);
+                unlink(path);
+        }
+        rmdir(mtf_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
         (void)argc;
         (void)argv;
-        static char dir[] = "/tmp/fuzz_metatf.XXXXXX";
-        if (!mkdtemp(dir))
+        if (!mkdtemp(mtf_dir))
                 abort();
-        write_dtd(dir, "f1.dtd", f1);
-        write_dtd(dir, "f2.dtd", f2);
-        snprintf(archive, sizeof archive, "%s/trace.mtf", dir);
+        write_dtd(mtf_dir, "f1.dtd", f1);
+        write_dtd(mtf_dir, "f2.dtd", f2);
+        snprintf(archive, sizeof archive, "%s/trace.mtf", mtf_dir);
+        atexit(mtf_cleanup);
         return 0;
 }
 
