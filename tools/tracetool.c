@@ -128,6 +128,8 @@ static void index_done(const struct tm_trace *t)
         enum tm_index_source how = tm_trace_index_source(t);
         printf("index %s (%s)\n", ip ? ip : "in memory only",
                how == TM_INDEX_BUILT ? "built" : "loaded");
+        if (tm_trace_index_note(t))
+                fprintf(stderr, "tracetool: %s\n", tm_trace_index_note(t));
 }
 
 static void verify_done(const struct tm_trace *t)
@@ -190,7 +192,8 @@ static int cmd_stat(char **args)
                 return tool_fail("stat", &err, rc);
         }
         const char *ip = tm_trace_index_path(t);
-        printf("\nindex          %s\n", ip ? ip : "(in memory only)");
+        const char *note = tm_trace_index_note(t);
+        printf("\nindex          %s\n", ip ? ip : note ? note : "(in memory only)");
         printf("views\n");
         for (const char *const *v = tm_trace_views(t); v && *v; v++) {
                 uint64_t size;

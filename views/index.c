@@ -458,11 +458,51 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
         return tm_pread_full(fd, p, n, off) == (ssize_t)n ? 0 : -EIO;
 }
 
-/* Is every checkpoint within the totals and in order? */
+/* What the file's numbers must satisfy whoever wrote them (docs/index-
+ * format.md, "What the index trusts"): totals that add up; the first
+ * checkpoint at the start; checkpoint i exactly i * k references in (the
+ * pass places them so), each within the totals and none before the one
+ * before it; per type, references and bytes that add up to the ascii
+ * view's, and bytes that din lines can take (4 to TM_DIN_LINE_MAX bytes a
+ * reference); fewer than k references after the last. Decoder states are not
+ * checked here: only decoding can tell them (and the file's owner is
+ * trusted for them, tm_ixfile_open). */
+#define DIN_LINE_MIN 4u
+#define DIN_LINE_MAX TM_DIN_LINE_MAX
+
+static int span_ok(uint64_t refs, uint64_t bytes)
+{
+        return refs <= UINT64_MAX / DIN_LINE_MAX && bytes >= refs * DIN_LINE_MIN &&
+               bytes <= refs * DIN_LINE_MAX;
+}
+
+static int ckpt_ok(const struct tm_index *ix, uint32_t i)
+{
+        const struct tm_ckpt *c = &ix->ck[i], *p = i ? c - 1 : c;
+        uint64_t refs = 0, size = 0;
+        if (c->raw_off > ix->raw_size || c->rec > ix->nrefs || c->ascii_off > ix->ascii_size ||
+            c->raw_off < p->raw_off || c->ascii_off < p->ascii_off)
+                return 0;
+        if (i && (ix->k > ix->nrefs / i || c->rec != (uint64_t)i * ix->k))
+                return 0;
+        for (unsigned t = 0; t < TM_NTYPES; t++) {
+                if (c->type_rec[t] > ix->type_refs[t] || c->type_off[t] > ix->type_size[t] ||
+                    c->type_rec[t] < p->type_rec[t] || c->type_off[t] < p->type_off[t] ||
+                    !span_ok(c->type_rec[t] - p->type_rec[t], c->type_off[t] - p->type_off[t]))
+                        return 0;
+                refs += c->type_rec[t];
+                size += c->type_off[t];
+        }
+        return refs == c->rec && size == c->ascii_off;
+}
+
 static int index_consistent(const struct tm_index *ix)
 {
         uint64_t refs = 0, size = 0;
         for (unsigned t = 0; t < TM_NTYPES; t++) {
+                if (ix->type_refs[t] > ix->nrefs || ix->type_size[t] > ix->ascii_size ||
+                    !span_ok(ix->type_refs[t], ix->type_size[t]))
+                        return 0;
                 refs += ix->type_refs[t];
                 size += ix->type_size[t];
         }
@@ -471,21 +511,15 @@ static int index_consistent(const struct tm_index *ix)
         const struct tm_ckpt *c0 = &ix->ck[0];
         if (c0->rec || c0->ascii_off || c0->raw_off != ix->hdr_len || ix->hdr_len > ix->raw_size)
                 return 0;
-        for (uint32_t i = 0; i < ix->n; i++) {
-                const struct tm_ckpt *c = &ix->ck[i], *p = i ? c - 1 : c;
-                if (c->raw_off > ix->raw_size || c->rec > ix->nrefs ||
-                    c->ascii_off > ix->ascii_size || c->raw_off < p->raw_off || c->rec < p->rec ||
-                    c->ascii_off < p->ascii_off)
+        for (uint32_t i = 0; i < ix->n; i++)
+                if (!ckpt_ok(ix, i))
                         return 0;
-                if (i && c->rec - p->rec > ix->k)
+        const struct tm_ckpt *last = &ix->ck[ix->n - 1];
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                if (!span_ok(ix->type_refs[t] - last->type_rec[t],
+                             ix->type_size[t] - last->type_off[t]))
                         return 0;
-                for (unsigned t = 0; t < TM_NTYPES; t++)
-                        if (c->type_rec[t] > ix->type_refs[t] ||
-                            c->type_off[t] > ix->type_size[t] || c->type_rec[t] < p->type_rec[t] ||
-                            c->type_off[t] < p->type_off[t])
-                                return 0;
-        }
-        return 1;
+        return ix->nrefs - last->rec <= ix->k;
 }
 
 static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
@@ -506,18 +540,17 @@ static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
 int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_cont *c,
                   struct tm_index **out, int *fd_out, struct tm_err *err)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                int e = -errno;
-                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
-        }
+        int fd;
         struct stat sb;
+        int rc = tm_ixfile_open(path, key->owner, &fd, &sb, err);
+        if (rc < 0)
+                return rc;
         uint8_t hb[HEAD_BYTES];
         struct file_head h;
-        int rc = -EIO;
+        rc = -EIO;
         const char *why = "too short";
         struct tm_index *ix = NULL;
-        if (fstat(fd, &sb) < 0 || sb.st_size < HEAD_BYTES || pread_all(fd, hb, sizeof hb, 0) < 0)
+        if (sb.st_size < HEAD_BYTES || pread_all(fd, hb, sizeof hb, 0) < 0)
                 goto bad;
         rc = tm_ix_head_check(hb, index_magic, INDEX_VERSION, key);
         why = rc == -ESTALE ? "made for another version of the archive"
@@ -559,6 +592,11 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
                         tm_err_prefix(err, "%s", path);
                         goto fail;
                 }
+                uint64_t raw_size;
+                rc = -EIO;
+                why = "raw size differs from the container's";
+                if (tm_cont_raw_size(c, &raw_size) < 0 || raw_size != ix->raw_size)
+                        goto bad;
                 *fd_out = fd;
         } else {
                 close(fd);

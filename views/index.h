@@ -63,6 +63,9 @@ struct tm_index_key {
         uint64_t ino;
         const char *codec;
         const char *container;
+        /* Not stored: the archive's owner (st_uid), whose index files are
+         * believed as the caller's own are (views/ixfile.h). */
+        uint64_t owner;
 };
 
 /* What an index pass's sink does first with each piece of the raw stream

@@ -197,7 +197,10 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
 /* ---- load ---- */
 
 /* Every checkpoint in order and within the totals, the first at the
- * start, no gap wider than k records; statistics that add up. */
+ * start, checkpoint i exactly i * k records in, fewer than k after the
+ * last, an ascii line of at least a byte a record; statistics that add
+ * up. Decoder states cannot be checked without decoding (docs/index-
+ * format.md, "What the index trusts"). */
 static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
 {
         const struct tm_rstats *s = &ix->stats;
@@ -211,16 +214,24 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
         for (unsigned c = 0; c < ix->ncol; c++)
                 if (ix->col[c] != 0)
                         return 0;
+        if (ix->tot[TM_RCOL_ASCII] < ix->tot[TM_RCOL_REC])
+                return 0;
         for (uint32_t i = 1; i < ix->n; i++) {
                 const uint64_t *row = ix->col + (size_t)i * ix->ncol, *prev = row - ix->ncol;
+                /* checkpoint i is exactly i * k records in; every record
+                 * is an ascii line of at least one byte */
                 if (ix->raw[i] < ix->raw[i - 1] || ix->raw[i] > ix->raw_size ||
-                    row[TM_RCOL_REC] - prev[TM_RCOL_REC] > ix->k)
+                    ix->k > ix->tot[TM_RCOL_REC] / i || row[TM_RCOL_REC] != (uint64_t)i * ix->k ||
+                    row[TM_RCOL_ASCII] - prev[TM_RCOL_ASCII] < ix->k)
                         return 0;
                 for (unsigned c = 0; c < ix->ncol; c++)
                         if (row[c] < prev[c] || row[c] > ix->tot[c])
                                 return 0;
         }
-        return 1;
+        const uint64_t *last = ix->col + (size_t)(ix->n - 1) * ix->ncol;
+        return ix->tot[TM_RCOL_REC] - last[TM_RCOL_REC] <= ix->k &&
+               ix->tot[TM_RCOL_ASCII] - last[TM_RCOL_ASCII] >=
+                   ix->tot[TM_RCOL_REC] - last[TM_RCOL_REC];
 }
 
 static int read_u64s(int fd, uint64_t off, uint64_t *v, size_t n)
@@ -275,18 +286,17 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
                    unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
                    struct tm_rindex **out, int *fd_out, struct tm_err *err)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-                int e = -errno;
-                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
-        }
+        int fd;
         struct stat sb;
+        int rc = tm_ixfile_open(path, key->owner, &fd, &sb, err);
+        if (rc < 0)
+                return rc;
         uint8_t hb[HEAD_BYTES];
         struct rhead h;
         struct tm_rindex *ix = NULL;
-        int rc = -EIO;
+        rc = -EIO;
         const char *why = "too short";
-        if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size < HEAD_BYTES ||
+        if (sb.st_size < HEAD_BYTES ||
             tm_pread_full(fd, hb, sizeof hb, 0) != (ssize_t)sizeof hb)
                 goto bad;
         rc = tm_ix_head_check(hb, rix_magic, RIX_VERSION, key);
@@ -324,6 +334,11 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
                         tm_err_prefix(err, "%s", path);
                         goto fail;
                 }
+                uint64_t raw_size;
+                rc = -EIO;
+                why = "raw size differs from the container's";
+                if (tm_cont_raw_size(c, &raw_size) < 0 || raw_size != ix->raw_size)
+                        goto bad;
                 *fd_out = fd;
         } else {
                 close(fd);

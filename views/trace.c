@@ -272,6 +272,7 @@ void tm_trace_close(struct tm_trace *t)
         free(t->json);
         free(t->rviews);
         free(t->ix_path);
+        free(t->ix_note);
         free(t->stats);
         free(t->schema_text);
         free(t->cache_dir);
@@ -318,6 +319,7 @@ static struct tm_index_key trace_key(const struct tm_trace *t)
             .ino = trace_key_ino(t),
             .codec = tm_trace_codec(t),
             .container = t->cont_name,
+            .owner = (uint64_t)t->sb.st_uid,
         };
         return k;
 }
@@ -354,19 +356,22 @@ static int trace_load(struct tm_trace *t)
         return rc;
 }
 
-static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path)
+static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
+                      struct tm_err *err)
 {
-        return t->rt ? tm_rtrace_save(t, key, path, NULL)
-                     : tm_index_save(t->ix, t->cont, key, path, NULL);
+        return t->rt ? tm_rtrace_save(t, key, path, err)
+                     : tm_index_save(t->ix, t->cont, key, path, err);
 }
 
-/* Save beside the archive if allowed and possible, else in the cache. */
+/* Save beside the archive if allowed and possible, else in the cache;
+ * when neither works, say why in ix_note (the cache's reason). */
 static void trace_save(struct tm_trace *t)
 {
         struct tm_index_key key = trace_key(t);
+        struct tm_err e = {0};
         if (!t->no_index_beside) {
                 char *p = tm_cachepath_beside(t->abs);
-                if (p && index_save(t, &key, p) == 0) {
+                if (p && index_save(t, &key, p, &e) == 0) {
                         t->ix_path = p;
                         return;
                 }
@@ -374,10 +379,17 @@ static void trace_save(struct tm_trace *t)
         }
         char *dir = NULL;
         char *p = tm_cachepath_cache(t->cache_dir, t->abs, &dir);
-        if (p && tm_cachepath_mkdirs(dir) == 0 && index_save(t, &key, p) == 0)
+        memset(&e, 0, sizeof e);
+        int rc = p ? tm_cachepath_mkdirs(dir) : -ENOENT;
+        if (rc < 0)
+                tm_err_set(&e, rc, "%s: %s", p ? dir : "no cache directory (no $HOME)",
+                           strerror(-rc));
+        if (rc == 0 && index_save(t, &key, p, &e) == 0)
                 t->ix_path = p;
         else
                 free(p);
+        if (!t->ix_path && asprintf(&t->ix_note, "index in memory only: %s", e.msg) < 0)
+                t->ix_note = NULL;
         free(dir);
 }
 
@@ -504,6 +516,11 @@ int tm_trace_index_ready(struct tm_trace *t, struct tm_err *err)
 const char *tm_trace_index_path(const struct tm_trace *t)
 {
         return t->ix_path;
+}
+
+const char *tm_trace_index_note(const struct tm_trace *t)
+{
+        return t->ix_note;
 }
 
 enum tm_index_source tm_trace_index_source(const struct tm_trace *t)

@@ -84,6 +84,11 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
 /* Path of the index file in use, or NULL (not built, or memory only). */
 const char *tm_trace_index_path(const struct tm_trace *t);
 
+/* Why an index built for t stays in memory only ("index in memory only:
+ * <dir or file>: <reason>"), or NULL (saved, loaded, or not asked to
+ * save). */
+const char *tm_trace_index_note(const struct tm_trace *t);
+
 /* How this struct tm_trace got its index: not yet, loaded from an index
  * file (nothing decoded), or built by decoding the whole archive. Lets
  * callers and tests tell a cache hit from a rebuild. */
