@@ -626,6 +626,24 @@ static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
         return w;
 }
 
+/* ascii through the codec's text decoder (tm_rfeed_text): whole lines
+ * into dst (through the stage for a worker), then the next line, whole,
+ * into f->line. Returns the bytes written to dst; nothing anywhere leaves
+ * the next record to rv_next (more input, the end, an error). */
+static size_t rv_text(struct tm_rvfile *f, char *dst, size_t n)
+{
+        const struct tm_rrender_plan *p = f->rt->plan;
+        char *o = f->stage ? f->stage : dst;
+        size_t w = tm_rfeed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX);
+        if (f->stage)
+                memcpy(dst, f->stage, w);
+        f->line_pos = 0;
+        f->line_len = w < n ? tm_rfeed_text(&f->feed, p, f->line,
+                                            tm_rrender_line_max(&f->rt->schema, TM_RFEED_CAP), 1)
+                            : 0;
+        return w;
+}
+
 static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *err)
 {
         size_t done = 0;
@@ -652,6 +670,12 @@ static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *
                         done += rv_batch(f, dst + done, n - done);
                         if (done == n)
                                 break;
+                }
+                if (f->kind == RV_ASCII && f->feed.text && f->rpos == f->rcount) {
+                        size_t w = rv_text(f, dst + done, n - done);
+                        done += w;
+                        if (w || f->line_len)
+                                continue;
                 }
                 int rc = rv_next(f, err);
                 if (rc < 0)
