@@ -33,6 +33,7 @@ struct node_trace {
         struct tm_trace *t;
         int open_err;
         uint64_t kept; /* views opened once in this entry, bit per index */
+        int noted;     /* the index's note (why it stays in memory) logged */
         char lastlog[TM_ERR_MSG];
 };
 
@@ -255,6 +256,19 @@ void node_trace_log(struct node_trace *tr, const struct tm_err *err)
         pthread_mutex_unlock(&tr->lock);
         if (!repeat)
                 fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", e.msg);
+}
+
+void node_trace_note(struct node_trace *tr, struct tm_trace *t)
+{
+        const char *note = tm_trace_index_note(t);
+        if (!note)
+                return;
+        pthread_mutex_lock(&tr->lock);
+        int first = !tr->noted;
+        tr->noted = 1;
+        pthread_mutex_unlock(&tr->lock);
+        if (first)
+                fuse_log(FUSE_LOG_WARNING, "tracemount: %s: %s\n", tr->path, note);
 }
 
 int node_trace_open(struct node_trace *tr, struct tm_trace **t)

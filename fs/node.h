@@ -75,6 +75,9 @@ int node_trace_keep_cache(struct node_trace *tr, unsigned idx);
  * logged message of tr is not logged again), naming the archive if the
  * message does not. */
 void node_trace_log(struct node_trace *tr, const struct tm_err *err);
+/* Once per trace: log why its index stays in memory only (the cache's
+ * reason, tm_trace_index_note), when the index is in memory only. */
+void node_trace_note(struct node_trace *tr, struct tm_trace *t);
 
 /* Is name (one path component) an index file, or one being written, that
  * listings hide? */

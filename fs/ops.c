@@ -87,6 +87,7 @@ static int ops_stat(const char *path, struct stat *st)
                         rc = rc == -ENOENT ? -ENOENT : -EIO;
                         break;
                 }
+                node_trace_note(r.tr, r.t);
                 ops_trace_attr(&r, st, 0);
                 st->st_size = (off_t)size;
                 st->st_blocks = (blkcnt_t)((size + 511) / 512);

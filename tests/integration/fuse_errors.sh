@@ -96,6 +96,18 @@ check "foreground: the log file is appended to" test "$(head -n 1 "$T/fg.log")" 
 check "foreground: stderr has the reason too" grep -q "cut.pdt.gz" "$T/fg.out"
 umount_tm "$MNT"
 
+# --- an index that can be saved nowhere: the log says why, once ---
+touch "$T/cachefile"
+mkdir -p "$T/src2" && cp "$SRC/a.pdt2.zst" "$T/src2/" # no index beside it yet
+mount_tm "$T/note.out" "$MNT" --no-index-beside --cache-dir "$T/cachefile/sub" \
+        --log-file "$T/note.log" "$T/src2" || fail "mount with an unusable --cache-dir"
+check "in-memory index: views still read right" cmp -s ref.ascii "$MNT/a.pdt2.zst/ascii"
+stat "$MNT/a.pdt2.zst/binary" >/dev/null
+check "in-memory index: the log says why" wait_for 5 \
+        grep -q "a.pdt2.zst: index in memory only: .*cachefile/sub: Not a directory" "$T/note.log"
+check "in-memory index: ... once" test "$(grep -c "a.pdt2.zst: index in memory" "$T/note.log")" -eq 1
+umount_tm "$MNT"
+
 # --- /dev/fuse not accessible: a user of our own, in a private mount
 # namespace where /dev/fuse is a mode-000 file (the real device untouched) ---
 U=tm_err_user
