@@ -1141,6 +1141,8 @@ struct text {
 
 static void text_put(struct text *t, const char *p, size_t n)
 {
+        if (n == 0)
+                return; /* p may be NULL, and t->b too */
         if (t->n + n > t->cap) {
                 t->cap = 2 * (t->n + n) + 4096;
                 t->b = realloc(t->b, t->cap);

@@ -77,6 +77,7 @@ mount_tm() {
         mkdir -p "$mnt"
         "$TRACEMOUNT" -f "$@" "$mnt" >"$log" 2>&1 &
         MNT_PID=$!
+        eval "MNT_LOG_$MNT_PID=\$log"
         MNT_PIDS="$MNT_PIDS $MNT_PID"
         local i
         for i in $(seq 100); do
@@ -93,12 +94,17 @@ mount_tm() {
 
 # umount_tm MNT: unmount and check the daemon exits 0.
 umount_tm() {
-        local mnt=$1 rc
+        local mnt=$1 rc log
         fusermount3 -u "$mnt" || { fail "fusermount3 -u $mnt"; return 1; }
         wait "$MNT_PID"
         rc=$?
         MNT_PIDS=$(echo "$MNT_PIDS" | sed "s/ $MNT_PID\b//")
-        [ "$rc" -eq 0 ] || { fail "daemon for $mnt exited $rc"; return 1; }
+        if [ "$rc" -ne 0 ]; then
+                fail "daemon for $mnt exited $rc"
+                eval "log=\${MNT_LOG_$MNT_PID:-}"
+                [ -n "$log" ] && sed 's/^/  daemon log: /' "$log" | tail -n 60 >&2
+                return 1
+        fi
         ok "unmount of $mnt clean, daemon exit 0"
 }
 
