@@ -102,7 +102,7 @@ umount_tm() {
         if [ "$rc" -ne 0 ]; then
                 fail "daemon for $mnt exited $rc"
                 eval "log=\${MNT_LOG_$MNT_PID:-}"
-                [ -n "$log" ] && sed 's/^/  daemon log: /' "$log" | tail -n 60 >&2
+                [ -n "$log" ] && sed 's/^/  daemon log: /' "$log" | tail -n 200 >&2
                 return 1
         fi
         ok "unmount of $mnt clean, daemon exit 0"
