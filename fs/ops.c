@@ -33,7 +33,28 @@ struct ops_file {
         struct tm_vfile *vf;
         int cached;          /* read through the page cache: drop-behind applies */
         struct drop_run run; /* see drop.h */
+        struct ops_file *prev, *next; /* ops_open_files: handles not yet released */
 };
+
+/* Every handle not yet released. At unmount the kernel may end the session
+ * with RELEASE requests still unanswered (a reader killed while its reads
+ * were in flight): ops_destroy frees what is left, so the traces they hold
+ * are closed before node_fini. */
+static struct {
+        pthread_mutex_t lock;
+        struct ops_file *head;
+} ops_open_files = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void ops_file_link(struct ops_file *f)
+{
+        pthread_mutex_lock(&ops_open_files.lock);
+        f->prev = NULL;
+        f->next = ops_open_files.head;
+        if (f->next)
+                f->next->prev = f;
+        ops_open_files.head = f;
+        pthread_mutex_unlock(&ops_open_files.lock);
+}
 
 /* An open directory: its names, listed at opendir, served by offset. */
 struct ops_dir {
@@ -202,6 +223,14 @@ static void ops_read_ahead_once(const struct tmfs_conf *conf)
 
 static void ops_file_free(struct ops_file *f)
 {
+        pthread_mutex_lock(&ops_open_files.lock);
+        if (f->prev)
+                f->prev->next = f->next;
+        else if (ops_open_files.head == f)
+                ops_open_files.head = f->next;
+        if (f->next)
+                f->next->prev = f->prev;
+        pthread_mutex_unlock(&ops_open_files.lock);
         if (f->fd >= 0) {
                 close(f->fd);
         } else {
@@ -250,6 +279,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
                 }
                 fi->keep_cache = 0;
                 f->cached = 1;
+                ops_file_link(f);
                 fi->fh = (uintptr_t)f;
                 return 0;
         }
@@ -268,6 +298,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
                 fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
         else
                 fi->direct_io = 1;
+        ops_file_link(f);
         fi->fh = (uintptr_t)f;
         return 0;
 }
@@ -571,6 +602,9 @@ static void ops_init(void *userdata, struct fuse_conn_info *conn)
 static void ops_destroy(void *userdata)
 {
         (void)userdata;
+        /* the session's threads have ended: no request uses these now */
+        while (ops_open_files.head)
+                ops_file_free(ops_open_files.head);
         node_fini();
 }
 
