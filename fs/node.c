@@ -390,6 +390,25 @@ static int node_resolve_file(struct node_res *r, const char *view)
         return -ENOENT;
 }
 
+/* The error a failed lstat of the source gives the kernel: what the path
+ * is (missing, not a directory, not allowed, too long, a loop) as is; the
+ * source failing (a network share gone: ENOTCONN, ESTALE, ...) as EIO,
+ * as reads of views report it. */
+static int node_lstat_err(int e)
+{
+        switch (e) {
+        case ENOENT:
+        case ENOTDIR:
+        case EACCES:
+        case EPERM:
+        case ENAMETOOLONG:
+        case ELOOP:
+                return -e;
+        default:
+                return -EIO;
+        }
+}
+
 int node_resolve(const char *path, struct node_res *r)
 {
         r->tr = NULL;
@@ -415,7 +434,7 @@ int node_resolve(const char *path, struct node_res *r)
                 return node_resolve_file(r, "");
         }
         if (errno != ENOTDIR)
-                return -errno;
+                return node_lstat_err(errno);
 
         /* Some component is not a directory: find the first one. If it is
          * a trace, the rest of the path is a view inside it. */
@@ -424,7 +443,7 @@ int node_resolve(const char *path, struct node_res *r)
                         continue;
                 r->src[node.srclen + i] = '\0';
                 if (lstat(r->src, &r->st) < 0)
-                        return -errno;
+                        return node_lstat_err(errno);
                 if (S_ISDIR(r->st.st_mode)) {
                         r->src[node.srclen + i] = '/';
                         continue;
