@@ -26,24 +26,7 @@
 #include "codecs/containers/container.h"
 #include "view_test.h"
 #include "views/view.h"
-
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-        (void)state;
-        snprintf(tmpdir, sizeof tmpdir, "%s/tm_xdin.XXXXXX",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-        return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-        (void)state;
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        return system(cmd) == 0 ? 0 : -1;
-}
+#include "tmpdir_test.h"
 
 /* A lackey text of n record lines: all four kinds, sizes 1..512 (lackey's
  * range) and the odd 4095, valgrind lines between, 32- and 48-bit
@@ -312,5 +295,5 @@ int main(void)
             cmocka_unit_test(test_no_sizes),
             cmocka_unit_test(test_encode_round_trip),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
 }
