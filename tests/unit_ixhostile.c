@@ -261,14 +261,16 @@ static void plant(struct fmt *F, const uint8_t *p, size_t n)
         assert_int_equal(rename(tmp, F->ix_path), 0);
 }
 
-enum want { MAY_LOAD, MUST_REJECT };
+enum want { MAY_LOAD, MUST_REJECT, MUST_LOAD };
 
 /* The trace with the index file as it now is: every view must equal the
- * reference; a MUST_REJECT file must not have been loaded. */
+ * reference; a MUST_REJECT file must not have been loaded (another file,
+ * such as the caller's own in the cache, may be), a MUST_LOAD one must. */
 static void check_now(struct fmt *F, enum want want, const char *what)
 {
         int loaded;
         struct tm_trace *t = open_trace(F, F->cache, &loaded, what);
+        loaded = loaded && strcmp(tm_trace_index_path(t), F->ix_path) == 0;
         F->tried++;
         if (loaded)
                 F->loaded++;
@@ -276,6 +278,8 @@ static void check_now(struct fmt *F, enum want want, const char *what)
                 F->rejected++;
         if (loaded && want == MUST_REJECT)
                 fail_msg("%s: %s: loaded", F->name, what);
+        if (!loaded && want == MUST_LOAD)
+                fail_msg("%s: %s: not loaded", F->name, what);
         unsigned nv = 0;
         for (const char *const *v = tm_trace_views(t); *v; v++, nv++) {
                 if (nv >= F->nviews || strcmp(*v, F->views[nv]) != 0)
@@ -507,9 +511,20 @@ static void checkpoints(struct fmt *F, const struct layout *L)
         free(p);
 }
 
+/* The caller's own index file in the cache, written when the shared one
+ * is refused as another user's: its path, and whether it exists. */
+static int own_exists(const struct fmt *F, char *own, size_t n)
+{
+        snprintf(own, n, "%.*s.u%u.tmidx", (int)(strlen(F->ix_path) - strlen(".tmidx")), F->ix_path,
+                 (unsigned)geteuid());
+        return access(own, F_OK) == 0;
+}
+
 /* What no structural check can tell (decoder states, raw offsets) is
- * believed only from a trusted writer: the same bytes written by another
- * user are refused. Needs root (chown). */
+ * believed only from a writer who could change the archive itself
+ * (views/ixfile.h): the same bytes written by another user are refused,
+ * the caller's own index goes beside the shared file (which is left
+ * alone) and is loaded next time. Needs root (chown). */
 static void untrusted_writer(struct fmt *F, const struct layout *L)
 {
         if (geteuid() != 0) {
@@ -525,12 +540,41 @@ static void untrusted_writer(struct fmt *F, const struct layout *L)
         fix_crc(p, n);
         plant(F, p, n);
         assert_int_equal(chown(F->ix_path, 4242, 4242), 0);
+        saving = 1;
         check_now(F, MUST_REJECT, "a state changed, by another user");
+        saving = 0;
+        /* refused, not replaced: the caller's index went to its own file */
+        char own[512];
+        assert_true(own_exists(F, own, sizeof own));
+        struct vt_buf left = slurp(F->ix_path);
+        assert_true(left.len == n && memcmp(left.p, p, n) == 0);
+        free(left.p);
+        int loaded;
+        struct tm_trace *t = open_trace(F, F->cache, &loaded, "own file");
+        assert_true(loaded);
+        assert_string_equal(tm_trace_index_path(t), own);
+        tm_trace_close(t);
+        unlink(own);
+
         /* the untouched file, from another user in a directory others
          * cannot write: still another user's, refused */
         plant(F, F->good.p, n);
         assert_int_equal(chown(F->ix_path, 4242, 4242), 0);
         check_now(F, MUST_REJECT, "a good index, by another user");
+        unlink(own);
+        /* ... believed once that user could change the archive: its owner,
+         * or anyone when its directory is writable by all and not sticky */
+        assert_int_equal(chown(F->archive, 4242, 4242), 0);
+        plant(F, F->good.p, n);
+        assert_int_equal(chown(F->ix_path, 4242, 4242), 0);
+        check_now(F, MUST_LOAD, "a good index, by the archive's owner");
+        assert_int_equal(chown(F->archive, 0, 0), 0);
+        assert_int_equal(chmod(tmpdir, 0777), 0);
+        check_now(F, MUST_LOAD, "a good index, by anyone in a directory all may write");
+        assert_int_equal(chmod(tmpdir, 01777), 0);
+        check_now(F, MUST_REJECT, "a good index, by anyone in a sticky directory");
+        assert_int_equal(chmod(tmpdir, 0700), 0);
+        unlink(own);
         free(p);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *base_name(const char *p)
 {
@@ -32,6 +33,18 @@ static uint64_t fnv1a64(const char *s)
                 h *= 0x100000001b3ull;
         }
         return h;
+}
+
+char *tm_cachepath_own(const char *cache_path)
+{
+        size_t n = strlen(cache_path);
+        const size_t sfx = sizeof ".tmidx" - 1;
+        if (n >= sfx && strcmp(cache_path + n - sfx, ".tmidx") == 0)
+                n -= sfx;
+        char *out = NULL;
+        if (asprintf(&out, "%.*s.u%u.tmidx", (int)n, cache_path, (unsigned)geteuid()) < 0)
+                return NULL;
+        return out;
 }
 
 char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out)

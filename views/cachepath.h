@@ -18,6 +18,13 @@ char *tm_cachepath_beside(const char *abs_path);
  * ENOMEM. */
 char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out);
 
+/* The caller's own index path beside the shared one cache_path
+ * ("<...>.tmidx" -> "<...>.u<euid>.tmidx"): used when the shared file is
+ * another user's who is not trusted (views/ixfile.h), so that two such
+ * users do not replace each other's file in turn. malloc'd; NULL on
+ * ENOMEM. */
+char *tm_cachepath_own(const char *cache_path);
+
 /* mkdir -p dir: mode 0755, or 02775 below a setgid, group-writable
  * directory (a lab's shared cache). Returns 0 or a negative errno
  * (-ENOTDIR when dir exists but is not a directory). */

@@ -542,7 +542,7 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
 {
         int fd;
         struct stat sb;
-        int rc = tm_ixfile_open(path, key->owner, &fd, &sb, err);
+        int rc = tm_ixfile_open(path, key->trust, &fd, &sb, err);
         if (rc < 0)
                 return rc;
         uint8_t hb[HEAD_BYTES];

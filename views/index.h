@@ -56,6 +56,8 @@ struct tm_index {
         struct tm_stats stats;
 };
 
+struct tm_ix_trust;
+
 /* What an index file must match to be used. */
 struct tm_index_key {
         uint64_t archive_size;
@@ -63,9 +65,10 @@ struct tm_index_key {
         uint64_t ino;
         const char *codec;
         const char *container;
-        /* Not stored: the archive's owner (st_uid), whose index files are
-         * believed as the caller's own are (views/ixfile.h). */
-        uint64_t owner;
+        /* Not stored: who could change the archive, whose index files
+         * are believed as the caller's own are (views/ixfile.h); NULL:
+         * only the caller's and root's. */
+        const struct tm_ix_trust *trust;
 };
 
 /* What an index pass's sink does first with each piece of the raw stream

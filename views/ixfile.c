@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -173,12 +175,51 @@ static int in_group(gid_t g)
         return 0;
 }
 
+/* Is user u a member of group g (primary or supplementary, as the system's
+ * user database says)? 0 when u has no entry. */
+static int user_in_group(uid_t u, gid_t g)
+{
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwuid_r(u, &pw, buf, sizeof buf, &res) != 0 || !res)
+                return 0;
+        if (pw.pw_gid == g)
+                return 1;
+        int n = 1024;
+        gid_t *list = malloc((size_t)n * sizeof *list);
+        if (list && getgrouplist(pw.pw_name, pw.pw_gid, list, &n) < 0 && n > 1024 && n <= 65536) {
+                gid_t *more = realloc(list, (size_t)n * sizeof *list);
+                list = more;
+                if (!more || getgrouplist(pw.pw_name, pw.pw_gid, list, &n) < 0)
+                        n = 0;
+        }
+        int found = 0;
+        for (int i = 0; list && i < n && !found; i++)
+                found = list[i] == g;
+        free(list);
+        return found;
+}
+
+/* Could user w change what a reader sees in the archive trust describes
+ * (ixfile.h)? */
+static int could_change(const struct tm_ix_trust *t, uid_t w)
+{
+        const unsigned dir_open = !(t->d_mode & S_ISVTX);
+        if (w == t->a_uid || w == t->d_uid || (t->a_mode & S_IWOTH) ||
+            (dir_open && (t->d_mode & S_IWOTH)))
+                return 1;
+        return ((t->a_mode & S_IWGRP) && user_in_group(w, t->a_gid)) ||
+               (dir_open && (t->d_mode & S_IWGRP) && user_in_group(w, t->d_gid));
+}
+
 /* NULL if a file with stat f in the directory with stat d may be believed
  * (ixfile.h), else why not. */
-static const char *distrust(const struct stat *f, const struct stat *d, uint64_t archive_uid)
+static const char *distrust(const struct stat *f, const struct stat *d, const struct tm_ix_trust *t)
 {
-        if (f->st_uid == geteuid() || f->st_uid == 0 || (uint64_t)f->st_uid == archive_uid)
+        if (f->st_uid == geteuid() || f->st_uid == 0 || (t && could_change(t, f->st_uid)))
                 return NULL;
+        if (!t || !t->group_cache)
+                return "written by another user, who cannot change the archive";
         if (!(d->st_mode & S_IWGRP) || (d->st_mode & S_IWOTH))
                 return "written by another user, in a directory not shared by a group";
         if (f->st_gid != d->st_gid || !in_group(d->st_gid))
@@ -186,7 +227,7 @@ static const char *distrust(const struct stat *f, const struct stat *d, uint64_t
         return NULL;
 }
 
-int tm_ixfile_open(const char *path, uint64_t archive_uid, int *fd_out, struct stat *sb,
+int tm_ixfile_open(const char *path, const struct tm_ix_trust *trust, int *fd_out, struct stat *sb,
                    struct tm_err *err)
 {
         const char *base;
@@ -206,7 +247,7 @@ int tm_ixfile_open(const char *path, uint64_t archive_uid, int *fd_out, struct s
                 e = -errno, why = strerror(errno);
         else if (!S_ISREG(sb->st_mode))
                 e = -EIO, why = "not a regular file";
-        else if ((why = distrust(sb, &dsb, archive_uid)) != NULL)
+        else if ((why = distrust(sb, &dsb, trust)) != NULL)
                 e = -EPERM;
         if (e < 0) {
                 close(fd);

@@ -288,7 +288,7 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
 {
         int fd;
         struct stat sb;
-        int rc = tm_ixfile_open(path, key->owner, &fd, &sb, err);
+        int rc = tm_ixfile_open(path, key->trust, &fd, &sb, err);
         if (rc < 0)
                 return rc;
         uint8_t hb[HEAD_BYTES];

@@ -10,6 +10,7 @@
 
 #include "../codecs/record/record.h"
 #include "cachepath.h"
+#include "ixfile.h"
 #include "render.h"
 #include "rstats.h"
 #include "rtrace.h"
@@ -249,6 +250,7 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         }
         t->no_index_beside = o ? o->no_index_beside : 0;
         t->no_save = o ? o->no_save : 0;
+        t->trust_group_index = o ? o->trust_group_index : 0;
         t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
         trace_views(t);
         *out = t;
@@ -311,35 +313,75 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
         return (uint64_t)t->sb.st_ino;
 }
 
-static struct tm_index_key trace_key(const struct tm_trace *t)
+/* The key of the archive's index files; *tr gets who could change the
+ * archive (ixfile.h), from its stat at open and its directory's now. */
+static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_ix_trust *tr)
 {
+        struct stat d = {0};
+        char *dir = strdup(t->abs), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = 0;
+        if (!slash || stat(dir, &d) != 0)
+                memset(&d, 0, sizeof d); /* root's, mode 0: trusts nobody more */
+        free(dir);
+        *tr = (struct tm_ix_trust){
+            .a_uid = t->sb.st_uid,
+            .a_gid = t->sb.st_gid,
+            .a_mode = t->sb.st_mode,
+            .d_uid = d.st_uid,
+            .d_gid = d.st_gid,
+            .d_mode = d.st_mode,
+            .group_cache = t->trust_group_index,
+        };
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
             .ino = trace_key_ino(t),
             .codec = tm_trace_codec(t),
             .container = t->cont_name,
-            .owner = (uint64_t)t->sb.st_uid,
+            .trust = tr,
         };
         return k;
 }
 
-/* Try the index beside the archive, then the one in the cache. A file
+/* The places an index file of t may be, in the order they are tried:
+ * beside the archive, the cache's shared file, the caller's own file in
+ * the cache (when the shared one is an untrusted user's). Entries may be
+ * NULL (no cache directory, ENOMEM). */
+enum { IX_BESIDE, IX_SHARED, IX_OWN, IX_NPATHS };
+
+static void trace_ix_paths(const struct tm_trace *t, char *p[IX_NPATHS])
+{
+        p[IX_BESIDE] = tm_cachepath_beside(t->abs);
+        p[IX_SHARED] = tm_cachepath_cache(t->cache_dir, t->abs, NULL);
+        p[IX_OWN] = p[IX_SHARED] ? tm_cachepath_own(p[IX_SHARED]) : NULL;
+}
+
+static void trace_ix_paths_free(char *p[IX_NPATHS])
+{
+        for (int i = 0; i < IX_NPATHS; i++)
+                free(p[i]);
+}
+
+/* Try the index beside the archive, then the ones in the cache. A file
  * that fails to load is ignored; since its container part may have been
  * half applied, the container is then reopened so that a scan starts
  * clean (no reader exists yet). */
 static int trace_load(struct tm_trace *t)
 {
-        struct tm_index_key key = trace_key(t);
-        char *paths[2] = {tm_cachepath_beside(t->abs),
-                          tm_cachepath_cache(t->cache_dir, t->abs, NULL)};
+        struct tm_ix_trust tr;
+        struct tm_index_key key = trace_key(t, &tr);
+        char *paths[IX_NPATHS];
+        trace_ix_paths(t, paths);
         int rc = -ENOENT;
-        for (int i = 0; i < 2 && rc < 0; i++) {
+        for (int i = 0; i < IX_NPATHS && rc < 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
                 struct tm_err e = {0};
                 rc = t->rt ? tm_rtrace_load(t, paths[i], &key, &e)
                            : tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
+                if (rc == -EPERM && i == IX_SHARED)
+                        t->ix_shared_refused = 1;
                 if (rc == 0) {
                         t->ix_path = paths[i];
                         paths[i] = NULL;
@@ -351,8 +393,7 @@ static int trace_load(struct tm_trace *t)
                         }
                 }
         }
-        free(paths[0]);
-        free(paths[1]);
+        trace_ix_paths_free(paths);
         return rc;
 }
 
@@ -367,7 +408,8 @@ static int index_save(struct tm_trace *t, const struct tm_index_key *key, const 
  * when neither works, say why in ix_note (the cache's reason). */
 static void trace_save(struct tm_trace *t)
 {
-        struct tm_index_key key = trace_key(t);
+        struct tm_ix_trust tr;
+        struct tm_index_key key = trace_key(t, &tr);
         struct tm_err e = {0};
         if (!t->no_index_beside) {
                 char *p = tm_cachepath_beside(t->abs);
@@ -379,6 +421,11 @@ static void trace_save(struct tm_trace *t)
         }
         char *dir = NULL;
         char *p = tm_cachepath_cache(t->cache_dir, t->abs, &dir);
+        if (p && t->ix_shared_refused) { /* leave the other user's file be */
+                char *own = tm_cachepath_own(p);
+                free(p);
+                p = own;
+        }
         memset(&e, 0, sizeof e);
         int rc = p ? tm_cachepath_mkdirs(dir) : -ENOENT;
         if (rc < 0)
@@ -725,22 +772,22 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **path,
                             struct tm_err *err)
 {
-        struct tm_index_key key = trace_key(t);
-        char *paths[2] = {tm_cachepath_beside(t->abs),
-                          tm_cachepath_cache(t->cache_dir, t->abs, NULL)};
+        struct tm_ix_trust tr;
+        struct tm_index_key key = trace_key(t, &tr);
+        char *paths[IX_NPATHS];
+        trace_ix_paths(t, paths);
         int rc = 0;
-        for (int i = 0; i < 2 && rc == 0; i++) {
+        for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
                 int r = tm_index_load(paths[i], &key, NULL, out, NULL, err);
-                if (r == 0 || (r != -ESTALE && r != -ENOENT)) {
+                if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {
                         rc = r == 0 ? 1 : r;
                         *path = paths[i];
                         paths[i] = NULL;
                 }
         }
-        free(paths[0]);
-        free(paths[1]);
+        trace_ix_paths_free(paths);
         return rc;
 }
 

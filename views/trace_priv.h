@@ -43,6 +43,8 @@ struct tm_trace {
         size_t headn;
         char *cache_dir;
         int no_index_beside, no_save;
+        int trust_group_index; /* tm_trace_opts */
+        int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;
 
         char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];

@@ -47,6 +47,10 @@ struct tm_trace_opts {
         /* 1: never write an index file beside the archive (always use
          * cache_dir). */
         int no_index_beside;
+        /* 1: also believe index files that members of a group-shared
+         * cache directory wrote for archives they cannot change
+         * (views/ixfile.h, docs/shared-cache.md). */
+        int trust_group_index;
         /* 1: keep the index in memory only. */
         int no_save;
         /* References between checkpoints to start with (0: the environment

@@ -12,10 +12,16 @@
 #    read byte-exact, the final indexes valid (tracetool verify loads and
 #    checks them), no temporary file left;
 # 3. (root only: users are created) two users of one group sharing a
-#    setgid, group-writable cache directory: the second user's tracetool
-#    and daemon load the first's index (same inode and mtime, "loaded"),
-#    files are created group-writable in the group; in a shared 1777
-#    XDG_CACHE_HOME the second user is told why the index stays in memory.
+#    setgid, group-writable cache directory: files are created
+#    group-writable in the group; for archives the first user cannot
+#    change, the second refuses the first's index (it gives the first no
+#    power over the second's views they did not have) and keeps its own
+#    beside it, untouched, unless told --trust-group-index (tracetool and
+#    the daemon then load the first's, same inode and mtime); for archives
+#    in a directory of the group, the first's index is believed as is; in
+#    a 1777 cache the second keeps its own file beside the first's; in a
+#    shared 1777 XDG_CACHE_HOME the second is told why the index stays in
+#    memory.
 # usage: fuse_index.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -181,20 +187,32 @@ ix=$(ls "$T"/lab/*-a.pdt2.zst.tmidx 2>/dev/null | head -1)
 check "lab: the index file is group-writable, of the lab's group" \
         test "$(stat -c '%a %G %U' "$ix" 2>/dev/null)" = "664 tm_idx_g tm_idx_a"
 before=$(stat -c '%i %Y' "$ix" 2>/dev/null)
+uidb=$(id -u tm_idx_b)
+own=${ix%.tmidx}.u$uidb.tmidx
 out=$(as tm_idx_b "$TT" index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
-check "lab: the second user's tracetool loads it" sh -c "echo '$out' | grep -q '(loaded)'"
+check "lab: an archive the first user cannot change: the second builds its own" \
+        sh -c "echo '$out' | grep -q 'index $own (built)'"
+check "lab: ... the first user's file untouched" test "$(stat -c '%i %Y' "$ix")" = "$before"
+out=$(as tm_idx_b "$TT" index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
+check "lab: ... and loads its own next time" sh -c "echo '$out' | grep -q 'index $own (loaded)'"
+rm -f "$own"
+out=$(as tm_idx_b "$TT" index --trust-group-index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
+check "lab: with --trust-group-index the second user's tracetool loads the first's" \
+        sh -c "echo '$out' | grep -q 'index $ix (loaded)'"
 check "lab: the file is the first user's, untouched" test "$(stat -c '%i %Y' "$ix")" = "$before"
 
 mkdir -p "$T/mntb"
 chown tm_idx_b "$T/mntb"
-as tm_idx_b "$TRACEMOUNT" -f --cache-dir "$T/lab" "$T/arch" "$T/mntb" >"$T/logb" 2>&1 &
+as tm_idx_b "$TRACEMOUNT" -f -o trust_group_index --cache-dir "$T/lab" "$T/arch" "$T/mntb" \
+        >"$T/logb" 2>&1 &
 pidb=$!
 MNT_PIDS="$MNT_PIDS $pidb"
 if wait_for 10 grep -qs " $T/mntb fuse" /proc/mounts; then
-        check "lab: the second user's daemon serves byte-exact views" \
+        check "lab: the second user's daemon (-o trust_group_index) serves byte-exact views" \
                 cmp -s "ref/a.pdt2.zst/ascii" "$T/mntb/a.pdt2.zst/ascii"
         check "lab: ... from the first user's index (same inode and mtime)" \
                 test "$(stat -c '%i %Y' "$ix")" = "$before"
+        check "lab: ... and wrote none of its own" test ! -e "$own"
         fusermount3 -u "$T/mntb" || fail "unmount the second user's mount"
         wait "$pidb"
 else
@@ -203,20 +221,32 @@ else
         kill "$pidb" 2>/dev/null
 fi
 
-# an index in the shared cache written by someone outside the group is
-# not believed: the first user leaves the group
+# archives in a directory of the group (any member could replace them):
+# the first user's index is believed without the option
+mkdir -p "$T/garch"
+cp "$SRC/a.pdt2.zst" "$T/garch/"
+chgrp tm_idx_g "$T/garch"
+chmod 2775 "$T/garch"
+as tm_idx_a "$TT" index --no-index-beside --cache-dir "$T/lab" "$T/garch/a.pdt2.zst" >/dev/null 2>&1
+gix=$(ls -t "$T"/lab/*-a.pdt2.zst.tmidx 2>/dev/null | grep -v "^$ix\$" | head -1)
+out=$(as tm_idx_b "$TT" index --no-index-beside --cache-dir "$T/lab" "$T/garch/a.pdt2.zst" 2>&1)
+check "lab: archives in the group's directory: the second user loads the first's index" \
+        sh -c "[ -n '$gix' ] && echo '$out' | grep -q 'index $gix (loaded)'"
+
+# an index in a 1777 cache written by someone outside the group: not
+# believed, not replaced (sticky); the second user keeps its own beside it
 gpasswd -d tm_idx_a tm_idx_g >/dev/null 2>&1
-rm -f "$ix"
+rm -f "$T"/lab/*
 chmod 1777 "$T/lab"
 chgrp users "$T/lab"
 as tm_idx_a "$TT" index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" >/dev/null 2>&1
 ix=$(ls "$T"/lab/*-a.pdt2.zst.tmidx 2>/dev/null | head -1)
+own=${ix%.tmidx}.u$uidb.tmidx
 before=$(stat -c '%i %Y' "$ix" 2>/dev/null)
-out=$(as tm_idx_b "$TT" index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
-check "1777 cache: another user's index is not believed (rebuilt)" sh -c "echo '$out' | grep -q '(built)'"
-check "1777 cache: ... and not replaced (sticky)" test "$(stat -c '%i %Y' "$ix")" = "$before"
-check "1777 cache: ... the reason is printed" \
-        sh -c "echo '$out' | grep -q 'index in memory only: .*Operation not permitted'"
+out=$(as tm_idx_b "$TT" index --trust-group-index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
+check "1777 cache: another user's index is not believed, even with --trust-group-index" \
+        sh -c "echo '$out' | grep -q 'index $own (built)'"
+check "1777 cache: ... and not replaced" test "$(stat -c '%i %Y' "$ix")" = "$before"
 
 # a shared XDG_CACHE_HOME (1777): the first user's tracemount/ is 0755
 mkdir -m 1777 "$T/xdg"
