@@ -119,4 +119,8 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
                    unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
                    struct tm_rindex **out, int *fd_out, struct tm_err *err);
 
+/* 0 if a (an index file's) and b (a fresh build's) describe the archive
+ * alike, else -EIO with err naming the first difference (verify). */
+int tm_rindex_compare(const struct tm_rindex *a, const struct tm_rindex *b, struct tm_err *err);
+
 #endif

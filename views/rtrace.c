@@ -715,7 +715,17 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, 
         return tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
 }
 
-int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                        struct tm_rindex **out, struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
+                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len, NULL,
+                              out, NULL, err);
+}
+
+int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
+                     tm_progress_fn progress, void *arg, struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
         struct tm_cont *c = NULL;
@@ -723,11 +733,13 @@ int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, str
         int rc = tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0)
                 rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                     t->ckpt_refs, progress, arg, &ix, err);
+                                     file ? file->k : t->ckpt_refs, progress, arg, &ix, err);
         if (rc == TM_INDEX_PREFIX)
                 rc = -EIO;
         if (rc < 0)
                 tm_trace_err_path(t, rc, err);
+        else if (file && (rc = tm_rindex_compare(file, ix, err)) < 0)
+                tm_err_prefix(err, "%s", path);
         tm_rindex_free(ix);
         tm_cont_close(c);
         return rc;

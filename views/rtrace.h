@@ -65,7 +65,16 @@ size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, s
  * TM_VIEW_STATS (a text made once: stats, schema); -1 if unknown. */
 int tm_rtrace_view_kind(struct tm_trace *t, const char *view);
 
-/* Decode the whole archive again with a fresh container (verify). */
-int tm_rtrace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+/* Read the record index file at path for t, leaving t alone (verify):
+ * as tm_rtrace_load, into *out. */
+struct tm_rindex;
+int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                        struct tm_rindex **out, struct tm_err *err);
+
+/* Decode the whole archive again with a fresh container (verify) and,
+ * when file (loaded from path) is not NULL, compare it with the index
+ * built, checkpoint by checkpoint, at the file's spacing. */
+int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
+                     tm_progress_fn progress, void *arg, struct tm_err *err);
 
 #endif

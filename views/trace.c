@@ -12,6 +12,7 @@
 #include "cachepath.h"
 #include "ixfile.h"
 #include "render.h"
+#include "rindex.h"
 #include "rstats.h"
 #include "rtrace.h"
 #include "trace_priv.h"
@@ -767,10 +768,10 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 
 /* ---- verify ---- */
 
-/* The index file of this archive version, if one exists: 1 and *out, 0 if
- * none, or a negative errno if one exists but is corrupt. */
-static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **path,
-                            struct tm_err *err)
+/* The index file of this archive version, if one exists: 1 and *out (a
+ * struct tm_index, or a struct tm_rindex for a record trace), 0 if none,
+ * or a negative errno if one exists but is corrupt. */
+static int verify_find_file(struct tm_trace *t, void **out, char **path, struct tm_err *err)
 {
         struct tm_ix_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
@@ -780,7 +781,9 @@ static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **pa
         for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
-                int r = tm_index_load(paths[i], &key, NULL, out, NULL, err);
+                int r =
+                    t->rt ? tm_rtrace_load_file(t, paths[i], &key, (struct tm_rindex **)out, err)
+                          : tm_index_load(paths[i], &key, NULL, (struct tm_index **)out, NULL, err);
                 if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {
                         rc = r == 0 ? 1 : r;
                         *path = paths[i];
@@ -796,9 +799,16 @@ int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         struct tm_index *file = NULL, *fresh = NULL;
         char *path = NULL;
         struct tm_cont *c = NULL;
-        if (t->rt)
-                return tm_rtrace_verify(t, progress, arg, err);
-        int found = verify_find_file(t, &file, &path, err);
+        if (t->rt) {
+                struct tm_rindex *rfile = NULL;
+                int rc = verify_find_file(t, (void **)&rfile, &path, err);
+                if (rc >= 0)
+                        rc = tm_rtrace_verify(t, rfile, path, progress, arg, err);
+                tm_rindex_free(rfile);
+                free(path);
+                return rc;
+        }
+        int found = verify_find_file(t, (void **)&file, &path, err);
         int rc = found < 0 ? found : tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0)
                 rc = tm_index_build(c, t->codec, t->head, t->headn, file ? file->k : t->ckpt_refs,
