@@ -25,7 +25,8 @@
 # Environment: FUZZ_JOBS (default 1) parallel workers per harness;
 # FUZZ_KEEP_GOING=1 starts a harness again after a finding (its input is
 # saved) until its time is used, so a long run keeps its whole time;
-# FUZZ_ARGS extra libFuzzer options.
+# FUZZ_ARGS extra libFuzzer options; FUZZ_OUT the output directory instead
+# of fuzz/out (e.g. a second person's, or a measurement's own corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-120}
@@ -33,7 +34,7 @@ shift || true
 ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
 fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index"
 HARNESSES=${*:-$ALL}
-O=fuzz/out
+O=${FUZZ_OUT:-fuzz/out}
 # The library as committed at FUZZ_REV (default HEAD; "worktree": the
 # working tree as it is): other people's half-made edits are not fuzzed.
 REV=${FUZZ_REV:-HEAD}
@@ -96,6 +97,16 @@ for h in $HARNESSES; do
         *) echo "unknown harness $h" >&2 && exit 2 ;;
         esac
 done
+
+# ASan keeps freed memory in a quarantine (so that a use after free is
+# caught), 256 MB by default: every block a run allocates is then memory
+# not touched for thousands of runs (page faults; over 128 KiB an mmap and
+# a munmap, whose TLB shootdowns are slow in a VM). With 16 MB a use after
+# free is still caught when less than 16 MB was freed in between, which
+# covers a whole run of these harnesses with their input limits; the
+# allocation-bound harnesses run 1.5-2.5 times faster with it. A caller's
+# ASAN_OPTIONS come after, and win.
+export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
 for h in $HARNESSES; do
         mkdir -p "$O/corpus/$h"
