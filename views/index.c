@@ -611,7 +611,7 @@ fail:
         return rc < 0 ? rc : -EIO;
 }
 
-static int differ(struct tm_err *err, const char *what, uint64_t i)
+int tm_index_differ(struct tm_err *err, const char *what, uint64_t i)
 {
         return tm_err_set(err, -EIO, "index differs from the archive: %s (%llu)", what,
                           (unsigned long long)i);
@@ -620,22 +620,22 @@ static int differ(struct tm_err *err, const char *what, uint64_t i)
 int tm_index_compare(const struct tm_index *a, const struct tm_index *b, struct tm_err *err)
 {
         if (a->raw_size != b->raw_size)
-                return differ(err, "raw size", b->raw_size);
+                return tm_index_differ(err, "raw size", b->raw_size);
         if (a->hdr_len != b->hdr_len)
-                return differ(err, "header length", b->hdr_len);
+                return tm_index_differ(err, "header length", b->hdr_len);
         if (a->nrefs != b->nrefs)
-                return differ(err, "reference count", b->nrefs);
+                return tm_index_differ(err, "reference count", b->nrefs);
         if (a->ascii_size != b->ascii_size)
-                return differ(err, "ascii size", b->ascii_size);
+                return tm_index_differ(err, "ascii size", b->ascii_size);
         for (unsigned t = 0; t < TM_NTYPES; t++)
                 if (a->type_refs[t] != b->type_refs[t] || a->type_size[t] != b->type_size[t])
-                        return differ(err, "references of type", t);
+                        return tm_index_differ(err, "references of type", t);
         if (memcmp(&a->stats, &b->stats, sizeof a->stats))
-                return differ(err, "stats", 0);
+                return tm_index_differ(err, "stats", 0);
         if (a->k != b->k || a->n != b->n)
-                return differ(err, "checkpoint count", b->n);
+                return tm_index_differ(err, "checkpoint count", b->n);
         for (uint32_t i = 0; i < a->n; i++)
                 if (memcmp(&a->ck[i], &b->ck[i], sizeof a->ck[i]))
-                        return differ(err, "checkpoint", i);
+                        return tm_index_differ(err, "checkpoint", i);
         return 0;
 }

@@ -140,6 +140,10 @@ const struct tm_ckpt *tm_index_find(const struct tm_index *ix, enum tm_ix_by by,
 /* Compare two indexes built from the same archive (totals, stats and, when
  * both have the same spacing, every checkpoint). Returns 0, or -EIO with a
  * message naming the first difference. */
+/* -EIO with "index differs from the archive: what (i)" in err (verify's
+ * comparisons, both families). */
+int tm_index_differ(struct tm_err *err, const char *what, uint64_t i);
+
 int tm_index_compare(const struct tm_index *a, const struct tm_index *b, struct tm_err *err);
 
 #endif

@@ -353,34 +353,28 @@ fail:
         return rc < 0 ? rc : -EIO;
 }
 
-static int rdiffer(struct tm_err *err, const char *what, uint64_t i)
-{
-        return tm_err_set(err, -EIO, "index differs from the archive: %s (%llu)", what,
-                          (unsigned long long)i);
-}
-
 int tm_rindex_compare(const struct tm_rindex *a, const struct tm_rindex *b, struct tm_err *err)
 {
         if (a->raw_size != b->raw_size)
-                return rdiffer(err, "raw size", b->raw_size);
+                return tm_index_differ(err, "raw size", b->raw_size);
         if (a->ncol != b->ncol || a->stsize != b->stsize)
-                return rdiffer(err, "columns", b->ncol);
+                return tm_index_differ(err, "columns", b->ncol);
         if (a->k != b->k || a->n != b->n)
-                return rdiffer(err, "checkpoint count", b->n);
+                return tm_index_differ(err, "checkpoint count", b->n);
         for (unsigned j = 0; j < a->ncol; j++)
                 if (a->tot[j] != b->tot[j])
-                        return rdiffer(err, "view size of column", j);
+                        return tm_index_differ(err, "view size of column", j);
         for (uint32_t i = 0; i < a->n; i++)
                 if (a->raw[i] != b->raw[i] ||
                     memcmp(a->col + (size_t)i * a->ncol, b->col + (size_t)i * b->ncol,
                            a->ncol * sizeof *a->col) != 0 ||
                     memcmp(a->st + i * a->stsize, b->st + i * b->stsize, a->stsize) != 0)
-                        return rdiffer(err, "checkpoint", i);
+                        return tm_index_differ(err, "checkpoint", i);
         /* the statistics as stored (their padding aside) */
         uint8_t sa[STATS_WORDS * 8], sb[STATS_WORDS * 8], *pa = sa, *pb = sb;
         stats_put(&a->stats, &pa);
         stats_put(&b->stats, &pb);
         if (memcmp(sa, sb, sizeof sa) != 0)
-                return rdiffer(err, "stats", 0);
+                return tm_index_differ(err, "stats", 0);
         return 0;
 }
