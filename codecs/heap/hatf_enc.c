@@ -47,6 +47,9 @@
  * metadata: 6 fields x (20 + 4) bytes of metadata, tag, 7 x 8 bytes of
  * numbers, a 2-byte length and 65535 bytes of attributes. */
 #define ENC_OUT_CAP (ENC_FLUSH + 6 * 24 + 1 + 7 * 8 + 2 + 65535)
+/* Both start at this and grow by need up to the sizes above: a small
+ * trace (a test's, a fuzzer's) does not get 700 KiB. */
+#define ENC_BUF_MIN 4096u
 #define ENC_REEVAL 32      /* re-decide a non-none setting this often */
 #define ENC_SCAN 32        /* occurrences of a field one candidate's scan looks at */
 #define ENC_MAX_LEN 65535u /* comment and attribute bytes (2-byte length) */
@@ -107,11 +110,12 @@ struct tm_renc {
         size_t head, npend;
 
         uint8_t *arena;      /* attribute bytes of the window */
+        size_t acap;         /* its size, up to ENC_ARENA */
         uint64_t arena_base; /* stream position of arena[0] */
         uint64_t arena_end;  /* stream position after the last byte */
 
         uint8_t *out;
-        size_t olen;
+        size_t olen, ocap; /* ocap up to ENC_OUT_CAP (or more for the first record) */
 };
 
 /* A candidate setting of one field. */
@@ -356,6 +360,25 @@ static int out_flush(struct tm_renc *e)
         int r = e->sink(e->arg, e->out, e->olen);
         e->olen = 0;
         return r;
+}
+
+/* Room in out for n more bytes: the buffer grows by need up to
+ * ENC_OUT_CAP. */
+static int out_room(struct tm_renc *e, size_t n)
+{
+        if (e->olen + n <= e->ocap)
+                return 0;
+        size_t c = e->ocap * 2 > ENC_BUF_MIN ? e->ocap * 2 : ENC_BUF_MIN;
+        if (c > ENC_OUT_CAP)
+                c = ENC_OUT_CAP;
+        if (c < e->olen + n)
+                c = e->olen + n;
+        uint8_t *o = realloc(e->out, c);
+        if (!o)
+                return -ENOMEM;
+        e->out = o;
+        e->ocap = c;
+        return 0;
 }
 
 static void out_put(struct tm_renc *e, const void *p, size_t n)
@@ -694,11 +717,15 @@ static void put_attr(struct tm_renc *e, struct hatf_fstate *fs, const uint8_t *b
 /* Write window record 0 (decisions, metadata, the record) and drop it. */
 static int emit_one(struct tm_renc *e, struct tm_err *err)
 {
+        struct pend *p = pend_at(e, 0);
+        /* the most one record writes: the prologue's and the decisions'
+         * metadata (HATF_NF x 24 bytes each), tag, numbers, length, bytes */
+        if (out_room(e, 2 * HATF_NF * 24 + 1 + 7 * 8 + 2 + p->alen) < 0)
+                return tm_err_set(err, -ENOMEM, "hatf encoder: out of memory");
         if (!e->started) {
                 prologue(e);
                 e->started = 1;
         }
-        struct pend *p = pend_at(e, 0);
         uint8_t tag = p->kind;
         if (p->kind == TM_HK_COMMENT) {
                 uint8_t hdr[3] = {tag, (uint8_t)(p->alen >> 8), (uint8_t)p->alen};
@@ -769,7 +796,18 @@ int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct
         }
         if (e->npend == 0)
                 e->arena_base = e->arena_end;
-        if (e->arena_end - e->arena_base + ev.attr_len > ENC_ARENA) {
+        uint64_t need = e->arena_end - e->arena_base + ev.attr_len;
+        if (need > e->acap && e->acap < ENC_ARENA) { /* grow by need up to ENC_ARENA */
+                size_t c = e->acap * 2 > need ? e->acap * 2 : (size_t)need;
+                if (c > ENC_ARENA)
+                        c = ENC_ARENA;
+                uint8_t *a = realloc(e->arena, c);
+                if (!a)
+                        return tm_err_set(err, -ENOMEM, "hatf encoder: out of memory");
+                e->arena = a;
+                e->acap = c;
+        }
+        if (need > e->acap) {
                 /* slide the live bytes to the front: they are at most
                  * ENC_ATTR_CAP, so this happens once per ENC_ATTR_CAP bytes */
                 uint64_t first = pend_at(e, 0)->apos;
@@ -876,10 +914,11 @@ int hatf_enc_open(const char *name, tm_rsink sink, void *arg, struct tm_renc **o
         if (!enc)
                 return tm_err_set(err, -EINVAL, "hatf: unknown encoding \"%s\"", name);
         struct tm_renc *e = calloc(1, sizeof *e);
-        if (!e || !(e->arena = malloc(ENC_ARENA)) || !(e->out = malloc(ENC_OUT_CAP))) {
+        if (!e || !(e->arena = malloc(ENC_BUF_MIN)) || !(e->out = malloc(ENC_BUF_MIN))) {
                 hatf_enc_free(e);
                 return tm_err_set(err, -ENOMEM, "hatf encoder: out of memory");
         }
+        e->acap = e->ocap = ENC_BUF_MIN;
         e->sink = sink;
         e->arg = arg;
         e->enc = enc;
