@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,10 +435,67 @@ static void mtf_close(void *ctx)
         free(x);
 }
 
+/* The last DTDs compiled, by file name and text: archives of a few DTDs (a
+ * directory of them, the fuzzer's runs) parse and compile each once. */
+#define DTD_CACHE 4
+struct dtd_entry {
+        char *file, *text;
+        size_t len;
+        struct mtf_layout lay;
+};
+static struct {
+        pthread_mutex_t mu;
+        struct dtd_entry *e[DTD_CACHE];
+        unsigned next; /* the entry the next miss replaces */
+} dtd_cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static int dtd_cached(struct mtf_layout *l, const char *file, const char *text, size_t len)
+{
+        int hit = 0;
+        pthread_mutex_lock(&dtd_cache.mu);
+        for (unsigned i = 0; i < DTD_CACHE && !hit; i++) {
+                const struct dtd_entry *e = dtd_cache.e[i];
+                if (e && e->len == len && strcmp(e->file, file) == 0 &&
+                    memcmp(e->text, text, len) == 0) {
+                        *l = e->lay;
+                        hit = 1;
+                }
+        }
+        pthread_mutex_unlock(&dtd_cache.mu);
+        return hit;
+}
+
+/* Keep l, compiled from text, in the cache (not when out of memory). */
+static void dtd_keep(const struct mtf_layout *l, const char *file, const char *text, size_t len)
+{
+        struct dtd_entry *e = malloc(sizeof *e);
+        if (!e || !(e->file = strdup(file)) || !(e->text = malloc(len + 1))) {
+                if (e)
+                        free(e->file);
+                free(e);
+                return;
+        }
+        memcpy(e->text, text, len);
+        e->len = len;
+        e->lay = *l;
+        pthread_mutex_lock(&dtd_cache.mu);
+        struct dtd_entry *old = dtd_cache.e[dtd_cache.next];
+        dtd_cache.e[dtd_cache.next] = e;
+        dtd_cache.next = (dtd_cache.next + 1) % DTD_CACHE;
+        pthread_mutex_unlock(&dtd_cache.mu);
+        if (old) {
+                free(old->file);
+                free(old->text);
+                free(old);
+        }
+}
+
 /* Parse and compile the DTD text into x->lay. */
 static int compile(struct mtf_ctx *x, const char *file, const char *text, size_t len,
                    struct tm_err *err)
 {
+        if (dtd_cached(&x->lay, file, text, len))
+                return 0;
         struct mtf_dtd *d = malloc(sizeof *d);
         if (!d)
                 return tm_err_set(err, -ENOMEM, "out of memory for the DTD");
@@ -445,6 +503,8 @@ static int compile(struct mtf_ctx *x, const char *file, const char *text, size_t
         if (ret >= 0)
                 ret = mtf_dtd_compile(d, &x->lay, err);
         free(d);
+        if (ret >= 0)
+                dtd_keep(&x->lay, file, text, len);
         return ret;
 }
 
