@@ -56,6 +56,8 @@ struct gscan {
         struct tm_cin in;
         uint8_t *out;
         uint8_t *ring; /* the last 32 KiB of raw output */
+        /* made at the first window point (an archive under a MiB has
+         * none): deflating 300 KiB of zlib state, buffers */
         uint8_t *win;  /* a window, linearised */
         uint8_t *cwin; /* a window, deflated */
         uint64_t raw;
@@ -100,6 +102,10 @@ static int open_tmp(void)
 static int deflate_window(const struct tm_cont *c, struct gscan *s, uint32_t *crc,
                           struct tm_err *err)
 {
+        if (!s->win && !(s->win = malloc(TM_GZ_WINDOW)))
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+        if (!s->cwin && !(s->cwin = malloc(TM_GZ_WINDOW_CMAX)))
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         size_t wl = s->raw < TM_GZ_WINDOW ? (size_t)s->raw : TM_GZ_WINDOW;
         size_t at = (size_t)(s->raw % TM_GZ_WINDOW);
         /* Oldest byte first: ring[at..] then ring[..at]. */
@@ -110,7 +116,13 @@ static int deflate_window(const struct tm_cont *c, struct gscan *s, uint32_t *cr
                 memcpy(s->win, s->ring, wl);
         }
         *crc = (uint32_t)crc32(0, s->win, (uInt)wl);
-        deflateReset(&s->def);
+        if (s->def_ok)
+                deflateReset(&s->def);
+        else if (deflateInit2(&s->def, GZ_DEFAULT_LEVEL, Z_DEFLATED, GZ_WBITS_RAW, 8,
+                              Z_DEFAULT_STRATEGY) == Z_OK)
+                s->def_ok = 1;
+        else
+                return tm_err_set(err, -ENOMEM, "%s: zlib: out of memory", c->path);
         s->def.next_in = s->win;
         s->def.avail_in = (uInt)wl;
         s->def.next_out = s->cwin;
@@ -221,16 +233,11 @@ static int gzip_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
         int ret = -ENOMEM;
         s.out = malloc(GZ_SCAN_OUT);
         s.ring = malloc(TM_GZ_WINDOW);
-        s.win = malloc(TM_GZ_WINDOW);
-        s.cwin = malloc(TM_GZ_WINDOW_CMAX);
-        if (!s.out || !s.ring || !s.win || !s.cwin || tm_cin_init(&s.in, TM_CONT_INBUF) < 0)
+        if (!s.out || !s.ring || tm_cin_init(&s.in, c) < 0)
                 goto out;
         if (inflateInit2(&s.zs, GZ_WBITS_GZIP) != Z_OK)
                 goto out;
         s.zs_ok = 1;
-        if (deflateInit2(&s.def, 6, Z_DEFLATED, GZ_WBITS_RAW, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-                goto out;
-        s.def_ok = 1;
         ret = scan_loop(c, &s, pts, sink, arg, err);
         if (ret == 0) {
                 *raw_size = s.raw;
@@ -336,7 +343,7 @@ static int gzip_r_open(struct tm_creader *r, struct tm_err *err)
         struct greader *g = calloc(1, sizeof *g);
         if (!g)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);
-        if (tm_cin_init(&g->in, TM_CONT_INBUF) < 0 || inflateInit2(&g->zs, GZ_WBITS_GZIP) != Z_OK) {
+        if (tm_cin_init(&g->in, r->c) < 0 || inflateInit2(&g->zs, GZ_WBITS_GZIP) != Z_OK) {
                 tm_cin_free(&g->in);
                 free(g);
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);

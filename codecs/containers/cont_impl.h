@@ -138,12 +138,15 @@ int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const
  * off. Returns 0 or a negative errno. */
 int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err);
 
-/* Input buffer. tm_cin_init allocates cap bytes; tm_cin_seek moves to an
+/* Input buffer. tm_cin_init allocates TM_CONT_INBUF bytes, or the
+ * archive's size when it is smaller (all it can ever hold: a small
+ * archive, of which a daemon may open thousands, does not get 256 KiB per
+ * reader); tm_cin_seek moves to an
  * archive offset, keeping the buffered bytes when off falls inside them.
  * tm_cin_fill reads more when the buffer is empty (keeping unread bytes
  * otherwise) and returns the number of unread bytes, 0 only at the end of
  * the archive, or a negative errno. */
-int tm_cin_init(struct tm_cin *in, size_t cap);
+int tm_cin_init(struct tm_cin *in, const struct tm_cont *c);
 void tm_cin_free(struct tm_cin *in);
 void tm_cin_seek(struct tm_cin *in, uint64_t off);
 ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *err);

@@ -30,7 +30,7 @@ static int plain_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_s
         if (!sink)
                 return 0;
         struct tm_cin in;
-        if (tm_cin_init(&in, TM_CONT_INBUF) < 0)
+        if (tm_cin_init(&in, c) < 0)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         ssize_t k;
         int ret = 0;

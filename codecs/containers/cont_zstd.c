@@ -148,7 +148,7 @@ static int zstd_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
         int ret;
         s.d = new_dctx();
         s.out = malloc(ZSTD_SCAN_OUT);
-        if (!s.d || !s.out || tm_cin_init(&s.in, TM_CONT_INBUF) < 0)
+        if (!s.d || !s.out || tm_cin_init(&s.in, c) < 0)
                 ret = tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         else
                 ret = scan_loop(c, &s, pts, raw_size, sink, arg, err);
@@ -196,7 +196,7 @@ static int zstd_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struc
 static int zstd_r_open(struct tm_creader *r, struct tm_err *err)
 {
         struct zreader *z = calloc(1, sizeof *z);
-        if (!z || !(z->d = new_dctx()) || tm_cin_init(&z->in, TM_CONT_INBUF) < 0) {
+        if (!z || !(z->d = new_dctx()) || tm_cin_init(&z->in, r->c) < 0) {
                 zr_free(z);
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);
         }

@@ -42,8 +42,11 @@ int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, st
         return 0;
 }
 
-int tm_cin_init(struct tm_cin *in, size_t cap)
+int tm_cin_init(struct tm_cin *in, const struct tm_cont *c)
 {
+        size_t cap = TM_CONT_INBUF;
+        if (c->asize < cap)
+                cap = c->asize ? (size_t)c->asize : 1;
         memset(in, 0, sizeof *in);
         in->buf = malloc(cap);
         if (!in->buf)
