@@ -163,10 +163,15 @@ if ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
         echo "SKIP: shared-cache part: useradd or runuser missing" >&2
         finish
 fi
+# fusermount3 opens /dev/fuse with the user's own rights: where the device
+# is root's only (0600 in some containers; Debian's udev makes it 0666),
+# the second user's daemon gets it for this test, and the mode back after
+fuse_mode=$(stat -c %a /dev/fuse 2>/dev/null)
 users_cleanup() {
         userdel tm_idx_a 2>/dev/null
         userdel tm_idx_b 2>/dev/null
         groupdel tm_idx_g 2>/dev/null
+        [ -n "$fuse_mode" ] && chmod "$fuse_mode" /dev/fuse 2>/dev/null
 }
 trap 'users_cleanup; cleanup' EXIT
 users_cleanup
@@ -203,18 +208,35 @@ check "lab: the file is the first user's, untouched" test "$(stat -c '%i %Y' "$i
 
 mkdir -p "$T/mntb"
 chown tm_idx_b "$T/mntb"
+[ -n "$fuse_mode" ] && chmod o+rw /dev/fuse
 as tm_idx_b "$TRACEMOUNT" -f -o trust_group_index --cache-dir "$T/lab" "$T/arch" "$T/mntb" \
         >"$T/logb" 2>&1 &
 pidb=$!
 MNT_PIDS="$MNT_PIDS $pidb"
 if wait_for 10 grep -qs " $T/mntb fuse" /proc/mounts; then
+        # (a FUSE mount is its user's alone without allow_other: read as b)
         check "lab: the second user's daemon (-o trust_group_index) serves byte-exact views" \
-                cmp -s "ref/a.pdt2.zst/ascii" "$T/mntb/a.pdt2.zst/ascii"
+                sh -c "runuser -u tm_idx_b -- cat '$T/mntb/a.pdt2.zst/ascii' | cmp -s ref/a.pdt2.zst/ascii -"
         check "lab: ... from the first user's index (same inode and mtime)" \
                 test "$(stat -c '%i %Y' "$ix")" = "$before"
         check "lab: ... and wrote none of its own" test ! -e "$own"
         fusermount3 -u "$T/mntb" || fail "unmount the second user's mount"
         wait "$pidb"
+        # without the option the daemon does not believe it: its own index
+        as tm_idx_b "$TRACEMOUNT" -f --cache-dir "$T/lab" "$T/arch" "$T/mntb" >>"$T/logb" 2>&1 &
+        pidb=$!
+        MNT_PIDS="$MNT_PIDS $pidb"
+        if wait_for 10 grep -qs " $T/mntb fuse" /proc/mounts; then
+                check "lab: the second user's daemon without the option: byte-exact views" \
+                        sh -c "runuser -u tm_idx_b -- cat '$T/mntb/a.pdt2.zst/ascii' | cmp -s ref/a.pdt2.zst/ascii -"
+                check "lab: ... from an index of its own, beside the first's" test -s "$own"
+                check "lab: ... the first's untouched" test "$(stat -c '%i %Y' "$ix")" = "$before"
+                fusermount3 -u "$T/mntb" || fail "unmount the second user's mount"
+        else
+                fail "lab: the second user's daemon did not mount again"
+        fi
+        wait "$pidb"
+        rm -f "$own"
 else
         echo "SKIP: lab: a daemon as tm_idx_b cannot mount here: $(cat "$T/logb")" >&2
         echo "SKIP: lab: a daemon as tm_idx_b cannot mount here"
