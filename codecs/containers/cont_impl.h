@@ -76,7 +76,8 @@ struct tm_creader {
         struct tm_cont *c;
         uint64_t pos; /* raw offset */
         int broken;   /* decoder state undefined after an error: restart */
-        uint8_t *scratch;
+        uint8_t *scratch; /* discarded bytes of forward seeks, sized by need */
+        size_t scap;      /* its size, at most TM_CONT_SCRATCH */
         void *impl;
 };
 

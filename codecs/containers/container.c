@@ -258,11 +258,18 @@ static const struct tm_cpoint *point_before(const struct tm_cont *c, uint64_t ra
 
 static int discard(struct tm_creader *r, uint64_t target, struct tm_err *err)
 {
-        if (r->pos < target && !r->scratch && !(r->scratch = malloc(TM_CONT_SCRATCH)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);
         while (r->pos < target) {
                 uint64_t left = target - r->pos;
                 size_t want = left < TM_CONT_SCRATCH ? (size_t)left : TM_CONT_SCRATCH;
+                if (want > r->scap) { /* short skips (small archives) keep it small */
+                        size_t cap = r->scap * 2 > want ? r->scap * 2 : want;
+                        cap = cap < TM_CONT_SCRATCH ? cap : TM_CONT_SCRATCH;
+                        uint8_t *s = realloc(r->scratch, cap);
+                        if (!s)
+                                return tm_err_set(err, -ENOMEM, "%s: out of memory", r->c->path);
+                        r->scratch = s;
+                        r->scap = cap;
+                }
                 ssize_t k = tm_creader_read(r, r->scratch, want, err);
                 if (k < 0)
                         return (int)k;
