@@ -143,7 +143,7 @@ static int block_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoin
         uint64_t since_c = coff - last->coff, since_r = s->raw - last->roff;
         if (s->est && since_c < GZ_BUDGET * s->est && since_r < GZ_MAX_RAW_GAP)
                 return 0;
-        uint32_t crc;
+        uint32_t crc = 0; /* set when clen >= 0 (gcc cannot tell) */
         int clen = deflate_window(c, s, &crc, err);
         if (clen < 0)
                 return clen;
