@@ -225,15 +225,22 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         return rc; /* TM_INDEX_PREFIX: the records before damage (rindex.h) */
 }
 
+/* tm_rindex_load for t's schema and decoder; c and fd_out as there. */
+static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                   struct tm_cont *c, struct tm_rindex **out, int *fd_out, struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
+                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len, c,
+                              out, fd_out, err);
+}
+
 int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
-        int rc =
-            tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema), tm_rcol_count(&rt->schema),
-                           rt->codec->state_size, rt->hdr_len, t->cont, &rt->ix, &t->ix_fd, err);
+        int rc = rt_load(t, path, key, t->cont, &t->rt->ix, &t->ix_fd, err);
         if (rc == 0)
-                add_thread_views(rt);
+                add_thread_views(t->rt);
         return rc;
 }
 
@@ -718,10 +725,7 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, 
 int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                         struct tm_rindex **out, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
-        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
-                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len, NULL,
-                              out, NULL, err);
+        return rt_load(t, path, key, NULL, out, NULL, err);
 }
 
 int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
