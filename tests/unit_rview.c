@@ -22,6 +22,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/heap/hatf.h"
 #include "views/ixfile.h"
+#include "views/readahead.h"
 #include "codecs/metatf/dtd.h"
 #include "views/view.h"
 
@@ -445,6 +446,68 @@ static void test_views(void **state)
         free(raw.p);
 }
 
+/* A trace whose checkpoint interval is longer than TM_RA_SEG_MAX (one
+ * interval here: ~7 MB of ascii) is still read ahead, in pieces: a
+ * sequential reader's bytes equal the test's own rendering, with one
+ * worker (each piece goes on from the last) and with three (pieces
+ * that start inside the interval, decoded from its checkpoint), and the
+ * segment buffers stay within their bound. */
+static void test_readahead_pieces(void **state)
+{
+        (void)state;
+        enum { N = 250000, CHUNK = 128 << 10 };
+        struct ev *ev = malloc(N * sizeof *ev);
+        assert_non_null(ev);
+        rng = 77;
+        size_t n = gen(ev, N);
+        struct buf raw = {0}, ascii = {0};
+        hatf_write(&raw, ev, n);
+        for (size_t i = 0; i < n; i++)
+                line(&ascii, &ev[i]);
+        assert_true(ascii.len > TM_RA_SEG_MAX + TM_RA_PIECE);
+        char path[256];
+        snprintf(path, sizeof path, "%s/long.hatf.zst", tmpdir);
+        write_archive(path, TM_CONT_ZSTD, &raw);
+        static const char *const threads[] = {"1", "3"};
+        char *tmp = malloc(CHUNK);
+        assert_non_null(tmp);
+        for (unsigned k = 0; k < 2; k++) {
+                setenv("TM_READ_THREADS", threads[k], 1);
+                struct tm_err err = {0};
+                struct tm_trace *t;
+                struct tm_trace_opts o = {.no_save = 1, .ckpt_refs = 1u << 30};
+                if (tm_trace_open(path, &o, &t, &err) < 0)
+                        fail_msg("%s", err.msg);
+                struct tm_vfile *f;
+                assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+                uint64_t off = 0, peak = 0;
+                for (;;) {
+                        ssize_t got = tm_vfile_pread(f, tmp, CHUNK, off, &err);
+                        if (got < 0)
+                                fail_msg("ascii at %" PRIu64 ": %s", off, err.msg);
+                        if (got == 0)
+                                break;
+                        assert_true(off + (uint64_t)got <= ascii.len);
+                        assert_memory_equal(tmp, ascii.p + off, (size_t)got);
+                        off += (uint64_t)got;
+                        uint64_t m = tm_ra_mem_in_use();
+                        peak = m > peak ? m : peak;
+                }
+                assert_int_equal(off, ascii.len);
+                unsigned nt = (unsigned)atoi(threads[k]);
+                assert_true(peak > 0); /* it did read ahead */
+                assert_true(peak <= (uint64_t)(nt + 3) * TM_RA_SEG_MAX);
+                tm_vfile_close(f);
+                assert_int_equal(tm_ra_mem_in_use(), 0);
+                tm_trace_close(t);
+        }
+        unsetenv("TM_READ_THREADS");
+        free(tmp);
+        free(ascii.p);
+        free(raw.p);
+        free(ev);
+}
+
 /* A cut or corrupted archive: the intact records read fine, the read at
  * the damage is -EIO naming the raw offset. */
 static void test_corrupt(void **state)
@@ -654,6 +717,7 @@ int main(void)
             cmocka_unit_test(test_views),
             cmocka_unit_test(test_index_file),
             cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_readahead_pieces),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

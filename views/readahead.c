@@ -36,6 +36,7 @@ struct worker {
         struct tm_vfile *vf;
         pthread_t th;
         int started;
+        uint32_t next; /* the segment after the last one it decoded */
 };
 
 struct tm_ra {
@@ -115,6 +116,42 @@ static uint64_t *address_starts(const struct tm_index *ix, enum tm_view_kind kin
         return s;
 }
 
+/* Cut every checkpoint interval longer than TM_RA_SEG_MAX into equal
+ * pieces of at most TM_RA_PIECE bytes: the segments of the readahead
+ * (starts s[0..*n), the view size bytes). A record trace's index keeps
+ * its size to a share of the archive, so a heap trace packed to 1.5
+ * bytes a record gets a checkpoint every ~128 Ki records, 7 MB of ascii
+ * and 9 MB of binary, and was never read ahead. A piece that does not
+ * start at a checkpoint costs nothing to the worker whose cursor ended
+ * where it starts (worker_pick prefers that one); another worker's
+ * cursor decodes from the checkpoint up to it. Returns the new array
+ * (s freed), or NULL. */
+static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size)
+{
+        uint64_t pieces = 0;
+        for (uint32_t i = 0; i < *n; i++) {
+                uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
+                pieces += len > TM_RA_SEG_MAX ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
+        }
+        if (pieces == *n)
+                return s;
+        uint64_t *o = pieces < UINT32_MAX ? malloc(pieces * sizeof *o) : NULL;
+        if (!o) {
+                free(s);
+                return NULL;
+        }
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < *n; i++) {
+                uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
+                uint64_t k = len > TM_RA_SEG_MAX ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
+                for (uint64_t j = 0; j < k; j++)
+                        o[m++] = s[i] + j * (len / k); /* the last takes len % k */
+        }
+        free(s);
+        *n = m;
+        return o;
+}
+
 /* Decode one segment into its slot. */
 static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
 {
@@ -130,6 +167,24 @@ static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
         return 0;
 }
 
+/* The wanted segment a worker takes next: the one its cursor ended at
+ * (next), so that pieces of one interval go on without decoding again,
+ * else the lowest. Under mu. */
+static struct slot *worker_pick(struct tm_ra *ra, uint32_t next)
+{
+        struct slot *best = NULL;
+        for (unsigned i = 0; i < ra->nslots; i++) {
+                struct slot *sl = &ra->slot[i];
+                if (sl->state != SLOT_WANTED)
+                        continue;
+                if (sl->seg == next)
+                        return sl;
+                if (!best || sl->seg < best->seg)
+                        best = sl;
+        }
+        return best;
+}
+
 static void *worker_main(void *arg)
 {
         struct worker *w = arg;
@@ -137,11 +192,7 @@ static void *worker_main(void *arg)
         pthread_setname_np(pthread_self(), "tm-readahead"); /* for top -H, perf */
         pthread_mutex_lock(&ra->mu);
         while (!ra->stop) {
-                struct slot *best = NULL;
-                for (unsigned i = 0; i < ra->nslots; i++)
-                        if (ra->slot[i].state == SLOT_WANTED &&
-                            (!best || ra->slot[i].seg < best->seg))
-                                best = &ra->slot[i];
+                struct slot *best = worker_pick(ra, w->next);
                 if (!best) {
                         pthread_cond_wait(&ra->cv, &ra->mu);
                         continue;
@@ -150,6 +201,7 @@ static void *worker_main(void *arg)
                 uint32_t seg = best->seg;
                 pthread_mutex_unlock(&ra->mu);
                 int rc = worker_fill(w, best, seg);
+                w->next = seg + 1; /* where its cursor now is */
                 pthread_mutex_lock(&ra->mu);
                 best->state = rc == 0 ? SLOT_READY : SLOT_FAILED;
                 pthread_cond_broadcast(&ra->cv);
@@ -190,6 +242,8 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 return NULL;
         ra->start =
             t->rt ? tm_rtrace_segments(t, view, &ra->nseg) : address_starts(t->ix, kind, &ra->nseg);
+        if (ra->start)
+                ra->start = cut_long(ra->start, &ra->nseg, size);
         if (!ra->start || ra->nseg < 2) {
                 free(ra->start);
                 free(ra);

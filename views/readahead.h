@@ -9,9 +9,13 @@
  * segment that failed, tm_ra_read says so and the vfile falls back to its
  * own cursor, which meets any error itself.
  *
- * Memory: workers + 3 buffers of the largest segment (refused above
- * TM_RA_SEG_MAX bytes, which only very long traces with a doubled spacing
- * reach) plus one cursor per worker. All readaheads of the process share
+ * An interval longer than TM_RA_SEG_MAX bytes is read ahead as several
+ * segments of at most TM_RA_PIECE bytes (a heap trace's are ~7 MB of
+ * ascii); a worker takes the piece after its last one first, so that its
+ * cursor runs on without decoding the interval again.
+ *
+ * Memory: workers + 3 buffers of the largest segment (at most
+ * TM_RA_SEG_MAX bytes) plus one cursor per worker. All readaheads of the process share
  * TM_RA_MEM_TOTAL bytes of segment buffers ($TM_READ_AHEAD_MEM overrides
  * it, for tests): a file that finds it spent
  * reads ahead with fewer workers or not at all (measured: 40 concurrent
@@ -29,6 +33,7 @@
 #include "trace_priv.h"
 
 #define TM_RA_SEG_MAX (4u << 20)
+#define TM_RA_PIECE (2u << 20)
 #define TM_RA_THREADS_MAX 8
 #define TM_RA_WORKERS_TOTAL 32
 #define TM_RA_MEM_TOTAL (64ull << 20)
