@@ -496,7 +496,7 @@ static void test_readahead_pieces(void **state)
                 assert_int_equal(off, ascii.len);
                 unsigned nt = (unsigned)atoi(threads[k]);
                 assert_true(peak > 0); /* it did read ahead */
-                assert_true(peak <= (uint64_t)(nt + 3) * TM_RA_SEG_MAX);
+                assert_true(peak <= (uint64_t)(nt + 3) * (TM_RA_PIECE + 4096));
                 tm_vfile_close(f);
                 assert_int_equal(tm_ra_mem_in_use(), 0);
                 tm_trace_close(t);

@@ -116,22 +116,28 @@ static uint64_t *address_starts(const struct tm_index *ix, enum tm_view_kind kin
         return s;
 }
 
-/* Cut every checkpoint interval longer than TM_RA_SEG_MAX into equal
- * pieces of at most TM_RA_PIECE bytes: the segments of the readahead
- * (starts s[0..*n), the view size bytes). A record trace's index keeps
- * its size to a share of the archive, so a heap trace packed to 1.5
- * bytes a record gets a checkpoint every ~128 Ki records, 7 MB of ascii
- * and 9 MB of binary, and was never read ahead. A piece that does not
- * start at a checkpoint costs nothing to the worker whose cursor ended
- * where it starts (worker_pick prefers that one); another worker's
- * cursor decodes from the checkpoint up to it. Returns the new array
- * (s freed), or NULL. */
+/* When a checkpoint interval is longer than TM_RA_SEG_MAX, cut every
+ * interval longer than TM_RA_PIECE into equal pieces of at most that: the
+ * segments of the readahead (starts s[0..*n), the view size bytes). A
+ * record trace's index keeps its size to a share of the archive, so a
+ * heap trace packed to 1.5 bytes a record gets a checkpoint every ~128 Ki
+ * records, 7 MB of ascii and 9 MB of binary, and was never read ahead.
+ * All intervals are cut, not only the long ones, so that the slots are
+ * TM_RA_PIECE bytes: a slot is new memory, and faulting in 4 of 3.3 MB
+ * cost a cold cat of such a trace ~10% of its samples (and a huge page
+ * fault can stall on compaction). A piece that does not start at a
+ * checkpoint costs nothing to the worker whose cursor ended where it
+ * starts (worker_pick prefers that one); another worker's cursor decodes
+ * from the checkpoint up to it. Returns the new array (s freed), or NULL. */
 static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size)
 {
-        uint64_t pieces = 0;
+        uint64_t limit = TM_RA_SEG_MAX, pieces = 0;
+        for (uint32_t i = 0; i < *n; i++)
+                if ((i + 1 < *n ? s[i + 1] : size) - s[i] > TM_RA_SEG_MAX)
+                        limit = TM_RA_PIECE;
         for (uint32_t i = 0; i < *n; i++) {
                 uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
-                pieces += len > TM_RA_SEG_MAX ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
+                pieces += len > limit ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
         }
         if (pieces == *n)
                 return s;
@@ -143,7 +149,7 @@ static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size)
         uint32_t m = 0;
         for (uint32_t i = 0; i < *n; i++) {
                 uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
-                uint64_t k = len > TM_RA_SEG_MAX ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
+                uint64_t k = len > limit ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
                 for (uint64_t j = 0; j < k; j++)
                         o[m++] = s[i] + j * (len / k); /* the last takes len % k */
         }
