@@ -5,23 +5,30 @@
  * refuses it, rebuilds the index in memory.
  *
  * Set-up (once): small real archives in a temporary directory (address:
- * PDATS II in seekable zstd with small frames, PDATS in gzip, din text
- * plain; record: the shipped examples sort.hatf.zst and heapwork.mtf.zst),
- * each indexed with a small checkpoint spacing and its index saved beside
- * it; every view read whole as the reference.
+ * 500 references of PDATS II in seekable zstd with 256-byte frames, PDATS
+ * in gzip, din text plain; record: the shipped example sort.hatf.zst, 291
+ * records, and one in six of the records of the shipped heapwork.mtf.zst,
+ * some 270, encoded again as Meta-TF in seekable zstd with 2 KiB frames),
+ * each indexed with a checkpoint every 16 references or records (some 17
+ * to 31 checkpoints) and its index saved beside it; every view read whole
+ * as the reference.
  *
  * Input: byte 0 picks the archive (bits 0-2, modulo 5: the address ones,
- * then the record ones) and the mode; the rest is the index file. Bit 3
- * set: patch mode, the rest are edits of the archive's
- * real index (2-byte offset, 1 byte xor; a last odd byte cuts the file
- * at a length it picks). Bit 4 set: forged, the file gets the real key
- * (bytes 16-71: archive size, mtime, inode, codec, container) and a
- * correct CRC (bytes 12-15, over byte 16 to the end), as someone writing
- * a hostile index on purpose would; without it, only the CRC guards.
- * Bits 5-7: the read size. The file is written over the index path, the
- * archive opened and indexed, every view read whole: each read must give
- * the reference's bytes or an error with a message; the view sizes must be
- * the reference's. For a forged file that the loader accepts, the contents
+ * then the record ones) and the mode; byte 1 modulo the archive's number
+ * of views picks the view read; the rest is the index file. Bit 3 set:
+ * patch mode, the rest are edits of the archive's real index (2-byte
+ * offset, 1 byte xor; a last odd byte cuts the file at a length it picks).
+ * Bit 4 set: forged, the file gets the real key (bytes 16-71: archive
+ * size, mtime, inode, codec, container) and a correct CRC (bytes 12-15,
+ * over byte 16 to the end), as someone writing a hostile index on purpose
+ * would; without it, only the CRC guards. Bits 5-7: the read size. The
+ * file is written over the index path, the archive opened and indexed;
+ * its views must be the reference's, each of the reference's size, and
+ * the picked view is read whole: each read must give the reference's
+ * bytes or an error with a message. One view a run, not every view: a run
+ * is then some ten times faster (each record view decodes the whole
+ * archive again), and over many runs every view is read with every kind
+ * of index file. For a forged file that the loader accepts, the contents
  * cannot all be checked without decoding the archive (docs/index-format.md
  * says what the index trusts): wrong bytes there are counted and printed
  * at exit, and abort only with FZI_STRICT=1. Memory and time are bounded
@@ -38,6 +45,8 @@
 
 #include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
+#include "codecs/heap/heap.h"
+#include "codecs/record/record.h"
 #include "views/view.h"
 
 #ifndef TM_SOURCE_DIR
@@ -66,6 +75,8 @@ static struct fzi_arch fzi_a[FZI_N];
 static unsigned fzi_na;
 static char fzi_dir[] = "/tmp/fuzz_index.XXXXXX";
 static unsigned long long fzi_forged_loaded, fzi_forged_wrong, fzi_runs;
+static char fzi_cache[64];
+static const struct tm_trace_opts fzi_opts = {.cache_dir = fzi_cache, .no_save = 1};
 
 static void fzi_die(const char *what, const char *msg)
 {
@@ -109,7 +120,7 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
         const struct tm_codec *c = tm_codec_by_name(codec);
         int fd = open(a->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         struct tm_cwriter *w;
-        struct tm_cwriter_opts o = {.level = 3, .frame_size = 700};
+        struct tm_cwriter_opts o = {.level = 3, .frame_size = 256};
         struct tm_err err = {0};
         if (!c || fd < 0 || tm_cwriter_open(fd, a->path, kind, &o, &w, &err) != 0)
                 fzi_die("pack", err.msg);
@@ -120,7 +131,7 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
         if (n < 0 || tm_cwriter_write(w, out, (size_t)n, &err) != 0)
                 fzi_die("pack", err.msg);
         uint32_t pc = 0x400000, x = 12345;
-        for (uint64_t i = 0; i < 1500; i++) {
+        for (uint64_t i = 0; i < 500; i++) {
                 struct tm_ref r;
                 x = x * 1103515245u + 12345u;
                 if (i % 3) {
@@ -141,6 +152,7 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
             tm_cwriter_close(w, &err) != 0 || close(fd) != 0)
                 fzi_die("pack", err.msg);
 }
+/* A shipped example trace, copied. */
 static void fzi_copy(const char *name)
 {
         struct fzi_arch *a = &fzi_a[fzi_na++];
@@ -153,79 +165,221 @@ static void fzi_copy(const char *name)
         free(b);
 }
 
-static char fzi_cache[64];
-static const struct tm_trace_opts fzi_opts = {.cache_dir = fzi_cache, .no_save = 1};
+/* Each encoded piece is whole records: a place a zstd frame may end. */
+static int fzi_sink(void *arg, const void *buf, size_t n)
+{
+        struct tm_err err = {0};
+        struct tm_cwriter *w = arg;
+        if (tm_cwriter_write(w, buf, n, &err) != 0 || tm_cwriter_boundary(w, &err) != 0)
+                fzi_die("sample", err.msg);
+        return 0;
+}
 
-/* Read every view of a whole (reference pass when ref is set, else check
- * against a's reference). Returns the number of views that gave wrong
- * bytes or sizes. */
-static unsigned fzi_read(struct fzi_arch *a, struct tm_trace *t, size_t piece, int ref)
+/* r, a record of a heap trace of schema s (Meta-TF's: Appendix C's DTD),
+ * as the record of tm_schema_heap the encoders take, its kinds and fields
+ * by name. A realloc of Appendix C's one realloc kind gets the outcome
+ * its addresses say, as tracetool pack gives it (tools/pack_heap.c). */
+static void fzi_heap_rec(const struct tm_schema *s, const struct tm_rec *r, struct tm_rec *o)
+{
+        const struct tm_kind *k = &s->kind[r->kind];
+        int hk = tm_schema_kind(&tm_schema_heap, k->name);
+        if (hk < 0)
+                fzi_die("sample: not a heap kind", k->name);
+        struct tm_heap_ev ev = {.kind = (unsigned)hk};
+        unsigned slot = 0;
+        for (unsigned i = 0; i < k->nfields; i++) {
+                const struct tm_field *f = &s->field[k->field[i]];
+                uint64_t v = r->v[i];
+                switch (tm_field_is_var(f) ? TM_HF_ATTRIBUTES
+                                           : tm_schema_field(&tm_schema_heap, f->name)) {
+                case TM_HF_ATTRIBUTES:
+                        ev.attr = r->var[slot++];
+                        ev.attr_len = (size_t)v;
+                        break;
+                case TM_HF_SIZE:
+                        ev.size = v;
+                        break;
+                case TM_HF_ADDRESS:
+                        ev.addr = v;
+                        break;
+                case TM_HF_NEW_ADDRESS:
+                        ev.new_addr = v;
+                        break;
+                case TM_HF_THREAD:
+                        ev.thread = v;
+                        break;
+                case TM_HF_HEAP:
+                        ev.heap = v;
+                        break;
+                case TM_HF_TIME:
+                        ev.time = v;
+                        break;
+                default:
+                        break; /* a field the heap schema lacks */
+                }
+        }
+        if (hk == TM_HK_REALLOC && tm_schema_kind(s, "realloc_alloc_free") < 0)
+                ev.kind = ev.addr == 0             ? TM_HK_REALLOC_ALLOC
+                          : ev.new_addr == 0       ? TM_HK_REALLOC_FREE
+                          : ev.addr == ev.new_addr ? TM_HK_REALLOC
+                                                   : TM_HK_REALLOC_ALLOC_FREE;
+        tm_heap_ev_to_rec(&ev, o);
+}
+
+/* A shipped heap trace of the record codec named codec, made smaller: one
+ * in `every` of its records, encoded again by the codec's encoder (which
+ * writes its own header) in seekable zstd with small frames. The records,
+ * their fields and texts are still a real program's. */
+static void fzi_sample(const char *name, const char *codec, unsigned every)
+{
+        fzi_copy(name);
+        struct fzi_arch *a = &fzi_a[fzi_na - 1];
+        struct tm_trace *t;
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint64_t n;
+        if (tm_trace_open(a->path, &fzi_opts, &t, &err) != 0 ||
+            tm_trace_view_size(t, "raw", &n, &err) != 0 || tm_vfile_open(t, "raw", &f, &err) != 0)
+                fzi_die("sample", err.msg);
+        uint8_t *raw = malloc(n ? n : 1);
+        for (uint64_t got = 0; got < n;) {
+                ssize_t k = raw ? tm_vfile_pread(f, raw + got, n - got, got, &err) : -1;
+                if (k <= 0)
+                        fzi_die("sample raw", err.msg);
+                got += (uint64_t)k;
+        }
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        const struct tm_rcodec *c = tm_rcodec_by_name(codec);
+        static struct tm_schema schema;
+        struct tm_rstate st;
+        void *ctx = NULL;
+        int hl = c ? c->open(raw, n, a->path, &ctx, &schema, &st, &err) : -1;
+        int fd = open(a->path, O_WRONLY | O_TRUNC);
+        struct tm_cwriter_opts wo = {.level = 3, .frame_size = 2048};
+        struct tm_cwriter *w;
+        struct tm_renc *e;
+        if (hl < 0 || fd < 0 || tm_cwriter_open(fd, a->path, TM_CONT_ZSTD, &wo, &w, &err) != 0 ||
+            c->enc_open(NULL, fzi_sink, w, &e, &err) != 0)
+                fzi_die("sample", err.msg);
+        static struct tm_rec rec[256];
+        uint64_t pos = (uint64_t)hl, idx = 0, kept = 0;
+        while (pos < n) {
+                size_t used = 0;
+                ssize_t k = c->decode(ctx, &st, raw + pos, n - pos, 1, pos, &used, rec, 256, &err);
+                if (k < 0 || (k == 0 && used == 0))
+                        fzi_die("sample decode", err.msg);
+                for (ssize_t j = 0; j < k; j++, idx++) {
+                        struct tm_rec h;
+                        if (idx % every)
+                                continue;
+                        fzi_heap_rec(&schema, &rec[j], &h);
+                        if (c->enc_put(e, &h, kept++, &err) != 0)
+                                fzi_die("sample encode", err.msg);
+                }
+                pos += used;
+        }
+        if (c->enc_finish(e, &err) != 0 || tm_cwriter_close(w, &err) != 0 || close(fd) != 0)
+                fzi_die("sample", err.msg);
+        c->close(ctx);
+        free(raw);
+}
+
+/* Read view vs of a whole with reads of piece bytes into v: its
+ * reference when ref is set, else checked against it. Returns 1 if it
+ * gave wrong bytes or its size is wrong, else 0. */
+static unsigned fzi_read_view(struct tm_trace *t, const char *vs, struct fzi_view *v, size_t piece,
+                              int ref)
 {
         static uint8_t buf[1 << 16];
+        struct tm_err err = {0};
+        uint64_t size;
+        if (tm_trace_view_size(t, vs, &size, &err) != 0) {
+                if (ref || !err.msg[0])
+                        fzi_die("view size", err.msg);
+                return 0;
+        }
+        if (ref) {
+                v->b = malloc(size ? size : 1);
+                v->n = size;
+                if (!v->b)
+                        abort();
+        } else if (size != v->n) {
+                return 1;
+        }
+        struct tm_vfile *f;
+        if (tm_vfile_open(t, vs, &f, &err) != 0) {
+                if (ref || !err.msg[0])
+                        fzi_die("vfile open", err.msg);
+                return 0;
+        }
         unsigned wrong = 0;
+        uint64_t off = 0;
+        while (off < size) {
+                ssize_t n = tm_vfile_pread(f, buf, piece, off, &err);
+                if (n < 0) {
+                        if (ref || !err.msg[0])
+                                fzi_die("read", err.msg);
+                        break;
+                }
+                if (n == 0 || (size_t)n > piece || off + (uint64_t)n > size) {
+                        if (ref)
+                                fzi_die("reference read", vs);
+                        wrong = 1;
+                        break;
+                }
+                if (ref)
+                        memcpy(v->b + off, buf, (size_t)n);
+                else if (memcmp(v->b + off, buf, (size_t)n)) {
+                        wrong = 1;
+                        break;
+                }
+                off += (uint64_t)n;
+        }
+        tm_vfile_close(f);
+        return wrong;
+}
+
+/* The reference: every view of a read whole. */
+static void fzi_reference(struct fzi_arch *a, struct tm_trace *t)
+{
         const char *const *vs = tm_trace_views(t);
-        for (unsigned i = 0; vs[i]; i++) {
-                struct fzi_view *v = NULL;
-                if (ref) {
-                        if (a->nv == FZI_VIEWS)
-                                break;
-                        v = &a->v[a->nv++];
-                        v->name = strdup(vs[i]);
-                } else {
-                        for (unsigned j = 0; j < a->nv && !v; j++)
-                                if (!strcmp(a->v[j].name, vs[i]))
-                                        v = &a->v[j];
-                        if (!v) {
-                                wrong++; /* a view the reference did not have */
-                                continue;
-                        }
+        for (unsigned i = 0; vs[i] && a->nv < FZI_VIEWS; i++) {
+                struct fzi_view *v = &a->v[a->nv++];
+                v->name = strdup(vs[i]);
+                fzi_read_view(t, vs[i], v, 4096, 1);
+        }
+}
+
+/* Check t against a's reference: the same views, each of the same size
+ * (both from the index alone), and view pick, if its size is right, read
+ * whole in pieces of piece bytes. Returns the number of views that were
+ * wrong. */
+static unsigned fzi_check(struct fzi_arch *a, struct tm_trace *t, unsigned pick, size_t piece)
+{
+        unsigned wrong = 0, i = 0;
+        int read = 0;
+        const char *const *vs = tm_trace_views(t);
+        for (; vs[i]; i++) {
+                struct fzi_view *v = i < a->nv ? &a->v[i] : NULL;
+                if (!v || strcmp(v->name, vs[i])) {
+                        wrong++; /* a view the reference did not have */
+                        continue;
                 }
                 struct tm_err err = {0};
                 uint64_t size;
                 if (tm_trace_view_size(t, vs[i], &size, &err) != 0) {
-                        if (ref || !err.msg[0])
+                        if (!err.msg[0])
                                 fzi_die("view size", err.msg);
-                        continue;
-                }
-                if (ref) {
-                        v->b = malloc(size ? size : 1);
-                        v->n = size;
-                        if (!v->b)
-                                abort();
                 } else if (size != v->n) {
                         wrong++;
-                        continue;
+                } else {
+                        read |= i == pick;
                 }
-                struct tm_vfile *f;
-                if (tm_vfile_open(t, vs[i], &f, &err) != 0) {
-                        if (ref || !err.msg[0])
-                                fzi_die("vfile open", err.msg);
-                        continue;
-                }
-                uint64_t off = 0;
-                while (off < size) {
-                        ssize_t n = tm_vfile_pread(f, buf, piece, off, &err);
-                        if (n < 0) {
-                                if (ref || !err.msg[0])
-                                        fzi_die("read", err.msg);
-                                break;
-                        }
-                        if (n == 0 || (size_t)n > piece || off + (uint64_t)n > size) {
-                                wrong += !ref;
-                                if (ref)
-                                        fzi_die("reference read", vs[i]);
-                                break;
-                        }
-                        if (ref)
-                                memcpy(v->b + off, buf, (size_t)n);
-                        else if (memcmp(v->b + off, buf, (size_t)n)) {
-                                wrong++;
-                                break;
-                        }
-                        off += (uint64_t)n;
-                }
-                tm_vfile_close(f);
         }
+        wrong += i != a->nv; /* one the reference had is missing */
+        if (read)
+                wrong += fzi_read_view(t, vs[pick], &a->v[pick], piece, 0);
         return wrong;
 }
 
@@ -255,7 +409,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fzi_pack("b.pdt.gz", "pdats", TM_CONT_GZIP);
         fzi_pack("c.din", "din", TM_CONT_PLAIN);
         fzi_copy("sort.hatf.zst");
-        fzi_copy("heapwork.mtf.zst");
+        fzi_sample("heapwork.mtf.zst", "metatf", 6);
         const char *seeds = getenv("FZI_SEEDS");
         for (unsigned i = 0; i < fzi_na; i++) {
                 struct fzi_arch *a = &fzi_a[i];
@@ -269,15 +423,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                         fzi_die("no index file saved", a->path);
                 a->ix_path = strdup(tm_trace_index_path(t));
                 a->ix = fzi_slurp(a->ix_path, &a->ixn);
-                fzi_read(a, t, 4096, 1);
+                fzi_reference(a, t);
                 tm_trace_close(t);
                 if (seeds) { /* the real index, as a whole-file input */
                         char p[512];
                         snprintf(p, sizeof p, "%s/real%u", seeds, i);
-                        uint8_t *b = malloc(a->ixn + 1);
+                        uint8_t *b = malloc(a->ixn + 2);
                         b[0] = (uint8_t)(i | 0x10);
-                        memcpy(b + 1, a->ix, a->ixn);
-                        fzi_spill(p, b, a->ixn + 1);
+                        b[1] = 0; /* the ascii view */
+                        memcpy(b + 2, a->ix, a->ixn);
+                        fzi_spill(p, b, a->ixn + 2);
                         free(b);
                 }
         }
@@ -293,7 +448,7 @@ static uint8_t *fzi_file(const struct fzi_arch *a, const uint8_t *data, size_t s
                 b = malloc(a->ixn);
                 memcpy(b, a->ix, a->ixn);
                 *n = a->ixn;
-                size_t i = 1;
+                size_t i = 2;
                 for (; i + 3 <= size; i += 3) {
                         size_t at = ((size_t)data[i] | (size_t)data[i + 1] << 8) % a->ixn;
                         b[at] ^= data[i + 2] ? data[i + 2] : 1;
@@ -301,9 +456,9 @@ static uint8_t *fzi_file(const struct fzi_arch *a, const uint8_t *data, size_t s
                 if (i < size) /* a cut */
                         *n = (size_t)data[i] * a->ixn / 256;
         } else {
-                *n = size - 1;
+                *n = size - 2;
                 b = malloc(*n ? *n : 1);
-                memcpy(b, data + 1, *n);
+                memcpy(b, data + 2, *n);
         }
         if (!b)
                 abort();
@@ -318,7 +473,7 @@ static uint8_t *fzi_file(const struct fzi_arch *a, const uint8_t *data, size_t s
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        if (size < 1 || !fzi_na)
+        if (size < 2 || !fzi_na)
                 return 0;
         fzi_runs++;
         struct fzi_arch *a = &fzi_a[(data[0] & 7) % fzi_na];
@@ -334,14 +489,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fzi_die("index (the archive is intact)", err.msg);
         int loaded = tm_trace_index_source(t) == TM_INDEX_LOADED;
         static const size_t pieces[8] = {4096, 7, 100, 1000, 4095, 65536, 333, 10000};
-        unsigned wrong = fzi_read(a, t, pieces[data[0] >> 5], 0);
+        unsigned pick = data[1] % a->nv;
+        unsigned wrong = fzi_check(a, t, pick, pieces[data[0] >> 5]);
         tm_trace_close(t);
         int forged = (data[0] & 16) && n >= 72;
         fzi_forged_loaded += forged && loaded;
         fzi_forged_wrong += forged && loaded && wrong;
         if (wrong && (!forged || getenv("FZI_STRICT"))) {
-                fprintf(stderr, "fuzz_index: %u views of %s wrong with a%s index file (%s)\n",
-                        wrong, a->path, forged ? " forged" : "n unforged",
+                fprintf(stderr,
+                        "fuzz_index: %u views of %s wrong (%s read) with a%s index file (%s)\n",
+                        wrong, a->path, a->v[pick].name, forged ? " forged" : "n unforged",
                         loaded ? "loaded" : "rebuilt");
                 abort();
         }
