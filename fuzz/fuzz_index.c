@@ -9,9 +9,9 @@
  * in gzip, din text plain; record: the shipped example sort.hatf.zst, 291
  * records, and one in six of the records of the shipped heapwork.mtf.zst,
  * some 270, encoded again as Meta-TF in seekable zstd with 2 KiB frames),
- * each indexed with a checkpoint every 16 references or records (some 17
- * to 31 checkpoints) and its index saved beside it; every view read whole
- * as the reference.
+ * each indexed with a checkpoint every 16 references or records (10 in the
+ * Meta-TF one, whose index file is then over 64 KiB: 18 to 31 checkpoints)
+ * and its index saved beside it; every view read whole as the reference.
  *
  * Input: byte 0 picks the archive (bits 0-2, modulo 5: the address ones,
  * then the record ones) and the mode; byte 1 modulo the archive's number
@@ -32,7 +32,10 @@
  * cannot all be checked without decoding the archive (docs/index-format.md
  * says what the index trusts): wrong bytes there are counted and printed
  * at exit, and abort only with FZI_STRICT=1. Memory and time are bounded
- * by libFuzzer's limits. */
+ * by libFuzzer's limits. Seeds (fuzz/corpus/fuzz_index/): forged and
+ * patched files of each archive, and viewA-VV, the real index of archive A
+ * (patch mode, no edit) with view VV read, at a read size that changes
+ * with the view. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -69,6 +72,8 @@ struct fzi_arch {
         size_t ixn;
         struct fzi_view v[FZI_VIEWS];
         unsigned nv;
+        /* references or records between its checkpoints, 0: 16 */
+        uint64_t ckpt;
 };
 
 static struct fzi_arch fzi_a[FZI_N];
@@ -257,6 +262,9 @@ static void fzi_sample(const char *name, const char *codec, unsigned every)
         int hl = c ? c->open(raw, n, a->path, &ctx, &schema, &st, &err) : -1;
         int fd = open(a->path, O_WRONLY | O_TRUNC);
         struct tm_cwriter_opts wo = {.level = 3, .frame_size = 2048};
+        /* a checkpoint every 10 records: an index file over 64 KiB, read in
+         * more than one piece for its CRC (views/ixfile.c tm_ixfile_crc) */
+        a->ckpt = 10;
         struct tm_cwriter *w;
         struct tm_renc *e;
         if (hl < 0 || fd < 0 || tm_cwriter_open(fd, a->path, TM_CONT_ZSTD, &wo, &w, &err) != 0 ||
@@ -413,7 +421,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         const char *seeds = getenv("FZI_SEEDS");
         for (unsigned i = 0; i < fzi_na; i++) {
                 struct fzi_arch *a = &fzi_a[i];
-                struct tm_trace_opts o = {.cache_dir = fzi_cache, .ckpt_refs = 16};
+                struct tm_trace_opts o = {.cache_dir = fzi_cache,
+                                          .ckpt_refs = a->ckpt ? a->ckpt : 16};
                 struct tm_trace *t;
                 struct tm_err err = {0};
                 if (tm_trace_open(a->path, &o, &t, &err) != 0 ||
