@@ -93,6 +93,8 @@ static void fzd_run(const struct tm_codec *c, struct tm_dec_state *st, const uin
                 }
                 if ((size_t)n > ask || used > wl)
                         fzd_fail("decode overran its arguments");
+                if (c->state_ok && !c->state_ok(st))
+                        fzd_fail("decoding reached a state its state_ok refuses");
                 for (ssize_t i = 0; i < n; i++)
                         if (out[i].type >= c->ntypes)
                                 fzd_fail("a type beyond the codec's count");

@@ -80,8 +80,8 @@ static int decode(const uint8_t *raw, size_t len, size_t piece, size_t cap, stru
                         rc = (int)n;
                         break;
                 }
-                if (used > avail)
-                        abort();
+                if (used > avail || !tm_rcodec_hatf.state_ok(NULL, &st))
+                        abort(); /* overran, or reached a state state_ok refuses */
                 for (ssize_t i = 0; i < n; i++)
                         keep(k, &out[i]);
                 pos += used;

@@ -175,6 +175,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcpy(in, raw + pos, window - pos);
                 memcpy(copy.b, st.b, c->state_size);
                 ssize_t n = c->decode(ctx, &st, in, window - pos, eof, pos, &used, out, cap, &err);
+                if (n >= 0 && !c->state_ok(ctx, &st))
+                        abort(); /* decoding reached a state state_ok refuses */
                 if (n >= 0)
                         for (ssize_t i = 0; i < n; i++)
                                 check_rec(&s, &out[i], in, window - pos);

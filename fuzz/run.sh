@@ -5,7 +5,7 @@
 #
 # Harnesses (each file's head says what it checks):
 #   fuzz_archive    a whole archive: containers, codec probe, index pass,
-#                   every view read
+#                   one view read a run, picked by the input
 #   fuzz_container  plain, gzip, zstd (single, multi-frame, seekable): scan,
 #                   cursors and seeks, seek index saved and reloaded, agree
 #   fuzz_din fuzz_pdats fuzz_lackey   one codec each (fuzz/fuzz_codec.c):
@@ -78,7 +78,8 @@ build() { # build NAME SOURCE [extra flags]
 # Options of each harness: the largest input it is given. fuzz_archive's
 # 4 KiB holds a small compressed archive whole; the codec harnesses' 4-8 KiB
 # hold hundreds of records, more than any decoder's look-ahead; fuzz_index
-# takes a whole index file of the small archives it makes (up to ~40 KiB).
+# takes a whole index file of the small archives it makes (patch mode's
+# edits reach any byte of the real one, the Meta-TF one's over 64 KiB too).
 opts() {
         case $1 in
         fuzz_index) echo "-max_len=65536" ;;

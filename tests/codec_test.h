@@ -77,6 +77,9 @@ static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, si
                 ssize_t r = c->decode(&st, raw + pos, avail, eof, pos, &used, tmp, cap, err);
                 if (r < 0)
                         return r;
+                /* every state decoding reaches is one a checkpoint may hold */
+                if (c->state_ok)
+                        assert_true(c->state_ok(&st));
                 if (n + (size_t)r > max)
                         return -ENOSPC;
                 memcpy(refs + n, tmp, (size_t)r * sizeof *tmp);

@@ -150,6 +150,7 @@ static ssize_t dec(const uint8_t *raw, size_t len, size_t piece, size_t cap, str
                         C->close(ctx);
                         return r;
                 }
+                assert_true(C->state_ok(ctx, &st)); /* a state a checkpoint may hold */
                 for (ssize_t i = 0; i < r; i++) {
                         struct tm_heap_ev ev;
                         tm_heap_rec_to_ev(&out[i], &ev);

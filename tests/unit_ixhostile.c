@@ -511,6 +511,31 @@ static void checkpoints(struct fmt *F, const struct layout *L)
         free(p);
 }
 
+/* A checkpoint's decoder state that no decoding reaches, CRC recomputed,
+ * from the caller (trusted): each codec's state_ok tells it at load (a
+ * width, a flag or a shift out of range), so it is refused, never handed
+ * to the decoder (here every state byte 0xff: PDATS's 64-bit flag, HATF's
+ * field widths). */
+static void impossible_states(struct fmt *F, const struct layout *L)
+{
+        size_t n = F->good.len;
+        uint8_t *p = malloc(n);
+        size_t len = L->state_len ? L->state_len : L->stsize;
+        unsigned picks[] = {0, 1, L->nckpt - 1};
+        char what[96];
+        for (size_t j = 0; j < sizeof picks / sizeof *picks; j++) {
+                size_t at = L->state_len ? L->ckpt_at + picks[j] * L->ckpt_len + L->state_at
+                                         : L->states_off + picks[j] * L->stsize;
+                memcpy(p, F->good.p, n);
+                memset(p + at, 0xff, len);
+                fix_crc(p, n);
+                snprintf(what, sizeof what, "checkpoint %u: state bytes all 0xff, CRC fixed",
+                         picks[j]);
+                try_bytes(F, p, n, MUST_REJECT, what);
+        }
+        free(p);
+}
+
 /* The caller's own index file in the cache, written when the shared one
  * is refused as another user's: its path, and whether it exists. */
 static int own_exists(const struct fmt *F, char *own, size_t n)
@@ -612,6 +637,7 @@ static void run_all(struct fmt *F)
         other_archive(F);
         huge_counts(F, &L);
         checkpoints(F, &L);
+        impossible_states(F, &L);
         untrusted_writer(F, &L);
         saving = 1;
         not_regular(F);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "codecs/metatf/metatf.h"
+#include "codecs/metatf/metatf_impl.h"
 
 static const struct tm_rcodec *const C = &tm_rcodec_metatf;
 static char dir[64];     /* a temporary directory for DTDs */
@@ -183,6 +184,7 @@ static ssize_t decode_all(const uint8_t *raw, size_t len, const char *path, size
                         ret = n;
                         break;
                 }
+                assert_true(C->state_ok(ctx, &st)); /* a state a checkpoint may hold */
                 for (ssize_t i = 0; i < n; i++, got++)
                         if (want && got < nwant)
                                 check_rec(s, &out[i], &want[got], got);
@@ -526,6 +528,27 @@ static void test_checkpoint(void **unused)
         assert_memory_equal(a, b, 2 * sizeof a[0]);
         assert_int_equal(b[1].v[3], 503); /* d: 500 + 1 + 1 + 1 */
         assert_int_equal(b[1].v[6], 5);   /* g: the third item read */
+        /* what a checkpoint in an index file may hold (mtf_state_ok): the
+         * copy, not a section past the DTD's, a cell over 8 bytes, an
+         * unknown interpretation, other cells, a chunk where no section
+         * is streamed */
+        assert_true(C->state_ok(ctx, &copy));
+        struct tm_rstate bad;
+        struct mtf_state *ms = (struct mtf_state *)bad.b;
+        for (int k = 0; k < 5; k++) {
+                memcpy(&bad, &copy, sizeof bad);
+                if (k == 0)
+                        ms->section = 200;
+                else if (k == 1)
+                        ms->width[0] = 9;
+                else if (k == 2)
+                        ms->interp[1] = 8;
+                else if (k == 3)
+                        ms->ncells++;
+                else
+                        ms->stream[MTF_STREAMS_MAX - 1].count = 1;
+                assert_false(C->state_ok(ctx, &bad));
+        }
         C->close(ctx);
 }
 

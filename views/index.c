@@ -464,9 +464,11 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
  * pass places them so), each within the totals and none before the one
  * before it; per type, references and bytes that add up to the ascii
  * view's, and bytes that din lines can take (4 to TM_DIN_LINE_MAX bytes a
- * reference); fewer than k references after the last. Decoder states are not
- * checked here: only decoding can tell them (and the file's owner is
- * trusted for them, tm_ixfile_open). */
+ * reference); fewer than k references after the last. Decoder states are
+ * checked only as far as the codec can tell a state its decoder cannot
+ * reach (key->state_ok, in load_body); whether a reachable state is the
+ * right one only decoding can tell (the file's owner is trusted for it,
+ * tm_ixfile_open). */
 #define DIN_LINE_MIN 4u
 #define DIN_LINE_MAX TM_DIN_LINE_MAX
 
@@ -522,7 +524,8 @@ static int index_consistent(const struct tm_index *ix)
         return ix->nrefs - last->rec <= ix->k;
 }
 
-static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
+static int load_body(int fd, const struct file_head *h, const struct tm_index_key *key,
+                     struct tm_index *ix)
 {
         uint8_t rec[TM_CKPT_BYTES];
         uint8_t st[TM_STATS_WORDS * 8];
@@ -530,6 +533,8 @@ static int load_body(int fd, const struct file_head *h, struct tm_index *ix)
                 if (pread_all(fd, rec, sizeof rec, h->ckpt_off + (uint64_t)i * TM_CKPT_BYTES) < 0)
                         return -EIO;
                 ckpt_decode(&ix->ck[i], rec);
+                if (key->state_ok && !key->state_ok(key->state_ctx, &ix->ck[i].st))
+                        return -EIO;
         }
         if (pread_all(fd, st, sizeof st, h->stats_off) < 0)
                 return -EIO;
@@ -584,7 +589,7 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
         memcpy(ix->type_refs, h.type_refs, sizeof ix->type_refs);
         memcpy(ix->type_size, h.type_size, sizeof ix->type_size);
         why = "inconsistent checkpoints";
-        if (load_body(fd, &h, ix) < 0)
+        if (load_body(fd, &h, key, ix) < 0)
                 goto bad;
         if (c) {
                 rc = tm_cont_index_load(c, fd, h.cont_off, h.cont_len, err);

@@ -69,6 +69,12 @@ struct tm_index_key {
          * are believed as the caller's own are (views/ixfile.h); NULL:
          * only the caller's and root's. */
         const struct tm_ix_trust *trust;
+        /* Not stored: can the trace's decoder reach a checkpoint's state
+         * (a struct tm_dec_state, or a struct tm_rstate for a record
+         * trace)? The codec's state_ok with ctx; NULL: not checked. A
+         * file with a state it rejects is "inconsistent" and not used. */
+        int (*state_ok)(const void *ctx, const void *state);
+        const void *state_ctx;
 };
 
 /* What an index pass's sink does first with each piece of the raw stream

@@ -199,7 +199,8 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
 /* Every checkpoint in order and within the totals, the first at the
  * start, checkpoint i exactly i * k records in, fewer than k after the
  * last, an ascii line of at least a byte a record; statistics that add
- * up. Decoder states cannot be checked without decoding (docs/index-
+ * up. Of decoder states, only those the decoder cannot reach can be told
+ * without decoding (the key's state_ok, in tm_rindex_load; docs/index-
  * format.md, "What the index trusts"). */
 static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
 {
@@ -328,6 +329,13 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
         why = "inconsistent checkpoints";
         if (!consistent(ix, hdr_len))
                 goto bad;
+        why = "a checkpoint's decoder state the decoder cannot reach";
+        for (uint32_t i = 0; key->state_ok && i < ix->n; i++) {
+                struct tm_rstate st = {0};
+                memcpy(st.b, ix->st + (size_t)i * ix->stsize, ix->stsize);
+                if (!key->state_ok(key->state_ctx, &st))
+                        goto bad;
+        }
         if (c) {
                 rc = tm_cont_index_load(c, fd, h.cont_off, h.file_size - h.cont_off, err);
                 if (rc < 0) {

@@ -226,11 +226,22 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
 }
 
 /* tm_rindex_load for t's schema and decoder; c and fd_out as there. */
+static int rt_state_ok(const void *ctx, const void *st)
+{
+        const struct tm_rtrace *rt = ctx;
+        return rt->codec->state_ok(rt->ctx, st);
+}
+
 static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_cont *c, struct tm_rindex **out, int *fd_out, struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
-        return tm_rindex_load(path, key, tm_rindex_schema_crc(&rt->schema),
+        struct tm_index_key k = *key;
+        if (rt->codec->state_ok) {
+                k.state_ok = rt_state_ok;
+                k.state_ctx = rt;
+        }
+        return tm_rindex_load(path, &k, tm_rindex_schema_crc(&rt->schema),
                               tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len, c,
                               out, fd_out, err);
 }

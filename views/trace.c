@@ -314,6 +314,11 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
         return (uint64_t)t->sb.st_ino;
 }
 
+static int addr_state_ok(const void *codec, const void *st)
+{
+        return ((const struct tm_codec *)codec)->state_ok(st);
+}
+
 /* The key of the archive's index files; *tr gets who could change the
  * archive (ixfile.h), from its stat at open and its directory's now. */
 static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_ix_trust *tr)
@@ -342,6 +347,10 @@ static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_ix_trus
             .container = t->cont_name,
             .trust = tr,
         };
+        if (!t->rt && t->codec->state_ok) {
+                k.state_ok = addr_state_ok;
+                k.state_ctx = t->codec;
+        }
         return k;
 }
 

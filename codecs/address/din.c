@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "codec_util.h"
@@ -53,6 +54,11 @@ static size_t din_fast_line(const uint8_t *l, struct tm_ref *out)
         out->addr = v;
         out->type = (uint32_t)(l[0] - '0');
         return q + 1;
+}
+
+static int din_state_ok(const struct tm_dec_state *st)
+{
+        return st->b[offsetof(struct din_dec, tail)] <= 1;
 }
 
 static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
@@ -195,6 +201,7 @@ const struct tm_codec tm_codec_din = {
     .ntypes = 6,
     .probe = din_probe,
     .dec_init = din_dec_init,
+    .state_ok = din_state_ok,
     .decode = din_decode,
     .enc_init = din_enc_init,
     .encode = din_encode,

@@ -24,6 +24,13 @@ static int lk_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, s
         return 0;
 }
 
+static int lk_state_ok(const struct tm_dec_state *st)
+{
+        struct lk_dec s;
+        memcpy(&s, st->b, sizeof s);
+        return s.pending <= 1 && s.tail <= 1 && s.size <= LACKEY_MAX_SIZE;
+}
+
 /* Most digits of a valgrind line's pid (a 64-bit number has 20). */
 #define LK_PID_DIGITS 20
 
@@ -347,6 +354,7 @@ const struct tm_codec tm_codec_lackey = {
     .ntypes = 3,
     .probe = lk_probe,
     .dec_init = lk_dec_init,
+    .state_ok = lk_state_ok,
     .decode = lk_decode,
     .enc_init = lk_enc_init,
     .encode = NULL, /* sizes needed: encode_sized */

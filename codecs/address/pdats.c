@@ -53,6 +53,17 @@ static int p1_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, s
         return r;
 }
 
+static int p1_state_ok(const struct tm_dec_state *st)
+{
+        struct p1_dec s;
+        memcpy(&s, st->b, sizeof s);
+        const uint64_t mask = s.wide ? UINT64_MAX : UINT32_MAX;
+        for (unsigned i = 0; i < PDATS_SLOTS; i++)
+                if (s.prev[i] & ~mask)
+                        return 0;
+        return s.wide <= 1 && s.unit >= 1;
+}
+
 static ssize_t p1_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
                          uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
                          struct tm_err *err)
@@ -105,6 +116,12 @@ static ssize_t p1_decode(struct tm_dec_state *st, const uint8_t *in, size_t len,
                 uint64_t off = c ? cu_get_be_signed(in + p + 1 + rep, olen[c]) : s.unit;
                 unsigned t = h & PDATS_TYPE_MASK, slot = p1_slot(t);
                 uint64_t a = s.prev[slot];
+                if (s.skip >= n) /* only a checkpoint can say so (p1_state_ok) */
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %" PRIu64
+                                          ": pdats: the index resumes %u references into a "
+                                          "record of %u",
+                                          raw_off + p, s.skip, n);
                 unsigned todo = n - s.skip;
                 size_t m = cap - k < todo ? cap - k : todo;
                 for (size_t i = 0; i < m; i++) {
@@ -216,6 +233,7 @@ const struct tm_codec tm_codec_pdats = {
     .ntypes = TM_NTYPES,
     .probe = p1_probe,
     .dec_init = p1_dec_init,
+    .state_ok = p1_state_ok,
     .decode = p1_decode,
     .enc_init = p1_enc_init,
     .encode = p1_encode,

@@ -62,6 +62,15 @@ static int p2_dec_init(struct tm_dec_state *st, const uint8_t *head, size_t n, s
         return r;
 }
 
+static int p2_state_ok(const struct tm_dec_state *st)
+{
+        struct p2_dec s;
+        memcpy(&s, st->b, sizeof s);
+        return s.shift <= 2 && s.wide <= 1 && s.mask == (s.wide ? UINT64_MAX : UINT32_MAX) &&
+               s.pending <= PDATS2_INSN_MAX_RUN && (s.prev_i & ~s.mask) == 0 &&
+               (s.zone[0] & ~s.mask) == 0 && (s.zone[1] & ~s.mask) == 0;
+}
+
 static ssize_t p2_decode(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof,
                          uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
                          struct tm_err *err)
@@ -325,6 +334,7 @@ const struct tm_codec tm_codec_pdats2 = {
     .ntypes = 3,
     .probe = p2_probe,
     .dec_init = p2_dec_init,
+    .state_ok = p2_state_ok,
     .decode = p2_decode,
     .enc_init = p2_enc_init,
     .encode = p2_encode,

@@ -83,6 +83,16 @@ struct tm_codec {
         int (*dec_init)(struct tm_dec_state *st, const uint8_t *head, size_t n,
                         struct tm_err *err);
 
+        /* Could the decoder have reached state st (from dec_init and
+         * decode)? 1 or 0: every field within what decoding can set. A
+         * checkpoint's state comes from an index file, which may be
+         * hostile or damaged although its CRC is right; the index loader
+         * refuses a file with a state this rejects, so decode() only ever
+         * sees states it can handle (a shift count past the word, a run
+         * longer than a record's). Cheap: called once per checkpoint at
+         * load. NULL: every byte string is a state decode() handles. */
+        int (*state_ok)(const struct tm_dec_state *st);
+
         /* Decode references from in[0..len), where in[0] is at raw offset
          * raw_off. Writes at most cap references to out, sets *used to the
          * bytes consumed (whole records only; a record cut by the end of in

@@ -204,6 +204,21 @@ static void hatf_close(void *ctx)
         (void)ctx;
 }
 
+/* Every field as hatf_state_init and hatf_meta_apply can leave it. */
+static int hatf_state_ok(const void *ctx, const struct tm_rstate *st)
+{
+        (void)ctx;
+        const struct hatf_state *s = (const struct hatf_state *)st->b;
+        for (unsigned f = 0; f < HATF_NF; f++) {
+                const struct hatf_fstate *fs = &s->f[f];
+                if (!width_ok(f, fs->width) || !fs->lastnz || !width_ok(f, fs->lastnz) ||
+                    fs->interp >= HATF_NI ||
+                    (f == HATF_F_ATTR && fs->interp != HATF_I_NONE && fs->interp != HATF_I_DEFAULT))
+                        return 0;
+        }
+        return 1;
+}
+
 /* Used by tests and tools to name an interpretation. */
 const char *hatf_interp_name(unsigned in)
 {
@@ -218,6 +233,7 @@ const struct tm_rcodec tm_rcodec_hatf = {
     .open = hatf_open,
     .close = hatf_close,
     .state_size = sizeof(struct hatf_state),
+    .state_ok = hatf_state_ok,
     .decode = hatf_decode,
     .enc_open = hatf_enc_open,
     .enc_put = hatf_enc_put,

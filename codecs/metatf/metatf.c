@@ -405,7 +405,39 @@ static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
                 }
         }
         s->ncells = (uint16_t)nc;
+        x->ncells = nc;
         return 0;
+}
+
+/* A state decoding can reach (record.h): the section one of the DTD's,
+ * the cells the set-up made, each a number's width (0..8) and an
+ * interpretation; chunks of streamed sections as read_chunk leaves them;
+ * everything past them zero, as the set-up leaves it. */
+static int mtf_state_ok(const void *ctx, const struct tm_rstate *st)
+{
+        const struct mtf_ctx *x = ctx;
+        const struct mtf_state *s = (const struct mtf_state *)st->b;
+        if (s->section > x->lay.nsections || s->ncells != x->ncells)
+                return 0;
+        for (unsigned i = 0; i < MTF_STREAMS_MAX; i++) {
+                const struct mtf_stream *m = &s->stream[i];
+                if (i >= x->nstream) {
+                        if (m->at || m->base || m->next || m->count || m->width || m->active)
+                                return 0;
+                } else if (m->active > 1 || m->width > 8 || (m->count && !m->width) ||
+                           (m->active && !m->count) ||
+                           (uint64_t)m->count * m->width > MTF_CHUNK_MAX) {
+                        return 0;
+                }
+        }
+        for (unsigned c = 0; c < MTF_CELLS_MAX; c++) {
+                if (s->width[c] > 8 || s->interp[c] > MTF_I_SECTIONSTRIDE)
+                        return 0;
+                if (c >= s->ncells &&
+                    (s->width[c] || s->interp[c] || s->a[c] || s->b[c] || s->cur[c]))
+                        return 0;
+        }
+        return 1;
 }
 
 /* The data sections before start, as the views' sections/ files (record.h:
@@ -559,6 +591,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .open = mtf_open,
     .close = mtf_close,
     .state_size = sizeof(struct mtf_state),
+    .state_ok = mtf_state_ok,
     .decode = mtf_decode,
     .enc_open = mtf_enc_open,
     .enc_put = mtf_enc_put,

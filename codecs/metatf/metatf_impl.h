@@ -24,6 +24,7 @@ struct mtf_ctx {
          * stream_num[i]'s */
         unsigned nstream;
         uint8_t stream_num[MTF_STREAMS_MAX];
+        unsigned ncells; /* cells of the state: mtf_state.ncells */
         /* every section, as mtf_sections() lists it (schema order) */
         unsigned nsec;
         struct mtf_secinfo sec[TM_SCHEMA_SECTIONS_MAX];

@@ -76,8 +76,10 @@ static int stream_item(const struct rd *r, uint64_t at, const struct mtf_kind *k
         if (!m->active || idx < m->base || idx - m->base >= m->count)
                 return field_err(r, at, k, lf, "item %llu of section %llu is in no chunk at hand",
                                  idx, r->x->stream_num[i]);
-        uint64_t end = items + (idx - m->base + 1) * m->width;
-        if (items < r->raw0 || end > r->raw0 + r->len0)
+        /* no sum that can wrap: at comes from a checkpoint (count * width
+         * is at most MTF_CHUNK_MAX there: mtf_state_ok) */
+        if (items < m->at || items < r->raw0 || items - r->raw0 > r->len0 ||
+            (idx - m->base + 1) * m->width > r->len0 - (items - r->raw0))
                 return field_err(r, at, k, lf,
                                  "the chunk holding item %llu is not in the input (it starts at "
                                  "raw offset %llu: resume where the last call left)",

@@ -148,6 +148,14 @@ struct tm_rcodec {
          * at most TM_RSTATE_MAX. */
         size_t state_size;
 
+        /* Could decoding of this trace (ctx) have reached state st? 1 or
+         * 0, as tm_codec.state_ok (codecs/address/trace.h): the index
+         * loader refuses a file holding a state this rejects (widths,
+         * interpretations, section and stream fields out of what the
+         * header and metadata can set), so decode() only sees states it
+         * can handle. NULL: every byte string is one. */
+        int (*state_ok)(const void *ctx, const struct tm_rstate *st);
+
         /* Decode records from in[0..len), in[0] at raw offset raw_off, as
          * address codecs do (codecs/address/trace.h): at most cap records
          * to out, *used = bytes of whole records consumed, a record cut by
