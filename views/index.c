@@ -591,21 +591,9 @@ int tm_index_load(const char *path, const struct tm_index_key *key, struct tm_co
         why = "inconsistent checkpoints";
         if (load_body(fd, &h, key, ix) < 0)
                 goto bad;
-        if (c) {
-                rc = tm_cont_index_load(c, fd, h.cont_off, h.cont_len, err);
-                if (rc < 0) {
-                        tm_err_prefix(err, "%s", path);
-                        goto fail;
-                }
-                uint64_t raw_size;
-                rc = -EIO;
-                why = "raw size differs from the container's";
-                if (tm_cont_raw_size(c, &raw_size) < 0 || raw_size != ix->raw_size)
-                        goto bad;
-                *fd_out = fd;
-        } else {
-                close(fd);
-        }
+        rc = tm_ixfile_finish_load(fd, path, c, h.cont_off, h.cont_len, ix->raw_size, fd_out, err);
+        if (rc < 0)
+                goto fail;
         *out = ix;
         return 0;
 bad:

@@ -1,6 +1,7 @@
 #include "ixfile.h"
 
 #include "index.h"
+#include "../codecs/containers/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -293,5 +294,24 @@ int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
         if (size != key->archive_size || (int64_t)mtime != key->mtime_ns || ino != key->ino ||
             strcmp(codec, key->codec) || strcmp(container, key->container))
                 return -ESTALE;
+        return 0;
+}
+
+int tm_ixfile_finish_load(int fd, const char *path, struct tm_cont *c, uint64_t off, uint64_t len,
+                          uint64_t raw_size, int *fd_out, struct tm_err *err)
+{
+        if (!c) {
+                close(fd);
+                return 0;
+        }
+        int rc = tm_cont_index_load(c, fd, off, len, err);
+        if (rc < 0) {
+                tm_err_prefix(err, "%s", path);
+                return rc;
+        }
+        uint64_t size;
+        if (tm_cont_raw_size(c, &size) < 0 || size != raw_size)
+                return tm_err_set(err, -EIO, "%s: raw size differs from the container's", path);
+        *fd_out = fd;
         return 0;
 }

@@ -117,6 +117,15 @@ struct stat;
 int tm_ixfile_open(const char *path, const struct tm_ix_trust *trust, int *fd_out, struct stat *sb,
                    struct tm_err *err);
 
+/* The end of both index loads (index.c, rindex_file.c), fd's checks
+ * passed: with a container c, load its seek index from fd's bytes [off,
+ * off + len), check that the container's raw size is raw_size and hand fd
+ * to *fd_out; without one, close fd. Returns 0, or a negative errno with
+ * err naming path (fd then still open: the caller closes it). */
+struct tm_cont;
+int tm_ixfile_finish_load(int fd, const char *path, struct tm_cont *c, uint64_t off, uint64_t len,
+                          uint64_t raw_size, int *fd_out, struct tm_err *err);
+
 /* CRC32 of fd's bytes [from, to). Returns 0 or a negative errno. */
 int tm_ixfile_crc(int fd, uint64_t from, uint64_t to, uint32_t *out);
 

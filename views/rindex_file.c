@@ -336,21 +336,10 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
                 if (!key->state_ok(key->state_ctx, &st))
                         goto bad;
         }
-        if (c) {
-                rc = tm_cont_index_load(c, fd, h.cont_off, h.file_size - h.cont_off, err);
-                if (rc < 0) {
-                        tm_err_prefix(err, "%s", path);
-                        goto fail;
-                }
-                uint64_t raw_size;
-                rc = -EIO;
-                why = "raw size differs from the container's";
-                if (tm_cont_raw_size(c, &raw_size) < 0 || raw_size != ix->raw_size)
-                        goto bad;
-                *fd_out = fd;
-        } else {
-                close(fd);
-        }
+        rc = tm_ixfile_finish_load(fd, path, c, h.cont_off, h.file_size - h.cont_off,
+                                   ix->raw_size, fd_out, err);
+        if (rc < 0)
+                goto fail;
         *out = ix;
         return 0;
 bad:
