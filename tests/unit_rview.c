@@ -273,7 +273,8 @@ static struct buf read_view(struct tm_trace *t, const char *view, size_t chunk)
         return b;
 }
 
-/* Random reads of a view equal the same bytes of expect. */
+/* Random reads of a view, and reads forward with gaps, equal the same
+ * bytes of expect. */
 static void random_reads(struct tm_trace *t, const char *view, const struct buf *expect)
 {
         struct tm_err err = {0};
@@ -289,6 +290,18 @@ static void random_reads(struct tm_trace *t, const char *view, const struct buf 
                 size_t want = expect->len - off < n ? (size_t)(expect->len - off) : n;
                 assert_int_equal((size_t)k, want);
                 assert_memory_equal(tmp, expect->p + off, want);
+        }
+        /* forward with gaps, within a line and across records: the
+         * cursor skips on from where it is (rv_seek) */
+        for (uint64_t off = 0; off < expect->len;) {
+                size_t n = 1 + rnd() % 64;
+                ssize_t k = tm_vfile_pread(f, tmp, n, off, &err);
+                if (k <= 0)
+                        fail_msg("%s at %" PRIu64 ": %s", view, off, k ? err.msg : "end");
+                size_t want = expect->len - off < n ? (size_t)(expect->len - off) : n;
+                assert_int_equal((size_t)k, want);
+                assert_memory_equal(tmp, expect->p + off, want);
+                off += (uint64_t)k + rnd() % 300;
         }
         tm_vfile_close(f);
 }

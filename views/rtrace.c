@@ -581,23 +581,14 @@ static int rv_next(struct tm_rvfile *f, struct tm_err *err)
         return rc;
 }
 
-static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
+/* Move the cursor, whose next byte is at view offset pos with nothing of
+ * a line pending, forward to off by decoding records and adding up their
+ * lengths in this view, without rendering them (the record at off is). */
+static int rv_skip(struct tm_rvfile *f, uint64_t pos, uint64_t off, struct tm_err *err)
 {
-        const struct tm_rindex *ix = f->rt->ix;
-        uint64_t key = f->kind == RV_BINARY ? off / f->recsize : off;
-        uint32_t i = tm_rindex_find(ix, f->col, key);
-        int rc = tm_creader_seek(f->r, ix->raw[i], err);
-        if (rc < 0)
-                return rc;
-        tm_rfeed_reset(&f->feed, ix->raw[i], ix->st + (size_t)i * ix->stsize);
-        f->rpos = f->rcount = 0;
-        f->line_len = f->line_pos = 0;
-        uint64_t pos = ix->col[(size_t)i * ix->ncol + f->col];
-        if (f->kind == RV_BINARY)
-                pos *= f->recsize;
         while (pos < off) {
                 const struct tm_rec *r;
-                rc = rv_take(f, &r, err);
+                int rc = rv_take(f, &r, err);
                 if (rc <= 0)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
                 uint64_t len = f->kind == RV_BINARY ? f->recsize
@@ -611,6 +602,44 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
                 pos += len;
         }
         return 0;
+}
+
+/* View offset of checkpoint i in this view. */
+static uint64_t rv_ckpt_pos(const struct tm_rvfile *f, uint32_t i)
+{
+        const struct tm_rindex *ix = f->rt->ix;
+        uint64_t pos = ix->col[(size_t)i * ix->ncol + f->col];
+        return f->kind == RV_BINARY ? pos * f->recsize : pos;
+}
+
+/* Position the cursor at view offset off. When the cursor is valid and
+ * behind off with no checkpoint between (a readahead worker taking the
+ * piece after next, a reader skipping forward), it goes on from where it
+ * is: decoding only, without seeking the container back to the
+ * checkpoint, which would decompress that stretch of the archive again.
+ * Else from the last checkpoint at or before off. */
+static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
+{
+        const struct tm_rindex *ix = f->rt->ix;
+        uint64_t key = f->kind == RV_BINARY ? off / f->recsize : off;
+        uint32_t i = tm_rindex_find(ix, f->col, key);
+        uint64_t ck = rv_ckpt_pos(f, i);
+        if (f->valid && f->pos < off && ck <= f->pos) {
+                size_t left = f->line_len - f->line_pos;
+                if (off - f->pos < left) {
+                        f->line_pos += (size_t)(off - f->pos);
+                        return 0;
+                }
+                f->line_pos = f->line_len = 0;
+                return rv_skip(f, f->pos + left, off, err);
+        }
+        int rc = tm_creader_seek(f->r, ix->raw[i], err);
+        if (rc < 0)
+                return rc;
+        tm_rfeed_reset(&f->feed, ix->raw[i], ix->st + (size_t)i * ix->stsize);
+        f->rpos = f->rcount = 0;
+        f->line_len = f->line_pos = 0;
+        return rv_skip(f, ck, off, err);
 }
 
 /* As many whole records as fit into dst[0..cap) straight from the decoded
