@@ -378,6 +378,7 @@ static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind
                 case TM_RROP_SDEC: /* negative ones are too big: scalar */
                         vk->lim[i] = 1000000000000000ull;
                         vk->kdig[reg] |= chunk & ~(1ull << at);
+                        vk->kdec |= (uint8_t)(1u << i);
                         break;
                 case TM_RROP_HEX:
                         vk->lim[i] = 1ull << 52;
@@ -606,12 +607,20 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
         if (_mm512_mask_cmpge_epu64_mask(lanes, v, _mm512_loadu_si512(vk->lim)))
                 return NULL;
         /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
-         * 2^78), exact below 10^15 (the error stays under 10^-8). */
-        __m512i hi =
-            _mm512_srli_epi64(_mm512_madd52hi_epu64(_mm512_setzero_si512(), v, c->recip), 26);
-        __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, c->c1e8));
-        __m512i dh = _mm512_add_epi8(dec8_v(c, hi), c->zeros);
-        __m512i dl = _mm512_add_epi8(dec8_v(c, lo), c->zeros);
+         * 2^78), exact below 10^15 (the error stays under 10^-8). When
+         * every decimal field is below 10^8 (sizes, ids, times of short
+         * runs: most lines), hi is 0 and its digits are all '0': half the
+         * arithmetic. (Hex lanes' dl is then garbage, and not used.) */
+        __m512i dh = c->zeros, dl;
+        if (_mm512_mask_cmpge_epu64_mask(vk->kdec, v, c->c1e8)) {
+                __m512i hi = _mm512_srli_epi64(
+                    _mm512_madd52hi_epu64(_mm512_setzero_si512(), v, c->recip), 26);
+                __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, c->c1e8));
+                dh = _mm512_add_epi8(dec8_v(c, hi), c->zeros);
+                dl = _mm512_add_epi8(dec8_v(c, lo), c->zeros);
+        } else {
+                dl = _mm512_add_epi8(dec8_v(c, v), c->zeros);
+        }
         /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
         __m512i xh = _mm512_shuffle_epi8(
             c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shh, v), c->nib));

@@ -113,6 +113,7 @@ struct tm_rrender_vkind {
                               * decimal, 2^52 hex, 1 (empty) variable */
         uint8_t ok;          /* 1: at most 8 fields, the path can render it */
         uint8_t nlanes;      /* nfields */
+        uint8_t kdec;        /* lanes of decimal fields */
 };
 
 struct tm_rrender_plan {
