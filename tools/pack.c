@@ -348,7 +348,8 @@ static void pack_usage(FILE *f)
                "OUT's name chooses format and compression:\n"
                "NAME.{pdt,pdt2,din,lackey}[.gz|.zst], e.g. sort.pdt2.zst; lackey output keeps\n"
                "lackey input's access sizes. '-' is stdin / stdout (stdout needs --format and\n"
-               "--compress; stdin must be uncompressed).\n\n"
+               "--compress; stdin must be uncompressed). Heap traces: NAME.hatf, NAME.mtf\n"
+               "(below).\n\n"
                "  --format din|pdats|pdats2|lackey  output format (default: from OUT's suffix)\n"
                "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
                "  --level N                   compression level (default: the library's)\n"
@@ -600,6 +601,8 @@ int pack_main(int argc, char **argv)
         }
         if (help) {
                 pack_usage(stdout);
+                fputc('\n', stdout);
+                pack_heap_usage(stdout);
                 return TOOL_OK;
         }
         if (argc - optind != 2) {

@@ -399,7 +399,7 @@ int pack_heap_wanted(int argc, char **argv)
         return argc >= 2 && (ends_any(argv[argc - 1], suf, 3) || pack_heap_mtf(argv[argc - 1]));
 }
 
-static void heap_usage(FILE *f)
+void pack_heap_usage(FILE *f)
 {
         fprintf(f, "usage: tracetool pack [-e ENCODING] IN OUT.hatf[.gz|.zst]\n"
                    "       tracetool pack [-e ENCODING] IN OUT.mtf[.gz|.zst]\n\n"
@@ -424,7 +424,7 @@ int pack_heap_main(int argc, char **argv)
         int i = 1;
         for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
                 if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                        heap_usage(stdout);
+                        pack_heap_usage(stdout);
                         return TOOL_OK;
                 }
                 if ((strcmp(argv[i], "-e") == 0 || strcmp(argv[i], "--encoding") == 0) &&
@@ -434,12 +434,12 @@ int pack_heap_main(int argc, char **argv)
                         enc = argv[i] + 11;
                 } else {
                         fprintf(stderr, "tracetool pack: unknown option '%s'\n", argv[i]);
-                        heap_usage(stderr);
+                        pack_heap_usage(stderr);
                         return TOOL_USAGE;
                 }
         }
         if (argc - i != 2) {
-                heap_usage(stderr);
+                pack_heap_usage(stderr);
                 return TOOL_USAGE;
         }
         const char *in = argv[i], *out = argv[i + 1];

@@ -29,6 +29,10 @@ int pack_heap_wanted(int argc, char **argv);
 /* Is out a Meta-TF name (.mtf, .mtf.gz, .mtf.zst)? */
 int pack_heap_mtf(const char *out);
 
+/* The usage of heap packing, as its --help prints it (tracetool pack
+ * --help prints it after the address formats' usage). */
+void pack_heap_usage(FILE *f);
+
 /* tracetool pack [-e ENCODING] IN OUT.{hatf,mtf}[.gz|.zst]; returns the exit
  * status (tools.h). */
 int pack_heap_main(int argc, char **argv);

@@ -199,6 +199,9 @@ for c in "" pack cat stat index verify views; do
         check "help $c" "$TT" $c --help >/dev/null
 done
 check "--version" "$TT" --version >/dev/null
+"$TT" pack --help >help.txt
+check "pack --help names the heap formats too" grep -q "OUT.hatf\[.gz|.zst\]" help.txt
+check "pack --help names mtrace and heaptrack input" grep -q "mtrace log" help.txt
 
 # --- lackey sizes through pack (issue 15): lackey output keeps them ---
 check "pack lackey -> lackey.zst" "$TT" pack l.lackey lk.lackey.zst
