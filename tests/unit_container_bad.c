@@ -521,6 +521,56 @@ static void test_random_damage(void **state)
         }
 }
 
+/* A zstd frame's damage is found at the frame's end (its content
+ * checksum) or wherever its blocks stop decoding; the message names the
+ * frame it is in, by a reader and by the scan. */
+static void test_zstd_frame_named(void **state)
+{
+        (void)state;
+        char path[512], bad[600], want[96];
+        tu_path(path, sizeof path, "frames.zst");
+        tu_write_records(path, TM_CONT_ZSTD, din_data, din_n, 64u << 10, 9, NULL);
+        size_t n;
+        uint8_t *p = tu_slurp(path, &n);
+        size_t start[64], nf = 0;
+        for (size_t off = 0; off < n && nf < 64;) {
+                size_t sz = ZSTD_findFrameCompressedSize(p + off, n - off);
+                assert_false(ZSTD_isError(sz));
+                start[nf++] = off;
+                off += sz;
+        }
+        assert_true(nf >= 4); /* data frames, then the seek table */
+        for (size_t k = 1; k + 1 < nf; k++) {
+                size_t at = start[k] + (start[k + 1] - start[k]) / 2;
+                p[at] ^= 0x10;
+                snprintf(bad, sizeof bad, "%s.%zu", path, k);
+                tu_spit(bad, p, n);
+                p[at] ^= 0x10;
+                struct tm_err err;
+                expect_broken(bad, &err); /* leaves the scan's error */
+                snprintf(want, sizeof want, "(in the frame at archive offset %zu)", start[k]);
+                if (!strstr(err.msg, want))
+                        fail_msg("scan, flip at %zu in frame %zu: %s", at, k, err.msg);
+                /* a reader from the start, before any scan */
+                struct tm_cont *c;
+                struct tm_creader *r;
+                int fd = open(bad, O_RDONLY);
+                assert_int_equal(tm_cont_open(fd, bad, &c, &err), 0);
+                assert_int_equal(tm_creader_open(c, &r, &err), 0);
+                static uint8_t buf[1 << 16];
+                ssize_t got;
+                while ((got = tm_creader_read(r, buf, sizeof buf, &err)) > 0)
+                        ;
+                assert_int_equal(got, -EIO);
+                if (!strstr(err.msg, want))
+                        fail_msg("reader, flip at %zu in frame %zu: %s", at, k, err.msg);
+                tm_creader_close(r);
+                tm_cont_close(c);
+                close(fd);
+        }
+        free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -533,6 +583,7 @@ int main(void)
             cmocka_unit_test(test_bad_index),
             cmocka_unit_test(test_bad_writer_args),
             cmocka_unit_test(test_random_damage),
+            cmocka_unit_test(test_zstd_frame_named),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }

@@ -75,12 +75,17 @@ static ZSTD_DCtx *new_dctx(void)
         return d;
 }
 
-static int zstd_fail(const struct tm_cont *c, const struct tm_cin *in, size_t zret,
+/* A zstd error at the decoder's position in, in the frame that starts at
+ * archive offset frame: a checksum mismatch is found at the frame's end,
+ * but the damage can be anywhere in it, so the message names both. */
+static int zstd_fail(const struct tm_cont *c, const struct tm_cin *in, uint64_t frame, size_t zret,
                      struct tm_err *err)
 {
         if (ZSTD_getErrorCode(zret) == ZSTD_error_memory_allocation)
                 return tm_err_set(err, -ENOMEM, "%s: zstd: out of memory", c->path);
-        return tm_cont_eio(c, tm_cin_tell(in), err, "zstd: %s", ZSTD_getErrorName(zret));
+        return tm_cont_eio(c, tm_cin_tell(in), err,
+                           "zstd: %s (in the frame at archive offset %llu)",
+                           ZSTD_getErrorName(zret), (unsigned long long)frame);
 }
 
 /* ---- scan ---- */
@@ -103,7 +108,7 @@ static int scan_loop(struct tm_cont *c, struct zscan *s, struct tm_cpoints *pts,
                 size_t used = ib.pos - s->in.pos;
                 s->in.pos = ib.pos;
                 if (ZSTD_isError(zret))
-                        return zstd_fail(c, &s->in, zret, err);
+                        return zstd_fail(c, &s->in, fr_coff, zret, err);
                 if (ob.pos) {
                         raw += ob.pos;
                         int sret = sink ? sink(arg, s->out, ob.pos) : 0;
@@ -166,6 +171,7 @@ struct zreader {
         int boundary; /* between frames */
         int eof;
         size_t next_pt; /* first point after the restart position */
+        uint64_t fr_coff; /* archive offset of the frame being decoded */
 };
 
 static void zr_free(struct zreader *z)
@@ -184,6 +190,7 @@ static int zstd_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struc
         const struct tm_cpoints *pts = &r->c->pts;
         uint64_t coff = p ? p->coff : 0;
         tm_cin_seek(&z->in, coff);
+        z->fr_coff = coff;
         ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
         z->boundary = 1;
         z->eof = 0;
@@ -244,10 +251,11 @@ static ssize_t zstd_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_
                 size_t used = ib.pos - z->in.pos;
                 z->in.pos = ib.pos;
                 if (ZSTD_isError(zret))
-                        return zstd_fail(c, &z->in, zret, err);
+                        return zstd_fail(c, &z->in, z->fr_coff, zret, err);
                 if (zret == 0) {
                         z->boundary = 1;
-                        int ret = check_frame_end(r, tm_cin_tell(&z->in), r->pos + ob.pos, err);
+                        z->fr_coff = tm_cin_tell(&z->in);
+                        int ret = check_frame_end(r, z->fr_coff, r->pos + ob.pos, err);
                         if (ret < 0)
                                 return ret;
                 } else if (used || ob.pos) {
