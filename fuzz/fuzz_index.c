@@ -24,7 +24,8 @@
  * would; without it, only the CRC guards. Bits 5-7: the read size. The
  * file is written over the index path, the archive opened and indexed;
  * its views must be the reference's, each of the reference's size, and
- * the picked view is read whole: each read must give the reference's
+ * the picked view is read whole (stats.json, whose size means rendering
+ * it, is sized only when picked): each read must give the reference's
  * bytes or an error with a message. One view a run, not every view: a run
  * is then some ten times faster (each record view decodes the whole
  * archive again), and over many runs every view is read with every kind
@@ -374,6 +375,10 @@ static unsigned fzi_check(struct fzi_arch *a, struct tm_trace *t, unsigned pick,
                         wrong++; /* a view the reference did not have */
                         continue;
                 }
+                /* stats.json's size means rendering it (a sixth of a run's
+                 * time): checked when it is the view picked */
+                if (i != pick && strcmp(vs[i], "stats.json") == 0)
+                        continue;
                 struct tm_err err = {0};
                 uint64_t size;
                 if (tm_trace_view_size(t, vs[i], &size, &err) != 0) {
