@@ -27,6 +27,12 @@
 #define FZC_SMALL 64
 #define FZC_SMALL_MAX (64u << 10)
 
+/* How far a cursor reading in pieces of piece bytes reads. */
+static size_t fzc_read_max(size_t piece)
+{
+        return piece < FZC_SMALL ? FZC_SMALL_MAX : FZC_RAW_MAX;
+}
+
 struct fzc_buf {
         uint8_t *b;
         size_t n;
@@ -183,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t before_max = FZC_RAW_MAX;
         if (tm_creader_open(c, &r, &err) == 0) {
                 size_t piece = 1 + data[size / 2] * 97u;
-                before_max = piece < FZC_SMALL ? FZC_SMALL_MAX : FZC_RAW_MAX;
+                before_max = fzc_read_max(piece);
                 before_failed = 0;
                 while (before.n < before_max) {
                         ssize_t n = tm_creader_read(
@@ -228,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 int failed;
                 size_t piece = 1 + data[0] * 61u;
-                size_t max = piece < FZC_SMALL ? FZC_SMALL_MAX : FZC_RAW_MAX;
+                size_t max = fzc_read_max(piece);
                 size_t got = fzc_read_all(r, &want, max, piece, &failed);
                 if (failed || got != (want.n < max ? want.n : max)) {
                         fprintf(stderr, "fuzz_container: cursor after the scan: %zu of %zu (%s)\n",

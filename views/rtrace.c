@@ -225,13 +225,14 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         return rc; /* TM_INDEX_PREFIX: the records before damage (rindex.h) */
 }
 
-/* tm_rindex_load for t's schema and decoder; c and fd_out as there. */
+/* The key's state_ok (views/index.h) for the codec of rt (ctx). */
 static int rt_state_ok(const void *ctx, const void *st)
 {
         const struct tm_rtrace *rt = ctx;
         return rt->codec->state_ok(rt->ctx, st);
 }
 
+/* tm_rindex_load for t's schema and decoder; c and fd_out as there. */
 static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_cont *c, struct tm_rindex **out, int *fd_out, struct tm_err *err)
 {
