@@ -372,6 +372,53 @@ static void test_readahead_late(void **state)
         fixture_free(&fx);
 }
 
+/* A first read at 0 of 128 KiB or more (cat, the kernel's readahead
+ * window) reads ahead at once; a smaller one (a peek at the head) does
+ * not, nor does a later read at 0; the run of sequential reads still
+ * starts it. */
+static void test_readahead_first(void **state)
+{
+        (void)state;
+        enum { BIG = 128 << 10, SMALL = 4096 };
+        struct fixture fx;
+        struct vt_buf want;
+        ascii_fixture(&fx, 94, &want);
+        assert_true(want.len > BIG + 8 * SMALL);
+        struct tm_trace *t = fixture_open(&fx, 0);
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint8_t *buf = malloc(BIG);
+        assert_non_null(buf);
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        read_expect(f, &want, 0, BIG, buf);
+        assert_true(tm_ra_mem_in_use() > 0);
+        read_expect(f, &want, BIG, SMALL, buf); /* and serves the next */
+        tm_vfile_close(f);
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        /* a peek at the head, then a big read at 0: neither is a first
+         * big read at 0 */
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        read_expect(f, &want, 0, SMALL, buf);
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        read_expect(f, &want, 0, BIG, buf);
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        /* the sequential run from there does */
+        uint64_t pos = BIG;
+        for (int i = 0; i < 5; i++, pos += SMALL)
+                read_expect(f, &want, pos, SMALL, buf);
+        assert_true(tm_ra_mem_in_use() > 0);
+        tm_vfile_close(f);
+        /* a first big read elsewhere is not one at 0 */
+        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+        read_expect(f, &want, SMALL, BIG, buf);
+        assert_int_equal(tm_ra_mem_in_use(), 0);
+        tm_vfile_close(f);
+        free(buf);
+        tm_trace_close(t);
+        free(want.p);
+        fixture_free(&fx);
+}
+
 /* K = 1: the index fills its 8192 checkpoints twice and thins itself
  * (K becomes 4); every view still reads right, saved and reloaded. */
 static void test_thinned(void **state)
@@ -862,6 +909,7 @@ int main(void)
             cmocka_unit_test(test_lackey),         cmocka_unit_test(test_thinned),
             cmocka_unit_test(test_tiny),           cmocka_unit_test(test_readahead_budget),
             cmocka_unit_test(test_readahead_late), cmocka_unit_test(test_peek),
+            cmocka_unit_test(test_readahead_first),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,7 @@
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
 #define VF_PEND_MAX (TM_XDIN_LINE_MAX > VF_REC ? TM_XDIN_LINE_MAX : VF_REC)
 #define VF_RA_AFTER 4    /* sequential reads before reading ahead */
+#define VF_RA_FIRST (128u << 10) /* or a first read at 0 of this many bytes */
 #define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
 /* A readahead worker's vfile writes buffers that a thread on another core
  * reads next. Vector stores straight into such memory are slow (each line
@@ -51,6 +52,7 @@ struct tm_vfile {
         unsigned pend_pos, pend_len;
         char view[TM_VIEW_NAME_MAX];
         unsigned seq;     /* sequential reads in a row */
+        int reads;        /* a read came before (the first at 0 reads ahead) */
         struct tm_ra *ra; /* reading ahead, or NULL */
         int ra_off;       /* never read ahead (a worker's own cursor, or refused) */
         char *stage;      /* a worker's staging buffer (VF_STAGE_BYTES), or NULL */
@@ -551,7 +553,15 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         }
         int rc = 0;
         f->seq = f->valid && f->pos == off ? f->seq + 1 : 0;
-        if (f->seq >= VF_RA_AFTER && !f->ra_off && !f->ra) {
+        /* A first read at 0 of VF_RA_FIRST bytes or more is a reader that
+         * goes on (cat's reads, the kernel's readahead window): reading
+         * ahead from there, instead of after VF_RA_AFTER reads decoded
+         * here, spares decoding the start twice (the worker would begin
+         * mid-interval, skipping from its checkpoint). A smaller first
+         * read may be a peek at the head: it waits for the run of reads. */
+        int first_at_0 = !f->reads && off == 0 && n >= VF_RA_FIRST;
+        f->reads = 1;
+        if ((f->seq >= VF_RA_AFTER || first_at_0) && !f->ra_off && !f->ra) {
                 f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, tm_ra_threads());
                 if (!f->ra)
                         f->ra_off = 1;
