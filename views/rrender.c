@@ -398,6 +398,56 @@ static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind
         }
 }
 
+/* The short layout of kind pk (see struct tm_rrender_vkind), after
+ * vplan_kind. */
+static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kind *pk)
+{
+        unsigned a = pk->head_len - 1u; /* the name, without its blank */
+        for (unsigned i = 0; i < a; i++)
+                vk->simg[i] = (uint8_t)pk->head[i];
+        vk->sconst = vk->sprefix = vk->svalid = a ? ~0ull >> (64 - a) : 0;
+        for (unsigned i = 0; i < pk->nfields && vk->ok; i++) {
+                unsigned op = pk->op[i];
+                unsigned w = op == TM_RROP_UDEC || op == TM_RROP_SDEC ? 9
+                             : op == TM_RROP_HEX                      ? 16
+                                                                      : 2;
+                if (a + w >= 64) /* and the '\n' */
+                        return;
+                vk->simg[a] = ' ';
+                vk->sconst |= 1ull << a;
+                vk->sprefix |= 1ull << a;
+                vk->sstart |= 1ull << a;
+                vk->svalid |= (w == 16 ? 0xffffull : (1ull << w) - 1) << a;
+                vk->slast |= 1ull << (a + w - 1);
+                if (w == 9) { /* ' ', the 8 digits of lane i */
+                        for (unsigned j = 0; j < 8; j++)
+                                vk->sidx[a + 1 + j] = (uint8_t)(8 * i + j);
+                        vk->sdig |= 0xffull << (a + 1);
+                } else if (w == 16) { /* ' ' "0x", 5 digits of the high half, 8 */
+                        vk->khexl |= (uint8_t)(1u << i);
+                        vk->simg[a + 1] = '0';
+                        vk->simg[a + 2] = 'x';
+                        vk->sconst |= 6ull << a;
+                        vk->sprefix |= 6ull << a;
+                        for (unsigned j = 0; j < 5; j++)
+                                vk->sidx[a + 3 + j] = (uint8_t)(64 + 8 * i + 3 + j);
+                        for (unsigned j = 0; j < 8; j++)
+                                vk->sidx[a + 8 + j] = (uint8_t)(8 * i + j);
+                        vk->sdig |= 0x1fffull << (a + 3);
+                } else { /* an empty variable field */
+                        vk->simg[a + 1] = '-';
+                        vk->sconst |= 2ull << a;
+                        vk->sprefix |= 2ull << a;
+                }
+                a += w;
+        }
+        vk->simg[a] = '\n';
+        vk->sconst |= 1ull << a;
+        vk->sprefix |= 1ull << a;
+        vk->svalid |= 1ull << a;
+        vk->sok = vk->ok;
+}
+
 int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
 {
         memset(p, 0, sizeof *p);
@@ -439,6 +489,7 @@ int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
                 }
                 pk->fixed_max = max;
                 vplan_kind(&p->vkind[k], pk);
+                vplan_short(&p->vkind[k], pk);
         }
         return 0;
 }
@@ -611,8 +662,24 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
          * every decimal field is below 10^8 (sizes, ids, times of short
          * runs: most lines), hi is 0 and its digits are all '0': half the
          * arithmetic. (Hex lanes' dl is then garbage, and not used.) */
+        /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
+        __m512i xh = _mm512_shuffle_epi8(
+            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shh, v), c->nib));
+        __m512i xl = _mm512_shuffle_epi8(
+            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shl, v), c->nib));
+        int big = _mm512_mask_cmpge_epu64_mask(vk->kdec, v, c->c1e8) != 0;
+        if (!big && vk->sok) {
+                /* the short layout: one register, one compress */
+                __m512i lo = _mm512_mask_blend_epi64(vk->khexl, _mm512_add_epi8(dec8_v(c, v), c->zeros), xl);
+                __m512i w = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(vk->sidx), xh);
+                w = _mm512_mask_blend_epi8(vk->sconst, w, _mm512_loadu_si512(vk->simg));
+                uint64_t m = _mm512_mask_cmpneq_epi8_mask(vk->sdig, w, c->zeros) | vk->slast;
+                uint64_t keep = (~((m - vk->sstart) & ~m) & vk->svalid) | vk->sprefix;
+                _mm512_storeu_si512(o, _mm512_maskz_compress_epi8(keep, w));
+                return o + __builtin_popcountll(keep);
+        }
         __m512i dh = c->zeros, dl;
-        if (_mm512_mask_cmpge_epu64_mask(vk->kdec, v, c->c1e8)) {
+        if (big) {
                 __m512i hi = _mm512_srli_epi64(
                     _mm512_madd52hi_epu64(_mm512_setzero_si512(), v, c->recip), 26);
                 __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, c->c1e8));
@@ -621,11 +688,6 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
         } else {
                 dl = _mm512_add_epi8(dec8_v(c, v), c->zeros);
         }
-        /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
-        __m512i xh = _mm512_shuffle_epi8(
-            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shh, v), c->nib));
-        __m512i xl = _mm512_shuffle_epi8(
-            c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shl, v), c->nib));
         /* Chunks: field i's 16 characters, high half then low half. */
         __m512i w0 = _mm512_mask_blend_epi8(vk->khex[0], _mm512_permutex2var_epi64(dh, c->idx0, dl),
                                             _mm512_permutex2var_epi64(xh, c->idx0, xl));
