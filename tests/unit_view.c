@@ -903,12 +903,18 @@ int main(void)
 {
         setenv("TM_READ_THREADS", "2", 0); /* readahead on, whatever the machine */
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_views),          cmocka_unit_test(test_invalidate),
-            cmocka_unit_test(test_readonly_dir),   cmocka_unit_test(test_corrupt),
-            cmocka_unit_test(test_threads),        cmocka_unit_test(test_not_trace),
-            cmocka_unit_test(test_lackey),         cmocka_unit_test(test_thinned),
-            cmocka_unit_test(test_tiny),           cmocka_unit_test(test_readahead_budget),
-            cmocka_unit_test(test_readahead_late), cmocka_unit_test(test_peek),
+            cmocka_unit_test(test_views),
+            cmocka_unit_test(test_invalidate),
+            cmocka_unit_test(test_readonly_dir),
+            cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_threads),
+            cmocka_unit_test(test_not_trace),
+            cmocka_unit_test(test_lackey),
+            cmocka_unit_test(test_thinned),
+            cmocka_unit_test(test_tiny),
+            cmocka_unit_test(test_readahead_budget),
+            cmocka_unit_test(test_readahead_late),
+            cmocka_unit_test(test_peek),
             cmocka_unit_test(test_readahead_first),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -670,7 +670,8 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
         int big = _mm512_mask_cmpge_epu64_mask(vk->kdec, v, c->c1e8) != 0;
         if (!big && vk->sok) {
                 /* the short layout: one register, one compress */
-                __m512i lo = _mm512_mask_blend_epi64(vk->khexl, _mm512_add_epi8(dec8_v(c, v), c->zeros), xl);
+                __m512i lo =
+                    _mm512_mask_blend_epi64(vk->khexl, _mm512_add_epi8(dec8_v(c, v), c->zeros), xl);
                 __m512i w = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(vk->sidx), xh);
                 w = _mm512_mask_blend_epi8(vk->sconst, w, _mm512_loadu_si512(vk->simg));
                 uint64_t m = _mm512_mask_cmpneq_epi8_mask(vk->sdig, w, c->zeros) | vk->slast;

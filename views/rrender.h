@@ -118,17 +118,17 @@ struct tm_rrender_vkind {
          * whole line in one register, where it fits: the name, the fields
          * (' ' and 8 digits, ' ' "0x" and 13 hex digits, or " -") and the
          * '\n'. */
-        uint8_t sok;         /* 1: they fit in 64 bytes */
-        uint8_t khexl;       /* lanes of hex fields */
-        uint8_t sidx[64];    /* each byte's source: 0-63 the digits of the
-                              * lanes' low halves, 64-127 the hex high half */
-        uint8_t simg[64];    /* the constant bytes */
-        uint64_t sconst;     /* bytes taken from simg */
-        uint64_t sdig;       /* digit bytes (leading zeros go) */
-        uint64_t slast;      /* the last byte of each field (always kept) */
-        uint64_t sstart;     /* the first byte of each field */
-        uint64_t svalid;     /* bytes of the line */
-        uint64_t sprefix;    /* always kept: the name, ' ', "0x", "-", '\n' */
+        uint8_t sok;      /* 1: they fit in 64 bytes */
+        uint8_t khexl;    /* lanes of hex fields */
+        uint8_t sidx[64]; /* each byte's source: 0-63 the digits of the
+                           * lanes' low halves, 64-127 the hex high half */
+        uint8_t simg[64]; /* the constant bytes */
+        uint64_t sconst;  /* bytes taken from simg */
+        uint64_t sdig;    /* digit bytes (leading zeros go) */
+        uint64_t slast;   /* the last byte of each field (always kept) */
+        uint64_t sstart;  /* the first byte of each field */
+        uint64_t svalid;  /* bytes of the line */
+        uint64_t sprefix; /* always kept: the name, ' ', "0x", "-", '\n' */
 };
 
 struct tm_rrender_plan {

@@ -21,9 +21,9 @@
 #define VF_FEED (64u << 10)
 #define VF_REC 16 /* sizeof(struct tm_binary_ref) */
 #define VF_PEND_MAX (TM_XDIN_LINE_MAX > VF_REC ? TM_XDIN_LINE_MAX : VF_REC)
-#define VF_RA_AFTER 4    /* sequential reads before reading ahead */
+#define VF_RA_AFTER 4            /* sequential reads before reading ahead */
 #define VF_RA_FIRST (128u << 10) /* or a first read at 0 of this many bytes */
-#define VF_RENDER_MIN 16 /* fewer lines than this: one at a time */
+#define VF_RENDER_MIN 16         /* fewer lines than this: one at a time */
 /* A readahead worker's vfile writes buffers that a thread on another core
  * reads next. Vector stores straight into such memory are slow (each line
  * must first be taken back from the reader's cache): rendering is ~3x
@@ -404,8 +404,7 @@ static char *vf_bulk(const struct tm_vfile *f, char *p, const char *lim, const s
 
 /* The last checkpoint at or before xdin offset off: xdin lines are din
  * lines and 1 + TM_XDIN_SIZE_DIGITS bytes more. */
-static const struct tm_ckpt *vf_find_xdin(const struct tm_index *ix, uint64_t off,
-                                          uint64_t *pos)
+static const struct tm_ckpt *vf_find_xdin(const struct tm_index *ix, uint64_t off, uint64_t *pos)
 {
         uint32_t lo = 0, hi = ix->n; /* ck[lo] is at or before off, ck[hi] after */
         while (hi - lo > 1) {
