@@ -394,8 +394,15 @@ static int node_resolve_file(struct node_res *r, const char *view)
  * is (missing, not a directory, not allowed, too long, a loop) as is; the
  * source failing (a network share gone: ENOTCONN, ESTALE, ...) as EIO,
  * as reads of views report it. */
-static int node_lstat_err(int e)
+/* lstat of src failed with e: the answer for the kernel. Anything but
+ * the ordinary answers (no such file, not a directory, no permission) is
+ * the source failing under us, e.g. a network share gone, and is logged
+ * naming src (each message once in a row: the kernel asks again and
+ * again). */
+static int node_lstat_err(const char *src, int e)
 {
+        static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+        static char last[sizeof((struct node_res *)0)->src + 64];
         switch (e) {
         case ENOENT:
         case ENOTDIR:
@@ -404,8 +411,18 @@ static int node_lstat_err(int e)
         case ENAMETOOLONG:
         case ELOOP:
                 return -e;
-        default:
+        default: {
+                char msg[sizeof last];
+                snprintf(msg, sizeof msg, "%s: stat: %s", src, strerror(e));
+                pthread_mutex_lock(&mu);
+                int repeat = strcmp(last, msg) == 0;
+                if (!repeat)
+                        memcpy(last, msg, sizeof msg);
+                pthread_mutex_unlock(&mu);
+                if (!repeat)
+                        fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", msg);
                 return -EIO;
+        }
         }
 }
 
@@ -434,7 +451,7 @@ int node_resolve(const char *path, struct node_res *r)
                 return node_resolve_file(r, "");
         }
         if (errno != ENOTDIR)
-                return node_lstat_err(errno);
+                return node_lstat_err(r->src, errno);
 
         /* Some component is not a directory: find the first one. If it is
          * a trace, the rest of the path is a view inside it. */
@@ -443,7 +460,7 @@ int node_resolve(const char *path, struct node_res *r)
                         continue;
                 r->src[node.srclen + i] = '\0';
                 if (lstat(r->src, &r->st) < 0)
-                        return node_lstat_err(errno);
+                        return node_lstat_err(r->src, errno);
                 if (S_ISDIR(r->st.st_mode)) {
                         r->src[node.srclen + i] = '/';
                         continue;

@@ -239,6 +239,13 @@ vanish() { # NAME SHARE ARCHIVE ACTION...: a reader of ARCHIVE's ascii while ACT
 kill_rw() { kill -9 "$RW_PID"; wait "$RW_PID" 2>/dev/null; }
 vanish sshfs-killed rw big.pdt2.zst kill_rw
 check "sshfs-killed: the read-only share is still served" cmp -s ref/ra.din.gz.ascii "$MNT/ro/ra.din.gz/ascii"
+# a lookup on the dead share (past the kernel's 1 s entry and attribute
+# cache) fails with EIO, and the log says which path and why: the share's
+# directory itself, or the path below it, as the kernel looks them up
+sleep 1.2
+check "sshfs-killed: stat of a view on the dead share fails" sh -c "! stat '$MNT/rw/w.pdt.gz/raw' >/dev/null 2>&1"
+check "sshfs-killed: the log names the path whose stat failed" \
+        grep -Eq "/src/rw(/w\.pdt\.gz(/raw)?)?: stat: " "$T/log"
 # the share comes back (mounted again): served again, tracemount untouched
 fusermount3 -u "$SRC/rw" 2>/dev/null || fusermount3 -uz "$SRC/rw"
 # shellcheck disable=SC2086
