@@ -657,19 +657,20 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
         __m512i v = _mm512_maskz_loadu_epi64(lanes, rv);
         if (_mm512_mask_cmpge_epu64_mask(lanes, v, _mm512_loadu_si512(vk->lim)))
                 return NULL;
-        /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
-         * 2^78), exact below 10^15 (the error stays under 10^-8). When
-         * every decimal field is below 10^8 (sizes, ids, times of short
-         * runs: most lines), hi is 0 and its digits are all '0': half the
-         * arithmetic. (Hex lanes' dl is then garbage, and not used.) */
         /* Hex: the nibbles of bits 60..32 and 28..0 to bytes, then digits. */
         __m512i xh = _mm512_shuffle_epi8(
             c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shh, v), c->nib));
         __m512i xl = _mm512_shuffle_epi8(
             c->hexdig, _mm512_and_si512(_mm512_multishift_epi64_epi8(c->shl, v), c->nib));
+        /* Decimal: v = hi * 10^8 + lo, hi = floor(v * ceil(2^78 / 10^8) /
+         * 2^78), exact below 10^15 (the error stays under 10^-8). When
+         * every decimal field is below 10^8 (sizes, ids, times of short
+         * runs: most lines), hi is 0 and its digits are all '0': half the
+         * arithmetic. (Hex lanes' dl is then garbage, and not used.) */
         int big = _mm512_mask_cmpge_epu64_mask(vk->kdec, v, c->c1e8) != 0;
         if (!big && vk->sok) {
-                /* the short layout: one register, one compress */
+                /* and the line fits the short layout: one register, one
+                 * byte permute, one compress */
                 __m512i lo =
                     _mm512_mask_blend_epi64(vk->khexl, _mm512_add_epi8(dec8_v(c, v), c->zeros), xl);
                 __m512i w = _mm512_permutex2var_epi8(lo, _mm512_loadu_si512(vk->sidx), xh);
