@@ -100,7 +100,8 @@ struct tm_rrender_kind {
 /* One kind as the AVX-512 line renderer sees it (views/rrender.c; callers
  * need not look). A line is made in two 64-byte registers of four 16-byte
  * chunks, one per field: ' ' and the field's characters right-aligned,
- * then the leading zeros are squeezed out. */
+ * then the leading zeros are squeezed out; or, when its numbers are small
+ * and it fits, in one register (the short layout, s* below). */
 struct tm_rrender_vkind {
         uint8_t img[128];    /* the constant bytes: ' ', "0x", the '-' of an
                               * empty variable field */
