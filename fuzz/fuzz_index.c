@@ -21,8 +21,7 @@
  * Bit 4 set: forged, the file gets the real key (bytes 16-71: archive
  * size, mtime, inode, codec, container) and a correct CRC (bytes 12-15,
  * over byte 16 to the end), as someone writing a hostile index on purpose
- * would; without it, only the CRC guards. Bits 5-7: the read size (one
- * under 64 bytes only for the first 4 KiB). The
+ * would; without it, only the CRC guards. Bits 5-7: the read size. The
  * file is written over the index path, the archive opened and indexed;
  * its views must be the reference's, each of the reference's size, and
  * the picked view is read whole (stats.json, whose size means rendering
@@ -295,12 +294,6 @@ static void fzi_sample(const char *name, const char *codec, unsigned every)
         free(raw);
 }
 
-/* Reads of fewer than FZI_SMALL bytes stop being small after FZI_SMALL_MAX
- * bytes (the rest of the view is read 4 KiB at a time): a whole view
- * 7 bytes at a time was thousands of reads, the most of all runs' time. */
-#define FZI_SMALL 64
-#define FZI_SMALL_MAX 4096
-
 /* Read view vs of a whole with reads of piece bytes into v: its
  * reference when ref is set, else checked against it. Returns 1 if it
  * gave wrong bytes or its size is wrong, else 0. */
@@ -332,8 +325,6 @@ static unsigned fzi_read_view(struct tm_trace *t, const char *vs, struct fzi_vie
         unsigned wrong = 0;
         uint64_t off = 0;
         while (off < size) {
-                if (piece < FZI_SMALL && off >= FZI_SMALL_MAX)
-                        piece = 4096;
                 ssize_t n = tm_vfile_pread(f, buf, piece, off, &err);
                 if (n < 0) {
                         if (ref || !err.msg[0])
