@@ -177,6 +177,15 @@ static uint64_t check_damaged(const char *path, const struct intact *in)
         vt_put(&js, "", 1);
         assert_non_null(strstr((char *)js.p, "\"complete\":false"));
         free(js.p);
+        /* and so does stats, with the message, on a line of its own */
+        struct vt_buf st = {0};
+        assert_int_equal(read_view(t, "stats", &st, &err), 0);
+        vt_put(&st, "", 1);
+        const char *d = strstr((char *)st.p, "\ndamaged ");
+        if (!d || !strstr(d, ierr.msg) || strchr(d + 1, '\n') < strstr(d, ierr.msg))
+                fail_msg("%s: stats has no 'damaged' line naming the damage:\n%s", path,
+                         (char *)st.p);
+        free(st.p);
         tm_trace_close(t);
         return prefix[0];
 }
@@ -195,6 +204,11 @@ static void check_intact(const char *path, const struct intact *in)
         assert_int_equal(read_view(t, "stats.json", &got, &err), 0);
         vt_put(&got, "", 1);
         assert_non_null(strstr((char *)got.p, "\"complete\":true,\"damage\":null"));
+        free(got.p);
+        got = (struct vt_buf){0};
+        assert_int_equal(read_view(t, "stats", &got, &err), 0);
+        vt_put(&got, "", 1);
+        assert_null(strstr((char *)got.p, "damaged"));
         free(got.p);
         tm_trace_close(t);
 }

@@ -191,6 +191,10 @@ static int cmd_stat(char **args)
                 tm_trace_close(t);
                 return tool_fail("stat", &err, rc);
         }
+        /* a damaged trace's numbers are those of its intact prefix: the
+         * report says so, and so does the exit status */
+        struct tm_err damage = {0};
+        int damaged = tm_trace_index(t, NULL, NULL, &damage) < 0;
         const char *ip = tm_trace_index_path(t);
         const char *note = tm_trace_index_note(t);
         printf("\nindex          %s\n", ip ? ip : note ? note : "(in memory only)");
@@ -205,7 +209,7 @@ static int cmd_stat(char **args)
                 printf("  %-18s %14" PRIu64 " bytes\n", *v, size);
         }
         tm_trace_close(t);
-        return TOOL_OK;
+        return damaged ? tool_fail("stat", &damage, -EIO) : TOOL_OK;
 }
 
 static const struct command commands[] = {

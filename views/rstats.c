@@ -308,6 +308,8 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
         size_t n = 0;
         OUT("trace      %s\n", in->name);
         OUT("format     %s (%s family) in %s\n", in->codec, s->name, in->container);
+        if (in->damage)
+                OUT("damaged    %s (the numbers are of the records before it)\n", in->damage);
         OUT("records    %" PRIu64 "\n", st->records);
         OUT("archive    %" PRIu64 " bytes, %.3f bytes a record\n", in->archive_size,
             st->records ? (double)in->archive_size / (double)st->records : 0.0);

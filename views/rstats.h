@@ -74,6 +74,7 @@ void tm_rstats_free(struct tm_rstats_acc *a);
 struct tm_rstats_info {
         const char *name, *codec, *container;
         uint64_t archive_size, raw_size, ascii_size;
+        const char *damage; /* as in struct tm_stats_info */
 };
 
 /* The stats view's text into dst (cap bytes); returns the length

@@ -306,6 +306,7 @@ static void rv_info(const struct tm_trace *t, struct tm_rstats_info *in)
             .archive_size = (uint64_t)t->sb.st_size,
             .raw_size = t->rt->ix->raw_size,
             .ascii_size = t->rt->ix->tot[TM_RCOL_ASCII],
+            .damage = t->damaged ? t->damage.msg : NULL,
         };
 }
 

@@ -170,6 +170,9 @@ size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in,
         put(&o, "archive        %s\n", in->name);
         put(&o, "codec          %s\n", in->codec);
         put(&o, "container      %s\n", in->container);
+        if (in->damage)
+                put(&o, "damaged        %s (the numbers are of the intact prefix before it)\n",
+                    in->damage);
         put(&o, "archive bytes  %" PRIu64 "\n", in->archive_size);
         put(&o, "raw bytes      %" PRIu64 "\n", in->raw_size);
         put(&o, "din bytes      %" PRIu64 "\n", in->ascii_size);

@@ -76,6 +76,8 @@ struct tm_stats_info {
         uint64_t archive_size; /* bytes of the archive */
         uint64_t raw_size;     /* bytes of the raw stream */
         uint64_t ascii_size;   /* bytes of the ascii view */
+        const char *damage;    /* what ended the intact prefix the numbers
+                                * cover, or NULL: the whole trace */
 };
 
 /* Write the stats report (text) to buf of size cap, NUL-terminated.

@@ -633,6 +633,7 @@ static void stats_info(const struct tm_trace *t, struct tm_stats_info *in)
             .archive_size = (uint64_t)t->sb.st_size,
             .raw_size = t->ix->raw_size,
             .ascii_size = t->ix->ascii_size,
+            .damage = t->damaged ? t->damage.msg : NULL,
         };
 }
 

@@ -145,6 +145,11 @@ for b in bad.din badz.pdt2.zst; do
         check "verify $b names the file and an offset" grep -q "$b.*offset" err.txt
         "$TT" cat $b ascii >/dev/null 2>err.txt
         check "cat $b fails with 1" test $? -eq 1
+        # stat reports the intact prefix, says so, and fails
+        "$TT" stat --no-index-beside $b >out.txt 2>err.txt
+        check "stat $b fails with 1" test $? -eq 1
+        check "stat $b names the damage on stderr" grep -q "^tracetool stat: $b.*offset" err.txt
+        check "stat $b says the numbers are the prefix's" grep -q "^damaged .*offset.*intact prefix" out.txt
 done
 
 # The encoder refusing a reference (misc has no place in PDATS II) names
