@@ -571,6 +571,61 @@ static void test_zstd_frame_named(void **state)
         free(p);
 }
 
+/* A damaged gzip member is named by where it starts, by the scan and by a
+ * reader from the start: two members, a flip in the deflate data of each,
+ * and each cut short. */
+static void test_gzip_member_named(void **state)
+{
+        (void)state;
+        char path[512], bad[600], want[96];
+        size_t half = din_n / 2, n1, n2;
+        tu_path(path, sizeof path, "m1.gz");
+        tu_write_records(path, TM_CONT_GZIP, din_data, half, 0, 3, NULL);
+        uint8_t *m1 = tu_slurp(path, &n1);
+        tu_write_records(path, TM_CONT_GZIP, din_data + half, din_n - half, 0, 4, NULL);
+        uint8_t *m2 = tu_slurp(path, &n2);
+        uint8_t *p = malloc(n1 + n2);
+        assert_non_null(p);
+        memcpy(p, m1, n1);
+        memcpy(p + n1, m2, n2);
+        const size_t start[2] = {0, n1}, len[2] = {n1, n2};
+        for (int k = 0; k < 4; k++) {
+                int m = k & 1, cut = k >> 1;
+                size_t at = start[m] + len[m] / 2, size = cut ? at : n1 + n2;
+                if (!cut)
+                        p[at] ^= 0x10;
+                snprintf(bad, sizeof bad, "%s.%d", path, k);
+                tu_spit(bad, p, size);
+                if (!cut)
+                        p[at] ^= 0x10;
+                struct tm_err err;
+                expect_broken(bad, &err); /* leaves the scan's error */
+                snprintf(want, sizeof want, "(in the member at archive offset %zu)", start[m]);
+                if (!strstr(err.msg, want))
+                        fail_msg("scan, %s at %zu in member %d: %s", cut ? "cut" : "flip", at, m,
+                                 err.msg);
+                struct tm_cont *c;
+                struct tm_creader *r;
+                int fd = open(bad, O_RDONLY);
+                assert_int_equal(tm_cont_open(fd, bad, &c, &err), 0);
+                assert_int_equal(tm_creader_open(c, &r, &err), 0);
+                static uint8_t buf[1 << 16];
+                ssize_t got;
+                while ((got = tm_creader_read(r, buf, sizeof buf, &err)) > 0)
+                        ;
+                assert_int_equal(got, -EIO);
+                if (!strstr(err.msg, want))
+                        fail_msg("reader, %s at %zu in member %d: %s", cut ? "cut" : "flip", at, m,
+                                 err.msg);
+                tm_creader_close(r);
+                tm_cont_close(c);
+                close(fd);
+        }
+        free(p);
+        free(m1);
+        free(m2);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -584,6 +639,7 @@ int main(void)
             cmocka_unit_test(test_bad_writer_args),
             cmocka_unit_test(test_random_damage),
             cmocka_unit_test(test_zstd_frame_named),
+            cmocka_unit_test(test_gzip_member_named),
         };
         return cmocka_run_group_tests(tests, setup_data, teardown_data);
 }

@@ -31,15 +31,37 @@ static int gzip_probe(const uint8_t *head, size_t n)
         return n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
 }
 
-static int gz_zfail(const struct tm_cont *c, uint64_t off, int zret, const z_stream *zs,
-                    struct tm_err *err)
+/* " (in the member at archive offset M)" into buf, or "" when member < 0
+ * (a reader that began inside a member does not know where it starts). A
+ * CRC mismatch is seen at the member's end: the damage can be anywhere
+ * from its start. */
+static const char *gz_member_at(int64_t member, char *buf, size_t cap)
 {
+        buf[0] = 0;
+        if (member >= 0)
+                snprintf(buf, cap, " (in the member at archive offset %lld)", (long long)member);
+        return buf;
+}
+
+static int gz_zfail(const struct tm_cont *c, uint64_t off, int64_t member, int zret,
+                    const z_stream *zs, struct tm_err *err)
+{
+        char at[64];
         if (zret == Z_MEM_ERROR)
                 return tm_err_set(err, -ENOMEM, "%s: zlib: out of memory", c->path);
-        return tm_cont_eio(c, off, err, "gzip: %s",
+        return tm_cont_eio(c, off, err, "gzip: %s%s",
                            zs->msg               ? zs->msg
                            : zret == Z_NEED_DICT ? "needs a dictionary"
-                                                 : "corrupt deflate data");
+                                                 : "corrupt deflate data",
+                           gz_member_at(member, at, sizeof at));
+}
+
+/* The archive ended inside the member at member (or an unknown one). */
+static int gz_cut(const struct tm_cont *c, int64_t member, struct tm_err *err)
+{
+        char at[64];
+        return tm_cont_eio(c, c->asize, err, "gzip: archive ends inside a member%s",
+                           gz_member_at(member, at, sizeof at));
 }
 
 static int garbage(const struct tm_cont *c, uint64_t off, struct tm_err *err)
@@ -64,7 +86,8 @@ struct gscan {
         int tmpfd;
         int no_store; /* no temporary file: member points only */
         uint64_t wsize;
-        uint64_t est; /* saved size of the last window point, 0 if none yet */
+        uint64_t est;   /* saved size of the last window point, 0 if none yet */
+        int64_t member; /* archive offset of the member being read */
 };
 
 static void ring_push(struct gscan *s, const uint8_t *p, size_t n)
@@ -174,6 +197,7 @@ static int member_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoi
                         struct tm_err *err)
 {
         struct tm_cpoint p = {.coff = tm_cin_tell(&s->in), .roff = s->raw};
+        s->member = (int64_t)p.coff;
         if (tm_cpoints_want(pts, p.coff, p.roff) && tm_cpoints_add(pts, &p) < 0)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         return 0;
@@ -190,7 +214,7 @@ static int scan_loop(struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts,
                 if (k < 0)
                         return (int)k;
                 if (k == 0 && in_member)
-                        return tm_cont_eio(c, c->asize, err, "gzip: archive ends inside a member");
+                        return gz_cut(c, s->member, err);
                 if (k == 0)
                         return 0;
                 if (!in_member) {
@@ -209,7 +233,7 @@ static int scan_loop(struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts,
                 s->in.pos = (size_t)(s->zs.next_in - s->in.buf);
                 size_t got = GZ_SCAN_OUT - s->zs.avail_out;
                 if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR)
-                        return gz_zfail(c, tm_cin_tell(&s->in), zret, &s->zs, err);
+                        return gz_zfail(c, tm_cin_tell(&s->in), s->member, zret, &s->zs, err);
                 if (got) {
                         ring_push(s, s->out, got);
                         s->raw += got;
@@ -274,6 +298,7 @@ struct greader {
         int between;      /* a member ended; the next one has not started */
         int raw_mode;     /* started at a block point: trailer is ours to skip */
         unsigned trailer; /* trailer bytes still to skip */
+        int64_t member;   /* archive offset of the member being read, -1: not known */
         int eof;
         uint8_t *win, *cwin;
 };
@@ -316,6 +341,7 @@ static int gzip_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struc
         g->between = 0;
         g->trailer = 0;
         g->eof = 0;
+        g->member = p && p->wlen ? -1 : (int64_t)(p ? p->coff : 0);
         if (!p || p->wlen == 0) {
                 g->raw_mode = 0;
                 inflateReset2(&g->zs, GZ_WBITS_GZIP);
@@ -383,6 +409,7 @@ static int next_member(struct tm_creader *r, struct tm_err *err)
                 return (int)k;
         if (g->in.buf[g->in.pos] != 0x1f)
                 return garbage(c, tm_cin_tell(&g->in), err);
+        g->member = (int64_t)tm_cin_tell(&g->in);
         inflateReset2(&g->zs, GZ_WBITS_GZIP);
         g->raw_mode = 0;
         g->between = 0;
@@ -411,7 +438,7 @@ static ssize_t gzip_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_
                 if (k < 0)
                         return k;
                 if (k == 0)
-                        return tm_cont_eio(c, c->asize, err, "gzip: archive ends inside a member");
+                        return gz_cut(c, g->member, err);
                 g->zs.next_in = g->in.buf + g->in.pos;
                 g->zs.avail_in = (uInt)k;
                 g->zs.next_out = buf;
@@ -420,7 +447,7 @@ static ssize_t gzip_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_
                 g->in.pos = (size_t)(g->zs.next_in - g->in.buf);
                 size_t got = n - g->zs.avail_out;
                 if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR)
-                        return gz_zfail(c, tm_cin_tell(&g->in), zret, &g->zs, err);
+                        return gz_zfail(c, tm_cin_tell(&g->in), g->member, zret, &g->zs, err);
                 if (zret == Z_STREAM_END) {
                         g->between = 1;
                         g->trailer = g->raw_mode ? 8 : 0;
