@@ -521,6 +521,25 @@ static void test_random_damage(void **state)
         }
 }
 
+/* Read the archive at path from the start, before any scan, to its
+ * error: it must be -EIO, and *err gets it. */
+static void reader_error(const char *path, struct tm_err *err)
+{
+        struct tm_cont *c;
+        struct tm_creader *r;
+        int fd = open(path, O_RDONLY);
+        assert_int_equal(tm_cont_open(fd, path, &c, err), 0);
+        assert_int_equal(tm_creader_open(c, &r, err), 0);
+        static uint8_t buf[1 << 16];
+        ssize_t got;
+        while ((got = tm_creader_read(r, buf, sizeof buf, err)) > 0)
+                ;
+        assert_int_equal(got, -EIO);
+        tm_creader_close(r);
+        tm_cont_close(c);
+        close(fd);
+}
+
 /* A zstd frame's damage is found at the frame's end (its content
  * checksum) or wherever its blocks stop decoding; the message names the
  * frame it is in, by a reader and by the scan. */
@@ -552,21 +571,9 @@ static void test_zstd_frame_named(void **state)
                 if (!strstr(err.msg, want))
                         fail_msg("scan, flip at %zu in frame %zu: %s", at, k, err.msg);
                 /* a reader from the start, before any scan */
-                struct tm_cont *c;
-                struct tm_creader *r;
-                int fd = open(bad, O_RDONLY);
-                assert_int_equal(tm_cont_open(fd, bad, &c, &err), 0);
-                assert_int_equal(tm_creader_open(c, &r, &err), 0);
-                static uint8_t buf[1 << 16];
-                ssize_t got;
-                while ((got = tm_creader_read(r, buf, sizeof buf, &err)) > 0)
-                        ;
-                assert_int_equal(got, -EIO);
+                reader_error(bad, &err);
                 if (!strstr(err.msg, want))
                         fail_msg("reader, flip at %zu in frame %zu: %s", at, k, err.msg);
-                tm_creader_close(r);
-                tm_cont_close(c);
-                close(fd);
         }
         free(p);
 }
@@ -604,22 +611,10 @@ static void test_gzip_member_named(void **state)
                 if (!strstr(err.msg, want))
                         fail_msg("scan, %s at %zu in member %d: %s", cut ? "cut" : "flip", at, m,
                                  err.msg);
-                struct tm_cont *c;
-                struct tm_creader *r;
-                int fd = open(bad, O_RDONLY);
-                assert_int_equal(tm_cont_open(fd, bad, &c, &err), 0);
-                assert_int_equal(tm_creader_open(c, &r, &err), 0);
-                static uint8_t buf[1 << 16];
-                ssize_t got;
-                while ((got = tm_creader_read(r, buf, sizeof buf, &err)) > 0)
-                        ;
-                assert_int_equal(got, -EIO);
+                reader_error(bad, &err);
                 if (!strstr(err.msg, want))
                         fail_msg("reader, %s at %zu in member %d: %s", cut ? "cut" : "flip", at, m,
                                  err.msg);
-                tm_creader_close(r);
-                tm_cont_close(c);
-                close(fd);
         }
         free(p);
         free(m1);
