@@ -243,19 +243,27 @@ static void node_name_archive(struct node_trace *tr, struct tm_err *err)
                 tm_err_prefix(err, "%s", tr->path);
 }
 
+/* Log msg unless it is the last one logged through last (a buffer of at
+ * least strlen(msg) + 1 bytes, guarded by mu): a failing path is asked
+ * about again and again. */
+static void node_log_once(pthread_mutex_t *mu, char *last, const char *msg)
+{
+        pthread_mutex_lock(mu);
+        int repeat = strcmp(last, msg) == 0;
+        if (!repeat)
+                strcpy(last, msg);
+        pthread_mutex_unlock(mu);
+        if (!repeat)
+                fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", msg);
+}
+
 void node_trace_log(struct node_trace *tr, const struct tm_err *err)
 {
         struct tm_err e = *err;
         if (!e.msg[0])
                 snprintf(e.msg, sizeof e.msg, "error %d", e.code);
         node_name_archive(tr, &e);
-        pthread_mutex_lock(&tr->lock);
-        int repeat = strcmp(tr->lastlog, e.msg) == 0;
-        if (!repeat)
-                memcpy(tr->lastlog, e.msg, sizeof e.msg);
-        pthread_mutex_unlock(&tr->lock);
-        if (!repeat)
-                fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", e.msg);
+        node_log_once(&tr->lock, tr->lastlog, e.msg);
 }
 
 void node_trace_note(struct node_trace *tr, struct tm_trace *t)
@@ -390,15 +398,11 @@ static int node_resolve_file(struct node_res *r, const char *view)
         return -ENOENT;
 }
 
-/* The error a failed lstat of the source gives the kernel: what the path
- * is (missing, not a directory, not allowed, too long, a loop) as is; the
+/* The error a failed lstat of src gives the kernel: what the path is
+ * (missing, not a directory, not allowed, too long, a loop) as is; the
  * source failing (a network share gone: ENOTCONN, ESTALE, ...) as EIO,
- * as reads of views report it. */
-/* lstat of src failed with e: the answer for the kernel. Anything but
- * the ordinary answers (no such file, not a directory, no permission) is
- * the source failing under us, e.g. a network share gone, and is logged
- * naming src (each message once in a row: the kernel asks again and
- * again). */
+ * as reads of views report it, and logged naming src (once in a row: the
+ * kernel asks again and again). */
 static int node_lstat_err(const char *src, int e)
 {
         static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -414,13 +418,7 @@ static int node_lstat_err(const char *src, int e)
         default: {
                 char msg[sizeof last];
                 snprintf(msg, sizeof msg, "%s: stat: %s", src, strerror(e));
-                pthread_mutex_lock(&mu);
-                int repeat = strcmp(last, msg) == 0;
-                if (!repeat)
-                        memcpy(last, msg, sizeof msg);
-                pthread_mutex_unlock(&mu);
-                if (!repeat)
-                        fuse_log(FUSE_LOG_ERR, "tracemount: %s\n", msg);
+                node_log_once(&mu, last, msg);
                 return -EIO;
         }
         }

@@ -417,7 +417,7 @@ static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kin
                 vk->sconst |= 1ull << a;
                 vk->sprefix |= 1ull << a;
                 vk->sstart |= 1ull << a;
-                vk->svalid |= (w == 16 ? 0xffffull : (1ull << w) - 1) << a;
+                vk->svalid |= ((1ull << w) - 1) << a;
                 vk->slast |= 1ull << (a + w - 1);
                 if (w == 9) { /* ' ', the 8 digits of lane i */
                         for (unsigned j = 0; j < 8; j++)
