@@ -462,9 +462,13 @@ static void test_views(void **state)
 /* A trace whose checkpoint interval is longer than TM_RA_SEG_MAX (one
  * interval here: ~7 MB of ascii) is still read ahead, in pieces: a
  * sequential reader's bytes equal the test's own rendering, with one
- * worker (each piece goes on from the last) and with three (pieces
- * that start inside the interval, decoded from its checkpoint), and the
- * segment buffers stay within their bound. */
+ * worker (each piece goes on from the last) and with three, and the
+ * segment buffers stay within their bound. Workers beyond the first take
+ * no piece inside an interval, which they would reach only by decoding
+ * from its checkpoint what the first worker decodes anyway (counted by
+ * tm_ra_far_starts), except the piece a reader waits for when no cursor
+ * is heading there: a read that starts mid-interval. With two intervals
+ * and two workers, each takes one, from its checkpoint. */
 static void test_readahead_pieces(void **state)
 {
         (void)state;
@@ -481,19 +485,32 @@ static void test_readahead_pieces(void **state)
         char path[256];
         snprintf(path, sizeof path, "%s/long.hatf.zst", tmpdir);
         write_archive(path, TM_CONT_ZSTD, &raw);
-        static const char *const threads[] = {"1", "3"};
+        static const struct {
+                const char *threads;
+                uint64_t ckpt;  /* records between checkpoints */
+                int mid;        /* start reading mid-interval */
+                unsigned slots; /* the bound on segment buffers */
+                int far;        /* far starts: 0 none, 1 some */
+        } cf[] = {
+            {"1", 1u << 30, 0, 1 + 3, 0},
+            {"3", 1u << 30, 0, 3 + 3, 0},
+            {"3", 1u << 30, 1, 3 + 3, 1},
+            /* intervals of 0.6 N and 0.4 N records: 3 and 2 pieces */
+            {"2", N * 3 / 5, 0, 2 + 3 + 3, 0},
+        };
         char *tmp = malloc(CHUNK);
         assert_non_null(tmp);
-        for (unsigned k = 0; k < 2; k++) {
-                setenv("TM_READ_THREADS", threads[k], 1);
+        for (unsigned k = 0; k < sizeof cf / sizeof cf[0]; k++) {
+                setenv("TM_READ_THREADS", cf[k].threads, 1);
                 struct tm_err err = {0};
                 struct tm_trace *t;
-                struct tm_trace_opts o = {.no_save = 1, .ckpt_refs = 1u << 30};
+                struct tm_trace_opts o = {.no_save = 1, .ckpt_refs = cf[k].ckpt};
                 if (tm_trace_open(path, &o, &t, &err) < 0)
                         fail_msg("%s", err.msg);
                 struct tm_vfile *f;
                 assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
-                uint64_t off = 0, peak = 0;
+                uint64_t off = cf[k].mid ? ascii.len / 3 : 0, peak = 0;
+                unsigned far0 = tm_ra_far_starts();
                 for (;;) {
                         ssize_t got = tm_vfile_pread(f, tmp, CHUNK, off, &err);
                         if (got < 0)
@@ -507,11 +524,15 @@ static void test_readahead_pieces(void **state)
                         peak = m > peak ? m : peak;
                 }
                 assert_int_equal(off, ascii.len);
-                unsigned nt = (unsigned)atoi(threads[k]);
                 assert_true(peak > 0); /* it did read ahead */
-                assert_true(peak <= (uint64_t)(nt + 3) * (TM_RA_PIECE + 4096));
+                assert_true(peak <= (uint64_t)cf[k].slots * (TM_RA_PIECE + 4096));
                 tm_vfile_close(f);
                 assert_int_equal(tm_ra_mem_in_use(), 0);
+                unsigned far = tm_ra_far_starts() - far0;
+                if (cf[k].far)
+                        assert_true(far > 0);
+                else
+                        assert_int_equal(far, 0);
                 tm_trace_close(t);
         }
         unsetenv("TM_READ_THREADS");

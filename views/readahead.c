@@ -12,12 +12,17 @@
  * readers at once share TM_RA_WORKERS_TOTAL threads. */
 static atomic_uint ra_live;
 static _Atomic uint64_t ra_mem; /* bytes of segment buffers, all readaheads */
+static atomic_uint ra_far;      /* segments begun away from a cursor and a checkpoint */
 
 /* Slots beyond one per worker: the segment being read, the one before it
  * (the kernel's readahead sends a file's requests concurrently, and they
  * can reach us out of order across a segment boundary) and one more
  * ahead. */
 #define RA_SPARE 3
+/* Slots at most: with several workers on a trace whose checkpoint
+ * intervals are cut into pieces, the window holds an interval a worker
+ * beyond the first (see ra_slots). */
+#define RA_SLOTS_MAX 32
 /* Segments behind the window a request may fall and still count as late
  * (served by the caller, the readahead kept) rather than a jump. */
 #define RA_LATE 4
@@ -36,11 +41,13 @@ struct worker {
         struct tm_vfile *vf;
         pthread_t th;
         int started;
-        uint32_t next; /* the segment after the last one it decoded */
+        uint32_t next; /* the segment after the one it decodes or decoded last
+                          (UINT32_MAX: none yet); under mu once started */
 };
 
 struct tm_ra {
         uint64_t *start; /* [nseg] where each segment starts in the view */
+        uint8_t *ck;     /* [nseg] 1: the segment starts at a checkpoint */
         uint32_t nseg;
         enum tm_view_kind kind;
         uint64_t size;
@@ -49,8 +56,8 @@ struct tm_ra {
         pthread_mutex_t mu;
         pthread_cond_t cv;
         int stop;
-        unsigned nslots; /* workers + RA_SPARE */
-        struct slot slot[TM_RA_THREADS_MAX + RA_SPARE];
+        unsigned nslots; /* see ra_slots */
+        struct slot slot[RA_SLOTS_MAX];
         unsigned nworkers;
         unsigned reserved; /* counted in ra_live */
         uint64_t mem;      /* counted in ra_mem */
@@ -67,6 +74,11 @@ static uint64_t ra_mem_budget(void)
 uint64_t tm_ra_mem_in_use(void)
 {
         return atomic_load(&ra_mem);
+}
+
+unsigned tm_ra_far_starts(void)
+{
+        return atomic_load(&ra_far);
 }
 
 unsigned tm_ra_threads(void)
@@ -128,8 +140,9 @@ static uint64_t *address_starts(const struct tm_index *ix, enum tm_view_kind kin
  * fault can stall on compaction). A piece that does not start at a
  * checkpoint costs nothing to the worker whose cursor ended where it
  * starts (worker_pick prefers that one); another worker's cursor decodes
- * from the checkpoint up to it. Returns the new array (s freed), or NULL. */
-static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size)
+ * from the checkpoint up to it. Returns the new array (s freed), or NULL;
+ * *ck gets which of its segments start at a checkpoint. */
+static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size, uint8_t **ck)
 {
         uint64_t limit = TM_RA_SEG_MAX, pieces = 0;
         for (uint32_t i = 0; i < *n; i++)
@@ -139,19 +152,26 @@ static uint64_t *cut_long(uint64_t *s, uint32_t *n, uint64_t size)
                 uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
                 pieces += len > limit ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
         }
-        if (pieces == *n)
-                return s;
-        uint64_t *o = pieces < UINT32_MAX ? malloc(pieces * sizeof *o) : NULL;
-        if (!o) {
+        uint64_t *o = pieces == *n ? s : pieces < UINT32_MAX ? malloc(pieces * sizeof *o) : NULL;
+        *ck = o ? malloc(pieces) : NULL;
+        if (!*ck) {
+                if (o != s)
+                        free(o);
                 free(s);
                 return NULL;
+        }
+        if (o == s) {
+                memset(*ck, 1, pieces);
+                return s;
         }
         uint32_t m = 0;
         for (uint32_t i = 0; i < *n; i++) {
                 uint64_t len = (i + 1 < *n ? s[i + 1] : size) - s[i];
                 uint64_t k = len > limit ? (len + TM_RA_PIECE - 1) / TM_RA_PIECE : 1;
-                for (uint64_t j = 0; j < k; j++)
+                for (uint64_t j = 0; j < k; j++) {
+                        (*ck)[m] = j == 0;
                         o[m++] = s[i] + j * (len / k); /* the last takes len % k */
+                }
         }
         free(s);
         *n = m;
@@ -173,22 +193,44 @@ static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
         return 0;
 }
 
-/* The wanted segment a worker takes next: the one its cursor ended at
- * (next), so that pieces of one interval go on without decoding again,
- * else the lowest. Under mu. */
-static struct slot *worker_pick(struct tm_ra *ra, uint32_t next)
+/* Whether a worker's cursor is at segment s or will be when it ends the
+ * one it decodes (it takes s then). Under mu. */
+static int seg_claimed(const struct tm_ra *ra, uint32_t s)
 {
-        struct slot *best = NULL;
+        for (unsigned i = 0; i < TM_RA_THREADS_MAX; i++)
+                if (ra->w[i].next == s)
+                        return 1;
+        return 0;
+}
+
+/* The wanted segment worker w takes next, or NULL (it waits):
+ * 1. the one its cursor ended at (next), so that pieces of one interval
+ *    go on without decoding again;
+ * 2. else the lowest, the one a reader waits for first, unless another
+ *    worker's cursor is heading there;
+ * 3. else the lowest that starts at a checkpoint: nothing to decode to
+ *    get there (so two workers take every other interval). A piece that
+ *    does not start at one would cost the decoding from there to its
+ *    start, which another worker does anyway: not taken (measured, taking
+ *    them made two workers slower than one).
+ * Under mu. */
+static struct slot *worker_pick(struct tm_ra *ra, const struct worker *w)
+{
+        struct slot *ck = NULL, *low = NULL;
         for (unsigned i = 0; i < ra->nslots; i++) {
                 struct slot *sl = &ra->slot[i];
                 if (sl->state != SLOT_WANTED)
                         continue;
-                if (sl->seg == next)
+                if (sl->seg == w->next)
                         return sl;
-                if (!best || sl->seg < best->seg)
-                        best = sl;
+                if (ra->ck[sl->seg] && (!ck || sl->seg < ck->seg))
+                        ck = sl;
+                if (!low || sl->seg < low->seg)
+                        low = sl;
         }
-        return best;
+        if (low && !seg_claimed(ra, low->seg))
+                return low;
+        return ck;
 }
 
 static void *worker_main(void *arg)
@@ -198,16 +240,18 @@ static void *worker_main(void *arg)
         pthread_setname_np(pthread_self(), "tm-readahead"); /* for top -H, perf */
         pthread_mutex_lock(&ra->mu);
         while (!ra->stop) {
-                struct slot *best = worker_pick(ra, w->next);
+                struct slot *best = worker_pick(ra, w);
                 if (!best) {
                         pthread_cond_wait(&ra->cv, &ra->mu);
                         continue;
                 }
                 best->state = SLOT_BUSY;
                 uint32_t seg = best->seg;
+                if (seg != w->next && !ra->ck[seg])
+                        atomic_fetch_add(&ra_far, 1);
+                w->next = seg + 1; /* where its cursor will be */
                 pthread_mutex_unlock(&ra->mu);
                 int rc = worker_fill(w, best, seg);
-                w->next = seg + 1; /* where its cursor now is */
                 pthread_mutex_lock(&ra->mu);
                 best->state = rc == 0 ? SLOT_READY : SLOT_FAILED;
                 pthread_cond_broadcast(&ra->cv);
@@ -238,6 +282,26 @@ static char *slot_alloc(size_t n)
         return p;
 }
 
+/* The slots of a readahead with n workers: one each and RA_SPARE. With
+ * several workers on a trace whose checkpoint intervals are cut into up to
+ * P pieces, (n - 1) * P more: a worker takes only pieces its cursor gets
+ * to without decoding others (worker_pick), so while the reader is in one
+ * interval the others decode the next ones, whole, and the window must
+ * hold them. At most RA_SLOTS_MAX. */
+static unsigned ra_slots(const struct tm_ra *ra, unsigned n)
+{
+        uint32_t p = 0, run = 0, starts = 0;
+        for (uint32_t s = 0; s < ra->nseg; s++) {
+                run = ra->ck[s] ? 1 : run + 1;
+                p = run > p ? run : p;
+                starts += ra->ck[s];
+        }
+        uint64_t want = n + RA_SPARE;
+        if (p > 1 && starts > 1)
+                want += (uint64_t)(n - 1) * p;
+        return want > RA_SLOTS_MAX ? RA_SLOTS_MAX : (unsigned)want;
+}
+
 struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
                          uint64_t size, unsigned nthreads)
 {
@@ -246,12 +310,15 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         struct tm_ra *ra = calloc(1, sizeof *ra);
         if (!ra)
                 return NULL;
+        for (unsigned i = 0; i < TM_RA_THREADS_MAX; i++)
+                ra->w[i].next = UINT32_MAX;
         ra->start =
             t->rt ? tm_rtrace_segments(t, view, &ra->nseg) : address_starts(t->ix, kind, &ra->nseg);
         if (ra->start)
-                ra->start = cut_long(ra->start, &ra->nseg, size);
+                ra->start = cut_long(ra->start, &ra->nseg, size, &ra->ck);
         if (!ra->start || ra->nseg < 2) {
                 free(ra->start);
+                free(ra->ck);
                 free(ra);
                 return NULL;
         }
@@ -265,6 +332,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         }
         if (big > TM_RA_SEG_MAX) {
                 free(ra->start);
+                free(ra->ck);
                 free(ra);
                 return NULL;
         }
@@ -281,7 +349,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
          * fewer workers, or none, when it is spent. */
         uint64_t seg = big ? big : 1, budget = ra_mem_budget();
         while (nthreads > 0) {
-                uint64_t want = (nthreads + RA_SPARE) * seg;
+                uint64_t want = ra_slots(ra, nthreads) * seg;
                 if (atomic_fetch_add(&ra_mem, want) + want <= budget) {
                         ra->mem = want;
                         break;
@@ -291,7 +359,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         }
         atomic_fetch_sub(&ra_live, ra->reserved - nthreads);
         ra->reserved = nthreads;
-        ra->nslots = nthreads ? nthreads + RA_SPARE : 0;
+        ra->nslots = nthreads ? ra_slots(ra, nthreads) : 0;
         pthread_mutex_init(&ra->mu, NULL);
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
@@ -334,6 +402,7 @@ void tm_ra_close(struct tm_ra *ra)
         for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);
         free(ra->start);
+        free(ra->ck);
         atomic_fetch_sub(&ra_live, ra->reserved);
         atomic_fetch_sub(&ra_mem, ra->mem);
         pthread_mutex_destroy(&ra->mu);

@@ -12,10 +12,17 @@
  * An interval longer than TM_RA_SEG_MAX bytes is read ahead as several
  * segments of at most TM_RA_PIECE bytes (a heap trace's are ~7 MB of
  * ascii); a worker takes the piece after its last one first, so that its
- * cursor runs on without decoding the interval again.
+ * cursor runs on without decoding the interval again. Other workers take
+ * the first pieces of the next intervals (the window then holds those
+ * intervals too), not pieces inside one, whose start they would reach
+ * only by decoding what the first worker decodes anyway: they do that
+ * only for the piece a reader waits for when no cursor is heading there
+ * (a read that starts mid-interval).
  *
  * Memory: workers + 3 buffers of the largest segment (at most
- * TM_RA_SEG_MAX bytes) plus one cursor per worker. All readaheads of the process share
+ * TM_RA_SEG_MAX bytes), and with several workers on cut intervals as
+ * many more as a worker beyond the first needs for one interval, plus
+ * one cursor per worker. All readaheads of the process share
  * TM_RA_MEM_TOTAL bytes of segment buffers ($TM_READ_AHEAD_MEM overrides
  * it, for tests): a file that finds it spent
  * reads ahead with fewer workers or not at all (measured: 40 concurrent
@@ -42,6 +49,11 @@ struct tm_ra;
 
 /* Bytes of segment buffers the process's readaheads hold now (tests). */
 uint64_t tm_ra_mem_in_use(void);
+
+/* Segments the process's workers began neither where their cursor was
+ * nor at a checkpoint, so decoded from the checkpoint before them up to
+ * their start (tests). */
+unsigned tm_ra_far_starts(void);
 
 /* Worker threads to use: $TM_READ_THREADS if set (0 disables), else the
  * online CPUs minus one, at most TM_RA_THREADS_MAX. */
