@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -370,6 +371,23 @@ static void test_readahead_late(void **state)
         tm_trace_close(t);
         free(want.p);
         fixture_free(&fx);
+}
+
+/* Workers: $TM_READ_THREADS when set; else CPUs - 1, and for a record
+ * trace's text at least two where there are two CPUs. */
+static void test_ra_threads(void **state)
+{
+        (void)state;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsetenv("TM_READ_THREADS");
+        unsigned n = tm_ra_threads(), heavy = tm_ra_threads_heavy();
+        assert_int_equal(n, cpus - 1 > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : cpus - 1);
+        assert_int_equal(heavy, cpus == 2 ? 2 : n);
+        setenv("TM_READ_THREADS", "1", 1);
+        assert_int_equal(tm_ra_threads_heavy(), 1);
+        setenv("TM_READ_THREADS", "0", 1);
+        assert_int_equal(tm_ra_threads_heavy(), 0);
+        unsetenv("TM_READ_THREADS");
 }
 
 /* A first read at 0 of 128 KiB or more (cat, the kernel's readahead
@@ -916,6 +934,7 @@ int main(void)
             cmocka_unit_test(test_readahead_late),
             cmocka_unit_test(test_peek),
             cmocka_unit_test(test_readahead_first),
+            cmocka_unit_test(test_ra_threads),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

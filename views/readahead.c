@@ -94,6 +94,15 @@ unsigned tm_ra_threads(void)
         return n > TM_RA_THREADS_MAX ? TM_RA_THREADS_MAX : (unsigned)n;
 }
 
+unsigned tm_ra_threads_heavy(void)
+{
+        unsigned n = tm_ra_threads();
+        const char *s = getenv("TM_READ_THREADS");
+        if (s && *s)
+                return n;
+        return n == 1 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : n;
+}
+
 /* Segment s of the view: [*start, *end). */
 static void seg_bounds(const struct tm_ra *ra, uint32_t s, uint64_t *start, uint64_t *end)
 {

@@ -561,7 +561,10 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         int first_at_0 = !f->reads && off == 0 && n >= VF_RA_FIRST;
         f->reads = 1;
         if ((f->seq >= VF_RA_AFTER || first_at_0) && !f->ra_off && !f->ra) {
-                f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, tm_ra_threads());
+                /* a record trace's text: much work a byte */
+                unsigned nt =
+                    f->rv && f->kind == TM_VIEW_ASCII ? tm_ra_threads_heavy() : tm_ra_threads();
+                f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, nt);
                 if (!f->ra)
                         f->ra_off = 1;
                 else
