@@ -135,6 +135,31 @@ void hatf_plan_kinds(const struct hatf_state *s, struct hatf_kplan *kp)
         }
 }
 
+struct plan_cache {
+        uint64_t gen; /* 0: empty */
+        struct hatf_fstate key[HATF_NF]; /* prev zeroed */
+        struct hatf_kplan plan[TM_HK_COMMENT];
+};
+
+static _Thread_local struct plan_cache plan_cache;
+
+const struct hatf_kplan *hatf_plans(const struct hatf_state *s, uint64_t *gen)
+{
+        struct hatf_fstate key[HATF_NF];
+        memcpy(key, s->f, sizeof key);
+        for (unsigned f = 0; f < HATF_NF; f++)
+                key[f].prev = 0;
+        struct plan_cache *c = &plan_cache;
+        if (!c->gen || memcmp(c->key, key, sizeof key) != 0) {
+                hatf_plan_kinds(s, c->plan);
+                memcpy(c->key, key, sizeof key);
+                c->gen++;
+        }
+        if (gen)
+                *gen = c->gen;
+        return c->plan;
+}
+
 static int hatf_probe(const uint8_t *head, size_t n)
 {
         static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0,   8,   'H', 'A', 'T',
@@ -155,9 +180,8 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
 {
         (void)ctx;
         struct hatf_state *s = (struct hatf_state *)rs->b;
-        struct hatf_kplan plan[TM_HK_COMMENT];
         size_t pos = 0, n = 0, rl = 0;
-        hatf_plan_kinds(s, plan);
+        const struct hatf_kplan *plan = hatf_plans(s, NULL);
         while (n < cap && pos < len) {
                 const uint8_t *p = in + pos;
                 int step = hatf_peek(plan, p, len - pos, raw_off + pos, &rl, err);
@@ -170,7 +194,7 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
                         if (hatf_meta_apply(s, p, &why) < 0)
                                 return tm_err_set(err, -EIO, "raw offset %llu: %s",
                                                   (unsigned long long)(raw_off + pos), why);
-                        hatf_plan_kinds(s, plan);
+                        plan = hatf_plans(s, NULL);
                 } else if (step == HATF_STEP_REC) {
                         hatf_rec_decode(s, plan, p, &out[n++]);
                 }

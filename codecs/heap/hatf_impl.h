@@ -237,6 +237,15 @@ static inline void hatf_rec_decode_planned(struct hatf_state *s, const struct ha
 /* The kinds' plans for state s (kp: TM_HK_COMMENT of them). */
 void hatf_plan_kinds(const struct hatf_state *s, struct hatf_kplan *kp);
 
+/* The kinds' plans for state s, kept per thread with the part of s they
+ * depend on (widths, interpretations, arguments: not the previous values)
+ * and made again only when that changes; *gen (if not NULL) gets a number
+ * that changes whenever they are made again, for plans derived from them.
+ * Valid until the thread's next call. The decoder is called per batch of
+ * a few hundred records, and making them at every call was ~12% of its
+ * time (bench/rrender_bench, decoding alone: 15.2 -> 13.3 ns a record). */
+const struct hatf_kplan *hatf_plans(const struct hatf_state *s, uint64_t *gen);
+
 /* Is the comment record p[0..n) the signature HATF_SIGNATURE? */
 int hatf_is_signature(const uint8_t *p, size_t n);
 

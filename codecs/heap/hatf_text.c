@@ -89,36 +89,30 @@ static void vplan_kinds(const struct hatf_state *s, const struct hatf_kplan *kp,
         }
 }
 
-/* The plans of the last state a thread's hatf_text started from, and the
- * part of that state they depend on (widths, interpretations, arguments:
- * not the previous values). A read-ahead worker calls hatf_text once per
- * 32 KiB of text, and making the plans again each time was ~3% of a cold
- * cat's samples. */
+/* The register plans of the kinds' plans a thread's hatf_text used last
+ * (hatf_plans' generation gen). A read-ahead worker calls hatf_text once
+ * per 32 KiB of text, and making the plans again each time was ~3% of a
+ * cold cat's samples. */
 struct plan_cache {
-        int valid;
-        struct hatf_fstate key[HATF_NF]; /* prev zeroed */
-        struct hatf_kplan plan[TM_HK_COMMENT];
+        uint64_t gen; /* 0: none */
         struct vplan vp[TM_HK_COMMENT];
 };
 
 static _Thread_local struct plan_cache plan_cache;
 
-/* The thread's cache, holding the plans of s (made again when s lacks
- * their key). Valid until the thread's next call. */
-static struct plan_cache *plans_of(const struct hatf_state *s)
+/* The thread's plans for s: the kinds' (*plan) and their register plans
+ * (returned), made again when s's widths, interpretations or arguments
+ * changed. Valid until the thread's next call. */
+static const struct vplan *plans_of(const struct hatf_state *s, const struct hatf_kplan **plan)
 {
-        struct hatf_fstate key[HATF_NF];
-        memcpy(key, s->f, sizeof key);
-        for (unsigned f = 0; f < HATF_NF; f++)
-                key[f].prev = 0;
+        uint64_t gen;
+        *plan = hatf_plans(s, &gen);
         struct plan_cache *c = &plan_cache;
-        if (!c->valid || memcmp(c->key, key, sizeof key) != 0) {
-                hatf_plan_kinds(s, c->plan);
-                vplan_kinds(s, c->plan, c->vp);
-                memcpy(c->key, key, sizeof key);
-                c->valid = 1;
+        if (c->gen != gen) {
+                vplan_kinds(s, *plan, c->vp);
+                c->gen = gen;
         }
-        return c;
+        return c->vp;
 }
 
 /* The fields' previous values / arguments in a register (lane = field). */
@@ -161,7 +155,8 @@ static int slow_one(struct hatf_state *s, const struct hatf_kplan *plan, const u
                 const char *why;
                 if (hatf_meta_apply(s, r, &why) < 0)
                         return 0;
-                plans_of(s); /* plan and vp are its arrays */
+                const struct hatf_kplan *kp;
+                plans_of(s, &kp); /* the same arrays as the caller's plan and vp */
         } else if (step == HATF_STEP_REC) {
                 struct tm_rec rec;
                 if (line_worst(p, r, rl) + TM_RRENDER_SLACK > cap - *w)
@@ -187,9 +182,8 @@ __attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const 
                 *used = *nrec = 0;
                 return 0;
         }
-        struct plan_cache *pc = plans_of(s);
-        const struct hatf_kplan *plan = pc->plan;
-        const struct vplan *vp = pc->vp;
+        const struct hatf_kplan *plan;
+        const struct vplan *vp = plans_of(s, &plan);
         const __m512i down = _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6);
         __m512i pv = state_vec(s, 1), av = state_vec(s, 0);
         for (;;) {
