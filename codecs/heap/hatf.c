@@ -136,7 +136,7 @@ void hatf_plan_kinds(const struct hatf_state *s, struct hatf_kplan *kp)
 }
 
 struct plan_cache {
-        uint64_t gen; /* 0: empty */
+        uint64_t gen;                    /* 0: empty */
         struct hatf_fstate key[HATF_NF]; /* prev zeroed */
         struct hatf_kplan plan[TM_HK_COMMENT];
 };
