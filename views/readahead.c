@@ -217,8 +217,9 @@ static int seg_claimed(const struct tm_ra *ra, uint32_t s)
  *    go on without decoding again;
  * 2. else the lowest, the one a reader waits for first, unless another
  *    worker's cursor is heading there;
- * 3. else the lowest that starts at a checkpoint: nothing to decode to
- *    get there (so two workers take every other interval). A piece that
+ * 3. else the lowest that starts at a checkpoint and that no other
+ *    cursor is heading for: nothing to decode to get there (so two
+ *    workers take every other interval). A piece that
  *    does not start at one would cost the decoding from there to its
  *    start, which another worker does anyway: not taken (measured, taking
  *    them made two workers slower than one).
@@ -232,7 +233,7 @@ static struct slot *worker_pick(struct tm_ra *ra, const struct worker *w)
                         continue;
                 if (sl->seg == w->next)
                         return sl;
-                if (ra->ck[sl->seg] && (!ck || sl->seg < ck->seg))
+                if (ra->ck[sl->seg] && (!ck || sl->seg < ck->seg) && !seg_claimed(ra, sl->seg))
                         ck = sl;
                 if (!low || sl->seg < low->seg)
                         low = sl;
