@@ -23,6 +23,7 @@
 #include "codecs/heap/hatf.h"
 #include "views/ixfile.h"
 #include "views/readahead.h"
+#include "views/rtrace.h"
 #include "codecs/metatf/dtd.h"
 #include "views/view.h"
 
@@ -118,7 +119,9 @@ static size_t gen(struct ev *ev, size_t n)
 
 /* HATF with fixed widths: size 4, address 8, thread 2, time 8 (delta,
  * to check signed offsets on the way), attributes v1. */
-static void hatf_write(struct buf *b, const struct ev *ev, size_t n)
+/* The HATF encoding of ev; when starts is not NULL, starts[i] gets the
+ * raw offset of record i. */
+static void hatf_write_at(struct buf *b, const struct ev *ev, size_t n, uint64_t *starts)
 {
         static const uint8_t sig[] = {10, 0, 8, 'H', 'A', 'T', 'F', ' ', '1', '.', '0'};
         put(b, sig, sizeof sig);
@@ -133,6 +136,8 @@ static void hatf_write(struct buf *b, const struct ev *ev, size_t n)
         uint64_t prev_t = 900;
         for (size_t i = 0; i < n; i++) {
                 const struct ev *e = &ev[i];
+                if (starts)
+                        starts[i] = b->len;
                 uint8_t tag = (uint8_t)e->kind;
                 put(b, &tag, 1);
                 size_t al = strlen(e->attr);
@@ -155,6 +160,11 @@ static void hatf_write(struct buf *b, const struct ev *ev, size_t n)
                 put_be(b, al, 1);
                 put(b, e->attr, al);
         }
+}
+
+static void hatf_write(struct buf *b, const struct ev *ev, size_t n)
+{
+        hatf_write_at(b, ev, n, NULL);
 }
 
 static void token(struct buf *b, const char *s)
@@ -231,6 +241,26 @@ static void write_archive(const char *path, enum tm_cont_kind kind, const struct
         struct tm_cwriter *w;
         assert_int_equal(tm_cwriter_open(fd, path, kind, &wo, &w, &err), 0);
         assert_int_equal(tm_cwriter_write(w, raw->p, raw->len, &err), 0);
+        assert_int_equal(tm_cwriter_close(w, &err), 0);
+        close(fd);
+}
+
+/* A zstd archive of raw in frames of frame_size raw bytes that end
+ * between records (n of them, starting at starts[]). */
+static void write_framed(const char *path, const struct buf *raw, const uint64_t *starts, size_t n,
+                         size_t frame_size)
+{
+        struct tm_err err = {0};
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        struct tm_cwriter_opts wo = {.level = 1, .frame_size = frame_size};
+        struct tm_cwriter *w;
+        assert_int_equal(tm_cwriter_open(fd, path, TM_CONT_ZSTD, &wo, &w, &err), 0);
+        for (size_t i = 0; i <= n; i++) {
+                uint64_t a = i ? starts[i - 1] : 0, e = i < n ? starts[i] : raw->len;
+                assert_int_equal(tm_cwriter_write(w, raw->p + a, (size_t)(e - a), &err), 0);
+                assert_int_equal(tm_cwriter_boundary(w, &err), 0);
+        }
         assert_int_equal(tm_cwriter_close(w, &err), 0);
         close(fd);
 }
@@ -483,8 +513,9 @@ static void test_readahead_pieces(void **state)
                 line(&ascii, &ev[i]);
         assert_true(ascii.len > TM_RA_SEG_MAX + TM_RA_PIECE);
         char path[256];
-        snprintf(path, sizeof path, "%s/long.hatf.zst", tmpdir);
-        write_archive(path, TM_CONT_ZSTD, &raw);
+        /* plain: no restart points, whose checkpoints would cut the interval */
+        snprintf(path, sizeof path, "%s/long.hatf", tmpdir);
+        write_archive(path, TM_CONT_PLAIN, &raw);
         static const struct {
                 const char *threads;
                 uint64_t ckpt;  /* records between checkpoints */
@@ -539,6 +570,103 @@ static void test_readahead_pieces(void **state)
         free(tmp);
         free(ascii.p);
         free(raw.p);
+        free(ev);
+}
+
+/* Checkpoints at the container's restart points (views/rindex.h): in a
+ * zstd archive in the seekable format, the first record at or after each
+ * point starts a checkpoint, also once the spacing has doubled
+ * (TM_CKPT_CAP reached), and the readahead's intervals are exactly those
+ * (tm_rtrace_segments): with frames that end between records (pack's) and
+ * with frames cut inside records. Read ahead by two workers, the ascii
+ * equals the test's own rendering, and no worker starts away from its
+ * cursor and from a checkpoint. */
+static void test_aligned_checkpoints(void **state)
+{
+        (void)state;
+        enum { N = 200000, CHUNK = 128 << 10 };
+        struct ev *ev = malloc(N * sizeof *ev);
+        uint64_t *starts = malloc(N * sizeof *starts), *aoff = malloc((N + 1) * sizeof *aoff);
+        uint64_t want[64];
+        char *tmp = malloc(CHUNK);
+        assert_true(ev && starts && aoff && tmp);
+        rng = 31;
+        size_t n = gen(ev, N);
+        struct buf raw = {0}, ascii = {0};
+        hatf_write_at(&raw, ev, n, starts);
+        for (size_t i = 0; i < n; i++) {
+                aoff[i] = ascii.len;
+                line(&ascii, &ev[i]);
+        }
+        aoff[n] = ascii.len;
+        setenv("TM_READ_THREADS", "2", 1);
+        for (unsigned v = 0; v < 2; v++) {
+                char path[256];
+                snprintf(path, sizeof path, "%s/al%u.hatf.zst", tmpdir, v);
+                if (v == 0)
+                        write_framed(path, &raw, starts, n, 1u << 20);
+                else /* frames of 1 MiB + 4 KiB, cut wherever that falls */
+                        write_archive(path, TM_CONT_ZSTD, &raw);
+                /* the records at or after the container's points */
+                struct tm_err err = {0};
+                struct tm_cont *c;
+                int fd = open(path, O_RDONLY);
+                assert_true(fd >= 0);
+                assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
+                size_t nw = 1, j = 0, exact = 0;
+                want[0] = 0;
+                for (uint64_t p = 0; tm_cont_next_point(c, p, &p);) {
+                        while (j < n && starts[j] < p)
+                                j++;
+                        assert_true(j < n && nw < sizeof want / sizeof want[0]);
+                        exact += starts[j] == p;
+                        want[nw++] = aoff[j];
+                }
+                tm_cont_close(c);
+                close(fd);
+                assert_true(nw >= 4);
+                assert_int_equal(exact, v == 0 ? nw - 1 : 0);
+                /* 16: 12,500 checkpoints, more than TM_CKPT_CAP */
+                static const uint64_t spacing[] = {4096, 16};
+                for (unsigned k = 0; k < 2; k++) {
+                        struct tm_trace *t;
+                        struct tm_trace_opts o = {.no_save = 1, .ckpt_refs = spacing[k]};
+                        if (tm_trace_open(path, &o, &t, &err) < 0 ||
+                            tm_trace_index(t, NULL, NULL, &err) < 0)
+                                fail_msg("%s", err.msg);
+                        uint32_t ns;
+                        uint64_t *seg = tm_rtrace_segments(t, "ascii", &ns);
+                        assert_non_null(seg);
+                        assert_int_equal(ns, nw);
+                        assert_memory_equal(seg, want, nw * sizeof *want);
+                        free(seg);
+                        struct tm_vfile *f;
+                        assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
+                        uint64_t off = 0, peak = 0;
+                        unsigned far0 = tm_ra_far_starts();
+                        ssize_t got;
+                        while ((got = tm_vfile_pread(f, tmp, CHUNK, off, &err)) > 0) {
+                                assert_true(off + (uint64_t)got <= ascii.len);
+                                assert_memory_equal(tmp, ascii.p + off, (size_t)got);
+                                off += (uint64_t)got;
+                                uint64_t m = tm_ra_mem_in_use();
+                                peak = m > peak ? m : peak;
+                        }
+                        if (got < 0)
+                                fail_msg("ascii at %" PRIu64 ": %s", off, err.msg);
+                        assert_int_equal(off, ascii.len);
+                        assert_true(peak > 0);
+                        assert_int_equal(tm_ra_far_starts() - far0, 0);
+                        tm_vfile_close(f);
+                        tm_trace_close(t);
+                }
+        }
+        unsetenv("TM_READ_THREADS");
+        free(tmp);
+        free(ascii.p);
+        free(raw.p);
+        free(aoff);
+        free(starts);
         free(ev);
 }
 
@@ -752,6 +880,7 @@ int main(void)
             cmocka_unit_test(test_index_file),
             cmocka_unit_test(test_corrupt),
             cmocka_unit_test(test_readahead_pieces),
+            cmocka_unit_test(test_aligned_checkpoints),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

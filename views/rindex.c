@@ -38,16 +38,51 @@ static int rindex_reserve(struct tm_rindex *ix, uint32_t cap)
         return 0;
 }
 
-/* Keep every other checkpoint and double the spacing. */
-static void rindex_halve(struct tm_rindex *ix)
+int tm_rindex_at_point(const struct tm_rindex *ix, const struct tm_cont *c, uint32_t i)
 {
-        uint32_t m = (ix->n + 1) / 2;
-        for (uint32_t i = 0; i < m; i++) {
-                ix->raw[i] = ix->raw[2 * i];
-                memmove(ix->col + (size_t)i * ix->ncol, ix->col + (size_t)2 * i * ix->ncol,
+        uint64_t cost = tm_cont_restart_cost(c, ix->raw[i]);
+        return i == 0 || (cost <= TM_RINDEX_ALIGN_SLACK && cost < ix->raw[i] - ix->raw[i - 1]);
+}
+
+static uint64_t ck_rec(const struct tm_rindex *ix, uint32_t i)
+{
+        return ix->col[(size_t)i * ix->ncol + TM_RCOL_REC];
+}
+
+/* Does rindex_halve keep checkpoint i (0 < i < n), last the records before
+ * the last one kept, end those counted? Yes when it starts at a restart
+ * point of the container, or when dropping it would leave more than the
+ * new spacing before the next (or the end). */
+static int halve_keeps(const struct tm_rindex *ix, const struct tm_cont *c, uint64_t end,
+                       uint32_t i, uint64_t last)
+{
+        uint64_t next = i + 1 < ix->n ? ck_rec(ix, i + 1) : end;
+        return next - last > 2 * ix->k || tm_rindex_at_point(ix, c, i);
+}
+
+/* Double the spacing, keeping checkpoint 0 and those halve_keeps keeps;
+ * when those are more than three quarters, every other one instead. Both
+ * leave at most twice the old spacing between two checkpoints, as the old
+ * ones are at most k apart. (Moving kept ones down leaves raw[i - 1] as it
+ * was when checkpoint i is considered: only i - 1 itself is written
+ * there.) */
+static void rindex_halve(struct tm_rindex *ix, const struct tm_cont *c, uint64_t end)
+{
+        uint32_t m = 1;
+        for (uint32_t i = 1, last = 0; i < ix->n; i++)
+                if (halve_keeps(ix, c, end, i, ck_rec(ix, last)))
+                        m++, last = i;
+        int greedy = (uint64_t)m * 4 <= (uint64_t)ix->n * 3;
+        m = 1;
+        for (uint32_t i = 1, last = 0; i < ix->n; i++) {
+                if (greedy ? !halve_keeps(ix, c, end, i, ck_rec(ix, last)) : i % 2)
+                        continue;
+                ix->raw[m] = ix->raw[i];
+                memmove(ix->col + (size_t)m * ix->ncol, ix->col + (size_t)i * ix->ncol,
                         ix->ncol * sizeof *ix->col);
-                memmove(ix->st + (size_t)i * ix->stsize, ix->st + (size_t)2 * i * ix->stsize,
+                memmove(ix->st + (size_t)m * ix->stsize, ix->st + (size_t)i * ix->stsize,
                         ix->stsize);
+                last = m++;
         }
         ix->n = m;
         ix->k *= 2;
@@ -119,6 +154,9 @@ struct rbuild {
         struct tm_cont *cont;
         struct tm_err *err;
         int one;           /* after a decode error: one record at a time */
+        int slow;          /* one record at a time up to next_pt */
+        int have_pt;       /* next_pt is the container's next restart point */
+        uint64_t next_pt;
         uint64_t good_raw; /* raw offset after the last record counted */
         struct tm_rstate mark;
 };
@@ -130,7 +168,7 @@ static int build_ckpt(struct rbuild *b)
             rindex_reserve(ix, ix->cap * 4 < TM_CKPT_CAP ? ix->cap * 4 : TM_CKPT_CAP) < 0)
                 return tm_err_set(b->err, -ENOMEM, "out of memory");
         if (ix->n == TM_CKPT_CAP)
-                rindex_halve(ix);
+                rindex_halve(ix, b->cont, b->at[TM_RCOL_REC]);
         uint32_t i = ix->n++;
         ix->raw[i] = b->feed.raw_off;
         memcpy(ix->col + (size_t)i * ix->ncol, b->at, ix->ncol * sizeof *b->at);
@@ -171,7 +209,7 @@ static int build_drain(struct rbuild *b)
 {
         for (;;) {
                 uint64_t cap = b->next_ckpt - b->at[TM_RCOL_REC];
-                if (b->one)
+                if (b->one || b->slow)
                         cap = 1;
                 memcpy(b->mark.b, b->feed.st.b, b->ix->stsize);
                 size_t pos = b->feed.pos;
@@ -183,8 +221,13 @@ static int build_drain(struct rbuild *b)
                                 n = tm_err_set(b->err, -EIO, "raw offset %llu: record kind %u",
                                                (unsigned long long)b->feed.raw_off,
                                                b->recs[i].kind);
-                if (n < 0 && !b->one) {
-                        b->one = 1;
+                /* a failed batch, or one that ran past a restart point
+                 * (the checkpoint goes at the first record after it):
+                 * again, a record at a time */
+                int past = n > 1 && b->have_pt && b->feed.raw_off > b->next_pt;
+                if ((n < 0 && !b->one) || past) {
+                        b->one |= n < 0;
+                        b->slow |= past;
                         memcpy(b->feed.st.b, b->mark.b, b->ix->stsize);
                         b->feed.pos = pos;
                         b->feed.raw_off = raw;
@@ -196,7 +239,12 @@ static int build_drain(struct rbuild *b)
                         build_account(b, &b->recs[i]);
                 tm_rstats_add(b->acc, b->recs, (size_t)n);
                 b->good_raw = b->feed.raw_off;
-                if (b->at[TM_RCOL_REC] == b->next_ckpt && build_ckpt(b) < 0)
+                int at_pt = b->have_pt && b->feed.raw_off >= b->next_pt;
+                if (at_pt) {
+                        b->slow = 0;
+                        b->have_pt = tm_cont_next_point(b->cont, b->feed.raw_off, &b->next_pt);
+                }
+                if ((at_pt || b->at[TM_RCOL_REC] == b->next_ckpt) && build_ckpt(b) < 0)
                         return -ENOMEM;
         }
 }
@@ -235,7 +283,7 @@ static void build_totals(struct rbuild *b, int budgeted)
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
         while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
-                rindex_halve(ix);
+                rindex_halve(ix, b->cont, b->at[TM_RCOL_REC]);
         memcpy(ix->tot, b->at, ix->ncol * sizeof *b->at);
         ix->raw_size = b->good_raw;
         ix->stats = *tm_rstats_get(b->acc);
@@ -277,6 +325,7 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
         b->cont = c;
         b->err = err;
         b->good_raw = hdr_len;
+        b->have_pt = tm_cont_next_point(c, hdr_len, &b->next_pt);
         if ((rc = build_ckpt(b)) < 0)
                 goto fail;
         rc = tm_cont_scan(c, build_sink, b, err);

@@ -18,12 +18,20 @@
  *                            appear (stats.thread_id[j]); later ones get
  *                            no stream of their own
  *
+ * Where the container's restart points are known during the pass (a zstd
+ * archive in the seekable format: its frames), a checkpoint is also taken
+ * at the first record that starts at or after each of them: resuming there
+ * decompresses nothing in vain, and read-ahead workers take the intervals
+ * between such checkpoints (tm_rtrace_segments). Checkpoints are at most K
+ * records apart, not exactly K.
+ *
  * The same pass gives every view's size (the totals) and the statistics
- * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles (every other
- * checkpoint dropped) whenever TM_CKPT_CAP checkpoints exist; with the
- * default spacing the checkpoints are then thinned to 0.5% of the archive,
- * as for address traces (docs/index-format.md). rindex_file.c saves and
- * loads it, with the container's seek index, like index.c's file. */
+ * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles whenever
+ * TM_CKPT_CAP checkpoints exist, dropping about every other checkpoint but
+ * keeping those at restart points where it can; with the default spacing
+ * the checkpoints are then thinned to 0.5% of the archive, as for address
+ * traces (docs/index-format.md). rindex_file.c saves and loads it, with
+ * the container's seek index, like index.c's file. */
 #ifndef TM_RINDEX_H
 #define TM_RINDEX_H
 
@@ -35,8 +43,13 @@
 #include "rstats.h"
 #include "view.h"
 
+/* A checkpoint at most this far after a restart point of the container
+ * (raw bytes decompressed in vain to resume there), and the first after
+ * it, counts as at that point (tm_rindex_at_point). */
+#define TM_RINDEX_ALIGN_SLACK (64u << 10)
+
 struct tm_rindex {
-        uint64_t k;    /* records between checkpoints */
+        uint64_t k;    /* records between checkpoints, at most */
         uint32_t n;    /* checkpoints */
         uint32_t cap;  /* allocated */
         unsigned ncol; /* columns */
@@ -90,6 +103,10 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                     struct tm_err *err);
 
 void tm_rindex_free(struct tm_rindex *ix);
+
+/* Is checkpoint i at a restart point of c: the first checkpoint after one
+ * and at most TM_RINDEX_ALIGN_SLACK raw bytes after it? Checkpoint 0 is. */
+int tm_rindex_at_point(const struct tm_rindex *ix, const struct tm_cont *c, uint32_t i);
 
 /* The last checkpoint whose position in column col is <= v. */
 uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);

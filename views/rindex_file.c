@@ -17,7 +17,7 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 1
+#define RIX_VERSION 2
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics, field by field ---- */
@@ -197,7 +197,7 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
 /* ---- load ---- */
 
 /* Every checkpoint in order and within the totals, the first at the
- * start, checkpoint i exactly i * k records in, fewer than k after the
+ * start, at least one and at most k records between two and after the
  * last, an ascii line of at least a byte a record; statistics that add
  * up. Of decoder states, only those the decoder cannot reach can be told
  * without decoding (the key's state_ok, in tm_rindex_load; docs/index-
@@ -219,15 +219,15 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
                 return 0;
         for (uint32_t i = 1; i < ix->n; i++) {
                 const uint64_t *row = ix->col + (size_t)i * ix->ncol, *prev = row - ix->ncol;
-                /* checkpoint i is exactly i * k records in; every record
-                 * is an ascii line of at least one byte */
-                if (ix->raw[i] < ix->raw[i - 1] || ix->raw[i] > ix->raw_size ||
-                    ix->k > ix->tot[TM_RCOL_REC] / i || row[TM_RCOL_REC] != (uint64_t)i * ix->k ||
-                    row[TM_RCOL_ASCII] - prev[TM_RCOL_ASCII] < ix->k)
-                        return 0;
                 for (unsigned c = 0; c < ix->ncol; c++)
                         if (row[c] < prev[c] || row[c] > ix->tot[c])
                                 return 0;
+                /* 1 to k records apart; every record is an ascii line of
+                 * at least one byte */
+                uint64_t recs = row[TM_RCOL_REC] - prev[TM_RCOL_REC];
+                if (ix->raw[i] < ix->raw[i - 1] || ix->raw[i] > ix->raw_size || recs == 0 ||
+                    recs > ix->k || row[TM_RCOL_ASCII] - prev[TM_RCOL_ASCII] < recs)
+                        return 0;
         }
         const uint64_t *last = ix->col + (size_t)(ix->n - 1) * ix->ncol;
         return ix->tot[TM_RCOL_REC] - last[TM_RCOL_REC] <= ix->k &&

@@ -256,6 +256,26 @@ static const struct tm_cpoint *point_before(const struct tm_cont *c, uint64_t ra
         return lo ? &c->pts.p[lo - 1] : NULL;
 }
 
+uint64_t tm_cont_restart_cost(const struct tm_cont *c, uint64_t raw)
+{
+        if (c->ops->r_seek)
+                return 0;
+        const struct tm_cpoint *p = point_before(c, raw);
+        return raw - (p ? p->roff : 0);
+}
+
+int tm_cont_next_point(const struct tm_cont *c, uint64_t raw, uint64_t *next)
+{
+        if (c->ops->r_seek || !c->indexed)
+                return 0;
+        const struct tm_cpoint *p = point_before(c, raw);
+        size_t i = p ? (size_t)(p - c->pts.p) + 1 : 0;
+        if (i >= c->pts.n)
+                return 0;
+        *next = c->pts.p[i].roff;
+        return 1;
+}
+
 static int discard(struct tm_creader *r, uint64_t target, struct tm_err *err)
 {
         while (r->pos < target) {

@@ -74,6 +74,18 @@ int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size);
  * of more than 16 MiB answers 0 even after scan. */
 int tm_cont_seekable(const struct tm_cont *c);
 
+/* Raw bytes a new reader decompresses and throws away to get to raw
+ * offset raw: its distance from the seek-index point at or before it, or
+ * from the stream's start when there is none (yet); 0 for plain. A record
+ * trace's index prefers checkpoints where this is small (views/rindex.h). */
+uint64_t tm_cont_restart_cost(const struct tm_cont *c, uint64_t raw);
+
+/* The first seek-index point after raw offset raw: returns 1 and sets
+ * *next, or 0 when there is none, the container needs none (plain) or the
+ * index is not complete (before tm_cont_scan of an archive without a seek
+ * table). */
+int tm_cont_next_point(const struct tm_cont *c, uint64_t raw, uint64_t *next);
+
 /* Receives raw bytes in order during tm_cont_scan. Returning non-zero stops
  * the scan, and tm_cont_scan returns that value. */
 typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
