@@ -278,18 +278,31 @@ static void *worker_main(void *arg)
  * cold cat ascii --direct-io of 10^8 refs (2.5 MB segments), 8
  * alternating runs: median 0.382 -> 0.372 s (no change measurable through
  * the page cache's noise). A failed madvise only loses that. */
+enum { RA_HUGE = 2u << 20 };
+
 static char *slot_alloc(size_t n)
 {
-        enum { HUGE = 2u << 20 };
-        if (n < HUGE)
+        if (n < RA_HUGE)
                 return malloc(n);
         void *p = NULL;
-        if (posix_memalign(&p, HUGE, n) != 0)
+        if (posix_memalign(&p, RA_HUGE, n) != 0)
                 return NULL;
 #ifdef MADV_HUGEPAGE
         (void)madvise(p, n, MADV_HUGEPAGE);
 #endif
         return p;
+}
+
+/* The bytes of a slot for segments of at most big bytes: from 1 MiB on, a
+ * whole number of huge pages. The pieces of a cut interval are a little
+ * under TM_RA_PIECE (equal parts of it), and as small pages their first
+ * touch was 8,600 page faults and ~9% of the samples of a heap trace's
+ * cold cat (session 18); a huge page is allocated whole anyway. */
+static uint64_t slot_bytes(uint64_t big)
+{
+        if (big < RA_HUGE / 2)
+                return big ? big : 1;
+        return (big + RA_HUGE - 1) / RA_HUGE * RA_HUGE;
 }
 
 /* The slots of a readahead with n workers: one each and RA_SPARE. With
@@ -357,7 +370,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         ra->reserved = nthreads;
         /* Segment buffers of all readaheads share TM_RA_MEM_TOTAL: take
          * fewer workers, or none, when it is spent. */
-        uint64_t seg = big ? big : 1, budget = ra_mem_budget();
+        uint64_t seg = slot_bytes(big), budget = ra_mem_budget();
         while (nthreads > 0) {
                 uint64_t want = ra_slots(ra, nthreads) * seg;
                 if (atomic_fetch_add(&ra_mem, want) + want <= budget) {
@@ -374,7 +387,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         pthread_cond_init(&ra->cv, NULL);
         int ok = 1;
         for (unsigned i = 0; i < ra->nslots && ok; i++)
-                ok = (ra->slot[i].buf = slot_alloc(big ? big : 1)) != NULL;
+                ok = (ra->slot[i].buf = slot_alloc((size_t)seg)) != NULL;
         ok = ok && nthreads > 0;
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];

@@ -20,7 +20,8 @@
  * (a read that starts mid-interval).
  *
  * Memory: workers + 3 buffers of the largest segment (at most
- * TM_RA_SEG_MAX bytes), and with several workers on cut intervals as
+ * TM_RA_SEG_MAX bytes; from 1 MiB on rounded up to whole 2 MiB huge
+ * pages), and with several workers on cut intervals as
  * many more as a worker beyond the first needs for one interval, plus
  * one cursor per worker. All readaheads of the process share
  * TM_RA_MEM_TOTAL bytes of segment buffers ($TM_READ_AHEAD_MEM overrides

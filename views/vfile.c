@@ -509,6 +509,19 @@ static ssize_t vf_fill(struct tm_vfile *f, char *dst, size_t n, struct tm_err *e
         return (ssize_t)done;
 }
 
+/* Start reading ahead, unless this file never does (a worker's cursor, a
+ * view the readahead refused before): 1 when it now does. */
+static int vf_ra_start(struct tm_vfile *f)
+{
+        if (f->ra_off || f->ra)
+                return 0;
+        /* a record trace's text: much work a byte */
+        unsigned nt = f->rv && f->kind == TM_VIEW_ASCII ? tm_ra_threads_heavy() : tm_ra_threads();
+        f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, nt);
+        f->ra_off = !f->ra;
+        return f->ra != NULL;
+}
+
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         if (off >= f->size || n == 0)
@@ -560,16 +573,8 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
          * read may be a peek at the head: it waits for the run of reads. */
         int first_at_0 = !f->reads && off == 0 && n >= VF_RA_FIRST;
         f->reads = 1;
-        if ((f->seq >= VF_RA_AFTER || first_at_0) && !f->ra_off && !f->ra) {
-                /* a record trace's text: much work a byte */
-                unsigned nt =
-                    f->rv && f->kind == TM_VIEW_ASCII ? tm_ra_threads_heavy() : tm_ra_threads();
-                f->ra = tm_ra_open(f->t, f->view, f->kind, f->size, nt);
-                if (!f->ra)
-                        f->ra_off = 1;
-                else
-                        return tm_vfile_pread(f, buf, n, off, err);
-        }
+        if ((f->seq >= VF_RA_AFTER || first_at_0) && vf_ra_start(f))
+                return tm_vfile_pread(f, buf, n, off, err);
         if (f->rv) { /* a record trace's cursor keeps its own position */
                 got = tm_rtrace_pread(f->rv, buf, n, off, err);
                 f->valid = got > 0;
@@ -592,6 +597,12 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
 ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspan *sp)
 {
         sp->n = 0;
+        /* the first read, as in tm_vfile_pread: then served in place too
+         * (else copied into a reply buffer of fresh memory) */
+        if (!f->reads && off == 0 && n >= VF_RA_FIRST && off < f->size) {
+                f->reads = 1;
+                vf_ra_start(f);
+        }
         if (!f->ra || off >= f->size || n == 0)
                 return -1;
         ssize_t got = tm_ra_peek(f->ra, n, off, sp);
