@@ -670,6 +670,78 @@ static void test_aligned_checkpoints(void **state)
         free(ev);
 }
 
+/* Over the index's size budget (the default spacing), the checkpoints at
+ * restart points alone, as many as fit: every one, or every second, third
+ * and so on; the read-ahead's intervals are then those, and the views
+ * read the same. A trace of small, regular records compresses well, so
+ * its budget holds fewer checkpoints than it has frames. */
+static void test_points_budget(void **state)
+{
+        (void)state;
+        enum { N = 400000, CHUNK = 128 << 10 };
+        struct ev *ev = malloc(N * sizeof *ev);
+        uint64_t *starts = malloc(N * sizeof *starts), *aoff = malloc((N + 1) * sizeof *aoff);
+        uint64_t want[64];
+        assert_true(ev && starts && aoff);
+        rng = 5;
+        uint64_t addr = 0x10000, t = 1000;
+        for (size_t i = 0; i < N; i++) {
+                ev[i] = (struct ev){.kind = TM_HK_ALLOC, .size = 16 + rnd() % 8,
+                                    .thread = 7, .time = t += 1 + rnd() % 4};
+                ev[i].addr = addr += 32;
+        }
+        struct buf raw = {0}, ascii = {0};
+        hatf_write_at(&raw, ev, N, starts);
+        for (size_t i = 0; i < N; i++) {
+                aoff[i] = ascii.len;
+                line(&ascii, &ev[i]);
+        }
+        char path[256];
+        snprintf(path, sizeof path, "%s/budget.hatf.zst", tmpdir);
+        write_framed(path, &raw, starts, N, 1u << 20);
+        struct tm_err err = {0};
+        struct tm_cont *c;
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
+        size_t nw = 1, j = 0;
+        want[0] = 0;
+        for (uint64_t p = 0; tm_cont_next_point(c, p, &p);) {
+                while (j < N && starts[j] < p)
+                        j++;
+                assert_true(j < N && starts[j] == p && nw < sizeof want / sizeof want[0]);
+                want[nw++] = aoff[j];
+        }
+        tm_cont_close(c);
+        close(fd);
+        struct tm_trace *tr;
+        struct tm_trace_opts o = {.no_save = 1};
+        if (tm_trace_open(path, &o, &tr, &err) < 0 || tm_trace_index(tr, NULL, NULL, &err) < 0)
+                fail_msg("%s", err.msg);
+        uint32_t ns;
+        uint64_t *seg = tm_rtrace_segments(tr, "ascii", &ns);
+        assert_non_null(seg);
+        printf("[ budget ] %zu restart points, %u kept\n", nw - 1, ns - 1);
+        assert_true(ns >= 2 && ns < nw);
+        size_t step = 1; /* every step-th of them, from the first */
+        while (step < nw && want[step] != seg[1])
+                step++;
+        assert_true(step > 1 && (ns - 1) * step < nw && ns * step >= nw);
+        for (uint32_t i = 0; i < ns; i++)
+                assert_int_equal(seg[i], want[i * step]);
+        free(seg);
+        struct buf got = read_view(tr, "ascii", CHUNK);
+        assert_int_equal(got.len, ascii.len);
+        assert_memory_equal(got.p, ascii.p, ascii.len);
+        free(got.p);
+        tm_trace_close(tr);
+        free(ascii.p);
+        free(raw.p);
+        free(aoff);
+        free(starts);
+        free(ev);
+}
+
 /* A cut or corrupted archive: the intact records read fine, the read at
  * the damage is -EIO naming the raw offset. */
 static void test_corrupt(void **state)
@@ -881,6 +953,7 @@ int main(void)
             cmocka_unit_test(test_corrupt),
             cmocka_unit_test(test_readahead_pieces),
             cmocka_unit_test(test_aligned_checkpoints),
+            cmocka_unit_test(test_points_budget),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

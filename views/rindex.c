@@ -276,12 +276,53 @@ static int build_finish(struct rbuild *b)
                       : tm_scan_end(&b->front, b->feed.len - b->feed.pos, b->feed.raw_off, b->err);
 }
 
-/* The totals, from what has been counted (all, or the intact prefix). */
+/* Keep only checkpoints at restart points, at most max of them (>= 2):
+ * every one, or every second, third... so that they fit; K becomes the
+ * most records between two (or after the last, end the records counted).
+ * Returns whether it did (it needs two such checkpoints). As in
+ * rindex_halve, raw[i - 1] is as it was when i is considered. */
+static int rindex_keep_points(struct tm_rindex *ix, const struct tm_cont *c, uint64_t end,
+                              uint64_t max)
+{
+        uint32_t a = 0;
+        for (uint32_t i = 0; i < ix->n; i++)
+                a += (uint32_t)tm_rindex_at_point(ix, c, i);
+        if (a < 2 || max < 2)
+                return 0;
+        uint64_t step = (a + max - 1) / max, k = 1;
+        uint32_t m = 0, j = 0;
+        for (uint32_t i = 0; i < ix->n; i++) {
+                if (!tm_rindex_at_point(ix, c, i) || j++ % step)
+                        continue;
+                if (m && ck_rec(ix, i) - ck_rec(ix, m - 1) > k)
+                        k = ck_rec(ix, i) - ck_rec(ix, m - 1);
+                ix->raw[m] = ix->raw[i];
+                memmove(ix->col + (size_t)m * ix->ncol, ix->col + (size_t)i * ix->ncol,
+                        ix->ncol * sizeof *ix->col);
+                memmove(ix->st + (size_t)m * ix->stsize, ix->st + (size_t)i * ix->stsize,
+                        ix->stsize);
+                m++;
+        }
+        if (m < 2)
+                return 0; /* cannot be: a >= 2 and step <= a / 2 */
+        ix->n = m;
+        ix->k = end - ck_rec(ix, m - 1) > k ? end - ck_rec(ix, m - 1) : k;
+        return 1;
+}
+
+/* The totals, from what has been counted (all, or the intact prefix).
+ * Over the size budget: the checkpoints at restart points alone, as many
+ * as fit (halving keeps them only while the others it must keep are few,
+ * then every other one: a heaptrack trace in 15 frames kept 4, and its
+ * read-ahead held ~11 pieces of each interval in fresh memory); else, with
+ * fewer than two of them, halving. */
 static void build_totals(struct rbuild *b, int budgeted)
 {
         struct tm_rindex *ix = b->ix;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
+        if (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
+                rindex_keep_points(ix, b->cont, b->at[TM_RCOL_REC], budget / per);
         while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
                 rindex_halve(ix, b->cont, b->at[TM_RCOL_REC]);
         memcpy(ix->tot, b->at, ix->ncol * sizeof *b->at);
