@@ -573,6 +573,33 @@ static void test_readahead_pieces(void **state)
         free(ev);
 }
 
+/* The ascii offsets (aoff[]) of the records (n, starting at starts[])
+ * at or after each restart point of the archive at path, after want[0] =
+ * 0 (the first record): returns how many, at most 64; *exact gets how
+ * many points are exactly a record's start. */
+static size_t point_offsets(const char *path, const uint64_t *starts, size_t n,
+                            const uint64_t *aoff, uint64_t want[64], size_t *exact)
+{
+        struct tm_err err = {0};
+        struct tm_cont *c;
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
+        size_t nw = 1, j = 0;
+        want[0] = 0;
+        *exact = 0;
+        for (uint64_t p = 0; tm_cont_next_point(c, p, &p);) {
+                while (j < n && starts[j] < p)
+                        j++;
+                assert_true(j < n && nw < 64);
+                *exact += starts[j] == p;
+                want[nw++] = aoff[j];
+        }
+        tm_cont_close(c);
+        close(fd);
+        return nw;
+}
+
 /* Checkpoints at the container's restart points (views/rindex.h): in a
  * zstd archive in the seekable format, the first record at or after each
  * point starts a checkpoint, also once the spacing has doubled
@@ -607,23 +634,8 @@ static void test_aligned_checkpoints(void **state)
                         write_framed(path, &raw, starts, n, 1u << 20);
                 else /* frames of 1 MiB + 4 KiB, cut wherever that falls */
                         write_archive(path, TM_CONT_ZSTD, &raw);
-                /* the records at or after the container's points */
                 struct tm_err err = {0};
-                struct tm_cont *c;
-                int fd = open(path, O_RDONLY);
-                assert_true(fd >= 0);
-                assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
-                size_t nw = 1, j = 0, exact = 0;
-                want[0] = 0;
-                for (uint64_t p = 0; tm_cont_next_point(c, p, &p);) {
-                        while (j < n && starts[j] < p)
-                                j++;
-                        assert_true(j < n && nw < sizeof want / sizeof want[0]);
-                        exact += starts[j] == p;
-                        want[nw++] = aoff[j];
-                }
-                tm_cont_close(c);
-                close(fd);
+                size_t exact, nw = point_offsets(path, starts, n, aoff, want, &exact);
                 assert_true(nw >= 4);
                 assert_int_equal(exact, v == 0 ? nw - 1 : 0);
                 /* 16: 12,500 checkpoints, more than TM_CKPT_CAP */
@@ -700,20 +712,8 @@ static void test_points_budget(void **state)
         snprintf(path, sizeof path, "%s/budget.hatf.zst", tmpdir);
         write_framed(path, &raw, starts, N, 1u << 20);
         struct tm_err err = {0};
-        struct tm_cont *c;
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        assert_int_equal(tm_cont_open(fd, path, &c, &err), 0);
-        size_t nw = 1, j = 0;
-        want[0] = 0;
-        for (uint64_t p = 0; tm_cont_next_point(c, p, &p);) {
-                while (j < N && starts[j] < p)
-                        j++;
-                assert_true(j < N && starts[j] == p && nw < sizeof want / sizeof want[0]);
-                want[nw++] = aoff[j];
-        }
-        tm_cont_close(c);
-        close(fd);
+        size_t exact, nw = point_offsets(path, starts, N, aoff, want, &exact);
+        assert_int_equal(exact, nw - 1); /* frames end between records */
         struct tm_trace *tr;
         struct tm_trace_opts o = {.no_save = 1};
         if (tm_trace_open(path, &o, &tr, &err) < 0 || tm_trace_index(tr, NULL, NULL, &err) < 0)
