@@ -49,6 +49,15 @@ static uint64_t ck_rec(const struct tm_rindex *ix, uint32_t i)
         return ix->col[(size_t)i * ix->ncol + TM_RCOL_REC];
 }
 
+/* Checkpoint i moved down to m (m <= i): thinning keeps it. */
+static void ck_move(struct tm_rindex *ix, uint32_t m, uint32_t i)
+{
+        ix->raw[m] = ix->raw[i];
+        memmove(ix->col + (size_t)m * ix->ncol, ix->col + (size_t)i * ix->ncol,
+                ix->ncol * sizeof *ix->col);
+        memmove(ix->st + (size_t)m * ix->stsize, ix->st + (size_t)i * ix->stsize, ix->stsize);
+}
+
 /* Does rindex_halve keep checkpoint i (0 < i < n), last the records before
  * the last one kept, end those counted? Yes when it starts at a restart
  * point of the container, or when dropping it would leave more than the
@@ -77,11 +86,7 @@ static void rindex_halve(struct tm_rindex *ix, const struct tm_cont *c, uint64_t
         for (uint32_t i = 1, last = 0; i < ix->n; i++) {
                 if (greedy ? !halve_keeps(ix, c, end, i, ck_rec(ix, last)) : i % 2)
                         continue;
-                ix->raw[m] = ix->raw[i];
-                memmove(ix->col + (size_t)m * ix->ncol, ix->col + (size_t)i * ix->ncol,
-                        ix->ncol * sizeof *ix->col);
-                memmove(ix->st + (size_t)m * ix->stsize, ix->st + (size_t)i * ix->stsize,
-                        ix->stsize);
+                ck_move(ix, m, i);
                 last = m++;
         }
         ix->n = m;
@@ -296,16 +301,9 @@ static int rindex_keep_points(struct tm_rindex *ix, const struct tm_cont *c, uin
                         continue;
                 if (m && ck_rec(ix, i) - ck_rec(ix, m - 1) > k)
                         k = ck_rec(ix, i) - ck_rec(ix, m - 1);
-                ix->raw[m] = ix->raw[i];
-                memmove(ix->col + (size_t)m * ix->ncol, ix->col + (size_t)i * ix->ncol,
-                        ix->ncol * sizeof *ix->col);
-                memmove(ix->st + (size_t)m * ix->stsize, ix->st + (size_t)i * ix->stsize,
-                        ix->stsize);
-                m++;
+                ck_move(ix, m++, i);
         }
-        if (m < 2)
-                return 0; /* cannot be: a >= 2 and step <= a / 2 */
-        ix->n = m;
+        ix->n = m; /* >= 2: a >= 2 and step <= a - 1 */
         ix->k = end - ck_rec(ix, m - 1) > k ? end - ck_rec(ix, m - 1) : k;
         return 1;
 }

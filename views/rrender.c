@@ -199,6 +199,18 @@ static inline int plain8(uint64_t x)
         return !(less | more | pct);
 }
 
+/* How many of b's n bytes, from the start, are in whole plain words. */
+static inline uint64_t plain_words(const uint8_t *b, uint64_t n)
+{
+        uint64_t i = 0, x;
+        for (; i + 8 <= n; i += 8) {
+                memcpy(&x, b + i, 8);
+                if (!plain8(x))
+                        break;
+        }
+        return i;
+}
+
 static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
 {
         if (n == 0) {
@@ -209,14 +221,9 @@ static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
                 memcpy(p, "%2D", 3);
                 return p + 3;
         }
-        uint64_t i = 0;
-        for (uint64_t x; i + 8 <= n; i += 8) {
-                memcpy(&x, b + i, 8);
-                if (!plain8(x))
-                        break;
-                memcpy(p, &x, 8);
-                p += 8;
-        }
+        uint64_t i = plain_words(b, n);
+        memcpy(p, b, i);
+        p += i;
         for (; i < n; i++) {
                 uint8_t c = b[i];
                 if (plain(c)) {
@@ -238,13 +245,7 @@ static size_t bytes_len(const uint8_t *b, uint64_t n)
         if (n == 1 && b[0] == '-')
                 return 3;
         size_t len = (size_t)n;
-        uint64_t i = 0;
-        for (uint64_t x; i + 8 <= n; i += 8) {
-                memcpy(&x, b + i, 8);
-                if (!plain8(x))
-                        break;
-        }
-        for (; i < n; i++)
+        for (uint64_t i = plain_words(b, n); i < n; i++)
                 len += 2 * !plain(b[i]);
         return len;
 }

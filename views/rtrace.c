@@ -406,13 +406,12 @@ uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
         uint64_t *s = malloc(ix->n * sizeof *s);
         if (!s)
                 return NULL;
-        uint32_t m = 0;
+        uint32_t a = 0, m = 0;
         for (uint32_t i = 0; i < ix->n; i++)
-                if (tm_rindex_at_point(ix, t->cont, i))
+                a += (uint32_t)tm_rindex_at_point(ix, t->cont, i);
+        for (uint32_t i = 0; i < ix->n; i++)
+                if (a < 2 || tm_rindex_at_point(ix, t->cont, i))
                         s[m++] = ix->col[(size_t)i * ix->ncol + col] * mul;
-        if (m < 2)
-                for (m = 0; m < ix->n; m++)
-                        s[m] = ix->col[(size_t)m * ix->ncol + col] * mul;
         *n = m;
         return s;
 }
