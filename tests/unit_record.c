@@ -22,11 +22,17 @@
 
 /* record.c calls pack_heap_fd in record_main, which these tests do not
  * run: a test double so that the unit links without the packer. */
-int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
-                 struct tm_err *err)
+int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, int level,
+                 FILE *msg, struct tm_err *err)
 {
-        (void)fd, (void)in_name, (void)out_path, (void)enc, (void)msg, (void)err;
+        (void)fd, (void)in_name, (void)out_path, (void)enc, (void)level, (void)msg, (void)err;
         return -1;
+}
+
+int pack_heap_parse_level(const char *s, int *level)
+{
+        *level = atoi(s);
+        return 0;
 }
 
 static void test_record_bytes(void **state)
@@ -36,22 +42,24 @@ static void test_record_bytes(void **state)
         static const uint8_t alloc[] = {0,    0, 0,    0,    0,    0,    0,    0,    17, /* size */
                                         0,    0, 0x55, 0xd0, 0xc2, 0xa4, 0xb2, 0xa0, /* address */
                                         0,    0, 0x12, 0x34,                         /* thread */
+                                        0,    0, 0,    0,    0,    0,    0,    42,   /* seq */
                                         0x01, 2, 3,    4,    5,    6,    7,    8};   /* time */
-        assert_int_equal(recw_alloc(r, 17, 0x55d0c2a4b2a0, 0x1234, 0x0102030405060708), 29);
+        assert_int_equal(recw_alloc(r, 17, 0x55d0c2a4b2a0, 0x1234, 42, 0x0102030405060708), 37);
         assert_memory_equal(r, alloc, sizeof alloc);
 
-        static const uint8_t fr[] = {1, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0,
-                                     0, 7, 0, 0, 0, 0, 0, 0,    0, 9};
-        assert_int_equal(recw_free(r, 0x1000, 7, 9), RECW_FREE_LEN);
+        static const uint8_t fr[] = {1, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 7, 0, 0,
+                                     0, 0, 0, 0, 0, 8, 0, 0,    0, 0, 0, 0, 0, 9};
+        assert_int_equal(recw_free(r, 0x1000, 7, 8, 9), RECW_FREE_LEN);
         assert_memory_equal(r, fr, sizeof fr);
 
-        assert_int_equal(recw_realloc(r, RECW_REALLOC_MOVED, 40, 0x10, 0x20, 3, 5), 37);
+        assert_int_equal(recw_realloc(r, RECW_REALLOC_MOVED, 40, 0x10, 0x20, 3, 4, 5), 45);
         assert_int_equal(r[0], 3);
         assert_int_equal(r[8], 40);
         assert_int_equal(r[16], 0x10);
         assert_int_equal(r[24], 0x20);
         assert_int_equal(r[28], 3);
-        assert_int_equal(r[36], 5);
+        assert_int_equal(r[36], 4);
+        assert_int_equal(r[44], 5);
 }
 
 /* Header plus one record of each kind, through tm_rcodec_hatf. */
@@ -62,14 +70,15 @@ static void test_decoded_by_hatf(void **state)
         size_t n = 0;
         memcpy(buf, recw_header, sizeof recw_header);
         n += sizeof recw_header;
-        n += recw_alloc(buf + n, 17, 0x7f0000001000, 4242, 100);
+        n += recw_alloc(buf + n, 17, 0x7f0000001000, 4242, 1, 100);
         n += recw_realloc(buf + n, RECW_REALLOC_INPLACE, 8, 0x7f0000001000, 0x7f0000001000, 4242,
-                          200);
+                          2, 200);
         n += recw_realloc(buf + n, RECW_REALLOC_MOVED, 4096, 0x7f0000001000, 0x7f0000002000, 4243,
-                          300);
-        n += recw_realloc(buf + n, RECW_REALLOC_ALLOC, 40, 0, 0x30, 4243, 400);
-        n += recw_realloc(buf + n, RECW_REALLOC_FREE, 0, 0x30, 0, 4243, 500);
-        n += recw_free(buf + n, 0x7f0000002000, 4242, 600);
+                          3, 300);
+        n += recw_realloc(buf + n, RECW_REALLOC_ALLOC, 40, 0, 0x30, 4243, 4, 400);
+        n += recw_note(buf + n, 64, "fork", 4, NULL);
+        n += recw_realloc(buf + n, RECW_REALLOC_FREE, 0, 0x30, 0, 4243, 5, 500);
+        n += recw_free(buf + n, 0x7f0000002000, 4242, 6, 600);
 
         assert_int_equal(tm_rcodec_hatf.probe(buf, n), 1);
         struct tm_schema schema;
@@ -91,18 +100,28 @@ static void test_decoded_by_hatf(void **state)
         }
         tm_rcodec_hatf.close(ctx);
         assert_int_equal(at, n);
-        /* The signature may or may not be a record: skip comments. */
+        /* The signature may or may not be a record: skip comments (the
+         * mark, the notice; the notice's text checked). */
         struct tm_heap_ev ev[16];
-        size_t m = 0;
-        for (size_t i = 0; i < got; i++)
-                if (rec[i].kind != TM_HK_COMMENT)
+        size_t m = 0, notes = 0;
+        for (size_t i = 0; i < got; i++) {
+                if (rec[i].kind != TM_HK_COMMENT) {
                         tm_heap_rec_to_ev(&rec[i], &ev[m++]);
+                        continue;
+                }
+                struct tm_heap_ev c;
+                tm_heap_rec_to_ev(&rec[i], &c);
+                if (c.attr_len == 17 && memcmp(c.attr, "tmrecord fork 4 -", 17) == 0)
+                        notes++;
+        }
+        assert_int_equal(notes, 1);
         assert_int_equal(m, 6);
+        for (size_t i = 0; i < m; i++)
+                assert_int_equal(ev[i].heap, i + 1); /* the sequence rides in heap */
         assert_int_equal(ev[0].kind, TM_HK_ALLOC);
         assert_int_equal(ev[0].size, 17);
         assert_int_equal(ev[0].addr, 0x7f0000001000);
         assert_int_equal(ev[0].thread, 4242);
-        assert_int_equal(ev[0].heap, 0);
         assert_int_equal(ev[0].time, 100);
         assert_int_equal(ev[0].attr_len, 0);
         assert_int_equal(ev[1].kind, TM_HK_REALLOC);

@@ -13,14 +13,24 @@
 
 #include "../codecs/common/tm_err.h"
 
+/* The zstd level heap archives get by default (gzip keeps its own):
+ * docs/record.md has the measurements. */
+#define PACK_HEAP_LEVEL 19
+
 /* Read the heap trace from fd (not owned; a pipe works: it is read once)
  * named in_name for messages, and write out_path. enc: a name from
  * hatf_encodings (codecs/heap/hatf.h), or for .mtf from mtf_encodings
- * (codecs/metatf/metatf.h), or NULL. msg, if not NULL, receives
- * one line saying what was chosen. Returns 0 or a negative errno with err
- * set (naming the input and offset). */
-int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, FILE *msg,
-                 struct tm_err *err);
+ * (codecs/metatf/metatf.h), or NULL. level: the container's compression
+ * level, 0 for its default (zstd: PACK_HEAP_LEVEL). msg, if not NULL, receives one line saying
+ * what was chosen, and the notes (a line each). A recorder's stream
+ * (tools/record/rec_wire.h) is put in the order of the calls and its
+ * notices become notes at the start of the trace. Returns 0 or a negative
+ * errno with err set (naming the input and offset). */
+int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *enc, int level,
+                 FILE *msg, struct tm_err *err);
+
+/* --level's value: 1 to 22 into *level; -1 if s is not one. */
+int pack_heap_parse_level(const char *s, int *level);
 
 /* Does the command line of tracetool pack (argv[0] = "pack") ask for a
  * heap archive (OUT ends .hatf, .mtf, either with .gz or .zst)? */
@@ -33,7 +43,7 @@ int pack_heap_mtf(const char *out);
  * --help prints it after the address formats' usage). */
 void pack_heap_usage(FILE *f);
 
-/* tracetool pack [-e ENCODING] IN OUT.{hatf,mtf}[.gz|.zst]; returns the exit
+/* tracetool pack [-e ENCODING] [--level N] IN OUT.{hatf,mtf}[.gz|.zst]; returns the exit
  * status (tools.h). */
 int pack_heap_main(int argc, char **argv);
 

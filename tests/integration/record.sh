@@ -123,12 +123,17 @@ while read -r _ scale tid; do
 done <ap.out
 check "no record of another thread (the fork child is not recorded)" \
         awk -v tids="$tids" 'BEGIN { n = split(tids, t, " "); for (i = 1; i <= n; i++) ok[t[i]] = 1 }
+             $1 == "comment" { next }
              { th = $1 == "alloc" ? $4 : $1 == "free" ? $3 : $5 }
              !(th in ok) { exit 1 }' ap.txt
 check "the child's allocations are not there" sh -c '! grep -qE "^alloc 77[78] " "$1"' sh ap.txt
 check "free(NULL) and the failed malloc are not recorded" \
         sh -c '! grep -qE "^free 0x0 |^alloc [0-9]+ 0x0 " "$1"' sh ap.txt
-check "heap 0 everywhere" awk '{ h = $1 == "alloc" ? $5 : $1 == "free" ? $4 : $6 } h != 0 { exit 1 }' ap.txt
+check "heap 0 everywhere" awk '$1 == "comment" { next }
+        { h = $1 == "alloc" ? $5 : $1 == "free" ? $4 : $6 } h != 0 { exit 1 }' ap.txt
+check "the fork is a note on stderr" grep -q "note: .*alloc_pattern forked 1 time(s)" ap.err
+check "... and a comment at the start of the trace" \
+        sh -c 'head -n 1 "$1" | grep -q "^comment .*forked%201%20time"' sh ap.txt
 res=$(time_sort <ap.txt | consistent)
 echo "alloc_pattern: $res"
 check "alloc_pattern: consistent in time order" test "${res##* bad }" -eq 0
@@ -140,6 +145,7 @@ decode ape.hatf.zst >ape.txt
 check "... the block allocated just before the exec is there" grep -q "^alloc 999 " ape.txt
 check "... the exec'd ls is not recorded" \
         test "$(grep -c '^alloc' ape.txt)" -le $(($(grep -c '^alloc' ap.txt) + 8))
+check "... and tracetool says so" grep -q "alloc_pattern exec'd .*ls after [0-9]* records: nothing after the exec is in the trace; name the real program" ape.out
 
 # --- real programs ---
 "$TT" record -o ls.hatf.zst -- ls -l / >ls.out 2>ls.err

@@ -17,20 +17,29 @@
  * - A thread-local guard: while a hook records (or calls the real
  *   function), calls made from inside (dlsym, pthread_setspecific, a
  *   signal handler that breaks the rules) are forwarded, not recorded.
- * - Per-thread buffers of TB_CAP bytes of whole records, written with one
- *   write() under a lock, so records of different threads never
- *   interleave and memory stays at one buffer a live thread.
- * - Flushes: when a buffer is full, when its thread exits (a pthread key's
- *   destructor), at exit (a library destructor: every thread's buffer),
- *   before an exec and at _exit. After the exit flush each record is
- *   written at once.
+ * - Per-thread buffers of TB_CAP bytes of whole records, written under a
+ *   lock, so records of different threads never interleave and memory
+ *   stays at one buffer a live thread.
+ * - Order: every record carries the call's number in one sequence shared
+ *   by all threads (rec_wire.h), taken where the call takes effect; the
+ *   packer restores that order from the flush order within a bounded
+ *   window. To keep the window small, a buffer that fills flushes every
+ *   thread's buffer (what each has published), so an idle thread's
+ *   records wait at most one buffer's worth of another thread's records.
+ * - Flushes: when a buffer is full (all of them then), when its thread
+ *   exits (a pthread key's destructor), at exit (a library destructor:
+ *   every thread's buffer), before an exec and at _exit. After the exit
+ *   flush each record is written at once.
  * - fork: the child stops recording and closes its copy of the pipe (its
  *   address space is a copy: its events under the parent's heap would
  *   make addresses live twice; and a child that outlives the program must
- *   not keep tracetool waiting for the end of the pipe).
+ *   not keep tracetool waiting for the end of the pipe). The parent writes
+ *   a notice (rec_wire.h), as for posix_spawn, system and popen.
  * - exec: the pipe is close-on-exec and the variable carries the pipe's
  *   identity, so no exec'd program records (the process's own exec ends
  *   its recording too) and none can mistake another file for the pipe.
+ *   A notice names what is exec'd (and a second one says if it failed),
+ *   so that tracetool can say the trace stops there.
  * - The pipe's identity is checked before every write: a program that
  *   closed the fd and reused the number never gets trace bytes.
  * - A write that fails (tracetool gone: EPIPE) stops recording; SIGPIPE is
@@ -47,9 +56,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +96,12 @@ static struct {
         int (*execv)(const char *, char *const[]);
         int (*execvp)(const char *, char *const[]);
         int (*execvpe)(const char *, char *const[], char *const[]);
+        int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                           const posix_spawnattr_t *, char *const[], char *const[]);
+        int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                            const posix_spawnattr_t *, char *const[], char *const[]);
+        int (*system)(const char *);
+        FILE *(*popen)(const char *, const char *);
         void (*exit_)(int);
         void (*Exit_)(int);
 } real;
@@ -94,8 +113,8 @@ static struct {
         dev_t dev;
         ino_t ino;
         uint64_t t0; /* CLOCK_MONOTONIC ns at start */
-        int clock;   /* TM_RECORD_CLOCK: 0 ns, 1 us, 2 seq (an event counter) */
-        _Atomic uint64_t seq;
+        int clock;   /* TM_RECORD_CLOCK: 0 ns, 1 us, 2 seq (the sequence) */
+        _Atomic uint64_t seq; /* the records' sequence: the last number taken */
         pthread_key_t key;
         pthread_mutex_t lock; /* the fd and the registry */
         struct tbuf *bufs;
@@ -156,6 +175,10 @@ static void resolve(void)
         RESOLVE(execv);
         RESOLVE(execvp);
         RESOLVE(execvpe);
+        RESOLVE(posix_spawn);
+        RESOLVE(posix_spawnp);
+        RESOLVE(system);
+        RESOLVE(popen);
         real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
         real.Exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
         atomic_store(&resolving, 0);
@@ -218,28 +241,58 @@ static void write_locked(const uint8_t *p, size_t n)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The owner writes out its buffer and empties it. */
+/* Write what every thread has buffered; under g.lock. Another thread may
+ * be appending meanwhile: only the bytes its release store has published
+ * are taken, and start remembers them for its own next flush. The pieces
+ * go out FLUSH_IOV at a time, one write each when they fit a page (the
+ * common case: a few threads), else one by one. */
+#define FLUSH_IOV 16
+static void flush_all_locked(void)
+{
+        struct tbuf *b = g.bufs;
+        while (b) {
+                struct iovec v[FLUSH_IOV];
+                int n = 0;
+                size_t total = 0;
+                for (; b && n < FLUSH_IOV; b = b->next) {
+                        size_t len = atomic_load_explicit(&b->len, memory_order_acquire);
+                        if (len > b->start) {
+                                v[n++] = (struct iovec){b->data + b->start, len - b->start};
+                                total += len - b->start;
+                        }
+                        b->start = len;
+                }
+                uint8_t page[4096];
+                if (n > 1 && total <= sizeof page) {
+                        size_t at = 0;
+                        for (int i = 0; i < n; i++) {
+                                memcpy(page + at, v[i].iov_base, v[i].iov_len);
+                                at += v[i].iov_len;
+                        }
+                        write_locked(page, at);
+                } else {
+                        for (int i = 0; i < n; i++)
+                                write_locked(v[i].iov_base, v[i].iov_len);
+                }
+        }
+}
+
+/* The owner's buffer is full: write every thread's buffer (so that the
+ * packer's reorder window stays small: rec_wire.h) and empty its own. */
 static void tbuf_flush(struct tbuf *b)
 {
         pthread_mutex_lock(&g.lock);
-        size_t len = atomic_load_explicit(&b->len, memory_order_relaxed);
-        write_locked(b->data + b->start, len - b->start);
+        flush_all_locked();
         b->start = 0;
         atomic_store_explicit(&b->len, 0, memory_order_relaxed);
         pthread_mutex_unlock(&g.lock);
 }
 
-/* Write what every thread has buffered (at exit, exec, _exit). Another
- * thread may be appending meanwhile: only the bytes its release store has
- * published are taken, and start remembers them for its own next flush. */
+/* At exit, exec, _exit. */
 static void flush_all(void)
 {
         pthread_mutex_lock(&g.lock);
-        for (struct tbuf *b = g.bufs; b; b = b->next) {
-                size_t len = atomic_load_explicit(&b->len, memory_order_acquire);
-                write_locked(b->data + b->start, len - b->start);
-                b->start = len;
-        }
+        flush_all_locked();
         pthread_mutex_unlock(&g.lock);
 }
 
@@ -307,18 +360,32 @@ static void emit(const uint8_t *rec, size_t n)
                 tbuf_flush(b);
 }
 
-/* The time field: nanoseconds since the start by default; microseconds,
- * or the event's number in one order shared by all threads (1, 2, ...)
- * when TM_RECORD_CLOCK asks, for traces that compress better (the low
- * bits of nanosecond deltas are noise to a compressor). */
-static uint64_t now_ns(void)
+/* A record's place in the order of the calls (rec_wire.h): the next
+ * number of the sequence, and the time field that goes with it:
+ * nanoseconds since the start, microseconds, or (TM_RECORD_CLOCK=seq) the
+ * number itself, for traces that compress better (the low bits of
+ * nanosecond deltas are noise to a compressor). Taken where the call takes
+ * effect: a free's before the real free releases the address, an
+ * allocation's after the real call obtained it, so that the free of an
+ * address comes before the allocation in another thread that reuses it.
+ * The fetch-add is sequentially consistent, and the allocator's own
+ * synchronization orders the free before the reuse. */
+struct stamp {
+        uint64_t seq, time;
+};
+
+static struct stamp stamp_now(void)
 {
-        if (g.clock == 2)
-                return atomic_fetch_add_explicit(&g.seq, 1, memory_order_relaxed) + 1;
+        struct stamp s = {atomic_fetch_add(&g.seq, 1) + 1, 0};
+        if (g.clock == 2) {
+                s.time = s.seq;
+                return s;
+        }
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - g.t0;
-        return g.clock == 1 ? ns / 1000 : ns;
+        s.time = g.clock == 1 ? ns / 1000 : ns;
+        return s;
 }
 
 static uint32_t my_tid(void)
@@ -331,16 +398,38 @@ static uint32_t my_tid(void)
 static void rec_alloc(size_t size, const void *p)
 {
         uint8_t r[RECW_MAX_LEN];
-        emit(r, recw_alloc(r, size, (uintptr_t)p, my_tid(), now_ns()));
+        struct stamp s = stamp_now();
+        emit(r, recw_alloc(r, size, (uintptr_t)p, my_tid(), s.seq, s.time));
 }
 
-static void rec_free(const void *p, uint64_t t)
+static void rec_free(const void *p, struct stamp s)
 {
         uint8_t r[RECW_MAX_LEN];
-        emit(r, recw_free(r, (uintptr_t)p, my_tid(), t));
+        emit(r, recw_free(r, (uintptr_t)p, my_tid(), s.seq, s.time));
+}
+
+/* Write a notice (rec_wire.h) at once, every buffer first so that it
+ * follows the records taken before it. Rare: exec, fork, spawn, start. */
+static void notice(const char *verb, const char *arg)
+{
+        uint8_t r[512];
+        size_t n = recw_note(r, sizeof r, verb, atomic_load(&g.seq), arg);
+        pthread_mutex_lock(&g.lock);
+        flush_all_locked();
+        write_locked(r, n);
+        pthread_mutex_unlock(&g.lock);
 }
 
 /* ---- start, fork, exit ---- */
+
+static void at_fork_parent(void)
+{
+        if (me.guard || !atomic_load(&g.on))
+                return;
+        me.guard = 1;
+        notice("fork", NULL);
+        me.guard = 0;
+}
 
 static void at_fork_child(void)
 {
@@ -348,6 +437,20 @@ static void at_fork_child(void)
                 return;
         atomic_store(&g.on, 0);
         close(g.fd);
+}
+
+/* A Python that allocates through its own allocator (pymalloc, mimalloc)
+ * calls malloc only for large blocks: say so (docs/record.md). Its
+ * symbols are visible here: the executable and its libraries are loaded
+ * before any constructor runs. */
+static void python_check(void)
+{
+        if (!dlsym(RTLD_DEFAULT, "PyObject_Malloc"))
+                return;
+        const char *pm = getenv("PYTHONMALLOC");
+        if (pm && (strcmp(pm, "malloc") == 0 || strcmp(pm, "malloc_debug") == 0))
+                return;
+        notice("pymalloc", pm && *pm ? pm : NULL);
 }
 
 __attribute__((constructor)) static void tmrec_start(void)
@@ -372,11 +475,12 @@ __attribute__((constructor)) static void tmrec_start(void)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         g.t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         if (pthread_key_create(&g.key, tbuf_release) == 0 &&
-            pthread_atfork(NULL, NULL, at_fork_child) == 0) {
+            pthread_atfork(NULL, at_fork_parent, at_fork_child) == 0) {
                 atomic_store(&g.on, 1);
                 pthread_mutex_lock(&g.lock);
                 write_locked(recw_header, sizeof recw_header);
                 pthread_mutex_unlock(&g.lock);
+                python_check();
         }
         me.guard = 0;
 }
@@ -445,10 +549,10 @@ EXPORT void free(void *p)
                 real.free(p);
                 return;
         }
-        /* Recorded before the real free: once it returns another thread may
-         * get p back, and its alloc must be later in time. */
+        /* Stamped before the real free: once it returns another thread may
+         * get p back, and its alloc must come later. */
         int e = errno;
-        rec_free(p, now_ns());
+        rec_free(p, stamp_now());
         real.free(p);
         leave(e);
 }
@@ -466,17 +570,22 @@ static void *do_realloc(void *old, size_t n)
         }
         if (!enter())
                 return real.realloc(old, n);
-        /* A free has to be stamped before the call (see free); every other
-         * outcome after it, when the new block exists. */
-        uint64_t before = old && n == 0 ? now_ns() : 0;
+        /* realloc(p, 0) may free p: stamped before the call (see free), and
+         * it is always recorded (recw_realloc_outcome), so the number is not
+         * wasted. Every other outcome after the call, when the new block
+         * exists; a moved block's old address is released inside the call,
+         * before the stamp: the one race left (docs/record.md). */
+        struct stamp before = {0, 0};
+        if (old && n == 0)
+                before = stamp_now();
         void *p = real.realloc(old, n);
         int e = errno;
         int tag = recw_realloc_outcome(old, n, p);
         if (tag >= 0) {
                 uint8_t r[RECW_MAX_LEN];
-                uint64_t t = tag == RECW_REALLOC_FREE ? before : now_ns();
-                emit(r,
-                     recw_realloc(r, (unsigned)tag, n, (uintptr_t)old, (uintptr_t)p, my_tid(), t));
+                struct stamp s = old && n == 0 ? before : stamp_now();
+                emit(r, recw_realloc(r, (unsigned)tag, n, (uintptr_t)old, (uintptr_t)p, my_tid(),
+                                     s.seq, s.time));
         }
         leave(e);
         return p;
@@ -572,36 +681,125 @@ static void before_exec(void)
         me.guard = 0;
 }
 
+/* Notices of an exec (rec_wire.h): "exec" before it, with the buffers out
+ * first; "exec-failed" if it returned. */
+static void exec_notice(const char *verb, const char *what)
+{
+        if (me.guard || !atomic_load(&g.on))
+                return;
+        int e = errno;
+        me.guard = 1;
+        notice(verb, what);
+        me.guard = 0;
+        errno = e;
+}
+
+/* The program execvp would run for file: the first executable dir/file of
+ * PATH (glibc's default when unset), into buf; file itself if it holds a
+ * slash or none is found. */
+static const char *path_search(const char *file, char *buf, size_t cap)
+{
+        if (!file || strchr(file, '/'))
+                return file;
+        const char *path = getenv("PATH");
+        if (!path)
+                path = "/bin:/usr/bin";
+        for (const char *d = path;; d++) {
+                const char *end = strchr(d, ':');
+                size_t dl = end ? (size_t)(end - d) : strlen(d);
+                int k = dl ? snprintf(buf, cap, "%.*s/%s", (int)dl, d, file)
+                           : snprintf(buf, cap, "%s", file);
+                if (k > 0 && (size_t)k < cap && access(buf, X_OK) == 0)
+                        return buf;
+                if (!end)
+                        return file;
+                d = end;
+        }
+}
+
+#define EXEC_HOOK(call, name)                                                                      \
+        do {                                                                                       \
+                if (!ready() || !real.name)                                                        \
+                        return errno = ENOSYS, -1;                                                 \
+                exec_notice("exec", what); /* every buffer goes out first */                       \
+                int rc_ = call;                                                                    \
+                exec_notice("exec-failed", what);                                                  \
+                return rc_;                                                                        \
+        } while (0)
+
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-        if (!ready() || !real.execve)
-                return errno = ENOSYS, -1;
-        before_exec();
-        return real.execve(path, argv, envp);
+        const char *what = path;
+        EXEC_HOOK(real.execve(path, argv, envp), execve);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-        if (!ready() || !real.execv)
-                return errno = ENOSYS, -1;
-        before_exec();
-        return real.execv(path, argv);
+        const char *what = path;
+        EXEC_HOOK(real.execv(path, argv), execv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-        if (!ready() || !real.execvp)
-                return errno = ENOSYS, -1;
-        before_exec();
-        return real.execvp(file, argv);
+        char buf[PATH_MAX];
+        const char *what = path_search(file, buf, sizeof buf);
+        EXEC_HOOK(real.execvp(file, argv), execvp);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-        if (!ready() || !real.execvpe)
-                return errno = ENOSYS, -1;
-        before_exec();
-        return real.execvpe(file, argv, envp);
+        char buf[PATH_MAX];
+        const char *what = path_search(file, buf, sizeof buf);
+        EXEC_HOOK(real.execvpe(file, argv, envp), execvpe);
+}
+
+/* ---- programs started in a child: a notice, nothing recorded ---- */
+
+static void spawn_notice(const char *what)
+{
+        exec_notice("spawn", what);
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+        if (!ready() || !real.posix_spawn)
+                return ENOSYS;
+        int rc = real.posix_spawn(pid, path, fa, at, argv, envp);
+        if (rc == 0)
+                spawn_notice(path);
+        return rc;
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+        if (!ready() || !real.posix_spawnp)
+                return ENOSYS;
+        int rc = real.posix_spawnp(pid, file, fa, at, argv, envp);
+        if (rc == 0)
+                spawn_notice(file);
+        return rc;
+}
+
+/* glibc's system and popen spawn through its internal posix_spawn. */
+EXPORT int system(const char *cmd)
+{
+        if (!ready() || !real.system)
+                return -1;
+        if (cmd)
+                spawn_notice(cmd);
+        return real.system(cmd);
+}
+
+EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+        if (!ready() || !real.popen)
+                return NULL;
+        FILE *f = real.popen(cmd, mode);
+        if (f)
+                spawn_notice(cmd);
+        return f;
 }
 
 /* execl, execlp, execle: the list into an array on the stack, then the

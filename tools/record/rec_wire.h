@@ -8,22 +8,35 @@
  * numbers, tag first); this file only picks the field settings:
  *
  *   the comment "HATF 1.0" (the signature every tracemount trace starts with)
+ *   the comment RECW_MARK (this is a recorder's stream: heap is the sequence)
  *   size        8 bytes, none         (fieldSize 8)
  *   address     8 bytes, none         (fieldSize 8)
  *   thread      4 bytes, none         (interpretation none, fieldSize 4)
  *   time        8 bytes, none         (interpretation none, fieldSize 8)
- *   heap        default 0: not stored (HATF's default, left alone)
+ *   heap        8 bytes, none: the call's SEQUENCE number, not a heap
  *   attributes  default 0: not stored (HATF's default, left alone)
  *
- * Why so wide and plain: records are appended in per-thread buffers that
- * reach the pipe in flush order, not in time order, so delta or stride
- * codings (which depend on the previous record in the stream) cannot be
- * computed in the hook; and fixed widths keep the hook to a few stores.
- * tracetool record re-encodes the stream compactly (pack_heap_fd).
+ * The sequence: one counter shared by the process's threads (an atomic
+ * fetch-add: 1, 2, ...), taken when the call takes effect (a free before
+ * the real free, an allocation after the real call returns), once for every
+ * record and only for a record. Records are appended in per-thread
+ * buffers that reach the pipe in flush order; the packer puts them back in
+ * sequence order (pack_heap.c, a bounded reorder window) and stores heap 0.
+ * Why so wide and plain: delta or stride codings (which depend on the
+ * previous record in the stream) cannot be computed in the hook, and
+ * fixed widths keep the hook to a few stores. tracetool record re-encodes
+ * the stream compactly (pack_heap_fd).
  *
- * Records (bytes): alloc 29 = tag, size, address, thread, time;
- * free 21 = tag, address, thread, time; realloc (tags 2-5) 37 = tag, size,
- * old address, new address, thread, time. */
+ * Records (bytes): alloc 37 = tag, size, address, thread, sequence, time;
+ * free 29 = tag, address, thread, sequence, time; realloc (tags 2-5) 45 =
+ * tag, size, old address, new address, thread, sequence, time.
+ *
+ * Notices: comment records (tag 10) whose text starts "tmrecord " tell the
+ * packer what the stream cannot show (recw_note): "exec SEQ PATH" (written
+ * before the real exec, with every buffer flushed), "exec-failed SEQ" (the
+ * exec returned), "fork SEQ PID", "spawn SEQ PATH" (posix_spawn),
+ * "pymalloc 0 -" (the program is a Python using its own allocator). SEQ is
+ * the counter when the notice was written: the records taken before it. */
 #ifndef TM_REC_WIRE_H
 #define TM_REC_WIRE_H
 
@@ -40,20 +53,34 @@
 #define RECW_REALLOC_ALLOC 4   /* realloc(NULL, n): malloc, no free */
 #define RECW_REALLOC_FREE 5    /* realloc(p, 0) that freed p: free, no malloc */
 
-#define RECW_ALLOC_LEN 29
-#define RECW_FREE_LEN 21
-#define RECW_REALLOC_LEN 37
+#define RECW_COMMENT 10
+
+#define RECW_ALLOC_LEN 37
+#define RECW_FREE_LEN 29
+#define RECW_REALLOC_LEN 45
 #define RECW_MAX_LEN RECW_REALLOC_LEN
 
-/* The stream's first bytes: the signature comment, then the metadata. */
+/* The comment after the signature that marks a recorder's stream. */
+#define RECW_MARK "tmrecord stream 2: heap is the sequence"
+#define RECW_MARK_LEN 39
+/* A notice's text starts so. */
+#define RECW_NOTE_PREFIX "tmrecord "
+
+/* The stream's first bytes: the signature comment, the mark, then the
+ * metadata. */
 static const uint8_t recw_header[] = {
     10, 0, 8, 'H', 'A', 'T', 'F', ' ', '1', '.', '0', /* comment "HATF 1.0" */
-    11, 1, 0, 8,                                      /* size: 8 bytes */
-    11, 1, 1, 8,                                      /* address: 8 bytes */
-    11, 2, 3, 0,                                      /* thread: none */
-    11, 1, 3, 4,                                      /* thread: 4 bytes */
-    11, 2, 2, 0,                                      /* time: none */
-    11, 1, 2, 8,                                      /* time: 8 bytes */
+    10, 0, RECW_MARK_LEN, 't', 'm', 'r', 'e', 'c', 'o', 'r', 'd', ' ', 's', 't', 'r', 'e', 'a',
+    'm', ' ', '2', ':', ' ', 'h', 'e', 'a', 'p', ' ', 'i', 's', ' ', 't', 'h', 'e', ' ', 's', 'e',
+    'q', 'u', 'e', 'n', 'c', 'e', /* comment RECW_MARK */
+    11, 1, 0, 8,                  /* size: 8 bytes */
+    11, 1, 1, 8,                  /* address: 8 bytes */
+    11, 2, 3, 0,                  /* thread: none */
+    11, 1, 3, 4,                  /* thread: 4 bytes */
+    11, 2, 2, 0,                  /* time: none */
+    11, 1, 2, 8,                  /* time: 8 bytes */
+    11, 2, 4, 0,                  /* heap: none (the sequence) */
+    11, 1, 4, 8,                  /* heap: 8 bytes */
 };
 
 static inline uint8_t *recw_be(uint8_t *p, uint64_t v, unsigned n)
@@ -66,29 +93,32 @@ static inline uint8_t *recw_be(uint8_t *p, uint64_t v, unsigned n)
 /* Each encoder writes one record at p (room for RECW_MAX_LEN bytes) and
  * returns its length. */
 static inline size_t recw_alloc(uint8_t *p, uint64_t size, uint64_t addr, uint32_t thread,
-                                uint64_t time)
+                                uint64_t seq, uint64_t time)
 {
         uint8_t *q = p;
         *q++ = RECW_ALLOC;
         q = recw_be(q, size, 8);
         q = recw_be(q, addr, 8);
         q = recw_be(q, thread, 4);
+        q = recw_be(q, seq, 8);
         q = recw_be(q, time, 8);
         return (size_t)(q - p);
 }
 
-static inline size_t recw_free(uint8_t *p, uint64_t addr, uint32_t thread, uint64_t time)
+static inline size_t recw_free(uint8_t *p, uint64_t addr, uint32_t thread, uint64_t seq,
+                               uint64_t time)
 {
         uint8_t *q = p;
         *q++ = RECW_FREE;
         q = recw_be(q, addr, 8);
         q = recw_be(q, thread, 4);
+        q = recw_be(q, seq, 8);
         q = recw_be(q, time, 8);
         return (size_t)(q - p);
 }
 
 static inline size_t recw_realloc(uint8_t *p, unsigned tag, uint64_t size, uint64_t old_addr,
-                                  uint64_t new_addr, uint32_t thread, uint64_t time)
+                                  uint64_t new_addr, uint32_t thread, uint64_t seq, uint64_t time)
 {
         uint8_t *q = p;
         *q++ = (uint8_t)tag;
@@ -96,8 +126,38 @@ static inline size_t recw_realloc(uint8_t *p, unsigned tag, uint64_t size, uint6
         q = recw_be(q, old_addr, 8);
         q = recw_be(q, new_addr, 8);
         q = recw_be(q, thread, 4);
+        q = recw_be(q, seq, 8);
         q = recw_be(q, time, 8);
         return (size_t)(q - p);
+}
+
+/* A notice: the comment record "tmrecord VERB SEQ ARG" into p (cap bytes,
+ * at least 64); ARG is cut to fit (NULL: "-"). Returns its length. No
+ * allocation, no stdio: the hooks call it. */
+static inline size_t recw_note(uint8_t *p, size_t cap, const char *verb, uint64_t seq,
+                               const char *arg)
+{
+        char num[24];
+        size_t k = sizeof num;
+        do
+                num[--k] = (char)('0' + seq % 10);
+        while ((seq /= 10) && k);
+        size_t n = 3;
+        const char *parts[] = {RECW_NOTE_PREFIX, verb, " ", NULL, " ", arg ? arg : "-"};
+        for (unsigned i = 0; i < 6; i++) {
+                const char *s = i == 3 ? num + k : parts[i];
+                size_t len = i == 3 ? sizeof num - k : strlen(s);
+                if (len > cap - n)
+                        len = cap - n;
+                if (n - 3 + len > 0xffff)
+                        len = 0xffff - (n - 3);
+                memcpy(p + n, s, len);
+                n += len;
+        }
+        p[0] = RECW_COMMENT;
+        p[1] = (uint8_t)((n - 3) >> 8);
+        p[2] = (uint8_t)(n - 3);
+        return n;
 }
 
 /* The outcome of realloc(old, size) that returned ret: a realloc tag, or

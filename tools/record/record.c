@@ -46,17 +46,22 @@ static void record_usage(FILE *f)
                 fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
         fprintf(f, "                          (default: best, which keeps up with the program;\n"
                    "                          tracetool pack then tries them all)\n"
+                   "  --level N               compression level (.zst 1-22, .gz 1-9; default:\n"
+                   "                          zstd %d, gzip its own)\n"
                    "  --clock us|ns|seq       the time field: microseconds since the start\n"
                    "                          (default), nanoseconds, or the event's number\n"
                    "                          in one order shared by all threads (packs\n"
                    "                          smallest)\n"
                    "  -h, --help              this help\n\n"
+                   "Records are in the order the calls took effect, across threads.\n"
                    "Only PROGRAM's own process is recorded: not the children it forks, not\n"
-                   "what it execs. Statically linked and set-user-ID programs cannot be\n"
+                   "what it execs (tracetool says so, and the trace's stats carry it as a\n"
+                   "note). Statically linked and set-user-ID programs cannot be\n"
                    "recorded (no LD_PRELOAD). The library is found beside tracetool, then in\n"
                    "the install libdir; TM_RECORD_LIB overrides.\n\n"
                    "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
-                   "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n");
+                   "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
+                PACK_HEAP_LEVEL);
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -181,7 +186,7 @@ static int report_status(const char *prog, int status)
 /* Options into *out, *enc; returns the index of PROGRAM in argv, or the
  * exit status (negated, <= 0) for --help or a usage error. */
 static int parse_args(int argc, char **argv, const char **out, const char **enc,
-                      const char **clock)
+                      const char **clock, const char **level)
 {
         int i = 1;
         for (; i < argc; i++) {
@@ -210,6 +215,10 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                         dst = clock;
                 else if (strncmp(a, "--clock=", 8) == 0)
                         dst = clock, val = a + 8;
+                else if (strcmp(a, "--level") == 0)
+                        dst = level;
+                else if (strncmp(a, "--level=", 8) == 0)
+                        dst = level, val = a + 8;
                 else
                         return -usage_error("unknown option '%s'", a);
                 if (!val) {
@@ -233,6 +242,9 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
         if (strcmp(*clock, "ns") && strcmp(*clock, "us") && strcmp(*clock, "seq"))
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
                                     *clock);
+        int lv;
+        if (*level && pack_heap_parse_level(*level, &lv) < 0)
+                return -usage_error("bad level '%s' for option '--level' (1-22)", *level);
         if (i >= argc)
                 return -usage_error("%s", "no PROGRAM to run");
         return i;
@@ -244,8 +256,11 @@ int record_main(int argc, char **argv)
          * hook ~130 ns here, so a nanosecond's digits are mostly noise, and
          * noise that costs ~0.7 bytes a record after compression
          * (docs/record.md, "The clock") */
-        const char *out = NULL, *enc = NULL, *clock = "us";
-        int at = parse_args(argc, argv, &out, &enc, &clock);
+        const char *out = NULL, *enc = NULL, *clock = "us", *level_arg = NULL;
+        int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg);
+        int level = 0;
+        if (level_arg)
+                pack_heap_parse_level(level_arg, &level);
         if (at <= 0)
                 return -at;
         /* read by the interposer in the child (inherited through exec) */
@@ -326,7 +341,7 @@ int record_main(int argc, char **argv)
                  * default (docs/record.md). */
                 if (!enc && !strstr(out, ".mtf"))
                         enc = "best";
-                prc = pack_heap_fd(pfd[0], prog[0], out, enc, stderr, &err);
+                prc = pack_heap_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
                 if (prc < 0)
                         fprintf(stderr, "tracetool record: %s\n",
                                 err.msg[0] ? err.msg : strerror(-prc));
