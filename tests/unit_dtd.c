@@ -1,7 +1,8 @@
 /* Meta-TF DTDs: Appendix C's HATF DTD parsed and compiled field by field,
- * the shipped copy against the file, handwritten DTDs with sections,
- * composite, repeated, nested and inline records, scopes and property
- * references, and malformed DTDs each rejected at the right line:column. */
+ * the shipped copies against the files, hatf10v2.dtd, handwritten DTDs with
+ * sections, composite, repeated, nested and inline records, scopes and
+ * property references, the display and previous properties, and malformed
+ * DTDs each rejected at the right line:column. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "codecs/metatf/metatf.h"
 
 #define HATF_DTD TM_SOURCE_DIR "/codecs/metatf/dtd/hatf10.dtd"
+#define HATF2_DTD TM_SOURCE_DIR "/codecs/metatf/dtd/hatf10v2.dtd"
 
 static struct mtf_dtd dtd;
 static struct mtf_layout lay;
@@ -95,7 +97,8 @@ static void test_appendix_c(void **unused)
         /* time.interpretation = default 0; // hence, width=0 */
         const struct mtf_prop *tp = NULL;
         for (unsigned i = 0; i < dtd.nprops; i++)
-                if (strcmp(dtd.prop[i].field, "time") == 0 && dtd.prop[i].record < 0)
+                if (strcmp(dtd.prop[i].field, "time") == 0 && dtd.prop[i].record < 0 &&
+                    dtd.prop[i].prop == MTF_P_INTERP)
                         tp = &dtd.prop[i];
         assert_non_null(tp);
         assert_int_equal(tp->line, 8);
@@ -157,8 +160,81 @@ static void test_shipped_is_the_file(void **unused)
         assert_string_equal(mtf_dtd_shipped[0].name, "hatf10.dtd");
         /* run codecs/metatf/gen_shipped.sh when this fails */
         assert_string_equal(mtf_dtd_shipped[0].text, text);
-        assert_null(mtf_dtd_shipped[1].name);
         free(text);
+        text = slurp(HATF2_DTD, &len);
+        assert_string_equal(mtf_dtd_shipped[1].name, "hatf10v2.dtd");
+        assert_string_equal(mtf_dtd_shipped[1].text, text);
+        assert_null(mtf_dtd_shipped[2].name);
+        free(text);
+}
+
+/* The DTD tracemount writes: Appendix C's with HATF 1.0's four realloc
+ * records, each with a size, fields in Appendix A's order; previous values
+ * per field; addresses in hex. hatf10.dtd keeps them per record (the files
+ * written with it). */
+static void test_hatf10v2(void **unused)
+{
+        (void)unused;
+        struct tm_err err = {0};
+        const char *t = mtf_dtd_shipped[1].text;
+        if (mtf_dtd_parse(&dtd, "hatf10v2.dtd", t, strlen(t), &err) < 0 ||
+            mtf_dtd_compile(&dtd, &lay, &err) < 0)
+                fail_msg("%s", err.msg);
+        static const char *const names[] = {"alloc",        "realloc",       "free",
+                                            "createHeap",   "destroyHeap",   "createThread",
+                                            "destroyThread", "realloc_alloc_free",
+                                            "realloc_alloc", "realloc_free"};
+        assert_int_equal(lay.nkinds, 13);
+        for (unsigned i = 0; i < 10; i++) {
+                assert_string_equal(lay.kind[3 + i].name, names[i]);
+                assert_int_equal(lay.kind[3 + i].tag, 4 + i);
+        }
+        const struct mtf_kind *k = kind("realloc_free");
+        assert_int_equal(k->nleaves, 9);
+        leaf_is(k, 1, "size", 4, MTF_I_NONE, 0);
+        leaf_is(k, 2, "address", 4, MTF_I_NONE, 0);
+        leaf_is(k, 3, "address", 4, MTF_I_NONE, 0);
+        leaf_is(k, 4, "thread", 0, MTF_I_DEFAULT, 0);
+        leaf_is(k, 6, "time", 0, MTF_I_DEFAULT, 0);
+        for (unsigned i = 1; i < 8; i++)
+                assert_int_equal(k->leaf[i].previous, MTF_PV_FIELD);
+        assert_int_equal(k->leaf[2].display, MTF_D_HEX);
+        assert_int_equal(k->leaf[1].display, MTF_D_UNSET);
+        leaf_is(kind("createHeap"), 1, "heap", 0, MTF_I_DEFAULT, 0);
+        t = mtf_dtd_shipped[0].text;
+        if (mtf_dtd_parse(&dtd, "hatf10.dtd", t, strlen(t), &err) < 0 ||
+            mtf_dtd_compile(&dtd, &lay, &err) < 0)
+                fail_msg("%s", err.msg);
+        k = kind("realloc");
+        for (unsigned i = 1; i < 7; i++)
+                assert_int_equal(k->leaf[i].previous, MTF_PV_RECORD);
+        assert_int_equal(kind("comment")->leaf[1].previous, MTF_PV_FIELD); /* global */
+}
+
+/* display and previous, scoped like the other properties; field and
+ * property names are still free to be "display" and "previous". */
+static void test_display_previous(void **unused)
+{
+        (void)unused;
+        build_ok("x.width = 2; x.interpretation = delta 0; x.display = hex;\n"
+                 "display.width = 1; display.interpretation = none;\n"
+                 "section s 1 {\n"
+                 "  x.previous = record;\n"
+                 "  r : (tag, x, display) { tag.value = 4; x.display = decimal; }\n"
+                 "  q : (tag, x, display) { tag.value = 5; x.previous = field;\n"
+                 "    display.display = hex; }\n"
+                 "}\n"
+                 "section t 2 { p : (tag, x) { tag.value = 4; } }\n");
+        const struct mtf_kind *r = kind("r"), *q = kind("q"), *p = kind("p");
+        assert_int_equal(r->leaf[1].display, MTF_D_DECIMAL);
+        assert_int_equal(r->leaf[1].previous, MTF_PV_RECORD);
+        assert_int_equal(r->leaf[2].display, MTF_D_UNSET);
+        assert_int_equal(q->leaf[1].display, MTF_D_HEX);
+        assert_int_equal(q->leaf[1].previous, MTF_PV_FIELD);
+        assert_int_equal(q->leaf[2].display, MTF_D_HEX);
+        assert_int_equal(p->leaf[1].previous, MTF_PV_FIELD);
+        assert_int_equal(r->leaf[1].line, 5);
+        assert_int_equal(r->leaf[1].col, 13);
 }
 
 /* Sections, composite and repeated fields, inline records, section-level
@@ -263,7 +339,14 @@ static const struct bad bads[] = {
     {"tag.width=1\nsize.width = 4;", -EIO, "t.dtd:2:1: ", "expected ';'"},
     {"x : (a, b", -EIO, "t.dtd:1:10: ", "expected ',' or ')'"},
     {"x : (a,, b) { }", -EIO, "t.dtd:1:8: ", "expected a field name or '('"},
-    {"x.colour = 4;", -EIO, "t.dtd:1:3: ", "expected width, interpretation or value"},
+    {"x.colour = 4;", -EIO, "t.dtd:1:3: ",
+     "expected width, interpretation, value, display or previous"},
+    {"x.display = octal;", -EIO, "t.dtd:1:13: ", "expected hex or decimal"},
+    {"x.display = 16;", -EIO, "t.dtd:1:13: ", "expected hex or decimal"},
+    {"x.previous = kind;", -EIO, "t.dtd:1:14: ", "expected field or record"},
+    {"x.width = y.display;", -EIO, "t.dtd:1:13: ", "expected width, interpretation or value"},
+    {"x.display = hex; x.display = decimal;", -EIO, "t.dtd:1:18: ", "already set"},
+    {"r : (tag) { tag.value = 4; tag.display = hex; }", -EIO, "t.dtd:1:28: ", "the tag"},
     {"x.interpretation = sometimes;", -EIO, "t.dtd:1:20: ", "expected an interpretation"},
     {"x.interpretation = stride 1;", -EIO, "t.dtd:1:28: ", "expected a number"},
     {"\n  /* open comment\n x.width=1;", -EIO, "t.dtd:2:3: ", "unterminated comment"},
@@ -315,6 +398,8 @@ static const struct bad bads[] = {
      "t.dtd:1:31: ", "refers to b.width, which is not set"},
     {"r : (tag, a) { tag.value = 9; a.width = 1; a.value = b.value; a.interpretation = none; }",
      -ENOTSUP, "t.dtd:1:44: ", "a.value can only be a number"},
+    {"r : (tag, vfield) { tag.value = 9; data.display = hex; }", -EIO,
+     "t.dtd:1:36: ", "field 'data' of record 'r' is bytes: display is for numbers"},
 };
 
 static void test_malformed(void **unused)
@@ -377,6 +462,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_appendix_c),
             cmocka_unit_test(test_shipped_is_the_file),
+            cmocka_unit_test(test_hatf10v2),
+            cmocka_unit_test(test_display_previous),
             cmocka_unit_test(test_handwritten),
             cmocka_unit_test(test_scopes_and_refs),
             cmocka_unit_test(test_section_scoping),

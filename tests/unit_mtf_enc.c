@@ -166,11 +166,11 @@ static void encode(const struct trace *t, const char *enc, struct mem *m)
 
 static const char *kind_name(unsigned k)
 {
-        return tm_heap_is_realloc(k) ? "realloc" : tm_schema_heap.kind[k].name;
+        return tm_schema_heap.kind[k].name;
 }
 
-/* Is decoded record r (schema s) the written event e, as Appendix C's
- * DTD can hold it (one realloc, without a size)? */
+/* Is decoded record r (schema s) the written event e? hatf10v2.dtd holds
+ * every heap record whole: the four realloc kinds, with their size. */
 static void check_rec(const struct tm_schema *s, const struct tm_rec *r, const struct tm_heap_ev *e,
                       size_t idx)
 {

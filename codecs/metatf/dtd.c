@@ -390,10 +390,32 @@ static int prop_code(const char *s)
                 return MTF_P_INTERP;
         if (strcmp(s, "value") == 0)
                 return MTF_P_VALUE;
+        if (strcmp(s, "display") == 0)
+                return MTF_P_DISPLAY;
+        if (strcmp(s, "previous") == 0)
+                return MTF_P_PREVIOUS;
         return -1;
 }
 
-static const char *const prop_names[] = {"width", "interpretation", "value"};
+static const char *const prop_names[] = {"width", "interpretation", "value", "display",
+                                         "previous"};
+
+/* display = hex | decimal; previous = field | record. */
+static int parse_word(struct parser *p, struct mtf_prop *pr)
+{
+        static const char *const words[][2] = {{"decimal", "hex"}, {"field", "record"}};
+        static const uint8_t codes[][2] = {{MTF_D_DECIMAL, MTF_D_HEX},
+                                           {MTF_PV_FIELD, MTF_PV_RECORD}};
+        unsigned w = pr->prop == MTF_P_DISPLAY ? 0 : 1;
+        for (unsigned i = 0; i < 2; i++) {
+                if (is_id(p, words[w][i])) {
+                        pr->vkind = MTF_V_WORD;
+                        pr->num = codes[w][i];
+                        return next(p);
+                }
+        }
+        return perr(p, w == 0 ? "expected hex or decimal" : "expected field or record");
+}
 
 /* Reject a second setting of the same property in the same scope, and the
  * rules the paper gives the tag. */
@@ -419,6 +441,9 @@ static int check_prop(struct parser *p, const struct mtf_prop *pr)
                 return perr_at(p, pr->line, pr->col, -EIO, "the tag's interpretation is none");
         if (pr->prop == MTF_P_VALUE && pr->record < 0)
                 return perr_at(p, pr->line, pr->col, -EIO, "tag.value belongs in a record");
+        if (pr->prop == MTF_P_DISPLAY || pr->prop == MTF_P_PREVIOUS)
+                return perr_at(p, pr->line, pr->col, -EIO, "the tag is not shown and has no "
+                                                           "previous value");
         return 0;
 }
 
@@ -440,12 +465,14 @@ static int parse_property(struct parser *p, const char *field, uint32_t line, ui
                 return ret;
         int code = p->t == T_ID ? prop_code(p->id) : -1;
         if (code < 0)
-                return perr(p, "expected width, interpretation or value");
+                return perr(p, "expected width, interpretation, value, display or previous");
         pr->prop = (uint8_t)code;
         if ((ret = next(p)) < 0 || (ret = expect(p, '=')) < 0)
                 return ret;
         if (code == MTF_P_INTERP) {
                 ret = parse_interp(p, pr);
+        } else if (code == MTF_P_DISPLAY || code == MTF_P_PREVIOUS) {
+                ret = parse_word(p, pr);
         } else if (p->t == T_NUM) {
                 pr->vkind = MTF_V_NUM;
                 pr->num = p->num;
@@ -456,7 +483,7 @@ static int parse_property(struct parser *p, const char *field, uint32_t line, ui
                 if ((ret = next(p)) < 0 || (ret = expect(p, '.')) < 0)
                         return ret;
                 code = p->t == T_ID ? prop_code(p->id) : -1;
-                if (code < 0)
+                if (code < 0 || code > MTF_P_VALUE)
                         return perr(p, "expected width, interpretation or value");
                 pr->ref_prop = (uint8_t)code;
                 ret = next(p);

@@ -13,11 +13,18 @@
  *   field    ::= simple | record | NAME "*" simple
  *   simple   ::= NAME | "(" field { "," field }* ")"
  *   property ::= NAME "." ("width" | "interpretation" | "value") "=" value ";"
+ *              | NAME "." "display" "=" ("hex" | "decimal") ";"
+ *              | NAME "." "previous" "=" ("field" | "record") ";"
  *   value    ::= NUMBER | NAME "." PROP | none | default N | baseOffset N
  *              | delta N | stride N N | sectionOffset N | sectionStride N N
  *
  * with // and / * * / comments, decimal or 0x numbers (a leading '-' in
- * interpretation arguments: strides may be negative). Global definitions
+ * interpretation arguments: strides may be negative). display and
+ * previous are tracemount's (Appendix B allows properties beyond the three
+ * it reserves; docs/formats/metatf.md): how text views show the number,
+ * and where delta and stride find the previous value ("field", the
+ * paper's rule and the default, or "record", what hatf10.dtd files were
+ * written with). Global definitions
  * come before the first section, as the grammar says. The predefined
  * records vfield, comment, section and metadata are parsed first from
  * Appendix B's own text (mtf_dtd_prelude), completed where Appendix B
@@ -96,12 +103,23 @@ struct mtf_rdef {
         uint32_t line, col;
 };
 
-enum mtf_prop_name { MTF_P_WIDTH, MTF_P_INTERP, MTF_P_VALUE };
+enum mtf_prop_name { MTF_P_WIDTH, MTF_P_INTERP, MTF_P_VALUE, MTF_P_DISPLAY, MTF_P_PREVIOUS };
 enum mtf_value_kind {
         MTF_V_NUM,    /* num */
         MTF_V_REF,    /* ref.ref_prop: another field's property */
         MTF_V_INTERP, /* interp with arg[0], arg[1] */
+        MTF_V_WORD,   /* display, previous: num is enum mtf_display or mtf_previous */
 };
+
+/* leaf.display: the display property, or what the field's role gives. */
+enum mtf_display { MTF_D_UNSET, MTF_D_DECIMAL, MTF_D_HEX };
+
+/* leaf.previous: where delta and stride find the previous value. FIELD
+ * (Appendix B, from HATF): "the value of the same field in the most recent
+ * previous record", whatever record kind and interpretation gave it;
+ * RECORD: the value this field position of this record kind last decoded
+ * under delta or stride (tracemount's writer before hatf10v2.dtd). */
+enum mtf_previous { MTF_PV_FIELD, MTF_PV_RECORD };
 
 struct mtf_prop {
         char field[MTF_NAME_MAX];
@@ -168,8 +186,11 @@ struct mtf_leaf {
         uint8_t has_value;       /* a value property: the tag, or a constant */
         uint8_t vfield;          /* came from the predefined vfield record */
         int8_t width_of;         /* variable bytes: the leaf whose value is the width, -1 */
+        uint8_t display;         /* enum mtf_display */
+        uint8_t previous;        /* enum mtf_previous */
         uint64_t arg[2];         /* the interpretation's arguments */
         uint64_t value;
+        uint32_t line, col; /* where the DTD names it, for messages */
 };
 
 struct mtf_kind {

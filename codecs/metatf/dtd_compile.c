@@ -78,6 +78,8 @@ static int add_leaf(struct compiler *c, const struct mtf_node *nd)
         memcpy(lf->name, nd->name, sizeof lf->name);
         lf->in_rep = (uint8_t)c->in_rep;
         lf->width_of = -1;
+        lf->line = nd->line;
+        lf->col = nd->col;
         for (unsigned j = 0; j < c->npath; j++) {
                 const struct mtf_rdef *r = &c->d->record[c->path[j]];
                 if (r->predefined && strcmp(r->name, "vfield") == 0)
@@ -250,6 +252,14 @@ static int resolve_leaf(struct compiler *c, unsigned i)
                 lf->has_value = 1;
                 lf->value = v->num;
         }
+        const struct mtf_prop *dp = lookup(c, i, lf->name, MTF_P_DISPLAY);
+        const struct mtf_prop *pv = lookup(c, i, lf->name, MTF_P_PREVIOUS);
+        lf->display = dp ? (uint8_t)dp->num : MTF_D_UNSET;
+        lf->previous = pv ? (uint8_t)pv->num : MTF_PV_FIELD;
+        if (dp && mtf_leaf_is_bytes(lf))
+                return cerr(c, dp->line, dp->col, -EIO,
+                            "field '%s' of record '%s' is bytes: display is for numbers", lf->name,
+                            kn);
         if (mtf_leaf_is_bytes(lf) && (lf->interp != MTF_I_NONE || lf->has_value || lf->in_rep))
                 return cerr(c, cl->line, cl->col, -ENOTSUP,
                             "field '%s' of record '%s' is bytes: its interpretation must be none, "
@@ -281,6 +291,8 @@ static int place_tag(struct compiler *c, const struct mtf_rdef *r, uint64_t tag)
                 memset(&k->leaf[0], 0, sizeof k->leaf[0]);
                 memcpy(k->leaf[0].name, "tag", 4);
                 k->leaf[0].width_of = -1;
+                k->leaf[0].line = r->line;
+                k->leaf[0].col = r->col;
         }
         struct mtf_leaf *t = &k->leaf[0];
         if (t->in_rep || t->rep)

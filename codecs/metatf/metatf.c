@@ -151,30 +151,81 @@ static int leaf_type(const struct mtf_kind *k, const struct mtf_leaf *lf)
         return TM_FT_UINT;
 }
 
-/* The schema field named name of type type: found or added. */
-static int schema_field(struct tm_schema *s, const char *name, int type, const char *kind,
+/* While the schema is built: per schema field, the leaf that named it
+ * first (and its record) and the display a leaf set. */
+struct sbuild {
+        const struct mtf_leaf *first[TM_SCHEMA_FIELDS_MAX];
+        const char *first_kind[TM_SCHEMA_FIELDS_MAX];
+        uint8_t display[TM_SCHEMA_FIELDS_MAX]; /* enum mtf_display */
+};
+
+static const char *type_name(unsigned t)
+{
+        static const char *const names[] = {[TM_FT_UINT] = "a number",
+                                            [TM_FT_INT] = "a number",
+                                            [TM_FT_TEXT] = "text",
+                                            [TM_FT_BYTES] = "bytes",
+                                            [TM_FT_LIST] = "repeated"};
+        return t <= TM_FT_LIST ? names[t] : "?";
+}
+
+/* The schema field named name of type type for leaf lf of kind: found or
+ * added. A field is one column of the schema, with one type and one
+ * display, so one name used two ways is refused where the DTD uses it the
+ * second time (docs/formats/metatf.md). */
+static int schema_field(const struct mtf_ctx *x, struct tm_schema *s, struct sbuild *b,
+                        const char *name, int type, const struct mtf_leaf *lf, const char *kind,
                         struct tm_err *err)
 {
         int f = tm_schema_field(s, name);
         if (f >= 0 && s->field[f].type != type)
-                return tm_err_set(err, -ENOTSUP,
-                                  "raw offset %d: field '%s' of '%s' has another type than in "
-                                  "an earlier record",
-                                  MTF_FIXED_HEADER, name, kind);
-        if (f >= 0)
-                return f;
-        if (s->nfields >= TM_SCHEMA_FIELDS_MAX)
-                return tm_err_set(err, -ENOTSUP, "raw offset %d: more than %u field names",
-                                  MTF_FIXED_HEADER, TM_SCHEMA_FIELDS_MAX);
-        struct tm_field *fd = &s->field[s->nfields];
-        snprintf(fd->name, sizeof fd->name, "%s", name);
-        fd->type = (uint8_t)type;
-        fd->show = strstr(name, "addr") ? TM_SHOW_HEX : TM_SHOW_DEC;
-        return (int)s->nfields++;
+                return tm_err_set(err, -EIO,
+                                  "%s:%u:%u: field '%s' of '%s' is %s, but %s in '%s' (line %u): "
+                                  "one name, one type",
+                                  x->lay.file, lf->line, lf->col, name, kind, type_name(type),
+                                  type_name(s->field[f].type), b->first_kind[f], b->first[f]->line);
+        if (f >= 0 && lf->display && b->display[f] && lf->display != b->display[f])
+                return tm_err_set(err, -EIO,
+                                  "%s:%u:%u: field '%s' of '%s' is shown in %s, but in %s in '%s' "
+                                  "(line %u)",
+                                  x->lay.file, lf->line, lf->col, name, kind,
+                                  lf->display == MTF_D_HEX ? "hex" : "decimal",
+                                  lf->display == MTF_D_HEX ? "decimal" : "hex", b->first_kind[f],
+                                  b->first[f]->line);
+        if (f < 0 && s->nfields >= TM_SCHEMA_FIELDS_MAX)
+                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names",
+                                  x->lay.file, lf->line, lf->col, TM_SCHEMA_FIELDS_MAX);
+        if (f < 0) {
+                f = (int)s->nfields++;
+                struct tm_field *fd = &s->field[f];
+                snprintf(fd->name, sizeof fd->name, "%s", name);
+                fd->type = (uint8_t)type;
+                b->first[f] = lf;
+                b->first_kind[f] = kind;
+        }
+        if (lf->display)
+                b->display[f] = lf->display;
+        return f;
+}
+
+/* How each number shows: as the DTD says, else by its role (the heap
+ * family's addresses in hex, as tm_schema_heap shows them), else decimal.
+ * Never by the look of the name. */
+static void schema_display(const struct sbuild *b, struct tm_schema *s)
+{
+        int heap = strcmp(s->name, "heap") == 0;
+        for (unsigned i = 0; i < s->nfields; i++) {
+                int h = heap ? tm_schema_field(&tm_schema_heap, s->field[i].name) : -1;
+                if (b->display[i])
+                        s->field[i].show = b->display[i] == MTF_D_HEX ? TM_SHOW_HEX : TM_SHOW_DEC;
+                else
+                        s->field[i].show = h >= 0 ? tm_schema_heap.field[h].show : TM_SHOW_DEC;
+        }
 }
 
 /* Kind k of the layout as a schema kind. */
-static int schema_kind(struct mtf_ctx *x, unsigned k, struct tm_schema *s, struct tm_err *err)
+static int schema_kind(struct mtf_ctx *x, unsigned k, struct tm_schema *s, struct sbuild *b,
+                       struct tm_err *err)
 {
         const struct mtf_kind *mk = &x->lay.kind[k];
         if (s->nkinds >= TM_SCHEMA_KINDS_MAX)
@@ -198,7 +249,7 @@ static int schema_kind(struct mtf_ctx *x, unsigned k, struct tm_schema *s, struc
                 char name[TM_NAME_MAX];
                 leaf_schema_name(mk, i, name);
                 int type = leaf_type(mk, lf);
-                int f = schema_field(s, name, type, mk->name, err);
+                int f = schema_field(x, s, b, name, type, lf, mk->name, err);
                 if (f < 0)
                         return f;
                 if (tk->nfields >= TM_KIND_FIELDS_MAX ||
@@ -231,12 +282,14 @@ static void schema_name(const struct mtf_ctx *x, struct tm_schema *s)
 
 static int build_schema(struct mtf_ctx *x, struct tm_schema *s, struct tm_err *err)
 {
+        struct sbuild b;
+        memset(&b, 0, sizeof b);
         memset(s, 0, sizeof *s);
         for (unsigned k = 0; k < x->lay.nkinds; k++) {
                 x->schema_kind[k] = -1;
                 if (x->lay.kind[k].role != MTF_R_DATA)
                         continue;
-                int ret = schema_kind(x, k, s, err);
+                int ret = schema_kind(x, k, s, &b, err);
                 if (ret < 0)
                         return ret;
         }
@@ -247,6 +300,7 @@ static int build_schema(struct mtf_ctx *x, struct tm_schema *s, struct tm_err *e
                 s->section[i].number = x->lay.section[i].number;
         }
         schema_name(x, s);
+        schema_display(&b, s);
         return 0;
 }
 
@@ -341,12 +395,16 @@ int mtf_stream_find(const struct mtf_ctx *x, uint64_t number)
         return -1;
 }
 
-void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned interp, uint64_t a0, uint64_t a1)
+void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned ns, unsigned interp, uint64_t a0,
+                  uint64_t a1)
 {
+        int sec = interp == MTF_I_SECTIONOFFSET || interp == MTF_I_SECTIONSTRIDE;
         s->interp[c] = (uint8_t)interp;
-        s->a[c] = a0;
+        s->sec[c] = (uint8_t)(sec ? a0 : 0); /* 1..255: checked by the caller */
+        s->a[c] = sec ? 0 : a0;
         s->b[c] = a1;
-        s->cur[c] = interp == MTF_I_SECTIONSTRIDE ? 0 : a0;
+        if (ns != MTF_HIDDEN && (interp == MTF_I_DELTA || interp == MTF_I_STRIDE))
+                s->prev[ns] = a0;
 }
 
 /* Copy the data sections out of the header's bytes. */
@@ -371,10 +429,52 @@ static int load_sections(struct mtf_ctx *x, const struct mtf_header *h, const ui
         return 0;
 }
 
-/* Cells, the tag tables, the sections the DTD reads; the initial state. */
+/* While the cells are set up: per field name, its first leaf (and
+ * record), and the leaf whose delta or stride gave its first previous
+ * value. */
+struct names {
+        unsigned n;
+        const struct mtf_leaf *first[MTF_NAMES_MAX], *init[MTF_NAMES_MAX];
+        const char *init_kind[MTF_NAMES_MAX];
+};
+
+/* The slot of leaf lf's field name in mtf_state.prev, MTF_HIDDEN if its
+ * previous value is not the field's; or a negative errno. */
+static int name_slot(const struct mtf_ctx *x, struct names *nm, const struct mtf_kind *mk,
+                     const struct mtf_leaf *lf, struct tm_err *err)
+{
+        if (mtf_leaf_is_bytes(lf) || lf->previous == MTF_PV_RECORD)
+                return MTF_HIDDEN;
+        unsigned j = 0;
+        while (j < nm->n && strcmp(nm->first[j]->name, lf->name) != 0)
+                j++;
+        if (j == nm->n && nm->n >= MTF_NAMES_MAX)
+                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names",
+                                  x->lay.file, lf->line, lf->col, MTF_NAMES_MAX);
+        if (j == nm->n)
+                nm->first[nm->n++] = lf;
+        if (lf->interp != MTF_I_DELTA && lf->interp != MTF_I_STRIDE)
+                return (int)j;
+        /* one field, one previous value: its first one too */
+        const struct mtf_leaf *o = nm->init[j];
+        if (o && o->arg[0] != lf->arg[0])
+                return tm_err_set(err, -EIO,
+                                  "%s:%u:%u: field '%s' of '%s' starts from %llu, but from %llu in "
+                                  "'%s' (line %u): a field has one previous value",
+                                  x->lay.file, lf->line, lf->col, lf->name, mk->name,
+                                  (unsigned long long)lf->arg[0], (unsigned long long)o->arg[0],
+                                  nm->init_kind[j], o->line);
+        nm->init[j] = lf;
+        nm->init_kind[j] = mk->name;
+        return (int)j;
+}
+
+/* Cells, field names, the tag tables, the sections the DTD reads; the
+ * initial state. */
 static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
 {
         memset(s, 0, sizeof *s);
+        struct names nm = {0};
         unsigned nc = 0;
         for (unsigned k = 0; k < x->lay.nkinds; k++) {
                 const struct mtf_kind *mk = &x->lay.kind[k];
@@ -400,18 +500,25 @@ static int setup(struct mtf_ctx *x, struct mtf_state *s, struct tm_err *err)
                                                   "%u, which is not a data section of the file",
                                                   MTF_FIXED_HEADER, lf->name, mk->name,
                                                   (unsigned)lf->arg[0]);
+                        int ns = name_slot(x, &nm, mk, lf, err);
+                        if (ns < 0)
+                                return ns;
+                        x->name_of[k][i] = (uint8_t)ns;
                         s->width[nc] = (uint8_t)(mtf_leaf_is_bytes(lf) ? 0 : lf->width);
-                        mtf_cell_set(s, nc, lf->interp, lf->arg[0], lf->arg[1]);
+                        mtf_cell_set(s, nc, (unsigned)ns, lf->interp, lf->arg[0], lf->arg[1]);
                 }
         }
         s->ncells = (uint16_t)nc;
+        s->nnames = (uint16_t)nm.n;
         x->ncells = nc;
+        x->nnames = nm.n;
         return 0;
 }
 
 /* A state decoding can reach (record.h): the section one of the DTD's,
- * the cells the set-up made, each a number's width (0..8) and an
- * interpretation; chunks of streamed sections as read_chunk leaves them;
+ * the cells and field names the set-up made, each cell a number's width
+ * (0..8), an interpretation and a section number exactly when it reads
+ * one; chunks of streamed sections as read_chunk leaves them;
  * everything past them zero, as the set-up leaves it. */
 static int mtf_state_ok(const void *ctx, const struct tm_rstate *st)
 {
@@ -430,13 +537,19 @@ static int mtf_state_ok(const void *ctx, const struct tm_rstate *st)
                         return 0;
                 }
         }
+        if (s->nnames != x->nnames || s->pad)
+                return 0;
         for (unsigned c = 0; c < MTF_CELLS_MAX; c++) {
-                if (s->width[c] > 8 || s->interp[c] > MTF_I_SECTIONSTRIDE)
+                unsigned in = s->interp[c];
+                int sec = in == MTF_I_SECTIONOFFSET || in == MTF_I_SECTIONSTRIDE;
+                if (s->width[c] > 8 || in > MTF_I_SECTIONSTRIDE || (s->sec[c] != 0) != sec)
                         return 0;
-                if (c >= s->ncells &&
-                    (s->width[c] || s->interp[c] || s->a[c] || s->b[c] || s->cur[c]))
+                if (c >= s->ncells && (s->width[c] || in || s->a[c] || s->b[c]))
                         return 0;
         }
+        for (unsigned i = s->nnames; i < MTF_NAMES_MAX; i++)
+                if (s->prev[i])
+                        return 0;
         return 1;
 }
 

@@ -67,6 +67,7 @@
 #define MTF_SECTIONS_MAX 16       /* section headers in a file */
 #define MTF_HEADER_MAX (1u << 20) /* start: header and data sections */
 #define MTF_CELLS_MAX 72          /* changeable fields of all record kinds */
+#define MTF_NAMES_MAX 64          /* names of number fields of all record kinds */
 #define MTF_VAR_MAX 65536         /* bytes of one variable-width field */
 #define MTF_LIST_MAX 1024         /* occurrences of one repeated group */
 #define MTF_LE 1

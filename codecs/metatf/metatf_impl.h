@@ -25,6 +25,7 @@ struct mtf_ctx {
         unsigned nstream;
         uint8_t stream_num[MTF_STREAMS_MAX];
         unsigned ncells; /* cells of the state: mtf_state.ncells */
+        unsigned nnames; /* field names of the state: mtf_state.nnames */
         /* every section, as mtf_sections() lists it (schema order) */
         unsigned nsec;
         struct mtf_secinfo sec[TM_SCHEMA_SECTIONS_MAX];
@@ -35,6 +36,9 @@ struct mtf_ctx {
         uint16_t cell0[MTF_KINDS_MAX];
         uint8_t out_pos[MTF_KINDS_MAX][MTF_LEAVES_MAX];
         uint8_t var_slot[MTF_KINDS_MAX][MTF_LEAVES_MAX];
+        /* per leaf: its field name's slot in mtf_state.prev, MTF_HIDDEN for
+         * bytes and for leaves whose previous value is the record's */
+        uint8_t name_of[MTF_KINDS_MAX][MTF_LEAVES_MAX];
         /* kinds by tag, for tags < 256: [0] global scope, [s + 1] section
          * s; kind index + 1, 0 none. Larger tags are searched. */
         uint8_t by_tag[MTF_DTD_SECTIONS_MAX + 1][256];
@@ -54,20 +58,31 @@ struct mtf_stream {
 };
 
 /* The decoder state: plain data; a checkpoint is a copy. Each cell is one
- * leaf of one data kind, as metadata records address them. */
+ * leaf of one data kind, as metadata records address them (its width and
+ * interpretation); the previous value that delta and stride add to is the
+ * field's (Appendix B: "the value of the same field in the most recent
+ * previous record"), one per field name, which every value of the field
+ * decoded sets, whichever record kind and interpretation gave it.
+ * Leaves with previous = record keep theirs in their cell's a. */
 struct mtf_state {
         uint16_t section; /* current section: DTD section index + 1, 0 global */
         uint16_t ncells;
-        uint32_t pad;
+        uint16_t nnames;
+        uint16_t pad;
         /* raw offset of the next record: past the offset a call starts at
          * while an active chunk holds *used back (0: at that offset) */
         uint64_t resume;
         struct mtf_stream stream[MTF_STREAMS_MAX];
-        uint64_t a[MTF_CELLS_MAX];   /* argument 1: default, base, initial value, section */
-        uint64_t b[MTF_CELLS_MAX];   /* argument 2: stride */
-        uint64_t cur[MTF_CELLS_MAX]; /* previous value (delta, stride), next item (sectionStride) */
+        /* the cell's argument: default's value, baseOffset's base,
+         * sectionStride's next item of a data section; delta's and
+         * stride's previous value for a previous = record leaf, their
+         * initial value otherwise */
+        uint64_t a[MTF_CELLS_MAX];
+        uint64_t b[MTF_CELLS_MAX];       /* stride's and sectionStride's stride */
+        uint64_t prev[MTF_NAMES_MAX];    /* each field name's previous value */
         uint8_t width[MTF_CELLS_MAX];
         uint8_t interp[MTF_CELLS_MAX];
+        uint8_t sec[MTF_CELLS_MAX]; /* sectionOffset's, sectionStride's section number */
 };
 
 _Static_assert(sizeof(struct mtf_state) <= TM_RSTATE_MAX, "Meta-TF state over TM_RSTATE_MAX");
@@ -81,9 +96,12 @@ const struct mtf_dsec *mtf_dsec_find(const struct mtf_ctx *x, uint32_t number);
 /* The slot of the streamed data section numbered number, or -1. */
 int mtf_stream_find(const struct mtf_ctx *x, uint64_t number);
 
-/* Set cell c to interpretation interp with arguments a0, a1: the first
- * previous value of delta and stride is a0, sectionStride starts at item 0. */
-void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned interp, uint64_t a0, uint64_t a1);
+/* Set cell c (whose leaf's field name has slot ns in s->prev, or
+ * MTF_HIDDEN: previous = record) to interpretation interp with arguments
+ * a0, a1: the next previous value of delta and stride is a0 (the field's,
+ * or the cell's), sectionStride starts at item 0. */
+void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned ns, unsigned interp, uint64_t a0,
+                  uint64_t a1);
 
 /* Encoder entry points (mtf_enc.c), wired into tm_rcodec_metatf. */
 int mtf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,

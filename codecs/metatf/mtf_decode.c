@@ -107,40 +107,52 @@ static int item(const struct rd *r, uint64_t at, const struct mtf_kind *k,
         return 0;
 }
 
-/* Read one number of leaf lf: width w, interpretation in with arguments
- * a and b, previous value or next item *cur. */
-static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_leaf *lf, unsigned w,
-                    unsigned in, uint64_t a, uint64_t b, uint64_t *cur, uint64_t *v)
+/* A number's settings and running values while a record is read: the
+ * cell's (its argument may change: previous = record, sectionStride) and
+ * the field's previous value, both in the reader's copies. */
+struct num {
+        unsigned w, in, sec;
+        uint64_t b;
+        uint64_t *a;    /* the cell's argument */
+        uint64_t *prev; /* the field's previous value; NULL: previous = record */
+};
+
+/* Read one number of leaf lf with settings n into *v. */
+static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_leaf *lf,
+                    const struct num *n, uint64_t *v)
 {
-        unsigned sw = mtf_interp_stores_nothing(in) ? 0 : w;
+        unsigned sw = mtf_interp_stores_nothing(n->in) ? 0 : n->w;
         if (r->avail - r->off < sw)
                 return NEED_MORE;
         uint64_t at = r->raw + r->off;
         uint64_t raw = get_uint(r->p + r->off, sw, r->x->byteorder);
+        /* delta and stride add to the field's previous value (Appendix B),
+         * or to the cell's own for a previous = record leaf */
+        uint64_t *prev = n->prev ? n->prev : n->a;
         r->off += sw;
         int ret = 0;
-        switch (in) {
+        switch (n->in) {
         case MTF_I_BASEOFFSET:
-                *v = a + sext(raw, sw);
+                *v = *n->a + sext(raw, sw);
                 break;
         case MTF_I_DELTA:
-                *v = *cur = *cur + sext(raw, sw);
+                *v = *prev = *prev + sext(raw, sw);
                 break;
         case MTF_I_DEFAULT:
-                *v = a;
+                *v = *n->a;
                 break;
         case MTF_I_STRIDE:
-                *v = *cur = *cur + b;
+                *v = *prev = *prev + n->b;
                 break;
         case MTF_I_SECTIONOFFSET:
-                ret = item(r, at, k, lf, a, raw, w, v);
+                ret = item(r, at, k, lf, n->sec, raw, n->w, v);
                 break;
         case MTF_I_SECTIONSTRIDE: {
                 /* a streamed section has one cursor, every field's */
-                int si = mtf_stream_find(r->x, a);
-                uint64_t *c = si >= 0 ? &r->snext[si] : cur;
-                ret = item(r, at, k, lf, a, *c, w, v);
-                *c += b;
+                int si = mtf_stream_find(r->x, n->sec);
+                uint64_t *c = si >= 0 ? &r->snext[si] : n->a;
+                ret = item(r, at, k, lf, n->sec, *c, n->w, v);
+                *c += n->b;
                 break;
         }
         default: /* none */
@@ -149,6 +161,8 @@ static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_lea
         }
         if (ret == 0 && lf->has_value && *v != lf->value)
                 return field_err(r, at, k, lf, "%llu, the DTD says %llu", *v, lf->value);
+        if (ret == 0 && n->prev)
+                *n->prev = *v; /* whatever the interpretation */
         return ret;
 }
 
@@ -156,17 +170,29 @@ static int read_num(struct rd *r, const struct mtf_kind *k, const struct mtf_lea
 static int read_fixed(struct rd *r, const struct mtf_kind *k, unsigned i, uint64_t *v)
 {
         const struct mtf_leaf *lf = &k->leaf[i];
-        uint64_t cur = lf->arg[0];
-        return read_num(r, k, lf, lf->width, lf->interp, lf->arg[0], lf->arg[1], &cur, v);
+        uint64_t a = lf->arg[0];
+        struct num n = {lf->width, lf->interp, (unsigned)(lf->arg[0] & 0xff), lf->arg[1], &a, NULL};
+        return read_num(r, k, lf, &n, v);
+}
+
+/* Leaf i of kind k as the state sets it, on the reader's copies: the
+ * cells' arguments a[] (by leaf) and the fields' previous values prev[]
+ * (by name slot). */
+static struct num leaf_num(const struct mtf_ctx *x, const struct mtf_state *s, unsigned k,
+                           unsigned i, uint64_t *a, uint64_t *prev)
+{
+        unsigned c = x->cell0[k] + i - 1, ns = x->name_of[k][i];
+        return (struct num){s->width[c], s->interp[c],         s->sec[c],
+                            s->b[c],     &a[i],                ns == MTF_HIDDEN ? NULL : &prev[ns]};
 }
 
 /* The repeated group after count leaf i (n times), as lists. */
 static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsigned i, uint64_t n,
-                       uint64_t *cur, struct tm_rec *rec)
+                       uint64_t *a, uint64_t *prev, struct tm_rec *rec)
 {
         const struct mtf_ctx *x = r->x;
         const struct mtf_kind *mk = &x->lay.kind[k];
-        unsigned g = mk->leaf[i].rep, c0 = x->cell0[k];
+        unsigned g = mk->leaf[i].rep;
         if (n > MTF_LIST_MAX)
                 return field_err(r, r->raw + r->off, mk, &mk->leaf[i],
                                  "repeats %llu times, over %llu", n, MTF_LIST_MAX);
@@ -182,10 +208,9 @@ static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsi
         }
         for (uint64_t o = 0; o < n; o++) {
                 for (unsigned j = i + 1; j <= i + g; j++) {
-                        unsigned c = c0 + j - 1;
+                        struct num nu = leaf_num(x, s, k, j, a, prev);
                         uint64_t v;
-                        int ret = read_num(r, mk, &mk->leaf[j], s->width[c], s->interp[c], s->a[c],
-                                           s->b[c], &cur[j], &v);
+                        int ret = read_num(r, mk, &mk->leaf[j], &nu, &v);
                         if (ret)
                                 return ret;
                         mtf_put(base + ((size_t)(j - i - 1) * n + o) * 8, v, 8, MTF_LE);
@@ -201,15 +226,20 @@ static int read_data(struct rd *r, struct mtf_state *s, unsigned k, struct tm_re
         const struct mtf_ctx *x = r->x;
         const struct mtf_kind *mk = &x->lay.kind[k];
         unsigned c0 = x->cell0[k];
-        uint64_t cur[MTF_LEAVES_MAX], val[MTF_LEAVES_MAX] = {0};
-        for (unsigned i = 1; i < mk->nleaves; i++)
-                cur[i] = s->cur[c0 + i - 1];
+        /* copies of what the record changes, committed once it is whole:
+         * its cells' arguments and its fields' previous values */
+        uint64_t a[MTF_LEAVES_MAX], prev[MTF_NAMES_MAX], val[MTF_LEAVES_MAX] = {0};
+        for (unsigned i = 1; i < mk->nleaves; i++) {
+                a[i] = s->a[c0 + i - 1];
+                if (x->name_of[k][i] != MTF_HIDDEN)
+                        prev[x->name_of[k][i]] = s->prev[x->name_of[k][i]];
+        }
         memset(rec, 0, sizeof *rec);
         rec->kind = (uint32_t)x->schema_kind[k];
         rec->section = s->section; /* record.h: 0 none, i + 1 section[i] */
         for (unsigned i = 1; i < mk->nleaves; i++) {
                 const struct mtf_leaf *lf = &mk->leaf[i];
-                unsigned c = c0 + i - 1, pos = x->out_pos[k][i];
+                unsigned pos = x->out_pos[k][i];
                 int ret;
                 if (mtf_leaf_is_bytes(lf)) {
                         uint64_t n = lf->width_of >= 0 ? val[lf->width_of] : lf->width;
@@ -223,20 +253,22 @@ static int read_data(struct rd *r, struct mtf_state *s, unsigned k, struct tm_re
                         r->off += (size_t)n;
                         continue;
                 }
-                ret = read_num(r, mk, lf, s->width[c], s->interp[c], s->a[c], s->b[c], &cur[i],
-                               &val[i]);
-                if (ret)
+                struct num nu = leaf_num(x, s, k, i, a, prev);
+                if ((ret = read_num(r, mk, lf, &nu, &val[i])))
                         return ret;
                 if (pos != MTF_HIDDEN)
                         rec->v[pos] = val[i];
                 if (lf->rep) {
-                        if ((ret = read_repeat(r, s, k, i, val[i], cur, rec)))
+                        if ((ret = read_repeat(r, s, k, i, val[i], a, prev, rec)))
                                 return ret;
                         i += lf->rep;
                 }
         }
-        for (unsigned i = 1; i < mk->nleaves; i++)
-                s->cur[c0 + i - 1] = cur[i];
+        for (unsigned i = 1; i < mk->nleaves; i++) {
+                s->a[c0 + i - 1] = a[i];
+                if (x->name_of[k][i] != MTF_HIDDEN)
+                        s->prev[x->name_of[k][i]] = prev[x->name_of[k][i]];
+        }
         for (unsigned i = 0; i < x->nstream; i++) {
                 struct mtf_stream *m = &s->stream[i];
                 m->next = r->snext[i];
@@ -332,7 +364,7 @@ static int apply_metadata(struct rd *r, struct mtf_state *s, uint64_t tag, uint6
         unsigned in = prop == MTF_PROP_WIDTH_CODE ? s->interp[c] : (unsigned)prop;
         unsigned w = prop == MTF_PROP_WIDTH_CODE ? (unsigned)(v[0] > 8 ? 9 : v[0]) : s->width[c];
         int sec = in == MTF_I_SECTIONOFFSET || in == MTF_I_SECTIONSTRIDE;
-        uint64_t number = prop == MTF_PROP_WIDTH_CODE ? s->a[c] : v[0];
+        uint64_t number = prop == MTF_PROP_WIDTH_CODE ? s->sec[c] : v[0];
         int streamed = sec && mtf_stream_find(x, number) >= 0;
         if (mtf_leaf_is_bytes(lf))
                 return tm_err_set(r->err, -EIO,
@@ -353,7 +385,7 @@ static int apply_metadata(struct rd *r, struct mtf_state *s, uint64_t tag, uint6
         if (prop == MTF_PROP_WIDTH_CODE)
                 s->width[c] = (uint8_t)w;
         else
-                mtf_cell_set(s, c, in, v[0], sext(v[1], vw));
+                mtf_cell_set(s, c, x->name_of[k][f], in, v[0], sext(v[1], vw));
         return 0;
 }
 

@@ -1,5 +1,6 @@
-/* Meta-TF encoder: heap traces as Meta-TF files naming Appendix C's HATF
- * DTD (hatf10.dtd), in two encodings (metatf.h): "hatf" and "splitaddr".
+/* Meta-TF encoder: heap traces as Meta-TF files naming hatf10v2.dtd
+ * (Appendix C's HATF DTD with HATF 1.0's realloc records and field order),
+ * in two encodings (metatf.h): "hatf" and "splitaddr".
  * docs/formats/metatf.md ("Writing, and SplitAddr") gives the reasons.
  *
  * The DTD is the shipped text, compiled at enc_open, so the record layouts
@@ -7,7 +8,13 @@
  * place the decoder takes them from. Every changeable field of every
  * record kind is a cell, as in the decoder (metatf_impl.h); the encoder
  * keeps its own copy of each cell's setting and changes it only by writing
- * the metadata record that changes the decoder's.
+ * the metadata record that changes the decoder's. The previous value
+ * delta adds to is the field's (every value of a field name sets it,
+ * whatever the record kind), as the decoder keeps it: a record's metadata
+ * all come before it and a delta's initial value sets the field's previous
+ * value, so a record is encoded in two passes, first the settings (the
+ * metadata that changes interpretations), then the values from the
+ * previous values those leave (widening a width where a value needs it).
  *
  * Each cell chooses its setting online, without look-ahead: among "none"
  * and "delta" at the narrowest width (1..8 bytes: Meta-TF has every byte
@@ -31,7 +38,7 @@
 #include "../heap/heap.h"
 #include "metatf_impl.h"
 
-#define ENC_DTD "hatf10.dtd"
+#define ENC_DTD "hatf10v2.dtd"
 #define ENC_BO MTF_LE                    /* byte order written (measured: see the doc) */
 #define ENC_BLOCK 16                     /* occurrences of a cell between look-backs */
 #define ENC_NEAR 2                       /* splitaddr: bytes of a delta the records keep */
@@ -58,10 +65,9 @@ enum src {
  * saw in its current block. */
 struct ecell {
         uint8_t interp, width;
-        uint64_t a;    /* default value, delta's first previous value */
-        uint64_t cur;  /* the decoder's previous value (delta) */
-        uint64_t prev; /* the field's previous value, whatever the setting */
-        unsigned n;    /* occurrences in the block */
+        uint64_t a;  /* default value, delta's first previous value */
+        uint8_t ns;  /* the field name's slot in tm_renc.prev */
+        unsigned n;  /* occurrences in the block */
         uint8_t hi_none, hi_delta, same;
         uint8_t addr;   /* splitaddr: an address field, in records or in section 2 */
         uint64_t first; /* the block's first value */
@@ -82,8 +88,9 @@ struct tm_renc {
         struct mtf_layout *lay;
         struct ekind kind[TM_HK_N];
         unsigned tag_w, meta_tag, sec_tag, rec_w, field_w, prop_w, value_w;
-        unsigned ncells;
+        unsigned ncells, nnames;
         struct ecell cell[MTF_CELLS_MAX];
+        uint64_t prev[MTF_NAMES_MAX]; /* each field's previous value, as the decoder's */
         int header_done;
         uint64_t amax; /* every address ORed: the header's class */
         /* the span: records not yet written, and (splitaddr) their addresses */
@@ -144,7 +151,8 @@ static void meta(struct tm_renc *e, const struct ekind *k, unsigned i, unsigned 
         }
         c->interp = (uint8_t)prop;
         c->a = v0;
-        c->cur = prop == MTF_I_SECTIONSTRIDE ? 0 : v0;
+        if (prop == MTF_I_DELTA || prop == MTF_I_STRIDE)
+                e->prev[c->ns] = v0;
 }
 
 /* Does the metadata value field hold v? (Appendix B: 4 bytes.) */
@@ -185,7 +193,7 @@ static void set_mode(struct tm_renc *e, const struct ekind *k, unsigned i, unsig
  * field holds it (else the first delta is the whole value). */
 static uint64_t delta_start(const struct tm_renc *e, const struct ecell *c)
 {
-        return value_fits(e, c->prev) ? c->prev : 0;
+        return value_fits(e, e->prev[c->ns]) ? e->prev[c->ns] : 0;
 }
 
 /* The look-back at the end of a block: the setting that would have stored
@@ -219,7 +227,7 @@ static void reconsider(struct tm_renc *e, const struct ekind *k, unsigned i)
         uint64_t d0 = delta_start(e, c);
         /* a delta that starts from 0 pays a wide first value, then narrows */
         cost = n * c->hi_delta + switch_cost(e, c, MTF_I_DELTA, d0, c->hi_delta) +
-               (d0 == c->prev ? 0 : 2 * (e->tag_w + e->rec_w + e->field_w + e->prop_w) + 8);
+               (d0 == e->prev[c->ns] ? 0 : 2 * (e->tag_w + e->rec_w + e->field_w + e->prop_w) + 8);
         if (c->interp == MTF_I_DELTA)
                 cost = n * c->hi_delta + switch_cost(e, c, MTF_I_DELTA, c->a, c->hi_delta);
         if (cost < best)
@@ -234,41 +242,48 @@ static void reconsider(struct tm_renc *e, const struct ekind *k, unsigned i)
                 set_mode(e, k, i, in, a, w);
 }
 
-/* Store value v of leaf i of kind k at dst (returns the bytes), writing
- * to the span the metadata that changes the cell's setting first: after a
- * block, or when the setting cannot hold v. */
-static unsigned put_value(struct tm_renc *e, const struct ekind *k, unsigned i, uint64_t v,
-                          uint8_t *dst)
+/* The first pass over value v of leaf i of kind k: the metadata that
+ * changes the cell's interpretation, after a block or when out of a
+ * default run. */
+static void decide(struct tm_renc *e, const struct ekind *k, unsigned i, uint64_t v)
 {
         struct ecell *c = &e->cell[k->cell0 + i - 1];
         if (c->n == ENC_BLOCK)
                 reconsider(e, k, i);
-        if (c->interp == MTF_I_SECTIONSTRIDE) { /* the value goes to the chunk */
-                e->addr[e->naddr++] = v;
-                e->span_amax |= v;
-        }
         if (c->interp == MTF_I_DEFAULT && v != c->a) {
                 /* out of a run: none, or delta if the block so far says so */
-                unsigned nu = need_u(v), nd = need_s(v - c->prev);
+                unsigned nu = need_u(v), nd = need_s(v - e->prev[c->ns]);
                 if (c->n && c->hi_delta < c->hi_none && nd < nu)
                         set_mode(e, k, i, MTF_I_DELTA, delta_start(e, c),
                                  need_s(v - delta_start(e, c)));
                 else
                         set_mode(e, k, i, MTF_I_NONE, 0, nu);
         }
-        if (c->interp == MTF_I_NONE && need_u(v) > c->width)
-                set_mode(e, k, i, MTF_I_NONE, 0, need_u(v));
-        if (c->interp == MTF_I_DELTA && need_s(v - c->cur) > c->width)
-                set_mode(e, k, i, MTF_I_DELTA, c->a, need_s(v - c->cur));
-        unsigned w = mtf_interp_stores_nothing(c->interp) ? 0 : c->width;
-        if (c->interp == MTF_I_NONE) {
-                mtf_put(dst, v, w, ENC_BO);
-        } else if (c->interp == MTF_I_DELTA) {
-                mtf_put(dst, v - c->cur, w, ENC_BO);
-                c->cur = v;
+}
+
+/* The second pass: store value v of leaf i of kind k at dst (returns the
+ * bytes), widening the cell first when it cannot hold v; v becomes the
+ * field's previous value. */
+static unsigned store(struct tm_renc *e, const struct ekind *k, unsigned i, uint64_t v,
+                      uint8_t *dst)
+{
+        struct ecell *c = &e->cell[k->cell0 + i - 1];
+        uint64_t *prev = &e->prev[c->ns];
+        if (c->interp == MTF_I_SECTIONSTRIDE) { /* the value goes to the chunk */
+                e->addr[e->naddr++] = v;
+                e->span_amax |= v;
         }
+        if (c->interp == MTF_I_NONE && need_u(v) > c->width)
+                meta(e, k, i, MTF_PROP_WIDTH_CODE, 1, need_u(v), 0);
+        if (c->interp == MTF_I_DELTA && need_s(v - *prev) > c->width)
+                meta(e, k, i, MTF_PROP_WIDTH_CODE, 1, need_s(v - *prev), 0);
+        unsigned w = mtf_interp_stores_nothing(c->interp) ? 0 : c->width;
+        if (c->interp == MTF_I_NONE)
+                mtf_put(dst, v, w, ENC_BO);
+        else if (c->interp == MTF_I_DELTA)
+                mtf_put(dst, v - *prev, w, ENC_BO);
         /* the block's statistics */
-        unsigned nu = need_u(v), nd = need_s(v - c->prev);
+        unsigned nu = need_u(v), nd = need_s(v - *prev);
         if (c->n == 0) {
                 c->hi_none = (uint8_t)nu;
                 c->hi_delta = (uint8_t)nd;
@@ -279,7 +294,7 @@ static unsigned put_value(struct tm_renc *e, const struct ekind *k, unsigned i, 
                 c->hi_delta = (uint8_t)(nd > c->hi_delta ? nd : c->hi_delta);
                 c->same &= v == c->first;
         }
-        c->prev = v;
+        *prev = v;
         c->n++;
         return w;
 }
@@ -385,14 +400,18 @@ int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct 
         size_t rl = 0;
         mtf_put(rec, k->tag, e->tag_w, ENC_BO);
         rl += e->tag_w;
+        /* the bytes field is the last leaf (map_kinds): after the numbers */
+        for (unsigned i = 1; i < k->nleaves; i++)
+                if (k->src[i] != SRC_DATA)
+                        decide(e, k, i, src_value(&ev, k->src[i]));
         for (unsigned i = 1; i < k->nleaves; i++) {
                 unsigned s = k->src[i];
                 if (s == SRC_DATA)
-                        continue; /* the last leaf (map_kinds): after the numbers */
+                        continue;
                 uint64_t v = src_value(&ev, s);
                 if (s == SRC_ADDR || s == SRC_NEW_ADDR)
                         e->amax |= v;
-                rl += put_value(e, k, i, v, rec + rl);
+                rl += store(e, k, i, v, rec + rl);
         }
         memcpy(e->rec + e->rlen, rec, rl);
         e->rlen += rl;
@@ -444,12 +463,25 @@ static int leaf_src(const struct mtf_kind *mk, unsigned i, unsigned *seen_addr)
         return -1;
 }
 
-/* The heap kinds as the DTD's: Appendix C has one realloc for the four. */
+/* The slot of leaf lf's field name in e->prev: the decoder's rule. */
+static unsigned name_slot(struct tm_renc *e, const char **names, const struct mtf_leaf *lf)
+{
+        unsigned j = 0;
+        while (j < e->nnames && strcmp(names[j], lf->name) != 0)
+                j++;
+        if (j == e->nnames)
+                names[e->nnames++] = lf->name;
+        return j;
+}
+
+/* The heap kinds as the DTD's, by name (hatf10v2.dtd has HATF's four
+ * realloc records). */
 static int map_kinds(struct tm_renc *e, struct tm_err *err)
 {
         const struct mtf_layout *l = e->lay;
         unsigned cell = 0;
         int cell0[MTF_KINDS_MAX];
+        const char *names[MTF_CELLS_MAX];
         for (unsigned j = 0; j < l->nkinds; j++) {
                 cell0[j] = -1;
                 if (l->kind[j].role == MTF_R_METADATA)
@@ -465,8 +497,7 @@ static int map_kinds(struct tm_renc *e, struct tm_err *err)
                 return tm_err_set(err, -ENOTSUP, "metatf encoder: %s has too many fields", ENC_DTD);
         e->ncells = cell;
         for (unsigned hk = 0; hk < TM_HK_N; hk++) {
-                const char *name =
-                    tm_heap_is_realloc(hk) ? "realloc" : tm_schema_heap.kind[hk].name;
+                const char *name = tm_schema_heap.kind[hk].name;
                 struct ekind *k = &e->kind[hk];
                 k->lk = -1;
                 for (unsigned j = 0; j < l->nkinds; j++)
@@ -481,18 +512,25 @@ static int map_kinds(struct tm_renc *e, struct tm_err *err)
                 k->cell0 = (unsigned)cell0[k->lk];
                 unsigned seen = 0;
                 for (unsigned i = 1; i < mk->nleaves; i++) {
+                        const struct mtf_leaf *lf = &mk->leaf[i];
                         int s = leaf_src(mk, i, &seen);
-                        if (s < 0 || (s == SRC_DATA && i + 1 != mk->nleaves) || mk->leaf[i].rep)
+                        if (s < 0 || (s == SRC_DATA && i + 1 != mk->nleaves) || lf->rep ||
+                            lf->previous != MTF_PV_FIELD)
                                 return tm_err_set(err, -ENOTSUP,
                                                   "metatf encoder: field '%s' of '%s' in %s",
-                                                  mk->leaf[i].name, mk->name, ENC_DTD);
+                                                  lf->name, mk->name, ENC_DTD);
                         k->src[i] = (uint8_t)s;
-                        const struct mtf_leaf *lf = &mk->leaf[i];
+                        if (e->nnames >= MTF_NAMES_MAX)
+                                return tm_err_set(err, -ENOTSUP,
+                                                  "metatf encoder: %s has too many field names",
+                                                  ENC_DTD);
                         struct ecell *c = &e->cell[k->cell0 + i - 1];
                         c->width = (uint8_t)(mtf_leaf_is_bytes(lf) ? 0 : lf->width);
                         c->interp = lf->interp;
                         c->a = lf->arg[0];
-                        c->cur = lf->arg[0];
+                        c->ns = (uint8_t)name_slot(e, names, lf);
+                        if (lf->interp == MTF_I_DELTA || lf->interp == MTF_I_STRIDE)
+                                e->prev[c->ns] = lf->arg[0];
                 }
         }
         return 0;
