@@ -255,6 +255,19 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
 
 /* ---- the report ---- */
 
+/* The next line of the notes at *l (tm_rstats_info.notes): its start, its
+ * length in *len; NULL after the last. */
+static const char *note_line(const char **l, size_t *len)
+{
+        const char *s = *l;
+        if (!s || !*s)
+                return NULL;
+        const char *e = strchr(s, '\n');
+        *len = e ? (size_t)(e - s) : strlen(s);
+        *l = s + *len + (e != NULL);
+        return s;
+}
+
 #define OUT(...)                                                                                   \
         do {                                                                                       \
                 int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
@@ -316,6 +329,9 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
         OUT("raw        %" PRIu64 " bytes, %.3f bytes a record\n", in->raw_size,
             st->records ? (double)in->raw_size / (double)st->records : 0.0);
         OUT("ascii      %" PRIu64 " bytes\n", in->ascii_size);
+        size_t nl;
+        for (const char *l = in->notes, *ln; (ln = note_line(&l, &nl));)
+                OUT("note       %.*s\n", (int)nl, ln);
         OUT("\nrecords per kind\n");
         for (unsigned k = 0; k < s->nkinds; k++)
                 OUT("  %-20s %" PRIu64 "\n", s->kind[k].name, st->kind_n[k]);
@@ -399,6 +415,15 @@ size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
                                  .raw_size = in->raw_size,
                                  .ascii_size = in->ascii_size};
         tm_json_stats_head(&o, &h);
+        tm_json_open(&o, "notes", '[');
+        size_t nl;
+        for (const char *l = in->notes, *ln; (ln = note_line(&l, &nl));) {
+                char line[512];
+                snprintf(line, sizeof line, "%.*s", (int)(nl < sizeof line ? nl : sizeof line - 1),
+                         ln);
+                tm_json_str(&o, NULL, line);
+        }
+        tm_json_close(&o, ']');
         tm_json_str(&o, "schema", s->name);
         tm_json_u64(&o, "records", st->records);
         tm_json_open(&o, "kinds", '[');

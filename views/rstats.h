@@ -75,6 +75,9 @@ struct tm_rstats_info {
         const char *name, *codec, *container;
         uint64_t archive_size, raw_size, ascii_size;
         const char *damage; /* as in struct tm_stats_info */
+        const char *notes;  /* what the trace says of itself, a line each
+                             * (its leading comments: tracetool record's
+                             * notes); NULL: none */
 };
 
 /* The stats view's text into dst (cap bytes); returns the length

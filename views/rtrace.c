@@ -46,6 +46,7 @@ struct tm_rtrace {
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
         struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
         unsigned nfixed;              /* views known at open; thread streams follow */
+        char *notes; /* the trace's leading comments, a line each (the stats print them) */
 };
 
 /* The first want raw bytes of t (fewer if the stream is shorter), for a
@@ -97,6 +98,41 @@ static size_t schema_text(const struct tm_schema *s, const char *codec, char *ds
         return n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
 }
 
+/* The trace's notes: the text of the records of kind "comment" before its
+ * first other record, within the head (what tracetool record writes there:
+ * tools/pack_heap.c), one a line; NULL if none. */
+static char *leading_notes(const struct tm_rtrace *rt, const uint8_t *head, size_t n)
+{
+        const struct tm_schema *s = &rt->schema;
+        int ck = tm_schema_kind(s, "comment");
+        if (ck < 0 || rt->hdr_len >= n)
+                return NULL;
+        struct tm_rstate st = rt->st0;
+        struct tm_rec r[16];
+        size_t used = 0;
+        struct tm_err e = {0};
+        ssize_t k = rt->codec->decode(rt->ctx, &st, head + rt->hdr_len, n - rt->hdr_len, 0,
+                                      rt->hdr_len, &used, r, 16, &e);
+        char *notes = NULL;
+        size_t len = 0;
+        for (ssize_t i = 0; i < k && r[i].kind == (uint32_t)ck; i++) {
+                const struct tm_kind *kd = &s->kind[ck];
+                if (kd->nfields < 1 || !tm_field_is_var(&s->field[kd->field[0]]))
+                        break;
+                size_t tl = (size_t)r[i].v[0];
+                char *m = realloc(notes, len + tl + 2);
+                if (!m)
+                        break;
+                notes = m;
+                for (size_t j = 0; j < tl; j++) /* one line a note */
+                        notes[len + j] = r[i].var[0][j] == '\n' ? ' ' : (char)r[i].var[0][j];
+                len += tl;
+                notes[len++] = '\n';
+                notes[len] = '\0';
+        }
+        return notes;
+}
+
 int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
                    struct tm_err *err)
 {
@@ -117,12 +153,14 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                 head = big;
         }
         int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
-        free(big);
         if (hl < 0) {
+                free(big);
                 free(rt);
                 return tm_trace_err_path(t, hl, err);
         }
         rt->hdr_len = (uint64_t)hl;
+        rt->notes = leading_notes(rt, head, headn);
+        free(big);
         const struct tm_schema *s = &rt->schema;
         rt->plan = malloc(sizeof *rt->plan);
         if (!rt->plan || tm_rrender_plan_init(rt->plan, s) < 0) {
@@ -197,6 +235,7 @@ void tm_rtrace_close(struct tm_rtrace *rt)
                 rt->codec->close(rt->ctx);
         tm_rindex_free(rt->ix);
         free(rt->names);
+        free(rt->notes);
         free(rt->views);
         free(rt->stats);
         free(rt->schema_text);
@@ -307,6 +346,7 @@ static void rv_info(const struct tm_trace *t, struct tm_rstats_info *in)
             .raw_size = t->rt->ix->raw_size,
             .ascii_size = t->rt->ix->tot[TM_RCOL_ASCII],
             .damage = t->damaged ? t->damage.msg : NULL,
+            .notes = t->rt->notes,
         };
 }
 
