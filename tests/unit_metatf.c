@@ -3,7 +3,10 @@
  * interpretations mid-trace, vfield, comments, repeats, data sections
  * read by sectionOffset / sectionStride, both byte orders, the Appendix C
  * HATF DTD on a trace of every HATF record, where the DTD is found,
- * checkpoints, truncated and corrupt traces. Every trace is decoded in
+ * checkpoints, truncated and corrupt traces; delta and stride adding to
+ * the field's previous value across record kinds (and per record with
+ * previous = record, hatf10.dtd's files), one field name used two ways
+ * refused at the DTD's line and column, display decided by the DTD. Every trace is decoded in
  * several piece sizes and record caps, and each must give the records the
  * test wrote. */
 #include <errno.h>
@@ -535,7 +538,7 @@ static void test_checkpoint(void **unused)
         assert_true(C->state_ok(ctx, &copy));
         struct tm_rstate bad;
         struct mtf_state *ms = (struct mtf_state *)bad.b;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 9; k++) {
                 memcpy(&bad, &copy, sizeof bad);
                 if (k == 0)
                         ms->section = 200;
@@ -545,10 +548,22 @@ static void test_checkpoint(void **unused)
                         ms->interp[1] = 8;
                 else if (k == 3)
                         ms->ncells++;
-                else
+                else if (k == 4)
                         ms->stream[MTF_STREAMS_MAX - 1].count = 1;
+                else if (k == 5)
+                        ms->nnames++; /* the field names the DTD has */
+                else if (k == 6)
+                        ms->prev[ms->nnames] = 1; /* a name past them */
+                else if (k == 7)
+                        ms->sec[0] = 2; /* a section for a cell that reads none */
+                else
+                        ms->sec[8] = 0; /* and none for one that does (cell 8: g) */
                 assert_false(C->state_ok(ctx, &bad));
         }
+        /* the fields' previous values are any numbers */
+        memcpy(&bad, &copy, sizeof bad);
+        ms->prev[0] = UINT64_MAX;
+        assert_true(C->state_ok(ctx, &bad));
         C->close(ctx);
 }
 
@@ -755,6 +770,171 @@ static void test_many_lists(void **unused)
         assert_int_equal(decode_all(t.b, t.n, archive, 0, 64, want, 12, &s, &err), 12);
 }
 
+/* ---- the previous value of delta and stride is the field's ---- */
+
+/* Two record kinds share delta field t (Appendix B: "the value of the same
+ * field in the most recent previous record"); c has t twice, d stores it
+ * whole. previous = record (what hatf10.dtd files were written with)
+ * keeps it per record kind and position instead. */
+static void shared_field_trace(struct tf *t, const char *dtd)
+{
+        begin(t, MTF_LE, dtd, NULL, 0);
+        put(t, 2, 1), put(t, 1, 1);                    /* section s */
+        put(t, 4, 1), put(t, 1000, 2);                 /* a */
+        put(t, 5, 1), put(t, 577, 2), put(t, 9, 1);    /* b */
+        put(t, 4, 1), put(t, 23, 2);                   /* a */
+        put(t, 6, 1), put(t, 10, 2), put(t, 5, 2);     /* c */
+        put(t, 7, 1), put(t, 2000, 2);                 /* d: none */
+        put(t, 4, 1), put(t, 1, 2);                    /* a */
+        put_meta(t, 1, 5, 1, 3, 1, 50, 0);             /* b's t: delta 50 */
+        put(t, 4, 1), put(t, 0, 2);                    /* a */
+        put(t, 5, 1), put(t, 1, 2), put(t, 0, 1);      /* b */
+        put(t, 8, 1), put(t, 0, 1);                    /* e: t stride 50 5 */
+}
+
+static const char shared_dtd[] = "tag.width = 1; t.width = 2; t.interpretation = delta 0;\n"
+                                 "section s 1 {\n"
+                                 "  a : (tag, t) { tag.value = 4; }\n"
+                                 "  b : (tag, t, u) { tag.value = 5; u.width = 1;\n"
+                                 "    u.interpretation = none; }\n"
+                                 "  c : (tag, t, t) { tag.value = 6; }\n"
+                                 "  d : (tag, t) { tag.value = 7; t.interpretation = none; }\n"
+                                 "  e : (tag, t, v) { tag.value = 8; t.interpretation = stride 0 5;\n"
+                                 "    v.width = 1; v.interpretation = none; }\n"
+                                 "}\n";
+
+static void test_shared_delta(void **unused)
+{
+        (void)unused;
+        write_file("shared.dtd", shared_dtd);
+        struct tf t;
+        shared_field_trace(&t, "shared.dtd");
+        const struct want want[] = {
+            {"a", 1, {1000}, {0}, {0}},     {"b", 1, {1577, 9}, {0}, {0}},
+            {"a", 1, {1600}, {0}, {0}},     {"c", 1, {1610, 1615}, {0}, {0}},
+            {"d", 1, {2000}, {0}, {0}},     {"a", 1, {2001}, {0}, {0}},
+            {"a", 1, {50}, {0}, {0}},       {"b", 1, {51, 0}, {0}, {0}},
+            {"e", 1, {56, 0}, {0}, {0}},
+        };
+        struct tm_schema s;
+        expect(&t, archive, want, 9, &s);
+        assert_int_equal(field_pos(&s, "c", "new_t"), 1);
+        /* the same bytes, each record kind and position apart */
+        char legacy[sizeof shared_dtd + 64];
+        snprintf(legacy, sizeof legacy, "t.previous = record;\n%s", shared_dtd);
+        write_file("shared.dtd", legacy);
+        shared_field_trace(&t, "shared.dtd");
+        const struct want apart[] = {
+            {"a", 1, {1000}, {0}, {0}},     {"b", 1, {577, 9}, {0}, {0}},
+            {"a", 1, {1023}, {0}, {0}},     {"c", 1, {10, 5}, {0}, {0}},
+            {"d", 1, {2000}, {0}, {0}},     {"a", 1, {1024}, {0}, {0}},
+            {"a", 1, {1024}, {0}, {0}},     {"b", 1, {51, 0}, {0}, {0}},
+            {"e", 1, {5, 0}, {0}, {0}},
+        };
+        expect(&t, archive, apart, 9, &s);
+}
+
+/* hatf10.dtd's files were written with the previous value per record kind:
+ * read so; the same records under hatf10v2.dtd share it. */
+static void test_hatf10_previous(void **unused)
+{
+        (void)unused;
+        for (int v2 = 0; v2 < 2; v2++) {
+                struct tf t;
+                begin(&t, MTF_LE, v2 ? "hatf10v2.dtd" : "hatf10.dtd", NULL, 0);
+                put(&t, 2, 1), put(&t, 1, 1);
+                unsigned afield = v2 ? 2 : 2, ffield = 1; /* alloc's and free's address */
+                put_meta(&t, 1, 4, afield, 3, 1, 0x1000, 0);
+                put_meta(&t, 1, 6, ffield, 3, 1, 0x1000, 0);
+                put(&t, 4, 1), put(&t, 16, 4), put(&t, 0x10, 4), put(&t, 0, 1); /* alloc 0x1010 */
+                put(&t, 6, 1), put(&t, 0x20, 4), put(&t, 0, 1); /* free */
+                put(&t, 4, 1), put(&t, 16, 4), put(&t, 0x30, 4), put(&t, 0, 1); /* alloc */
+                uint64_t f = v2 ? 0x1030 : 0x1020, a = v2 ? 0x1060 : 0x1040;
+                const struct want want[] = {
+                    {"alloc", 1, {16, 0x1010, 0, 0, 0, 0}, {""}, {0}},
+                    {"free", 1, {f, 0, 0, 0, 0}, {""}, {0}},
+                    {"alloc", 1, {16, a, 0, 0, 0, 0}, {""}, {0}},
+                };
+                struct tm_schema s;
+                expect(&t, NULL, want, 3, &s);
+                assert_string_equal(s.name, "heap");
+        }
+}
+
+/* ---- one field name, one type; display by the DTD ---- */
+
+static void test_field_conflicts(void **unused)
+{
+        (void)unused;
+        static const struct {
+                const char *dtd, *msg;
+        } cases[] = {
+            {"tag.width = 1; x.width = 1; x.interpretation = none;\n"
+             "n.width = 1; n.interpretation = none;\n"
+             "a : (tag, n*x) { tag.value = 4; }\n"
+             "b : (tag, x) { tag.value = 5; }\n",
+             "conflict.dtd:4:11: field 'x' of 'b' is a number, but repeated in 'a' (line 3)"},
+            {"tag.width = 1; x.width = 1; x.interpretation = none;\n"
+             "a : (tag, x) { tag.value = 4; x.display = hex; }\n"
+             "b : (tag, y, x) { tag.value = 5; x.display = decimal;\n"
+             "  y.width = 1; y.interpretation = none; }\n",
+             "conflict.dtd:3:14: field 'x' of 'b' is shown in decimal, but in hex in 'a' (line 2)"},
+            {"tag.width = 1; x.width = 1;\n"
+             "a : (tag, x) { tag.value = 4; x.interpretation = delta 5; }\n"
+             "b : (tag, x) { tag.value = 5; x.interpretation = delta 7; }\n",
+             "conflict.dtd:3:11: field 'x' of 'b' starts from 7, but from 5 in 'a' (line 2)"},
+        };
+        for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                write_file("conflict.dtd", cases[i].dtd);
+                struct tf t;
+                begin(&t, MTF_LE, "conflict.dtd", NULL, 0);
+                struct tm_schema s;
+                struct tm_err err = {0};
+                ssize_t m = decode_all(t.b, t.n, archive, 0, 8, NULL, 0, &s, &err);
+                if (m != -EIO || !strstr(err.msg, cases[i].msg))
+                        fail_msg("case %u: got %zd \"%s\", want \"%s\"", i, m, err.msg,
+                                 cases[i].msg);
+        }
+}
+
+static void test_display(void **unused)
+{
+        (void)unused;
+        write_file("vm.dtd", "tag.width = 1;\n"
+                             "virtual_address_space.width = 1;\n"
+                             "virtual_address_space.interpretation = none;\n"
+                             "pc.width = 8; pc.interpretation = none; pc.display = hex;\n"
+                             "address.width = 4; address.interpretation = none;\n"
+                             "ev : (tag, virtual_address_space, pc, address) { tag.value = 4; }\n");
+        struct tf t;
+        begin(&t, MTF_LE, "vm.dtd", NULL, 0);
+        put(&t, 4, 1), put(&t, 3, 1), put(&t, 0x401000, 8), put(&t, 0x20, 4);
+        const struct want want[] = {{"ev", 0, {3, 0x401000, 0x20}, {0}, {0}}};
+        struct tm_schema s;
+        expect(&t, archive, want, 1, &s);
+        assert_string_equal(s.name, "vm");
+        /* not by the name: "addr" in it says nothing; an address outside
+         * the heap family has no role that makes it hex */
+        assert_int_equal(s.field[tm_schema_field(&s, "virtual_address_space")].show, TM_SHOW_DEC);
+        assert_int_equal(s.field[tm_schema_field(&s, "address")].show, TM_SHOW_DEC);
+        assert_int_equal(s.field[tm_schema_field(&s, "pc")].show, TM_SHOW_HEX);
+        /* the heap family's addresses are hex by their role, unless the
+         * DTD says otherwise */
+        write_file("hatf10.dtd", "tag.width = 1; address.display = decimal;\n"
+                                 "section heap 1 { alloc : (tag, size, address) {\n"
+                                 "tag.value = 4; size.width = 1; size.interpretation = none;\n"
+                                 "address.width = 1; address.interpretation = none; } }\n");
+        begin(&t, MTF_LE, "hatf10.dtd", NULL, 0);
+        put(&t, 2, 1), put(&t, 1, 1), put(&t, 4, 1), put(&t, 8, 1), put(&t, 0x40, 1);
+        const struct want alloc = {"alloc", 1, {8, 0x40}, {0}, {0}};
+        expect(&t, archive, &alloc, 1, &s);
+        assert_string_equal(s.name, "heap");
+        assert_int_equal(s.field[tm_schema_field(&s, "address")].show, TM_SHOW_DEC);
+        char path[160];
+        snprintf(path, sizeof path, "%s/hatf10.dtd", dir);
+        unlink(path);
+}
+
 static int setup(void **unused)
 {
         (void)unused;
@@ -769,8 +949,9 @@ static int setup(void **unused)
 static int teardown(void **unused)
 {
         (void)unused;
-        static const char *const files[] = {"interp.dtd", "rep.dtd",    "rep2.dtd",
-                                            "const.dtd",  "broken.dtd", "hatf10.dtd"};
+        static const char *const files[] = {"interp.dtd", "rep.dtd",      "rep2.dtd",
+                                            "const.dtd",  "broken.dtd",   "hatf10.dtd",
+                                            "shared.dtd", "conflict.dtd", "vm.dtd"};
         char path[160];
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
                 snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -787,6 +968,8 @@ int main(void)
             cmocka_unit_test(test_hatf_dtd),    cmocka_unit_test(test_dtd_lookup),
             cmocka_unit_test(test_checkpoint),  cmocka_unit_test(test_bad_header),
             cmocka_unit_test(test_bad_records), cmocka_unit_test(test_many_lists),
+            cmocka_unit_test(test_shared_delta), cmocka_unit_test(test_hatf10_previous),
+            cmocka_unit_test(test_field_conflicts), cmocka_unit_test(test_display),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
