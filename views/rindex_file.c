@@ -17,7 +17,7 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 2
+#define RIX_VERSION 3
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics, field by field ---- */
@@ -27,7 +27,8 @@ static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
         A(kind_n, TM_SCHEMA_KINDS_MAX)                                                             \
         A(fmin, TM_SCHEMA_FIELDS_MAX) A(fmax, TM_SCHEMA_FIELDS_MAX) A(fseen, TM_SCHEMA_FIELDS_MAX) \
             X(heap) X(allocs) X(reallocs) X(frees) X(total_bytes) X(sized) X(live_n) X(live_bytes) \
-                X(max_live_n) X(max_live_bytes) X(live_overflow) X(free_unknown)                   \
+                X(max_live_n) X(max_live_bytes) X(inexact) X(free_unknown) X(double_frees)        \
+                X(realloc_unknown) X(alloc_live) X(spilled)                                        \
                     A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps) A(thread_id, TM_RSTATS_IDS) \
                         A(thread_n, TM_RSTATS_IDS) X(thread_other) A(heap_id, TM_RSTATS_IDS)       \
                             A(heap_n, TM_RSTATS_IDS) X(heap_other)
@@ -208,6 +209,10 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
         uint64_t kinds = 0;
         for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
                 kinds += s->kind_n[k];
+        /* heap counts: parts within their wholes, an errno as the reason */
+        if (s->double_frees > s->free_unknown || s->free_unknown > s->frees ||
+            s->realloc_unknown > s->reallocs || s->inexact > 4095)
+                return 0;
         if (kinds != s->records || s->records != ix->tot[TM_RCOL_REC] ||
             s->nthreads > TM_RSTATS_IDS || s->nheaps > TM_RSTATS_IDS || ix->raw[0] != hdr_len ||
             hdr_len > ix->raw_size)

@@ -19,10 +19,27 @@
  *
  * plus records per thread and per heap (the first TM_RSTATS_IDS ids seen;
  * the rest counted together) and a histogram of allocation sizes by
- * powers of two. Live objects are tracked in a hash table of address ->
- * size holding at most TM_RSTATS_LIVE_MAX objects (memory bounded); past
- * that, max bytes is reported as not known and max objects counts
- * allocations minus frees. */
+ * powers of two.
+ *
+ * Records are taken as written, in the order of the trace. What cannot
+ * be reconciled is counted, not corrected: frees of an address that is
+ * not live (double frees, an address freed before and not allocated
+ * since, among them), reallocs of an old address that is not live, and
+ * allocations at an address already live (the object there is counted
+ * as freed). A threaded log written out of order shows as these. A free
+ * or realloc of address 0 (free(NULL)) is none of them.
+ *
+ * Exact for any number of live objects, in bounded memory: the addresses
+ * seen (live, or freed and not allocated since) are kept in a hash table
+ * of at most TM_RSTATS_ADDR_MAX; past that the table becomes one record
+ * an address in an external sort (views/xsort.h: TM_RSTATS_SORT_MEM of
+ * buffer, temporary files in $TMPDIR), every later event goes there too,
+ * and tm_rstats_get pairs each free with its allocation by sorting the
+ * events by address, then sums the changes in record order by sorting
+ * them by record number (docs/index-format.md, "Heap statistics"). The
+ * pass holds at most TM_RSTATS_MEM_MAX bytes. Only when the temporary
+ * files cannot be written are the live figures not known: `inexact` says
+ * why, and the reports say "not known" (null in JSON). */
 #ifndef TM_RSTATS_H
 #define TM_RSTATS_H
 
@@ -32,7 +49,12 @@
 #include "../codecs/record/record.h"
 
 #define TM_RSTATS_IDS 64
-#define TM_RSTATS_LIVE_MAX (1u << 20)
+#define TM_RSTATS_ADDR_MAX (1u << 20)
+#define TM_RSTATS_SORT_MEM (32u << 20)
+/* the table at TM_RSTATS_ADDR_MAX (2^21 slots of 16 bytes and a bit)
+ * while the one of 2^20 slots is copied into it; the external sorts
+ * hold less (TM_RSTATS_SORT_MEM plus 128 read buffers of 64 KiB) */
+#define TM_RSTATS_MEM_MAX (49u << 20)
 #define TM_RSTATS_HIST 48
 
 struct tm_rstats {
@@ -45,8 +67,12 @@ struct tm_rstats {
         uint64_t allocs, reallocs, frees, total_bytes;
         uint64_t sized; /* records counted in total_bytes */
         uint64_t live_n, live_bytes, max_live_n, max_live_bytes;
-        int live_overflow;
-        uint64_t free_unknown; /* frees of addresses not live */
+        uint64_t inexact;       /* 0, or the errno that stopped the external sort */
+        uint64_t free_unknown;  /* frees of addresses not live */
+        uint64_t double_frees;  /* of those, of an address freed and not allocated since */
+        uint64_t realloc_unknown; /* reallocs of an old address not live */
+        uint64_t alloc_live;    /* allocations at an address already live */
+        uint64_t spilled;       /* events sorted externally (0: the table sufficed) */
         uint64_t size_hist[TM_RSTATS_HIST];
         unsigned nthreads, nheaps;
         uint64_t thread_id[TM_RSTATS_IDS], thread_n[TM_RSTATS_IDS], thread_other;
@@ -63,10 +89,20 @@ int tm_rstats_is_heap(const struct tm_schema *s);
 /* Start gathering for schema s. NULL on out of memory. */
 struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s);
 
+/* The same with other limits (tests): addr_max addresses in the table
+ * (>= 1), sort_mem bytes of the external sorts' buffers. */
+struct tm_rstats_acc *tm_rstats_start_limits(const struct tm_schema *s, size_t addr_max,
+                                             size_t sort_mem);
+
 void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n);
 
-/* The totals (valid until tm_rstats_free). */
-const struct tm_rstats *tm_rstats_get(const struct tm_rstats_acc *a);
+/* The totals (valid until tm_rstats_free). The first call ends the
+ * count: past the table, the external sorts run then (about a second for
+ * 5 million events); no records can be added after it. */
+const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a);
+
+/* Bytes the accumulator held at most so far (its table and sorts). */
+size_t tm_rstats_peak_mem(const struct tm_rstats_acc *a);
 
 void tm_rstats_free(struct tm_rstats_acc *a);
 
