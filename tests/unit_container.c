@@ -417,6 +417,7 @@ static void test_zstd_frames_at_boundaries(void **state)
         tu_write_records(path, TM_CONT_ZSTD, din_data, n, frame, 300, &want);
         struct tu_frames got = tu_read_seek_table(path);
         assert_int_equal(got.n, want.n);
+        assert_true(got.order);
         for (size_t i = 0; i < want.n; i++) {
                 assert_int_equal(got.raw[i], want.raw[i]);
                 assert_true(got.raw[i] >= frame || i == want.n - 1);

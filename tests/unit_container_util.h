@@ -129,6 +129,7 @@ TU_FN void tu_data_free(void)
 struct tu_frames {
         uint64_t *raw, *comp;
         size_t n;
+        int order; /* tu_read_seek_table: the table ends with an order record */
 };
 
 TU_FN void tu_frames_push(struct tu_frames *f, uint64_t raw, uint64_t comp)
@@ -433,9 +434,17 @@ TU_FN struct tu_frames tu_read_seek_table(const char *path)
         size_t start = n - 9 - (size_t)nf * esz - 8;
         if (tu_le32(p + start) != 0x184D2A5Eu || tu_le32(p + start + 4) != nf * esz + 9)
                 abort();
-        for (uint32_t i = 0; i < nf; i++)
-                tu_frames_push(&f, tu_le32(p + start + 8 + i * esz + 4),
-                               tu_le32(p + start + 8 + i * esz));
+        size_t off = 0;
+        for (uint32_t i = 0; i < nf; i++) {
+                uint32_t comp = tu_le32(p + start + 8 + i * esz);
+                uint32_t raw = tu_le32(p + start + 8 + i * esz + 4);
+                /* the order record (zstd_seek.h): a skippable frame, last */
+                if (i == nf - 1 && raw == 0 && comp == 32 && tu_le32(p + off) == 0x184D2A5Du)
+                        f.order = 1;
+                else
+                        tu_frames_push(&f, raw, comp);
+                off += comp;
+        }
         free(p);
         return f;
 }

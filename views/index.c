@@ -148,10 +148,31 @@ size_t tm_scan_front(struct tm_scan_front *s, const uint8_t **buf, size_t n)
                 s->progress(s->arg, s->seen, total);
                 s->next_progress = s->seen + TM_SCAN_PROGRESS_EVERY;
         }
+        if (s->limited && s->seen > s->limit) {
+                uint64_t over = s->seen - s->limit;
+                n = over >= n ? 0 : n - (size_t)over;
+                s->stop = 1;
+        }
         size_t k = n < s->skip ? n : (size_t)s->skip;
         *buf += k;
         s->skip -= k;
         return n - k;
+}
+
+int tm_scan_unverified(struct tm_cont *c, uint64_t end, uint64_t *limit, struct tm_err *err)
+{
+        if (end <= tm_cont_scan_good(c))
+                return 0;
+        struct tm_err e = {0};
+        int rc = tm_cont_scan(c, NULL, NULL, &e);
+        if (rc == -ENOMEM)
+                return tm_err_set(err, rc, "out of memory");
+        if (rc == 0)
+                return 0;
+        if (err)
+                *err = e;
+        *limit = tm_cont_scan_good(c);
+        return 1;
 }
 
 static int build_sink(void *arg, const uint8_t *buf, size_t n)
@@ -170,7 +191,7 @@ static int build_sink(void *arg, const uint8_t *buf, size_t n)
                 if (rc < 0)
                         return rc;
         }
-        return 0;
+        return b->front.stop;
 }
 
 /* The totals, from what has been counted (all of it, or the intact
@@ -223,9 +244,11 @@ int tm_scan_result(int rc, struct tm_err *err)
         return rc;
 }
 
-int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
-                   size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
-                   struct tm_index **out, struct tm_err *err)
+/* One pass; limit: NULL, or the raw offset past which nothing is decoded
+ * (tm_scan_unverified). */
+static int index_pass(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
+                      size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
+                      const uint64_t *limit, struct tm_index **out, struct tm_err *err)
 {
         struct build *b = calloc(1, sizeof *b);
         struct tm_index *ix = index_alloc(64);
@@ -246,8 +269,12 @@ int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_
         ix->hdr_len = (uint64_t)hl;
         tm_feed_reset(&b->feed, (uint64_t)hl, &st);
         b->ix = ix;
-        b->front = (struct tm_scan_front){
-            .skip = (uint64_t)hl, .progress = progress, .arg = arg, .cont = c};
+        b->front = (struct tm_scan_front){.skip = (uint64_t)hl,
+                                          .progress = progress,
+                                          .arg = arg,
+                                          .cont = c,
+                                          .limit = limit ? *limit : 0,
+                                          .limited = limit != NULL};
         b->next_ckpt = 0;
         b->cont = c;
         b->err = err;
@@ -273,6 +300,26 @@ out:
         }
         *out = ix;
         return rc;
+}
+
+int tm_index_build(struct tm_cont *c, const struct tm_codec *codec, const uint8_t *head,
+                   size_t headn, uint64_t k, tm_progress_fn progress, void *arg,
+                   struct tm_index **out, struct tm_err *err)
+{
+        int rc = index_pass(c, codec, head, headn, k, progress, arg, NULL, out, err);
+        uint64_t limit;
+        int cut = rc == TM_INDEX_PREFIX ? tm_scan_unverified(c, (*out)->raw_size, &limit, err) : 0;
+        if (cut == 0)
+                return rc;
+        tm_index_free(*out);
+        *out = NULL;
+        if (cut < 0)
+                return cut;
+        struct tm_err damage = err ? *err : (struct tm_err){0};
+        rc = index_pass(c, codec, head, headn, k, NULL, NULL, &limit, out, err);
+        if (err && rc >= 0)
+                *err = damage;
+        return rc == 0 ? TM_INDEX_PREFIX : rc;
 }
 
 /* ---- lookups ---- */

@@ -90,11 +90,25 @@ struct tm_scan_front {
         tm_progress_fn progress; /* may be NULL */
         void *arg;
         struct tm_cont *cont;
+        uint64_t limit; /* with limited: raw bytes past this are dropped */
+        int limited;
+        int stop; /* the limit was reached: the sink ends the scan */
 };
 
-/* Move *buf past what of its n bytes is still header; returns the bytes
- * left. */
+/* Move *buf past what of its n bytes is still header, and cut what lies
+ * past the limit; returns the bytes left. */
 size_t tm_scan_front(struct tm_scan_front *s, const uint8_t **buf, size_t n);
+
+/* Damage stopped a pass whose prefix ends at raw offset end: may the
+ * prefix keep all of it? The container vouches for the bytes before
+ * tm_cont_scan_good; when end lies past them (the pass stopped in a zstd
+ * frame or gzip member before its checksum, or the checksum failed) the
+ * rest of the container is verified without decoding: intact, the
+ * prefix stands (0); damaged, *limit is where the damaged frame or member
+ * starts and err the container's message (1): the pass must be run again
+ * with the limit, so that no unverified byte is served as right. -ENOMEM
+ * when the check could not be made. */
+int tm_scan_unverified(struct tm_cont *c, uint64_t end, uint64_t *limit, struct tm_err *err);
 
 /* The end of both index passes: the decoder, at the end of the stream,
  * left `left` bytes undecoded at raw_off (a record cut short), or the

@@ -270,7 +270,7 @@ static int build_sink(void *arg, const uint8_t *buf, size_t n)
                 if (rc < 0)
                         return rc;
         }
-        return 0;
+        return b->front.stop;
 }
 
 static int build_finish(struct rbuild *b)
@@ -328,10 +328,12 @@ static void build_totals(struct rbuild *b, int budgeted)
         ix->stats = *tm_rstats_get(b->acc);
 }
 
-int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
-                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
-                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
-                    struct tm_err *err)
+/* One pass; limit: NULL, or the raw offset past which nothing is decoded
+ * (tm_scan_unverified). */
+static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                       const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                       uint64_t k, tm_progress_fn progress, void *arg, const uint64_t *limit,
+                       struct tm_rindex **out, struct tm_err *err)
 {
         struct rbuild *b = calloc(1, sizeof *b);
         struct tm_rindex *ix = calloc(1, sizeof *ix);
@@ -360,7 +362,9 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                                           .next_progress = TM_SCAN_PROGRESS_EVERY,
                                           .progress = progress,
                                           .arg = arg,
-                                          .cont = c};
+                                          .cont = c,
+                                          .limit = limit ? *limit : 0,
+                                          .limited = limit != NULL};
         b->cont = c;
         b->err = err;
         b->good_raw = hdr_len;
@@ -388,4 +392,25 @@ fail:
         free(b);
         tm_rindex_free(ix);
         return rc;
+}
+
+int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
+                    struct tm_err *err)
+{
+        int rc = rindex_pass(c, codec, ctx, s, hdr_len, st0, k, progress, arg, NULL, out, err);
+        uint64_t limit;
+        int cut = rc == TM_INDEX_PREFIX ? tm_scan_unverified(c, (*out)->raw_size, &limit, err) : 0;
+        if (cut == 0)
+                return rc;
+        tm_rindex_free(*out);
+        *out = NULL;
+        if (cut < 0)
+                return cut;
+        struct tm_err damage = err ? *err : (struct tm_err){0};
+        rc = rindex_pass(c, codec, ctx, s, hdr_len, st0, k, NULL, NULL, &limit, out, err);
+        if (err && rc >= 0)
+                *err = damage;
+        return rc == 0 ? TM_INDEX_PREFIX : rc;
 }

@@ -242,6 +242,7 @@ static int scan_loop(struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts,
                 }
                 if (zret == Z_STREAM_END) {
                         in_member = 0; /* zlib checked CRC32 and ISIZE */
+                        c->scan_good = s->raw;
                         continue;
                 }
                 if ((s->zs.data_type & 128) && !(s->zs.data_type & 64) &&

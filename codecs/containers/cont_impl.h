@@ -63,6 +63,7 @@ struct tm_cont {
         int raw_known;
         uint64_t raw_size;
         int indexed;           /* the points are a complete seek index */
+        uint64_t scan_good;    /* tm_cont_scan_good: set by the modules' scans */
         struct tm_cpoints pts; /* sorted by coff and by roff */
         uint64_t max_gap;      /* largest raw distance between points / to the end */
         int wfd;               /* gzip window store: fd (-1 if none) */
@@ -100,7 +101,9 @@ struct tm_cont_ops {
         int (*open)(struct tm_cont *c, struct tm_err *err);
         void (*close)(struct tm_cont *c);
         /* Decompress everything, verify, fill *pts (points that pass
-         * tm_cpoints_want; gzip windows go to the window store). */
+         * tm_cpoints_want; gzip windows go to the window store). Set
+         * c->scan_good at the end of each frame or member that passed its
+         * checks (it starts at 0). */
         int (*scan)(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_size,
                     tm_cont_sink sink, void *arg, struct tm_err *err);
         /* Optional: check a loaded index against what open learnt. */

@@ -35,6 +35,7 @@ static int plain_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_s
         ssize_t k;
         int ret = 0;
         while ((k = tm_cin_fill(c, &in, err)) > 0) {
+                c->scan_good += (uint64_t)k; /* nothing to check: all of it counts */
                 ret = sink(arg, in.buf + in.pos, (size_t)k);
                 in.pos = in.len;
                 if (ret)

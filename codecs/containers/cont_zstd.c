@@ -19,6 +19,7 @@
 struct zstd_cont {
         int seek_table;     /* the archive has a seekable-format table */
         uint64_t table_raw; /* raw size the table claims */
+        struct zseek_loc loc; /* its entries */
 };
 
 static int zstd_probe(const uint8_t *head, size_t n)
@@ -37,7 +38,7 @@ static int zstd_open(struct tm_cont *c, struct tm_err *err)
         c->impl = z;
         struct tm_cpoints pts = {0};
         uint64_t raw = 0;
-        int ret = zseek_read(c, &pts, &raw, err);
+        int ret = zseek_read(c, &pts, &raw, &z->loc, err);
         if (ret <= 0)
                 return ret;
         z->seek_table = 1;
@@ -94,7 +95,81 @@ struct zscan {
         ZSTD_DCtx *d;
         struct tm_cin in;
         uint8_t *out;
+        struct zseek_iter it; /* the seek table's entries, in step with the frames */
+        uint32_t order_crc;   /* of the entries so far (zseek_order_crc) */
+        uint64_t raw;         /* raw bytes of the frames so far */
 };
+
+/* The frame at coff that the seek table lists as entry i is a skippable
+ * one: when it is an order record, it must describe the frames before it. */
+static int scan_check_order(struct tm_cont *c, struct zscan *s, uint64_t coff, uint32_t i,
+                            const struct zseek_entry *e, struct tm_err *err)
+{
+        uint8_t f[ZSEEK_ORDER_FRAME];
+        uint32_t n, crc;
+        uint64_t raw;
+        int ret;
+        if (e->csize != ZSEEK_ORDER_FRAME ||
+            (ret = tm_cont_pread(c, f, sizeof f, coff, err)) < 0 ||
+            tm_le32(f) != ZSEEK_ORDER_MAGIC || !zseek_order_get(f + 8, &n, &raw, &crc))
+                return 0;
+        if (n != i || raw != s->raw || crc != s->order_crc) {
+                /* which frame moved cannot be told: none is vouched for */
+                c->scan_good = 0;
+                return tm_cont_eio(c, coff, err,
+                                   "zstd: the order record says %u frames of %llu raw bytes "
+                                   "(entries' CRC %08x), the archive has %u of %llu (%08x): "
+                                   "frames reordered, dropped or repeated",
+                                   n, (unsigned long long)raw, crc, i,
+                                   (unsigned long long)s->raw, s->order_crc);
+        }
+        return 0;
+}
+
+/* The frame at archive offsets [coff, end) has ended holding raw bytes:
+ * the seek table's next entry must describe it, sizes and checksum, so
+ * that frames reordered, dropped, duplicated or taken from elsewhere are
+ * seen (each frame's own checksum only covers the frame). A frame of ours
+ * carries its checksum in its last 4 bytes (descriptor bit 2). */
+static int scan_check_entry(struct tm_cont *c, struct zscan *s, uint64_t coff, uint64_t end,
+                            uint64_t raw, struct tm_err *err)
+{
+        const struct zstd_cont *z = c->impl;
+        if (!z->seek_table || coff >= z->loc.data_end)
+                return 0;
+        uint32_t i = s->it.next;
+        struct zseek_entry e;
+        int ret = zseek_iter_next(c, &s->it, &e, err);
+        if (ret <= 0)
+                return ret < 0 ? ret
+                               : tm_cont_eio(c, coff, err,
+                                             "zstd seek table lists %u frames, this is one more",
+                                             z->loc.n);
+        if (e.csize != end - coff || e.rsize != raw)
+                return tm_cont_eio(c, coff, err,
+                                   "zstd seek table: frame %u is %llu bytes (%llu raw), the table "
+                                   "says %u (%u raw)",
+                                   i, (unsigned long long)(end - coff), (unsigned long long)raw,
+                                   e.csize, e.rsize);
+        uint8_t fhd[5], sum[4];
+        if ((ret = tm_cont_pread(c, fhd, sizeof fhd, coff, err)) < 0)
+                return ret;
+        if ((tm_le32(fhd) & ZSTD_SKIP_MASK) == ZSTD_SKIP_START) {
+                ret = scan_check_order(c, s, coff, i, &e, err);
+        } else if (e.has_sum && end - coff >= 9 && (fhd[4] & 4)) {
+                if ((ret = tm_cont_pread(c, sum, sizeof sum, end - 4, err)) < 0)
+                        return ret;
+                if (tm_le32(sum) != e.sum)
+                        return tm_cont_eio(c, coff, err,
+                                           "zstd seek table: frame %u is not the frame the table "
+                                           "lists there (checksum %08x, the table's %08x): "
+                                           "frames reordered, replaced, or the table damaged",
+                                           i, tm_le32(sum), e.sum);
+        } /* else: no checksum to compare */
+        s->order_crc = zseek_order_crc(s->order_crc, &e);
+        s->raw += raw;
+        return ret;
+}
 
 static int scan_loop(struct tm_cont *c, struct zscan *s, struct tm_cpoints *pts, uint64_t *raw_size,
                      tm_cont_sink sink, void *arg, struct tm_err *err)
@@ -116,11 +191,17 @@ static int scan_loop(struct tm_cont *c, struct zscan *s, struct tm_cpoints *pts,
                                 return sret;
                 }
                 if (zret == 0) {
-                        /* A frame ended; keep its start if it held data. */
+                        /* A frame ended, its checksum verified by zstd;
+                         * keep its start if it held data. */
                         struct tm_cpoint p = {.coff = fr_coff, .roff = fr_roff};
+                        int ret = scan_check_entry(c, s, fr_coff, tm_cin_tell(&s->in),
+                                                   raw - fr_roff, err);
+                        if (ret < 0)
+                                return ret;
                         if (raw > fr_roff && tm_cpoints_want(pts, fr_coff, fr_roff) &&
                             tm_cpoints_add(pts, &p) < 0)
                                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+                        c->scan_good = raw;
                         boundary = 1;
                         fr_coff = tm_cin_tell(&s->in);
                         fr_roff = raw;
@@ -138,6 +219,10 @@ static int scan_loop(struct tm_cont *c, struct zscan *s, struct tm_cpoints *pts,
                         break;
         }
         const struct zstd_cont *z = c->impl;
+        if (z->seek_table && s->it.next != z->loc.n)
+                return tm_cont_eio(c, z->loc.data_end, err,
+                                   "zstd seek table lists %u frames, the archive holds %u",
+                                   z->loc.n, s->it.next);
         if (z->seek_table && raw != z->table_raw)
                 return tm_cont_eio(c, c->asize, err,
                                    "zstd seek table says %llu raw bytes, the frames hold %llu",
@@ -151,12 +236,16 @@ static int zstd_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
 {
         struct zscan s = {0};
         int ret;
+        const struct zstd_cont *z = c->impl;
         s.d = new_dctx();
         s.out = malloc(ZSTD_SCAN_OUT);
+        if (z->seek_table)
+                zseek_iter_init(&s.it, &z->loc);
         if (!s.d || !s.out || tm_cin_init(&s.in, c) < 0)
                 ret = tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         else
                 ret = scan_loop(c, &s, pts, raw_size, sink, arg, err);
+        zseek_iter_free(&s.it);
         ZSTD_freeDCtx(s.d);
         free(s.out);
         tm_cin_free(&s.in);
@@ -343,7 +432,9 @@ static int end_frame(struct tm_cwriter *w, struct tm_err *err)
         int ret = tm_cwriter_out(w, z->obuf, out.pos, err);
         if (ret < 0)
                 return ret;
-        ret = zseek_add(&z->table, (uint32_t)out.pos, (uint32_t)z->flen);
+        /* checksumFlag is set: the frame ends with its content checksum */
+        ret = zseek_add(&z->table, (uint32_t)out.pos, (uint32_t)z->flen,
+                        tm_le32(z->obuf + out.pos - 4));
         if (ret < 0)
                 return tm_err_set(err, ret, "%s: zstd seek table: too many frames", w->path);
         z->flen = 0;
@@ -392,6 +483,21 @@ static int zstd_w_finish(struct tm_cwriter *w, struct tm_err *err)
         int ret = end_frame(w, err);
         if (ret < 0)
                 return ret;
+        /* the order record, listed as a frame of no raw bytes */
+        uint32_t crc = 0;
+        uint64_t raw = 0;
+        for (size_t i = 0; i < z->table.n; i++) {
+                const uint32_t *t = z->table.e + 3 * i;
+                struct zseek_entry e = {.csize = t[0], .rsize = t[1], .sum = t[2]};
+                crc = zseek_order_crc(crc, &e);
+                raw += t[1];
+        }
+        uint8_t order[ZSEEK_ORDER_FRAME];
+        zseek_order_put(order, (uint32_t)z->table.n, raw, crc);
+        if ((ret = tm_cwriter_out(w, order, sizeof order, err)) < 0)
+                return ret;
+        if ((ret = zseek_add(&z->table, sizeof order, 0, ZSEEK_EMPTY_SUM)) < 0)
+                return tm_err_set(err, ret, "%s: zstd seek table: too many frames", w->path);
         size_t len;
         uint8_t *t = zseek_serialize(&z->table, &len);
         if (!t)

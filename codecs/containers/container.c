@@ -170,13 +170,20 @@ int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err 
 {
         struct tm_cpoints pts = {0};
         uint64_t raw = 0;
+        c->scan_good = 0;
         int ret = c->ops->scan(c, &pts, &raw, sink, arg, err);
         if (ret != 0) {
                 tm_cpoints_free(&pts);
                 return ret;
         }
         tm_cont_set_index(c, &pts, raw);
+        c->scan_good = raw;
         return 0;
+}
+
+uint64_t tm_cont_scan_good(const struct tm_cont *c)
+{
+        return c->scan_good;
 }
 
 /* ---- readers ---- */

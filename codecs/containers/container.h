@@ -97,6 +97,16 @@ typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
  * Returns 0, a sink's non-zero value, or a negative errno. */
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err);
 
+/* After tm_cont_scan: how many of the raw bytes it handed to the sink
+ * passed every check the container can make. A zstd frame's bytes count
+ * once the frame has ended with its checksum (and, in the seekable format,
+ * its seek-table entry) verified, a gzip member's once its CRC32 and ISIZE
+ * matched; plain has no checks, so all it read counts. After a scan that
+ * failed this is the raw offset of the start of the frame or member the
+ * damage is in: bytes past it reached the sink unverified, and may be
+ * wrong (docs/damage.md). After a scan that succeeded it is the raw size. */
+uint64_t tm_cont_scan_good(const struct tm_cont *c);
+
 /* Append the seek index to f; returns the number of bytes written or a
  * negative errno. Valid after tm_cont_scan or tm_cont_index_load. */
 int64_t tm_cont_index_save(const struct tm_cont *c, FILE *f, struct tm_err *err);

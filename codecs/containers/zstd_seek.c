@@ -4,11 +4,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define CHUNK_ENTRIES 4096
 
 int zseek_read(const struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_size,
-               struct tm_err *err)
+               struct zseek_loc *loc, struct tm_err *err)
 {
         if (c->asize < 8 + ZSEEK_FOOTER)
                 return 0;
@@ -82,45 +83,116 @@ int zseek_read(const struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_si
                 return ret;
         }
         *raw_size = roff;
+        *loc = (struct zseek_loc){.entries = data_end + 8, .data_end = data_end, .n = n, .esz = esz};
         return 1;
 }
 
-int zseek_add(struct zseek_table *t, uint32_t csize, uint32_t rsize)
+void zseek_iter_init(struct zseek_iter *it, const struct zseek_loc *loc)
+{
+        *it = (struct zseek_iter){.loc = *loc};
+}
+
+int zseek_iter_next(const struct tm_cont *c, struct zseek_iter *it, struct zseek_entry *e,
+                    struct tm_err *err)
+{
+        const struct zseek_loc *l = &it->loc;
+        if (it->next >= l->n)
+                return 0;
+        if (it->next >= it->first + it->len) {
+                if (!it->buf && !(it->buf = malloc((size_t)CHUNK_ENTRIES * l->esz)))
+                        return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+                uint32_t k = l->n - it->next < CHUNK_ENTRIES ? l->n - it->next : CHUNK_ENTRIES;
+                int ret = tm_cont_pread(c, it->buf, (size_t)k * l->esz,
+                                        l->entries + (uint64_t)it->next * l->esz, err);
+                if (ret < 0)
+                        return ret;
+                it->first = it->next;
+                it->len = k;
+        }
+        const uint8_t *p = it->buf + (size_t)(it->next - it->first) * l->esz;
+        e->csize = tm_le32(p);
+        e->rsize = tm_le32(p + 4);
+        e->has_sum = l->esz == 12;
+        e->sum = e->has_sum ? tm_le32(p + 8) : 0;
+        it->next++;
+        return 1;
+}
+
+void zseek_iter_free(struct zseek_iter *it)
+{
+        free(it->buf);
+        it->buf = NULL;
+}
+
+int zseek_add(struct zseek_table *t, uint32_t csize, uint32_t rsize, uint32_t sum)
 {
         if (t->n >= ZSEEK_MAX_FRAMES)
                 return -EFBIG;
         if (t->n == t->cap) {
                 size_t cap = t->cap ? t->cap * 2 : 256;
-                uint32_t *e = realloc(t->e, cap * 2 * sizeof *e);
+                uint32_t *e = realloc(t->e, cap * 3 * sizeof *e);
                 if (!e)
                         return -ENOMEM;
                 t->e = e;
                 t->cap = cap;
         }
-        t->e[2 * t->n] = csize;
-        t->e[2 * t->n + 1] = rsize;
+        t->e[3 * t->n] = csize;
+        t->e[3 * t->n + 1] = rsize;
+        t->e[3 * t->n + 2] = sum;
         t->n++;
         return 0;
 }
 
 uint8_t *zseek_serialize(const struct zseek_table *t, size_t *len)
 {
-        size_t body = t->n * 8 + ZSEEK_FOOTER;
+        size_t body = t->n * 12 + ZSEEK_FOOTER;
         uint8_t *b = malloc(8 + body);
         if (!b)
                 return NULL;
         tm_put32(b, ZSEEK_SKIPPABLE_MAGIC);
         tm_put32(b + 4, (uint32_t)body);
         uint8_t *p = b + 8;
-        for (size_t i = 0; i < t->n; i++, p += 8) {
-                tm_put32(p, t->e[2 * i]);
-                tm_put32(p + 4, t->e[2 * i + 1]);
+        for (size_t i = 0; i < t->n; i++, p += 12) {
+                tm_put32(p, t->e[3 * i]);
+                tm_put32(p + 4, t->e[3 * i + 1]);
+                tm_put32(p + 8, t->e[3 * i + 2]);
         }
         tm_put32(p, (uint32_t)t->n);
-        p[4] = 0; /* no checksums: every frame carries its own XXH64 */
+        p[4] = 0x80; /* checksums: each is its frame's own, in frame order */
         tm_put32(p + 5, ZSEEK_MAGIC);
         *len = 8 + body;
         return b;
+}
+
+uint32_t zseek_order_crc(uint32_t crc, const struct zseek_entry *e)
+{
+        uint8_t b[12];
+        tm_put32(b, e->csize);
+        tm_put32(b + 4, e->rsize);
+        tm_put32(b + 8, e->sum);
+        return (uint32_t)crc32(crc, b, sizeof b);
+}
+
+static const char order_tag[8] = {'T', 'M', 'O', 'R', 'D', 'E', 'R', '1'};
+
+void zseek_order_put(uint8_t *out, uint32_t n, uint64_t raw, uint32_t crc)
+{
+        tm_put32(out, ZSEEK_ORDER_MAGIC);
+        tm_put32(out + 4, ZSEEK_ORDER_PAYLOAD);
+        memcpy(out + 8, order_tag, sizeof order_tag);
+        tm_put32(out + 16, n);
+        tm_put64(out + 20, raw);
+        tm_put32(out + 28, crc);
+}
+
+int zseek_order_get(const uint8_t *payload, uint32_t *n, uint64_t *raw, uint32_t *crc)
+{
+        if (memcmp(payload, order_tag, sizeof order_tag) != 0)
+                return 0;
+        *n = tm_le32(payload + 8);
+        *raw = tm_le64(payload + 12);
+        *crc = tm_le32(payload + 20);
+        return 1;
 }
 
 void zseek_free(struct zseek_table *t)

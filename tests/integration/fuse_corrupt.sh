@@ -4,8 +4,11 @@
 # zstd: seekable with small frames for the address codecs, zstd's own
 # frames for lackey and the record traces), $TM_CORRUPT_VARIANTS damaged
 # copies of each (default 50: cut, bit flips, zeroed blocks, garbage
-# appended, in turn; seeded by $TM_CORRUPT_SEED, so reproducible), all in
-# one source directory under one mount. Every view of every copy is read
+# appended, in turn; seeded by $TM_CORRUPT_SEED, so reproducible); and
+# $TM_CORRUPT_BIG (default 8) copies of each of the larger ones: a din
+# trace packed with pack's default 1 MiB frames (blocks of a frame decode
+# before its checksum is met) and the shipped examples (one 2.9 MB zstd
+# frame, gzip from elsewhere); all in one source directory under one mount. Every view of every copy is read
 # whole and at random offsets, each read with a time limit; each read must
 # give the intact archive's bytes for that range (`tracetool cat` of the
 # original) or fail with EIO, and the daemon must live through it all.
@@ -53,6 +56,16 @@ for k in "hatf sort.hatf.zst" "metatf heapwork.mtf.zst"; do
         cp "$EX/$2" "base/$1.zst"
 done
 
+# the larger ones, damaged fewer times
+mkdir -p big
+gen_din 43 300000 >big.din
+"$TT" pack --format din big.din big/din1m.zst 2>/dev/null || fail "pack big/din1m.zst"
+cp "$EX/sort.pdt2.zst" big/exsortpdt2.zst
+cp "$EX/ls.pdt.gz" big/exlspdt.gz
+cp "$EX/gzip.din.zst" big/exgzipdin.zst
+cp "$EX/true.lackey.gz" big/extruelackey.gz
+cp big/* base/
+
 # --- references: every view of each intact archive, from tracetool ---
 # (four at a time: under ASan most of the set-up is these programs starting)
 for b in base/*; do
@@ -70,7 +83,16 @@ xargs -P 4 -n 2 sh -c '"$TT" cat "base/$0" "$1" >"refs/$0/$(echo "$1" | tr / _)"
         echo "$0 $1" >>cat-failed' <jobs
 check "tracetool cat of every view of the intact archives" test ! -e cat-failed
 
-python3 "$here/fuse_corrupt.py" make src "$N" "$SEED" base/* || fail "making the copies"
+small=$(ls base/* | grep -v -F -f <(ls big))
+python3 "$here/fuse_corrupt.py" make src "$N" "$SEED" $small || fail "making the copies"
+mv manifest.json manifest-small.json
+python3 "$here/fuse_corrupt.py" make src "${TM_CORRUPT_BIG:-8}" "$SEED" big/* ||
+        fail "making the copies of the larger archives"
+python3 - manifest-small.json manifest.json <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])) + json.load(open(sys.argv[2]))
+json.dump(a, open(sys.argv[2], "w"))
+PY
 echo "$(ls src | wc -l) damaged copies of $(ls base | wc -l) archives"
 cp base/pdats2.zst src/intact.pdt2.zst
 

@@ -152,6 +152,31 @@ for b in bad.din badz.pdt2.zst; do
         check "stat $b says the numbers are the prefix's" grep -q "^damaged .*offset.*intact prefix" out.txt
 done
 
+# frames 1 and 2 of a packed archive swapped, their seek-table entries with
+# them (as a table rebuilt from the frames would be): the order record sees it
+"$TT" pack --frame-size 4096 a.din sw.pdt2.zst 2>/dev/null
+python3 - sw.pdt2.zst swapped.pdt2.zst <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+n, desc = struct.unpack_from("<IB", b, len(b) - 9)
+assert desc & 0x80 and n >= 4
+t = len(b) - 9 - 12 * n - 8
+ent = [b[t + 8 + 12 * i: t + 20 + 12 * i] for i in range(n)]
+off = [0]
+for e in ent:
+    off.append(off[-1] + struct.unpack_from("<I", e)[0])
+fr = [b[off[i]:off[i + 1]] for i in range(n)]
+fr[1], fr[2], ent[1], ent[2] = fr[2], fr[1], ent[2], ent[1]
+open(sys.argv[2], "wb").write(b"".join(fr) + b[t:t + 8] + b"".join(ent) + b[len(b) - 9:])
+PY
+check "verify of the packed archive before the swap" "$TT" verify sw.pdt2.zst
+"$TT" verify swapped.pdt2.zst 2>err.txt
+check "verify of swapped frames fails with 1" test $? -eq 1
+check "verify of swapped frames names the order record and an offset" \
+        grep -q "swapped.pdt2.zst: archive offset [0-9]*: zstd: the order record" err.txt
+"$TT" cat swapped.pdt2.zst ascii >/dev/null 2>&1
+check "cat of swapped frames fails" test $? -eq 1
+
 # The encoder refusing a reference (misc has no place in PDATS II) names
 # it; the same text in a gzip member whose CRC is damaged names the damage,
 # the likelier cause, instead.
