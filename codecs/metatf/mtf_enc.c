@@ -91,6 +91,10 @@ struct tm_renc {
         unsigned ncells, nnames;
         struct ecell cell[MTF_CELLS_MAX];
         uint64_t prev[MTF_NAMES_MAX]; /* each field's previous value, as the decoder's */
+        /* each field's last value: the statistics' base, which a delta's
+         * initial value (0 when the last value is wider than metadata's
+         * 4 bytes) does not reset */
+        uint64_t last[MTF_NAMES_MAX];
         int header_done;
         uint64_t amax; /* every address ORed: the header's class */
         /* the span: records not yet written, and (splitaddr) their addresses */
@@ -193,7 +197,7 @@ static void set_mode(struct tm_renc *e, const struct ekind *k, unsigned i, unsig
  * field holds it (else the first delta is the whole value). */
 static uint64_t delta_start(const struct tm_renc *e, const struct ecell *c)
 {
-        return value_fits(e, e->prev[c->ns]) ? e->prev[c->ns] : 0;
+        return value_fits(e, e->last[c->ns]) ? e->last[c->ns] : 0;
 }
 
 /* The look-back at the end of a block: the setting that would have stored
@@ -227,7 +231,7 @@ static void reconsider(struct tm_renc *e, const struct ekind *k, unsigned i)
         uint64_t d0 = delta_start(e, c);
         /* a delta that starts from 0 pays a wide first value, then narrows */
         cost = n * c->hi_delta + switch_cost(e, c, MTF_I_DELTA, d0, c->hi_delta) +
-               (d0 == e->prev[c->ns] ? 0 : 2 * (e->tag_w + e->rec_w + e->field_w + e->prop_w) + 8);
+               (d0 == e->last[c->ns] ? 0 : 2 * (e->tag_w + e->rec_w + e->field_w + e->prop_w) + 8);
         if (c->interp == MTF_I_DELTA)
                 cost = n * c->hi_delta + switch_cost(e, c, MTF_I_DELTA, c->a, c->hi_delta);
         if (cost < best)
@@ -252,7 +256,7 @@ static void decide(struct tm_renc *e, const struct ekind *k, unsigned i, uint64_
                 reconsider(e, k, i);
         if (c->interp == MTF_I_DEFAULT && v != c->a) {
                 /* out of a run: none, or delta if the block so far says so */
-                unsigned nu = need_u(v), nd = need_s(v - e->prev[c->ns]);
+                unsigned nu = need_u(v), nd = need_s(v - e->last[c->ns]);
                 if (c->n && c->hi_delta < c->hi_none && nd < nu)
                         set_mode(e, k, i, MTF_I_DELTA, delta_start(e, c),
                                  need_s(v - delta_start(e, c)));
@@ -283,7 +287,7 @@ static unsigned store(struct tm_renc *e, const struct ekind *k, unsigned i, uint
         else if (c->interp == MTF_I_DELTA)
                 mtf_put(dst, v - *prev, w, ENC_BO);
         /* the block's statistics */
-        unsigned nu = need_u(v), nd = need_s(v - *prev);
+        unsigned nu = need_u(v), nd = need_s(v - e->last[c->ns]);
         if (c->n == 0) {
                 c->hi_none = (uint8_t)nu;
                 c->hi_delta = (uint8_t)nd;
@@ -294,7 +298,7 @@ static unsigned store(struct tm_renc *e, const struct ekind *k, unsigned i, uint
                 c->hi_delta = (uint8_t)(nd > c->hi_delta ? nd : c->hi_delta);
                 c->same &= v == c->first;
         }
-        *prev = v;
+        *prev = e->last[c->ns] = v;
         c->n++;
         return w;
 }
