@@ -48,7 +48,7 @@
  *
  * The DTD the header names is found by its basename: beside the archive
  * (the directory of open()'s path), then among the DTDs built into the
- * library (mtf_dtd_shipped: hatf10.dtd; matched ignoring case, since the
+ * library (mtf_dtd_shipped: hatf10.dtd, hatf10v2.dtd; matched ignoring case, since the
  * paper calls it HATF10.dtd), then in each directory of TM_DTD_PATH
  * (colon-separated). */
 #ifndef TM_METATF_H
@@ -144,7 +144,12 @@ extern const struct mtf_shipped mtf_dtd_shipped[];
  * comment (HATF's names); a repeated group's fields are lists. The schema
  * is named "heap" when every field name is one of tm_schema_heap's and
  * the DTD has an alloc record, else after the DTD file (its name up to
- * the first '.').
+ * the first '.'). A field shows in hex or decimal as the DTD's display
+ * property says, else as its role in the heap family (addresses hex),
+ * else decimal. One field name used with two types (or two displays) is
+ * refused at the DTD's line and column. Delta and stride add to the
+ * field's previous value, whichever record kind set it (Appendix B), or
+ * the record kind's own with previous = record (dtd.h).
  *
  * List values (TM_FT_LIST) are written to a per-thread buffer that lives
  * until the next decode call on the same thread. */
@@ -210,14 +215,13 @@ ssize_t mtf_decode_chunks(void *ctx, struct tm_rstate *st, const uint8_t *in, si
  *
  * tm_rcodec_metatf.enc_open/enc_put/enc_finish/enc_free (mtf_enc.c) write
  * heap traces (records of tm_schema_heap, codecs/heap/heap.h) as Meta-TF
- * files naming hatf10.dtd, Appendix C's HATF DTD, in one of
- * mtf_encodings: "hatf" (every field in the records, widths and
+ * files naming hatf10v2.dtd (Appendix C's HATF DTD with HATF 1.0's four
+ * realloc records, sizes and field order: every heap record whole), in
+ * one of mtf_encodings: "hatf" (every field in the records, widths and
  * interpretations changed by metadata where that pays) or "splitaddr"
  * (the same, with every address in streamed data section 2, the paper's
- * HATF SplitAddr). NULL means "splitaddr". Appendix C has one realloc
- * record without a size: the four realloc kinds are written as it, keeping
- * both addresses and losing the size and which outcome it was. Comments
- * and attributes are at most 65535 bytes. */
+ * HATF SplitAddr). NULL means "splitaddr". Comments and attributes are at
+ * most 65535 bytes. */
 extern const char *const mtf_encodings[];
 
 /* The section number splitaddr's addresses use. */
