@@ -25,28 +25,6 @@
 
 #define NREFS 30000
 
-static void write_file(const char *path, const void *p, size_t n)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, p, n), (ssize_t)n);
-        close(fd);
-}
-
-static void read_file(const char *path, struct vt_buf *b)
-{
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        uint8_t buf[65536];
-        ssize_t k;
-        b->len = 0;
-        while ((k = read(fd, buf, sizeof buf)) > 0)
-                vt_put(b, buf, (size_t)k);
-        close(fd);
-}
-
-/* raw as an archive of kind at path, in pieces of 97 bytes with a record
- * boundary after each, so that zstd makes several small frames. */
 static void write_archive(const char *path, enum tm_cont_kind kind, const struct vt_buf *raw)
 {
         struct tm_err err = {0};
@@ -225,11 +203,11 @@ static void check_all_cuts(const struct intact *in)
                 write_archive(path, kinds[k], &in->raw);
                 check_intact(path, in);
                 struct vt_buf arc = {0};
-                read_file(path, &arc);
+                vt_slurp(path, &arc);
                 size_t at[3] = {arc.len * 2 / 3, arc.len / 2, arc.len - 3};
                 for (int c = 0; c < 3; c++) {
                         snprintf(cut, sizeof cut, "%s/cut%d-%s%s", tmpdir, c, in->name, ext[k]);
-                        write_file(cut, arc.p, at[c]);
+                        vt_spit(cut, arc.p, at[c]);
                         uint64_t p = check_damaged(cut, in);
                         /* a gzip member cut short cannot be verified, so
                          * none of the one member is shown; zstd's frames
@@ -296,9 +274,9 @@ static void test_address(void **state)
                                 write_archive(p2, kinds[k], &in.raw);
                                 check_intact(p2, &in);
                                 struct vt_buf arc = {0};
-                                read_file(p2, &arc);
+                                vt_slurp(p2, &arc);
                                 snprintf(cut, sizeof cut, "%s/cut-din.%d", tmpdir, k);
-                                write_file(cut, arc.p, arc.len / 2);
+                                vt_spit(cut, arc.p, arc.len / 2);
                                 check_damaged(cut, &in);
                                 free(arc.p);
                         }
@@ -351,7 +329,7 @@ static void test_repaired(void **state)
         struct tm_vfile *f;
         assert_int_equal(tm_vfile_open(t, "ascii", &f, &err), 0);
         /* the archive is whole again, but a cursor is open: it stays cut */
-        write_file(path, raw.p, raw.len);
+        vt_spit(path, raw.p, raw.len);
         struct timespec ts[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
         assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
         assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);

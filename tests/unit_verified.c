@@ -29,26 +29,6 @@
 static struct tm_ref *refs;
 static struct vt_buf raw, ascii; /* the intact trace */
 
-static void spit(const char *path, const void *p, size_t n)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, p, n), (ssize_t)n);
-        close(fd);
-}
-
-static void slurp(const char *path, struct vt_buf *b)
-{
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        uint8_t buf[65536];
-        ssize_t k;
-        b->len = 0;
-        while ((k = read(fd, buf, sizeof buf)) > 0)
-                vt_put(b, buf, (size_t)k);
-        close(fd);
-}
-
 static struct tm_trace *open_trace(const char *path)
 {
         struct tm_trace_opts o = {.no_save = 1};
@@ -127,14 +107,14 @@ static void check_variant(const char *path, struct tally *ty)
 static void flip_all(const char *path, size_t end, struct tally *ty)
 {
         struct vt_buf arc = {0};
-        slurp(path, &arc);
+        vt_slurp(path, &arc);
         char bad[600];
         snprintf(bad, sizeof bad, "%s.bad", path);
         for (unsigned i = 0; i < FLIPS; i++) {
                 size_t at = 16 + (end - 32) * i / (FLIPS - 1);
                 uint8_t bit = (uint8_t)(1u << (i * 3 % 8));
                 arc.p[at] ^= bit;
-                spit(bad, arc.p, arc.len);
+                vt_spit(bad, arc.p, arc.len);
                 arc.p[at] ^= bit;
                 check_variant(bad, ty);
         }
@@ -183,7 +163,7 @@ static void test_zstd_flips(void **state)
         struct vt_buf r2 = {0}, arc = {0};
         vt_make(path, tm_codec_by_name("din"), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
         free(r2.p);
-        slurp(path, &arc);
+        vt_slurp(path, &arc);
         struct tally ty = {0};
         flip_all(path, arc.len, &ty); /* the seek table's bytes too */
         print_message("zstd, 1 MiB frames: %u of %u flips detected, no wrong byte\n", ty.detected,
@@ -215,11 +195,11 @@ static void test_gzip_flips(void **state)
                 assert_int_equal(tm_cwriter_write(w, p, n, &err), 0);
                 assert_int_equal(tm_cwriter_close(w, &err), 0);
                 close(fd);
-                slurp(path, &m);
+                vt_slurp(path, &m);
                 vt_put(&two, m.p, m.len);
         }
         snprintf(path, sizeof path, "%s/t.din.gz", tmpdir);
-        spit(path, two.p, two.len);
+        vt_spit(path, two.p, two.len);
         struct tally ty = {0};
         flip_all(path, two.len, &ty);
         print_message("gzip, 2 members: %u of %u flips detected, no wrong byte\n", ty.detected,
@@ -252,7 +232,7 @@ struct parts {
 
 static void take_apart(const char *path, struct parts *p)
 {
-        slurp(path, &p->arc);
+        vt_slurp(path, &p->arc);
         size_t t = table_at(&p->arc);
         p->nf = le32(p->arc.p + p->arc.len - 9);
         assert_true(p->nf >= 4 && p->nf <= 64 && (p->arc.p[p->arc.len - 5] & 0x80));
@@ -290,7 +270,7 @@ static void put_together(const struct parts *p, const size_t *order, size_t n, i
                 put32(foot + 5, 0x8F92EAB1);
                 vt_put(&out, foot, 9);
         }
-        spit(path, out.p, out.len);
+        vt_spit(path, out.p, out.len);
         free(out.p);
 }
 

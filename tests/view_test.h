@@ -34,6 +34,28 @@ static inline void vt_put(struct vt_buf *b, const void *src, size_t n)
         b->len += n;
 }
 
+/* Write n bytes of p as the file path (made or emptied). */
+static inline void vt_spit(const char *path, const void *p, size_t n)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, p, n), (ssize_t)n);
+        close(fd);
+}
+
+/* The whole file path into b (emptied first). */
+static inline void vt_slurp(const char *path, struct vt_buf *b)
+{
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        uint8_t buf[65536];
+        ssize_t k;
+        b->len = 0;
+        while ((k = read(fd, buf, sizeof buf)) > 0)
+                vt_put(b, buf, (size_t)k);
+        close(fd);
+}
+
 static uint64_t vt_rng = 1;
 
 static inline uint64_t vt_rand(void)
