@@ -1,9 +1,11 @@
 /* fuzz_metatf: libFuzzer harness for the Meta-TF header reader and the
  * DTD-driven decoder.
  *
- * Input: byte 0 picks the DTD (bits 0-1: hatf10.dtd, built in; f1.dtd,
- * every interpretation over data sections 2 and 3; f2.dtd, repeats,
- * vfields, fixed bytes and two sections) and whether the rest is a whole
+ * Input: byte 0 picks the DTD (bits 0-1: hatf10.dtd, built in, its
+ * previous values per record; f1.dtd, every interpretation over data
+ * sections 2 and 3, fields shared by two records; f2.dtd, repeats,
+ * vfields, fixed bytes and two sections, previous = record and display;
+ * HATF10V2.dtd, built in, found ignoring case) and whether the rest is a whole
  * file (bit 7) or records after a header built here; byte 1 the byte order
  * (bit 0); with bit 2 of byte 0, section 3 is a streamed data section
  * (its items come in chunks in the records: metatf.h) and byte 4's bytes
@@ -35,7 +37,8 @@ static const char f1[] =
     "    f.width = 4; f.interpretation = sectionOffset 2;\n"
     "    g.width = 2; g.interpretation = sectionStride 3 2;\n"
     "  }\n"
-    "  other : (tag, a, a) { tag.value = 5; a.width = 1; a.interpretation = delta 0; }\n"
+    "  other : (tag, a, a, d) { tag.value = 5; a.width = 1; a.interpretation = delta 0;\n"
+    "    d.interpretation = stride 500 -1; }\n"
     "}\n";
 
 static const char f2[] =
@@ -51,7 +54,8 @@ static const char f2[] =
     "}\n"
     "section two 4 {\n"
     "  r : (tag, m*y, x) { tag.value = 9; m.width = 1; m.interpretation = none;\n"
-    "    y.width = 3; y.interpretation = sectionStride 3 1; }\n"
+    "    y.width = 3; y.interpretation = sectionStride 3 1; x.previous = record;\n"
+    "    y.display = hex; }\n"
     "  s : (tag, z : (k, w) { w.width = k.value; w.interpretation = none; }) {\n"
     "    tag.value = 700; k.width = 1; k.interpretation = none; }\n"
     "}\n";
@@ -97,7 +101,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* The file: the given bytes, or a header, the data sections, records. */
 static uint8_t *make_file(const uint8_t *data, size_t size, size_t *len)
 {
-        static const char *const dtds[] = {"hatf10.dtd", "f1.dtd", "f2.dtd", "HATF10.dtd"};
+        static const char *const dtds[] = {"hatf10.dtd", "f1.dtd", "f2.dtd", "HATF10V2.dtd"};
         if (data[0] & 0x80) {
                 uint8_t *b = malloc(size - 4);
                 memcpy(b, data + 4, size - 4);

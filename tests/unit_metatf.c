@@ -789,7 +789,7 @@ static void shared_field_trace(struct tf *t, const char *dtd)
         put_meta(t, 1, 5, 1, 3, 1, 50, 0);             /* b's t: delta 50 */
         put(t, 4, 1), put(t, 0, 2);                    /* a */
         put(t, 5, 1), put(t, 1, 2), put(t, 0, 1);      /* b */
-        put(t, 8, 1), put(t, 0, 1);                    /* e: t stride 50 5 */
+        put(t, 8, 1), put(t, 0, 1);                    /* e: t stride 5, from b's 51 */
 }
 
 static const char shared_dtd[] = "tag.width = 1; t.width = 2; t.interpretation = delta 0;\n"

@@ -397,8 +397,7 @@ static int prop_code(const char *s)
         return -1;
 }
 
-static const char *const prop_names[] = {"width", "interpretation", "value", "display",
-                                         "previous"};
+static const char *const prop_names[] = {"width", "interpretation", "value", "display", "previous"};
 
 /* display = hex | decimal; previous = field | record. */
 static int parse_word(struct parser *p, struct mtf_prop *pr)
@@ -442,8 +441,8 @@ static int check_prop(struct parser *p, const struct mtf_prop *pr)
         if (pr->prop == MTF_P_VALUE && pr->record < 0)
                 return perr_at(p, pr->line, pr->col, -EIO, "tag.value belongs in a record");
         if (pr->prop == MTF_P_DISPLAY || pr->prop == MTF_P_PREVIOUS)
-                return perr_at(p, pr->line, pr->col, -EIO, "the tag is not shown and has no "
-                                                           "previous value");
+                return perr_at(p, pr->line, pr->col, -EIO,
+                               "the tag is not shown and has no previous value");
         return 0;
 }
 

@@ -193,8 +193,8 @@ static int schema_field(const struct mtf_ctx *x, struct tm_schema *s, struct sbu
                                   lf->display == MTF_D_HEX ? "decimal" : "hex", b->first_kind[f],
                                   b->first[f]->line);
         if (f < 0 && s->nfields >= TM_SCHEMA_FIELDS_MAX)
-                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names",
-                                  x->lay.file, lf->line, lf->col, TM_SCHEMA_FIELDS_MAX);
+                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names", x->lay.file,
+                                  lf->line, lf->col, TM_SCHEMA_FIELDS_MAX);
         if (f < 0) {
                 f = (int)s->nfields++;
                 struct tm_field *fd = &s->field[f];
@@ -449,8 +449,8 @@ static int name_slot(const struct mtf_ctx *x, struct names *nm, const struct mtf
         while (j < nm->n && strcmp(nm->first[j]->name, lf->name) != 0)
                 j++;
         if (j == nm->n && nm->n >= MTF_NAMES_MAX)
-                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names",
-                                  x->lay.file, lf->line, lf->col, MTF_NAMES_MAX);
+                return tm_err_set(err, -ENOTSUP, "%s:%u:%u: more than %u field names", x->lay.file,
+                                  lf->line, lf->col, MTF_NAMES_MAX);
         if (j == nm->n)
                 nm->first[nm->n++] = lf;
         if (lf->interp != MTF_I_DELTA && lf->interp != MTF_I_STRIDE)

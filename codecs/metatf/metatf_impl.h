@@ -78,8 +78,8 @@ struct mtf_state {
          * stride's previous value for a previous = record leaf, their
          * initial value otherwise */
         uint64_t a[MTF_CELLS_MAX];
-        uint64_t b[MTF_CELLS_MAX];       /* stride's and sectionStride's stride */
-        uint64_t prev[MTF_NAMES_MAX];    /* each field name's previous value */
+        uint64_t b[MTF_CELLS_MAX];    /* stride's and sectionStride's stride */
+        uint64_t prev[MTF_NAMES_MAX]; /* each field name's previous value */
         uint8_t width[MTF_CELLS_MAX];
         uint8_t interp[MTF_CELLS_MAX];
         uint8_t sec[MTF_CELLS_MAX]; /* sectionOffset's, sectionStride's section number */

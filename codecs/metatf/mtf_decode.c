@@ -182,8 +182,8 @@ static struct num leaf_num(const struct mtf_ctx *x, const struct mtf_state *s, u
                            unsigned i, uint64_t *a, uint64_t *prev)
 {
         unsigned c = x->cell0[k] + i - 1, ns = x->name_of[k][i];
-        return (struct num){s->width[c], s->interp[c],         s->sec[c],
-                            s->b[c],     &a[i],                ns == MTF_HIDDEN ? NULL : &prev[ns]};
+        return (struct num){s->width[c], s->interp[c], s->sec[c],
+                            s->b[c],     &a[i],        ns == MTF_HIDDEN ? NULL : &prev[ns]};
 }
 
 /* The repeated group after count leaf i (n times), as lists. */

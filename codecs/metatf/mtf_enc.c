@@ -65,9 +65,9 @@ enum src {
  * saw in its current block. */
 struct ecell {
         uint8_t interp, width;
-        uint64_t a;  /* default value, delta's first previous value */
-        uint8_t ns;  /* the field name's slot in tm_renc.prev */
-        unsigned n;  /* occurrences in the block */
+        uint64_t a; /* default value, delta's first previous value */
+        uint8_t ns; /* the field name's slot in tm_renc.prev */
+        unsigned n; /* occurrences in the block */
         uint8_t hi_none, hi_delta, same;
         uint8_t addr;   /* splitaddr: an address field, in records or in section 2 */
         uint64_t first; /* the block's first value */
