@@ -19,6 +19,7 @@
 #include "tools/pack_heap.h"
 #include "tools/record/rec_wire.h"
 #include "tools/record/record.h"
+#include "tools/record/reorder.h"
 
 /* record.c calls pack_heap_fd in record_main, which these tests do not
  * run: a test double so that the unit links without the packer. */
@@ -139,6 +140,120 @@ static void test_decoded_by_hatf(void **state)
         assert_int_equal(ev[5].time, 600);
 }
 
+/* recw_note: "tmrecord VERB SEQ ARG" as a comment record, ARG cut to fit. */
+static void test_note(void **state)
+{
+        (void)state;
+        uint8_t r[64];
+        size_t n = recw_note(r, sizeof r, "exec", 263, "/usr/bin/python3.11");
+        static const char want[] = "tmrecord exec 263 /usr/bin/python3.11";
+        assert_int_equal(n, 3 + sizeof want - 1);
+        assert_int_equal(r[0], TM_HK_COMMENT);
+        assert_int_equal((r[1] << 8) | r[2], sizeof want - 1);
+        assert_memory_equal(r + 3, want, sizeof want - 1);
+        n = recw_note(r, sizeof r, "fork", 0, NULL);
+        assert_memory_equal(r + 3, "tmrecord fork 0 -", n - 3);
+        char big[200];
+        memset(big, 'x', sizeof big - 1);
+        big[sizeof big - 1] = '\0';
+        assert_int_equal(recw_note(r, sizeof r, "spawn", 7, big), sizeof r);
+        assert_int_equal((r[1] << 8) | r[2], sizeof r - 3);
+}
+
+/* reorder: what emit received. */
+struct got {
+        uint64_t seq[64];
+        unsigned n;
+};
+
+static int got_emit(void *arg, const struct reorder_rec *r)
+{
+        struct got *g = arg;
+        if (g->n < 64)
+                g->seq[g->n] = r->seq;
+        g->n++;
+        return 0;
+}
+
+static void put_seqs(struct reorder *o, const uint64_t *s, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++) {
+                struct reorder_rec r = {.seq = s[i], .addr = s[i] * 16};
+                assert_int_equal(reorder_put(o, &r), 0);
+        }
+}
+
+/* Two threads' chunks in flush order come out in sequence order, each as
+ * soon as every number before it has come. */
+static void test_reorder_merge(void **state)
+{
+        (void)state;
+        struct got g = {0};
+        struct reorder o;
+        assert_int_equal(reorder_init(&o, 0, got_emit, &g), 0);
+        static const uint64_t a[] = {2, 3, 6, 7}, b[] = {1, 4, 5, 8};
+        put_seqs(&o, a, 4);
+        assert_int_equal(g.n, 0); /* 1 not yet there */
+        put_seqs(&o, b, 2);
+        assert_int_equal(g.n, 4); /* 1 2 3 4 */
+        put_seqs(&o, b + 2, 2);
+        assert_int_equal(reorder_finish(&o), 0);
+        assert_int_equal(g.n, 8);
+        for (unsigned i = 0; i < 8; i++)
+                assert_int_equal(g.seq[i], i + 1);
+        assert_int_equal(o.late + o.passed + reorder_missing(&o), 0);
+        assert_int_equal(o.max_held, 5); /* 1 is stored, then 1-4 go */
+        reorder_free(&o);
+}
+
+/* A number that never comes: the window (REORDER_MIN here) moves past it
+ * instead of growing, the record that then arrives is emitted in arrival
+ * order, and both are counted. */
+static void test_reorder_window(void **state)
+{
+        (void)state;
+        struct got g = {0};
+        struct reorder o;
+        assert_int_equal(reorder_init(&o, REORDER_MIN, got_emit, &g), 0);
+        for (uint64_t s = 2; s <= REORDER_MIN; s++) /* the window: 1 .. REORDER_MIN */
+                put_seqs(&o, &s, 1);
+        assert_int_equal(g.n, 0);
+        assert_int_equal(o.held, REORDER_MIN - 1);
+        uint64_t s = REORDER_MIN + 1; /* past the window */
+        put_seqs(&o, &s, 1);
+        assert_int_equal(o.passed, 1); /* 1 was given up */
+        assert_int_equal(g.n, REORDER_MIN);
+        assert_true(o.held == 0 && o.cap == REORDER_MIN);
+        s = 1; /* late */
+        put_seqs(&o, &s, 1);
+        assert_int_equal(o.late, 1);
+        assert_int_equal(g.n, REORDER_MIN + 1);
+        assert_int_equal(reorder_finish(&o), 0);
+        assert_int_equal(reorder_missing(&o), 0);
+        reorder_free(&o);
+}
+
+/* The ring grows to the window asked for; numbers never seen at the end
+ * are skipped and counted missing. */
+static void test_reorder_grow(void **state)
+{
+        (void)state;
+        struct got g = {0};
+        struct reorder o;
+        assert_int_equal(reorder_init(&o, 4 * REORDER_MIN, got_emit, &g), 0);
+        for (uint64_t s = 3 * REORDER_MIN; s >= 2; s--)
+                put_seqs(&o, &s, 1);
+        assert_int_equal(o.cap, 4 * REORDER_MIN);
+        assert_int_equal(g.n, 0);
+        assert_int_equal(reorder_finish(&o), 0); /* 1 never came */
+        assert_int_equal(g.n, 3 * REORDER_MIN - 1);
+        assert_int_equal(g.seq[0], 2);
+        assert_int_equal(g.seq[63], 65);
+        assert_int_equal(reorder_missing(&o), 1);
+        assert_int_equal(o.late + o.passed, 0);
+        reorder_free(&o);
+}
+
 static void test_realloc_outcome(void **state)
 {
         (void)state;
@@ -256,6 +371,8 @@ int main(void)
             cmocka_unit_test(test_record_bytes),    cmocka_unit_test(test_decoded_by_hatf),
             cmocka_unit_test(test_realloc_outcome), cmocka_unit_test(test_parse_target),
             cmocka_unit_test(test_preload_value),   cmocka_unit_test(test_find_lib),
+            cmocka_unit_test(test_note),            cmocka_unit_test(test_reorder_merge),
+            cmocka_unit_test(test_reorder_window),  cmocka_unit_test(test_reorder_grow),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

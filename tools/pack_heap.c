@@ -63,7 +63,8 @@ struct job {
         int field_map[TM_SCHEMA_FIELDS_MAX];
         const struct tm_schema *in_schema;
         struct tm_err *err;
-        int level; /* the container's compression level (0: its default) */
+        int level;      /* the container's compression level (0: its default) */
+        int final_level; /* the level of a second pass (pack_rewrite); -1: none */
         const char *chosen; /* the encoding kept */
         /* a recorder's stream (rec_wire.h) */
         int wire;
@@ -550,16 +551,17 @@ static int pack_run(struct job *j, int fd, const char *in_name, const char *out_
         else if (rc == 0)
                 rc = heapin_heaptrack(job_read, j, in_name, on_event, j, err);
         /* the size line is the final archive's: after a rewrite (below) */
-        int rewrite = j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf;
+        int rewrite = j->final_level >= 0 || (j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf);
         if (rc == 0)
                 rc = job_finish(j, out_path, rewrite ? NULL : msg);
         job_free(j);
         return rc;
 }
 
-/* Notes that came after the first records: OUT packed once more, with
- * them in front, in the encoding chosen (a comment changes no encoder
- * state, so the rest is the same bytes). */
+/* OUT packed once more in the encoding chosen: at the final level, after
+ * candidates compared at PACK_HEAP_PICK_LEVEL; with the notes that came
+ * after the first records in front (a comment changes no encoder state, so
+ * the rest is the same bytes). */
 static int pack_rewrite(struct job *j, const char *out_path, FILE *msg)
 {
         int fd = open(out_path, O_RDONLY | O_CLOEXEC);
@@ -569,7 +571,8 @@ static int pack_rewrite(struct job *j, const char *out_path, FILE *msg)
         int rc = -ENOMEM;
         if (k) {
                 k->err = j->err;
-                k->level = j->level;
+                k->level = j->final_level >= 0 ? j->final_level : j->level;
+                k->final_level = -1;
                 rc = pack_run(k, fd, out_path, out_path, j->chosen, msg, j->note + j->notes_in,
                               j->nnotes - j->notes_in);
                 reorder_free(&k->ord);
@@ -586,10 +589,30 @@ int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *
         if (!j)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         j->err = err;
+        /* Every candidate compressed at the final level costs that level
+         * times the encodings (zstd 19: minutes a million records): they
+         * are compared at a fast level and the one kept is packed again
+         * (docs/record.md). */
         j->level = level;
+        j->final_level = -1;
+        const struct tm_codec *ignored;
+        enum tm_cont_kind kind;
+        pack_guess(out_path, &ignored, &kind);
+        if (!enc && level != PACK_HEAP_PICK_LEVEL && kind != TM_CONT_PLAIN &&
+            !pack_heap_mtf(out_path)) {
+                j->final_level = level;
+                j->level = PACK_HEAP_PICK_LEVEL;
+        }
         int rc = pack_run(j, fd, in_name, out_path, enc, msg, NULL, 0);
-        if (rc == 0 && j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf)
+        if (rc == 0 && (j->final_level >= 0 || (j->notes_in < j->nnotes &&
+                                                 j->codec == &tm_rcodec_hatf)))
                 rc = pack_rewrite(j, out_path, msg);
+        if (rc == 0 && msg && j->wire)
+                fprintf(msg,
+                        "tracetool: %s: %llu records in the order of the calls (reorder window: "
+                        "%llu records at most, of %zu)\n",
+                        out_path, (unsigned long long)j->ord.seen,
+                        (unsigned long long)j->ord.max_held, j->ord.max);
         for (unsigned i = 0; msg && i < j->nnotes; i++)
                 fprintf(msg, "tracetool: %s: note: %s\n", out_path, j->note[i]);
         reorder_free(&j->ord);

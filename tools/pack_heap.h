@@ -13,9 +13,13 @@
 
 #include "../codecs/common/tm_err.h"
 
-/* The zstd level heap archives get by default (gzip keeps its own):
- * docs/record.md has the measurements. */
+/* The zstd level heap archives get by default from tracetool pack, and
+ * from tracetool record, where the program waits on the packer (gzip keeps
+ * its own): docs/record.md has the measurements. */
 #define PACK_HEAP_LEVEL 19
+#define PACK_HEAP_RECORD_LEVEL 12
+/* The level candidate encodings are compared at, when there are several. */
+#define PACK_HEAP_PICK_LEVEL 3
 
 /* Read the heap trace from fd (not owned; a pipe works: it is read once)
  * named in_name for messages, and write out_path. enc: a name from

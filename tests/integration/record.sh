@@ -188,6 +188,122 @@ res=$(time_sort <py.txt | consistent)
 echo "python: $res"
 check "python: consistent in time order" test "${res##* bad }" -eq 0
 
+# --- true order across threads: a producer/consumer program ---
+# One thread allocates, another frees what it is handed through a queue of
+# 64, so addresses freed by one thread are reused by the other at once. The
+# stats must equal a count over the ascii view in the trace's own order:
+# no free of an address not live, the 3 blocks the program keeps live at
+# the end, the same peak. (Before the sequence, records came in per-thread
+# flush order: 100 000+ bad frees, hundreds of objects "live" at the end.)
+if command -v cc >/dev/null; then
+        cat >pc.c <<'PCEOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define N 100000
+#define Q 64
+static void *q[Q];
+static int head, tail, count;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nonempty = PTHREAD_COND_INITIALIZER, nonfull = PTHREAD_COND_INITIALIZER;
+static void *consumer(void *arg)
+{
+        for (int i = 0; i < N; i++) {
+                pthread_mutex_lock(&mu);
+                while (count == 0)
+                        pthread_cond_wait(&nonempty, &mu);
+                void *p = q[head];
+                head = (head + 1) % Q;
+                count--;
+                pthread_cond_signal(&nonfull);
+                pthread_mutex_unlock(&mu);
+                free(p);
+        }
+        return arg;
+}
+int main(void)
+{
+        pthread_t t;
+        static void *keep[3];
+        setvbuf(stdout, NULL, _IONBF, 0);
+        pthread_create(&t, NULL, consumer, NULL);
+        for (int i = 0; i < N; i++) {
+                void *p = malloc(16 + (size_t)(i % 97) * 8);
+                pthread_mutex_lock(&mu);
+                while (count == Q)
+                        pthread_cond_wait(&nonfull, &mu);
+                q[tail] = p;
+                tail = (tail + 1) % Q;
+                count++;
+                pthread_cond_signal(&nonempty);
+                pthread_mutex_unlock(&mu);
+        }
+        pthread_join(t, NULL);
+        for (int i = 0; i < 3; i++)
+                keep[i] = malloc(7777 + (size_t)i);
+        printf("kept %p %p %p\n", keep[0], keep[1], keep[2]);
+        return 0;
+}
+PCEOF
+        cc -O2 -pthread -o pc pc.c || fail "cc -pthread pc.c"
+        for clock in us seq; do
+                "$TT" record --clock $clock -o pc$clock.hatf.zst -- ./pc >pc.out 2>pc.err
+                check "producer/consumer (--clock $clock): exit 0" test $? -eq 0
+                "$TT" cat pc$clock.hatf.zst ascii >pc.txt
+                # the count in the trace's order: peak bytes, bad frees, live at end
+                count=$(awk '
+                        $1 == "alloc" { live[$3] = $2; n++; b += $2; if (b > peak) peak = b; next }
+                        $1 == "free" { if (!($2 in live)) bad++; else { n--; b -= live[$2]; delete live[$2] } next }
+                        $1 ~ /^realloc/ { bad++ }
+                        END { printf "%d %d %d %d\n", peak, bad, n, b }' pc.txt)
+                stats=$("$TT" stat --json pc$clock.hatf.zst | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["heap"]
+print(h["max_bytes"], h["frees_not_live"], h["live_objects"], h["live_bytes"])')
+                echo "producer/consumer --clock $clock: count $count, stats $stats"
+                check "... no free of an address not live (in the trace's order)" \
+                        test "$(echo "$count" | cut -d' ' -f2)" -eq 0
+                check "... stats: peak, bad frees, live at end equal the count" \
+                        test "$stats" = "$count"
+                kept=$(sed -n 's/^kept //p' pc.out)
+                for a in $kept; do
+                        check "... the block it keeps ($a) is live at the end" \
+                                awk -v a="$a" '$1 == "alloc" && $3 == a { l = 1 } $1 == "free" && $2 == a { l = 0 }
+                                               END { exit !l }' pc.txt
+                done
+                check "... 2 threads recorded" \
+                        test "$(awk '$1 == "alloc" { print $4 } $1 == "free" { print $3 }' pc.txt | sort -u | wc -l)" -eq 2
+        done
+else
+        echo "SKIP: no cc: the producer/consumer program"
+fi
+
+# --- what record cannot see: a shim that execs the real program ---
+printf '#!/bin/sh\nexec ls / "$@"\n' >shim
+chmod +x shim
+"$TT" record -o shim.hatf.zst -- ./shim >shim.out 2>shim.err
+check "record a shim: exit 0" test $? -eq 0
+check "... it warns: what was exec'd, after how many records" \
+        grep -q "note: ./shim exec'd .*ls after [0-9][0-9]* records: nothing after the exec is in the trace; name the real program" shim.err
+"$TT" cat shim.hatf.zst stats >shim.stats
+check "... the stats view carries the note" grep -q "^note  *./shim exec'd .*ls after" shim.stats
+check "... and stats.json" sh -c '"$1" stat --json shim.hatf.zst | grep -q "\"notes\":\[\"./shim exec'"'"'d "' sh "$TT"
+"$TT" record -o true.hatf.zst -- "$TM_ALLOC_PATTERN" >/dev/null 2>true.err
+check "no exec: no exec note" sh -c '! grep -q "exec'"'"'d" true.err'
+
+# --- heap pack --level ---
+"$TT" pack -e best --level 1 ls.hatf.zst l1.hatf.zst 2>/dev/null
+check "pack --level 1: exit 0" test $? -eq 0
+"$TT" pack -e best --level 19 ls.hatf.zst l19.hatf.zst 2>/dev/null
+check "pack --level 19: exit 0" test $? -eq 0
+check "--level changes the size of a heap archive" \
+        test "$(stat -c %s l1.hatf.zst)" -gt "$(stat -c %s l19.hatf.zst)"
+check "... the records are the same" cmp -s <("$TT" cat l1.hatf.zst ascii) <("$TT" cat l19.hatf.zst ascii)
+"$TT" pack --level 30 ls.hatf.zst bad.hatf.zst 2>err.txt
+check "pack --level 30: exit 2" test $? -eq 2
+check "... says so" grep -q "bad --level '30'" err.txt
+usage_case "record: bad --level" "bad level 'x'" --level x -o a.hatf -- true
+
 # --- exit status, environment, the library ---
 "$TT" record -o fail.hatf -- sh -c 'exit 3' 2>err.txt
 check "a failing program: exit 1" test $? -eq 1

@@ -47,7 +47,7 @@ static void record_usage(FILE *f)
         fprintf(f, "                          (default: best, which keeps up with the program;\n"
                    "                          tracetool pack then tries them all)\n"
                    "  --level N               compression level (.zst 1-22, .gz 1-9; default:\n"
-                   "                          zstd %d, gzip its own)\n"
+                   "                          zstd %d, gzip its own; tracetool pack: %d)\n"
                    "  --clock us|ns|seq       the time field: microseconds since the start\n"
                    "                          (default), nanoseconds, or the event's number\n"
                    "                          in one order shared by all threads (packs\n"
@@ -61,7 +61,7 @@ static void record_usage(FILE *f)
                    "the install libdir; TM_RECORD_LIB overrides.\n\n"
                    "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                    "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
-                PACK_HEAP_LEVEL);
+                PACK_HEAP_RECORD_LEVEL, PACK_HEAP_LEVEL);
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -258,11 +258,14 @@ int record_main(int argc, char **argv)
          * (docs/record.md, "The clock") */
         const char *out = NULL, *enc = NULL, *clock = "us", *level_arg = NULL;
         int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg);
-        int level = 0;
-        if (level_arg)
-                pack_heap_parse_level(level_arg, &level);
         if (at <= 0)
                 return -at;
+        /* below pack's default: the program waits on the packer
+         * (docs/record.md, "Compression level") */
+        size_t ol = strlen(out);
+        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? PACK_HEAP_RECORD_LEVEL : 0;
+        if (level_arg)
+                pack_heap_parse_level(level_arg, &level);
         /* read by the interposer in the child (inherited through exec) */
         if (setenv("TM_RECORD_CLOCK", clock, 1) < 0) {
                 perror("tracetool record: setenv");
