@@ -72,8 +72,8 @@ static void test_decoded_by_hatf(void **state)
         memcpy(buf, recw_header, sizeof recw_header);
         n += sizeof recw_header;
         n += recw_alloc(buf + n, 17, 0x7f0000001000, 4242, 1, 100);
-        n += recw_realloc(buf + n, RECW_REALLOC_INPLACE, 8, 0x7f0000001000, 0x7f0000001000, 4242,
-                          2, 200);
+        n += recw_realloc(buf + n, RECW_REALLOC_INPLACE, 8, 0x7f0000001000, 0x7f0000001000, 4242, 2,
+                          200);
         n += recw_realloc(buf + n, RECW_REALLOC_MOVED, 4096, 0x7f0000001000, 0x7f0000002000, 4243,
                           3, 300);
         n += recw_realloc(buf + n, RECW_REALLOC_ALLOC, 40, 0, 0x30, 4243, 4, 400);
@@ -368,11 +368,16 @@ static void test_find_lib(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_record_bytes),    cmocka_unit_test(test_decoded_by_hatf),
-            cmocka_unit_test(test_realloc_outcome), cmocka_unit_test(test_parse_target),
-            cmocka_unit_test(test_preload_value),   cmocka_unit_test(test_find_lib),
-            cmocka_unit_test(test_note),            cmocka_unit_test(test_reorder_merge),
-            cmocka_unit_test(test_reorder_window),  cmocka_unit_test(test_reorder_grow),
+            cmocka_unit_test(test_record_bytes),
+            cmocka_unit_test(test_decoded_by_hatf),
+            cmocka_unit_test(test_realloc_outcome),
+            cmocka_unit_test(test_parse_target),
+            cmocka_unit_test(test_preload_value),
+            cmocka_unit_test(test_find_lib),
+            cmocka_unit_test(test_note),
+            cmocka_unit_test(test_reorder_merge),
+            cmocka_unit_test(test_reorder_window),
+            cmocka_unit_test(test_reorder_grow),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

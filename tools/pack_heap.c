@@ -63,8 +63,8 @@ struct job {
         int field_map[TM_SCHEMA_FIELDS_MAX];
         const struct tm_schema *in_schema;
         struct tm_err *err;
-        int level;      /* the container's compression level (0: its default) */
-        int final_level; /* the level of a second pass (pack_rewrite); -1: none */
+        int level;          /* the container's compression level (0: its default) */
+        int final_level;    /* the level of a second pass (pack_rewrite); -1: none */
         const char *chosen; /* the encoding kept */
         /* a recorder's stream (rec_wire.h) */
         int wire;
@@ -206,9 +206,8 @@ static int on_event(void *arg, const struct tm_heap_ev *ev)
 
 static int put_comment(struct job *j, const char *text)
 {
-        struct tm_heap_ev ev = {.kind = TM_HK_COMMENT,
-                                .attr = (const uint8_t *)text,
-                                .attr_len = strlen(text)};
+        struct tm_heap_ev ev = {
+            .kind = TM_HK_COMMENT, .attr = (const uint8_t *)text, .attr_len = strlen(text)};
         struct tm_rec r;
         tm_heap_ev_to_rec(&ev, &r);
         return job_put(j, &r);
@@ -320,9 +319,8 @@ static int wire_end(struct job *j)
                               j->name, (unsigned long long)j->forks,
                               (unsigned long long)j->fork_seq);
         if (rc == 0 && j->spawns)
-                rc = note_add(j,
-                              "%s started %llu program(s) (%s%s): they are not in the trace", j->name,
-                              (unsigned long long)j->spawns, j->spawn_what,
+                rc = note_add(j, "%s started %llu program(s) (%s%s): they are not in the trace",
+                              j->name, (unsigned long long)j->spawns, j->spawn_what,
                               j->spawns > 1 ? ", ..." : "");
         if (rc == 0 && j->exec_pending)
                 rc = note_add(j,
@@ -439,7 +437,7 @@ static int cand_open(struct job *j, struct cand *c, const char *enc, const char 
         if (c->fd < 0)
                 return tm_err_set(j->err, -errno, "%s: %s", c->tmp, strerror(errno));
         /* the heap default is for zstd; gzip keeps its own unless asked */
-        struct tm_cwriter_opts wo = {.level = j->level    ? j->level
+        struct tm_cwriter_opts wo = {.level = j->level               ? j->level
                                               : kind == TM_CONT_ZSTD ? PACK_HEAP_LEVEL
                                                                      : 0};
         int rc = tm_cwriter_open(c->fd, c->tmp, kind, &wo, &c->w, j->err);
@@ -551,7 +549,8 @@ static int pack_run(struct job *j, int fd, const char *in_name, const char *out_
         else if (rc == 0)
                 rc = heapin_heaptrack(job_read, j, in_name, on_event, j, err);
         /* the size line is the final archive's: after a rewrite (below) */
-        int rewrite = j->final_level >= 0 || (j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf);
+        int rewrite =
+            j->final_level >= 0 || (j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf);
         if (rc == 0)
                 rc = job_finish(j, out_path, rewrite ? NULL : msg);
         job_free(j);
@@ -604,8 +603,8 @@ int pack_heap_fd(int fd, const char *in_name, const char *out_path, const char *
                 j->level = PACK_HEAP_PICK_LEVEL;
         }
         int rc = pack_run(j, fd, in_name, out_path, enc, msg, NULL, 0);
-        if (rc == 0 && (j->final_level >= 0 || (j->notes_in < j->nnotes &&
-                                                 j->codec == &tm_rcodec_hatf)))
+        if (rc == 0 &&
+            (j->final_level >= 0 || (j->notes_in < j->nnotes && j->codec == &tm_rcodec_hatf)))
                 rc = pack_rewrite(j, out_path, msg);
         if (rc == 0 && msg && j->wire)
                 fprintf(msg,
@@ -660,11 +659,12 @@ void pack_heap_usage(FILE *f)
         fprintf(f, "\n                        .mtf:");
         for (const char *const *e = mtf_encodings; *e; e++)
                 fprintf(f, " %s", *e);
-        fprintf(f, " (addresses in their own section)\n"
-                   "                        (default: try them all, keep the smallest)\n"
-                   "  --level N             compression level of .gz (1-9) and .zst (1-22)\n"
-                   "                        (default: %d)\n"
-                   "  -h, --help            this help\n",
+        fprintf(f,
+                " (addresses in their own section)\n"
+                "                        (default: try them all, keep the smallest)\n"
+                "  --level N             compression level of .gz (1-9) and .zst (1-22)\n"
+                "                        (default: %d)\n"
+                "  -h, --help            this help\n",
                 PACK_HEAP_LEVEL);
 }
 
@@ -694,8 +694,11 @@ int pack_heap_main(int argc, char **argv)
                         enc = argv[++i];
                 } else if (strncmp(argv[i], "--encoding=", 11) == 0) {
                         enc = argv[i] + 11;
-                } else if (strcmp(argv[i], "--level") == 0 || strncmp(argv[i], "--level=", 8) == 0) {
-                        const char *v = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : "";
+                } else if (strcmp(argv[i], "--level") == 0 ||
+                           strncmp(argv[i], "--level=", 8) == 0) {
+                        const char *v = argv[i][7] == '=' ? argv[i] + 8
+                                        : i + 1 < argc    ? argv[++i]
+                                                          : "";
                         if (pack_heap_parse_level(v, &level) < 0) {
                                 fprintf(stderr, "tracetool pack: bad --level '%s' (1-22)\n", v);
                                 return TOOL_USAGE;
@@ -717,8 +720,8 @@ int pack_heap_main(int argc, char **argv)
                 return TOOL_FAIL;
         }
         struct tm_err err = {0};
-        int rc = pack_heap_fd(fd, strcmp(in, "-") == 0 ? "<stdin>" : in, out, enc, level, stderr,
-                              &err);
+        int rc =
+            pack_heap_fd(fd, strcmp(in, "-") == 0 ? "<stdin>" : in, out, enc, level, stderr, &err);
         if (fd != STDIN_FILENO)
                 close(fd);
         if (rc < 0) {

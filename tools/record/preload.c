@@ -49,16 +49,16 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
-#include <spawn.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -112,8 +112,8 @@ static struct {
         int fd;
         dev_t dev;
         ino_t ino;
-        uint64_t t0; /* CLOCK_MONOTONIC ns at start */
-        int clock;   /* TM_RECORD_CLOCK: 0 ns, 1 us, 2 seq (the sequence) */
+        uint64_t t0;          /* CLOCK_MONOTONIC ns at start */
+        int clock;            /* TM_RECORD_CLOCK: 0 ns, 1 us, 2 seq (the sequence) */
         _Atomic uint64_t seq; /* the records' sequence: the last number taken */
         pthread_key_t key;
         pthread_mutex_t lock; /* the fd and the registry */

@@ -68,20 +68,23 @@
 
 /* The stream's first bytes: the signature comment, the mark, then the
  * metadata. */
+/* clang-format off */
 static const uint8_t recw_header[] = {
     10, 0, 8, 'H', 'A', 'T', 'F', ' ', '1', '.', '0', /* comment "HATF 1.0" */
-    10, 0, RECW_MARK_LEN, 't', 'm', 'r', 'e', 'c', 'o', 'r', 'd', ' ', 's', 't', 'r', 'e', 'a',
-    'm', ' ', '2', ':', ' ', 'h', 'e', 'a', 'p', ' ', 'i', 's', ' ', 't', 'h', 'e', ' ', 's', 'e',
-    'q', 'u', 'e', 'n', 'c', 'e', /* comment RECW_MARK */
-    11, 1, 0, 8,                  /* size: 8 bytes */
-    11, 1, 1, 8,                  /* address: 8 bytes */
-    11, 2, 3, 0,                  /* thread: none */
-    11, 1, 3, 4,                  /* thread: 4 bytes */
-    11, 2, 2, 0,                  /* time: none */
-    11, 1, 2, 8,                  /* time: 8 bytes */
-    11, 2, 4, 0,                  /* heap: none (the sequence) */
-    11, 1, 4, 8,                  /* heap: 8 bytes */
+    10, 0, RECW_MARK_LEN,                             /* comment RECW_MARK */
+    't', 'm', 'r', 'e', 'c', 'o', 'r', 'd', ' ', 's', 't', 'r', 'e', 'a', 'm', ' ', '2', ':',
+    ' ', 'h', 'e', 'a', 'p', ' ', 'i', 's', ' ', 't', 'h', 'e', ' ',
+    's', 'e', 'q', 'u', 'e', 'n', 'c', 'e',
+    11, 1, 0, 8,                                      /* size: 8 bytes */
+    11, 1, 1, 8,                                      /* address: 8 bytes */
+    11, 2, 3, 0,                                      /* thread: none */
+    11, 1, 3, 4,                                      /* thread: 4 bytes */
+    11, 2, 2, 0,                                      /* time: none */
+    11, 1, 2, 8,                                      /* time: 8 bytes */
+    11, 2, 4, 0,                                      /* heap: none (the sequence) */
+    11, 1, 4, 8,                                      /* heap: 8 bytes */
 };
+/* clang-format on */
 
 static inline uint8_t *recw_be(uint8_t *p, uint64_t v, unsigned n)
 {

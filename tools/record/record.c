@@ -44,23 +44,24 @@ static void record_usage(FILE *f)
                    "  -e, --encoding ENC      HATF encoding: ");
         for (const char *const *e = hatf_encodings; *e; e++)
                 fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
-        fprintf(f, "                          (default: best, which keeps up with the program;\n"
-                   "                          tracetool pack then tries them all)\n"
-                   "  --level N               compression level (.zst 1-22, .gz 1-9; default:\n"
-                   "                          zstd %d, gzip its own; tracetool pack: %d)\n"
-                   "  --clock us|ns|seq       the time field: microseconds since the start\n"
-                   "                          (default), nanoseconds, or the event's number\n"
-                   "                          in one order shared by all threads (packs\n"
-                   "                          smallest)\n"
-                   "  -h, --help              this help\n\n"
-                   "Records are in the order the calls took effect, across threads.\n"
-                   "Only PROGRAM's own process is recorded: not the children it forks, not\n"
-                   "what it execs (tracetool says so, and the trace's stats carry it as a\n"
-                   "note). Statically linked and set-user-ID programs cannot be\n"
-                   "recorded (no LD_PRELOAD). The library is found beside tracetool, then in\n"
-                   "the install libdir; TM_RECORD_LIB overrides.\n\n"
-                   "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
-                   "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
+        fprintf(f,
+                "                          (default: best, which keeps up with the program;\n"
+                "                          tracetool pack then tries them all)\n"
+                "  --level N               compression level (.zst 1-22, .gz 1-9; default:\n"
+                "                          zstd %d, gzip its own; tracetool pack: %d)\n"
+                "  --clock us|ns|seq       the time field: microseconds since the start\n"
+                "                          (default), nanoseconds, or the event's number\n"
+                "                          in one order shared by all threads (packs\n"
+                "                          smallest)\n"
+                "  -h, --help              this help\n\n"
+                "Records are in the order the calls took effect, across threads.\n"
+                "Only PROGRAM's own process is recorded: not the children it forks, not\n"
+                "what it execs (tracetool says so, and the trace's stats carry it as a\n"
+                "note). Statically linked and set-user-ID programs cannot be\n"
+                "recorded (no LD_PRELOAD). The library is found beside tracetool, then in\n"
+                "the install libdir; TM_RECORD_LIB overrides.\n\n"
+                "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
+                "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
                 PACK_HEAP_RECORD_LEVEL, PACK_HEAP_LEVEL);
 }
 
@@ -185,8 +186,8 @@ static int report_status(const char *prog, int status)
 
 /* Options into *out, *enc; returns the index of PROGRAM in argv, or the
  * exit status (negated, <= 0) for --help or a usage error. */
-static int parse_args(int argc, char **argv, const char **out, const char **enc,
-                      const char **clock, const char **level)
+static int parse_args(int argc, char **argv, const char **out, const char **enc, const char **clock,
+                      const char **level)
 {
         int i = 1;
         for (; i < argc; i++) {

@@ -39,13 +39,13 @@ typedef int (*reorder_emit_fn)(void *arg, const struct reorder_rec *r);
 
 struct reorder {
         struct reorder_rec *slot;
-        size_t cap, max;  /* ring slots now (a power of two), at most */
-        uint64_t next;    /* the next number to emit */
-        uint64_t held;    /* records in the ring */
-        uint64_t seen;    /* records put */
-        uint64_t top;     /* the largest number put */
-        uint64_t late;    /* records emitted in arrival order: behind the window */
-        uint64_t passed;  /* numbers the window moved past without their record */
+        size_t cap, max; /* ring slots now (a power of two), at most */
+        uint64_t next;   /* the next number to emit */
+        uint64_t held;   /* records in the ring */
+        uint64_t seen;   /* records put */
+        uint64_t top;    /* the largest number put */
+        uint64_t late;   /* records emitted in arrival order: behind the window */
+        uint64_t passed; /* numbers the window moved past without their record */
         uint64_t max_held;
         reorder_emit_fn emit;
         void *arg;
