@@ -385,6 +385,7 @@ static int node_resolve_file(struct node_res *r, const char *view)
                 node_res_put(r);
                 return rc;
         }
+        tm_trace_view_lookup(r->t, view); /* views the index adds (view.h) */
         r->view_idx = node_view_index(r->t, view);
         if (r->view_idx >= 0) {
                 r->kind = NODE_VFILE;

@@ -56,6 +56,24 @@ static inline void vt_slurp(const char *path, struct vt_buf *b)
         close(fd);
 }
 
+/* Drop the stats view's "side file" lines (side files passed over, e.g.
+ * a forged index file refused: docs/side-files.md) from the text p of
+ * *len bytes, so that it compares with a trace's that met none. */
+static inline void vt_drop_side_files(uint8_t *p, size_t *len)
+{
+        size_t out = 0;
+        for (size_t at = 0; at < *len;) {
+                const uint8_t *nl = memchr(p + at, '\n', *len - at);
+                size_t ll = nl ? (size_t)(nl - (p + at)) + 1 : *len - at;
+                if (ll < 11 || memcmp(p + at, "side file  ", 11) != 0) {
+                        memmove(p + out, p + at, ll);
+                        out += ll;
+                }
+                at += ll;
+        }
+        *len = out;
+}
+
 static uint64_t vt_rng = 1;
 
 static inline uint64_t vt_rand(void)

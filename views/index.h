@@ -56,7 +56,7 @@ struct tm_index {
         struct tm_stats stats;
 };
 
-struct tm_ix_trust;
+struct tm_side_trust;
 
 /* What an index file must match to be used. */
 struct tm_index_key {
@@ -68,7 +68,7 @@ struct tm_index_key {
         /* Not stored: who could change the archive, whose index files
          * are believed as the caller's own are (views/ixfile.h); NULL:
          * only the caller's and root's. */
-        const struct tm_ix_trust *trust;
+        const struct tm_side_trust *trust;
         /* Not stored: can the trace's decoder reach a checkpoint's state
          * (a struct tm_dec_state, or a struct tm_rstate for a record
          * trace)? The codec's state_ok with ctx; NULL: not checked. A

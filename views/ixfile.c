@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,36 +44,6 @@ static int pwrite_all(int fd, const void *p, size_t n, off_t off)
         return 0;
 }
 
-/* The directory part of path ("." when none), malloc'd, and its last
- * component in *base. */
-static char *split_dir(const char *path, const char **base)
-{
-        const char *s = strrchr(path, '/');
-        *base = s ? s + 1 : path;
-        if (!s)
-                return strdup(".");
-        if (s == path)
-                return strdup("/");
-        return strndup(path, (size_t)(s - path));
-}
-
-/* Open the directory holding path (following symlinks: the directory is
- * judged by what it is, fstat). Returns a descriptor or a negative errno. */
-static int open_dir(const char *path, const char **base, struct stat *dsb)
-{
-        char *dir = split_dir(path, base);
-        if (!dir)
-                return -ENOMEM;
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int e = fd < 0 ? -errno : 0;
-        free(dir);
-        if (fd >= 0 && fstat(fd, dsb) < 0) {
-                e = -errno;
-                close(fd);
-        }
-        return e < 0 ? e : fd;
-}
-
 /* Six characters for a temporary name. */
 static void tmp_suffix(char *out)
 {
@@ -96,7 +64,7 @@ int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err)
         x->fd = -1;
         x->path = path;
         struct stat dsb;
-        x->dirfd = open_dir(path, &x->base, &dsb);
+        x->dirfd = tm_side_open_dir(path, &x->base, &dsb);
         if (x->dirfd < 0)
                 return tm_err_set(err, x->dirfd, "%s: cannot create: %s", path,
                                   strerror(-x->dirfd));
@@ -164,101 +132,10 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
         return rc;
 }
 
-static int in_group(gid_t g)
-{
-        if (getegid() == g)
-                return 1;
-        gid_t list[256];
-        int n = getgroups(256, list);
-        for (int i = 0; i < n; i++)
-                if (list[i] == g)
-                        return 1;
-        return 0;
-}
-
-/* Is user u a member of group g (primary or supplementary, as the system's
- * user database says)? 0 when u has no entry. */
-static int user_in_group(uid_t u, gid_t g)
-{
-        struct passwd pw, *res = NULL;
-        char buf[4096];
-        if (getpwuid_r(u, &pw, buf, sizeof buf, &res) != 0 || !res)
-                return 0;
-        if (pw.pw_gid == g)
-                return 1;
-        int n = 1024;
-        gid_t *list = malloc((size_t)n * sizeof *list);
-        if (list && getgrouplist(pw.pw_name, pw.pw_gid, list, &n) < 0 && n > 1024 && n <= 65536) {
-                gid_t *more = realloc(list, (size_t)n * sizeof *list);
-                list = more;
-                if (!more || getgrouplist(pw.pw_name, pw.pw_gid, list, &n) < 0)
-                        n = 0;
-        }
-        int found = 0;
-        for (int i = 0; list && i < n && !found; i++)
-                found = list[i] == g;
-        free(list);
-        return found;
-}
-
-/* Could user w change what a reader sees in the archive trust describes
- * (ixfile.h)? */
-static int could_change(const struct tm_ix_trust *t, uid_t w)
-{
-        const unsigned dir_open = !(t->d_mode & S_ISVTX);
-        if (w == t->a_uid || w == t->d_uid || (t->a_mode & S_IWOTH) ||
-            (dir_open && (t->d_mode & S_IWOTH)))
-                return 1;
-        return ((t->a_mode & S_IWGRP) && user_in_group(w, t->a_gid)) ||
-               (dir_open && (t->d_mode & S_IWGRP) && user_in_group(w, t->d_gid));
-}
-
-/* NULL if a file with stat f in the directory with stat d may be believed
- * (ixfile.h), else why not. */
-static const char *distrust(const struct stat *f, const struct stat *d, const struct tm_ix_trust *t)
-{
-        if (f->st_uid == geteuid() || f->st_uid == 0 || (t && could_change(t, f->st_uid)))
-                return NULL;
-        if (!t || !t->group_cache)
-                return "written by another user, who cannot change the archive";
-        if (!(d->st_mode & S_IWGRP) || (d->st_mode & S_IWOTH))
-                return "written by another user, in a directory not shared by a group";
-        if (f->st_gid != d->st_gid || !in_group(d->st_gid))
-                return "written by another user, not of this directory's group";
-        return NULL;
-}
-
-int tm_ixfile_open(const char *path, const struct tm_ix_trust *trust, int *fd_out, struct stat *sb,
+int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out, struct stat *sb,
                    struct tm_err *err)
 {
-        const char *base;
-        struct stat dsb;
-        int dfd = open_dir(path, &base, &dsb);
-        if (dfd < 0)
-                return tm_err_set(err, dfd, "%s: %s", path, strerror(-dfd));
-        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        int e = fd < 0 ? -errno : 0;
-        close(dfd);
-        if (e == -ELOOP)
-                return tm_err_set(err, -EIO, "%s: a symlink, not followed", path);
-        if (e < 0)
-                return tm_err_set(err, e, "%s: %s", path, strerror(-e));
-        const char *why = NULL;
-        if (fstat(fd, sb) < 0)
-                e = -errno, why = strerror(errno);
-        else if (!S_ISREG(sb->st_mode))
-                e = -EIO, why = "not a regular file";
-        else if ((why = distrust(sb, &dsb, trust)) != NULL)
-                e = -EPERM;
-        if (e < 0) {
-                close(fd);
-                if (e == -EPERM)
-                        return tm_err_set(err, e, "%s: not trusted: %s (uid %u)", path, why,
-                                          (unsigned)sb->st_uid);
-                return tm_err_set(err, e, "%s: %s", path, why);
-        }
-        *fd_out = fd;
-        return 0;
+        return tm_side_open(path, trust, 0, fd_out, sb, err);
 }
 
 #define NAME_LEN 16

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../codecs/common/tm_err.h"
+#include "../codecs/common/tm_side.h"
 
 #define TM_IXFILE_CRC_FROM 16
 
@@ -85,36 +86,14 @@ int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
 int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len,
                      uint64_t file_size, struct tm_err *err);
 
-/* Who could change the bytes a reader sees in the archive, without the
- * index: its owner, group and mode, and those of the directory holding its
- * name (whoever may replace that entry). An index file is believed only
- * from such a writer, so believing it gives nobody power over the views
- * that they did not have already (docs/index-format.md, "What the index
- * trusts"). */
-struct tm_ix_trust {
-        unsigned a_uid, a_gid, a_mode; /* the archive */
-        unsigned d_uid, d_gid, d_mode; /* its directory */
-        /* Opt-in (--trust-group-index): also believe, in a group-writable
-         * directory that others cannot write, a file of that directory's
-         * group when the caller is in it (a lab that trusts its members
-         * with the archives they cannot change). */
-        int group_cache;
-};
-
-/* Open the index file at path for reading: the directory is opened first
- * and the file relative to it with O_NOFOLLOW and O_NONBLOCK (a symlink,
- * FIFO or device planted at the name is refused, never followed or
- * waited on). The file must be a regular file written by a trusted user:
- * the caller (euid) or root; with trust (may be NULL), anyone who could
- * change the archive: its owner, the directory's owner, a member of the
- * archive's group when it is group-writable, of the directory's group when
- * that is group-writable and not sticky, anyone when either is writable by
- * all (the directory not sticky); with trust->group_cache, also the
- * group-shared directory rule above. Returns 0 with *fd_out and *sb,
- * -ENOENT, -EPERM (not trusted) or -EIO (not a regular file), with err
- * naming the file and the reason. */
-struct stat;
-int tm_ixfile_open(const char *path, const struct tm_ix_trust *trust, int *fd_out, struct stat *sb,
+/* Open the index file at path for reading: tm_side_open (codecs/common/
+ * tm_side.h) with trust (may be NULL), which says whom the file is
+ * believed from (docs/index-format.md, "What the index trusts"): a
+ * symlink, FIFO or device planted at the name is refused, never followed
+ * or waited on. Returns 0 with *fd_out and *sb, -ENOENT, -EPERM (not
+ * trusted) or -EIO (not a regular file), with err naming the file and the
+ * reason. */
+int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out, struct stat *sb,
                    struct tm_err *err);
 
 /* The end of both index loads (index.c, rindex_file.c), fd's checks

@@ -47,6 +47,11 @@ struct tm_rtrace {
         struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
         unsigned nfixed;              /* views known at open; thread streams follow */
         char *notes; /* the trace's leading comments, a line each (the stats print them) */
+        /* The codec's open failed on an archive its probe took (a Meta-TF
+         * DTD missing or bad): the trace is a directory whose views fail
+         * with this (code -EIO), but stats, which says so, and errors. */
+        int failed;
+        struct tm_err open_err;
 };
 
 /* The first want raw bytes of t (fewer if the stream is shorter), for a
@@ -133,6 +138,57 @@ static char *leading_notes(const struct tm_rtrace *rt, const uint8_t *head, size
         return notes;
 }
 
+/* The stats view of a trace whose codec's open failed with e. */
+static char *failed_stats(const struct tm_trace *t, const struct tm_rtrace *rt,
+                          const struct tm_err *e, size_t *len)
+{
+        const char *base = strrchr(t->path, '/');
+        char *s = NULL;
+        int n = asprintf(&s,
+                         "trace      %s\n"
+                         "format     %s in %s, not opened: every view but stats and errors "
+                         "fails with EIO\n"
+                         "error      %s\n",
+                         base ? base + 1 : t->path, rt->codec->name, t->cont_name, e->msg);
+        if (n < 0)
+                return NULL;
+        *len = (size_t)n;
+        return s;
+}
+
+/* Make rt, whose codec's open failed with rc (err), a trace that says so
+ * (tm_rtrace.failed): its views are the fixed ones. Returns 0 or -ENOMEM. */
+static int open_failed(struct tm_trace *t, struct tm_rtrace *rt, int rc, struct tm_err *err)
+{
+        static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
+        struct tm_err e = {0};
+        if (err)
+                e = *err;
+        if (!e.msg[0])
+                tm_err_set(&e, rc, "raw offset 0: %s: %s", rt->codec->name, strerror(-rc));
+        tm_trace_err_path(t, rc, &e);
+        if (!strstr(e.msg, t->path))
+                tm_err_prefix(&e, "%s", t->path);
+        e.code = -EIO;
+        memset(&rt->schema, 0, sizeof rt->schema);
+        rt->views = calloc(6, sizeof *rt->views);
+        rt->stats = failed_stats(t, rt, &e, &rt->stats_len);
+        if (!rt->views || !rt->stats)
+                return -ENOMEM;
+        for (unsigned i = 0; i < 5; i++)
+                rt->views[i] = fixed[i];
+        rt->nfixed = 5;
+        rt->failed = 1;
+        rt->open_err = e;
+        tm_trace_note_err(t, &e);
+        return 0;
+}
+
+const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt)
+{
+        return rt && rt->failed ? &rt->open_err : NULL;
+}
+
 int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
                    struct tm_err *err)
 {
@@ -155,8 +211,20 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
         if (hl < 0) {
                 free(big);
-                free(rt);
+                rt->ctx = NULL;
+                if (hl != -ENOMEM && open_failed(t, rt, hl, err) == 0) {
+                        *out = rt;
+                        return 1;
+                }
+                tm_rtrace_close(rt);
                 return tm_trace_err_path(t, hl, err);
+        }
+        const struct tm_err *note = c->note ? c->note(rt->ctx) : NULL;
+        if (note) {
+                struct tm_err e = *note;
+                if (!strstr(e.msg, t->path))
+                        tm_err_prefix(&e, "%s", t->path);
+                tm_trace_note_side(t, &e);
         }
         rt->hdr_len = (uint64_t)hl;
         rt->notes = leading_notes(rt, head, headn);
@@ -231,7 +299,7 @@ void tm_rtrace_close(struct tm_rtrace *rt)
 {
         if (!rt)
                 return;
-        if (rt->codec->close)
+        if (rt->codec->close && !rt->failed)
                 rt->codec->close(rt->ctx);
         tm_rindex_free(rt->ix);
         free(rt->names);
@@ -256,6 +324,11 @@ const char *const *tm_rtrace_views(const struct tm_rtrace *rt)
 int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
         struct tm_rtrace *rt = t->rt;
+        if (rt->failed) {
+                if (err)
+                        *err = rt->open_err;
+                return rt->open_err.code;
+        }
         int rc = tm_rindex_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                  t->ckpt_refs, progress, arg, &rt->ix, err);
         if (rc < 0)
@@ -334,6 +407,23 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
         return -ENOENT;
 }
 
+int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view)
+{
+        if (rt->failed || tm_rcol_thread_field(&rt->schema) < 0)
+                return 0;
+        return strncmp(view, "streams/thread", 14) == 0 && (view[14] == '\0' || view[14] == '/');
+}
+
+/* rv_parse through the one name resolver (tm_trace_view_lookup), which
+ * builds the index when view is one that the index adds. */
+static int rv_resolve(struct tm_trace *t, const char *view, enum rv_kind *kind, unsigned *sel)
+{
+        if (rv_parse(t->rt, view, kind, sel) == 0)
+                return 0;
+        tm_trace_view_lookup(t, view);
+        return rv_parse(t->rt, view, kind, sel);
+}
+
 /* What the stats reports name the trace by (the index must be ready). */
 static void rv_info(const struct tm_trace *t, struct tm_rstats_info *in)
 {
@@ -362,6 +452,7 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
                         size_t n =
                             tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf, RV_TEXT_CAP);
                         rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
+                        rt->stats_len = tm_trace_stats_side(t, buf, rt->stats_len, RV_TEXT_CAP);
                         rt->stats = buf;
                 }
         }
@@ -396,8 +487,18 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
         struct tm_rtrace *rt = t->rt;
         enum rv_kind kind;
         unsigned sel;
-        if (rv_parse(rt, view, &kind, &sel) < 0)
+        if (rv_resolve(t, view, &kind, &sel) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
+        if (rt->failed && kind == RV_STATS) {
+                *size = rt->stats_len;
+                return 0;
+        }
+        if (rt->failed) { /* the index pass fails with it: ls -l shows a size (trace.c) */
+                tm_trace_index_ready(t, NULL);
+                if (err)
+                        *err = rt->open_err;
+                return rt->open_err.code;
+        }
         if (kind == RV_SCHEMA || kind == RV_BLOB) {
                 *size = kind == RV_SCHEMA ? rt->schema_len : rt->blob[sel].n;
                 return 0;

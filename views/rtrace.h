@@ -28,6 +28,14 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
 
 void tm_rtrace_close(struct tm_rtrace *rt);
 
+/* The codec's open failed on an archive its probe took: the error every
+ * view but stats and errors fails with (code -EIO), or NULL. */
+const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt);
+
+/* Could view (or a directory of views) be one the index adds, a heap
+ * trace's streams/thread/<id>? (tm_trace_view_lookup) */
+int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view);
+
 const char *tm_rtrace_codec(const struct tm_rtrace *rt);
 const char *const *tm_rtrace_views(const struct tm_rtrace *rt);
 

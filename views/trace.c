@@ -55,6 +55,37 @@ void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err)
         pthread_mutex_unlock(&t->err_mu);
 }
 
+void tm_trace_note_side(struct tm_trace *t, const struct tm_err *err)
+{
+        pthread_mutex_lock(&t->err_mu);
+        int seen = 0;
+        for (unsigned i = 0; i < t->nside && !seen; i++)
+                seen = strcmp(t->side[i].msg, err->msg) == 0;
+        if (!seen && t->nside < TM_SIDE_NOTES_MAX)
+                t->side[t->nside++] = *err;
+        pthread_mutex_unlock(&t->err_mu);
+        tm_trace_note_err(t, err);
+}
+
+size_t tm_trace_stats_side(struct tm_trace *t, char *text, size_t len, size_t cap)
+{
+        char lines[TM_SIDE_NOTES_MAX * (TM_ERR_MSG + 16)];
+        size_t n = 0;
+        pthread_mutex_lock(&t->err_mu);
+        for (unsigned i = 0; i < t->nside; i++)
+                n += (size_t)snprintf(lines + n, sizeof lines - n, "side file  %s\n",
+                                      t->side[i].msg);
+        pthread_mutex_unlock(&t->err_mu);
+        if (n == 0 || len + n >= cap)
+                return len;
+        const char *para = memmem(text, len, "\n\n", 2);
+        size_t at = para ? (size_t)(para - text) + 1 : len;
+        memmove(text + at + n, text + at, len - at);
+        memcpy(text + at, lines, n);
+        text[len + n] = 0;
+        return len + n;
+}
+
 char *tm_trace_errors_text(struct tm_trace *t, size_t *len)
 {
         tm_trace_index_ready(t, NULL); /* damage found by the index pass is an error too */
@@ -96,7 +127,9 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
 /* open(2), container, head and codec: everything tm_probe_path needs. */
 static int trace_probe(struct tm_trace *t, struct tm_err *err)
 {
-        t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO swapped in for the archive is refused below
+         * instead of waited on; reads of a regular file ignore it */
+        t->fd = open(t->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (t->fd < 0) {
                 int e = -errno;
                 return tm_err_set(err, e, "%s: %s", t->path, strerror(-e));
@@ -108,6 +141,9 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         if (!S_ISREG(t->sb.st_mode) || t->sb.st_size == 0)
                 return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace (not a non-empty file)",
                                   t->path);
+        int fl = fcntl(t->fd, F_GETFL);
+        if (fl >= 0)
+                fcntl(t->fd, F_SETFL, fl & ~O_NONBLOCK);
         int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
         if (rc == 0) {
                 t->cont_name = tm_cont_name(t->cont);
@@ -320,25 +356,10 @@ static int addr_state_ok(const void *codec, const void *st)
 }
 
 /* The key of the archive's index files; *tr gets who could change the
- * archive (ixfile.h), from its stat at open and its directory's now. */
-static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_ix_trust *tr)
+ * archive (tm_side.h), from its stat at open and its directory's now. */
+static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_trust *tr)
 {
-        struct stat d = {0};
-        char *dir = strdup(t->abs), *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-                *(slash == dir ? slash + 1 : slash) = 0;
-        if (!slash || stat(dir, &d) != 0)
-                memset(&d, 0, sizeof d); /* root's, mode 0: trusts nobody more */
-        free(dir);
-        *tr = (struct tm_ix_trust){
-            .a_uid = t->sb.st_uid,
-            .a_gid = t->sb.st_gid,
-            .a_mode = t->sb.st_mode,
-            .d_uid = d.st_uid,
-            .d_gid = d.st_gid,
-            .d_mode = d.st_mode,
-            .group_cache = t->trust_group_index,
-        };
+        tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
@@ -379,7 +400,9 @@ static void trace_ix_paths_free(char *p[IX_NPATHS])
  * clean (no reader exists yet). */
 static int trace_load(struct tm_trace *t)
 {
-        struct tm_ix_trust tr;
+        if (t->rt && tm_rtrace_open_error(t->rt)) /* nothing to load an index for */
+                return -ENOENT;
+        struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
         char *paths[IX_NPATHS];
         trace_ix_paths(t, paths);
@@ -392,6 +415,8 @@ static int trace_load(struct tm_trace *t)
                            : tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
                 if (rc == -EPERM && i == IX_SHARED)
                         t->ix_shared_refused = 1;
+                else if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM)
+                        tm_trace_note_side(t, &e); /* refused: say which and why */
                 if (rc == 0) {
                         t->ix_path = paths[i];
                         paths[i] = NULL;
@@ -418,7 +443,7 @@ static int index_save(struct tm_trace *t, const struct tm_index_key *key, const 
  * when neither works, say why in ix_note (the cache's reason). */
 static void trace_save(struct tm_trace *t)
 {
-        struct tm_ix_trust tr;
+        struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
         struct tm_err e = {0};
         if (!t->no_index_beside) {
@@ -587,6 +612,13 @@ enum tm_index_source tm_trace_index_source(const struct tm_trace *t)
 
 /* ---- views ---- */
 
+int tm_trace_view_lookup(struct tm_trace *t, const char *view)
+{
+        if (!t->rt || !tm_rtrace_view_pending(t->rt, view))
+                return 0;
+        return tm_trace_index_ready(t, NULL);
+}
+
 int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
                         unsigned *type)
 {
@@ -671,6 +703,7 @@ int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, stru
                 if (buf) {
                         size_t n = tm_stats_report(&t->ix->stats, &in, buf, STATS_CAP);
                         t->stats_len = n < STATS_CAP ? n : STATS_CAP - 1;
+                        t->stats_len = tm_trace_stats_side(t, buf, t->stats_len, STATS_CAP);
                         t->stats = buf;
                 }
         }
@@ -783,7 +816,7 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
  * or a negative errno if one exists but is corrupt. */
 static int verify_find_file(struct tm_trace *t, void **out, char **path, struct tm_err *err)
 {
-        struct tm_ix_trust tr;
+        struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
         char *paths[IX_NPATHS];
         trace_ix_paths(t, paths);
@@ -809,6 +842,12 @@ int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
         struct tm_index *file = NULL, *fresh = NULL;
         char *path = NULL;
         struct tm_cont *c = NULL;
+        const struct tm_err *failed = t->rt ? tm_rtrace_open_error(t->rt) : NULL;
+        if (failed) {
+                if (err)
+                        *err = *failed;
+                return failed->code;
+        }
         if (t->rt) {
                 struct tm_rindex *rfile = NULL;
                 int rc = verify_find_file(t, (void **)&rfile, &path, err);

@@ -28,6 +28,9 @@ enum tm_view_kind {
  * them fails with the damage (docs/damage.md). */
 #define TM_DAMAGE_MARK 1
 
+/* Side files passed over that the stats view lists. */
+#define TM_SIDE_NOTES_MAX 4
+
 enum { TM_IX_NONE, TM_IX_BUILDING, TM_IX_READY, TM_IX_FAILED };
 
 struct tm_trace {
@@ -73,6 +76,12 @@ struct tm_trace {
 
         pthread_mutex_t err_mu;
         struct tm_err last_err; /* the errors view, under err_mu */
+
+        /* Side files passed over (docs/side-files.md): a DTD beside the
+         * archive (at open), index files (by the index pass, before the
+         * stats are made); the stats view lists them. Under err_mu. */
+        struct tm_err side[TM_SIDE_NOTES_MAX];
+        unsigned nside;
 };
 
 /* Map a view path to its kind and, for streams/, its type. Returns 0 or
@@ -95,6 +104,15 @@ int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *si
 
 /* Keep err as the trace's last error (the errors view). */
 void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err);
+
+/* A side file passed over (err names it and why): kept for the stats view
+ * (the first TM_SIDE_NOTES_MAX) and as the last error (the errors view). */
+void tm_trace_note_side(struct tm_trace *t, const struct tm_err *err);
+
+/* Insert a "side file" line for each side file passed over at the end of
+ * the stats text's first paragraph (text: len bytes of cap). Returns the
+ * new length. */
+size_t tm_trace_stats_side(struct tm_trace *t, char *text, size_t len, size_t cap);
 
 /* The errors view's text now, in a new buffer (the caller frees it);
  * NULL on out of memory. */

@@ -101,8 +101,17 @@ enum tm_index_source tm_trace_index_source(const struct tm_trace *t);
 
 /* The views of this trace, a NULL-terminated array of paths relative to
  * the trace directory ("ascii", ..., "streams/read", ...). Known without
- * the index. */
+ * the index, but for those the index adds: a heap trace's
+ * streams/thread/<id>, listed once the index is built. */
 const char *const *tm_trace_views(const struct tm_trace *t);
+
+/* The name resolver every lookup of a view by name goes through (the
+ * mount's, tm_vfile_open's, tm_trace_view_size's): when view (a view, or
+ * a directory of views such as "streams/thread") could be one the index
+ * adds and the index is not built yet, build it, so that
+ * tm_trace_views(t) then lists view if the trace has it. Returns 0 or the
+ * index pass's error (the list is then what it was). */
+int tm_trace_view_lookup(struct tm_trace *t, const char *view);
 
 /* Exact size in bytes of a view; builds the index if needed. -ENOENT for
  * an unknown view. */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/tm_side.h"
 #include "../heap/heap.h"
 
 static int mtf_probe(const uint8_t *head, size_t n)
@@ -21,55 +22,45 @@ static int mtf_probe(const uint8_t *head, size_t n)
 
 /* ---- finding the DTD ---- */
 
-/* Read the file at path into buf (cap bytes). Returns the length, -ENOENT
- * if there is no such regular file, or another negative errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -ENOENT;
-        struct stat sb;
-        ssize_t n = 0;
-        if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-                n = -ENOENT;
-        } else if ((uint64_t)sb.st_size > cap) {
-                n = -EFBIG;
-        } else {
-                while ((size_t)n < cap) {
-                        ssize_t k = read(fd, buf + n, cap - (size_t)n);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k <= 0) {
-                                if (k < 0)
-                                        n = -errno;
-                                break;
-                        }
-                        n += k;
-                }
-        }
-        close(fd);
-        return n;
-}
-
-/* Try dir/base; 0 (not there), the length, or a negative errno. */
-static ssize_t try_dir(const char *dir, size_t dlen, const char *base, char *buf, size_t cap,
-                       char *found, size_t fcap)
+/* Read the DTD dir/base (dlen bytes of dir) into buf (room for
+ * MTF_DTD_TEXT_MAX bytes) through tm_side_open: a file beside the archive
+ * with trust (only from whoever could change the archive), one in a
+ * directory of TM_DTD_PATH with trust NULL (the caller named it: any
+ * owner). Nothing at the name can block or redirect it (a FIFO, a symlink,
+ * a device are refused). Returns the length + 1 (an empty file is found,
+ * not absent), 0 when nothing is at the name, or a negative errno with err
+ * saying why the file is not used. */
+static ssize_t try_dir(const char *dir, size_t dlen, const char *base,
+                       const struct tm_side_trust *trust, char *buf, char *found, size_t fcap,
+                       struct tm_err *err)
 {
         char path[4096];
         if (dlen == 0 ||
             snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, base) >= (int)sizeof path)
                 return 0;
-        ssize_t n = read_small(path, buf, cap);
-        if (n == -ENOENT)
+        int fd;
+        struct stat sb;
+        int rc = tm_side_open(path, trust, trust ? 0 : TM_SIDE_ANY_OWNER, &fd, &sb, err);
+        if (rc == -ENOENT || rc == -ENOTDIR)
                 return 0;
+        if (rc < 0)
+                return rc;
+        ssize_t n = tm_side_read(fd, &sb, path, buf, MTF_DTD_TEXT_MAX, err);
+        close(fd);
+        if (n < 0)
+                return n;
         snprintf(found, fcap, "%s", path);
-        return n < 0 ? n : n + 1; /* + 1: an empty file is found, not absent */
+        return n + 1;
 }
 
-/* The DTD text for the name in the header: beside the archive, built in,
- * in TM_DTD_PATH. Returns its length or a negative errno. */
+/* The DTD text for the name in the header into buf (cap bytes): beside
+ * the archive, built in, in TM_DTD_PATH (docs/side-files.md). A DTD beside
+ * the archive that cannot be used (not a regular file, a symlink, another
+ * user's, too big) is passed over as a missing one would be, and *note
+ * says why (code 0 when nothing was passed over). Returns its length, or a
+ * negative errno with err naming every place looked at. */
 static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t cap, char *found,
-                        size_t fcap, struct tm_err *err)
+                        size_t fcap, struct tm_err *note, struct tm_err *err)
 {
         const char *base = strrchr(name, '/');
         base = base ? base + 1 : name;
@@ -79,40 +70,59 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
         if (bad)
                 return tm_err_set(err, -EIO, "raw offset %d: DTD name '%s' has no usable file name",
                                   MTF_FIXED_HEADER, name);
+        memset(note, 0, sizeof *note);
         ssize_t n = 0;
         const char *slash = archive ? strrchr(archive, '/') : NULL;
-        if (archive)
-                n = slash ? try_dir(archive, (size_t)(slash - archive) + (slash == archive), base,
-                                    buf, cap, found, fcap)
-                          : try_dir(".", 1, base, buf, cap, found, fcap);
-        if (n > 0)
-                return n - 1;
-        for (const struct mtf_shipped *s = mtf_dtd_shipped; n == 0 && s->name; s++) {
+        const char *dir = slash ? archive : ".";
+        size_t dlen = slash ? (size_t)(slash - archive) + (slash == archive) : 1;
+        if (archive) {
+                struct tm_side_trust tr; /* whoever could change the archive */
+                tm_side_trust_of(archive, NULL, 0, &tr);
+                n = try_dir(dir, dlen, base, &tr, buf, found, fcap, note);
+                if (n > 0)
+                        return n - 1;
+                if (n == 0)
+                        memset(note, 0, sizeof *note);
+        }
+        for (const struct mtf_shipped *s = mtf_dtd_shipped; s->name; s++) {
                 if (strcasecmp(s->name, base) == 0) {
                         size_t len = strlen(s->text);
                         memcpy(buf, s->text, len < cap ? len : cap);
                         snprintf(found, fcap, "%s", s->name);
+                        if (note->code)
+                                tm_err_prefix(note, "DTD beside the archive not used (the "
+                                                    "built-in %s instead)",
+                                              s->name);
                         return (ssize_t)(len < cap ? len : cap);
                 }
         }
-        const char *path = getenv("TM_DTD_PATH");
+        const char *env = getenv("TM_DTD_PATH"), *path = env;
+        struct tm_err e = {0};
+        n = 0;
         while (n == 0 && path && *path) {
                 const char *end = strchr(path, ':');
-                size_t dlen = end ? (size_t)(end - path) : strlen(path);
-                n = try_dir(path, dlen, base, buf, cap, found, fcap);
+                size_t plen = end ? (size_t)(end - path) : strlen(path);
+                n = try_dir(path, plen, base, NULL, buf, found, fcap, &e);
                 path = end ? end + 1 : NULL;
         }
+        if (n > 0 && note->code)
+                tm_err_prefix(note, "DTD beside the archive not used (%s instead)", found);
         if (n > 0)
                 return n - 1;
-        if (n == -EFBIG)
-                return tm_err_set(err, -ENOTSUP, "DTD %s is over %u bytes", found,
-                                  MTF_DTD_TEXT_MAX);
         if (n < 0)
-                return tm_err_set(err, (int)n, "DTD %s: %s", found, strerror((int)-n));
+                return tm_err_set(err, (int)n, "raw offset %d: DTD in TM_DTD_PATH not used: %s",
+                                  MTF_FIXED_HEADER, e.msg);
+        char beside[TM_ERR_MSG + 64];
+        if (note->code)
+                snprintf(beside, sizeof beside, "beside the archive not used: %s", note->msg);
+        else
+                snprintf(beside, sizeof beside, "not beside the archive (%.*s/%s)", (int)dlen, dir,
+                         base);
         return tm_err_set(err, -ENOENT,
-                          "raw offset %d: DTD '%s' not found beside the archive, built in or in "
-                          "TM_DTD_PATH",
-                          MTF_FIXED_HEADER, base);
+                          "raw offset %d: DTD '%s' not found: %s; not built in; not in "
+                          "TM_DTD_PATH (%s)",
+                          MTF_FIXED_HEADER, base, archive ? beside : "no archive path",
+                          env ? env : "unset");
 }
 
 /* ---- the schema ---- */
@@ -572,6 +582,13 @@ static unsigned mtf_blobs(void *ctx, struct tm_blob *out, unsigned cap)
         return k;
 }
 
+/* A DTD beside the archive passed over, or NULL (record.h: note). */
+static const struct tm_err *mtf_note(const void *ctx)
+{
+        const struct mtf_ctx *x = ctx;
+        return x && x->dtd_note.code ? &x->dtd_note : NULL;
+}
+
 static void mtf_close(void *ctx)
 {
         struct mtf_ctx *x = ctx;
@@ -670,7 +687,8 @@ static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
                 goto fail;
         }
         x->byteorder = h.byteorder;
-        ssize_t len = find_dtd(h.dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found, err);
+        ssize_t len = find_dtd(h.dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found,
+                               &x->dtd_note, err);
         if ((ret = (int)len) < 0)
                 goto fail;
         if (len > MTF_DTD_TEXT_MAX) {
@@ -703,6 +721,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .blobs = mtf_blobs,
     .open = mtf_open,
     .close = mtf_close,
+    .note = mtf_note,
     .state_size = sizeof(struct mtf_state),
     .state_ok = mtf_state_ok,
     .decode = mtf_decode,

@@ -42,6 +42,9 @@ struct mtf_ctx {
         /* kinds by tag, for tags < 256: [0] global scope, [s + 1] section
          * s; kind index + 1, 0 none. Larger tags are searched. */
         uint8_t by_tag[MTF_DTD_SECTIONS_MAX + 1][256];
+        /* a DTD beside the archive that was not used and why (code 0:
+         * none): the views show it (tm_rcodec.note) */
+        struct tm_err dtd_note;
 };
 
 /* One streamed data section (docs/formats/metatf.md, "Writing, and

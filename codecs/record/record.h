@@ -140,6 +140,14 @@ struct tm_rcodec {
                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err);
         void (*close)(void *ctx);
 
+        /* What open() met that a reader should know although the trace
+         * opened: a side file passed over and why (a DTD beside the
+         * archive that is a FIFO, a symlink or another user's;
+         * docs/side-files.md), as a message naming the file, with a
+         * negative code; NULL when nothing was (and when this is NULL).
+         * The views show it in errors and stats. */
+        const struct tm_err *(*note)(const void *ctx);
+
         /* Its sections of bytes, at most cap into out; the count. NULL:
          * none. (Sections of records are tm_schema.section.) */
         unsigned (*blobs)(void *ctx, struct tm_blob *out, unsigned cap);
