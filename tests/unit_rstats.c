@@ -151,10 +151,10 @@ static void expect_model(const struct tm_rstats *st, const struct model *m)
 
 static void random_event(struct tm_heap_ev *e)
 {
-        static const unsigned kinds[] = {TM_HK_ALLOC, TM_HK_ALLOC, TM_HK_ALLOC, TM_HK_FREE,
-                                         TM_HK_FREE, TM_HK_FREE, TM_HK_REALLOC,
-                                         TM_HK_REALLOC_ALLOC_FREE, TM_HK_REALLOC_ALLOC,
-                                         TM_HK_REALLOC_FREE, TM_HK_CREATE_THREAD};
+        static const unsigned kinds[] = {
+            TM_HK_ALLOC,         TM_HK_ALLOC,        TM_HK_ALLOC,        TM_HK_FREE,
+            TM_HK_FREE,          TM_HK_FREE,         TM_HK_REALLOC,      TM_HK_REALLOC_ALLOC_FREE,
+            TM_HK_REALLOC_ALLOC, TM_HK_REALLOC_FREE, TM_HK_CREATE_THREAD};
         memset(e, 0, sizeof *e);
         e->kind = kinds[rng() % (sizeof kinds / sizeof *kinds)];
         uint64_t r = rng();
@@ -236,11 +236,11 @@ static struct tm_rstats_acc *unreconciled(size_t addr_max)
         /* a threaded log out of order: frees before their allocs */
         static const struct tm_heap_ev ev[] = {
             {.kind = TM_HK_ALLOC, .size = 10, .addr = 0x1000},
-            {.kind = TM_HK_FREE, .addr = 0x2000},            /* not live */
+            {.kind = TM_HK_FREE, .addr = 0x2000}, /* not live */
             {.kind = TM_HK_ALLOC, .size = 20, .addr = 0x2000},
             {.kind = TM_HK_FREE, .addr = 0x1000},
-            {.kind = TM_HK_FREE, .addr = 0x1000},            /* twice */
-            {.kind = TM_HK_FREE, .addr = 0},                 /* free(NULL): fine */
+            {.kind = TM_HK_FREE, .addr = 0x1000}, /* twice */
+            {.kind = TM_HK_FREE, .addr = 0},      /* free(NULL): fine */
             {.kind = TM_HK_REALLOC_ALLOC_FREE, .size = 5, .addr = 0x3000, .new_addr = 0x4000},
             {.kind = TM_HK_ALLOC, .size = 7, .addr = 0x2000}, /* live: 20 counted freed */
         };
@@ -400,8 +400,7 @@ static struct vt_buf read_view(struct tm_trace *t, const char *view)
         b.p = malloc(size + 1);
         assert_non_null(b.p);
         ssize_t r;
-        while (b.len < size &&
-               (r = tm_vfile_pread(f, b.p + b.len, size - b.len, b.len, &err)) > 0)
+        while (b.len < size && (r = tm_vfile_pread(f, b.p + b.len, size - b.len, b.len, &err)) > 0)
                 b.len += (size_t)r;
         tm_vfile_close(f);
         assert_int_equal(b.len, size);
@@ -528,12 +527,9 @@ static void test_xsort(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_xsort),
-            cmocka_unit_test(test_random),
-            cmocka_unit_test(test_unreconciled),
-            cmocka_unit_test(test_not_known),
-            cmocka_unit_test(test_overflow),
-            cmocka_unit_test(test_three_million),
+            cmocka_unit_test(test_xsort),        cmocka_unit_test(test_random),
+            cmocka_unit_test(test_unreconciled), cmocka_unit_test(test_not_known),
+            cmocka_unit_test(test_overflow),     cmocka_unit_test(test_three_million),
         };
         return cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
 }

@@ -24,7 +24,7 @@ struct tm_rstats_acc {
         size_t cap, used; /* cap a power of two */
         size_t addr_max, sort_mem;
         size_t held, peak; /* bytes of the table and the sorts */
-        /* past the table: events by address (struct spill_ev) */
+        /* past the table: every event, sorted by address (spill_put) */
         struct tm_xsort *ev;
         uint64_t seq; /* records seen: the record number of the next is seq + 1 */
         int ended;
@@ -535,9 +535,9 @@ static const char *inexact_why(const struct tm_rstats *st, char *buf, size_t cap
                 snprintf(buf, cap, "the sizes requested add up past 2^64");
         else
                 snprintf(buf, cap,
-                 "past %u addresses the count needs temporary files ($TMPDIR, else /tmp), "
-                 "which failed: %s",
-                 TM_RSTATS_ADDR_MAX, strerror((int)st->inexact));
+                         "past %u addresses the count needs temporary files ($TMPDIR, else /tmp), "
+                         "which failed: %s",
+                         TM_RSTATS_ADDR_MAX, strerror((int)st->inexact));
         return buf;
 }
 

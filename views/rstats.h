@@ -38,8 +38,9 @@
  * events by address, then sums the changes in record order by sorting
  * them by record number (docs/index-format.md, "Heap statistics"). The
  * pass holds at most TM_RSTATS_MEM_MAX bytes. Only when the temporary
- * files cannot be written are the live figures not known: `inexact` says
- * why, and the reports say "not known" (null in JSON). */
+ * files cannot be written (or the sizes requested add up past 2^64) are
+ * figures not known: `inexact` says why, and the reports say "not known"
+ * (null in JSON), never a partial count. */
 #ifndef TM_RSTATS_H
 #define TM_RSTATS_H
 
@@ -67,12 +68,13 @@ struct tm_rstats {
         uint64_t allocs, reallocs, frees, total_bytes;
         uint64_t sized; /* records counted in total_bytes */
         uint64_t live_n, live_bytes, max_live_n, max_live_bytes;
-        uint64_t inexact;       /* 0, or the errno that stopped the external sort */
-        uint64_t free_unknown;  /* frees of addresses not live */
-        uint64_t double_frees;  /* of those, of an address freed and not allocated since */
+        uint64_t inexact;         /* 0, or why not: the errno that stopped the external sort, or
+                                   * EOVERFLOW (the sizes add up past 2^64) */
+        uint64_t free_unknown;    /* frees of addresses not live */
+        uint64_t double_frees;    /* of those, of an address freed and not allocated since */
         uint64_t realloc_unknown; /* reallocs of an old address not live */
-        uint64_t alloc_live;    /* allocations at an address already live */
-        uint64_t spilled;       /* events sorted externally (0: the table sufficed) */
+        uint64_t alloc_live;      /* allocations at an address already live */
+        uint64_t spilled;         /* events sorted externally (0: the table sufficed) */
         uint64_t size_hist[TM_RSTATS_HIST];
         unsigned nthreads, nheaps;
         uint64_t thread_id[TM_RSTATS_IDS], thread_n[TM_RSTATS_IDS], thread_other;

@@ -343,8 +343,7 @@ static int merge_level(struct tm_xsort *x)
 
 /* ---- the API ---- */
 
-int tm_xsort_new(unsigned words, unsigned keys, size_t mem, unsigned fanin,
-                 struct tm_xsort **out)
+int tm_xsort_new(unsigned words, unsigned keys, size_t mem, unsigned fanin, struct tm_xsort **out)
 {
         if (words < 1 || words > WORDS_MAX || keys < 1 || keys > 2 || keys > words ||
             mem < words * sizeof(uint64_t) || fanin < 2)

@@ -32,8 +32,7 @@ struct tm_xsort;
 
 /* A sorter of records of `words` (1-8) words ordered by the first `keys`
  * (1 or 2, <= words); mem >= one record, fanin >= 2. */
-int tm_xsort_new(unsigned words, unsigned keys, size_t mem, unsigned fanin,
-                 struct tm_xsort **out);
+int tm_xsort_new(unsigned words, unsigned keys, size_t mem, unsigned fanin, struct tm_xsort **out);
 
 /* Add one record (words words). */
 int tm_xsort_put(struct tm_xsort *x, const uint64_t *rec);
