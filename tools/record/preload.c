@@ -262,7 +262,7 @@ static void flush_all_locked(void)
                         }
                         b->start = len;
                 }
-                uint8_t page[4096];
+                static uint8_t page[4096]; /* under g.lock; not on a thread's small stack */
                 if (n > 1 && total <= sizeof page) {
                         size_t at = 0;
                         for (int i = 0; i < n; i++) {
