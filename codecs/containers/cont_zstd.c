@@ -261,6 +261,10 @@ struct zreader {
         int eof;
         size_t next_pt; /* first point after the restart position */
         uint64_t fr_coff; /* archive offset of the frame being decoded */
+        /* A frame decoded whole and verified before any of it is served
+         * (zstd_r_read): fbuf[fpos..flen) is still to be read. */
+        uint8_t *fbuf;
+        size_t fcap, flen, fpos;
 };
 
 static void zr_free(struct zreader *z)
@@ -269,6 +273,7 @@ static void zr_free(struct zreader *z)
                 return;
         ZSTD_freeDCtx(z->d);
         tm_cin_free(&z->in);
+        free(z->fbuf);
         free(z);
 }
 
@@ -283,6 +288,7 @@ static int zstd_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struc
         ZSTD_DCtx_reset(z->d, ZSTD_reset_session_only);
         z->boundary = 1;
         z->eof = 0;
+        z->flen = z->fpos = 0;
         z->next_pt = p ? (size_t)(p - pts->p) + 1 : 0;
         while (z->next_pt < pts->n && pts->p[z->next_pt].coff <= coff)
                 z->next_pt++;
@@ -327,11 +333,97 @@ static int check_frame_end(struct tm_creader *r, uint64_t coff, uint64_t raw, st
         return 0;
 }
 
+/* At a frame start: when the frame says its content size (at most
+ * TM_ZSTD_VERIFY_MAX) and carries a checksum, as pack's and the zstd
+ * program's do, decode all of it into fbuf, so that none of it is served
+ * before libzstd has checked the checksum at its end: the index pass
+ * verified every frame once, but the archive's bytes can change later
+ * without its size or time changing (a disk or a server going bad).
+ * Returns 1 when fbuf holds the frame, 0 when the frame is not one of
+ * these (it is then streamed: skippable frames, frames without a size or
+ * checksum, larger ones, the end of the archive), or a negative errno. */
+static int frame_whole(struct tm_creader *r, struct tm_err *err)
+{
+        struct zreader *z = r->impl;
+        const struct tm_cont *c = r->c;
+        /* a frame header is at most 18 bytes (zstd's format spec) */
+        while (z->in.len - z->in.pos < 18) {
+                size_t had = z->in.len - z->in.pos;
+                ssize_t k = tm_cin_fill(c, &z->in, err);
+                if (k < 0)
+                        return (int)k;
+                if ((size_t)k <= had)
+                        break; /* the archive ends within 18 bytes */
+        }
+        const uint8_t *h = z->in.buf + z->in.pos;
+        size_t avail = z->in.len - z->in.pos;
+        if (avail < 5 || tm_le32(h) != ZSTD_MAGIC || !(h[4] & 4))
+                return 0; /* skippable, the end, or no checksum (FHD bit 2) */
+        unsigned long long fcs = ZSTD_getFrameContentSize(h, avail);
+        if (fcs == 0 || fcs > TM_ZSTD_VERIFY_MAX) /* also ZSTD_CONTENTSIZE_UNKNOWN, _ERROR */
+                return 0;
+        size_t size = (size_t)fcs;
+        if (z->fcap < size) {
+                uint8_t *b = realloc(z->fbuf, size);
+                if (!b)
+                        return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+                z->fbuf = b;
+                z->fcap = size;
+        }
+        ZSTD_outBuffer ob = {z->fbuf, size, 0};
+        size_t zret;
+        for (;;) {
+                ZSTD_inBuffer ib = {z->in.buf, z->in.len, z->in.pos};
+                size_t out0 = ob.pos;
+                zret = ZSTD_decompressStream(z->d, &ob, &ib);
+                int moved = ib.pos != z->in.pos || ob.pos != out0;
+                z->in.pos = ib.pos;
+                if (ZSTD_isError(zret))
+                        return zstd_fail(c, &z->in, z->fr_coff, zret, err);
+                if (zret == 0)
+                        break;
+                if (!moved && ob.pos == ob.size)
+                        break; /* more data than the header said: named below */
+                if (z->in.pos < z->in.len)
+                        continue;
+                ssize_t k = tm_cin_fill(c, &z->in, err);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        return tm_cont_eio(c, c->asize, err, "zstd: archive ends inside a frame");
+        }
+        if (ob.pos != size || zret != 0)
+                return tm_cont_eio(c, tm_cin_tell(&z->in), err,
+                                   "zstd: the frame at archive offset %llu holds other than the "
+                                   "%zu bytes its header says",
+                                   (unsigned long long)z->fr_coff, size);
+        z->fr_coff = tm_cin_tell(&z->in);
+        int ret = check_frame_end(r, z->fr_coff, r->pos + size, err);
+        if (ret < 0)
+                return ret;
+        z->flen = size;
+        z->fpos = 0;
+        return 1;
+}
+
 static ssize_t zstd_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_err *err)
 {
         struct zreader *z = r->impl;
         const struct tm_cont *c = r->c;
         for (;;) {
+                if (z->fpos < z->flen) {
+                        size_t k = z->flen - z->fpos < n ? z->flen - z->fpos : n;
+                        memcpy(buf, z->fbuf + z->fpos, k);
+                        z->fpos += k;
+                        return (ssize_t)k;
+                }
+                if (z->boundary && !z->eof) {
+                        int ret = frame_whole(r, err);
+                        if (ret < 0)
+                                return ret;
+                        if (ret > 0)
+                                continue;
+                }
                 if (z->eof)
                         return 0;
                 ZSTD_inBuffer ib = {z->in.buf, z->in.len, z->in.pos};

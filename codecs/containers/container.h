@@ -43,6 +43,12 @@
  * zstd's own default limit; larger windows are refused with -EIO. */
 #define TM_ZSTD_WLOG_MAX 27
 
+/* A reader decodes a zstd frame of at most this many raw bytes whole, and
+ * serves none of it until its checksum has passed (cont_zstd.c); pack's
+ * frames are 1-2 MiB. Larger frames are streamed: the index pass has
+ * verified them (docs/damage.md). */
+#define TM_ZSTD_VERIFY_MAX (8u << 20)
+
 struct tm_cont;
 struct tm_creader;
 
