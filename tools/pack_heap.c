@@ -55,7 +55,6 @@ struct job {
         struct cand c[NENC];
         unsigned n;
         uint64_t records;
-        uint64_t reallocs; /* that Meta-TF keeps without size and outcome */
         /* an input of another heap schema (HATF as Meta-TF): its kinds and
          * fields as tm_schema_heap's, by name; -1 none */
         int remap;
@@ -156,7 +155,6 @@ static void remap_init(struct job *j, const struct tm_schema *s)
 
 static int job_put(struct job *j, const struct tm_rec *r)
 {
-        j->reallocs += tm_heap_is_realloc(r->kind);
         j->data_out |= r->kind != TM_HK_COMMENT;
         for (unsigned i = 0; i < j->n; i++) {
                 int rc = j->codec->enc_put(j->c[i].e, r, j->records, j->err);
@@ -482,12 +480,6 @@ static int job_finish(struct job *j, const char *out, FILE *msg)
                         j->records ? (double)b->raw / (double)j->records : 0.0,
                         (long long)best_size,
                         j->records ? (double)best_size / (double)j->records : 0.0);
-        if (msg && j->codec == &tm_rcodec_metatf && j->reallocs)
-                fprintf(msg,
-                        "tracetool pack: %s: note: Meta-TF's HATF DTD (Appendix C) has one "
-                        "realloc record without a size: %llu reallocs keep their addresses, not "
-                        "their size or outcome\n",
-                        out, (unsigned long long)j->reallocs);
         free(b->tmp);
         b->tmp = NULL;
         return 0;
@@ -651,8 +643,8 @@ void pack_heap_usage(FILE *f)
                    "       tracetool pack [-e ENCODING] IN OUT.mtf[.gz|.zst]\n\n"
                    "Pack the heap trace IN (HATF, HATF as Meta-TF, a glibc mtrace log or a\n"
                    "heaptrack file; plain, gzip or zstd; '-' is stdin, uncompressed) as HATF 1.0\n"
-                   "(.hatf) or as Meta-TF with Appendix C's HATF DTD (.mtf; reallocs keep their\n"
-                   "addresses, not their size).\n\n"
+                   "(.hatf) or as Meta-TF with the shipped HATF DTD, hatf10v2.dtd (.mtf: Appendix\n"
+                   "C's with HATF's realloc records, so nothing is lost).\n\n"
                    "  -e, --encoding NAME   .hatf:");
         for (const char *const *e = hatf_encodings; *e; e++)
                 fprintf(f, " %s", *e);
