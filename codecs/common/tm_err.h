@@ -13,12 +13,8 @@
 
 #include <stdint.h>
 
-#define TM_ERR_MSG 512
-
-struct tm_err {
-        int code;             /* the negative errno last set, 0 if none */
-        char msg[TM_ERR_MSG]; /* NUL-terminated message */
-};
+/* struct tm_err and TM_ERR_MSG are part of the library API. */
+#include "../../include/tracemount.h"
 
 /* Set err (which may be NULL) to code and a printf-style message; returns
  * code so callers can write `return tm_err_set(err, -EIO, ...)`. */

@@ -3,11 +3,11 @@
  *     cc libuse.c $(pkg-config --cflags --libs tracemount)
  * libuse ARCHIVE VIEW writes the view to stdout, read with tm_vfile_pread
  * in 64 KiB pieces; fuse_xdin.sh compares it with `tracetool cat`. Only
- * the installed API (views/view.h) is used. */
+ * the installed API (include/tracemount.h) is used. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <tracemount/views/view.h>
+#include <tracemount.h>
 
 int main(int argc, char **argv)
 {

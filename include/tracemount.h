@@ -1,0 +1,277 @@
+/* tracemount.h: the libtracemount API, a trace archive seen as a directory
+ * of views. This header is the whole public interface of the installed
+ * library (libtracemount.a, pkg-config name tracemount): everything the
+ * FUSE daemon (fs/) and tracetool (tools/) do with a trace goes through
+ * these functions, and the installed archive exports nothing else.
+ *
+ *     cc prog.c $(pkg-config --cflags --libs tracemount)
+ *     #include <tracemount.h>
+ *
+ * A trace is an archive file (plain, gzip, zstd, seekable zstd or zip)
+ * holding one trace in a format the library knows (din, PDATS, PDATS II,
+ * lackey, HATF, Meta-TF, ...). It is opened as a struct tm_trace, and each
+ * of its views, a file of the trace's directory in the mount, is read
+ * through a cursor, struct tm_vfile. Views, as paths relative to the
+ * trace's directory (the README's "Views" lists them all):
+ *   ascii            the trace as text; din lines "<type> <hex addr>\n" for
+ *                    address traces
+ *   binary           fixed-width records; for address traces struct
+ *                    tm_binary_ref (<tracemount/tm_binary.h>)
+ *   raw              the native encoding, decompressed
+ *   stats            a text report of the trace's statistics
+ *   streams/<type>   the ascii lines of one reference type or record kind
+ *   and, by format: xdin, schema, stats.json, errors, fields/<field>, ...
+ *
+ * Errors. Every fallible function returns a negative errno-style code and,
+ * when given a non-NULL struct tm_err, fills it with one line naming what
+ * failed and where: "<file>: archive offset N: ..." or "<file>: raw offset
+ * N: ...". -EIO means corrupt or truncated input, -ENOMEM out of memory,
+ * -EINVAL a bad argument, -ENOTSUP a valid but unsupported feature,
+ * -EMEDIUMTYPE a file that is not a trace; others come from the system
+ * call that failed. Input never aborts the process.
+ *
+ * Cost. tm_trace_open reads a few KiB and decodes nothing else. Sizes and
+ * reads need the index: tm_trace_index loads it (validated against the
+ * archive's size, mtime and inode) or builds it with one pass over the
+ * archive and saves it atomically beside the archive when that directory
+ * is writable, else in the cache directory. After that a read at any
+ * offset of any view costs time bounded independently of the trace's
+ * length. Memory stays bounded whatever the trace's size.
+ *
+ * Threads. A struct tm_trace may be shared by threads: every function
+ * taking one is safe to call concurrently, except tm_trace_close, which
+ * must be the last call on it. A struct tm_vfile is one cursor: one thread
+ * at a time (the caller serialises), except where a function says
+ * otherwise. Distinct traces and cursors are independent. The library
+ * keeps no global state that callers must set up or tear down.
+ *
+ * Memory. Objects the library returns belong to it until their close
+ * function is called; strings it returns are owned by the library and
+ * stay valid as each function says. The library never frees what the
+ * caller passes in and keeps no pointer to it past the call, except where
+ * a function says otherwise. */
+#ifndef TRACEMOUNT_H
+#define TRACEMOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* The functions of this header are the library's exported symbols: it is
+ * built with hidden visibility, and TM_API marks what stays visible. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TM_API __attribute__((visibility("default")))
+#else
+#define TM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---- */
+
+#define TM_ERR_MSG 512
+
+/* What went wrong: filled by every function that takes one, when that
+ * function fails (its contents are unspecified after a success). The
+ * caller owns it, usually on the stack; zero-initialise it before the
+ * first use. */
+struct tm_err {
+        int code;             /* the negative errno last set, 0 if none */
+        char msg[TM_ERR_MSG]; /* NUL-terminated message */
+};
+
+/* ---- traces ---- */
+
+struct tm_trace;
+struct tm_vfile;
+struct tm_ra;
+
+/* Options of tm_trace_open. Zero-initialise, then set what you need;
+ * strings are copied, so they need not outlive the call. */
+struct tm_trace_opts {
+        /* Where to keep indexes when the archive's directory is not
+         * writable. NULL: $XDG_CACHE_HOME/tracemount, or
+         * $HOME/.cache/tracemount. */
+        const char *cache_dir;
+        /* 1: never write an index file beside the archive (always use
+         * cache_dir). */
+        int no_index_beside;
+        /* 1: also believe index files that members of a group-shared
+         * cache directory wrote for archives they cannot change
+         * (docs/shared-cache.md). */
+        int trust_group_index;
+        /* 1: keep the index in memory only. */
+        int no_save;
+        /* References between checkpoints to start with (0: the environment
+         * variable TM_CKPT_REFS if set, else 64Ki). Smaller means faster
+         * seeks and a bigger index; tests use tiny values. */
+        uint64_t ckpt_refs;
+};
+
+/* Is path a trace? Opens it, reads the first bytes and decompresses at
+ * most a few KiB of raw data, asks each codec, and closes it again.
+ *
+ * Returns 1 if it is a trace, and then sets *codec_name and *cont_name
+ * (each may be NULL) to static strings, such as "pdats2" and "zstd",
+ * valid for the life of the process. Returns 0 if it is not a trace,
+ * including unreadable, missing and empty files; never an error, never
+ * decodes more. Thread-safe. */
+TM_API int tm_probe_path(const char *path, const char **codec_name, const char **cont_name);
+
+/* Open the trace at path, probing it as tm_probe_path does, with options o
+ * (NULL: all defaults).
+ *
+ * Returns 0 and sets *out to a new trace, which the caller closes with
+ * tm_trace_close. Otherwise returns a negative errno and fills err:
+ * -ENOENT-style errors from open(2), -EMEDIUMTYPE when the file is not a
+ * non-empty file or not a trace in a known format, -EIO when its
+ * container's header is corrupt, -ENOMEM; *out is not set then.
+ * The archive's file descriptor stays open until tm_trace_close. */
+TM_API int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
+                         struct tm_err *err);
+
+/* Close t and free everything it holds. Every struct tm_vfile opened on t
+ * must be closed first, and no other call on t may run or follow. NULL is
+ * a no-op. */
+TM_API void tm_trace_close(struct tm_trace *t);
+
+/* The name of t's trace codec ("pdats2", "hatf", ...) and of its container
+ * ("plain", "gzip", "zstd", ...): static strings, valid for the life of
+ * the process. Never fail. */
+TM_API const char *tm_trace_codec(const struct tm_trace *t);
+TM_API const char *tm_trace_container(const struct tm_trace *t);
+
+/* Called now and then by long passes with the raw bytes done and the raw
+ * total (0 if unknown), from the thread that called the pass. */
+typedef void (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+/* Load or build t's index (see "Cost" above). progress (may be NULL) is
+ * called with arg during a build.
+ *
+ * Returns 0 once the index is in memory: loaded, built, or already there
+ * (later calls return at once). Returns a negative errno and fills err
+ * when the build fails, -EIO naming the archive and offset on corrupt
+ * input. A failed build is remembered: later calls return the same error
+ * without decoding again until the archive changes. Failing to save the
+ * index file is not an error (tm_trace_index_note says why). Thread-safe:
+ * however many threads call it, the index is built once and the others
+ * wait for it. */
+TM_API int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg,
+                          struct tm_err *err);
+
+/* The path of the index file in use, or NULL (not built yet, or kept in
+ * memory only). Owned by t, valid until tm_trace_close. */
+TM_API const char *tm_trace_index_path(const struct tm_trace *t);
+
+/* Why an index built for t stays in memory only ("index in memory only:
+ * <dir or file>: <reason>"), or NULL (saved, loaded, or not asked to
+ * save). Owned by t, valid until tm_trace_close. */
+TM_API const char *tm_trace_index_note(const struct tm_trace *t);
+
+/* How t got its index: not yet, loaded from an index file (nothing
+ * decoded), or built by decoding the whole archive. Lets callers and tests
+ * tell a cache hit from a rebuild. Never fails. */
+enum tm_index_source { TM_INDEX_NONE, TM_INDEX_LOADED, TM_INDEX_BUILT };
+TM_API enum tm_index_source tm_trace_index_source(const struct tm_trace *t);
+
+/* ---- views ---- */
+
+/* The views of t: a NULL-terminated array of paths relative to the
+ * trace's directory ("ascii", ..., "streams/read", ...). Known without the
+ * index, but for those the index adds (a heap trace's
+ * streams/thread/<id>), which are appended once it is built: read the
+ * array again after tm_trace_index or tm_trace_view_lookup. The array and
+ * its strings are owned by t and valid until tm_trace_close. Never fails. */
+TM_API const char *const *tm_trace_views(const struct tm_trace *t);
+
+/* The name resolver every lookup of a view by name goes through (the
+ * mount's, tm_vfile_open's, tm_trace_view_size's): when view (a view, or a
+ * directory of views such as "streams/thread") could be one the index
+ * adds and the index is not built yet, build it, so that tm_trace_views(t)
+ * then lists view if the trace has it.
+ *
+ * Returns 0 (including when view is unknown: the list says whether it
+ * exists), or the index build's negative errno (the list is then what it
+ * was). Thread-safe. */
+TM_API int tm_trace_view_lookup(struct tm_trace *t, const char *view);
+
+/* The exact size in bytes of view into *size, building the index if
+ * needed. Returns 0, -ENOENT for an unknown view, or the index build's
+ * error (err filled). Thread-safe. */
+TM_API int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size,
+                              struct tm_err *err);
+
+/* Open a cursor on view of t, building the index if needed. Returns 0 and
+ * sets *out to a new cursor, which the caller closes with tm_vfile_close
+ * (before closing t). Returns -ENOENT for an unknown view, -ENOMEM, or the
+ * index build's error (err filled); *out is not set then. Thread-safe
+ * with respect to t: any number of cursors may be open on one trace. */
+TM_API int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out,
+                         struct tm_err *err);
+
+/* Read up to n bytes of f's view at offset off into buf.
+ *
+ * Returns the count: n, unless the view ends first, or fewer when a
+ * corrupt record follows the bytes returned (the next read, at the
+ * following offset, returns the error). Returns 0 at or past the end, or
+ * a negative errno: -EIO with err naming the file and offset on corrupt
+ * input, -ENOMEM. An error leaves the cursor usable for any other offset.
+ * Sequential reads continue from the cursor without seeking; after a few
+ * of them, ascii and binary are decoded ahead in parallel by threads the
+ * cursor owns (their number: $TM_READ_THREADS, 0 turns it off; default
+ * CPUs - 1). One thread at a time per cursor. */
+TM_API ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off,
+                              struct tm_err *err);
+
+/* Bytes of a view where they lie in a decoder's buffers, for a reply that
+ * sends them without copying them first (the FUSE daemon's reads). Filled
+ * by tm_vfile_peek; the caller owns the struct, the library the bytes. */
+#define TM_VSPAN_MAX 2
+struct tm_vspan {
+        unsigned n; /* pieces, in order */
+        struct iovec iov[TM_VSPAN_MAX];
+        struct tm_ra *ra; /* private: what holds them */
+        unsigned slot[TM_VSPAN_MAX];
+};
+
+/* Like tm_vfile_pread, but when the bytes are ready in place (a sequential
+ * reader whose read-ahead has decoded them), point sp at them instead of
+ * copying: then it returns the count (all n bytes, or up to the end), and
+ * they stay valid and unchanged until tm_vfile_unpeek(sp). Returns -1
+ * otherwise, with nothing held: use tm_vfile_pread, which serves every
+ * read and meets every error. Only the caller's serialisation of f is
+ * needed here, as for tm_vfile_pread. */
+TM_API ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspan *sp);
+
+/* Give back the bytes sp holds (a no-op after a -1 from tm_vfile_peek).
+ * Safe from any thread, concurrently with any call on the cursor; the
+ * cursor's tm_vfile_close waits for it. */
+TM_API void tm_vfile_unpeek(struct tm_vspan *sp);
+
+/* 1 if the bytes of f's view may change while it is open (errors): serve
+ * it uncached, each open seeing the text of that moment; else 0. Never
+ * fails. */
+TM_API int tm_vfile_volatile(const struct tm_vfile *f);
+
+/* Close f and free what it holds, waiting for bytes it lent through
+ * tm_vfile_peek to be given back. NULL is a no-op. */
+TM_API void tm_vfile_close(struct tm_vfile *f);
+
+/* ---- checking ---- */
+
+/* The full check of tracetool verify: decode all of t, verify the
+ * container's checksums, and if an index exists check that it matches.
+ * progress (may be NULL) is called with arg as for tm_trace_index.
+ * Returns 0 or the first error (-EIO with err naming the file and offset).
+ * Costs a whole pass over the archive; one call at a time per trace. */
+TM_API int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg,
+                           struct tm_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
