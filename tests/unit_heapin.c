@@ -1,4 +1,6 @@
-/* tools/heapin: glibc mtrace logs and heaptrack files -> heap events.
+/* glibc mtrace logs (the record codec codecs/heap/mtrace.c, driven here
+ * through a reader of the heapin shape below) and heaptrack files
+ * (tools/heapin) -> heap events.
  *
  * Real recordings of tests/data/heap/heapprog.c (record.sh makes them),
  * checked event by event against what the program does; hand-made lines
@@ -18,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/heap/mtrace.h"
 #include "tools/heapin/heapin.h"
 
 #define DATA TM_SOURCE_DIR "/tests/data/heap/"
@@ -164,6 +167,63 @@ static void expect_ev(const struct evs *e, size_t i, unsigned kind, uint64_t siz
 
 /* ---- mtrace ---- */
 
+/* The mtrace record codec behind heapin's reader interface: input taken
+ * as rd gives it (1 or 7 bytes at a time in run_all), decoded as a view's
+ * feed does, at most 3 records a call, the unconsumed tail kept. */
+static int codec_mtrace(heapin_read_fn rd, void *rarg, const char *name, heapin_event_fn fn,
+                        void *arg, struct tm_err *err)
+{
+        (void)name;
+        const struct tm_rcodec *c = &tm_rcodec_mtrace;
+        static uint8_t buf[2 * (TM_MTRACE_LINE_MAX + 1) + 64];
+        size_t have = 0;
+        uint64_t raw = 0;
+        int eof = 0;
+        struct tm_rstate st;
+        struct tm_schema sch;
+        void *ctx;
+        int rc = c->open(buf, 0, NULL, &ctx, &sch, &st, err);
+        if (rc < 0)
+                return rc;
+        while (!eof) {
+                ssize_t k = rd(rarg, buf + have, sizeof buf - have);
+                if (k < 0)
+                        return (int)k;
+                eof = k == 0;
+                have += (size_t)k;
+                for (size_t cap = 3;;) {
+                        struct tm_rec recs[3];
+                        size_t used = 0;
+                        struct tm_rstate st0 = st;
+                        ssize_t n = c->decode(ctx, &st, buf, have, eof, raw, &used, recs, cap, err);
+                        if (n < 0 && cap > 1) {
+                                /* as the index pass does: the batch again,
+                                 * a record at a time, up to the bad one */
+                                st = st0;
+                                cap = 1;
+                                continue;
+                        }
+                        if (n < 0)
+                                return (int)n;
+                        for (ssize_t i = 0; i < n; i++) {
+                                struct tm_heap_ev ev;
+                                tm_heap_rec_to_ev(&recs[i], &ev);
+                                if ((rc = fn(arg, &ev)) != 0)
+                                        return rc;
+                        }
+                        memmove(buf, buf + used, have - used);
+                        have -= used;
+                        raw += used;
+                        if (n == 0 && used == 0)
+                                break;
+                }
+                assert_true(have < sizeof buf); /* a line pair always fits */
+        }
+        if (have)
+                fail_msg("the codec left %zu bytes at the end: %.40s", have, (char *)buf);
+        return 0;
+}
+
 static void test_mtrace_recording(void **unused)
 {
         (void)unused;
@@ -172,7 +232,7 @@ static void test_mtrace_recording(void **unused)
         static struct evs e;
         struct tm_err err;
         e.stop_at = -1;
-        assert_int_equal(run_all(heapin_mtrace, text, len, &e, &err), 0);
+        assert_int_equal(run_all(codec_mtrace, text, len, &e, &err), 0);
         assert_int_equal(e.n, 19);
         const struct tm_heap_ev *v = e.ev;
 
@@ -208,10 +268,11 @@ static void test_mtrace_recording(void **unused)
         expect_ev(&e, 8, TM_HK_FREE, 0); /* realloc(b, 0): glibc logs '-' */
         assert_int_equal(v[8].addr, b);
         expect_ev(&e, 9, TM_HK_COMMENT, 0); /* malloc(1 << 62) failed */
-        static const char failed[] = "mtrace line 13: allocation of 0x4000000000000000 bytes "
-                                     "failed (./heapprog:[0x";
+        /* a comment holds the line as glibc wrote it */
+        static const char failed[] = "@ ./heapprog:[0x";
         assert_true(strncmp(e.attr[9], failed, sizeof failed - 1) == 0);
-        assert_string_equal(e.attr[9] + strlen(e.attr[9]) - 2, "])");
+        static const char tail[] = "] + (nil) 0x4000000000000000";
+        assert_string_equal(e.attr[9] + strlen(e.attr[9]) - (sizeof tail - 1), tail);
         expect_ev(&e, 10, TM_HK_ALLOC, 128); /* aligned_alloc(64, 128) */
         assert_int_equal(v[10].addr % 64, 0);
         expect_ev(&e, 11, TM_HK_FREE, 0);
@@ -222,8 +283,7 @@ static void test_mtrace_recording(void **unused)
         assert_int_equal(v[13].addr, v[12].addr);
         expect_ev(&e, 14, TM_HK_COMMENT, 0); /* realloc(c, 1 << 62) failed */
         char want[96];
-        snprintf(want, sizeof want, "realloc of %#llx to 0x4000000000000000 bytes failed",
-                 (unsigned long long)c);
+        snprintf(want, sizeof want, "] ! %#llx 0x4000000000000000", (unsigned long long)c);
         assert_non_null(strstr(e.attr[14], want));
         expect_ev(&e, 15, TM_HK_FREE, 0);
         assert_int_equal(v[15].addr, c);
@@ -248,7 +308,7 @@ static void test_mtrace_forms(void **unused)
         struct tm_err err;
         /* no caller (glibc had none), a caller not in any object, a size of 0 */
         assert_int_equal(
-            run_str(heapin_mtrace, "+ 0x10 0x5\n@ [0x7f0012] - 0x10\n+ 0x20 0\n", &e, &err), 0);
+            run_str(codec_mtrace, "+ 0x10 0x5\n@ [0x7f0012] - 0x10\n+ 0x20 0\n", &e, &err), 0);
         assert_int_equal(e.n, 3);
         expect_ev(&e, 0, TM_HK_ALLOC, 5);
         assert_int_equal(e.ev[0].addr, 0x10);
@@ -260,7 +320,7 @@ static void test_mtrace_forms(void **unused)
 
         /* a file name holding "] + " and spaces: the last "] op " ends it */
         assert_int_equal(
-            run_str(heapin_mtrace, "@ /a dir/x] + y:(f+1a)[0x10] - 0xffffffffffffffff\n", &e, &err),
+            run_str(codec_mtrace, "@ /a dir/x] + y:(f+1a)[0x10] - 0xffffffffffffffff\n", &e, &err),
             0);
         assert_int_equal(e.n, 1);
         expect_ev(&e, 0, TM_HK_FREE, 0);
@@ -270,7 +330,7 @@ static void test_mtrace_forms(void **unused)
         /* glibc before 2.34 wrote '>' without the caller; the pair takes
          * the caller of '<' */
         assert_int_equal(
-            run_str(heapin_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n> 0x30 0x40\n= End\n", &e, &err),
+            run_str(codec_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n> 0x30 0x40\n= End\n", &e, &err),
             0);
         assert_int_equal(e.n, 1);
         expect_ev(&e, 0, TM_HK_REALLOC_ALLOC_FREE, 0x40);
@@ -281,7 +341,7 @@ static void test_mtrace_forms(void **unused)
 
         /* the outcomes glibc never writes as a pair, by hand */
         assert_int_equal(
-            run_str(heapin_mtrace, "< (nil)\n> 0x30 0x40\n< 0x30\n> (nil) 0\n", &e, &err), 0);
+            run_str(codec_mtrace, "< (nil)\n> 0x30 0x40\n< 0x30\n> (nil) 0\n", &e, &err), 0);
         assert_int_equal(e.n, 2);
         expect_ev(&e, 0, TM_HK_REALLOC_ALLOC, 0x40);
         assert_int_equal(e.ev[0].addr, 0);
@@ -292,71 +352,63 @@ static void test_mtrace_forms(void **unused)
         assert_int_equal(e.ev[1].time, 3);
 
         /* failed calls without a caller */
-        assert_int_equal(run_str(heapin_mtrace, "+ (nil) 0x40\n! 0x10 0x50\n", &e, &err), 0);
+        assert_int_equal(run_str(codec_mtrace, "+ (nil) 0x40\n! 0x10 0x50\n", &e, &err), 0);
         assert_int_equal(e.n, 2);
         expect_ev(&e, 0, TM_HK_COMMENT, 0);
-        assert_string_equal(e.attr[0], "mtrace line 1: allocation of 0x40 bytes failed");
+        assert_string_equal(e.attr[0], "+ (nil) 0x40");
         expect_ev(&e, 1, TM_HK_COMMENT, 0);
-        assert_string_equal(e.attr[1], "mtrace line 2: realloc of 0x10 to 0x50 bytes failed");
+        assert_string_equal(e.attr[1], "! 0x10 0x50");
 
         /* an empty log, and one that only starts */
-        assert_int_equal(run_str(heapin_mtrace, "", &e, &err), 0);
+        assert_int_equal(run_str(codec_mtrace, "", &e, &err), 0);
         assert_int_equal(e.n, 0);
-        assert_int_equal(run_str(heapin_mtrace, "= Start\n", &e, &err), 0);
+        assert_int_equal(run_str(codec_mtrace, "= Start\n", &e, &err), 0);
         assert_int_equal(e.n, 0);
 }
 
 static void test_mtrace_errors(void **unused)
 {
         (void)unused;
-        expect_error(heapin_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n@ ./p:[0x1] + 0x20 0x5\n", -EIO,
-                     "in.log: line 3 ", "'<' of line 2", NULL);
-        expect_error(heapin_mtrace, "= Start\n< 0x10\n", -EIO, "line 2 ", "ends after", NULL);
-        expect_error(heapin_mtrace, "> 0x10 0x5\n", -EIO, "line 1 ", "without", NULL);
-        expect_error(heapin_mtrace, "= Start\nhello\n", -EIO, "line 2 ", "byte offset 8",
+        expect_error(codec_mtrace, "= Start\n@ ./p:[0x1] < 0x10\n@ ./p:[0x1] + 0x20 0x5\n", -EIO,
+                     "raw offset 27: mtrace line 3:", "not followed by its '>'", NULL);
+        expect_error(codec_mtrace, "= Start\n< 0x10\n", -EIO, "line 2:", "ends after", NULL);
+        expect_error(codec_mtrace, "> 0x10 0x5\n", -EIO, "line 1:", "without", NULL);
+        expect_error(codec_mtrace, "= Start\nhello\n", -EIO, "line 2:", "raw offset 8",
                      "not an mtrace line", NULL);
-        expect_error(heapin_mtrace, "+ 0x10\n", -EIO, "line 1 ", "missing size", NULL);
-        expect_error(heapin_mtrace, "- 0x10 0x5\n", -EIO, "line 1 ", "text after", NULL);
-        expect_error(heapin_mtrace, "+ 0x10 0x5 0x6\n", -EIO, "line 1 ", "text after", NULL);
-        expect_error(heapin_mtrace, "+ 0xzz 0x5\n", -EIO, "bad address", NULL);
-        expect_error(heapin_mtrace, "+ 0x10 5\n", -EIO, "bad size", NULL);
-        expect_error(heapin_mtrace, "- 0x10000000000000000\n", -EIO, "bad address", NULL);
-        expect_error(heapin_mtrace, "@ ./p:[0x1]\n", -EIO, "line 1 ", "no operation", NULL);
-        expect_error(heapin_mtrace, "= Begin\n", -EIO, "unknown '=' line", NULL);
-        expect_error(heapin_mtrace, "= Start\n+ 0x10 0x5", -EIO, "line 2 ", "truncated", NULL);
-        expect_error(heapin_mtrace, "= Start\n+ 0x10 0x5\r\n", -EIO, "line 2 ", NULL);
+        expect_error(codec_mtrace, "+ 0x10\n", -EIO, "line 1:", "missing size", NULL);
+        expect_error(codec_mtrace, "- 0x10 0x5\n", -EIO, "line 1:", "text after", NULL);
+        expect_error(codec_mtrace, "+ 0x10 0x5 0x6\n", -EIO, "line 1:", "text after", NULL);
+        expect_error(codec_mtrace, "+ 0xzz 0x5\n", -EIO, "bad address", NULL);
+        expect_error(codec_mtrace, "+ 0x10 5\n", -EIO, "bad size", NULL);
+        expect_error(codec_mtrace, "- 0x10000000000000000\n", -EIO, "bad address", NULL);
+        expect_error(codec_mtrace, "@ ./p:[0x1]\n", -EIO, "line 1:", "no operation", NULL);
+        expect_error(codec_mtrace, "= Begin\n", -EIO, "unknown '=' line", NULL);
+        expect_error(codec_mtrace, "= Start\n+ 0x10 0x5", -EIO, "line 2:", "truncated", NULL);
+        expect_error(codec_mtrace, "= Start\n+ 0x10 0x5\r\n", -EIO, "line 2:", NULL);
 
-        /* a line over HEAPIN_LINE_MAX, after a good one */
-        size_t n = HEAPIN_LINE_MAX + 100;
-        static char big[HEAPIN_LINE_MAX + 200];
+        /* a line over TM_MTRACE_LINE_MAX, after a good one */
+        size_t n = TM_MTRACE_LINE_MAX + 100;
+        static char big[TM_MTRACE_LINE_MAX + 200];
         strcpy(big, "+ 0x10 0x5\n@ ");
         memset(big + 13, 'x', n);
         strcpy(big + 13 + n, "] - 0x10\n");
-        expect_error(heapin_mtrace, big, -EIO, "line 2 ", "longer than 65535", NULL);
+        expect_error(codec_mtrace, big, -EIO, "line 2:", "longer than 65535", NULL);
         /* and one exactly at the limit is fine */
         strcpy(big, "@ ");
-        memset(big + 2, 'x', HEAPIN_LINE_MAX - 2 - 8);
-        strcpy(big + HEAPIN_LINE_MAX - 8, "] - 0x10\n");
-        assert_int_equal(strlen(big), HEAPIN_LINE_MAX + 1);
+        memset(big + 2, 'x', TM_MTRACE_LINE_MAX - 2 - 8);
+        strcpy(big + TM_MTRACE_LINE_MAX - 8, "] - 0x10\n");
+        assert_int_equal(strlen(big), TM_MTRACE_LINE_MAX + 1);
         static struct evs e;
         struct tm_err err;
-        assert_int_equal(run_str(heapin_mtrace, big, &e, &err), 0);
+        assert_int_equal(run_str(codec_mtrace, big, &e, &err), 0);
         assert_int_equal(e.n, 1);
-        assert_int_equal(e.ev[0].attr_len, HEAPIN_LINE_MAX - 9);
+        assert_int_equal(e.ev[0].attr_len, TM_MTRACE_LINE_MAX - 9);
 
-        /* the read function's error, with the offset it happened at */
-        struct src s = {.p = "+ 0x10 0x5\n+ 0x20 0x5\n", .n = 22, .piece = 11, .fail_at = 11};
         memset(&e, 0, sizeof e);
-        e.stop_at = -1;
-        assert_int_equal(heapin_mtrace(src_read, &s, "in.log", collect, &e, &err), -EIO);
-        assert_non_null(strstr(err.msg, "byte offset 11"));
-        assert_non_null(strstr(err.msg, "read failed"));
-        assert_int_equal(e.n, 1);
-
         /* the callback stops the reader with its own value */
         e.stop_at = 1;
         assert_int_equal(
-            run_all(heapin_mtrace, "+ 0x10 0x5\n+ 0x20 0x5\n+ 0x30 0x5\n", 33, &e, &err), 7);
+            run_all(codec_mtrace, "+ 0x10 0x5\n+ 0x20 0x5\n+ 0x30 0x5\n", 33, &e, &err), 7);
         assert_int_equal(e.n, 1);
 }
 
@@ -566,20 +618,29 @@ static void test_detect(void **unused)
             {"heapprog.heaptrack", "heaptrack"},
             {"heapprog.heaptrack.raw", "heaptrack"},
         };
+        /* mtrace is a record codec, found by the registry's probe */
         for (size_t i = 0; i < 3; i++) {
                 char path[512];
                 size_t len;
                 snprintf(path, sizeof path, DATA "%s", files[i][0]);
                 const char *text = load(path, &len);
-                const char *got = heapin_detect((const uint8_t *)text, len < 4096 ? len : 4096);
+                const uint8_t *h = (const uint8_t *)text;
+                size_t n = len < 4096 ? len : 4096;
+                const struct tm_rcodec *rc = tm_rcodec_probe(h, n);
+                const char *got = rc ? rc->name : heapin_detect(h, n);
                 assert_non_null(got);
                 assert_string_equal(got, files[i][1]);
         }
+#define P(s) (tm_rcodec_probe((const uint8_t *)(s), sizeof(s) - 1) == &tm_rcodec_mtrace)
+        assert_true(P("= Start\n@ ./p:[0x1] + 0x10 0x5\n"));
+        assert_true(P("@ ./p:[0x1] + 0x10 0x5\n")); /* a log's tail */
+        assert_true(P("- 0x10\n"));
+        assert_false(P("= Sta")); /* a head cut inside its first line */
+        assert_false(P("= Start\nhello\n")); /* every whole line must parse */
+        assert_false(P("= Started\n"));
+        assert_false(P("0 1000\n2 430d70\n")); /* din */
+#undef P
 #define D(s) heapin_detect((const uint8_t *)(s), sizeof(s) - 1)
-        assert_string_equal(D("= Start\n@ ./p:[0x1] + 0x10 0x5\n"), "mtrace");
-        assert_string_equal(D("@ ./p:[0x1] + 0x10 0x5\n"), "mtrace"); /* a log's tail */
-        assert_string_equal(D("- 0x10\n"), "mtrace");
-        assert_null(D("= Sta")); /* a head cut inside its first line */
         assert_string_equal(D("v 10400 3\nX ./t\n"), "heaptrack");
         assert_string_equal(D("v 10600 4\n"), "heaptrack"); /* rejected by the reader */
         assert_null(D(""));

@@ -536,8 +536,6 @@ static int pack_run(struct job *j, int fd, const char *in_name, const char *out_
                 rc = put_comment(j, pre[i]);
         if (rc == 0 && rc_codec)
                 rc = from_records(j, rc_codec);
-        else if (rc == 0 && strcmp(form, "mtrace") == 0)
-                rc = heapin_mtrace(job_read, j, in_name, on_event, j, err);
         else if (rc == 0)
                 rc = heapin_heaptrack(job_read, j, in_name, on_event, j, err);
         /* the size line is the final archive's: after a rewrite (below) */

@@ -64,7 +64,7 @@ static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct t
                 tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
                 return NULL;
         }
-        if (tm_creader_open(t->cont, &r, err) < 0) {
+        if (tm_creader_open_head(t->cont, &r, err) < 0) {
                 free(b);
                 return NULL;
         }

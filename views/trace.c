@@ -103,7 +103,7 @@ char *tm_trace_errors_text(struct tm_trace *t, size_t *len)
 static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err *err)
 {
         struct tm_creader *r;
-        int rc = tm_creader_open(c, &r, err);
+        int rc = tm_creader_open_head(c, &r, err);
         if (rc < 0)
                 return rc;
         size_t got = 0;

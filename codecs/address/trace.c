@@ -1,18 +1,8 @@
-/* The trace codec table: probe order, lookup by name, type names. */
+/* Address codec look-ups (the table is codecs/registry.c) and type
+ * names. */
 #include "trace.h"
 
 #include <string.h>
-
-#include "din.h"
-#include "lackey.h"
-#include "pdats.h"
-#include "pdats2.h"
-
-/* Binary magics first, then the text formats; lackey before din because a
- * lackey file never parses as din but the reverse is not guaranteed. */
-const struct tm_codec *const tm_codecs[] = {
-    &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
-};
 
 const struct tm_codec *tm_codec_probe(const uint8_t *head, size_t n)
 {

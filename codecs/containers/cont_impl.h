@@ -77,6 +77,7 @@ struct tm_creader {
         struct tm_cont *c;
         uint64_t pos; /* raw offset */
         int broken;   /* decoder state undefined after an error: restart */
+        int head;     /* tm_creader_open_head: nothing decoded whole first */
         uint8_t *scratch; /* discarded bytes of forward seeks, sized by need */
         size_t scap;      /* its size, at most TM_CONT_SCRATCH */
         void *impl;
@@ -129,6 +130,9 @@ struct tm_cont_ops {
         int (*w_finish)(struct tm_cwriter *w, struct tm_err *err);
         void (*w_free)(struct tm_cwriter *w);
 };
+
+/* The containers in detection order, NULL-terminated: codecs/registry.c. */
+extern const struct tm_cont_ops *const tm_cont_table[];
 
 extern const struct tm_cont_ops tm_cont_plain_ops;
 extern const struct tm_cont_ops tm_cont_gzip_ops;

@@ -346,6 +346,8 @@ static int frame_whole(struct tm_creader *r, struct tm_err *err)
 {
         struct zreader *z = r->impl;
         const struct tm_cont *c = r->c;
+        if (r->head)
+                return 0; /* tm_creader_open_head */
         /* a frame header is at most 18 bytes (zstd's format spec) */
         while (z->in.len - z->in.pos < 18) {
                 size_t had = z->in.len - z->in.pos;

@@ -12,14 +12,6 @@
 #include "../common/tm_io.h"
 #include "cont_impl.h"
 
-/* Detection order: the first module whose probe accepts the head wins;
- * plain accepts anything and comes last. */
-static const struct tm_cont_ops *const cont_table[] = {
-    &tm_cont_gzip_ops,
-    &tm_cont_zstd_ops,
-    &tm_cont_plain_ops,
-};
-
 int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)
 {
         char what[TM_ERR_MSG];
@@ -113,9 +105,9 @@ int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *
         int ret = tm_cont_pread(c, head, n, 0, err);
         if (ret < 0)
                 goto fail;
-        for (size_t i = 0; i < sizeof cont_table / sizeof cont_table[0]; i++) {
-                if (cont_table[i]->probe(head, n)) {
-                        c->ops = cont_table[i];
+        for (size_t i = 0; tm_cont_table[i]; i++) {
+                if (tm_cont_table[i]->probe(head, n)) {
+                        c->ops = tm_cont_table[i];
                         break;
                 }
         }
@@ -202,6 +194,14 @@ int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *e
         }
         *out = r;
         return 0;
+}
+
+int tm_creader_open_head(struct tm_cont *c, struct tm_creader **out, struct tm_err *err)
+{
+        int ret = tm_creader_open(c, out, err);
+        if (ret == 0)
+                (*out)->head = 1;
+        return ret;
 }
 
 void tm_creader_close(struct tm_creader *r)
@@ -342,9 +342,9 @@ int tm_creader_seek(struct tm_creader *r, uint64_t raw_off, struct tm_err *err)
 
 static const struct tm_cont_ops *ops_of_kind(enum tm_cont_kind kind)
 {
-        for (size_t i = 0; i < sizeof cont_table / sizeof cont_table[0]; i++)
-                if (cont_table[i]->kind == kind)
-                        return cont_table[i];
+        for (size_t i = 0; tm_cont_table[i]; i++)
+                if (tm_cont_table[i]->kind == kind)
+                        return tm_cont_table[i];
         return NULL;
 }
 

@@ -126,6 +126,15 @@ int tm_cont_index_load(struct tm_cont *c, int fd, uint64_t off, uint64_t len, st
 /* Open a cursor on the raw stream, positioned at raw offset 0. */
 int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *err);
 
+/* A cursor for the first bytes of the raw stream, read to tell the format
+ * and parse its header: as tm_creader_open, but a zstd frame is streamed
+ * as it decodes rather than decoded whole and verified first, so that a
+ * trace whose first frame is damaged can still be recognised (and shown
+ * with its damage) rather than be taken for a plain file. The index pass
+ * verifies those bytes as it verifies all others; nothing read this way
+ * may be served as a view's bytes. */
+int tm_creader_open_head(struct tm_cont *c, struct tm_creader **out, struct tm_err *err);
+
 /* Position r at raw offset raw_off. Cost: from the nearest seek-index
  * point at or before raw_off (bounded by the spacing of the index), or from
  * the current position when moving forward a short way; from the start of

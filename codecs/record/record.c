@@ -1,17 +1,8 @@
-/* The record codec table and schema look-ups. */
+/* Record codec look-ups (the table is codecs/registry.c) and schema
+ * look-ups. */
 #include "record.h"
 
 #include <string.h>
-
-#include "../heap/hatf.h"
-#include "../metatf/metatf.h"
-
-/* Binary signatures first; text formats after. */
-const struct tm_rcodec *const tm_rcodecs[] = {
-    &tm_rcodec_hatf,
-    &tm_rcodec_metatf,
-    NULL,
-};
 
 const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n)
 {

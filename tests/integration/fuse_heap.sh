@@ -40,6 +40,8 @@ for e in smallsize samesize baseoffset1 baseoffset2 baseoffset stride best; do
 done
 "$TT" pack -e bogus work.mtrace "$SRC/x.hatf" 2>err.log && fail "pack -e bogus accepted"
 check "unknown encoding named" grep -q "bogus" err.log
+# the log itself, compressed as it would be kept, mounts as a heap trace
+gzip -c work.mtrace >"$SRC/work.mtrace.gz"
 
 # 2. heaptrack of a real program (sort)
 if command -v heaptrack >/dev/null 2>&1; then
@@ -71,6 +73,18 @@ else
 fi
 
 mount_tm "$T/log" "$MNT" --cache-dir "$T/cache" "$SRC" || { fail "mount"; finish; }
+
+# the mtrace log mounted as it is: a heap trace directory whose views are
+# the packed HATF's (one decoder serves both)
+check "work.mtrace.gz is a trace directory" test -d "$MNT/work.mtrace.gz"
+check "work.mtrace.gz: ascii equals the packed HATF's" \
+        cmp -s "$MNT/work.mtrace.gz/ascii" "$MNT/work.mtrace.hatf.zst/ascii"
+check "work.mtrace.gz: ascii equals tracetool cat of the log" \
+        cmp -s "$MNT/work.mtrace.gz/ascii" <("$TT" cat work.mtrace ascii)
+check "work.mtrace.gz: stats names the mtrace codec" grep -q "mtrace" "$MNT/work.mtrace.gz/stats"
+grep -A7 '^heap' "$MNT/work.mtrace.gz/stats" >m.heap
+grep -A7 '^heap' "$MNT/work.mtrace.hatf.zst/stats" >h.heap
+check "work.mtrace.gz: Table 3 equals the packed HATF's" cmp -s m.heap h.heap
 
 # Table 3 by awk over ascii, with the rules of views/rstats.h
 table3() {

@@ -197,7 +197,5 @@ const char *heapin_detect(const uint8_t *head, size_t n)
         size_t len = nl ? (size_t)(nl - s) : n;
         if (heapin_heaptrack_version(s, len, NULL, NULL) == 0)
                 return "heaptrack";
-        if (heapin_mtrace_line_ok(s, len))
-                return "mtrace";
         return NULL;
 }

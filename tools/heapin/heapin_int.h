@@ -1,6 +1,6 @@
-/* heapin internals shared by the two readers: the line reader, the error
- * message with the line's place, and each format's test of one line for
- * heapin_detect. Not for use outside tools/heapin/. */
+/* heapin internals: the line reader, the error message with the line's
+ * place, and the heaptrack version line's test for heapin_detect. Not for
+ * use outside tools/heapin/. */
 #ifndef TM_HEAPIN_INT_H
 #define TM_HEAPIN_INT_H
 
@@ -52,8 +52,6 @@ int heapin_lines_err(const struct heapin_lines *l, struct tm_err *err, int code,
  * too long or not hex. */
 int heapin_hex(const char *s, size_t n, uint64_t *v);
 
-/* Is line (len bytes, no newline) one that glibc's mtrace writes? */
-int heapin_mtrace_line_ok(const char *line, size_t len);
 
 /* Is line heaptrack's version line, "v <heaptrack version> <file format
  * version>" in hex (or "v <version>" alone, as heaptrack 1.0 wrote)? 0 with
