@@ -9,6 +9,8 @@
 #define FUSE_USE_VERSION 35
 #include <fuse_log.h>
 
+#include "codecs/common/tm_err.h"
+
 /* Bounds of the cache: entries (probe results, a few hundred bytes each)
  * and entries with an opened trace (an fd and an index in memory each). */
 #define NODE_BUCKETS 4096

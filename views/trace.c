@@ -764,9 +764,9 @@ static int view_size_address(struct tm_trace *t, const char *view, uint64_t *siz
 int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
                               struct tm_err *err)
 {
-        enum tm_view_kind kind;
+        enum tm_view_kind kind = TM_VIEW_ASCII;
         const char *text;
-        size_t len;
+        size_t len = 0;
         int rc;
         if (tm_trace_text_view(view, &kind)) {
                 if (kind == TM_VIEW_ERRORS) {
