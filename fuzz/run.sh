@@ -45,7 +45,7 @@ if [ "$REV" != worktree ]; then
         if [ "$(cat "$S/.rev" 2>/dev/null)" != "$want" ]; then
                 rm -rf "$S" "$O/obj"
                 mkdir -p "$S"
-                git archive "$want" include codecs views tests/p2_lockstep.h | tar -x -C "$S"
+                git archive "$want" include arch codecs views tests/p2_lockstep.h | tar -x -C "$S"
                 echo "$want" >"$S/.rev"
         fi
 fi
@@ -60,7 +60,7 @@ objs=()
 for s in "$S"/codecs/*/*.c "$S"/views/*.c; do
         o=$O/obj/$(echo "${s#"$S"/}" | tr / _).o
         if [ ! -e "$o" ] || [ "$s" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ] ||
-                [ -n "$(find "$S/include" "$S/codecs" "$S/views" -name '*.h' -newer "$o" | head -1)" ]; then
+                [ -n "$(find "$S/include" "$S/arch" "$S/codecs" "$S/views" -name '*.h' -newer "$o" | head -1)" ]; then
                 # shellcheck disable=SC2086
                 nice -n 19 "$CC" $CFLAGS -fsanitize=fuzzer-no-link -c "$s" -o "$o"
         fi

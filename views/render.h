@@ -104,8 +104,8 @@ static inline unsigned tm_render_xdin(char *dst, unsigned type, uint64_t addr, u
  * [0, n). Types must be 0..9. Thread-safe.
  *
  * The implementation is chosen at the first call: AVX-512 when the CPU has
- * AVX-512 F/BW/VL/CD/VBMI/VBMI2, unless the environment variable
- * TM_RENDER_SCALAR is "1" then; otherwise portable C. */
+ * AVX-512 F/BW/VL/CD/VBMI/VBMI2 (arch/x86/render_impl.h), unless
+ * TM_NO_SIMD=1 (codecs/common/tm_cpu.h) then; otherwise portable C. */
 size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n);
 
 /* The implementation tm_render_din_batch uses, choosing it if that is not
@@ -114,7 +114,7 @@ const char *tm_render_din_batch_impl(void);
 
 /* For tests and benchmarks: on != 0 makes tm_render_din_batch use the
  * portable path from now on; 0 makes the choice again, as at the first
- * call (reading TM_RENDER_SCALAR again). */
+ * call (reading TM_NO_SIMD again). */
 void tm_render_force_scalar(int on);
 
 #endif

@@ -200,8 +200,8 @@ size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, c
 
 /* Which implementation tm_rrender_lines and tm_rrender_kind_lines use,
  * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
- * BW, VL, VBMI, VBMI2 and IFMA, unless the environment variable
- * TM_RRENDER_SCALAR is "1" then) or "scalar". Records the vector path
+ * BW, VL, DQ, VBMI, VBMI2 and IFMA, unless TM_NO_SIMD=1 then:
+ * codecs/common/tm_cpu.h) or "scalar". Records the vector path
  * cannot take (a variable field that is not empty, a negative decimal or
  * one of 10^15 or more, a hex number of 2^52 or more, more than 8 fields)
  * go the scalar way within the same call; the bytes are the same either

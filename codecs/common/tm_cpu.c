@@ -1,22 +1,54 @@
 #include "tm_cpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-int tm_cpu_env_off(const char *name)
+/* Set in the cached value once the CPU has been asked. */
+#define TM_CPU_KNOWN (1u << 31)
+
+static _Atomic unsigned tm_cpu_cached;
+
+static int env_on(const char *name)
 {
         const char *e = getenv(name);
         return e && strcmp(e, "1") == 0;
 }
 
-int tm_cpu_avx512_vbmi(void)
+static unsigned detect(void)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        unsigned f = 0;
+#ifdef TM_CPU_X86
+        /* __builtin_cpu_supports also checks that the OS saves the vector
+         * registers (XCR0). */
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-               __builtin_cpu_supports("popcnt");
-#else
-        return 0;
+        /* __builtin_cpu_supports takes a string literal, hence a macro */
+#define TM_CPU_ASK(lit, bit)                                                                       \
+        if (__builtin_cpu_supports(lit))                                                           \
+                f |= bit;
+        TM_CPU_ASK("popcnt", TM_CPU_POPCNT)
+        TM_CPU_ASK("bmi2", TM_CPU_BMI2)
+        TM_CPU_ASK("avx512f", TM_CPU_AVX512F)
+        TM_CPU_ASK("avx512bw", TM_CPU_AVX512BW)
+        TM_CPU_ASK("avx512vl", TM_CPU_AVX512VL)
+        TM_CPU_ASK("avx512dq", TM_CPU_AVX512DQ)
+        TM_CPU_ASK("avx512cd", TM_CPU_AVX512CD)
+        TM_CPU_ASK("avx512ifma", TM_CPU_AVX512IFMA)
+        TM_CPU_ASK("avx512vbmi", TM_CPU_AVX512VBMI)
+        TM_CPU_ASK("avx512vbmi2", TM_CPU_AVX512VBMI2)
+#undef TM_CPU_ASK
 #endif
+        return f;
+}
+
+unsigned tm_cpu_features(void)
+{
+        if (env_on("TM_NO_SIMD") || env_on("TM_RENDER_SCALAR"))
+                return 0;
+        unsigned f = atomic_load_explicit(&tm_cpu_cached, memory_order_relaxed);
+        if (!(f & TM_CPU_KNOWN)) {
+                f = detect() | TM_CPU_KNOWN;
+                atomic_store_explicit(&tm_cpu_cached, f, memory_order_relaxed);
+        }
+        return f & ~TM_CPU_KNOWN;
 }

@@ -31,8 +31,9 @@ typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, 
                            size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
                            size_t maxrec, size_t *nrec);
 
-/* The text decoder of codec c, or NULL when it has none (or when the
- * environment variable TM_HATF_TEXT_OFF is "1": for comparisons). */
+/* The text decoder of codec c, or NULL when it has none: HATF's needs
+ * AVX-512 and the vector renderer (so TM_NO_SIMD=1 turns it off, as
+ * tm_rrender_force_scalar(1) does). */
 tm_rtext_fn *tm_rtext_of(const struct tm_rcodec *c);
 
 /* HATF's. */

@@ -1,17 +1,16 @@
-/* pdats2_x86: see pdats2_x86.h; the record layout is in pdats2.h. */
-#include "pdats2_x86.h"
+/* pdats2_impl.h: PDATS II's block decoder for x86-64 with AVX-512 VBMI
+ * (the interface and how it works: codecs/address/pdats2_x86.h; the record
+ * layout: codecs/address/pdats2.h), included by codecs/address/pdats2.c,
+ * whose p2x_blocks() takes it when pdats2_arch_blocks() offers it. */
+#ifndef TM_X86_PDATS2_IMPL_H
+#define TM_X86_PDATS2_IMPL_H
 
-#include <stdatomic.h>
-
-#include "../common/tm_cpu.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define P2X_X86 1
-#endif
 
-#ifdef P2X_X86
+/* What the functions below are compiled for, and the same as TM_CPU_* bits
+ * for the run-time check: keep the two lists equal. */
 #define P2X_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,popcnt"
+#define P2X_NEEDS TM_CPU_AVX512_BYTES
 
 /* Byte tables indexed by bits 7..1 of a header byte (h >> 1), so that
  * one vpermi2b looks one up for 64 bytes: the offset bytes that follow the
@@ -462,32 +461,13 @@ p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *ou
         return p2x_run(in, len, pp, out, cap, shift, c, 8);
 }
 
+/* The block decoder for 32-bit (wide 0) or 64-bit (wide 1) files if this
+ * CPU (features: tm_cpu_features()) runs it, else NULL. */
+static p2x_blocks_fn *pdats2_arch_blocks(unsigned features, int wide)
+{
+        if ((features & P2X_NEEDS) != P2X_NEEDS)
+                return NULL;
+        return wide ? p2x_blocks64_avx512 : p2x_blocks_avx512;
+}
+
 #endif
-
-/* 2 when this CPU runs the block decoder, else 1. */
-static int p2x_choose(void)
-{
-        return !tm_cpu_env_off("TM_DECODE_SCALAR") && tm_cpu_avx512_vbmi() ? 2 : 1;
-}
-
-/* 0 until chosen; then 1: the scalar decoder, 2: the block decoder. */
-static atomic_int p2x_choice;
-
-p2x_blocks_fn *p2x_blocks(int wide)
-{
-        int s = atomic_load_explicit(&p2x_choice, memory_order_relaxed);
-        if (s == 0) {
-                s = p2x_choose();
-                atomic_store_explicit(&p2x_choice, s, memory_order_relaxed);
-        }
-#ifdef P2X_X86
-        if (s == 2)
-                return wide ? p2x_blocks64_avx512 : p2x_blocks_avx512;
-#endif
-        return NULL;
-}
-
-void p2x_force_scalar(int on)
-{
-        atomic_store_explicit(&p2x_choice, on ? 1 : p2x_choose(), memory_order_relaxed);
-}

@@ -1,0 +1,202 @@
+/* render_impl.h: the din renderer's AVX-512 path, included by
+ * views/render.c (which has render_batch_scalar, render_batch_fn and the
+ * dispatch) on x86-64. Compiled with target attributes, so the rest of the
+ * build stays baseline x86-64; render_arch_choose() says at run time
+ * whether this CPU runs it. */
+#ifndef TM_X86_RENDER_IMPL_H
+#define TM_X86_RENDER_IMPL_H
+
+#include <immintrin.h>
+#include <pthread.h>
+
+/* What the functions below are compiled for, and the same as TM_CPU_* bits
+ * for the run-time check: keep the two lists equal. */
+#define TM_AVX512 "avx512f,avx512bw,avx512vl,avx512cd,avx512vbmi,avx512vbmi2,popcnt"
+#define RENDER_AVX512_NEEDS (TM_CPU_AVX512_BYTES | TM_CPU_AVX512CD | TM_CPU_AVX512VBMI2)
+
+_Static_assert(sizeof(struct tm_ref) == 16 && offsetof(struct tm_ref, type) == 8,
+               "the vector path reads four refs per 64 bytes");
+
+/* A 64-byte load holds four tm_refs: ref r's addr in bytes 16r..16r+7, its
+ * type in byte 16r+8 (the rest is the type's upper bytes and padding,
+ * never used). A fifth ref comes from a 16-byte load, as bytes 64..79 of
+ * the pair of vectors that the two-source byte permute (vpermt2b) reads.
+ *
+ * One vector of output holds `lines` din lines of `digits` hex digits each
+ * (leading zeros included), back to back: [type][' '][digits]['\n'], so
+ * digits + 3 bytes a line. It is made in four steps, each one instruction
+ * driven by a table of struct render_layout:
+ *   1. vpermt2b gathers, for each output qword, the ref bytes its nibbles
+ *      come from (vpmultishiftqb can only take a byte's bits from the same
+ *      qword; no 8 output bytes of these layouts need more than 8 ref
+ *      bytes);
+ *   2. vpmultishiftqb moves each nibble to the bottom of its output byte;
+ *   3. vpermb with the hex digits, repeated 4 times so that the stray upper
+ *      bits of each byte do not matter, makes characters, merged over a
+ *      template holding ' ' and '\n' (a type 0..9 is its own hex digit);
+ *   4. the leading zero digits are dropped: vplzcntq of each address,
+ *      spread over its line's bytes by vpermt2b, is compared with the
+ *      largest lzcnt at which each byte is still kept, giving the mask
+ *      for vpcompressb.
+ * The compressed vector is stored whole (64 bytes, hence TM_RENDER_SLACK)
+ * and the output pointer moves on by the mask's popcount. vpcompressb to
+ * a register and a plain store, not to memory: the memory form is many
+ * times slower on AMD Zen 4.
+ *
+ * Three layouts: 5 lines of 8 digits (addresses < 2^32, the usual case),
+ * 4 of 12 (< 2^48, 64-bit user space) and 3 of 16 (anything). */
+struct render_layout {
+        _Alignas(64) uint8_t src[64]; /* step 1: ref byte (0..79) of each byte */
+        uint8_t shift[64];            /* step 2: bit offset of each byte's nibble */
+        char tmpl[64];                /* step 3: ' ' and '\n' */
+        uint8_t lz[64];               /* step 4: byte 0 of the line's address's lzcnt */
+        uint8_t need[64];             /* step 4: kept iff need >= lzcnt */
+        uint64_t hex;                 /* step 3: bytes looked up (type and digits) */
+        uint64_t keep;                /* bytes that belong to a line */
+};
+
+static struct render_layout render_l8, render_l12, render_l16;
+static pthread_once_t render_layout_once = PTHREAD_ONCE_INIT;
+
+/* Byte b (0..digits+2) of a line: the ref byte and bit its nibble comes
+ * from, or -1 for ' ' and '\n'. Digit j (0 = most significant) is bits
+ * 4(digits-1-j).. of addr. */
+static int render_line_src(unsigned digits, unsigned ref, unsigned b, unsigned *bit)
+{
+        if (b == 0) {
+                *bit = 0;
+                return (int)(16 * ref + 8);
+        }
+        if (b == 1 || b == digits + 2)
+                return -1;
+        unsigned at = 4 * (digits - 1 - (b - 2));
+        *bit = at % 8;
+        return (int)(16 * ref + at / 8);
+}
+
+static void render_layout_init(struct render_layout *l, unsigned lines, unsigned digits)
+{
+        unsigned width = digits + 3;
+        memset(l, 0, sizeof *l);
+        for (unsigned q = 0; q < 8; q++) {
+                int have[8]; /* the ref bytes qword q takes, in order */
+                unsigned nhave = 0;
+                for (unsigned o = 8 * q; o < 8 * q + 8; o++) {
+                        unsigned line = o / width, b = o % width, bit = 0, k = 0;
+                        if (line >= lines)
+                                continue;
+                        l->keep |= 1ull << o;
+                        l->lz[o] = (uint8_t)(16 * line);
+                        int s = render_line_src(digits, line, b, &bit);
+                        l->tmpl[o] = b == 1 ? ' ' : b == width - 1 ? '\n' : 0;
+                        /* Digit j = b - 2 is a leading zero iff the address
+                         * has fewer than digits - j digits, that is lzcnt >
+                         * 64 - 4 * (digits - j) + 3. The last digit stays
+                         * even for address 0. */
+                        l->need[o] = 255;
+                        if (b >= 2 && b < width - 2)
+                                l->need[o] = (uint8_t)(64 - 4 * digits + 3 + 4 * (b - 2));
+                        if (s < 0)
+                                continue;
+                        while (k < nhave && have[k] != s)
+                                k++;
+                        if (k == nhave)
+                                have[nhave++] = s;
+                        l->src[8 * q + k] = (uint8_t)s;
+                        l->shift[o] = (uint8_t)(8 * k + bit);
+                        l->hex |= 1ull << o;
+                }
+        }
+}
+
+static void render_layouts_init(void)
+{
+        render_layout_init(&render_l8, 5, 8);
+        render_layout_init(&render_l12, 4, 12);
+        render_layout_init(&render_l16, 3, 16);
+}
+
+/* A layout's tables in registers. */
+struct render_vlayout {
+        __m512i src, shift, tmpl, lz, need;
+        __mmask64 hex, keep;
+};
+
+__attribute__((target(TM_AVX512))) static inline struct render_vlayout
+render_vlayout(const struct render_layout *l)
+{
+        return (struct render_vlayout){
+            .src = _mm512_load_si512(l->src),
+            .shift = _mm512_load_si512(l->shift),
+            .tmpl = _mm512_load_si512(l->tmpl),
+            .lz = _mm512_load_si512(l->lz),
+            .need = _mm512_load_si512(l->need),
+            .hex = _cvtu64_mask64(l->hex),
+            .keep = _cvtu64_mask64(l->keep),
+        };
+}
+
+/* Steps 1-4 for the refs in v0 and v1 (bytes 0..79), lzb being their
+ * lzcnts spread as layout l wants; stores the lines at p (64 bytes) and
+ * returns their length. */
+__attribute__((target(TM_AVX512))) static inline unsigned
+render_vector(char *p, const struct render_vlayout *l, __m512i hex, __m512i v0, __m512i v1,
+              __m512i lzb)
+{
+        __m512i src = _mm512_permutex2var_epi8(v0, l->src, v1);
+        __m512i nib = _mm512_multishift_epi64_epi8(l->shift, src);
+        __m512i txt = _mm512_mask_permutexvar_epi8(l->tmpl, l->hex, nib, hex);
+        __mmask64 keep = _mm512_mask_cmpge_epu8_mask(l->keep, l->need, lzb);
+        _mm512_storeu_si512(p, _mm512_maskz_compress_epi8(keep, txt));
+        return (unsigned)_mm_popcnt_u64(_cvtmask64_u64(keep));
+}
+
+static const char render_hex64[64] = "0123456789abcdef0123456789abcdef"
+                                     "0123456789abcdef0123456789abcdef";
+
+__attribute__((target(TM_AVX512))) static size_t
+render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
+{
+        const struct render_vlayout l8 = render_vlayout(&render_l8);
+        const struct render_vlayout l12 = render_vlayout(&render_l12);
+        const struct render_vlayout l16 = render_vlayout(&render_l16);
+        const __m512i hex = _mm512_loadu_si512(render_hex64);
+        const __m512i b32 = _mm512_set1_epi8(32), q16 = _mm512_set1_epi64(16);
+        char *p = dst;
+        size_t i = 0;
+        /* Five refs are read whatever the layout; the last few go scalar. */
+        while (i + 5 <= n) {
+                __m512i v0 = _mm512_loadu_si512(refs + i);
+                __m512i v1 = _mm512_zextsi128_si512(_mm_loadu_si128((const void *)(refs + i + 4)));
+                __m512i lz0 = _mm512_lzcnt_epi64(v0), lz1 = _mm512_lzcnt_epi64(v1);
+                /* Spread for 5 lines of 8 digits, the lzcnts also tell
+                 * whether all five addresses fit in 8 digits. */
+                __m512i lzb = _mm512_permutex2var_epi8(lz0, l8.lz, lz1);
+                if (!_mm512_mask_cmplt_epu8_mask(l8.keep, lzb, b32)) {
+                        p += render_vector(p, &l8, hex, v0, v1, lzb);
+                        i += 5;
+                } else if (!_mm512_mask_cmplt_epu64_mask(0x55, lz0, q16)) {
+                        lzb = _mm512_permutex2var_epi8(lz0, l12.lz, lz1);
+                        p += render_vector(p, &l12, hex, v0, v1, lzb);
+                        i += 4;
+                } else {
+                        lzb = _mm512_permutex2var_epi8(lz0, l16.lz, lz1);
+                        p += render_vector(p, &l16, hex, v0, v1, lzb);
+                        i += 3;
+                }
+        }
+        return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
+}
+
+
+/* render_batch_avx512 if this CPU (features: tm_cpu_features()) runs it,
+ * its tables made; else NULL. */
+static render_batch_fn *render_arch_choose(unsigned features)
+{
+        if ((features & RENDER_AVX512_NEEDS) != RENDER_AVX512_NEEDS)
+                return NULL;
+        pthread_once(&render_layout_once, render_layouts_init);
+        return render_batch_avx512;
+}
+
+#endif
