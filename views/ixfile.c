@@ -132,8 +132,8 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
         return rc;
 }
 
-int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out, struct stat *sb,
-                   struct tm_err *err)
+int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out,
+                   struct stat *sb, struct tm_err *err)
 {
         return tm_side_open(path, trust, 0, fd_out, sb, err);
 }

@@ -93,8 +93,8 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
  * or waited on. Returns 0 with *fd_out and *sb, -ENOENT, -EPERM (not
  * trusted) or -EIO (not a regular file), with err naming the file and the
  * reason. */
-int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out, struct stat *sb,
-                   struct tm_err *err);
+int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out,
+                   struct stat *sb, struct tm_err *err);
 
 /* The end of both index loads (index.c, rindex_file.c), fd's checks
  * passed: with a container c, load its seek index from fd's bytes [off,

@@ -48,9 +48,9 @@ void tm_side_trust_of(const char *path, const struct stat *asb, int group_cache,
  * stat. Returns a descriptor or a negative errno. */
 int tm_side_open_dir(const char *path, const char **base, struct stat *dsb);
 
-/* Flags of tm_side_open. */
-#define TM_SIDE_ANY_OWNER 1u /* no owner rule: a directory the caller named
-                                (TM_DTD_PATH), not one beside an archive */
+/* Flags of tm_side_open. TM_SIDE_ANY_OWNER: no owner rule, for a
+ * directory the caller named (TM_DTD_PATH), not one beside an archive. */
+#define TM_SIDE_ANY_OWNER 1u
 
 /* Open the side file at path for reading, as above. Unless flags has
  * TM_SIDE_ANY_OWNER it must be written by a trusted user: the caller
