@@ -147,15 +147,15 @@ static inline size_t line_worst(const struct tm_rrender_plan *p, const uint8_t *
  * no room; maxrec). */
 static int slow_run(struct hatf_state *s, const struct hatf_kplan *plan, const struct vplan *vp,
                     const uint8_t *in, size_t len, uint64_t raw_off, size_t *pos,
-                    const struct tm_rrender_plan *p, char *dst, size_t cap, size_t *w,
-                    size_t *done, size_t maxrec)
+                    const struct tm_rrender_plan *p, char *dst, size_t cap, size_t *w, size_t *done,
+                    size_t maxrec)
 {
         struct tm_rec recs[SLOW_MAX];
         size_t n = 0, worst = TM_RRENDER_SLACK, at = *pos, k;
         while (n < SLOW_MAX && *done + n < maxrec && at < len) {
                 const uint8_t *r = in + at;
                 if (n && r[0] < TM_HK_COMMENT && vp[r[0]].fast)
-                        break; /* the fast path's again */
+                        break;     /* the fast path's again */
                 struct tm_err err; /* errors are left for the generic decoder */
                 size_t rl = 0;
                 int step = hatf_peek(plan, r, len - at, raw_off + at, &rl, &err);
@@ -243,8 +243,8 @@ __attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const 
                 if (done >= maxrec || pos >= len)
                         break;
                 state_put_prev(s, pv);
-                int more = slow_run(s, plan, vp, in, len, raw_off, &pos, p, dst, cap, &w, &done,
-                                    maxrec);
+                int more =
+                    slow_run(s, plan, vp, in, len, raw_off, &pos, p, dst, cap, &w, &done, maxrec);
                 pv = state_vec(s, 1);
                 av = state_vec(s, 0);
                 if (!more)

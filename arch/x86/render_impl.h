@@ -188,7 +188,6 @@ render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
         return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
 }
 
-
 /* render_batch_avx512 if this CPU (features: tm_cpu_features()) runs it,
  * its tables made; else NULL. */
 static render_batch_fn *render_arch_choose(unsigned features)

@@ -209,7 +209,6 @@ nums_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32
         return (size_t)(o - dst);
 }
 
-
 /* lines_avx512 if this CPU (features: tm_cpu_features()) runs it, else
  * NULL; tm_rrender_nums then uses nums_avx512. */
 static lines_fn *rrender_arch_choose(unsigned features)
