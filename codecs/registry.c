@@ -7,8 +7,15 @@
  * anything and comes last), then, on the first raw bytes, the address
  * codecs (binary magics first; lackey before din, as a lackey file never
  * parses as din but the reverse is not guaranteed), then the record
- * codecs (binary signatures first, text formats after). Never by name. */
+ * codecs (binary signatures first, text formats after), then the bound
+ * formats (codecs/metatf/bound.h: a row of data and a DTD, no C): those
+ * with a magic, then those recognised by the size rule alone, the
+ * weakest probe, last. Never by name. */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "address/din.h"
 #include "address/lackey.h"
@@ -17,6 +24,7 @@
 #include "containers/cont_impl.h"
 #include "heap/hatf.h"
 #include "heap/mtrace.h"
+#include "metatf/bound.h"
 #include "metatf/metatf.h"
 
 const struct tm_cont_ops *const tm_cont_table[] = {
@@ -30,9 +38,53 @@ const struct tm_codec *const tm_codecs[] = {
     &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
-const struct tm_rcodec *const tm_rcodecs[] = {
-    &tm_rcodec_hatf,
-    &tm_rcodec_metatf,
-    &tm_rcodec_mtrace,
-    NULL,
+#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace
+static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
+/* with room for the bound rows added at start-up (tm_rcodec_add) */
+const struct tm_rcodec *tm_rcodecs[sizeof rcodecs_own / sizeof rcodecs_own[0] +
+                                   TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
+
+/* Bound formats shipped with tracemount: a row each, the DTD in
+ * codecs/metatf/dtd/ (docs/formats/bound.md). None yet; the rows
+ * described at run time (TM_BOUND_FORMATS) are of the same struct. */
+const struct tm_bound tm_bound_rows[] = {
+    {.name = ""},
 };
+
+static unsigned n_by_size; /* added rows probed by size alone: the table's last */
+
+int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err)
+{
+        size_t n = 0;
+        while (tm_rcodecs[n])
+                n++;
+        if (tm_rcodec_by_name(c->name))
+                return tm_err_set(err, -EEXIST, "format %s: a codec of that name exists", c->name);
+        if (n + 2 > sizeof tm_rcodecs / sizeof tm_rcodecs[0])
+                return tm_err_set(err, -ENOSPC, "format %s: the record codec table is full",
+                                  c->name);
+        size_t at = by_size ? n : n - n_by_size;
+        memmove(&tm_rcodecs[at + 1], &tm_rcodecs[at], (n - at + 1) * sizeof tm_rcodecs[0]);
+        tm_rcodecs[at] = c;
+        n_by_size += by_size != 0;
+        return 0;
+}
+
+static void report(void *arg, const struct tm_err *e)
+{
+        (void)arg;
+        fprintf(stderr, "tracemount: TM_BOUND_FORMATS: %s (format not added)\n", e->msg);
+}
+
+/* Once, before main: the shipped bound rows, then those TM_BOUND_FORMATS
+ * describes. A row that cannot be added is reported on stderr and left
+ * out; nothing else changes. */
+__attribute__((constructor)) static void registry_start(void)
+{
+        for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++) {
+                struct tm_err e = {0};
+                if (tm_bound_add(b, &e) < 0)
+                        fprintf(stderr, "tracemount: shipped format %s: %s\n", b->name, e.msg);
+        }
+        tm_bound_load_list(getenv("TM_BOUND_FORMATS"), report, NULL);
+}

@@ -434,8 +434,9 @@ static int check_prop(struct parser *p, const struct mtf_prop *pr)
                 return 0;
         if (pr->prop == MTF_P_WIDTH && (pr->record >= 0 || pr->section >= 0))
                 return perr_at(p, pr->line, pr->col, -EIO, "tag.width can only be set globally");
-        if (pr->prop == MTF_P_WIDTH && (pr->vkind != MTF_V_NUM || pr->num < 1 || pr->num > 4))
-                return perr_at(p, pr->line, pr->col, -ENOTSUP, "tag.width must be 1..4");
+        /* 0: records of one kind with no tag (dtd.h) */
+        if (pr->prop == MTF_P_WIDTH && (pr->vkind != MTF_V_NUM || pr->num > 4))
+                return perr_at(p, pr->line, pr->col, -ENOTSUP, "tag.width must be 0..4");
         if (pr->prop == MTF_P_INTERP && pr->interp != MTF_I_NONE)
                 return perr_at(p, pr->line, pr->col, -EIO, "the tag's interpretation is none");
         if (pr->prop == MTF_P_VALUE && pr->record < 0)

@@ -205,7 +205,7 @@ struct mtf_kind {
 
 struct mtf_layout {
         char file[MTF_FILE_MAX];
-        unsigned tag_width; /* bytes, 1..4 */
+        unsigned tag_width; /* bytes, 0..4; 0: one kind, untagged (mtf_dtd_compile) */
         unsigned nkinds, nsections;
         struct mtf_kind kind[MTF_KINDS_MAX];
         struct mtf_sdef section[MTF_DTD_SECTIONS_MAX];
@@ -224,8 +224,16 @@ static inline int mtf_leaf_is_bytes(const struct mtf_leaf *l)
  * then those of the records it nests (outer first), then its section's,
  * then the global ones. Checks what the paper obliges (a width and an
  * interpretation for every field, a value for every tag, tags unique
- * within a section, the tag width set once, globally). Returns 0 or a
- * negative errno with "file:line:col: what" in err. */
+ * within a section, the tag width set once, globally).
+ *
+ * tag.width = 0 (tracemount's: a format whose records are all of one
+ * kind, docs/formats/bound.md): records carry no tag, so the DTD has
+ * exactly one record with a tag value, 0, no sections, and the predefined
+ * comment, section and metadata records are left out (nothing could name
+ * them); that record must store at least one byte. The decoder reads
+ * every record as that kind; the encoder writes tagged DTDs only.
+ *
+ * Returns 0 or a negative errno with "file:line:col: what" in err. */
 int mtf_dtd_compile(const struct mtf_dtd *d, struct mtf_layout *l, struct tm_err *err);
 
 #endif

@@ -387,6 +387,42 @@ static int check_tags(const struct compiler *c)
         return 0;
 }
 
+/* Does kind k store at least one byte whatever its values? (A record of
+ * no bytes and no tag would never end.) */
+static int stores_bytes(const struct mtf_kind *k)
+{
+        for (unsigned i = 1; i < k->nleaves; i++) {
+                const struct mtf_leaf *lf = &k->leaf[i];
+                if (!lf->in_rep && lf->width_of < 0 && lf->width > 0 &&
+                    !mtf_interp_stores_nothing(lf->interp))
+                        return 1;
+        }
+        return 0;
+}
+
+/* tag.width = 0 (dtd.h): no record says what it is, so there is one kind,
+ * with tag value 0 (place_tag and check_tags see to that), no section,
+ * comment or metadata records, and every record stores something. */
+static int check_untagged(const struct compiler *c)
+{
+        const struct mtf_layout *l = c->l;
+        if (l->nsections)
+                return cerr(c, c->d->section[0].line, c->d->section[0].col, -EIO,
+                            "section '%s' with tag.width = 0: no record can enter it%s",
+                            c->d->section[0].name, "");
+        if (l->nkinds != 1)
+                return tm_err_set(c->err, -EIO,
+                                  "%s: tag.width = 0 needs exactly one record with a tag.value "
+                                  "(0), not %u",
+                                  c->d->file, l->nkinds);
+        if (!stores_bytes(&l->kind[0]))
+                return cerr(c, l->kind[0].line, l->kind[0].col, -EIO,
+                            "record '%s' stores no byte: with tag.width = 0 one field must have "
+                            "a width and be read%s",
+                            l->kind[0].name, "");
+        return 0;
+}
+
 int mtf_dtd_compile(const struct mtf_dtd *d, struct mtf_layout *l, struct tm_err *err)
 {
         struct compiler c = {.d = d, .l = l, .err = err};
@@ -399,9 +435,13 @@ int mtf_dtd_compile(const struct mtf_dtd *d, struct mtf_layout *l, struct tm_err
         for (unsigned i = 0; i < d->nrecords; i++) {
                 if (d->record[i].parent >= 0)
                         continue;
+                /* untagged: comment, section, metadata cannot occur */
+                if (l->tag_width == 0 && d->record[i].predefined)
+                        continue;
                 int ret = compile_kind(&c, (int)i);
                 if (ret < 0)
                         return ret;
         }
-        return check_tags(&c);
+        int ret = check_tags(&c);
+        return ret < 0 || l->tag_width ? ret : check_untagged(&c);
 }

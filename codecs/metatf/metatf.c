@@ -670,14 +670,12 @@ static int compile(struct mtf_ctx *x, const char *file, const char *text, size_t
         return ret;
 }
 
-static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
-                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+/* open() once the header h is read (head holds its data sections): the
+ * DTD it names, the sections, the schema, the initial state. */
+static int open_header(const struct mtf_header *h, const uint8_t *head, const char *path,
+                       void **ctx, struct tm_schema *schema, struct tm_rstate *st,
+                       struct tm_err *err)
 {
-        *ctx = NULL;
-        struct mtf_header h;
-        int start = mtf_header_read(head, n, &h, err);
-        if (start < 0)
-                return start;
         char *text = malloc(MTF_DTD_TEXT_MAX + 1);
         struct mtf_ctx *x = calloc(1, sizeof *x);
         char found[4096] = "";
@@ -686,8 +684,8 @@ static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
                 tm_err_set(err, ret, "out of memory for the DTD");
                 goto fail;
         }
-        x->byteorder = h.byteorder;
-        ssize_t len = find_dtd(h.dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found,
+        x->byteorder = h->byteorder;
+        ssize_t len = find_dtd(h->dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found,
                                &x->dtd_note, err);
         if ((ret = (int)len) < 0)
                 goto fail;
@@ -697,18 +695,51 @@ static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
         }
         const char *file = strrchr(found, '/');
         if ((ret = compile(x, file ? file + 1 : found, text, (size_t)len, err)) < 0 ||
-            (ret = load_sections(x, &h, head)) < 0 || (ret = list_sections(x, &h, err)) < 0 ||
+            (ret = load_sections(x, h, head)) < 0 || (ret = list_sections(x, h, err)) < 0 ||
             (ret = build_schema(x, schema, err)) < 0 ||
             (ret = setup(x, (struct mtf_state *)st->b, err)) < 0)
                 goto fail;
         free(text);
         *ctx = x;
-        return start;
+        return 0;
 fail:
         if (ret == -ENOMEM)
                 tm_err_set(err, ret, "out of memory");
         free(text);
         mtf_close(x);
+        return ret;
+}
+
+static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
+                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        *ctx = NULL;
+        struct mtf_header h;
+        int start = mtf_header_read(head, n, &h, err);
+        if (start < 0)
+                return start;
+        int ret = open_header(&h, head, path, ctx, schema, st, err);
+        return ret < 0 ? ret : start;
+}
+
+int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_schema *schema,
+                   struct tm_rstate *st, struct tm_err *err)
+{
+        *ctx = NULL;
+        struct mtf_header h = {.class = 2, .byteorder = (uint8_t)byteorder};
+        size_t len = strlen(dtd);
+        if (len == 0 || len >= sizeof h.dtd || (byteorder != MTF_LE && byteorder != MTF_BE))
+                return tm_err_set(err, -EINVAL, "bound format: DTD name '%s' or byte order %u",
+                                  dtd, byteorder);
+        memcpy(h.dtd, dtd, len + 1);
+        h.dtdlength = (uint8_t)len;
+        int ret = open_header(&h, NULL, NULL, ctx, schema, st, err);
+        /* the messages name the header's DTD field, which a bound format
+         * does not have */
+        char pre[32];
+        int pn = snprintf(pre, sizeof pre, "raw offset %d: ", MTF_FIXED_HEADER);
+        if (ret < 0 && err && strncmp(err->msg, pre, (size_t)pn) == 0)
+                memmove(err->msg, err->msg + pn, strlen(err->msg + pn) + 1);
         return ret;
 }
 

@@ -106,6 +106,13 @@ int mtf_stream_find(const struct mtf_ctx *x, uint64_t number);
 void mtf_cell_set(struct mtf_state *s, unsigned c, unsigned ns, unsigned interp, uint64_t a0,
                   uint64_t a1);
 
+/* open() of a bound format (bound.h): the DTD named dtd (built in or in
+ * TM_DTD_PATH: never beside an archive), records in byte order byteorder
+ * (MTF_LE, MTF_BE), as if a header with no sections had been read. The
+ * record offset is the caller's. Returns 0 or a negative errno. */
+int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_schema *schema,
+                   struct tm_rstate *st, struct tm_err *err);
+
 /* Encoder entry points (mtf_enc.c), wired into tm_rcodec_metatf. */
 int mtf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                  struct tm_err *err);

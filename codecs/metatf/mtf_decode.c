@@ -433,6 +433,11 @@ static int read_record(struct rd *r, struct mtf_state *s, struct tm_rec *rec, in
         for (unsigned i = 0; i < x->nstream; i++)
                 r->snext[i] = s->stream[i].next;
         int ret = read_data(r, s, (unsigned)k, rec);
+        /* untagged (tag.width 0): a state whose widths are all 0 (a
+         * hostile checkpoint: the DTD's own cannot) would read forever */
+        if (ret == 0 && r->off == 0)
+                return tm_err_set(r->err, -EIO, "raw offset %llu: a record of no bytes",
+                                  (unsigned long long)r->raw);
         *emitted = ret == 0;
         return ret;
 }

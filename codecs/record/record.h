@@ -188,8 +188,20 @@ struct tm_rcodec {
         void (*enc_free)(struct tm_renc *e); /* after an error */
 };
 
-/* The record codec table, NULL-terminated, in probe order. */
-extern const struct tm_rcodec *const tm_rcodecs[];
+/* The record codec table, NULL-terminated, in probe order: the registry's
+ * rows (codecs/registry.c), then the rows added at start-up. */
+extern const struct tm_rcodec *tm_rcodecs[];
+
+/* Room in tm_rcodecs for rows added at run time. */
+#define TM_RCODECS_ADDED_MAX 16
+
+/* Add c to tm_rcodecs (a bound format, codecs/metatf/bound.h): after
+ * every row of the registry, and when by_size (its probe has no magic,
+ * so it is weak) after every added row with one; else before those.
+ * Not thread-safe: call it at start-up, before any trace is opened.
+ * Returns 0, -EEXIST (a codec of that name is in the table) or -ENOSPC,
+ * with err. */
+int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err);
 
 /* The first record codec whose probe accepts head, or NULL. */
 const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n);

@@ -1,0 +1,94 @@
+/* Bound formats: a trace format whose record layout is fixed, given as a
+ * DTD and a row of data, decoded by the Meta-TF engine (metatf.h) with no
+ * C of its own. docs/formats/bound.md gives the rules and why.
+ *
+ * A row names the format, its DTD (found by name as a Meta-TF header's
+ * is, but never beside the archive: built in, then TM_DTD_PATH), how to
+ * recognise it (magic bytes at an offset, and/or the size rule: the raw
+ * size less the header is a whole number of records), the byte order of
+ * its numbers and the length of a header skipped before the first record.
+ * Its records are exactly what a Meta-TF file naming that DTD would hold
+ * after its header: the engine runs as if such a header, with that byte
+ * order and no sections, had been read. A DTD with tag.width = 0 (dtd.h)
+ * describes a format of one record kind with no tag.
+ *
+ * Rows come from two places, both into tm_rcodecs (codecs/registry.c):
+ * the shipped rows in the registry, and description files named by the
+ * environment variable TM_BOUND_FORMATS (colon-separated), read once at
+ * start-up, so that a daemon or tracetool started with it knows the
+ * format. A description file is lines of `key = value;`:
+ *
+ *   name = tf3;           the codec's name (letters, digits, '_', '-')
+ *   dtd = tf3.dtd;        the DTD's file name
+ *   magic = "TF3\x00";    bytes at offset (a quoted string with \\, \",
+ *                         \xHH escapes, or 0x and hex digits)
+ *   offset = 0;           the magic's raw offset (default 0)
+ *   size = records;       the size rule
+ *   byteorder = little;   or big
+ *   header = 8;           bytes before the first record (default 0)
+ *
+ * with # comments and blank lines; name, dtd, byteorder and a magic or
+ * the size rule are required. Rows with a magic are tried after every
+ * codec of the table, rows by the size rule alone after those (a size
+ * says little: docs/formats/bound.md, "Detection").
+ *
+ * Errors: a negative errno and a message naming the file and line
+ * ("f.fmt:3: ...") or the row; nothing aborts. */
+#ifndef TM_MTF_BOUND_H
+#define TM_MTF_BOUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/tm_err.h"
+#include "../record/record.h"
+
+#define TM_BOUND_MAX 16        /* bound rows in one process, shipped and described */
+#define TM_BOUND_MAGIC_MAX 16  /* bytes of a magic */
+#define TM_BOUND_DTD_MAX 128   /* the DTD's name, including the NUL */
+#define TM_BOUND_FILE_MAX 4096 /* bytes of a description file */
+#define TM_BOUND_HEADER_MAX (1u << 20)
+
+struct tm_bound {
+        char name[TM_NAME_MAX];     /* the codec's name, as stats and the index show it */
+        char dtd[TM_BOUND_DTD_MAX]; /* "tf3.dtd" */
+        uint8_t magic[TM_BOUND_MAGIC_MAX];
+        uint8_t magic_len;  /* 0: no magic */
+        uint32_t magic_off; /* raw offset of the magic; magic_off + magic_len <= TM_RHEAD_MIN */
+        uint8_t size_rule;  /* 1: the raw size less header is a whole number of records */
+        uint8_t byteorder;  /* MTF_LE or MTF_BE (metatf.h) */
+        uint32_t header;    /* bytes before the first record, at most TM_BOUND_HEADER_MAX */
+};
+
+/* Check row b, compile its DTD, make a record codec of it (decode only,
+ * named b->name) in one of TM_BOUND_MAX slots and add it to tm_rcodecs
+ * (tm_rcodec_add, record.h). The size rule needs a DTD whose records all
+ * have one fixed size. The DTD is read now (for the size rule's record
+ * size and to report a bad one at start-up) and again by every open().
+ * Returns 0, or a negative errno with err naming the row and what is
+ * wrong (-EINVAL a field, -ENOSPC no slot left, -EEXIST the name taken,
+ * the DTD's own errors). Not thread-safe: at start-up. */
+int tm_bound_add(const struct tm_bound *b, struct tm_err *err);
+
+/* Parse the description text[0..len) (file names it in messages) into
+ * *b. Returns 0 or -EINVAL with "file:line: what" in err. */
+int tm_bound_parse(const char *file, const char *text, size_t len, struct tm_bound *b,
+                   struct tm_err *err);
+
+/* Read the description file at path (a regular file of at most
+ * TM_BOUND_FILE_MAX bytes, opened as a side file in a directory the
+ * caller named: codecs/common/tm_side.h) and tm_bound_add its row. Returns 0 or a negative errno, err naming
+ * the file (and line). */
+int tm_bound_load_file(const char *path, struct tm_err *err);
+
+/* Each file of list (colon-separated; empty names skipped), as
+ * tm_bound_load_file; every error is passed to report(arg, err) and
+ * loading goes on. Returns the number of files that failed. */
+unsigned tm_bound_load_list(const char *list, void (*report)(void *arg, const struct tm_err *e),
+                            void *arg);
+
+/* The shipped rows (codecs/registry.c), ending with a row whose name is
+ * empty. */
+extern const struct tm_bound tm_bound_rows[];
+
+#endif
