@@ -41,8 +41,8 @@ const struct tm_codec *const tm_codecs[] = {
 #define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace
 static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
-const struct tm_rcodec *tm_rcodecs[sizeof rcodecs_own / sizeof rcodecs_own[0] +
-                                   TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
+#define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
+const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
 
 /* Bound formats shipped with tracemount: a row each, the DTD in
  * codecs/metatf/dtd/ (docs/formats/bound.md). None yet; the rows

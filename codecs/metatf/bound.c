@@ -84,14 +84,16 @@ SLOT(12)
 SLOT(13)
 SLOT(14)
 SLOT(15)
+// clang-format off
 #define SLOT_FNS(k) {probe_##k, open_##k}
+// clang-format on
 static const struct {
         int (*probe)(const uint8_t *, size_t);
         int (*open)(const uint8_t *, size_t, const char *, void **, struct tm_schema *,
                     struct tm_rstate *, struct tm_err *);
 } slot_fns[] = {
-    SLOT_FNS(0),  SLOT_FNS(1),  SLOT_FNS(2),  SLOT_FNS(3), SLOT_FNS(4),  SLOT_FNS(5),
-    SLOT_FNS(6),  SLOT_FNS(7),  SLOT_FNS(8),  SLOT_FNS(9), SLOT_FNS(10), SLOT_FNS(11),
+    SLOT_FNS(0),  SLOT_FNS(1),  SLOT_FNS(2),  SLOT_FNS(3),  SLOT_FNS(4),  SLOT_FNS(5),
+    SLOT_FNS(6),  SLOT_FNS(7),  SLOT_FNS(8),  SLOT_FNS(9),  SLOT_FNS(10), SLOT_FNS(11),
     SLOT_FNS(12), SLOT_FNS(13), SLOT_FNS(14), SLOT_FNS(15),
 };
 _Static_assert(sizeof slot_fns / sizeof slot_fns[0] == TM_BOUND_MAX, "a SLOT per bound row");
@@ -358,8 +360,8 @@ static int parse_line(const struct line *l, char *s, struct tm_bound *b, unsigne
         while (k < K_N && strcmp(keys[k], s) != 0)
                 k++;
         if (k == K_N)
-                return lerr(l, "unknown key (name, dtd, magic, offset, size, byteorder, header): ",
-                            s);
+                return lerr(l,
+                            "unknown key (name, dtd, magic, offset, size, byteorder, header): ", s);
         if (*seen & 1u << k)
                 return lerr(l, "set twice: ", s);
         *seen |= 1u << k;

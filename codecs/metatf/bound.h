@@ -77,8 +77,8 @@ int tm_bound_parse(const char *file, const char *text, size_t len, struct tm_bou
 
 /* Read the description file at path (a regular file of at most
  * TM_BOUND_FILE_MAX bytes, opened as a side file in a directory the
- * caller named: codecs/common/tm_side.h) and tm_bound_add its row. Returns 0 or a negative errno, err naming
- * the file (and line). */
+ * caller named: codecs/common/tm_side.h) and tm_bound_add its row. Returns 0 or a negative errno,
+ * err naming the file (and line). */
 int tm_bound_load_file(const char *path, struct tm_err *err);
 
 /* Each file of list (colon-separated; empty names skipped), as

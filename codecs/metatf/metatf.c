@@ -729,8 +729,8 @@ int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_sc
         struct mtf_header h = {.class = 2, .byteorder = (uint8_t)byteorder};
         size_t len = strlen(dtd);
         if (len == 0 || len >= sizeof h.dtd || (byteorder != MTF_LE && byteorder != MTF_BE))
-                return tm_err_set(err, -EINVAL, "bound format: DTD name '%s' or byte order %u",
-                                  dtd, byteorder);
+                return tm_err_set(err, -EINVAL, "bound format: DTD name '%s' or byte order %u", dtd,
+                                  byteorder);
         memcpy(h.dtd, dtd, len + 1);
         h.dtdlength = (uint8_t)len;
         int ret = open_header(&h, NULL, NULL, ctx, schema, st, err);
