@@ -22,8 +22,27 @@ deps() {
         echo "build.sh: installing ${missing[*]}"
         local sudo=""
         [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+        # Another install (unattended-upgrades, a second build.sh) holds
+        # dpkg's lock: wait for it (up to 10 minutes) instead of failing.
+        wait_dpkg_lock
+        local lock=(-o DPkg::Lock::Timeout=600)
+        $sudo apt-get "${lock[@]}" update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get "${lock[@]}" install -y -qq "${missing[@]}"
+}
+
+# Wait while a process holds dpkg's or apt's lock (fuser, when installed,
+# sees them; apt-get's DPkg::Lock::Timeout covers the rest).
+wait_dpkg_lock() {
+        command -v fuser >/dev/null 2>&1 || return 0
+        local waited=0 locks="/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
+                /var/lib/apt/lists/lock /var/cache/apt/archives/lock"
+        # shellcheck disable=SC2086
+        while fuser $locks >/dev/null 2>&1; do
+                [ "$waited" -eq 0 ] && echo "build.sh: waiting for another package install to finish"
+                [ "$waited" -ge 600 ] && break
+                sleep 5
+                waited=$((waited + 5))
+        done
 }
 
 build() {
