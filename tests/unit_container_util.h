@@ -14,35 +14,27 @@
 #include <zstd.h>
 
 #include "codecs/containers/container.h"
+#include "support/tmtest.h"
 
 #define TU_FN static __attribute__((unused))
 
 TU_FN uint64_t tu_rand(uint64_t *s)
 {
-        uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        *s = x;
-        return x * 0x2545f4914f6cdd1dull;
+        return tmt_rand(s);
 }
 
-static char tu_dir[256];
+#define tu_dir tmt_dir
 
 TU_FN void tu_tmpdir_init(void)
 {
-        const char *t = getenv("TMPDIR");
-        snprintf(tu_dir, sizeof tu_dir, "%s/tmcont.XXXXXX", t && *t ? t : "/tmp");
-        if (!mkdtemp(tu_dir))
+        if (tmt_tmpdir_make("tmcont", tmt_dir, sizeof tmt_dir) != 0)
                 abort();
 }
 
 TU_FN void tu_tmpdir_cleanup(void)
 {
-        char cmd[400];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_dir);
-        if (system(cmd) != 0)
-                fprintf(stderr, "cannot remove %s\n", tu_dir);
+        if (tmt_tmpdir_remove(tmt_dir) != 0)
+                fprintf(stderr, "cannot remove %s\n", tmt_dir);
 }
 
 TU_FN void tu_path(char *out, size_t n, const char *name)

@@ -16,6 +16,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/address/trace.h"
 #include "views/tm_binary.h"
+#include "support/tmtest.h"
 
 struct vt_buf {
         uint8_t *p;
@@ -37,23 +38,18 @@ static inline void vt_put(struct vt_buf *b, const void *src, size_t n)
 /* Write n bytes of p as the file path (made or emptied). */
 static inline void vt_spit(const char *path, const void *p, size_t n)
 {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, p, n), (ssize_t)n);
-        close(fd);
+        assert_int_equal(tmt_spit(path, p, n), 0);
 }
 
 /* The whole file path into b (emptied first). */
 static inline void vt_slurp(const char *path, struct vt_buf *b)
 {
-        int fd = open(path, O_RDONLY);
-        assert_true(fd >= 0);
-        uint8_t buf[65536];
-        ssize_t k;
+        size_t n = 0;
+        uint8_t *p = tmt_slurp(path, &n);
+        assert_non_null(p);
         b->len = 0;
-        while ((k = read(fd, buf, sizeof buf)) > 0)
-                vt_put(b, buf, (size_t)k);
-        close(fd);
+        vt_put(b, p, n);
+        free(p);
 }
 
 /* Drop the stats view's "side file" lines (side files passed over, e.g.

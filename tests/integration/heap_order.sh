@@ -9,8 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 TT=${TRACETOOL:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/tm-order.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+setup_tmp
 cd "$T" || exit 1
 
 # the figures of views/rstats.h over ascii, as one line of name=value
