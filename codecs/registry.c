@@ -58,7 +58,7 @@ int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err)
         size_t n = 0;
         while (tm_rcodecs[n])
                 n++;
-        if (tm_rcodec_by_name(c->name))
+        if (tm_rcodec_by_name(c->name) || tm_codec_by_name(c->name))
                 return tm_err_set(err, -EEXIST, "format %s: a codec of that name exists", c->name);
         if (n + 2 > sizeof tm_rcodecs / sizeof tm_rcodecs[0])
                 return tm_err_set(err, -ENOSPC, "format %s: the record codec table is full",

@@ -475,6 +475,8 @@ static void test_description_errors(void **state)
              "first 4096 bytes"},
             {"name = metatf;\ndtd = tf3.dtd;\nbyteorder = big;\nsize = records;\n",
              "a codec of that name exists"},
+            {"name = din;\ndtd = tf3.dtd;\nbyteorder = big;\nsize = records;\n",
+             "a codec of that name exists"},
             {"name = vary;\ndtd = vary.dtd;\nbyteorder = big;\nsize = records;\n",
              "records of one fixed size"},
         };

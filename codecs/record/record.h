@@ -199,7 +199,7 @@ extern const struct tm_rcodec *tm_rcodecs[];
  * every row of the registry, and when by_size (its probe has no magic,
  * so it is weak) after every added row with one; else before those.
  * Not thread-safe: call it at start-up, before any trace is opened.
- * Returns 0, -EEXIST (a codec of that name is in the table) or -ENOSPC,
+ * Returns 0, -EEXIST (a record or address codec has that name) or -ENOSPC,
  * with err. */
 int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err);
 
