@@ -1,4 +1,5 @@
-/* rstats_bench: the heap statistics pass (views/rstats.h) on a record
+/* rstats_bench: the statistics pass (views/rstats.h: the generic part and
+ * the heap family's, codecs/heap/heap_stats.h) on a record
  * trace, alone: its time and its memory.
  *
  *   rstats_bench FILE             decode FILE streaming (any container, any
@@ -25,6 +26,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/record/record.h"
 #include "views/rfeed.h"
+#include "codecs/heap/heap_stats.h"
 #include "views/rstats.h"
 
 #define BATCH 256
@@ -159,8 +161,11 @@ int main(int argc, char **argv)
         printf("%s: %" PRIu64 " records", j.path, j.records);
         if (j.stats) {
                 double t = cpu_now();
-                const struct tm_rstats *st = tm_rstats_get(j.acc);
+                const struct tm_rstats *rs = tm_rstats_get(j.acc);
                 double t_end = cpu_now() - t;
+                static const struct tm_heap_stats none;
+                const struct tm_heap_stats *st =
+                    tm_family_of(&j.s) == &tm_family_heap ? (const void *)rs->fam : &none;
                 j.t_stats += t_end;
                 printf(", stats %.3f s CPU (%.1f ns a record; the end of the count %.3f s), "
                        "accumulator peak %.1f MiB, events sorted externally %" PRIu64

@@ -10,7 +10,11 @@
  * codecs (binary signatures first, text formats after), then the bound
  * formats (codecs/metatf/bound.h: a row of data and a DTD, no C): those
  * with a magic, then those recognised by the size rule alone, the
- * weakest probe, last. Never by name. */
+ * weakest probe, last. Never by name.
+ *
+ * Families (codecs/record/family.h): what a kind of record trace adds to
+ * the generic views, its statistics and per-id streams; a schema is of
+ * the first family that claims it, of none when no row does. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@
 #include "address/pdats2.h"
 #include "containers/cont_impl.h"
 #include "heap/hatf.h"
+#include "heap/heap_stats.h"
 #include "heap/mtrace.h"
 #include "metatf/bound.h"
 #include "metatf/metatf.h"
@@ -43,6 +48,11 @@ static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
 const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
+
+const struct tm_family *const tm_families[] = {
+    &tm_family_heap,
+    NULL,
+};
 
 /* Bound formats shipped with tracemount: a row each, the DTD in
  * codecs/metatf/dtd/ (docs/formats/bound.md). None yet; the rows

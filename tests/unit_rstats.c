@@ -1,4 +1,4 @@
-/* The heap statistics (views/rstats.h) against an independent count: a
+/* The heap statistics (codecs/heap/heap_stats.h) against an independent count: a
  * plain model here, one state per address in an array, no hash table and
  * no sort. Random traces full of what does not add up (frees of addresses
  * never seen or freed twice, reallocs of dead addresses, allocations at
@@ -7,7 +7,7 @@
  * merges of merges); with no temporary directory the live figures are
  * reported not known, never wrong. Then a trace of 3 million live objects
  * written with the HATF encoder and opened as any archive: stats.json and
- * the text equal the model's count. Also views/xsort.h on its own. */
+ * the text equal the model's count. Also codecs/common/xsort.h on its own. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,12 +20,13 @@
 
 #include <cmocka.h>
 
+#include "codecs/common/tm_json.h"
+#include "codecs/common/xsort.h"
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
+#include "codecs/heap/heap_stats.h"
 #include "tmpdir_test.h"
-#include "views/rstats.h"
 #include "views/view.h"
-#include "views/xsort.h"
 
 static uint64_t rng_s = 0x9e3779b97f4a7c15ull;
 
@@ -127,7 +128,7 @@ static void model_event(struct model *m, const struct tm_heap_ev *e)
         }
 }
 
-static void expect_model(const struct tm_rstats *st, const struct model *m)
+static void expect_model(const struct tm_heap_stats *st, const struct model *m)
 {
         assert_int_equal(st->inexact, 0);
         assert_int_equal(st->allocs, m->allocs);
@@ -168,10 +169,10 @@ static void random_event(struct tm_heap_ev *e)
         e->thread = r % 3;
 }
 
-static struct tm_rstats_acc *run(const struct tm_heap_ev *ev, size_t n, size_t addr_max,
+static struct tm_heap_stats_acc *run(const struct tm_heap_ev *ev, size_t n, size_t addr_max,
                                  size_t sort_mem)
 {
-        struct tm_rstats_acc *a = tm_rstats_start_limits(&tm_schema_heap, addr_max, sort_mem);
+        struct tm_heap_stats_acc *a = tm_heap_stats_start_limits(&tm_schema_heap, addr_max, sort_mem);
         assert_non_null(a);
         for (size_t i = 0; i < n;) { /* batches of 1 to 300 records */
                 struct tm_rec r[300];
@@ -180,7 +181,7 @@ static struct tm_rstats_acc *run(const struct tm_heap_ev *ev, size_t n, size_t a
                         k = n - i;
                 for (size_t j = 0; j < k; j++)
                         tm_heap_ev_to_rec(&ev[i + j], &r[j]);
-                tm_rstats_add(a, r, k);
+                tm_heap_stats_add(a, r, k);
                 i += k;
         }
         return a;
@@ -201,17 +202,16 @@ static void test_random(void **state)
                 }
                 /* in memory; a table of 1 to 64 addresses and buffers of a
                  * few records (runs of 2 to 20, merged 128 at a time) */
-                struct tm_rstats_acc *mem = run(ev, n, TM_RSTATS_ADDR_MAX, TM_RSTATS_SORT_MEM);
-                struct tm_rstats_acc *ext = run(ev, n, 1 + rng() % 64, 48 + rng() % 480);
-                const struct tm_rstats *a = tm_rstats_get(mem), *b = tm_rstats_get(ext);
+                struct tm_heap_stats_acc *mem = run(ev, n, TM_HEAP_STATS_ADDR_MAX, TM_HEAP_STATS_SORT_MEM);
+                struct tm_heap_stats_acc *ext = run(ev, n, 1 + rng() % 64, 48 + rng() % 480);
+                const struct tm_heap_stats *a = tm_heap_stats_get(mem), *b = tm_heap_stats_get(ext);
                 expect_model(a, &m);
                 expect_model(b, &m);
                 assert_int_equal(a->spilled, 0);
-                assert_int_equal(a->records, b->records);
                 assert_memory_equal(a->size_hist, b->size_hist, sizeof a->size_hist);
                 assert_memory_equal(a->thread_n, b->thread_n, sizeof a->thread_n);
-                tm_rstats_free(mem);
-                tm_rstats_free(ext);
+                tm_heap_stats_free(mem);
+                tm_heap_stats_free(ext);
                 model_free(&m);
                 free(ev);
         }
@@ -219,19 +219,23 @@ static void test_random(void **state)
 
 /* ---- reports of what does not add up, and of figures not known ---- */
 
-static size_t json(struct tm_rstats_acc *a, char *buf, size_t cap)
+/* The family's parts of stats.json (in an object of their own) and of
+ * the stats view. */
+static size_t json(struct tm_heap_stats_acc *a, char *buf, size_t cap)
 {
-        struct tm_rstats_info in = {.name = "t", .codec = "hatf", .container = "plain"};
-        return tm_rstats_json(tm_rstats_get(a), &tm_schema_heap, &in, NULL, buf, cap);
+        struct tm_json o = {buf, cap, 0, 0};
+        tm_json_open(&o, NULL, '{');
+        tm_family_heap.json(tm_heap_stats_get(a), &tm_schema_heap, &o);
+        tm_json_close(&o, '}');
+        return o.len;
 }
 
-static size_t text(struct tm_rstats_acc *a, char *buf, size_t cap)
+static size_t text(struct tm_heap_stats_acc *a, char *buf, size_t cap)
 {
-        struct tm_rstats_info in = {.name = "t", .codec = "hatf", .container = "plain"};
-        return tm_rstats_report(tm_rstats_get(a), &tm_schema_heap, &in, buf, cap);
+        return tm_family_heap.report(tm_heap_stats_get(a), &tm_schema_heap, buf, cap);
 }
 
-static struct tm_rstats_acc *unreconciled(size_t addr_max)
+static struct tm_heap_stats_acc *unreconciled(size_t addr_max)
 {
         /* a threaded log out of order: frees before their allocs */
         static const struct tm_heap_ev ev[] = {
@@ -244,11 +248,11 @@ static struct tm_rstats_acc *unreconciled(size_t addr_max)
             {.kind = TM_HK_REALLOC_ALLOC_FREE, .size = 5, .addr = 0x3000, .new_addr = 0x4000},
             {.kind = TM_HK_ALLOC, .size = 7, .addr = 0x2000}, /* live: 20 counted freed */
         };
-        struct tm_rstats_acc *a = tm_rstats_start_limits(&tm_schema_heap, addr_max, 64);
+        struct tm_heap_stats_acc *a = tm_heap_stats_start_limits(&tm_schema_heap, addr_max, 64);
         for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
                 struct tm_rec r;
                 tm_heap_ev_to_rec(&ev[i], &r);
-                tm_rstats_add(a, &r, 1);
+                tm_heap_stats_add(a, &r, 1);
         }
         return a;
 }
@@ -256,9 +260,9 @@ static struct tm_rstats_acc *unreconciled(size_t addr_max)
 static void test_unreconciled(void **state)
 {
         (void)state;
-        for (size_t addr_max = 1; addr_max <= TM_RSTATS_ADDR_MAX; addr_max *= 1024) {
-                struct tm_rstats_acc *a = unreconciled(addr_max);
-                const struct tm_rstats *st = tm_rstats_get(a);
+        for (size_t addr_max = 1; addr_max <= TM_HEAP_STATS_ADDR_MAX; addr_max *= 1024) {
+                struct tm_heap_stats_acc *a = unreconciled(addr_max);
+                const struct tm_heap_stats *st = tm_heap_stats_get(a);
                 assert_int_equal(st->free_unknown, 2);
                 assert_int_equal(st->double_frees, 1);
                 assert_int_equal(st->realloc_unknown, 1);
@@ -278,7 +282,7 @@ static void test_unreconciled(void **state)
                 assert_non_null(strstr(b, "  reallocs of addresses not live: 1\n"));
                 assert_non_null(strstr(b, "  allocations at live addresses: 1"));
                 assert_non_null(strstr(b, "order written"));
-                tm_rstats_free(a);
+                tm_heap_stats_free(a);
         }
 }
 
@@ -287,13 +291,13 @@ static void test_not_known(void **state)
         (void)state;
         char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
         setenv("TMPDIR", "/nonexistent/tracemount-test", 1);
-        struct tm_rstats_acc *a = unreconciled(1);
+        struct tm_heap_stats_acc *a = unreconciled(1);
         if (old)
                 setenv("TMPDIR", old, 1);
         else
                 unsetenv("TMPDIR");
         free(old);
-        const struct tm_rstats *st = tm_rstats_get(a);
+        const struct tm_heap_stats *st = tm_heap_stats_get(a);
         assert_int_equal(st->inexact, ENOENT);
         assert_int_equal(st->allocs, 3); /* counted as the records pass: known */
         char b[8192];
@@ -308,20 +312,21 @@ static void test_not_known(void **state)
         assert_non_null(strstr(b, "  live at end        not known\n"));
         assert_non_null(strstr(b, "  not exact: past "));
         assert_non_null(strstr(b, "No such file or directory"));
-        tm_rstats_free(a);
+        tm_heap_stats_free(a);
 }
 
 static void test_overflow(void **state)
 {
         (void)state;
-        struct tm_rstats_acc *a = tm_rstats_start(&tm_schema_heap);
+        struct tm_heap_stats_acc *a = tm_heap_stats_start_limits(
+            &tm_schema_heap, TM_HEAP_STATS_ADDR_MAX, TM_HEAP_STATS_SORT_MEM);
         for (unsigned i = 0; i < 3; i++) {
                 struct tm_heap_ev e = {.kind = TM_HK_ALLOC, .size = 1ull << 63, .addr = 16 + i};
                 struct tm_rec r;
                 tm_heap_ev_to_rec(&e, &r);
-                tm_rstats_add(a, &r, 1);
+                tm_heap_stats_add(a, &r, 1);
         }
-        assert_int_equal(tm_rstats_get(a)->inexact, EOVERFLOW);
+        assert_int_equal(tm_heap_stats_get(a)->inexact, EOVERFLOW);
         char b[8192];
         json(a, b, sizeof b);
         assert_non_null(strstr(b, "\"total_bytes\":null,\"exact\":false,\"inexact\":\"the sizes "
@@ -330,7 +335,7 @@ static void test_overflow(void **state)
         text(a, b, sizeof b);
         assert_non_null(strstr(b, "  total bytes        not known\n"));
         assert_non_null(strstr(b, "  not exact: the sizes requested add up past 2^64;"));
-        tm_rstats_free(a);
+        tm_heap_stats_free(a);
 }
 
 /* ---- 3 million live objects, through the HATF encoder and a trace ---- */

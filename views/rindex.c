@@ -106,9 +106,9 @@ uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v)
         return lo;
 }
 
-/* Does r's kind have the thread field (schema field tf)? Then 1 and its
- * value in *t. */
-static int rec_thread(const struct tm_rrender_plan *p, int tf, const struct tm_rec *r, uint64_t *t)
+/* Does r's kind have the per-id stream field (schema field tf)? Then 1
+ * and its value in *t. */
+static int rec_stream_id(const struct tm_rrender_plan *p, int tf, const struct tm_rec *r, uint64_t *t)
 {
         int pos = tf < 0 ? -1 : p->kind[r->kind].pos[tf];
         if (pos < 0)
@@ -126,11 +126,12 @@ uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *
                 return tm_rrender_line_len(p, r);
         if (col < 2 + s->nkinds)
                 return r->kind == col - 2 ? tm_rrender_line_len(p, r) : 0;
-        if (col >= tm_rcol_thread(s, 0)) {
-                unsigned j = col - tm_rcol_thread(s, 0);
+        if (col >= tm_rcol_stream(s, 0)) {
+                unsigned j = col - tm_rcol_stream(s, 0);
+                const uint64_t *ids;
                 uint64_t t;
-                return j < ix->stats.nthreads && rec_thread(p, tm_rcol_thread_field(s), r, &t) &&
-                               t == ix->stats.thread_id[j]
+                return j < tm_rstats_stream_ids(&ix->stats, s, &ids) &&
+                               rec_stream_id(p, tm_family_stream_field(s), r, &t) && t == ids[j]
                            ? tm_rrender_line_len(p, r)
                            : 0;
         }
@@ -153,9 +154,9 @@ struct rbuild {
         uint64_t next_ckpt;
         struct tm_scan_front front;
         struct tm_rrender_plan *plan;
-        int tf;        /* thread field, or -1 */
-        unsigned ntid; /* thread ids seen, at most TM_RSTATS_IDS */
-        uint64_t tid[TM_RSTATS_IDS];
+        int tf;        /* per-id stream field, or -1 */
+        unsigned ntid; /* its ids seen, at most TM_FAMILY_STREAMS_MAX */
+        uint64_t tid[TM_FAMILY_STREAMS_MAX];
         struct tm_cont *cont;
         struct tm_err *err;
         int one;           /* after a decode error: one record at a time */
@@ -196,14 +197,15 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         if (r->section && r->section <= s->nsections)
                 b->at[tm_rcol_section(s, r->section - 1)] += line;
         uint64_t t;
-        if (rec_thread(b->plan, b->tf, r, &t)) { /* slots in the order rstats gives them */
+        if (rec_stream_id(b->plan, b->tf, r, &t)) { /* in order of first appearance, as
+                                                       * the family's stream_ids */
                 unsigned j = 0;
                 while (j < b->ntid && b->tid[j] != t)
                         j++;
-                if (j == b->ntid && j < TM_RSTATS_IDS)
+                if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
                         b->tid[b->ntid++] = t;
-                if (j < TM_RSTATS_IDS)
-                        b->at[tm_rcol_thread(s, j)] += line;
+                if (j < TM_FAMILY_STREAMS_MAX)
+                        b->at[tm_rcol_stream(s, j)] += line;
         }
 }
 
@@ -341,6 +343,9 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         if (!b || !ix)
                 goto fail;
         ix->ncol = tm_rcol_count(s);
+        ix->fam = tm_family_of(s);
+        if (ix->fam && !ix->fam->stats_size)
+                ix->fam = NULL;
         ix->stsize = codec->state_size;
         ix->k = k ? k : TM_CKPT_REFS_DEFAULT;
         b->ix = ix;
@@ -352,7 +357,7 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         if (!b->at || !ix->tot || !b->plan || !b->acc || rindex_reserve(ix, 64) < 0 ||
             tm_rfeed_init(&b->feed, codec, ctx) < 0)
                 goto fail;
-        b->tf = tm_rcol_thread_field(s);
+        b->tf = tm_family_stream_field(s);
         if (tm_rrender_plan_init(b->plan, s) < 0) {
                 rc = tm_err_set(err, -EINVAL, "a schema this build cannot render");
                 goto fail;

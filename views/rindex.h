@@ -13,10 +13,11 @@
  *   then nfields columns     offset in fields/<field>
  *   then nsections columns   offset in sections/<section> (its records'
  *                            ascii lines)
- *   then TM_RSTATS_IDS       heap traces with a thread field: offset in
- *                            streams/thread/<id> of the j-th thread id to
- *                            appear (stats.thread_id[j]); later ones get
- *                            no stream of their own
+ *   then TM_FAMILY_STREAMS_MAX  a family with per-id streams (heap: the
+ *                            thread field): offset in
+ *                            streams/<field>/<id> of the j-th id to
+ *                            appear (tm_rstats_stream_ids); later ones
+ *                            get no stream of their own
  *
  * Where the container's restart points are known during the pass (a zstd
  * archive in the seekable format: its frames), a checkpoint is also taken
@@ -59,6 +60,7 @@ struct tm_rindex {
         uint8_t *st;   /* [cap * stsize] */
         uint64_t *tot; /* [ncol] positions at the end: view sizes */
         uint64_t raw_size;
+        const struct tm_family *fam; /* the schema's, when it has statistics; else NULL */
         struct tm_rstats stats;
 };
 
@@ -77,19 +79,15 @@ static inline unsigned tm_rcol_section(const struct tm_schema *s, unsigned i)
 {
         return 2 + s->nkinds + s->nfields + i;
 }
-/* The schema field of heap traces' per-thread streams, or -1. */
-static inline int tm_rcol_thread_field(const struct tm_schema *s)
-{
-        return tm_rstats_is_heap(s) ? tm_schema_field(s, "thread") : -1;
-}
-static inline unsigned tm_rcol_thread(const struct tm_schema *s, unsigned j)
+/* Column of the j-th per-id stream (tm_family_stream_field). */
+static inline unsigned tm_rcol_stream(const struct tm_schema *s, unsigned j)
 {
         return 2 + s->nkinds + s->nfields + s->nsections + j;
 }
 static inline unsigned tm_rcol_count(const struct tm_schema *s)
 {
         return 2 + s->nkinds + s->nfields + s->nsections +
-               (tm_rcol_thread_field(s) >= 0 ? TM_RSTATS_IDS : 0);
+               (tm_family_stream_field(s) >= 0 ? TM_FAMILY_STREAMS_MAX : 0);
 }
 
 /* Build the index of the trace in c (one tm_cont_scan). The decoder starts
@@ -126,15 +124,16 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
                    const struct tm_index_key *key, uint32_t schema_crc, const char *path,
                    struct tm_err *err);
 
-/* Read the index file at path: it must match key, schema_crc, the column
- * count and state size, pass its CRC and consistency checks (the first
- * checkpoint at hdr_len). When c is not NULL, also restores c's seek index
+/* Read the index file at path: it must match key, the schema s (its CRC,
+ * column count and family's statistics size) and the state size, pass its
+ * CRC and consistency checks (the first checkpoint at hdr_len; the
+ * family's stats_ok). When c is not NULL, also restores c's seek index
  * and hands the file's descriptor to *fd_out (it must stay open while c
  * lives). Returns 0, -ENOENT, -ESTALE (another archive version or schema)
  * or -EIO (corrupt). */
-int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t schema_crc,
-                   unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
-                   struct tm_rindex **out, int *fd_out, struct tm_err *err);
+int tm_rindex_load(const char *path, const struct tm_index_key *key, const struct tm_schema *s,
+                   size_t stsize, uint64_t hdr_len, struct tm_cont *c, struct tm_rindex **out,
+                   int *fd_out, struct tm_err *err);
 
 /* 0 if a (an index file's) and b (a fresh build's) describe the archive
  * alike, else -EIO with err naming the first difference (verify). */

@@ -17,46 +17,33 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 3
+#define RIX_VERSION 4
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
-/* ---- the statistics, field by field ---- */
+/* ---- the statistics: the generic words, then the family's block ---- */
 
-#define RSTATS_WORDS(X, A)                                                                         \
-        X(records)                                                                                 \
-        A(kind_n, TM_SCHEMA_KINDS_MAX)                                                             \
-        A(fmin, TM_SCHEMA_FIELDS_MAX) A(fmax, TM_SCHEMA_FIELDS_MAX) A(fseen, TM_SCHEMA_FIELDS_MAX) \
-            X(heap) X(allocs) X(reallocs) X(frees) X(total_bytes) X(sized) X(live_n) X(live_bytes) \
-                X(max_live_n) X(max_live_bytes) X(inexact) X(free_unknown) X(double_frees)        \
-                X(realloc_unknown) X(alloc_live) X(spilled)                                        \
-                    A(size_hist, TM_RSTATS_HIST) X(nthreads) X(nheaps) A(thread_id, TM_RSTATS_IDS) \
-                        A(thread_n, TM_RSTATS_IDS) X(thread_other) A(heap_id, TM_RSTATS_IDS)       \
-                            A(heap_n, TM_RSTATS_IDS) X(heap_other)
-
-#define COUNT_X(f) +1
-#define COUNT_A(f, n) +(n)
-#define STATS_WORDS (0 RSTATS_WORDS(COUNT_X, COUNT_A))
-
-static void stats_put(const struct tm_rstats *s, uint8_t **p)
+/* Bytes of the statistics of a trace whose family is fam (or NULL). */
+static size_t stats_bytes(const struct tm_family *fam)
 {
-#define PUT_X(f) tm_ix_put64(p, (uint64_t)s->f);
-#define PUT_A(f, n)                                                                                \
-        for (unsigned i = 0; i < (n); i++)                                                         \
-                tm_ix_put64(p, s->f[i]);
-        RSTATS_WORDS(PUT_X, PUT_A)
-#undef PUT_X
-#undef PUT_A
+        return 8 * TM_RSTATS_WORDS + (fam ? fam->stats_size : 0);
 }
 
-static void stats_get(struct tm_rstats *s, const uint8_t **p)
+/* Both parts are 64-bit words (rstats.h, family.h): little-endian. */
+static void stats_put(const struct tm_rstats *st, size_t bytes, uint8_t *p)
 {
-#define GET_X(f) s->f = (__typeof__(s->f))tm_ix_get64(p);
-#define GET_A(f, n)                                                                                \
-        for (unsigned i = 0; i < (n); i++)                                                         \
-                s->f[i] = tm_ix_get64(p);
-        RSTATS_WORDS(GET_X, GET_A)
-#undef GET_X
-#undef GET_A
+        for (size_t i = 0; i < bytes / 8; i++) {
+                uint64_t w;
+                memcpy(&w, (const uint8_t *)st + 8 * i, 8);
+                tm_ix_put64(&p, w);
+        }
+}
+
+static void stats_get(struct tm_rstats *st, size_t bytes, const uint8_t *p)
+{
+        for (size_t i = 0; i < bytes / 8; i++) {
+                uint64_t w = tm_ix_get64(&p);
+                memcpy((uint8_t *)st + 8 * i, &w, 8);
+        }
 }
 
 /* ---- the schema's fingerprint ---- */
@@ -153,7 +140,8 @@ static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *
                      struct tm_err *err)
 {
         uint8_t zero[HEAD_BYTES] = {0};
-        uint8_t st[STATS_WORDS * 8], *sp = st;
+        uint8_t st[sizeof(struct tm_rstats)];
+        size_t stn = stats_bytes(ix->fam);
         if (fwrite(zero, 1, sizeof zero, f) != sizeof zero ||
             write_u64s(f, ix->tot, ix->ncol) < 0 || write_u64s(f, ix->raw, ix->n) < 0 ||
             write_u64s(f, ix->col, (size_t)ix->n * ix->ncol) < 0 ||
@@ -161,10 +149,10 @@ static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *
                 return -EIO;
         h->body_off = HEAD_BYTES;
         h->stats_off = h->body_off + body_bytes(ix->ncol, ix->n, ix->stsize);
-        stats_put(&ix->stats, &sp);
-        if (fwrite(st, 1, sizeof st, f) != sizeof st)
+        stats_put(&ix->stats, stn, st);
+        if (fwrite(st, 1, stn, f) != stn)
                 return -EIO;
-        h->cont_off = h->stats_off + sizeof st;
+        h->cont_off = h->stats_off + stn;
         int64_t cl = tm_cont_index_save(c, f, err);
         if (cl < 0)
                 return (int)cl;
@@ -209,12 +197,11 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
         uint64_t kinds = 0;
         for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
                 kinds += s->kind_n[k];
-        /* heap counts: parts within their wholes, an errno as the reason */
-        if (s->double_frees > s->free_unknown || s->free_unknown > s->frees ||
-            s->realloc_unknown > s->reallocs || s->inexact > 4095)
+        /* the family's figures (heap: parts within their wholes, an errno
+         * as the reason, id lists within their arrays) */
+        if (ix->fam && ix->fam->stats_ok && !ix->fam->stats_ok(s->fam))
                 return 0;
-        if (kinds != s->records || s->records != ix->tot[TM_RCOL_REC] ||
-            s->nthreads > TM_RSTATS_IDS || s->nheaps > TM_RSTATS_IDS || ix->raw[0] != hdr_len ||
+        if (kinds != s->records || s->records != ix->tot[TM_RCOL_REC] || ix->raw[0] != hdr_len ||
             hdr_len > ix->raw_size)
                 return 0;
         for (unsigned c = 0; c < ix->ncol; c++)
@@ -257,7 +244,7 @@ static int read_u64s(int fd, uint64_t off, uint64_t *v, size_t n)
         return 0;
 }
 
-static struct tm_rindex *load_body(int fd, const struct rhead *h)
+static struct tm_rindex *load_body(int fd, const struct rhead *h, const struct tm_family *fam)
 {
         struct tm_rindex *ix = calloc(1, sizeof *ix);
         if (!ix)
@@ -267,31 +254,35 @@ static struct tm_rindex *load_body(int fd, const struct rhead *h)
         ix->ncol = h->ncol;
         ix->stsize = h->stsize;
         ix->raw_size = h->raw_size;
+        ix->fam = fam;
         ix->tot = malloc(8 * (size_t)h->ncol);
         ix->raw = malloc(8 * (size_t)h->n);
         ix->col = malloc(8 * (size_t)h->n * h->ncol);
         ix->st = malloc((size_t)h->n * h->stsize + 1);
         uint64_t off = h->body_off;
-        uint8_t st[STATS_WORDS * 8];
-        const uint8_t *sp = st;
+        uint8_t st[sizeof(struct tm_rstats)];
+        size_t stn = stats_bytes(fam);
         if (!ix->tot || !ix->raw || !ix->col || !ix->st ||
             read_u64s(fd, off, ix->tot, h->ncol) < 0 ||
             read_u64s(fd, off += 8 * (uint64_t)h->ncol, ix->raw, h->n) < 0 ||
             read_u64s(fd, off += 8 * (uint64_t)h->n, ix->col, (size_t)h->n * h->ncol) < 0 ||
             tm_pread_full(fd, ix->st, (size_t)h->n * h->stsize,
                           off += 8 * (uint64_t)h->n * h->ncol) != (ssize_t)h->n * h->stsize ||
-            tm_pread_full(fd, st, sizeof st, h->stats_off) != (ssize_t)sizeof st) {
+            tm_pread_full(fd, st, stn, h->stats_off) != (ssize_t)stn) {
                 tm_rindex_free(ix);
                 return NULL;
         }
-        stats_get(&ix->stats, &sp);
+        stats_get(&ix->stats, stn, st);
         return ix;
 }
 
-int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t schema_crc,
-                   unsigned ncol, size_t stsize, uint64_t hdr_len, struct tm_cont *c,
-                   struct tm_rindex **out, int *fd_out, struct tm_err *err)
+int tm_rindex_load(const char *path, const struct tm_index_key *key, const struct tm_schema *s,
+                   size_t stsize, uint64_t hdr_len, struct tm_cont *c, struct tm_rindex **out,
+                   int *fd_out, struct tm_err *err)
 {
+        const struct tm_family *fam = tm_family_of(s);
+        if (fam && !fam->stats_size)
+                fam = NULL;
         int fd;
         struct stat sb;
         int rc = tm_ixfile_open(path, key->trust, &fd, &sb, err);
@@ -313,14 +304,15 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
         head_decode(&h, hb);
         rc = -ESTALE;
         why = "made for another schema";
-        if (h.schema_crc != schema_crc || h.ncol != ncol || h.stsize != stsize)
+        if (h.schema_crc != tm_rindex_schema_crc(s) || h.ncol != tm_rcol_count(s) ||
+            h.stsize != stsize)
                 goto bad;
         rc = -EIO;
         why = "bad layout";
         if (h.file_size != (uint64_t)sb.st_size || h.n < 1 || h.n > TM_CKPT_CAP || h.k < 1 ||
             h.body_off != HEAD_BYTES ||
             h.stats_off != h.body_off + body_bytes(h.ncol, h.n, h.stsize) ||
-            h.cont_off != h.stats_off + STATS_WORDS * 8 || h.cont_off > h.file_size)
+            h.cont_off != h.stats_off + stats_bytes(fam) || h.cont_off > h.file_size)
                 goto bad;
         uint32_t crc;
         why = "CRC mismatch";
@@ -328,7 +320,7 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, uint32_t sc
             crc != tm_ixfile_head_crc(hb))
                 goto bad;
         why = "out of memory or a short read";
-        ix = load_body(fd, &h);
+        ix = load_body(fd, &h, fam);
         if (!ix)
                 goto bad;
         why = "inconsistent checkpoints";
@@ -373,10 +365,13 @@ int tm_rindex_compare(const struct tm_rindex *a, const struct tm_rindex *b, stru
                     memcmp(a->st + i * a->stsize, b->st + i * b->stsize, a->stsize) != 0)
                         return tm_index_differ(err, "checkpoint", i);
         /* the statistics as stored (their padding aside) */
-        uint8_t sa[STATS_WORDS * 8], sb[STATS_WORDS * 8], *pa = sa, *pb = sb;
-        stats_put(&a->stats, &pa);
-        stats_put(&b->stats, &pb);
-        if (memcmp(sa, sb, sizeof sa) != 0)
+        uint8_t sa[sizeof(struct tm_rstats)], sb[sizeof(struct tm_rstats)];
+        size_t n = stats_bytes(a->fam);
+        if (a->fam != b->fam)
+                return tm_index_differ(err, "family", 0);
+        stats_put(&a->stats, n, sa);
+        stats_put(&b->stats, n, sb);
+        if (memcmp(sa, sb, n) != 0)
                 return tm_index_differ(err, "stats", 0);
         return 0;
 }

@@ -1,357 +1,52 @@
+/* The generic statistics of a record trace and the family's hooks
+ * (rstats.h). */
 #include "rstats.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
-#include "xsort.h"
-
-enum { H_SIZE, H_ADDR, H_NEW, H_THREAD, H_HEAP, H_N };
-enum { K_OTHER, K_ALLOC, K_FREE, K_REALLOC };
 
 struct tm_rstats_acc {
         const struct tm_schema *s;
+        const struct tm_family *fam; /* NULL: none, or one without statistics */
+        struct tm_family_acc *fa;
         struct tm_rstats st;
-        int8_t pos[TM_SCHEMA_KINDS_MAX][H_N]; /* position of each heap field, -1 */
-        uint8_t role[TM_SCHEMA_KINDS_MAX];    /* K_* */
-        uint8_t allocates[TM_SCHEMA_KINDS_MAX];
-        /* addresses seen: linear probing, address 0 = empty; a bit of
-         * freed set = freed and not allocated since (size unused) */
-        uint64_t *addr, *size, *freed;
-        size_t cap, used; /* cap a power of two */
-        size_t addr_max, sort_mem;
-        size_t held, peak; /* bytes of the table and the sorts */
-        /* past the table: every event, sorted by address (spill_put) */
-        struct tm_xsort *ev;
-        uint64_t seq; /* records seen: the record number of the next is seq + 1 */
         int ended;
 };
 
-int tm_rstats_is_heap(const struct tm_schema *s)
-{
-        return tm_schema_kind(s, "alloc") >= 0 && tm_schema_kind(s, "free") >= 0 &&
-               tm_schema_field(s, "size") >= 0 && tm_schema_field(s, "address") >= 0;
-}
-
-static int heap_roles(struct tm_rstats_acc *a)
-{
-        static const char *const fname[H_N] = {"size", "address", "new_address", "thread", "heap"};
-        const struct tm_schema *s = a->s;
-        if (!tm_rstats_is_heap(s))
-                return 0;
-        for (unsigned k = 0; k < s->nkinds; k++) {
-                const char *nm = s->kind[k].name;
-                for (unsigned h = 0; h < H_N; h++) {
-                        int f = tm_schema_field(s, fname[h]);
-                        a->pos[k][h] = (int8_t)(f < 0 ? -1 : tm_kind_pos(&s->kind[k], (unsigned)f));
-                }
-                if (strcmp(nm, "alloc") == 0)
-                        a->role[k] = K_ALLOC;
-                else if (strcmp(nm, "free") == 0)
-                        a->role[k] = K_FREE;
-                else if (strncmp(nm, "realloc", 7) == 0)
-                        a->role[k] = K_REALLOC;
-                a->allocates[k] = a->role[k] == K_ALLOC ||
-                                  (a->role[k] == K_REALLOC && strcmp(nm, "realloc_free") != 0);
-        }
-        return 1;
-}
-
-struct tm_rstats_acc *tm_rstats_start_limits(const struct tm_schema *s, size_t addr_max,
-                                             size_t sort_mem)
+struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
 {
         struct tm_rstats_acc *a = calloc(1, sizeof *a);
         if (!a)
                 return NULL;
         a->s = s;
-        a->addr_max = addr_max ? addr_max : 1;
-        a->sort_mem = sort_mem;
         for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 a->st.fmin[f] = UINT64_MAX;
-        a->st.heap = heap_roles(a);
+        a->fam = tm_family_of(s);
+        if (a->fam && !a->fam->stats_size)
+                a->fam = NULL;
+        if (a->fam && !(a->fa = a->fam->acc_start(s))) {
+                free(a);
+                return NULL;
+        }
         return a;
-}
-
-struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
-{
-        return tm_rstats_start_limits(s, TM_RSTATS_ADDR_MAX, TM_RSTATS_SORT_MEM);
-}
-
-static void table_free(struct tm_rstats_acc *a)
-{
-        free(a->addr);
-        free(a->size);
-        free(a->freed);
-        a->addr = a->size = a->freed = NULL;
-        a->held -= a->cap * 16 + a->cap / 8;
-        a->cap = a->used = 0;
 }
 
 void tm_rstats_free(struct tm_rstats_acc *a)
 {
         if (!a)
                 return;
-        table_free(a);
-        tm_xsort_free(a->ev);
+        if (a->fa)
+                a->fam->acc_free(a->fa);
         free(a);
 }
 
 size_t tm_rstats_peak_mem(const struct tm_rstats_acc *a)
 {
-        return a->peak;
-}
-
-static void hold(struct tm_rstats_acc *a, size_t n)
-{
-        a->held += n;
-        if (a->held > a->peak)
-                a->peak = a->held;
-}
-
-/* ---- the table of addresses ---- */
-
-static size_t slot_of(const struct tm_rstats_acc *a, uint64_t addr)
-{
-        uint64_t h = addr * 0x9e3779b97f4a7c15ull;
-        return (size_t)(h >> 20) & (a->cap - 1);
-}
-
-static int is_freed(const struct tm_rstats_acc *a, size_t j)
-{
-        return (int)(a->freed[j / 64] >> (j % 64) & 1);
-}
-
-static void set_freed(struct tm_rstats_acc *a, size_t j, int on)
-{
-        uint64_t bit = 1ull << (j % 64);
-        a->freed[j / 64] = on ? a->freed[j / 64] | bit : a->freed[j / 64] & ~bit;
-}
-
-static int table_grow(struct tm_rstats_acc *a)
-{
-        size_t ncap = a->cap ? a->cap * 2 : 4096;
-        uint64_t *na = calloc(ncap, sizeof *na), *ns = calloc(ncap, sizeof *ns),
-                 *nf = calloc(ncap / 64, sizeof *nf);
-        if (!na || !ns || !nf) {
-                free(na);
-                free(ns);
-                free(nf);
-                return -ENOMEM;
-        }
-        hold(a, ncap * 16 + ncap / 8);
-        struct tm_rstats_acc o = *a;
-        a->addr = na;
-        a->size = ns;
-        a->freed = nf;
-        a->cap = ncap;
-        for (size_t i = 0; i < o.cap; i++)
-                if (o.addr[i]) {
-                        size_t j = slot_of(a, o.addr[i]);
-                        while (na[j])
-                                j = (j + 1) & (ncap - 1);
-                        na[j] = o.addr[i];
-                        ns[j] = o.size[i];
-                        set_freed(a, j, is_freed(&o, i));
-                }
-        free(o.addr);
-        free(o.size);
-        free(o.freed);
-        a->held -= o.cap * 16 + o.cap / 8;
-        return 0;
-}
-
-/* The slot of addr (not 0), or of the empty one where it would go. */
-static size_t table_find(const struct tm_rstats_acc *a, uint64_t addr)
-{
-        size_t j = slot_of(a, addr);
-        while (a->addr[j] && a->addr[j] != addr)
-                j = (j + 1) & (a->cap - 1);
-        return j;
-}
-
-/* ---- past the table: the external count ----
- *
- * Every heap event becomes a record (address, record number << 3 | op,
- * size). Sorted by address and record number, an address's events are
- * in order, so each free meets the size of what it frees (join); the
- * changes that makes to the live count and bytes, sorted by record
- * number, give the running totals and their maxima (sweep). The table's
- * contents at the switch go first, at record number 0 (EV_LIVE,
- * EV_FREED: a state, no change); the totals then are the sweep's start.
- * At one record number a release sorts before an allocation, as a
- * realloc in place frees and then allocates. */
-
-enum { EV_FREE, EV_RFREE, EV_ALLOC, EV_LIVE, EV_FREED };
-#define SPILL_FIRST_MEM (4u << 20)
-
-static void spill_fail(struct tm_rstats_acc *a, int rc)
-{
-        a->st.inexact = (uint64_t)(rc < 0 ? -rc : EIO);
-        tm_xsort_free(a->ev);
-        a->ev = NULL;
-}
-
-static void spill_put(struct tm_rstats_acc *a, uint64_t addr, uint64_t seq, unsigned op,
-                      uint64_t size)
-{
-        uint64_t r[3] = {addr, seq << 3 | op, size};
-        int rc = a->ev ? tm_xsort_put(a->ev, r) : 0;
-        if (rc < 0)
-                spill_fail(a, rc);
-        a->st.spilled += a->ev != NULL;
-}
-
-/* From now on every event goes to the sort: the table first, through a
- * small buffer while the table is still there. */
-static void spill_start(struct tm_rstats_acc *a)
-{
-        size_t mem = a->sort_mem < SPILL_FIRST_MEM ? a->sort_mem : SPILL_FIRST_MEM;
-        int rc = tm_xsort_new(3, 2, mem, TM_XSORT_FANIN, &a->ev);
-        if (rc < 0) {
-                spill_fail(a, rc);
-        } else {
-                for (size_t j = 0; j < a->cap && a->ev; j++)
-                        if (a->addr[j])
-                                spill_put(a, a->addr[j], 0, is_freed(a, j) ? EV_FREED : EV_LIVE,
-                                          a->size[j]);
-        }
-        if (a->ev)
-                hold(a, tm_xsort_peak(a->ev));
-        table_free(a);
-        if (a->ev) {
-                a->held -= tm_xsort_peak(a->ev);
-                tm_xsort_grow(a->ev, a->sort_mem); /* if it cannot, the small one serves */
-        }
-}
-
-static int spilling(const struct tm_rstats_acc *a)
-{
-        return a->ev != NULL || a->st.inexact;
-}
-
-/* ---- live objects ---- */
-
-/* The slot for a new address, growing the table; -1 when it is full. */
-static int table_slot_new(struct tm_rstats_acc *a, uint64_t addr, size_t *j)
-{
-        if (a->used + 1 > a->addr_max || (2 * (a->used + 1) > a->cap && table_grow(a) < 0))
-                return -1;
-        *j = table_find(a, addr);
-        a->addr[*j] = addr;
-        a->used++;
-        return 0;
-}
-
-static void live_add(struct tm_rstats_acc *a, uint64_t addr, uint64_t size)
-{
-        struct tm_rstats *st = &a->st;
-        size_t j = a->cap && !spilling(a) ? table_find(a, addr) : 0;
-        int fresh = !spilling(a) && (!a->cap || !a->addr[j]);
-        if (fresh && table_slot_new(a, addr, &j) < 0)
-                spill_start(a);
-        if (spilling(a)) {
-                spill_put(a, addr, a->seq, EV_ALLOC, size);
-                return;
-        }
-        if (!fresh && !is_freed(a, j)) { /* allocated again without a free */
-                st->alloc_live++;
-                st->live_n--;
-                st->live_bytes -= a->size[j];
-        }
-        a->size[j] = size;
-        set_freed(a, j, 0);
-        st->live_n++;
-        st->live_bytes += size;
-        if (st->live_n > st->max_live_n)
-                st->max_live_n = st->live_n;
-        if (st->live_bytes > st->max_live_bytes)
-                st->max_live_bytes = st->live_bytes;
-}
-
-/* The release of addr (not 0) by a free or a realloc (op). */
-static void live_remove(struct tm_rstats_acc *a, uint64_t addr, unsigned op)
-{
-        struct tm_rstats *st = &a->st;
-        if (spilling(a)) {
-                spill_put(a, addr, a->seq, op, 0);
-                return;
-        }
-        size_t j = a->cap ? table_find(a, addr) : 0;
-        if (!a->cap || !a->addr[j] || is_freed(a, j)) {
-                if (op == EV_RFREE) {
-                        st->realloc_unknown++;
-                } else {
-                        st->free_unknown++;
-                        st->double_frees += a->cap && a->addr[j];
-                }
-                return;
-        }
-        st->live_n--;
-        st->live_bytes -= a->size[j];
-        set_freed(a, j, 1);
-}
-
-/* ---- per record ---- */
-
-static void count_id(uint64_t *ids, uint64_t *ns, unsigned *n, uint64_t *other, uint64_t id)
-{
-        for (unsigned i = 0; i < *n; i++)
-                if (ids[i] == id) {
-                        ns[i]++;
-                        return;
-                }
-        if (*n < TM_RSTATS_IDS) {
-                ids[*n] = id;
-                ns[(*n)++] = 1;
-        } else {
-                (*other)++;
-        }
-}
-
-static uint64_t get(const struct tm_rec *r, int pos)
-{
-        return pos < 0 ? 0 : r->v[pos];
-}
-
-static void heap_add(struct tm_rstats_acc *a, const struct tm_rec *r)
-{
-        struct tm_rstats *st = &a->st;
-        const int8_t *p = a->pos[r->kind];
-        unsigned role = a->role[r->kind];
-        if (p[H_THREAD] >= 0)
-                count_id(st->thread_id, st->thread_n, &st->nthreads, &st->thread_other,
-                         r->v[p[H_THREAD]]);
-        if (p[H_HEAP] >= 0)
-                count_id(st->heap_id, st->heap_n, &st->nheaps, &st->heap_other, r->v[p[H_HEAP]]);
-        if (role == K_OTHER)
-                return;
-        uint64_t size = get(r, p[H_SIZE]), addr = get(r, p[H_ADDR]);
-        if (role == K_FREE) {
-                st->frees++;
-                if (addr)
-                        live_remove(a, addr, EV_FREE);
-                return;
-        }
-        if (role == K_REALLOC) {
-                st->reallocs++;
-                if (addr)
-                        live_remove(a, addr, EV_RFREE);
-                addr = get(r, p[H_NEW]);
-        } else {
-                st->allocs++;
-        }
-        if (!a->allocates[r->kind] || addr == 0) /* 0: the request failed */
-                return;
-        if (st->total_bytes + size < size) /* past 2^64: no byte figure holds */
-                st->inexact = EOVERFLOW;
-        st->total_bytes += size;
-        st->sized++;
-        unsigned b = size ? 64u - (unsigned)__builtin_clzll(size) : 0;
-        st->size_hist[b < TM_RSTATS_HIST ? b : TM_RSTATS_HIST - 1]++;
-        live_add(a, addr, size);
+        return a->fa && a->fam->acc_peak_mem ? a->fam->acc_peak_mem(a->fa) : 0;
 }
 
 void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
@@ -373,137 +68,28 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
                         if (v > st->fmax[f])
                                 st->fmax[f] = v;
                 }
-                a->seq = st->records + i + 1;
-                if (st->heap)
-                        heap_add(a, &r[i]);
         }
         st->records += n;
-}
-
-/* ---- the end of an external count ---- */
-
-/* The change a record (number seq) makes: live objects by dobj (-1, 0,
- * 1), bytes by db (mod 2^64, as the running total). */
-static int delta_put(struct tm_xsort *d, uint64_t seq, int dobj, uint64_t db)
-{
-        uint64_t r[2] = {seq << 2 | (uint64_t)(dobj + 1), db};
-        return tm_xsort_put(d, r);
-}
-
-/* One address's events, in order (join): the counts of what cannot be
- * reconciled, and the changes into d. *size and *state (0 not seen, 1
- * live, 2 freed) carry the address's state from event to event. */
-static int join_event(struct tm_rstats *st, struct tm_xsort *d, const uint64_t *e, int *state,
-                      uint64_t *size)
-{
-        uint64_t seq = e[1] >> 3;
-        unsigned op = (unsigned)(e[1] & 7);
-        switch (op) {
-        case EV_LIVE:
-        case EV_FREED:
-                *state = op == EV_LIVE ? 1 : 2;
-                *size = e[2];
-                return 0;
-        case EV_ALLOC: {
-                int rc = 0;
-                if (*state == 1) {
-                        st->alloc_live++;
-                        rc = delta_put(d, seq, -1, -*size);
-                }
-                *state = 1;
-                *size = e[2];
-                return rc < 0 ? rc : delta_put(d, seq, 1, e[2]);
-        }
-        default: /* EV_FREE, EV_RFREE */
-                if (*state == 1) {
-                        *state = 2;
-                        return delta_put(d, seq, -1, -*size);
-                }
-                if (op == EV_RFREE)
-                        st->realloc_unknown++;
-                else
-                        st->free_unknown++, st->double_frees += *state == 2;
-                return 0;
-        }
-}
-
-/* Events by address into the changes by record number. */
-static int spill_join(struct tm_rstats_acc *a, struct tm_xsort *d)
-{
-        uint64_t e[3], addr = 0, size = 0;
-        int state = 0, rc;
-        while ((rc = tm_xsort_next(a->ev, e)) == 1) {
-                if (e[0] != addr)
-                        state = 0, addr = e[0];
-                if ((rc = join_event(&a->st, d, e, &state, &size)) < 0)
-                        return rc;
-        }
-        return rc;
-}
-
-/* The changes in record order: the running totals from those at the
- * switch, their maxima after each record. */
-static int spill_sweep(struct tm_rstats *st, struct tm_xsort *d)
-{
-        uint64_t r[2], seq = 0;
-        int rc;
-        while ((rc = tm_xsort_next(d, r)) == 1) {
-                if (r[0] >> 2 != seq) { /* the previous record is complete */
-                        if (st->live_n > st->max_live_n)
-                                st->max_live_n = st->live_n;
-                        if (st->live_bytes > st->max_live_bytes)
-                                st->max_live_bytes = st->live_bytes;
-                        seq = r[0] >> 2;
-                }
-                st->live_n += (r[0] & 3) - 1;
-                st->live_bytes += r[1];
-        }
-        if (st->live_n > st->max_live_n)
-                st->max_live_n = st->live_n;
-        if (st->live_bytes > st->max_live_bytes)
-                st->max_live_bytes = st->live_bytes;
-        return rc;
-}
-
-static void spill_end(struct tm_rstats_acc *a)
-{
-        struct tm_xsort *d = NULL;
-        struct tm_rstats save = a->st;
-        int rc = tm_xsort_finish(a->ev);
-        size_t held = tm_xsort_held(a->ev); /* the second sort gets what is left */
-        size_t least = (a->sort_mem < SPILL_FIRST_MEM ? a->sort_mem : SPILL_FIRST_MEM) / 4 + 64;
-        size_t mem = a->sort_mem > held + least ? a->sort_mem - held : least;
-        if (rc == 0)
-                rc = tm_xsort_new(2, 1, mem, TM_XSORT_FANIN, &d);
-        if (rc == 0)
-                rc = spill_join(a, d);
-        /* the table is gone; the sorts' buffers at their fullest: the
-         * first alone, then its merge beside the second's buffer, then
-         * the second alone */
-        hold(a, tm_xsort_peak(a->ev));
-        a->held = 0;
-        hold(a, tm_xsort_held(a->ev) + (d ? tm_xsort_peak(d) : 0));
-        a->held = 0;
-        tm_xsort_free(a->ev);
-        a->ev = NULL;
-        if (rc == 0 && (rc = tm_xsort_finish(d)) == 0)
-                rc = spill_sweep(&a->st, d);
-        if (d)
-                hold(a, tm_xsort_peak(d));
-        a->held = 0;
-        tm_xsort_free(d);
-        if (rc < 0) { /* the counts before the switch stand; the rest is not known */
-                a->st = save;
-                a->st.inexact = (uint64_t)-rc;
-        }
+        if (a->fa)
+                a->fam->acc_add(a->fa, r, n);
 }
 
 const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a)
 {
-        if (!a->ended && a->ev)
-                spill_end(a);
+        if (!a->ended && a->fa)
+                a->fam->acc_finish(a->fa, a->st.fam);
         a->ended = 1;
         return &a->st;
+}
+
+unsigned tm_rstats_stream_ids(const struct tm_rstats *st, const struct tm_schema *s,
+                              const uint64_t **ids)
+{
+        const struct tm_family *fam = tm_family_of(s);
+        if (!fam || !fam->stats_size || !fam->stream_ids || tm_family_stream_field(s) < 0)
+                return 0;
+        unsigned n = fam->stream_ids(st->fam, ids);
+        return n < TM_FAMILY_STREAMS_MAX ? n : TM_FAMILY_STREAMS_MAX;
 }
 
 /* ---- the report ---- */
@@ -527,91 +113,6 @@ static const char *note_line(const char **l, size_t *len)
                 if (k_ > 0)                                                                        \
                         n += (size_t)k_;                                                           \
         } while (0)
-
-/* Why the live figures are not known (st->inexact set). */
-static const char *inexact_why(const struct tm_rstats *st, char *buf, size_t cap)
-{
-        if (st->inexact == EOVERFLOW)
-                snprintf(buf, cap, "the sizes requested add up past 2^64");
-        else
-                snprintf(buf, cap,
-                         "past %u addresses the count needs temporary files ($TMPDIR, else /tmp), "
-                         "which failed: %s",
-                         TM_RSTATS_ADDR_MAX, strerror((int)st->inexact));
-        return buf;
-}
-
-static size_t report_heap(const struct tm_rstats *st, char *dst, size_t cap)
-{
-        size_t n = 0;
-        uint64_t made = st->sized;
-        char why[256];
-        OUT("\nheap (the columns of Table 3 of the HATF paper)\n");
-        OUT("  total allocs       %" PRIu64 "\n", st->allocs);
-        OUT("  total reallocs     %" PRIu64 "\n", st->reallocs);
-        OUT("  total frees        %" PRIu64 "\n", st->frees);
-        if (st->inexact == EOVERFLOW)
-                OUT("  total bytes        not known\n");
-        else
-                OUT("  total bytes        %" PRIu64 "\n", st->total_bytes);
-        if (st->inexact) {
-                OUT("  max objects        not known\n");
-                OUT("  max bytes          not known\n");
-        } else {
-                OUT("  max objects        %" PRIu64 "\n", st->max_live_n);
-                OUT("  max bytes          %" PRIu64 "\n", st->max_live_bytes);
-        }
-        if (st->inexact == EOVERFLOW)
-                OUT("  avg object size    not known\n");
-        else
-                OUT("  avg object size    %.1f\n",
-                    made ? (double)st->total_bytes / (double)made : 0.0);
-        if (st->inexact) {
-                OUT("  live at end        not known\n");
-                OUT("  not exact: %s; max objects, max bytes, live at end and the counts of "
-                    "what does not add up are not known\n",
-                    inexact_why(st, why, sizeof why));
-                return n;
-        }
-        OUT("  live at end        %" PRIu64 " objects, %" PRIu64 " bytes\n", st->live_n,
-            st->live_bytes);
-        OUT("  frees of addresses not live: %" PRIu64 "\n", st->free_unknown);
-        if (st->free_unknown || st->realloc_unknown || st->alloc_live) {
-                OUT("  of them double frees: %" PRIu64 " (an address freed and not allocated "
-                    "since)\n",
-                    st->double_frees);
-                OUT("  reallocs of addresses not live: %" PRIu64 "\n", st->realloc_unknown);
-                OUT("  allocations at live addresses: %" PRIu64 " (the object there counted as "
-                    "freed)\n",
-                    st->alloc_live);
-                OUT("  (records are taken in the order written: a log of threads written out of "
-                    "order, or one with records missing, shows as these)\n");
-        }
-        return n;
-}
-
-static size_t report_ids(const struct tm_rstats *st, char *dst, size_t cap)
-{
-        size_t n = 0;
-        OUT("\nrecords per thread\n");
-        for (unsigned i = 0; i < st->nthreads; i++)
-                OUT("  %-18" PRIu64 " %" PRIu64 "\n", st->thread_id[i], st->thread_n[i]);
-        if (st->thread_other)
-                OUT("  %-18s %" PRIu64 "\n", "(others)", st->thread_other);
-        OUT("\nrecords per heap\n");
-        for (unsigned i = 0; i < st->nheaps; i++)
-                OUT("  %-18" PRIu64 " %" PRIu64 "\n", st->heap_id[i], st->heap_n[i]);
-        if (st->heap_other)
-                OUT("  %-18s %" PRIu64 "\n", "(others)", st->heap_other);
-        OUT("\nallocation sizes (bytes)\n");
-        for (unsigned b = 0; b < TM_RSTATS_HIST; b++) {
-                if (!st->size_hist[b])
-                        continue;
-                uint64_t lo = b ? 1ull << (b - 1) : 0, hi = b ? (1ull << b) - 1 : 0;
-                OUT("  %10" PRIu64 " - %-10" PRIu64 " %" PRIu64 "\n", lo, hi, st->size_hist[b]);
-        }
-        return n;
-}
 
 size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
                         const struct tm_rstats_info *in, char *dst, size_t cap)
@@ -644,79 +145,13 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
                         OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
         }
-        if (st->heap) {
-                n += report_heap(st, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
-                n += report_ids(st, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
-        }
+        const struct tm_family *fam = tm_family_of(s);
+        if (fam && fam->stats_size && fam->report)
+                n += fam->report(st->fam, s, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
         return n;
 }
 
 /* ---- JSON ---- */
-
-static void json_ids(struct tm_json *o, const char *key, const uint64_t *id, const uint64_t *n,
-                     unsigned count, uint64_t other)
-{
-        tm_json_open(o, key, '[');
-        for (unsigned i = 0; i < count; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "id", id[i]);
-                tm_json_u64(o, "records", n[i]);
-                tm_json_close(o, '}');
-        }
-        tm_json_close(o, ']');
-        char other_key[32];
-        snprintf(other_key, sizeof other_key, "%s_other", key);
-        tm_json_u64(o, other_key, other);
-}
-
-/* v, or null when not known. */
-static void json_known(struct tm_json *o, const char *key, uint64_t v, int known)
-{
-        if (known)
-                tm_json_u64(o, key, v);
-        else
-                tm_json_str(o, key, NULL);
-}
-
-static void json_heap(struct tm_json *o, const struct tm_rstats *st)
-{
-        tm_json_open(o, "heap", '{');
-        tm_json_u64(o, "allocs", st->allocs);
-        tm_json_u64(o, "reallocs", st->reallocs);
-        tm_json_u64(o, "frees", st->frees);
-        json_known(o, "total_bytes", st->total_bytes, st->inexact != EOVERFLOW);
-        char why[256];
-        tm_json_bool(o, "exact", !st->inexact);
-        tm_json_str(o, "inexact", st->inexact ? inexact_why(st, why, sizeof why) : NULL);
-        json_known(o, "max_objects", st->max_live_n, !st->inexact);
-        tm_json_bool(o, "max_objects_exact", !st->inexact);
-        json_known(o, "max_bytes", st->max_live_bytes, !st->inexact);
-        if (st->inexact == EOVERFLOW)
-                tm_json_str(o, "avg_size", NULL);
-        else
-                tm_json_real(o, "avg_size",
-                             st->sized ? (double)st->total_bytes / (double)st->sized : 0.0);
-        json_known(o, "live_objects", st->live_n, !st->inexact);
-        json_known(o, "live_bytes", st->live_bytes, !st->inexact);
-        json_known(o, "frees_not_live", st->free_unknown, !st->inexact);
-        json_known(o, "double_frees", st->double_frees, !st->inexact);
-        json_known(o, "reallocs_not_live", st->realloc_unknown, !st->inexact);
-        json_known(o, "allocs_at_live", st->alloc_live, !st->inexact);
-        json_ids(o, "threads", st->thread_id, st->thread_n, st->nthreads, st->thread_other);
-        json_ids(o, "heaps", st->heap_id, st->heap_n, st->nheaps, st->heap_other);
-        tm_json_open(o, "size_histogram", '[');
-        for (unsigned b = 0; b < TM_RSTATS_HIST; b++) {
-                if (!st->size_hist[b])
-                        continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "min", b ? 1ull << (b - 1) : 0);
-                tm_json_u64(o, "max", b ? (1ull << b) - 1 : 0);
-                tm_json_u64(o, "count", st->size_hist[b]);
-                tm_json_close(o, '}');
-        }
-        tm_json_close(o, ']');
-        tm_json_close(o, '}');
-}
 
 size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
                       const struct tm_rstats_info *in, const char *damage, char *dst, size_t cap)
@@ -762,9 +197,11 @@ size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
                 tm_json_close(&o, '}');
         }
         tm_json_close(&o, ']');
-        if (st->heap)
-                json_heap(&o, st);
-        else
-                tm_json_str(&o, "heap", NULL);
+        const struct tm_family *fam = tm_family_of(s);
+        for (unsigned i = 0; tm_families[i]; i++)
+                if (tm_families[i] == fam && fam->stats_size && fam->json)
+                        fam->json(st->fam, s, &o);
+                else
+                        tm_json_str(&o, tm_families[i]->name, NULL);
         return tm_json_stats_end(&o);
 }

@@ -28,7 +28,8 @@ enum rv_kind {
         RV_FIELD,   /* fields/<field> */
         RV_SECTION, /* sections/<name>: the records read in that section */
         RV_BLOB,    /* sections/<name>: a section of bytes (tm_rcodec.blobs) */
-        RV_THREAD,  /* streams/thread/<id>: heap records of one thread */
+        RV_ID,      /* streams/<field>/<id>: the records of one id of the family's
+                     * stream field (heap: streams/thread/<id>, one thread's) */
 };
 
 struct tm_rtrace {
@@ -45,7 +46,7 @@ struct tm_rtrace {
         unsigned nblobs;
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
         struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
-        unsigned nfixed;              /* views known at open; thread streams follow */
+        unsigned nfixed;              /* views known at open; per-id streams follow */
         char *notes; /* the trace's leading comments, a line each (the stats print them) */
         /* The codec's open failed on an archive its probe took (a Meta-TF
          * DTD missing or bad): the trace is a directory whose views fail
@@ -238,8 +239,8 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
         unsigned nnames = s->nkinds + s->nfields + s->nsections + rt->nblobs;
-        if (tm_rcol_thread_field(s) >= 0)
-                nnames += TM_RSTATS_IDS; /* room for streams/thread/<id> */
+        if (tm_family_stream_field(s) >= 0)
+                nnames += TM_FAMILY_STREAMS_MAX; /* room for streams/<field>/<id> */
         unsigned nv = 5 + nnames;
         rt->names = calloc(nnames, sizeof *rt->names);
         rt->views = calloc(nv + 1, sizeof *rt->views);
@@ -273,22 +274,24 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         return 1;
 }
 
-/* Once the index says which threads there are: a streams/thread/<id> for
- * each of the first TM_RSTATS_IDS, appended so that a reader walking the
+/* Once the index says which ids there are: a streams/<field>/<id> for
+ * each of the first TM_FAMILY_STREAMS_MAX, appended so that a reader walking the
  * list meanwhile sees the old list or the new one (the terminator moves
  * last, with a release store). */
-static void add_thread_views(struct tm_rtrace *rt)
+static void add_id_views(struct tm_rtrace *rt)
 {
         const struct tm_schema *s = &rt->schema;
-        if (tm_rcol_thread_field(s) < 0 || rt->views[rt->nfixed])
+        int f = tm_family_stream_field(s);
+        if (f < 0 || rt->views[rt->nfixed])
                 return;
         unsigned base = s->nkinds + s->nfields + s->nsections + rt->nblobs;
-        unsigned n = rt->ix->stats.nthreads;
+        const uint64_t *ids;
+        unsigned n = tm_rstats_stream_ids(&rt->ix->stats, s, &ids);
         if (n == 0)
                 return;
         for (unsigned j = 0; j < n; j++) {
-                snprintf(rt->names[base + j], sizeof rt->names[0], "streams/thread/%llu",
-                         (unsigned long long)rt->ix->stats.thread_id[j]);
+                snprintf(rt->names[base + j], sizeof rt->names[0], "streams/%s/%llu",
+                         s->field[f].name, (unsigned long long)ids[j]);
                 if (j)
                         rt->views[rt->nfixed + j] = rt->names[base + j];
         }
@@ -333,7 +336,7 @@ int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, stru
                                  t->ckpt_refs, progress, arg, &rt->ix, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
-        add_thread_views(rt);
+        add_id_views(rt);
         return rc; /* TM_INDEX_PREFIX: the records before damage (rindex.h) */
 }
 
@@ -354,9 +357,8 @@ static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_k
                 k.state_ok = rt_state_ok;
                 k.state_ctx = rt;
         }
-        return tm_rindex_load(path, &k, tm_rindex_schema_crc(&rt->schema),
-                              tm_rcol_count(&rt->schema), rt->codec->state_size, rt->hdr_len, c,
-                              out, fd_out, err);
+        return tm_rindex_load(path, &k, &rt->schema, rt->codec->state_size, rt->hdr_len, c, out,
+                              fd_out, err);
 }
 
 int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
@@ -364,7 +366,7 @@ int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_k
 {
         int rc = rt_load(t, path, key, t->cont, &t->rt->ix, &t->ix_fd, err);
         if (rc == 0)
-                add_thread_views(t->rt);
+                add_id_views(t->rt);
         return rc;
 }
 
@@ -399,7 +401,7 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
                         *kind = RV_BLOB;
                         *sel = i - 5 - s->nkinds - s->nfields - s->nsections;
                 } else {
-                        *kind = RV_THREAD;
+                        *kind = RV_ID;
                         *sel = i - rt->nfixed;
                 }
                 return 0;
@@ -409,9 +411,13 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
 
 int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view)
 {
-        if (rt->failed || tm_rcol_thread_field(&rt->schema) < 0)
+        int f = rt->failed ? -1 : tm_family_stream_field(&rt->schema);
+        if (f < 0)
                 return 0;
-        return strncmp(view, "streams/thread", 14) == 0 && (view[14] == '\0' || view[14] == '/');
+        const char *name = rt->schema.field[f].name;
+        size_t n = strlen(name);
+        return strncmp(view, "streams/", 8) == 0 && strncmp(view + 8, name, n) == 0 &&
+               (view[8 + n] == '\0' || view[8 + n] == '/');
 }
 
 /* rv_parse through the one name resolver (tm_trace_view_lookup), which
@@ -475,8 +481,8 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
                 return tm_rcol_field(s, sel);
         case RV_SECTION:
                 return tm_rcol_section(s, sel);
-        case RV_THREAD:
-                return tm_rcol_thread(s, sel);
+        case RV_ID:
+                return tm_rcol_stream(s, sel);
         default:
                 return TM_RCOL_REC;
         }

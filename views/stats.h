@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "../codecs/address/trace.h"
+#include "../codecs/common/tm_json.h"
 
 #define TM_STATS_SEQ_MAX 16
 #define TM_STATS_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
@@ -92,23 +93,6 @@ size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in,
 size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
                      char *buf, size_t cap);
 
-/* A small JSON writer shared with rstats.c: members are written in order,
- * commas and escapes are its business. Strings are escaped (", \, control
- * bytes) and bytes that are not UTF-8 become U+FFFD, so the output is
- * valid JSON whatever the names hold; numbers are finite. */
-struct tm_json {
-        char *buf;
-        size_t cap, len;
-        int comma; /* a member precedes: the next one needs a comma */
-};
-
-/* key: the member's name inside an object, NULL inside an array. */
-void tm_json_open(struct tm_json *o, const char *key, char bracket);
-void tm_json_close(struct tm_json *o, char bracket);
-void tm_json_u64(struct tm_json *o, const char *key, uint64_t v);
-void tm_json_real(struct tm_json *o, const char *key, double v);
-void tm_json_str(struct tm_json *o, const char *key, const char *s); /* NULL: null */
-void tm_json_bool(struct tm_json *o, const char *key, int v);
 /* A stats.json object: its opening and the members every one starts with
  * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
  * returns the length (snprintf-style). */

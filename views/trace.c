@@ -197,7 +197,7 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
 #define SCHEMA_CAP 4096
 
 /* A record trace's views are its own (rtrace.c) and ours: stats.json and
- * errors after the ones known at open, then the thread streams that its
+ * errors after the ones known at open, then the per-id streams that its
  * index adds (trace_views_more), in an array with room for all of them
  * that only ever grows at its end, so that a reader sees a whole list. */
 static void trace_rviews(struct tm_trace *t)
@@ -206,7 +206,7 @@ static void trace_rviews(struct tm_trace *t)
         unsigned n = 0;
         while (rv[n])
                 n++;
-        t->rviews = calloc(n + 2 + TM_RSTATS_IDS + 1, sizeof *t->rviews);
+        t->rviews = calloc(n + 2 + TM_FAMILY_STREAMS_MAX + 1, sizeof *t->rviews);
         if (!t->rviews)
                 return;
         memcpy(t->rviews, rv, n * sizeof *rv);
@@ -216,13 +216,13 @@ static void trace_rviews(struct tm_trace *t)
         t->rviews_n = n + 2;
 }
 
-/* After the index: a record trace's thread streams. Under mu. */
+/* After the index: a record trace's per-id streams. Under mu. */
 static void trace_views_more(struct tm_trace *t)
 {
         const char *const *rv = tm_rtrace_views(t->rt);
         if (!t->rviews || t->rviews_n > t->rviews_open + 2)
                 return;
-        for (unsigned i = t->rviews_open; rv[i] && t->rviews_n < t->rviews_open + 2 + TM_RSTATS_IDS;
+        for (unsigned i = t->rviews_open; rv[i] && t->rviews_n < t->rviews_open + 2 + TM_FAMILY_STREAMS_MAX;
              i++)
                 __atomic_store_n(&t->rviews[t->rviews_n++], rv[i], __ATOMIC_RELEASE);
 }

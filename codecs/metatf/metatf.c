@@ -14,6 +14,7 @@
 
 #include "../common/tm_side.h"
 #include "../heap/heap.h"
+#include "../record/family.h"
 
 static int mtf_probe(const uint8_t *head, size_t n)
 {
@@ -276,14 +277,14 @@ static int schema_kind(struct mtf_ctx *x, unsigned k, struct tm_schema *s, struc
         return 0;
 }
 
-/* "heap" when the DTD's names are the heap family's (heap.h). */
+/* The name of the family that claims the schema (codecs/record/family.h:
+ * "heap" when the DTD has the heap family's kinds and fields), else the
+ * DTD file's name up to its first dot. */
 static void schema_name(const struct mtf_ctx *x, struct tm_schema *s)
 {
-        int heap = tm_schema_kind(s, "alloc") >= 0;
-        for (unsigned i = 0; i < s->nfields; i++)
-                heap &= tm_schema_field(&tm_schema_heap, s->field[i].name) >= 0;
-        if (heap) {
-                snprintf(s->name, sizeof s->name, "heap");
+        const struct tm_family *fam = tm_family_of(s);
+        if (fam) {
+                snprintf(s->name, sizeof s->name, "%s", fam->name);
                 return;
         }
         size_t n = strcspn(x->lay.file, ".");

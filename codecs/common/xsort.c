@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../codecs/common/tm_io.h"
+#include "tm_io.h"
 
 #define WORDS_MAX 8
 

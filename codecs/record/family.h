@@ -1,0 +1,92 @@
+/* Families: what a kind of trace adds to the generic record views.
+ *
+ * Every record trace gets the generic statistics (views/rstats.h: records
+ * per kind, per numeric field its minimum and maximum) and the generic
+ * views (ascii, binary, streams/<kind>, fields/<field>, sections/...). A
+ * family (heap; later object, java) adds to those through the hooks
+ * below, never through a branch in views/: statistics gathered in the
+ * index pass, reported in the stats view as text and in stats.json as a
+ * member, saved in the index file and checked when loaded from it; and
+ * per-id streams (heap: streams/thread/<id>) with their index columns.
+ *
+ * Which family a trace is of is decided once, by the schema: the first
+ * row of tm_families whose claims() accepts it (tm_family_of). The same
+ * rule names a Meta-TF trace's schema (codecs/metatf/metatf.c). No family
+ * claims a schema: only the generic part applies.
+ *
+ * The statistics block: stats_size bytes (a multiple of 8, at most
+ * TM_FAMILY_STATS_MAX) of plain data, 64-bit words in host order, no
+ * pointers and no padding, so the index file stores it as little-endian
+ * words (docs/index-format.md, "The family's statistics") and a block
+ * read back from a file is the one that was saved. A block read from a
+ * file is not trusted: stats_ok() is asked before any other hook sees it,
+ * and must refuse whatever would make another hook read out of bounds or
+ * report figures that cannot be (parts larger than their wholes). */
+#ifndef TM_FAMILY_H
+#define TM_FAMILY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+struct tm_json;
+struct tm_family_acc; /* a family's running state in the index pass */
+
+#define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
+#define TM_FAMILY_STREAMS_MAX 64 /* per-id streams of a trace, at most */
+
+struct tm_family {
+        const char *name; /* "heap": the schema's name, stats.json's member */
+
+        /* Is s a schema of this family? 1 or 0; the one rule, from the
+         * schema's kinds and fields (never its name). */
+        int (*claims)(const struct tm_schema *s);
+
+        /* Bytes of the statistics block (see above); 0: none, and the
+         * statistics hooks are not called. */
+        size_t stats_size;
+
+        /* The pass: start for schema s (NULL on out of memory), add n
+         * records of s in trace order, finish into block (stats_size
+         * bytes; no records are added after it), free (also without a
+         * finish, after an error). peak_mem: the most bytes the
+         * accumulator held at once so far. */
+        struct tm_family_acc *(*acc_start)(const struct tm_schema *s);
+        void (*acc_add)(struct tm_family_acc *a, const struct tm_rec *r, size_t n);
+        void (*acc_finish)(struct tm_family_acc *a, void *block);
+        void (*acc_free)(struct tm_family_acc *a);
+        size_t (*acc_peak_mem)(const struct tm_family_acc *a);
+
+        /* Could the pass have produced block? 1 or 0 (the index loader
+         * refuses the file otherwise). NULL: every block is one. */
+        int (*stats_ok)(const void *block);
+
+        /* The stats view's family part, appended after the generic one:
+         * text into dst (cap bytes), the length (snprintf-style). */
+        size_t (*report)(const void *block, const struct tm_schema *s, char *dst, size_t cap);
+
+        /* stats.json's family part: the member named name (an object),
+         * written into the open stats object o. */
+        void (*json)(const void *block, const struct tm_schema *s, struct tm_json *o);
+
+        /* Per-id streams: the field whose distinct values each get a
+         * stream (streams/<stream_field>/<id>) and an index column, NULL
+         * for none; stream_ids gives the ids from the block, in the order
+         * they first appear in the trace, at most TM_FAMILY_STREAMS_MAX
+         * (their count; *ids points into block). The index pass assigns
+         * columns in the same order of first appearance. */
+        const char *stream_field;
+        unsigned (*stream_ids)(const void *block, const uint64_t **ids);
+};
+
+/* The family table, NULL-terminated (codecs/registry.c). */
+extern const struct tm_family *const tm_families[];
+
+/* The family of schema s: the first row that claims it, or NULL. */
+const struct tm_family *tm_family_of(const struct tm_schema *s);
+
+/* The schema field of s whose values get per-id streams, or -1. */
+int tm_family_stream_field(const struct tm_schema *s);
+
+#endif
