@@ -35,6 +35,7 @@
 const struct tm_cont_ops *const tm_cont_table[] = {
     &tm_cont_gzip_ops,
     &tm_cont_zstd_ops,
+    &tm_cont_zip_ops,
     &tm_cont_plain_ops,
     NULL,
 };

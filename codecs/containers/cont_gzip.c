@@ -5,26 +5,16 @@
  * store (a temporary file after scan, the index file after load) and read
  * back only when a reader restarts at that point. */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include "cont_impl.h"
-#include "../common/tm_io.h"
+#include "cont_zran.h"
 
-#define GZ_SCAN_OUT (256u << 10)
 #define GZ_WBITS_GZIP 31 /* gzip wrapper only */
-#define GZ_WBITS_RAW (-15)
 #define GZ_DEFAULT_LEVEL 6
 #define GZ_WBUF (256u << 10)
-/* A window point is taken once the archive bytes since the last point are
- * GZ_BUDGET times what the point costs to save (so points stay near
- * 1/GZ_BUDGET of the archive), or the raw gap reaches GZ_MAX_RAW_GAP. */
-#define GZ_BUDGET 200u
-#define GZ_MAX_RAW_GAP (8u << 20)
-#define GZ_POINT_REC 32u
 
 static int gzip_probe(const uint8_t *head, size_t n)
 {
@@ -71,223 +61,64 @@ static int garbage(const struct tm_cont *c, uint64_t off, struct tm_err *err)
 
 /* ---- scan ---- */
 
-struct gscan {
-        z_stream zs;
-        z_stream def; /* deflates windows */
-        int zs_ok, def_ok;
-        struct tm_cin in;
-        uint8_t *out;
-        uint8_t *ring; /* the last 32 KiB of raw output */
-        /* made at the first window point (an archive under a MiB has
-         * none): deflating 300 KiB of zlib state, buffers */
-        uint8_t *win;  /* a window, linearised */
-        uint8_t *cwin; /* a window, deflated */
-        uint64_t raw;
-        int tmpfd;
-        int no_store; /* no temporary file: member points only */
-        uint64_t wsize;
-        uint64_t est;   /* saved size of the last window point, 0 if none yet */
-        int64_t member; /* archive offset of the member being read */
-};
-
-static void ring_push(struct gscan *s, const uint8_t *p, size_t n)
-{
-        uint64_t start = s->raw;
-        if (n > TM_GZ_WINDOW) {
-                start += n - TM_GZ_WINDOW;
-                p += n - TM_GZ_WINDOW;
-                n = TM_GZ_WINDOW;
-        }
-        size_t at = (size_t)(start % TM_GZ_WINDOW);
-        size_t first = TM_GZ_WINDOW - at < n ? TM_GZ_WINDOW - at : n;
-        memcpy(s->ring + at, p, first);
-        memcpy(s->ring, p + first, n - first);
-}
-
-static int open_tmp(void)
-{
-        const char *dir = getenv("TMPDIR");
-        if (!dir || !*dir)
-                dir = "/tmp";
-        int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (fd >= 0)
-                return fd;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/tracemount-gzwin.XXXXXX", dir);
-        fd = mkstemp(path);
-        if (fd >= 0)
-                unlink(path);
-        return fd;
-}
-
-/* Deflate the window before raw offset s->raw into s->cwin; returns its
- * length (and the window's length and CRC) or a negative errno. */
-static int deflate_window(const struct tm_cont *c, struct gscan *s, uint32_t *crc,
-                          struct tm_err *err)
-{
-        if (!s->win && !(s->win = malloc(TM_GZ_WINDOW)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        if (!s->cwin && !(s->cwin = malloc(TM_GZ_WINDOW_CMAX)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        size_t wl = s->raw < TM_GZ_WINDOW ? (size_t)s->raw : TM_GZ_WINDOW;
-        size_t at = (size_t)(s->raw % TM_GZ_WINDOW);
-        /* Oldest byte first: ring[at..] then ring[..at]. */
-        if (wl == TM_GZ_WINDOW) {
-                memcpy(s->win, s->ring + at, TM_GZ_WINDOW - at);
-                memcpy(s->win + TM_GZ_WINDOW - at, s->ring, at);
-        } else {
-                memcpy(s->win, s->ring, wl);
-        }
-        *crc = (uint32_t)crc32(0, s->win, (uInt)wl);
-        if (s->def_ok)
-                deflateReset(&s->def);
-        else if (deflateInit2(&s->def, GZ_DEFAULT_LEVEL, Z_DEFLATED, GZ_WBITS_RAW, 8,
-                              Z_DEFAULT_STRATEGY) == Z_OK)
-                s->def_ok = 1;
-        else
-                return tm_err_set(err, -ENOMEM, "%s: zlib: out of memory", c->path);
-        s->def.next_in = s->win;
-        s->def.avail_in = (uInt)wl;
-        s->def.next_out = s->cwin;
-        s->def.avail_out = TM_GZ_WINDOW_CMAX;
-        if (deflate(&s->def, Z_FINISH) != Z_STREAM_END)
-                return tm_err_set(err, -EIO, "%s: zlib: cannot deflate a window", c->path);
-        return (int)(TM_GZ_WINDOW_CMAX - s->def.avail_out);
-}
-
-/* At a deflate block boundary: maybe keep a point there. */
-static int block_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts,
-                       struct tm_err *err)
-{
-        uint64_t coff = tm_cin_tell(&s->in);
-        if (s->no_store || !tm_cpoints_want(pts, coff, s->raw))
-                return 0;
-        const struct tm_cpoint *last = &pts->p[pts->n - 1];
-        uint64_t since_c = coff - last->coff, since_r = s->raw - last->roff;
-        if (s->est && since_c < GZ_BUDGET * s->est && since_r < GZ_MAX_RAW_GAP)
-                return 0;
-        uint32_t crc = 0; /* set when clen >= 0 (gcc cannot tell) */
-        int clen = deflate_window(c, s, &crc, err);
-        if (clen < 0)
-                return clen;
-        s->est = (uint64_t)clen + GZ_POINT_REC;
-        if (since_c < GZ_BUDGET * s->est && since_r < GZ_MAX_RAW_GAP)
-                return 0;
-        /* Without room for windows the index degrades to member starts:
-         * slower seeks, but the archive stays readable. */
-        if ((s->tmpfd < 0 && (s->tmpfd = open_tmp()) < 0) ||
-            pwrite(s->tmpfd, s->cwin, (size_t)clen, (off_t)s->wsize) != clen) {
-                s->no_store = 1;
-                return 0;
-        }
-        struct tm_cpoint p = {
-            .coff = coff,
-            .roff = s->raw,
-            .wpos = s->wsize,
-            .wlen = (uint32_t)clen,
-            .wcrc = crc,
-            .bits = (uint8_t)(s->zs.data_type & 7),
-        };
-        s->wsize += (uint64_t)clen;
-        return tm_cpoints_add(pts, &p) < 0 ? tm_err_set(err, -ENOMEM, "%s: out of memory", c->path)
-                                           : 0;
-}
-
-static int member_point(const struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts,
-                        struct tm_err *err)
+static int member_point(const struct tm_cont *c, struct tm_zran_scan *s, int64_t *member,
+                        struct tm_cpoints *pts, struct tm_err *err)
 {
         struct tm_cpoint p = {.coff = tm_cin_tell(&s->in), .roff = s->raw};
-        s->member = (int64_t)p.coff;
+        *member = (int64_t)p.coff;
         if (tm_cpoints_want(pts, p.coff, p.roff) && tm_cpoints_add(pts, &p) < 0)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         return 0;
 }
 
-static int scan_loop(struct tm_cont *c, struct gscan *s, struct tm_cpoints *pts, tm_cont_sink sink,
-                     void *arg, struct tm_err *err)
+static int scan_loop(struct tm_cont *c, struct tm_zran_scan *s, struct tm_cpoints *pts,
+                     tm_cont_sink sink, void *arg, struct tm_err *err)
 {
         int in_member = 1, ret;
-        if ((ret = member_point(c, s, pts, err)) < 0)
+        int64_t member; /* archive offset of the member being read */
+        if ((ret = member_point(c, s, &member, pts, err)) < 0)
                 return ret;
         for (;;) {
                 ssize_t k = tm_cin_fill(c, &s->in, err);
                 if (k < 0)
                         return (int)k;
                 if (k == 0 && in_member)
-                        return gz_cut(c, s->member, err);
+                        return gz_cut(c, member, err);
                 if (k == 0)
                         return 0;
                 if (!in_member) {
                         if (s->in.buf[s->in.pos] != 0x1f)
                                 return garbage(c, tm_cin_tell(&s->in), err);
                         inflateReset(&s->zs);
-                        if ((ret = member_point(c, s, pts, err)) < 0)
+                        if ((ret = member_point(c, s, &member, pts, err)) < 0)
                                 return ret;
                         in_member = 1;
                 }
-                s->zs.next_in = s->in.buf + s->in.pos;
-                s->zs.avail_in = (uInt)(s->in.len - s->in.pos);
-                s->zs.next_out = s->out;
-                s->zs.avail_out = GZ_SCAN_OUT;
-                int zret = inflate(&s->zs, Z_BLOCK);
-                s->in.pos = (size_t)(s->zs.next_in - s->in.buf);
-                size_t got = GZ_SCAN_OUT - s->zs.avail_out;
+                int zret;
+                ret = tm_zran_scan_step(c, s, (size_t)k, pts, sink, arg, &zret, err);
                 if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR)
-                        return gz_zfail(c, tm_cin_tell(&s->in), s->member, zret, &s->zs, err);
-                if (got) {
-                        ring_push(s, s->out, got);
-                        s->raw += got;
-                        if (sink && (ret = sink(arg, s->out, got)) != 0)
-                                return ret;
-                }
+                        return gz_zfail(c, tm_cin_tell(&s->in), member, zret, &s->zs, err);
+                if (ret != 0)
+                        return ret;
                 if (zret == Z_STREAM_END) {
                         in_member = 0; /* zlib checked CRC32 and ISIZE */
                         c->scan_good = s->raw;
-                        continue;
                 }
-                if ((s->zs.data_type & 128) && !(s->zs.data_type & 64) &&
-                    (ret = block_point(c, s, pts, err)) < 0)
-                        return ret;
         }
 }
 
 static int gzip_scan(struct tm_cont *c, struct tm_cpoints *pts, uint64_t *raw_size,
                      tm_cont_sink sink, void *arg, struct tm_err *err)
 {
-        struct gscan s = {.tmpfd = -1};
-        int ret = -ENOMEM;
-        s.out = malloc(GZ_SCAN_OUT);
-        s.ring = malloc(TM_GZ_WINDOW);
-        if (!s.out || !s.ring || tm_cin_init(&s.in, c) < 0)
-                goto out;
-        if (inflateInit2(&s.zs, GZ_WBITS_GZIP) != Z_OK)
-                goto out;
-        s.zs_ok = 1;
-        ret = scan_loop(c, &s, pts, sink, arg, err);
+        struct tm_zran_scan s;
+        int ret = tm_zran_scan_init(&s, c, GZ_WBITS_GZIP, err);
+        if (ret == 0)
+                ret = scan_loop(c, &s, pts, sink, arg, err);
         if (ret == 0) {
                 *raw_size = s.raw;
-                if (c->wfd_owned)
-                        close(c->wfd);
-                c->wfd = s.tmpfd;
-                c->wfd_owned = s.tmpfd >= 0;
-                c->wbase = 0;
-                c->wsize = s.wsize;
-                s.tmpfd = -1;
+                tm_zran_scan_keep(c, &s);
         }
-out:
-        if (ret == -ENOMEM)
-                tm_err_set(err, ret, "%s: out of memory", c->path);
-        if (s.zs_ok)
-                inflateEnd(&s.zs);
-        if (s.def_ok)
-                deflateEnd(&s.def);
-        if (s.tmpfd >= 0)
-                close(s.tmpfd);
-        tm_cin_free(&s.in);
-        free(s.out);
-        free(s.ring);
-        free(s.win);
-        free(s.cwin);
+        tm_zran_scan_free(&s);
         return ret;
 }
 
@@ -301,43 +132,12 @@ struct greader {
         unsigned trailer; /* trailer bytes still to skip */
         int64_t member;   /* archive offset of the member being read, -1: not known */
         int eof;
-        uint8_t *win, *cwin;
+        struct tm_zran_win w;
 };
-
-static int load_window(struct tm_creader *r, const struct tm_cpoint *p, struct tm_err *err)
-{
-        struct greader *g = r->impl;
-        const struct tm_cont *c = r->c;
-        size_t wl = p->roff < TM_GZ_WINDOW ? (size_t)p->roff : TM_GZ_WINDOW;
-        if (!g->win && !(g->win = malloc(TM_GZ_WINDOW)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        if (!g->cwin && !(g->cwin = malloc(TM_GZ_WINDOW_CMAX)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        if (c->wfd < 0 || p->wpos > c->wsize || p->wlen > c->wsize - p->wpos ||
-            tm_pread_full(c->wfd, g->cwin, p->wlen, c->wbase + p->wpos) != (ssize_t)p->wlen)
-                return tm_err_set(err, -EIO,
-                                  "%s: seek index: cannot read the window for archive "
-                                  "offset %llu",
-                                  c->path, (unsigned long long)p->coff);
-        inflateReset2(&g->zs, GZ_WBITS_RAW);
-        g->zs.next_in = g->cwin;
-        g->zs.avail_in = p->wlen;
-        g->zs.next_out = g->win;
-        g->zs.avail_out = (uInt)wl;
-        int zret = inflate(&g->zs, Z_FINISH);
-        if (zret != Z_STREAM_END || g->zs.avail_out != 0 ||
-            (uint32_t)crc32(0, g->win, (uInt)wl) != p->wcrc)
-                return tm_err_set(err, -EIO,
-                                  "%s: seek index: corrupt window for archive offset "
-                                  "%llu",
-                                  c->path, (unsigned long long)p->coff);
-        return (int)wl;
-}
 
 static int gzip_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struct tm_err *err)
 {
         struct greader *g = r->impl;
-        const struct tm_cont *c = r->c;
         tm_cin_seek(&g->in, p ? p->coff : 0);
         g->between = 0;
         g->trailer = 0;
@@ -348,21 +148,8 @@ static int gzip_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struc
                 inflateReset2(&g->zs, GZ_WBITS_GZIP);
                 return 0;
         }
-        int wl = load_window(r, p, err);
-        if (wl < 0)
-                return wl;
-        inflateReset2(&g->zs, GZ_WBITS_RAW);
         g->raw_mode = 1;
-        if (p->bits) {
-                uint8_t b;
-                int ret = tm_cont_pread(c, &b, 1, p->coff - 1, err);
-                if (ret < 0)
-                        return ret;
-                inflatePrime(&g->zs, p->bits, b >> (8 - p->bits));
-        }
-        if (inflateSetDictionary(&g->zs, g->win, (uInt)wl) != Z_OK)
-                return tm_err_set(err, -EIO, "%s: zlib: cannot set the window", c->path);
-        return 0;
+        return tm_zran_restart(r->c, &g->zs, &g->w, p, err);
 }
 
 static int gzip_r_open(struct tm_creader *r, struct tm_err *err)
@@ -384,8 +171,7 @@ static void gzip_r_close(struct tm_creader *r)
         struct greader *g = r->impl;
         inflateEnd(&g->zs);
         tm_cin_free(&g->in);
-        free(g->win);
-        free(g->cwin);
+        tm_zran_win_free(&g->w);
         free(g);
 }
 

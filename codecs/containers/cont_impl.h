@@ -1,5 +1,6 @@
 /* Internals shared by the container modules (container.c, cont_index.c,
- * cont_plain.c, cont_gzip.c, cont_zstd.c). Not for use above codecs/.
+ * cont_plain.c, cont_gzip.c, cont_zstd.c, cont_zip.c; cont_zran.h for the
+ * deflate ones). Not for use above codecs/.
  *
  * A container module is one const struct tm_cont_ops registered in the
  * table in container.c. The shared layer owns everything that is the same
@@ -23,16 +24,17 @@
 #define TM_CONT_INBUF (256u << 10)       /* archive bytes per pread */
 #define TM_CONT_SCRATCH (128u << 10)     /* discard buffer of a reader */
 
-/* gzip windows: 32 KiB of raw history, stored raw-deflated. */
+/* gzip and zip (deflate) windows: 32 KiB of raw history, stored
+ * raw-deflated. */
 #define TM_GZ_WINDOW 32768u
 #define TM_GZ_WINDOW_CMAX 34000u /* > deflateBound of a 32 KiB window */
 
 /* One place where decompression can restart. For gzip, wlen == 0 means a
- * member start (no window); else the deflate stream restarts at bit
- * (8 - bits) of the byte before coff (zlib's inflatePrime convention: bits
- * is how many high bits of byte coff-1 still belong to the next block) with
- * the window of min(32 KiB, roff) raw bytes stored deflated at wpos of the
- * window store. For zstd, every point is a frame start. */
+ * member start (no window; for zip, the member's data start); else the
+ * deflate stream restarts at bit (8 - bits) of the byte before coff (zlib's inflatePrime
+ * convention: bits is how many high bits of byte coff-1 still belong to the next block) with the
+ * window of min(32 KiB, roff) raw bytes stored deflated at wpos of the window store. For zstd,
+ * every point is a frame start. */
 struct tm_cpoint {
         uint64_t coff; /* archive offset */
         uint64_t roff; /* raw offset */
@@ -98,7 +100,10 @@ struct tm_cont_ops {
         /* Does the archive start with this container's magic? (n >= 4
          * unless the archive is shorter) */
         int (*probe)(const uint8_t *head, size_t n);
-        /* Optional: set up c->impl, raw size, points. */
+        /* Optional: set up c->impl, raw size, points. It may replace
+         * c->ops by a variant of the same container (same name and kind)
+         * whose hooks suit this archive (zip: a stored member is read
+         * with r_seek, as plain). */
         int (*open)(struct tm_cont *c, struct tm_err *err);
         void (*close)(struct tm_cont *c);
         /* Decompress everything, verify, fill *pts (points that pass
@@ -123,6 +128,11 @@ struct tm_cont_ops {
          * advances); 0 at the end. */
         ssize_t (*r_read)(struct tm_creader *r, void *buf, size_t n, struct tm_err *err);
 
+        /* Optional: tm_cont_members. */
+        int (*members)(const struct tm_cont *c, tm_cont_member_fn fn, void *arg,
+                       struct tm_err *err);
+
+        /* Optional (NULL: the container is read only). */
         int (*w_open)(struct tm_cwriter *w, struct tm_err *err);
         int (*w_write)(struct tm_cwriter *w, const uint8_t *buf, size_t n, struct tm_err *err);
         int (*w_boundary)(struct tm_cwriter *w, struct tm_err *err);
@@ -137,6 +147,7 @@ extern const struct tm_cont_ops *const tm_cont_table[];
 extern const struct tm_cont_ops tm_cont_plain_ops;
 extern const struct tm_cont_ops tm_cont_gzip_ops;
 extern const struct tm_cont_ops tm_cont_zstd_ops;
+extern const struct tm_cont_ops tm_cont_zip_ops;
 
 /* -EIO with "<path>: archive offset N: <what>". */
 int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)

@@ -148,7 +148,8 @@ static int bad_index(const struct tm_cont *c, uint64_t where, struct tm_err *err
 static int parse_records(const struct tm_cont *c, const uint8_t *b, uint32_t n, uint64_t raw_size,
                          uint64_t wbytes, struct tm_cpoints *pts, struct tm_err *err)
 {
-        int gzip = c->ops->kind == TM_CONT_GZIP;
+        /* deflate points have windows: gzip, a zip deflate member */
+        int windows = c->ops->kind == TM_CONT_GZIP || c->ops->kind == TM_CONT_ZIP;
         uint64_t wpos = 0;
         for (uint32_t i = 0; i < n; i++) {
                 const uint8_t *r = b + (size_t)i * IDX_REC;
@@ -168,10 +169,10 @@ static int parse_records(const struct tm_cont *c, const uint8_t *b, uint32_t n, 
                 if (p.coff >= c->asize || p.roff > raw_size ||
                     (last && (p.coff <= last->coff || p.roff < last->roff)))
                         return bad_index(c, at, err, "point out of order or out of range");
-                if (p.bits > 7 || (p.bits && (!gzip || p.coff == 0 || !p.wlen)))
+                if (p.bits > 7 || (p.bits && (!windows || p.coff == 0 || !p.wlen)))
                         return bad_index(c, at + 24, err, "bad bit position");
-                if (p.wlen &&
-                    (!gzip || p.wlen > TM_GZ_WINDOW_CMAX || p.roff == 0 || p.wlen > wbytes - wpos))
+                if (p.wlen && (!windows || p.wlen > TM_GZ_WINDOW_CMAX || p.roff == 0 ||
+                               p.wlen > wbytes - wpos))
                         return bad_index(c, at + 16, err, "bad window length");
                 wpos += p.wlen;
                 if (tm_cpoints_add(pts, &p) < 0)

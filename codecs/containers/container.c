@@ -178,6 +178,11 @@ uint64_t tm_cont_scan_good(const struct tm_cont *c)
         return c->scan_good;
 }
 
+int tm_cont_members(const struct tm_cont *c, tm_cont_member_fn fn, void *arg, struct tm_err *err)
+{
+        return c->ops->members ? c->ops->members(c, fn, arg, err) : 0;
+}
+
 /* ---- readers ---- */
 
 int tm_creader_open(struct tm_cont *c, struct tm_creader **out, struct tm_err *err)
@@ -372,6 +377,9 @@ int tm_cwriter_open(int fd, const char *path, enum tm_cont_kind kind,
         const struct tm_cont_ops *ops = ops_of_kind(kind);
         if (!ops)
                 return tm_err_set(err, -EINVAL, "%s: unknown container kind %d", path, (int)kind);
+        if (!ops->w_open)
+                return tm_err_set(err, -ENOTSUP, "%s: tracemount does not write %s archives", path,
+                                  ops->name);
         struct tm_cwriter *w = calloc(1, sizeof *w);
         if (!w || !(w->path = strdup(path ? path : "?"))) {
                 free(w);

@@ -2,9 +2,11 @@
  *
  * A container is detected by magic bytes, never by file name: gzip
  * (1f 8b, single or multi-member), zstd (28 b5 2f fd, one or many frames,
- * including the seekable format of zstd's contrib/seekable_format), and
- * plain (anything else). The table of containers lives in container.c;
- * adding one touches that table only.
+ * including the seekable format of zstd's contrib/seekable_format), zip
+ * (50 4b 03 04: one member of a ZIP archive is the raw stream, the others
+ * are listed by tm_cont_members), and plain (anything else). The table of
+ * containers lives in codecs/registry.c; adding one touches that table
+ * only.
  *
  * Random access. A container keeps a seek index mapping raw offsets to
  * points where decompression can restart:
@@ -15,6 +17,8 @@
  *   gzip    zran-style access points (bit position + 32 KiB window) built by
  *           tm_cont_scan, spaced so their saved size stays well under 1% of
  *           the archive; member starts are points that need no window.
+ *   zip     a stored member needs no index; a deflate member gets the same
+ *           access points as gzip, built by tm_cont_scan.
  * The seek index is saved inside the trace index file (views/index.c) with
  * tm_cont_index_save and restored with tm_cont_index_load, so a container
  * is scanned once per archive version.
@@ -54,22 +58,26 @@ struct tm_creader;
 
 /* Detect and open the container of the archive open on fd (not owned; it
  * must stay open while the container lives). path is used in messages.
- * Reads only the first bytes and, for zstd, the seekable footer.
- * Returns 0 or a negative errno. */
+ * Reads only the first bytes and, for zstd, the seekable footer; for zip,
+ * the end records, the central directory and the chosen member's local
+ * header (docs/formats/containers.md, "zip": which member is chosen; an
+ * archive where none can be is -ENOTSUP, one whose records are damaged or
+ * out of range -EIO). Returns 0 or a negative errno. */
 int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err);
 
 /* Free c. Readers must be closed first. NULL is allowed. */
 void tm_cont_close(struct tm_cont *c);
 
-/* "plain", "gzip" or "zstd". */
+/* "plain", "gzip", "zstd" or "zip". */
 const char *tm_cont_name(const struct tm_cont *c);
 
 /* Size of the archive in bytes (compressed). */
 uint64_t tm_cont_archive_size(const struct tm_cont *c);
 
 /* The raw (decompressed) size when it is known without decompressing
- * (plain; zstd in the seekable format, from its seek table; any container
- * after scan or index load): returns 1 and sets *size. Returns 0 when it is
+ * (plain; zstd in the seekable format, from its seek table; zip, from the
+ * central directory; any container after scan or index load): returns 1
+ * and sets *size. Returns 0 when it is
  * not known yet (gzip and other zstd archives before a scan: frame content
  * sizes are not summed, as that would read every block header). */
 int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size);
@@ -98,19 +106,20 @@ typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
 
 /* One sequential pass over the whole archive: decompresses everything,
  * verifies checksums the container carries (gzip CRC32 and ISIZE, zstd
- * content checksums), builds the seek index, and hands every raw byte in
- * order to sink (which may be NULL). Afterwards tm_cont_raw_size answers.
- * Returns 0, a sink's non-zero value, or a negative errno. */
+ * content checksums, the zip member's CRC32 and sizes), builds the seek
+ * index, and hands every raw byte in order to sink (which may be NULL). Afterwards tm_cont_raw_size
+ * answers. Returns 0, a sink's non-zero value, or a negative errno. */
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err);
 
 /* After tm_cont_scan: how many of the raw bytes it handed to the sink
  * passed every check the container can make. A zstd frame's bytes count
  * once the frame has ended with its checksum (and, in the seekable format,
  * its seek-table entry) verified, a gzip member's once its CRC32 and ISIZE
- * matched; plain has no checks, so all it read counts. After a scan that
- * failed this is the raw offset of the start of the frame or member the
- * damage is in: bytes past it reached the sink unverified, and may be
- * wrong (docs/damage.md). After a scan that succeeded it is the raw size. */
+ * matched, a zip member's (all of the raw stream) once its CRC32, its
+ * compressed and raw sizes matched the central directory; plain has no
+ * checks, so all it read counts. After a scan that failed this is the raw offset of the start of
+ * the frame or member the damage is in: bytes past it reached the sink unverified, and may be wrong
+ * (docs/damage.md). After a scan that succeeded it is the raw size. */
 uint64_t tm_cont_scan_good(const struct tm_cont *c);
 
 /* Append the seek index to f; returns the number of bytes written or a
@@ -157,9 +166,39 @@ uint64_t tm_creader_tell(const struct tm_creader *r);
 /* Free r. NULL is allowed. */
 void tm_creader_close(struct tm_creader *r);
 
+/* ---- the other members of an archive (zip) ---- */
+
+/* One member as the archive's directory lists it. */
+struct tm_cont_member {
+        uint64_t index;            /* its place in the directory, from 0 */
+        const char *name;          /* NUL-terminated copy; valid during the call only */
+        size_t name_len;           /* bytes of name (a stored name may hold a NUL) */
+        uint64_t size;             /* uncompressed bytes, as the directory says */
+        uint64_t csize;            /* compressed bytes */
+        unsigned method;           /* as stored: 0 stored, 8 deflate, others unread */
+        unsigned is_dir : 1;       /* the name ends in '/' */
+        unsigned is_encrypted : 1; /* general purpose bit 0 */
+        unsigned is_raw : 1;       /* this container's raw stream */
+};
+
+/* Called once per member, in directory order; a non-zero return stops
+ * the walk and tm_cont_members returns it. */
+typedef int (*tm_cont_member_fn)(void *arg, const struct tm_cont_member *m);
+
+/* List the members of c's archive, including the one that is its raw
+ * stream (is_raw). Containers without members (plain, gzip, zstd) call
+ * nothing and return 0. Reads the directory again on each call (with
+ * pread, so it may run beside readers); memory stays bounded whatever
+ * the count: keeping the list is the caller's choice. Sizes, methods and
+ * names are the directory's word: nothing of the other members is read
+ * or verified. Returns 0, fn's non-zero value, or a negative errno (-EIO
+ * naming the archive offset when the directory changed or is damaged). */
+int tm_cont_members(const struct tm_cont *c, tm_cont_member_fn fn, void *arg, struct tm_err *err);
+
 /* ---- writing (tracetool pack) ---- */
 
-enum tm_cont_kind { TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD };
+/* TM_CONT_ZIP is read only: tm_cwriter_open refuses it (-ENOTSUP). */
+enum tm_cont_kind { TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD, TM_CONT_ZIP };
 
 struct tm_cwriter_opts {
         int level;         /* compression level; 0 means the library default */

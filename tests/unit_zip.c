@@ -1,0 +1,767 @@
+/* The zip container (codecs/containers/cont_zip.c, docs/formats/
+ * containers.md "zip"). ZIP archives are written by hand here (local
+ * headers, data descriptors, central directory, end records, ZIP64
+ * records and extra fields; zlib's raw deflate for method 8) and, when the
+ * zip program is installed, by it too. Checked: the raw bytes read in
+ * order and at random offsets after the scan, through a restored seek
+ * index, equal the member's; the member chosen ("trace", else the only
+ * one) and the list of the others; a din and a PDATS II trace in "trace"
+ * open as traces whose ascii is the plain file's; damage (a flipped byte,
+ * a cut archive, a directory outside the file, a huge entry count, sizes
+ * that lie) is -EIO naming an archive offset, and no byte of a member
+ * that failed its CRC is served. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "tmpdir_test.h"
+#include "view_test.h"
+#include "views/view.h"
+
+#define NREFS 300000 /* about 3.6 MB of din text: several deflate points */
+#define NSEEKS 40    /* each restarts at worst from the member's start */
+
+static struct tm_ref *refs;
+static struct vt_buf din_raw, p2_raw; /* din text, a PDATS II stream */
+
+/* ---- writing ZIP archives by hand ---- */
+
+struct zm {
+        const char *name;
+        const uint8_t *data;
+        size_t n;
+        unsigned method; /* 0 or 8 (anything else: stored bytes, that method) */
+        int descriptor;  /* bit 3: sums after the data, zero in the local header */
+        int zip64;       /* sizes and offset in a ZIP64 extra field */
+        unsigned flags;  /* more general purpose bits (1: encrypted) */
+};
+
+static void put16(struct vt_buf *b, unsigned v)
+{
+        uint8_t p[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+        vt_put(b, p, 2);
+}
+
+static void put32(struct vt_buf *b, uint64_t v)
+{
+        put16(b, (unsigned)(v & 0xffff));
+        put16(b, (unsigned)(v >> 16 & 0xffff));
+}
+
+static void put64(struct vt_buf *b, uint64_t v)
+{
+        put32(b, v & 0xffffffffu);
+        put32(b, v >> 32);
+}
+
+static void deflate_raw(const uint8_t *p, size_t n, struct vt_buf *out)
+{
+        z_stream zs = {0};
+        assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        out->len = 0;
+        size_t cap = deflateBound(&zs, n);
+        vt_put(out, NULL, 0);
+        out->p = realloc(out->p, cap);
+        out->cap = cap;
+        zs.next_in = (uint8_t *)p;
+        zs.avail_in = (uInt)n;
+        zs.next_out = out->p;
+        zs.avail_out = (uInt)cap;
+        assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+        out->len = cap - zs.avail_out;
+        deflateEnd(&zs);
+}
+
+/* The archive of the members m[0..k); zip64_end: the ZIP64 end record and
+ * locator, the end record's fields saturated. */
+static void zip_build(struct vt_buf *a, const struct zm *m, size_t k, int zip64_end)
+{
+        uint64_t *lho = calloc(k, sizeof *lho), *csz = calloc(k, sizeof *csz);
+        uint32_t *crc = calloc(k, sizeof *crc);
+        struct vt_buf comp = {0};
+        a->len = 0;
+        for (size_t i = 0; i < k; i++) {
+                crc[i] = (uint32_t)crc32(0, m[i].data, (uInt)m[i].n);
+                const uint8_t *d = m[i].data;
+                size_t dn = m[i].n;
+                if (m[i].method == 8) {
+                        deflate_raw(m[i].data, m[i].n, &comp);
+                        d = comp.p;
+                        dn = comp.len;
+                }
+                csz[i] = dn;
+                lho[i] = a->len;
+                unsigned nl = (unsigned)strlen(m[i].name);
+                put32(a, 0x04034b50);
+                put16(a, m[i].zip64 ? 45 : 20);
+                put16(a, m[i].flags | (m[i].descriptor ? 8u : 0u));
+                put16(a, m[i].method);
+                put32(a, 0); /* time, date */
+                int z = m[i].zip64;
+                put32(a, m[i].descriptor ? 0 : crc[i]);
+                put32(a, m[i].descriptor ? 0 : z ? 0xffffffffu : dn);
+                put32(a, m[i].descriptor ? 0 : z ? 0xffffffffu : m[i].n);
+                put16(a, nl);
+                put16(a, z ? 20 : 0);
+                vt_put(a, m[i].name, nl);
+                if (z) {
+                        put16(a, 1);
+                        put16(a, 16);
+                        put64(a, m[i].descriptor ? 0 : m[i].n);
+                        put64(a, m[i].descriptor ? 0 : dn);
+                }
+                vt_put(a, d, dn);
+                if (m[i].descriptor) {
+                        put32(a, 0x08074b50);
+                        put32(a, crc[i]);
+                        if (z) {
+                                put64(a, dn);
+                                put64(a, m[i].n);
+                        } else {
+                                put32(a, dn);
+                                put32(a, m[i].n);
+                        }
+                }
+        }
+        uint64_t cd = a->len;
+        for (size_t i = 0; i < k; i++) {
+                int z = m[i].zip64;
+                unsigned nl = (unsigned)strlen(m[i].name);
+                put32(a, 0x02014b50);
+                put16(a, 0x031e); /* made by: Unix, 3.0 */
+                put16(a, z ? 45 : 20);
+                put16(a, m[i].flags | (m[i].descriptor ? 8u : 0u));
+                put16(a, m[i].method);
+                put32(a, 0);
+                put32(a, crc[i]);
+                put32(a, z ? 0xffffffffu : csz[i]);
+                put32(a, z ? 0xffffffffu : m[i].n);
+                put16(a, nl);
+                put16(a, z ? 28 : 0);
+                put16(a, 0); /* comment */
+                put16(a, 0); /* disk */
+                put16(a, 0); /* internal attributes */
+                put32(a, 0); /* external attributes */
+                put32(a, z ? 0xffffffffu : lho[i]);
+                vt_put(a, m[i].name, nl);
+                if (z) {
+                        put16(a, 1);
+                        put16(a, 24);
+                        put64(a, m[i].n);
+                        put64(a, csz[i]);
+                        put64(a, lho[i]);
+                }
+        }
+        uint64_t cdsize = a->len - cd;
+        if (zip64_end) {
+                uint64_t z64 = a->len;
+                put32(a, 0x06064b50);
+                put64(a, 44);
+                put16(a, 45);
+                put16(a, 45);
+                put32(a, 0);
+                put32(a, 0);
+                put64(a, k);
+                put64(a, k);
+                put64(a, cdsize);
+                put64(a, cd);
+                put32(a, 0x07064b50);
+                put32(a, 0);
+                put64(a, z64);
+                put32(a, 1);
+        }
+        put32(a, 0x06054b50);
+        put16(a, 0);
+        put16(a, 0);
+        put16(a, zip64_end ? 0xffff : (unsigned)k);
+        put16(a, zip64_end ? 0xffff : (unsigned)k);
+        put32(a, zip64_end ? 0xffffffffu : cdsize);
+        put32(a, zip64_end ? 0xffffffffu : cd);
+        put16(a, 0);
+        free(lho);
+        free(csz);
+        free(crc);
+        free(comp.p);
+}
+
+/* ---- reading through the container API ---- */
+
+static int sink(void *arg, const uint8_t *buf, size_t n)
+{
+        vt_put(arg, buf, n);
+        return 0;
+}
+
+static struct tm_cont *open_cont(const char *path, int *fd, int want, struct tm_err *err)
+{
+        *fd = open(path, O_RDONLY);
+        assert_true(*fd >= 0);
+        struct tm_cont *c = NULL;
+        memset(err, 0, sizeof *err);
+        int rc = tm_cont_open(*fd, path, &c, err);
+        if (rc != want)
+                fail_msg("%s: tm_cont_open %d (%s), expected %d", path, rc, err->msg, want);
+        return c;
+}
+
+/* Read everything from a fresh cursor in pieces of piece bytes. */
+static int read_whole(struct tm_cont *c, size_t piece, struct vt_buf *out, struct tm_err *err)
+{
+        struct tm_creader *r;
+        assert_int_equal(tm_creader_open(c, &r, err), 0);
+        uint8_t *buf = malloc(piece);
+        ssize_t k;
+        out->len = 0;
+        while ((k = tm_creader_read(r, buf, piece, err)) > 0)
+                vt_put(out, buf, (size_t)k);
+        free(buf);
+        tm_creader_close(r);
+        return (int)k;
+}
+
+static void check_seeks(struct tm_cont *c, const uint8_t *want, size_t n, uint64_t seed)
+{
+        struct tm_creader *r;
+        struct tm_err err = {0};
+        assert_int_equal(tm_creader_open(c, &r, &err), 0);
+        uint8_t buf[3000];
+        for (unsigned i = 0; i < NSEEKS; i++) {
+                uint64_t off = tmt_below(&seed, n + 1);
+                size_t len = 1 + (size_t)tmt_below(&seed, sizeof buf);
+                if (tm_creader_seek(r, off, &err) != 0)
+                        fail_msg("seek to %llu: %s", (unsigned long long)off, err.msg);
+                ssize_t k = tm_creader_read_full(r, buf, len, &err);
+                size_t expect = n - off < len ? n - off : len;
+                if (k < 0 || (size_t)k != expect || memcmp(buf, want + off, expect) != 0)
+                        fail_msg("at raw offset %llu: %zd bytes (%s), expected %zu",
+                                 (unsigned long long)off, k, k < 0 ? err.msg : "", expect);
+        }
+        tm_creader_close(r);
+}
+
+/* The archive at path holds want as its raw stream: before the scan
+ * (read in order), by the scan, after it (in order and at random), and
+ * through the seek index saved and loaded into a second container. */
+static void check_member(const char *path, const uint8_t *want, size_t n)
+{
+        int fd;
+        struct tm_err err;
+        struct tm_cont *c = open_cont(path, &fd, 0, &err);
+        assert_string_equal(tm_cont_name(c), "zip");
+        uint64_t rs = 0;
+        assert_int_equal(tm_cont_raw_size(c, &rs), 1);
+        assert_int_equal(rs, n);
+        struct vt_buf got = {0};
+        assert_int_equal(read_whole(c, 7777, &got, &err), 0);
+        assert_int_equal(got.len, n);
+        assert_memory_equal(got.p, want, n);
+        got.len = 0;
+        if (tm_cont_scan(c, sink, &got, &err) != 0)
+                fail_msg("%s: scan: %s", path, err.msg);
+        assert_int_equal(got.len, n);
+        assert_memory_equal(got.p, want, n);
+        assert_int_equal(tm_cont_scan_good(c), n);
+        assert_int_equal(read_whole(c, 65536, &got, &err), 0);
+        assert_int_equal(got.len, n);
+        assert_memory_equal(got.p, want, n);
+        check_seeks(c, want, n, 42 + n);
+        uint64_t next;
+        if (n > (10u << 20)) /* a deflate member this big has window points */
+                assert_int_equal(tm_cont_next_point(c, 0, &next), 1);
+
+        char ix[600];
+        snprintf(ix, sizeof ix, "%s.ix", path);
+        FILE *f = fopen(ix, "w+");
+        assert_non_null(f);
+        int64_t len = tm_cont_index_save(c, f, &err);
+        assert_true(len > 0);
+        fflush(f);
+        struct tm_cont *c2 = open_cont(path, &fd, 0, &err);
+        if (tm_cont_index_load(c2, fileno(f), 0, (uint64_t)len, &err) != 0)
+                fail_msg("%s: its own seek index: %s", path, err.msg);
+        check_seeks(c2, want, n, 7 + n);
+        tm_cont_close(c2);
+        fclose(f);
+        tm_cont_close(c);
+        free(got.p);
+}
+
+static const char *put_zip(const char *name, const struct zm *m, size_t k, int zip64_end)
+{
+        struct vt_buf a = {0};
+        zip_build(&a, m, k, zip64_end);
+        const char *path = tmt_path(name);
+        vt_spit(path, a.p, a.len);
+        free(a.p);
+        return path;
+}
+
+/* ---- set-up ---- */
+
+static int setup(void **state)
+{
+        if (tmp_setup(state) != 0)
+                return -1;
+        const struct tm_codec *din = tm_codec_by_name("din"), *p2 = tm_codec_by_name("pdats2");
+        refs = calloc(NREFS, sizeof *refs);
+        vt_gen(2804, refs, NREFS, p2->ntypes, 0); /* types both codecs store */
+        vt_make(tmt_path("plain.din"), din, TM_CONT_PLAIN, 0, refs, NREFS, &din_raw);
+        vt_make(tmt_path("plain.pdt2"), p2, TM_CONT_PLAIN, 0, refs, NREFS, &p2_raw);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        free(refs);
+        free(din_raw.p);
+        free(p2_raw.p);
+        return tmp_teardown(state);
+}
+
+/* ---- tests ---- */
+
+static void test_stored_and_deflate(void **state)
+{
+        (void)state;
+        struct zm m = {"trace", din_raw.p, din_raw.len, 0, 0, 0, 0};
+        check_member(put_zip("stored.zip", &m, 1, 0), din_raw.p, din_raw.len);
+        m.method = 8;
+        check_member(put_zip("deflate.zip", &m, 1, 0), din_raw.p, din_raw.len);
+        /* empty members and a short one */
+        m.n = 0;
+        check_member(put_zip("empty8.zip", &m, 1, 0), din_raw.p, 0);
+        m.method = 0;
+        check_member(put_zip("empty0.zip", &m, 1, 0), din_raw.p, 0);
+        m.n = 100;
+        check_member(put_zip("short0.zip", &m, 1, 0), din_raw.p, 100);
+}
+
+/* 17 MB of din text: the 8 MiB rule puts window points inside the
+ * member; seeks restart there (their windows read back from the store,
+ * then from the index file). */
+static void test_deflate_points(void **state)
+{
+        (void)state;
+        struct vt_buf big = {0};
+        for (int i = 0; i < 6; i++)
+                vt_put(&big, din_raw.p, din_raw.len);
+        struct zm m = {"trace", big.p, big.len, 8, 1, 0, 0};
+        check_member(put_zip("big.zip", &m, 1, 0), big.p, big.len);
+        free(big.p);
+}
+
+static void test_descriptor(void **state)
+{
+        (void)state;
+        struct zm m = {"trace", p2_raw.p, p2_raw.len, 8, 1, 0, 0};
+        check_member(put_zip("desc8.zip", &m, 1, 0), p2_raw.p, p2_raw.len);
+        m.method = 0;
+        check_member(put_zip("desc0.zip", &m, 1, 0), p2_raw.p, p2_raw.len);
+}
+
+static void test_zip64(void **state)
+{
+        (void)state;
+        static const uint8_t hello[] = "hello\n";
+        struct zm m[3] = {
+            {"README", hello, sizeof hello - 1, 0, 0, 1, 0},
+            {"trace", din_raw.p, din_raw.len, 8, 0, 1, 0},
+            {"meta/", hello, 0, 0, 0, 0, 0},
+        };
+        check_member(put_zip("z64.zip", m, 3, 1), din_raw.p, din_raw.len);
+        m[1].descriptor = 1;
+        check_member(put_zip("z64d.zip", m, 3, 1), din_raw.p, din_raw.len);
+        m[1].method = 0;
+        check_member(put_zip("z64s.zip", m, 3, 0), din_raw.p, din_raw.len);
+}
+
+struct seen {
+        unsigned n, raw_at;
+        char names[8][32];
+        uint64_t size[8];
+        unsigned method[8], is_dir[8], is_raw;
+};
+
+static int seen_member(void *arg, const struct tm_cont_member *m)
+{
+        struct seen *s = arg;
+        assert_true(s->n < 8);
+        assert_int_equal(m->index, s->n);
+        assert_int_equal(strlen(m->name), m->name_len);
+        snprintf(s->names[s->n], sizeof s->names[0], "%s", m->name);
+        s->size[s->n] = m->size;
+        s->method[s->n] = m->method;
+        s->is_dir[s->n] = m->is_dir;
+        if (m->is_raw) {
+                s->is_raw++;
+                s->raw_at = s->n;
+        }
+        s->n++;
+        return 0;
+}
+
+static int stop_at_second(void *arg, const struct tm_cont_member *m)
+{
+        (void)arg;
+        return m->index == 1 ? 77 : 0;
+}
+
+static void expect_refused(const char *path, int code, const char *words)
+{
+        int fd;
+        struct tm_err err;
+        struct tm_cont *c = open_cont(path, &fd, code, &err);
+        assert_null(c);
+        if (!strstr(err.msg, words))
+                fail_msg("%s: \"%s\" does not say \"%s\"", path, err.msg, words);
+        if (code == -EIO && !strstr(err.msg, "archive offset"))
+                fail_msg("%s: \"%s\" names no archive offset", path, err.msg);
+        close(fd);
+}
+
+static void test_members(void **state)
+{
+        (void)state;
+        static const uint8_t hello[] = "hello\n";
+        struct zm m[4] = {
+            {"README", hello, sizeof hello - 1, 8, 0, 0, 0},
+            {"classes/", hello, 0, 0, 0, 0, 0},
+            {"trace", p2_raw.p, p2_raw.len, 8, 0, 0, 0},
+            {"notes.txt", hello, sizeof hello - 1, 0, 1, 0, 0},
+        };
+        const char *path = put_zip("four.zip", m, 4, 0);
+        check_member(path, p2_raw.p, p2_raw.len);
+        int fd;
+        struct tm_err err;
+        struct tm_cont *c = open_cont(path, &fd, 0, &err);
+        struct seen s = {0};
+        assert_int_equal(tm_cont_members(c, seen_member, &s, &err), 0);
+        assert_int_equal(s.n, 4);
+        assert_int_equal(s.is_raw, 1);
+        assert_int_equal(s.raw_at, 2);
+        for (unsigned i = 0; i < 4; i++) {
+                assert_string_equal(s.names[i], m[i].name);
+                assert_int_equal(s.size[i], m[i].n);
+                assert_int_equal(s.method[i], m[i].method);
+                assert_int_equal(s.is_dir[i], i == 1);
+        }
+        assert_int_equal(tm_cont_members(c, stop_at_second, NULL, &err), 77);
+        tm_cont_close(c);
+        close(fd);
+
+        /* no "trace": the only member that is not a directory */
+        struct zm one[2] = {{"classes/", hello, 0, 0, 0, 0, 0},
+                            {"run.din", din_raw.p, din_raw.len, 8, 0, 0, 0}};
+        check_member(put_zip("one.zip", one, 2, 0), din_raw.p, din_raw.len);
+        /* two candidates and no "trace": refused, naming them */
+        struct zm two[2] = {{"a.din", din_raw.p, 100, 8, 0, 0, 0},
+                            {"b.din", din_raw.p, 200, 0, 0, 0, 0}};
+        expect_refused(put_zip("two.zip", two, 2, 0), -ENOTSUP, "a.din, b.din");
+        struct zm dirs[1] = {{"only/", hello, 0, 0, 0, 0, 0}};
+        expect_refused(put_zip("dirs.zip", dirs, 1, 0), -ENOTSUP, "directories");
+        struct zm dup[2] = {{"trace", hello, 6, 0, 0, 0, 0}, {"trace", hello, 5, 0, 0, 0, 0}};
+        expect_refused(put_zip("dup.zip", dup, 2, 0), -ENOTSUP, "named trace");
+        /* encrypted, another method */
+        struct zm enc[1] = {{"trace", hello, 6, 0, 0, 0, 1}};
+        expect_refused(put_zip("enc.zip", enc, 1, 0), -ENOTSUP, "encrypted");
+        struct zm bz[1] = {{"trace", hello, 6, 12, 0, 0, 0}};
+        expect_refused(put_zip("bzip2.zip", bz, 1, 0), -ENOTSUP, "method 12");
+
+        /* other containers have no members */
+        c = open_cont(tmt_path("plain.din"), &fd, 0, &err);
+        assert_int_equal(tm_cont_members(c, seen_member, &s, &err), 0);
+        tm_cont_close(c);
+        close(fd);
+        /* and zip is not written */
+        struct tm_cwriter *w;
+        assert_int_equal(tm_cwriter_open(1, "x.zip", TM_CONT_ZIP, NULL, &w, &err), -ENOTSUP);
+}
+
+/* A view read whole: the bytes before the first error, and that error. */
+static ssize_t read_view(const char *path, const char *view, struct vt_buf *out, int *opened)
+{
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t = NULL;
+        struct tm_err err = {0};
+        out->len = 0;
+        *opened = tm_trace_open(path, &o, &t, &err) == 0;
+        if (!*opened)
+                return -EIO;
+        struct tm_vfile *f;
+        if (tm_vfile_open(t, view, &f, &err) != 0) {
+                tm_trace_close(t);
+                return -EIO;
+        }
+        uint8_t buf[65536];
+        ssize_t r;
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
+                vt_put(out, buf, (size_t)r);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        return r;
+}
+
+static void test_traces(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *plain, *zip;
+                struct vt_buf *raw;
+                unsigned method;
+        } t[] = {
+            {"plain.din", "din8.zip", &din_raw, 8},
+            {"plain.pdt2", "p2s.zip", &p2_raw, 0},
+            {"plain.pdt2", "p2d.zip", &p2_raw, 8},
+        };
+        static const uint8_t hello[] = "hello\n";
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                struct zm m[2] = {{"META-INF/MANIFEST.MF", hello, 6, 8, 0, 0, 0},
+                                  {"trace", t[i].raw->p, t[i].raw->len, t[i].method, 0, 0, 0}};
+                const char *path = put_zip(t[i].zip, m, 2, 0);
+                struct vt_buf want = {0}, got = {0};
+                int opened;
+                assert_int_equal(read_view(tmt_path(t[i].plain), "ascii", &want, &opened), 0);
+                assert_true(want.len > 1000);
+                if (read_view(path, "ascii", &got, &opened) != 0)
+                        fail_msg("%s: ascii failed", path);
+                assert_int_equal(got.len, want.len);
+                assert_memory_equal(got.p, want.p, want.len);
+                struct tm_trace *tr;
+                struct tm_err err = {0};
+                assert_int_equal(tm_trace_open(path, NULL, &tr, &err), 0);
+                assert_string_equal(tm_trace_container(tr), "zip");
+                tm_trace_close(tr);
+                free(want.p);
+                free(got.p);
+        }
+}
+
+/* ---- damage ---- */
+
+/* A byte of the member's data flipped at 2/3: the scan fails with nothing
+ * vouched for, a reader from the start fails at the end, and the trace's
+ * ascii serves no byte (one member: the intact prefix is empty). */
+static void flip_member(unsigned method)
+{
+        struct zm m = {"trace", din_raw.p, din_raw.len, method, 0, 0, 0};
+        struct vt_buf a = {0};
+        zip_build(&a, &m, 1, 0);
+        size_t data = 30 + 5, at = data + (a.len - data) * 2 / 3;
+        a.p[at] ^= 0x10;
+        char name[32];
+        snprintf(name, sizeof name, "flip%u.zip", method);
+        const char *path = tmt_path(name);
+        vt_spit(path, a.p, a.len);
+        int fd;
+        struct tm_err err;
+        struct tm_cont *c = open_cont(path, &fd, 0, &err);
+        struct vt_buf got = {0};
+        assert_int_equal(tm_cont_scan(c, sink, &got, &err), -EIO);
+        assert_non_null(strstr(err.msg, "archive offset"));
+        assert_int_equal(tm_cont_scan_good(c), 0);
+        assert_int_equal(read_whole(c, 65536, &got, &err), -EIO);
+        tm_cont_close(c);
+        close(fd);
+        int opened;
+        ssize_t r = read_view(path, "ascii", &got, &opened);
+        print_message("method %u, flip at archive offset %zu: %s, %zu ascii bytes, then %zd\n",
+                      method, at, opened ? "opened" : "not a trace", got.len, r);
+        assert_int_equal(got.len, 0);
+        assert_int_equal(r, -EIO);
+        free(got.p);
+        free(a.p);
+}
+
+static void test_flip(void **state)
+{
+        (void)state;
+        flip_member(0);
+        flip_member(8);
+}
+
+/* Patch the little-endian field of w bytes at off of a copy of a. */
+static const char *patched(const char *name, const struct vt_buf *a, size_t off, unsigned w,
+                           uint64_t v)
+{
+        struct vt_buf b = {0};
+        vt_put(&b, a->p, a->len);
+        for (unsigned i = 0; i < w; i++)
+                b.p[off + i] = (uint8_t)(v >> (8 * i));
+        const char *path = tmt_path(name);
+        vt_spit(path, b.p, b.len);
+        free(b.p);
+        return path;
+}
+
+static uint64_t le(const uint8_t *p, unsigned w)
+{
+        uint64_t v = 0;
+        for (unsigned i = w; i-- > 0;)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* The archive at path opens, and its scan and a reader fail with -EIO
+ * saying words. */
+static void expect_scan_fails(const char *path, const char *words)
+{
+        int fd;
+        struct tm_err err;
+        struct tm_cont *c = open_cont(path, &fd, 0, &err);
+        struct vt_buf got = {0};
+        assert_int_equal(tm_cont_scan(c, NULL, NULL, &err), -EIO);
+        if (!strstr(err.msg, words) || !strstr(err.msg, "archive offset"))
+                fail_msg("%s: scan: \"%s\" does not say \"%s\"", path, err.msg, words);
+        assert_int_equal(tm_cont_scan_good(c), 0);
+        assert_int_equal(read_whole(c, 65536, &got, &err), -EIO);
+        if (!strstr(err.msg, words))
+                fail_msg("%s: reader: \"%s\" does not say \"%s\"", path, err.msg, words);
+        free(got.p);
+        tm_cont_close(c);
+        close(fd);
+}
+
+static void test_hostile(void **state)
+{
+        (void)state;
+        static const uint8_t hello[] = "hello\n";
+        struct zm m[2] = {{"README", hello, 6, 0, 0, 0, 0},
+                          {"trace", din_raw.p, din_raw.len, 8, 0, 0, 0}};
+        struct vt_buf a = {0};
+        zip_build(&a, m, 2, 0);
+        size_t end = a.len - 22;
+        size_t cd = (size_t)le(a.p + end + 16, 4);
+        size_t e1 = cd + 46 + 6; /* the central entry of "trace" */
+        size_t l1 = (size_t)le(a.p + e1 + 42, 4);
+
+        /* cut: no end record */
+        struct vt_buf cut = {0};
+        vt_put(&cut, a.p, a.len * 2 / 3);
+        vt_spit(tmt_path("cut.zip"), cut.p, cut.len);
+        expect_refused(tmt_path("cut.zip"), -EIO, "no end of central directory");
+        cut.len = a.len - 1;
+        memcpy(cut.p, a.p, cut.len);
+        vt_spit(tmt_path("cut1.zip"), cut.p, cut.len);
+        expect_refused(tmt_path("cut1.zip"), -EIO, "no end of central directory");
+        free(cut.p);
+
+        /* the directory outside the file, or too small for its entries */
+        expect_refused(patched("cdoff.zip", &a, end + 16, 4, a.len + 1000), -EIO, "outside");
+        expect_refused(patched("cdsize.zip", &a, end + 12, 4, 0xfffffff0u), -EIO, "outside");
+        struct vt_buf h = {0};
+        vt_put(&h, a.p, a.len);
+        memcpy(h.p + end + 8, "\xfe\xff\xfe\xff", 4); /* 65534 entries */
+        vt_spit(tmt_path("count.zip"), h.p, h.len);
+        expect_refused(tmt_path("count.zip"), -EIO, "cannot fit");
+        free(h.p);
+        expect_refused(patched("satur.zip", &a, end + 16, 4, 0xffffffffu), -EIO, "ZIP64");
+
+        /* entries that lie */
+        expect_refused(patched("lho.zip", &a, e1 + 42, 4, cd - 10), -EIO, "local header offset");
+        expect_refused(patched("lsig.zip", &a, l1, 1, 'Q'), -EIO, "no local header");
+        expect_refused(patched("lname.zip", &a, l1 + 30, 1, 'T'), -EIO, "names another");
+        expect_refused(patched("csize.zip", &a, e1 + 20, 4, 0x7fffffffu), -EIO,
+                       "run into the central directory");
+        expect_refused(patched("nlen.zip", &a, e1 + 28, 2, 0xffff), -EIO, "runs past");
+        expect_refused(patched("cdsig.zip", &a, e1, 1, 'Q'), -EIO, "no central directory entry");
+        /* the local header's sums are checked against the directory's */
+        expect_refused(patched("crc.zip", &a, e1 + 16, 4, 12345), -EIO, "local header's CRC");
+        /* sizes that lie in both headers: found by the scan and by readers */
+        struct vt_buf b = {0};
+        vt_put(&b, a.p, a.len);
+        for (int k = 0; k < 2; k++) {
+                uint64_t n = din_raw.len + (k ? 1 : -1);
+                for (unsigned i = 0; i < 4; i++) {
+                        b.p[e1 + 24 + i] = (uint8_t)(n >> (8 * i));
+                        b.p[l1 + 22 + i] = (uint8_t)(n >> (8 * i));
+                }
+                const char *path = tmt_path(k ? "long.zip" : "short.zip");
+                vt_spit(path, b.p, b.len);
+                expect_scan_fails(path, k ? "the central directory says" : "more than");
+        }
+        free(b.p);
+
+        /* ZIP64: a count of 2^60 in a directory of a few hundred bytes */
+        zip_build(&a, m, 2, 1);
+        size_t z64 = a.len - 22 - 20 - 56;
+        assert_int_equal(le(a.p + z64, 4), 0x06064b50);
+        h = (struct vt_buf){0};
+        vt_put(&h, a.p, a.len);
+        for (unsigned i = 0; i < 8; i++)
+                h.p[z64 + 24 + i] = h.p[z64 + 32 + i] = (uint8_t)((1ull << 60) >> (8 * i));
+        vt_spit(tmt_path("count64.zip"), h.p, h.len);
+        expect_refused(tmt_path("count64.zip"), -EIO, "cannot fit");
+        free(h.p);
+        expect_refused(patched("loc64.zip", &a, a.len - 22 - 20 + 8, 8, a.len), -EIO, "locator");
+        expect_refused(patched("off64.zip", &a, z64 + 48, 8, 1ull << 62), -EIO, "outside");
+        free(a.p);
+}
+
+/* ---- archives made by the zip program ---- */
+
+static int zip_run(const char *cmd)
+{
+        char line[1200];
+        snprintf(line, sizeof line, "cd '%s' && %s", tmt_path("zp"), cmd);
+        return system(line);
+}
+
+static void test_zip_program(void **state)
+{
+        (void)state;
+        if (system("command -v zip >/dev/null 2>&1") != 0) {
+                print_message("SKIP: the zip program is not installed: archives written by "
+                              "hand only\n");
+                skip();
+        }
+        assert_int_equal(mkdir(tmt_path("zp"), 0755), 0);
+        vt_spit(tmt_path("zp/trace"), din_raw.p, din_raw.len);
+        vt_spit(tmt_path("zp/README"), "made by zip\n", 12);
+        static const char *const cmds[][2] = {
+            {"zip -q d.zip trace", "d.zip"},
+            {"zip -q -0 s.zip trace", "s.zip"},
+            {"zip -q -9 m.zip README trace", "m.zip"},
+            {"zip -q -fz z.zip README trace", "z.zip"},
+            {"cat trace | zip -q - - | cat > p.zip", "p.zip"}, /* streamed: descriptor */
+        };
+        for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+                assert_int_equal(zip_run(cmds[i][0]), 0);
+                char name[64];
+                snprintf(name, sizeof name, "zp/%s", cmds[i][1]);
+                struct vt_buf a = {0};
+                vt_slurp(tmt_path(name), &a);
+                print_message("%s: %zu bytes, first member's flags %04llx\n", cmds[i][0], a.len,
+                              (unsigned long long)le(a.p + 6, 2));
+                if (strstr(cmds[i][0], "cat"))
+                        assert_true(le(a.p + 6, 2) & 8);
+                free(a.p);
+                check_member(tmt_path(name), din_raw.p, din_raw.len);
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_stored_and_deflate),
+            cmocka_unit_test(test_deflate_points),
+            cmocka_unit_test(test_descriptor),
+            cmocka_unit_test(test_zip64),
+            cmocka_unit_test(test_members),
+            cmocka_unit_test(test_traces),
+            cmocka_unit_test(test_flip),
+            cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_zip_program),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
