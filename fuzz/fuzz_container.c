@@ -1,6 +1,7 @@
 /* fuzz_container: libFuzzer harness for the containers alone (plain, gzip
  * single and multi-member, zstd single- and multi-frame and in the seekable
- * format with its seek table).
+ * format with its seek table, zip: stored and deflate members, data
+ * descriptors, ZIP64 records; seeds made by zip(1)).
  *
  * Input: an archive. Four paths must agree byte for byte, whatever the
  * input: the scan (tm_cont_scan, which checks every checksum the container

@@ -226,13 +226,8 @@ static ssize_t gzip_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_
                         return k;
                 if (k == 0)
                         return gz_cut(c, g->member, err);
-                g->zs.next_in = g->in.buf + g->in.pos;
-                g->zs.avail_in = (uInt)k;
-                g->zs.next_out = buf;
-                g->zs.avail_out = (uInt)n;
-                int zret = inflate(&g->zs, Z_NO_FLUSH);
-                g->in.pos = (size_t)(g->zs.next_in - g->in.buf);
-                size_t got = n - g->zs.avail_out;
+                size_t got;
+                int zret = tm_zran_inflate(&g->zs, &g->in, (size_t)k, buf, n, Z_NO_FLUSH, &got);
                 if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR)
                         return gz_zfail(c, tm_cin_tell(&g->in), g->member, zret, &g->zs, err);
                 if (zret == Z_STREAM_END) {

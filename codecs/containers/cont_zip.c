@@ -814,13 +814,8 @@ static ssize_t zip_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_e
                         return k;
                 /* at the data's end, inflate may still have output to give */
                 size_t avail = data_left(z, tm_cin_tell(&g->in), k);
-                g->zs.next_in = g->in.buf + g->in.pos;
-                g->zs.avail_in = (uInt)avail;
-                g->zs.next_out = buf;
-                g->zs.avail_out = (uInt)n;
-                int zret = inflate(&g->zs, Z_NO_FLUSH);
-                g->in.pos = (size_t)(g->zs.next_in - g->in.buf);
-                size_t got = n - g->zs.avail_out;
+                size_t got;
+                int zret = tm_zran_inflate(&g->zs, &g->in, avail, buf, n, Z_NO_FLUSH, &got);
                 if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR)
                         return zip_zfail(c, tm_cin_tell(&g->in), zret, &g->zs, err);
                 if (zret == Z_BUF_ERROR && avail == 0)

@@ -164,18 +164,26 @@ static int block_point(const struct tm_cont *c, struct tm_zran_scan *s, struct t
                                            : 0;
 }
 
+int tm_zran_inflate(z_stream *zs, struct tm_cin *in, size_t avail, void *buf, size_t n, int flush,
+                    size_t *got)
+{
+        size_t have = in->len - in->pos;
+        zs->next_in = in->buf + in->pos;
+        zs->avail_in = (uInt)(avail < have ? avail : have);
+        zs->next_out = buf;
+        zs->avail_out = (uInt)n;
+        int zret = inflate(zs, flush);
+        in->pos = (size_t)(zs->next_in - in->buf);
+        *got = n - zs->avail_out;
+        return zret;
+}
+
 int tm_zran_scan_step(const struct tm_cont *c, struct tm_zran_scan *s, size_t avail,
                       struct tm_cpoints *pts, tm_cont_sink sink, void *arg, int *zret,
                       struct tm_err *err)
 {
-        size_t have = s->in.len - s->in.pos;
-        s->zs.next_in = s->in.buf + s->in.pos;
-        s->zs.avail_in = (uInt)(avail < have ? avail : have);
-        s->zs.next_out = s->out;
-        s->zs.avail_out = TM_ZRAN_SCAN_OUT;
-        *zret = inflate(&s->zs, Z_BLOCK);
-        s->in.pos = (size_t)(s->zs.next_in - s->in.buf);
-        size_t got = TM_ZRAN_SCAN_OUT - s->zs.avail_out;
+        size_t got;
+        *zret = tm_zran_inflate(&s->zs, &s->in, avail, s->out, TM_ZRAN_SCAN_OUT, Z_BLOCK, &got);
         if (*zret != Z_OK && *zret != Z_STREAM_END && *zret != Z_BUF_ERROR)
                 return 0;
         int ret;

@@ -49,6 +49,12 @@ struct tm_zran_scan {
 int tm_zran_scan_init(struct tm_zran_scan *s, const struct tm_cont *c, int wbits,
                       struct tm_err *err);
 
+/* One inflate(zs, flush) from at most avail of the unread bytes of in
+ * into buf[0..n) (n < 4 GiB): consumes the input it used, sets *got to
+ * the bytes made and returns inflate's code. */
+int tm_zran_inflate(z_stream *zs, struct tm_cin *in, size_t avail, void *buf, size_t n, int flush,
+                    size_t *got);
+
 /* One inflate(Z_BLOCK) over at most avail of the unread bytes of s->in
  * (the caller has filled it): the output goes to the ring and to sink (may
  * be NULL), and at a block boundary that is not the stream's end a window
