@@ -57,7 +57,7 @@ echo "library: $REV ($(cd "$S" && git rev-parse --short HEAD 2>/dev/null || cat 
 
 # the library, once, instrumented for coverage but without libFuzzer's main
 objs=()
-for s in "$S"/codecs/*/*.c "$S"/views/*.c; do
+for s in "$S"/codecs/*.c "$S"/codecs/*/*.c "$S"/views/*.c; do
         o=$O/obj/$(echo "${s#"$S"/}" | tr / _).o
         if [ ! -e "$o" ] || [ "$s" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ] ||
                 [ -n "$(find "$S/include" "$S/arch" "$S/codecs" "$S/views" -name '*.h' -newer "$o" | head -1)" ]; then
