@@ -5,7 +5,8 @@ Layers, lowest first (STYLE.md: data flows one way, a lower layer never
 includes a higher one):
 
     include/   the public header (it includes nothing of ours)
-    codecs/    containers, codecs, the registry (codecs/common at the bottom)
+    codecs/    containers, codecs, the registry (codecs/common at the bottom);
+    arch/      vector code, included by the modules of codecs/ and views/
     views/     the engine: trace, index, render, stats, views
     fs/        the FUSE daemon          tools/  tracetool, record
     (fs/ and tools/ are side by side: neither includes the other)
@@ -27,7 +28,7 @@ import os
 import re
 import sys
 
-LAYER = {"include": 0, "codecs": 1, "views": 2, "fs": 3, "tools": 3}
+LAYER = {"include": 0, "arch": 1, "codecs": 1, "views": 2, "fs": 3, "tools": 3}
 SIDE = {"fs", "tools"}  # same level, but not each other
 
 # (from, to) file paths, relative to the root

@@ -3,7 +3,7 @@
  * deflate ones). Not for use above codecs/.
  *
  * A container module is one const struct tm_cont_ops registered in the
- * table in container.c. The shared layer owns everything that is the same
+ * table in codecs/registry.c. The shared layer owns everything that is the same
  * for every container: the archive fd and path, the seek index (a sorted
  * array of restart points), its save/load format, the reader's position and
  * the seek policy. A module only knows how to decompress: start at a point,

@@ -19,13 +19,9 @@
 # usage: fuse_corrupt.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-need_programs
-need_fuse
 command -v python3 >/dev/null 2>&1 || skip "python3 not found"
 command -v zstd >/dev/null 2>&1 || skip "zstd (the program) not found"
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
+fuse_prologue
 EX=${TM_SOURCE_DIR:-$here/../..}/examples
 N=${TM_CORRUPT_VARIANTS:-50}
 SEED=${TM_CORRUPT_SEED:-15}

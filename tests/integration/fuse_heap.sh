@@ -8,13 +8,7 @@
 # usage: fuse_heap.sh   (TRACEMOUNT, TRACETOOL, HEAPWORK in the environment)
 here=$(dirname "$0")
 . "$here/lib.sh"
-need_programs
-need_fuse
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
-MNT=$T/mnt
+fuse_prologue
 mkdir -p "$SRC"
 
 # input for the workloads: words with repeats

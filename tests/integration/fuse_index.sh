@@ -25,12 +25,7 @@
 # usage: fuse_index.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-need_programs
-need_fuse
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
+fuse_prologue
 mkdir -p "$SRC" ref ttcache
 
 gen_din 31 120000 >a.din

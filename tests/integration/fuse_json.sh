@@ -13,14 +13,8 @@
 # usage: fuse_json.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(dirname "$0")
 . "$here/lib.sh"
-need_programs
 command -v python3 >/dev/null 2>&1 || skip "python3 not found: the JSON checks need its json module"
-need_fuse
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
-MNT=$T/mnt
+fuse_prologue
 mkdir -p "$SRC"
 EX=${TM_SOURCE_DIR:-$here/../..}/examples
 

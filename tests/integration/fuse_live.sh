@@ -8,13 +8,7 @@
 # usage: fuse_live.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(dirname "$0")
 . "$here/lib.sh"
-need_programs
-need_fuse
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
-MNT=$T/mnt
+fuse_prologue
 mkdir -p "$SRC" many
 
 gen_din 31 120000 >x.din

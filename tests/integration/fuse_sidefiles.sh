@@ -13,13 +13,7 @@
 # usage: fuse_sidefiles.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(dirname "$0")
 . "$here/lib.sh"
-need_programs
-need_fuse
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
-MNT=$T/mnt
+fuse_prologue
 EX=${TM_SOURCE_DIR:-$here/../..}/examples
 mkdir -p "$SRC/fifo" "$SRC/link" "$SRC/other" "$SRC/missing"
 for d in fifo link other; do

@@ -12,13 +12,8 @@
 # usage: fuse_soak.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(dirname "$0")
 . "$here/lib.sh"
-need_programs
-need_fuse
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the readers"
-setup_tmp
-cd "$T" || exit 1
-TT=$TRACETOOL
-SRC=$T/src
+fuse_prologue
 READERS=${TM_SOAK_READERS:-4}
 SECONDS_=${TM_SOAK_SECONDS:-45}
 mkdir -p "$SRC" ref

@@ -48,6 +48,19 @@ need_programs() {
         [ -x "${TRACETOOL:-}" ] || { echo "TRACETOOL not set or not executable" >&2; exit 1; }
 }
 
+# The start of a FUSE test: the programs, a usable /dev/fuse (else SKIP),
+# a private temp dir as the working directory, TT the tracetool, SRC and
+# MNT the usual source and mount points under it (not made).
+fuse_prologue() {
+        need_programs
+        need_fuse
+        setup_tmp
+        cd "$T" || exit 1
+        TT=$TRACETOOL
+        SRC=$T/src
+        MNT=$T/mnt
+}
+
 # A private temp dir, removed (after unmounting anything left) on exit.
 setup_tmp() {
         T=$(mktemp -d "${TMPDIR:-/tmp}/tm-it.XXXXXX") || exit 1
