@@ -473,8 +473,10 @@ static const char *ops_view_under(const char *v, const char *dir, size_t n)
 /* The names directly under view dir (prefix "" for the trace's own dir). */
 static int ops_list_view_dir(struct tm_trace *t, const char *dir, struct ops_dir *d)
 {
-        const char *const *v = tm_trace_views(t);
         size_t n = strlen(dir);
+        if (n)
+                tm_trace_view_lookup(t, dir); /* streams/: the per-id directories */
+        const char *const *v = tm_trace_views(t);
         int rc = ops_dir_add(d, ".", 1);
         if (rc == 0)
                 rc = ops_dir_add(d, "..", 2);

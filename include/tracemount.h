@@ -188,10 +188,12 @@ TM_API enum tm_index_source tm_trace_index_source(const struct tm_trace *t);
 TM_API const char *const *tm_trace_views(const struct tm_trace *t);
 
 /* The name resolver every lookup of a view by name goes through (the
- * mount's, tm_vfile_open's, tm_trace_view_size's): when view (a view, or a
- * directory of views such as "streams/thread") could be one the index
- * adds and the index is not built yet, build it, so that tm_trace_views(t)
- * then lists view if the trace has it.
+ * mount's, tm_vfile_open's, tm_trace_view_size's, and a listing of
+ * "streams" or of the whole trace by the mount and `tracetool views`):
+ * when view (a view, or a directory of views such as "streams" or
+ * "streams/thread") could be or hold one the index adds and the index is
+ * not built yet, build it, so that tm_trace_views(t) then lists view if
+ * the trace has it.
  *
  * Returns 0 (including when view is unknown: the list says whether it
  * exists), or the index build's negative errno (the list is then what it

@@ -93,6 +93,7 @@ static int cmd_views(char **args)
         struct tm_trace *t;
         if (tool_open("views", args[0], &t) < 0)
                 return TOOL_FAIL;
+        tm_trace_view_lookup(t, "streams"); /* every view, the index's too */
         for (const char *const *v = tm_trace_views(t); v && *v; v++)
                 printf("%s\n", *v);
         tm_trace_close(t);

@@ -416,6 +416,8 @@ int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view)
                 return 0;
         const char *name = rt->schema.field[f].name;
         size_t n = strlen(name);
+        if (strcmp(view, "streams") == 0)
+                return 1; /* its listing holds the per-id directory */
         return strncmp(view, "streams/", 8) == 0 && strncmp(view + 8, name, n) == 0 &&
                (view[8 + n] == '\0' || view[8 + n] == '/');
 }

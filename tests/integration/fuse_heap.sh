@@ -68,6 +68,13 @@ fi
 
 mount_tm "$T/log" "$MNT" --cache-dir "$T/cache" "$SRC" || { fail "mount"; finish; }
 
+# a fresh listing of streams/ shows thread/, and tracetool views lists every
+# streams/thread/<id> (both build the index when they need it)
+check "work.mtrace.hatf.zst: streams/ lists thread/ on a fresh mount" \
+        eval 'ls "$MNT/work.mtrace.hatf.zst/streams" | grep -qx thread'
+check "tracetool views lists streams/thread/<id>" \
+        eval '"$TT" views "$SRC/work.mtrace.hatf.zst" | grep -qx "streams/thread/0"'
+
 # the mtrace log mounted as it is: a heap trace directory whose views are
 # the packed HATF's (one decoder serves both)
 check "work.mtrace.gz is a trace directory" test -d "$MNT/work.mtrace.gz"
