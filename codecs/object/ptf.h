@@ -1,0 +1,103 @@
+/* PTF: POSSE Trace Format 1.0 object-store traces as a record codec.
+ *
+ * Humphries, Klauser, Wolf & Zorn, "POSSE Trace Format Version 1.0",
+ * CU-CS-897-00 (2000). docs/formats/ptf.md gives the grammar as
+ * implemented and every decision the report leaves open. The ASCII form:
+ *
+ *   Trace begin
+ *   [ID ]TYPE PARAMETERS...        one event a line
+ *   Trace end
+ *
+ * decodes to records of tm_schema_ptf: one kind per event type of the
+ * report's Table 1, named by its abbreviation (fo co cao do sr gr dr dw
+ * adr adw er ew ts te), and a kind Trace whose one field Marker is
+ * "begin" or "end", so that the generic ascii view of a trace is the
+ * trace's own text (the report's Figure 3 byte for byte). Fields are
+ * named as section 3.2 names the parameters; fo's variable lists are one
+ * TM_FT_LIST field, MemberFormatIds, in the order of the line.
+ *
+ *   tag  kind   fields
+ *   0    Trace  Marker
+ *   1    fo     FormatId SuperFormatId NumberOfPointers NumberOfDataMembers
+ *               NumberOfArrayMembers LengthOfClassName MemberFormatIds NameOfClass
+ *   2    co     FormatId OId
+ *   3    cao    FormatId OId ContainerOId NoOfElements
+ *   4    do     FormatId OId
+ *   5    sr     FormatId OId
+ *   6    gr     -
+ *   7    dr     FormatId OId Offset
+ *   8    dw     FormatId OId Offset
+ *   9    adr    FormatId OId Offset Index Length
+ *   10   adw    FormatId OId Offset Index Length
+ *   11   er     FormatId FromOId Edge
+ *   12   ew     FormatId FromOId Edge ToOId
+ *   13   ts     -
+ *   14   te     -
+ *
+ * The optional leading event id is accepted and not kept (ptf.md says
+ * why). Decoder state: the line count and where the trace is (before
+ * Trace begin, in the events, after Trace end), 16 bytes. List values
+ * are written to a per-thread buffer that lives until the next decode
+ * call on the same thread (as Meta-TF's, codecs/metatf/metatf.h). */
+#ifndef TM_PTF_H
+#define TM_PTF_H
+
+#include <stddef.h>
+
+#include "../record/record.h"
+
+/* Longest line accepted, without its line end. */
+#define TM_PTF_LINE_MAX 65535
+/* Most values in one fo's MemberFormatIds (NumberOfDataMembers + 2 x
+ * NumberOfArrayMembers). */
+#define TM_PTF_LIST_MAX 4096
+
+enum tm_ptf_kind {
+        TM_PK_TRACE,
+        TM_PK_FO,
+        TM_PK_CO,
+        TM_PK_CAO,
+        TM_PK_DO,
+        TM_PK_SR,
+        TM_PK_GR,
+        TM_PK_DR,
+        TM_PK_DW,
+        TM_PK_ADR,
+        TM_PK_ADW,
+        TM_PK_ER,
+        TM_PK_EW,
+        TM_PK_TS,
+        TM_PK_TE,
+        TM_PK_N,
+};
+
+/* Field indexes in tm_schema_ptf. */
+enum tm_ptf_field {
+        TM_PF_MARKER,
+        TM_PF_FORMAT_ID,
+        TM_PF_OID,
+        TM_PF_SUPER_FORMAT_ID,
+        TM_PF_NUM_POINTERS,
+        TM_PF_NUM_DATA,
+        TM_PF_NUM_ARRAYS,
+        TM_PF_NAME_LEN,
+        TM_PF_MEMBER_FORMATS,
+        TM_PF_NAME,
+        TM_PF_CONTAINER_OID,
+        TM_PF_NUM_ELEMENTS,
+        TM_PF_FROM_OID,
+        TM_PF_TO_OID,
+        TM_PF_EDGE,
+        TM_PF_OFFSET,
+        TM_PF_INDEX,
+        TM_PF_LENGTH,
+        TM_PF_N,
+};
+
+/* The object family's schema; its name is "object". */
+extern const struct tm_schema tm_schema_ptf;
+
+/* The ASCII form: probe by the first line, "Trace begin". Decode-only. */
+extern const struct tm_rcodec tm_rcodec_ptf;
+
+#endif

@@ -1,0 +1,273 @@
+/* PTF (codecs/object/ptf.h; docs/formats/ptf.md): the report's Figure 3,
+ * repaired (tests/data/ptf/figure3.ptf), decodes to exactly its events and
+ * parameters, and its ascii view is the figure byte for byte; every event
+ * type of Table 1, the optional event id, fo's lists and names; bad input
+ * rejected with the raw offset and the line. */
+#include <cmocka.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codecs/object/ptf.h"
+#include "../codecs/record/record.h"
+#include "../include/tracemount.h"
+#include "support/tmtest.h"
+
+#define FIGURE3 TM_SOURCE_DIR "/tests/data/ptf/figure3.ptf"
+#define NREC 64
+
+/* Decode text whole (eof) into out; the count, or the negative error. */
+static ssize_t decode_all(const char *text, struct tm_rec *out, struct tm_err *err)
+{
+        struct tm_schema s;
+        struct tm_rstate st;
+        void *ctx;
+        size_t len = strlen(text), used = 0;
+        assert_true(tm_rcodec_ptf.probe((const uint8_t *)text, len));
+        assert_int_equal(
+            tm_rcodec_ptf.open((const uint8_t *)text, len, "x.ptf", &ctx, &s, &st, err), 0);
+        ssize_t n =
+            tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)text, len, 1, 0, &used, out, NREC, err);
+        if (n >= 0) {
+                assert_int_equal(used, len);
+                size_t u2 = 0; /* nothing after: the end */
+                ssize_t m = tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)text + used, 0, 1, used,
+                                                 &u2, out + n, NREC - (size_t)n, err);
+                if (m < 0)
+                        return m;
+                assert_int_equal(m, 0);
+        }
+        return n;
+}
+
+/* "kind v v v" of r, the test's own way (lists joined by ',', text as is). */
+static void show(const struct tm_rec *r, char *dst, size_t cap)
+{
+        const struct tm_kind *k = &tm_schema_ptf.kind[r->kind];
+        size_t l = (size_t)snprintf(dst, cap, "%s", k->name);
+        unsigned slot = 0;
+        for (unsigned p = 0; p < k->nfields; p++) {
+                const struct tm_field *f = &tm_schema_ptf.field[k->field[p]];
+                if (f->type == TM_FT_TEXT) {
+                        l += (size_t)snprintf(dst + l, cap - l, " %.*s", (int)r->v[p],
+                                              (const char *)r->var[slot++]);
+                } else if (f->type == TM_FT_LIST) {
+                        const uint8_t *b = r->var[slot++];
+                        l += (size_t)snprintf(dst + l, cap - l, " [");
+                        for (uint64_t i = 0; i < r->v[p]; i++) {
+                                uint64_t v = 0;
+                                for (unsigned j = 0; j < 8; j++)
+                                        v |= (uint64_t)b[8 * i + j] << (8 * j);
+                                l += (size_t)snprintf(dst + l, cap - l, i ? ",%llu" : "%llu",
+                                                      (unsigned long long)v);
+                        }
+                        l += (size_t)snprintf(dst + l, cap - l, "]");
+                } else if (f->type == TM_FT_INT) {
+                        l += (size_t)snprintf(dst + l, cap - l, " %lld", (long long)r->v[p]);
+                } else {
+                        l += (size_t)snprintf(dst + l, cap - l, " %llu",
+                                              (unsigned long long)r->v[p]);
+                }
+        }
+}
+
+/* Figure 3 as the report prints it, the annotations left out: kind and
+ * parameters of every event, in order. */
+static const char *const figure3[] = {
+    "Trace begin",
+    "fo 41 0 2 1 0 11 [11] BinTreeNode",
+    "ts",
+    "co 41 42",
+    "dw 41 42 1",
+    "sr 41 42",
+    "co 41 43",
+    "dw 41 43 1",
+    "ew 41 42 0 43",
+    "co 41 44",
+    "dw 41 44 1",
+    "ew 41 42 1 44",
+    "co 41 45",
+    "dw 41 45 1",
+    "ew 41 43 0 45",
+    "co 41 46",
+    "dw 41 46 1",
+    "ew 41 43 1 46",
+    "co 41 47",
+    "dw 41 47 1",
+    "ew 41 44 0 47",
+    "co 41 48",
+    "dw 41 48 1",
+    "ew 41 44 1 48",
+    "te",
+    "dr 41 42 1",
+    "er 41 42 0",
+    "er 41 42 1",
+    "dr 41 43 1",
+    "er 41 43 0",
+    "er 41 43 1",
+    "dr 41 44 1",
+    "er 41 44 0",
+    "er 41 44 1",
+    "dr 41 45 1",
+    "dr 41 46 1",
+    "dr 41 47 1",
+    "dr 41 48 1",
+    "Trace end",
+};
+#define NFIG (sizeof figure3 / sizeof figure3[0])
+
+static void test_figure3_records(void **state)
+{
+        (void)state;
+        size_t len;
+        char *text = (char *)tmt_slurp(FIGURE3, &len);
+        assert_non_null(text);
+        text = realloc(text, len + 1);
+        text[len] = 0;
+        struct tm_rec r[NREC];
+        struct tm_err err = {0};
+        ssize_t n = decode_all(text, r, &err);
+        if (n < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(n, NFIG);
+        for (size_t i = 0; i < NFIG; i++) {
+                char got[256];
+                show(&r[i], got, sizeof got);
+                assert_string_equal(got, figure3[i]);
+        }
+        free(text);
+}
+
+/* tracetool's ascii (the view) is the figure, byte for byte. */
+static void test_figure3_ascii(void **state)
+{
+        (void)state;
+        size_t len;
+        char *want = (char *)tmt_slurp(FIGURE3, &len);
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t;
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        if (tm_trace_open(FIGURE3, &o, &t, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_string_equal(tm_trace_codec(t), "ptf");
+        if (tm_vfile_open(t, "ascii", &f, &err) < 0)
+                fail_msg("%s", err.msg);
+        char *got = malloc(len + 4096);
+        ssize_t n = tm_vfile_pread(f, got, len + 4096, 0, &err);
+        if (n < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(n, len);
+        assert_memory_equal(got, want, len);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        free(got);
+        free(want);
+}
+
+/* Every event type, event ids, fo with arrays, a name with a blank,
+ * negative Offset, CRLF line ends, runs of blanks. */
+static void test_every_event(void **state)
+{
+        (void)state;
+        const char *text = "Trace begin\r\n"
+                           "1 fo 50 0 0 2 1 12 11 11 30 10 DesignObject\n"
+                           "fo 51 50 5 0 0 13 CompositePart\n"
+                           "fo 52 0 0 0 0 6 a  b c\n"
+                           "co 51 60\n"
+                           "cao 30 61 60 100\n"
+                           "adw 30\t61  -1 0 100\n"
+                           "adr 30 61 -1 5 2\n"
+                           "dw 50 60 0\n"
+                           "dr 50 60 1\n"
+                           "ew 51 60 0 0\n"
+                           "er 51 60 0\n"
+                           "sr 51 60\n"
+                           "gr\n"
+                           "ts\n"
+                           "te\n"
+                           "99 do 51 60\n"
+                           "Trace end\n";
+        static const char *const want[] = {
+            "Trace begin",
+            "fo 50 0 0 2 1 12 [11,11,30,10] DesignObject",
+            "fo 51 50 5 0 0 13 [] CompositePart",
+            "fo 52 0 0 0 0 6 [] a  b c",
+            "co 51 60",
+            "cao 30 61 60 100",
+            "adw 30 61 -1 0 100",
+            "adr 30 61 -1 5 2",
+            "dw 50 60 0",
+            "dr 50 60 1",
+            "ew 51 60 0 0",
+            "er 51 60 0",
+            "sr 51 60",
+            "gr",
+            "ts",
+            "te",
+            "do 51 60",
+            "Trace end",
+        };
+        struct tm_rec r[NREC];
+        struct tm_err err = {0};
+        ssize_t n = decode_all(text, r, &err);
+        if (n < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(n, sizeof want / sizeof want[0]);
+        for (size_t i = 0; i < (size_t)n; i++) {
+                char got[256];
+                show(&r[i], got, sizeof got);
+                assert_string_equal(got, want[i]);
+        }
+}
+
+/* Bad input: the error names the raw offset of the line and its number. */
+static void test_errors(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *text, *msg;
+        } bad[] = {
+            {"Trace begin\nco 41\nTrace end\n", "raw offset 12: ptf line 2: too few parameters"},
+            {"Trace begin\nco 41 42 43\nTrace end\n", "raw offset 12: ptf line 2: too many"},
+            {"Trace begin\nxx 1\nTrace end\n", "raw offset 12: ptf line 2: unknown event type"},
+            {"Trace begin\nco 41 -2\nTrace end\n", "raw offset 12: ptf line 2: a parameter is not"},
+            {"Trace begin\ndr 41 42 x\nTrace end\n", "raw offset 12: ptf line 2: a parameter"},
+            {"Trace begin\n\nTrace end\n", "raw offset 12: ptf line 2: an empty line"},
+            {"Trace begin\nco 41 42\n", "raw offset 21: ptf line 3: truncated: no 'Trace end'"},
+            {"Trace begin\nco 41 42", "raw offset 12: ptf line 2: truncated: the last line"},
+            {"Trace begin\nTrace end\nts\n", "raw offset 22: ptf line 3: a line after"},
+            {"Trace begin\nfo 41 0 0 1 0 3 abc\nTrace end\n", "raw offset 12: ptf line 2: fo: "},
+            {"Trace begin\nfo 41 0 0 0 0 4 abc\nTrace end\n", "raw offset 12: ptf line 2: fo: "},
+            {"Trace begin\nco 99999999999999999999 1\nTrace end\n",
+             "raw offset 12: ptf line 2: a parameter is out of range"},
+            {"Trace begin\n7\nTrace end\n", "raw offset 12: ptf line 2: an event id without"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                struct tm_rec r[NREC];
+                struct tm_err err = {0};
+                ssize_t n = decode_all(bad[i].text, r, &err);
+                if (n >= 0)
+                        fail_msg("case %zu decoded", i);
+                if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) != 0)
+                        fail_msg("case %zu: %s", i, err.msg);
+        }
+        /* not PTF: no probe */
+        assert_false(tm_rcodec_ptf.probe((const uint8_t *)"Trace beginning\n", 16));
+        assert_false(tm_rcodec_ptf.probe((const uint8_t *)"co 41 42\n", 9));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_figure3_records),
+            cmocka_unit_test(test_figure3_ascii),
+            cmocka_unit_test(test_every_event),
+            cmocka_unit_test(test_errors),
+        };
+        return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
+}
