@@ -3,7 +3,6 @@
  * parameters, and its ascii view is the figure byte for byte; every event
  * type of Table 1, the optional event id, fo's lists and names; bad input
  * rejected with the raw offset and the line. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "../codecs/object/ptf.h"
 #include "../codecs/record/record.h"
