@@ -333,19 +333,36 @@ static void test_probe(void **state)
         free(v);
 }
 
-/* Bound rows come after the registry's rows, magic before size rule. */
+/* The shipped bound row named n, or NULL. */
+static const struct tm_bound *shipped(const char *n)
+{
+        for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++)
+                if (strcmp(b->name, n) == 0)
+                        return b;
+        return NULL;
+}
+
+/* Bound rows come after the registry's rows, magic before size rule;
+ * shipped rows before the test's within each. */
 static void test_order(void **state)
 {
         (void)state;
-        int seen_magic = 0, seen_size = 0, i = 0;
+        int seen_magic = 0, seen_size = 0, seen_shipped_size = 0, i = 0;
         for (; tm_rcodecs[i]; i++) {
                 const char *n = tm_rcodecs[i]->name;
-                if (strcmp(n, "tf3") == 0 || strcmp(n, "tf3be") == 0) {
+                const struct tm_bound *b = shipped(n);
+                if (b && b->magic_len) {
+                        assert_false(seen_magic || seen_size || seen_shipped_size);
+                } else if (b) {
                         assert_false(seen_size);
+                        seen_shipped_size++;
+                } else if (strcmp(n, "tf3") == 0 || strcmp(n, "tf3be") == 0) {
+                        assert_false(seen_size || seen_shipped_size);
                         seen_magic++;
                 } else if (strcmp(n, "tf3size") == 0) {
                         seen_size++;
                 } else {
+                        assert_false(seen_shipped_size);
                         assert_false(seen_magic || seen_size);
                 }
         }

@@ -164,8 +164,16 @@ static void test_shipped_is_the_file(void **unused)
         text = slurp(HATF2_DTD, &len);
         assert_string_equal(mtf_dtd_shipped[1].name, "hatf10v2.dtd");
         assert_string_equal(mtf_dtd_shipped[1].text, text);
-        assert_null(mtf_dtd_shipped[2].name);
         free(text);
+        /* the others (bound formats' DTDs): each is its file in dtd/ */
+        for (unsigned i = 2; mtf_dtd_shipped[i].name; i++) {
+                char path[512];
+                snprintf(path, sizeof path, "%s/codecs/metatf/dtd/%s", TM_SOURCE_DIR,
+                         mtf_dtd_shipped[i].name);
+                text = slurp(path, &len);
+                assert_string_equal(mtf_dtd_shipped[i].text, text);
+                free(text);
+        }
 }
 
 /* The DTD tracemount writes: Appendix C's with HATF 1.0's four realloc

@@ -37,9 +37,10 @@ static int bound_probe(const struct slot *s, const uint8_t *head, size_t n)
         if (b->magic_len && (n < (size_t)b->magic_off + b->magic_len ||
                              memcmp(head + b->magic_off, b->magic, b->magic_len) != 0))
                 return 0;
-        if (!b->size_rule || n >= TM_RHEAD_MIN)
-                return 1; /* the size is not known: the decoder finds a cut record */
-        return n >= b->header && (n - b->header) % s->rec == 0 && (n > b->header || b->magic_len);
+        if (b->size_rule && n < TM_RHEAD_MIN && /* else the size is not known: decode finds a cut */
+            !(n >= b->header && (n - b->header) % s->rec == 0 && (n > b->header || b->magic_len)))
+                return 0;
+        return !b->check || b->check(head, n);
 }
 
 static int bound_open(const struct slot *s, const uint8_t *head, size_t n, const char *path,

@@ -58,6 +58,12 @@ struct tm_bound {
         uint8_t size_rule;  /* 1: the raw size less header is a whole number of records */
         uint8_t byteorder;  /* MTF_LE or MTF_BE (metatf.h) */
         uint32_t header;    /* bytes before the first record, at most TM_BOUND_HEADER_MAX */
+        /* Shipped rows only (a description file cannot name C): a further
+         * test of the head (the first n raw bytes, as a probe sees them)
+         * after the magic and the size rule, 1 or 0; NULL: none. What a
+         * row by the size rule alone needs so as not to take every stream
+         * of over 4 KiB nothing else took (docs/formats/bound.md). */
+        int (*check)(const uint8_t *head, size_t n);
 };
 
 /* Check row b, compile its DTD, make a record codec of it (decode only,

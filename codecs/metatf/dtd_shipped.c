@@ -96,5 +96,20 @@ const struct mtf_shipped mtf_dtd_shipped[] = {
      "    }\n"
      "}\n"
     },
+    {"laplace_raw.dtd",
+     "// laplace_raw.dtd: Laplace's raw reference trace (Kaplan, \"Laplace: Raw\n"
+     "// Trace Formats\", 2002), the bound format laplace_raw (codecs/registry.c,\n"
+     "// docs/formats/laplace.md). 18 bytes a record, packed, no tag, no header;\n"
+     "// the row gives the byte order (little: the x86 host's).\n"
+     "tag.width = 0;\n"
+     "ref : (type, time, size, space, address) {\n"
+     "    tag.value = 0;\n"
+     "}\n"
+     "type.width = 1;    type.interpretation = none;    // 8-bit char: the reference's type\n"
+     "time.width = 8;    time.interpretation = none;    time.display = hex;    // cycle counter\n"
+     "size.width = 1;    size.interpretation = none;    // bytes referenced\n"
+     "space.width = 4;   space.interpretation = none;   space.display = hex;   // virtual address space\n"
+     "address.width = 4; address.interpretation = none; address.display = hex; // virtual address\n"
+    },
     {0, 0},
 };

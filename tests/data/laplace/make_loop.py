@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""Write loop.lpr: a Laplace raw reference trace (docs/formats/laplace.md)
+of a made-up loop in two address spaces, 18-byte packed little-endian
+records (type, time, size, space, address), for the conformance suite
+(tests/unit_conformance.c takes every file of tests/data/ that a codec
+probes as its sample). Deterministic: rerunning writes the same bytes."""
+import struct
+
+recs = []
+t = 0x10000
+for i in range(240):
+    space = 0x9f8e7 if i < 160 else 0x1234
+    pc = 0x08048000 + (i % 12) * 4
+    kind = i % 3
+    if kind == 0:
+        recs.append((b"i", t, 4, space, pc))
+    elif kind == 1:
+        recs.append((b"r", t, 4, space, 0xbfff0000 + (i % 40) * 4))
+    else:
+        recs.append((b"w", t, 8, space, 0x0804a000 + (i % 16) * 8))
+    t += 3 + i % 5
+with open("loop.lpr", "wb") as f:
+    for r in recs:
+        f.write(struct.pack("<cQBII", *r))
