@@ -76,6 +76,17 @@ static void show(const struct tm_rec *r, char *dst, size_t cap)
         }
 }
 
+/* The value of the field named name in r (which must have it). */
+static uint64_t val(const struct tm_rec *r, const char *name)
+{
+        int f = tm_schema_field(&tm_schema_ptf, name);
+        assert_true(f >= 0);
+        int p = tm_kind_pos(&tm_schema_ptf.kind[r->kind], (unsigned)f);
+        if (p < 0)
+                fail_msg("kind %s has no %s", tm_schema_ptf.kind[r->kind].name, name);
+        return r->v[p];
+}
+
 /* Figure 3 as the report prints it, the annotations left out: kind and
  * parameters of every event, in order. */
 static const char *const figure3[] = {
@@ -140,6 +151,24 @@ static void test_figure3_records(void **state)
                 show(&r[i], got, sizeof got);
                 assert_string_equal(got, figure3[i]);
         }
+        /* the parameters mean what the annotations say: "Write edge 0 from
+         * object 42 of format 41 to object 43", "Create object with OId 42
+         * whose format OId is 41", the format object of BinTreeNode */
+        assert_int_equal(val(&r[8], "FormatId"), 41);
+        assert_int_equal(val(&r[8], "FromOId"), 42);
+        assert_int_equal(val(&r[8], "Edge"), 0);
+        assert_int_equal(val(&r[8], "ToOId"), 43);
+        assert_int_equal(val(&r[3], "FormatId"), 41);
+        assert_int_equal(val(&r[3], "OId"), 42);
+        assert_int_equal(val(&r[4], "Offset"), 1);
+        assert_int_equal(val(&r[27], "FromOId"), 42);
+        assert_int_equal(val(&r[27], "Edge"), 1);
+        assert_int_equal(val(&r[1], "FormatId"), 41);
+        assert_int_equal(val(&r[1], "SuperFormatId"), 0);
+        assert_int_equal(val(&r[1], "NumberOfPointers"), 2);
+        assert_int_equal(val(&r[1], "NumberOfDataMembers"), 1);
+        assert_int_equal(val(&r[1], "NumberOfArrayMembers"), 0);
+        assert_int_equal(val(&r[1], "LengthOfClassName"), 11);
         free(text);
 }
 
@@ -224,6 +253,14 @@ static void test_every_event(void **state)
                 show(&r[i], got, sizeof got);
                 assert_string_equal(got, want[i]);
         }
+        /* adw 30 61 -1 0 100: a dynamic array (Offset -1), from index 0,
+         * 100 elements (section 3.2.9's order) */
+        assert_int_equal((int64_t)val(&r[6], "Offset"), -1);
+        assert_int_equal(val(&r[6], "Index"), 0);
+        assert_int_equal(val(&r[6], "Length"), 100);
+        assert_int_equal(val(&r[5], "ContainerOId"), 60);
+        assert_int_equal(val(&r[5], "NoOfElements"), 100);
+        assert_int_equal(val(&r[1], "NumberOfArrayMembers"), 1);
 }
 
 /* Bad input: the error names the raw offset of the line and its number. */
