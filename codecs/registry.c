@@ -29,6 +29,8 @@
 #include "heap/hatf.h"
 #include "heap/heap_stats.h"
 #include "heap/mtrace.h"
+#include "java/jstats.h"
+#include "java/jtrace.h"
 #include "metatf/bound.h"
 #include "metatf/metatf.h"
 
@@ -44,7 +46,7 @@ const struct tm_codec *const tm_codecs[] = {
     &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
-#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace
+#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java
 static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
@@ -52,6 +54,7 @@ const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RC
 
 const struct tm_family *const tm_families[] = {
     &tm_family_heap,
+    &tm_family_java,
     NULL,
 };
 

@@ -1,0 +1,61 @@
+/* jstats: the java family's statistics (codecs/record/family.h), for a
+ * schema the family claims (kinds method_entry and object_alloc, fields
+ * thread, class, method and object: tm_schema_java, or a Meta-TF DTD
+ * using those names). Gathered in the index pass:
+ *
+ *   events per type   records of each kind of tm_schema_java
+ *   classes loaded    class_load records
+ *   classes, methods  distinct class names and distinct class.method
+ *                     pairs named by any record: the interning table
+ *   objects           allocated (object_alloc), freed (object_free), live
+ *                     at the end and at most: the paper makes an object id
+ *                     unique, so live = allocated - freed so far; a free
+ *                     when none is live (an object allocated before the
+ *                     trace began) is counted apart and changes nothing
+ *   per thread        records, method entries, stack depth at the end and
+ *                     at most (method_entry +1, method_exit and frame_pop
+ *                     -1; an exit at depth 0, of a frame entered before
+ *                     the trace began, is counted apart), for the first
+ *                     TM_JAVA_STATS_IDS threads seen; the rest are counted
+ *                     together, and the maximum stack depth of the whole
+ *                     trace is then not known (inexact)
+ *
+ * Interning is bounded: the names are kept in the accumulator (never in
+ * the decoder state, which stays a 16-byte copy), at most
+ * TM_JAVA_NAMES_MAX names and TM_JAVA_NAME_BYTES bytes of them; a name
+ * met past that is not added and sets names_inexact, and the counts of
+ * classes and methods are then lower bounds ("at least"). The thread ids
+ * are the family's per-id streams (streams/thread/<id>). */
+#ifndef TM_JSTATS_H
+#define TM_JSTATS_H
+
+#include <stdint.h>
+
+#include "../record/family.h"
+#include "jtrace.h"
+
+#define TM_JAVA_STATS_IDS TM_FAMILY_STREAMS_MAX
+#define TM_JAVA_NAMES_MAX (1u << 20)
+#define TM_JAVA_NAME_BYTES (64u << 20)
+
+/* The statistics block: 64-bit words only (family.h). */
+struct tm_java_stats {
+        uint64_t events[TM_JK_N];
+        uint64_t classes, methods; /* distinct names interned */
+        uint64_t names_inexact;    /* 1: the table was full, classes and methods are lower bounds */
+        uint64_t allocs, frees, live, max_live;
+        uint64_t frees_not_live; /* object_free records when none was live */
+        uint64_t max_depth;      /* over the threads counted one by one */
+        uint64_t depth_inexact;  /* 1: threads past TM_JAVA_STATS_IDS, max_depth not known */
+        uint64_t exits_not_entered;
+        uint64_t nthreads;
+        uint64_t thread_id[TM_JAVA_STATS_IDS], thread_n[TM_JAVA_STATS_IDS];
+        uint64_t thread_entries[TM_JAVA_STATS_IDS], thread_depth[TM_JAVA_STATS_IDS];
+        uint64_t thread_max_depth[TM_JAVA_STATS_IDS];
+        uint64_t thread_other, thread_other_entries;
+};
+
+/* The java family's row of tm_families. */
+extern const struct tm_family tm_family_java;
+
+#endif

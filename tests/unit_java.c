@@ -1,0 +1,610 @@
+/* Java execution traces (codecs/java/jtrace.c) and the java family's
+ * statistics (codecs/java/jstats.c). A synthetic trace holding every event
+ * of Appendix B is written here as text from a table of events, then
+ * decoded: each record equals its event, field for field; the family's
+ * figures equal a model's count over the table; the same text as the
+ * member `trace` of a ZIP archive (deflate, written by hand as
+ * tests/unit_zip.c does, beside another member) mounts as a trace whose
+ * ascii is the plain file's and whose stats report the model's figures.
+ * Bad lines are -EIO naming the raw offset and the line; the probe takes
+ * the trace and leaves other text. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "codecs/java/jstats.h"
+#include "codecs/java/jtrace.h"
+#include "support/tmtest.h"
+#include "views/view.h"
+
+/* ---- the synthetic trace ---- */
+
+struct jev {
+        unsigned k; /* enum tm_java_kind */
+        uint64_t time, thread;
+        const char *cls, *method;
+        uint64_t object;
+};
+
+#define NEV_MAX 4096
+static struct jev ev[NEV_MAX];
+static size_t nev;
+static struct tmt_buf text;      /* the trace's lines */
+static size_t line_off[NEV_MAX]; /* raw offset of each line */
+
+static const char *const classes[] = {"java/lang/Object", "java/lang/String", "Hello",
+                                      "Hello$Worker", "java/util/ArrayList"};
+static const char *const methods[] = {"<init>", "main", "run", "work", "add", "toString"};
+
+static void add(unsigned k, uint64_t thread, const char *cls, const char *method, uint64_t obj)
+{
+        assert_true(nev < NEV_MAX);
+        ev[nev] = (struct jev){k, 1000 + 7 * nev, thread, cls, method, obj};
+        nev++;
+}
+
+/* Lines in the paper's syntax (jtrace.h): the two letters of the tag. */
+static void render(void)
+{
+        text.len = 0;
+        for (size_t i = 0; i < nev; i++) {
+                const struct jev *e = &ev[i];
+                uint32_t tag = tm_schema_java.kind[e->k].tag;
+                char line[512];
+                int n = snprintf(line, sizeof line, "%c%c:%" PRIu64, (char)(tag >> 8), (char)tag,
+                                 e->time);
+                switch (e->k) {
+                case TM_JK_CLASS_LOAD:
+                        n += snprintf(line + n, sizeof line - (size_t)n, ":%s", e->cls);
+                        break;
+                case TM_JK_OBJECT_ALLOC:
+                case TM_JK_OBJECT_FREE:
+                        n += snprintf(line + n, sizeof line - (size_t)n, ":%s:%" PRIu64, e->cls,
+                                      e->object);
+                        break;
+                case TM_JK_THREAD_START:
+                case TM_JK_THREAD_END:
+                        n += snprintf(line + n, sizeof line - (size_t)n, ":%" PRIu64, e->thread);
+                        break;
+                case TM_JK_METHOD_ENTRY:
+                        n += snprintf(line + n, sizeof line - (size_t)n,
+                                      ":%" PRIu64 ":%s:%s:%" PRIu64, e->thread, e->cls, e->method,
+                                      e->object);
+                        break;
+                case TM_JK_METHOD_EXIT:
+                case TM_JK_FRAME_POP:
+                        n += snprintf(line + n, sizeof line - (size_t)n, ":%" PRIu64 ":%s:%s",
+                                      e->thread, e->cls, e->method);
+                        break;
+                default:
+                        break;
+                }
+                line[n++] = '\n';
+                line_off[i] = text.len;
+                assert_int_equal(tmt_put(&text, line, (size_t)n), 0);
+        }
+}
+
+/* A JVM's life: start, classes, three threads calling methods (one frame
+ * popped by an exception), objects allocated and freed, death. */
+static void make_trace(void)
+{
+        uint64_t s = 28;
+        nev = 0;
+        add(TM_JK_VM_START, 0, NULL, NULL, 0);
+        add(TM_JK_CLASS_LOAD, 0, classes[0], NULL, 0);
+        add(TM_JK_VM_INIT, 0, NULL, NULL, 0);
+        for (unsigned c = 1; c < 5; c++)
+                add(TM_JK_CLASS_LOAD, 0, classes[c], NULL, 0);
+        uint64_t depth[3] = {0}, next_obj = 100, live[64], nlive = 0;
+        for (uint64_t t = 1; t <= 3; t++)
+                add(TM_JK_THREAD_START, t, NULL, NULL, 0);
+        for (unsigned i = 0; i < 600; i++) {
+                uint64_t t = 1 + tmt_below(&s, 3);
+                const char *cl = classes[tmt_below(&s, 5)], *m = methods[tmt_below(&s, 6)];
+                unsigned r = (unsigned)tmt_below(&s, 10);
+                if (r < 3 || depth[t - 1] == 0) {
+                        add(TM_JK_METHOD_ENTRY, t, cl, m, r == 0 ? 0 : next_obj - 1);
+                        depth[t - 1]++;
+                } else if (r < 5) {
+                        add(r == 3 ? TM_JK_METHOD_EXIT : TM_JK_FRAME_POP, t, cl, m, 0);
+                        depth[t - 1]--;
+                } else if (r < 8 && nlive < 64) {
+                        add(TM_JK_OBJECT_ALLOC, 0, cl, NULL, next_obj);
+                        live[nlive++] = next_obj++;
+                } else if (nlive) {
+                        size_t j = (size_t)tmt_below(&s, nlive);
+                        add(TM_JK_OBJECT_FREE, 0, cl, NULL, live[j]);
+                        live[j] = live[--nlive];
+                }
+        }
+        for (uint64_t t = 1; t <= 3; t++) {
+                for (; depth[t - 1]; depth[t - 1]--)
+                        add(TM_JK_METHOD_EXIT, t, "Hello", "main", 0);
+                add(TM_JK_THREAD_END, t, NULL, NULL, 0);
+        }
+        add(TM_JK_VM_DEATH, 0, NULL, NULL, 0);
+        render();
+}
+
+/* ---- decoding ---- */
+
+struct dec {
+        struct tm_rec *r;
+        size_t n;
+        struct tm_err err;
+        int rc;
+};
+
+/* Decode raw[0..len) whole through the codec, in windows of win bytes. */
+static void decode(const uint8_t *raw, size_t len, size_t win, struct dec *d)
+{
+        const struct tm_rcodec *c = &tm_rcodec_java;
+        struct tm_schema s;
+        struct tm_rstate st;
+        void *ctx = NULL;
+        memset(d, 0, sizeof *d);
+        d->r = calloc(NEV_MAX + 16, sizeof *d->r);
+        assert_non_null(d->r);
+        assert_int_equal(c->open(raw, len, "/nonexistent/x.trace", &ctx, &s, &st, &d->err), 0);
+        size_t pos = 0, end = 0;
+        for (;;) {
+                end = end + win < len ? end + win : len;
+                size_t used = 0;
+                ssize_t k = c->decode(ctx, &st, raw + pos, end - pos, end == len, pos, &used,
+                                      d->r + d->n, 7, &d->err);
+                if (k < 0) {
+                        d->rc = (int)k;
+                        break;
+                }
+                assert_true(c->state_ok(ctx, &st));
+                d->n += (size_t)k;
+                pos += used;
+                assert_true(d->n <= NEV_MAX + 16);
+                if (pos == len)
+                        break;
+                if (k == 0 && used == 0 && end == len)
+                        fail_msg("no progress at raw offset %zu", pos);
+        }
+        c->close(ctx);
+}
+
+static void expect_event(const struct tm_rec *r, const struct jev *e, size_t i)
+{
+        const struct tm_kind *k = &tm_schema_java.kind[e->k];
+        if (r->kind != e->k)
+                fail_msg("record %zu: kind %u, written %u", i, r->kind, e->k);
+        unsigned var = 0;
+        for (unsigned f = 0; f < k->nfields; f++) {
+                const char *name = NULL;
+                uint64_t want = 0;
+                switch (k->field[f]) {
+                case TM_JF_TIME:
+                        want = e->time;
+                        break;
+                case TM_JF_THREAD:
+                        want = e->thread;
+                        break;
+                case TM_JF_OBJECT:
+                        want = e->object;
+                        break;
+                case TM_JF_CLASS:
+                        name = e->cls;
+                        break;
+                case TM_JF_METHOD:
+                        name = e->method;
+                        break;
+                }
+                if (name) {
+                        assert_int_equal(r->v[f], strlen(name));
+                        assert_memory_equal(r->var[var], name, strlen(name));
+                        var++;
+                } else if (r->v[f] != want) {
+                        fail_msg("record %zu field %u: %" PRIu64 ", written %" PRIu64, i, f,
+                                 r->v[f], want);
+                }
+        }
+}
+
+static void test_every_event(void **state)
+{
+        (void)state;
+        make_trace();
+        unsigned seen[TM_JK_N] = {0};
+        for (size_t i = 0; i < nev; i++)
+                seen[ev[i].k]++;
+        for (unsigned k = 0; k < TM_JK_N; k++)
+                if (!seen[k])
+                        fail_msg("the synthetic trace has no %s", tm_schema_java.kind[k].name);
+        assert_int_equal(tm_rcodec_probe(text.p, text.len < 4096 ? text.len : 4096),
+                         &tm_rcodec_java);
+        static const size_t wins[] = {1, 13, 4096, 1 << 20};
+        for (size_t w = 0; w < sizeof wins / sizeof wins[0]; w++) {
+                struct dec d;
+                decode(text.p, text.len, wins[w], &d);
+                if (d.rc)
+                        fail_msg("window %zu: %s", wins[w], d.err.msg);
+                assert_int_equal(d.n, nev);
+                for (size_t i = 0; i < nev; i++)
+                        expect_event(&d.r[i], &ev[i], i);
+                free(d.r);
+        }
+}
+
+/* ---- the family's statistics against a model ---- */
+
+struct model {
+        struct tm_java_stats st;
+};
+
+static unsigned distinct(const char *const *names, size_t n)
+{
+        unsigned d = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t j = 0;
+                while (j < i && strcmp(names[j], names[i]) != 0)
+                        j++;
+                d += j == i;
+        }
+        return d;
+}
+
+static void model_count(struct tm_java_stats *m)
+{
+        memset(m, 0, sizeof *m);
+        const char **cn = calloc(nev, sizeof *cn), **mn = calloc(nev, sizeof *mn);
+        char(*pair)[64] = calloc(nev, sizeof *pair);
+        size_t ncn = 0, nmn = 0;
+        uint64_t depth[4] = {0};
+        for (size_t i = 0; i < nev; i++) {
+                const struct jev *e = &ev[i];
+                m->events[e->k]++;
+                if (e->cls)
+                        cn[ncn++] = e->cls;
+                if (e->method) {
+                        snprintf(pair[nmn], sizeof pair[nmn], "%s.%s", e->cls, e->method);
+                        mn[nmn] = pair[nmn];
+                        nmn++;
+                }
+                if (e->k == TM_JK_OBJECT_ALLOC && ++m->live > m->max_live)
+                        m->max_live = m->live;
+                if (e->k == TM_JK_OBJECT_FREE)
+                        m->live--;
+                if (e->thread) {
+                        unsigned t = (unsigned)e->thread - 1;
+                        m->thread_n[t]++;
+                        if (e->k == TM_JK_METHOD_ENTRY) {
+                                m->thread_entries[t]++;
+                                if (++depth[t] > m->thread_max_depth[t])
+                                        m->thread_max_depth[t] = depth[t];
+                        }
+                        if (e->k == TM_JK_METHOD_EXIT || e->k == TM_JK_FRAME_POP)
+                                depth[t]--;
+                }
+        }
+        m->classes = distinct(cn, ncn);
+        m->methods = distinct(mn, nmn);
+        m->allocs = m->events[TM_JK_OBJECT_ALLOC];
+        m->frees = m->events[TM_JK_OBJECT_FREE];
+        for (unsigned t = 0; t < 3; t++)
+                if (m->thread_max_depth[t] > m->max_depth)
+                        m->max_depth = m->thread_max_depth[t];
+        free(cn);
+        free(mn);
+        free(pair);
+}
+
+static void test_stats(void **state)
+{
+        (void)state;
+        make_trace();
+        struct dec d;
+        decode(text.p, text.len, 1 << 20, &d);
+        assert_int_equal(d.rc, 0);
+        const struct tm_family *f = tm_family_of(&tm_schema_java);
+        assert_ptr_equal(f, &tm_family_java);
+        struct tm_family_acc *a = f->acc_start(&tm_schema_java);
+        for (size_t i = 0; i < d.n; i += 5)
+                f->acc_add(a, d.r + i, d.n - i < 5 ? d.n - i : 5);
+        struct tm_java_stats got, want;
+        f->acc_finish(a, &got);
+        f->acc_free(a);
+        model_count(&want);
+        assert_true(f->stats_ok(&got));
+        assert_memory_equal(got.events, want.events, sizeof want.events);
+        assert_int_equal(got.classes, want.classes);
+        assert_int_equal(got.methods, want.methods);
+        assert_int_equal(got.names_inexact, 0);
+        assert_int_equal(got.allocs, want.allocs);
+        assert_int_equal(got.frees, want.frees);
+        assert_int_equal(got.max_live, want.max_live);
+        assert_int_equal(got.live, want.live);
+        assert_int_equal(got.frees_not_live, 0);
+        assert_int_equal(got.max_depth, want.max_depth);
+        assert_int_equal(got.depth_inexact, 0);
+        assert_int_equal(got.exits_not_entered, 0);
+        assert_int_equal(got.nthreads, 3);
+        for (unsigned t = 0; t < 3; t++) {
+                assert_int_equal(got.thread_id[t], t + 1);
+                assert_int_equal(got.thread_n[t], want.thread_n[t]);
+                assert_int_equal(got.thread_entries[t], want.thread_entries[t]);
+                assert_int_equal(got.thread_max_depth[t], want.thread_max_depth[t]);
+                assert_int_equal(got.thread_depth[t], 0);
+        }
+        /* a figure that cannot be is refused when read back */
+        got.max_live = got.allocs + 1;
+        assert_false(f->stats_ok(&got));
+        free(d.r);
+}
+
+/* ---- the trace inside a ZIP archive ---- */
+
+static void put16(struct tmt_buf *b, unsigned v)
+{
+        uint8_t p[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+        assert_int_equal(tmt_put(b, p, 2), 0);
+}
+
+static void put32(struct tmt_buf *b, uint32_t v)
+{
+        put16(b, v & 0xffff);
+        put16(b, v >> 16);
+}
+
+struct zmember {
+        const char *name;
+        const uint8_t *data;
+        size_t n;
+};
+
+/* A ZIP archive of deflated members (no data descriptors, no ZIP64: the
+ * container's own tests, tests/unit_zip.c, cover those). */
+static void zip_deflated(struct tmt_buf *a, const struct zmember *m, size_t k)
+{
+        uint32_t off[4], crc[4], csz[4];
+        assert_true(k <= 4);
+        a->len = 0;
+        for (size_t i = 0; i < k; i++) {
+                z_stream zs = {0};
+                assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY),
+                                 Z_OK);
+                size_t cap = deflateBound(&zs, m[i].n);
+                uint8_t *c = malloc(cap);
+                zs.next_in = (uint8_t *)m[i].data;
+                zs.avail_in = (uInt)m[i].n;
+                zs.next_out = c;
+                zs.avail_out = (uInt)cap;
+                assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+                csz[i] = (uint32_t)(cap - zs.avail_out);
+                deflateEnd(&zs);
+                crc[i] = (uint32_t)crc32(0, m[i].data, (uInt)m[i].n);
+                off[i] = (uint32_t)a->len;
+                put32(a, 0x04034b50);
+                put16(a, 20);
+                put16(a, 0);
+                put16(a, 8);
+                put32(a, 0);
+                put32(a, crc[i]);
+                put32(a, csz[i]);
+                put32(a, (uint32_t)m[i].n);
+                put16(a, (unsigned)strlen(m[i].name));
+                put16(a, 0);
+                assert_int_equal(tmt_put(a, m[i].name, strlen(m[i].name)), 0);
+                assert_int_equal(tmt_put(a, c, csz[i]), 0);
+                free(c);
+        }
+        uint32_t cd = (uint32_t)a->len;
+        for (size_t i = 0; i < k; i++) {
+                put32(a, 0x02014b50);
+                put16(a, 0x031e);
+                put16(a, 20);
+                put16(a, 0);
+                put16(a, 8);
+                put32(a, 0);
+                put32(a, crc[i]);
+                put32(a, csz[i]);
+                put32(a, (uint32_t)m[i].n);
+                put16(a, (unsigned)strlen(m[i].name));
+                put32(a, 0); /* extra, comment lengths */
+                put32(a, 0); /* disk, internal attributes */
+                put32(a, 0); /* external attributes */
+                put32(a, off[i]);
+                assert_int_equal(tmt_put(a, m[i].name, strlen(m[i].name)), 0);
+        }
+        uint32_t cds = (uint32_t)a->len - cd;
+        put32(a, 0x06054b50);
+        put32(a, 0);
+        put16(a, (unsigned)k);
+        put16(a, (unsigned)k);
+        put32(a, cds);
+        put32(a, cd);
+        put16(a, 0);
+}
+
+/* A view read whole; its error code (0 at its end). */
+static int read_view(const char *path, const char *view, struct tmt_buf *out)
+{
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t = NULL;
+        struct tm_err err = {0};
+        out->len = 0;
+        if (tm_trace_open(path, &o, &t, &err) != 0)
+                fail_msg("%s: %s", path, err.msg);
+        struct tm_vfile *f;
+        if (tm_vfile_open(t, view, &f, &err) != 0)
+                fail_msg("%s %s: %s", path, view, err.msg);
+        uint8_t buf[65536];
+        ssize_t r;
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
+                assert_int_equal(tmt_put(out, buf, (size_t)r), 0);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        return (int)r;
+}
+
+static void expect_line(const char *stats, const char *fmt, ...)
+{
+        char line[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        if (!strstr(stats, line))
+                fail_msg("stats lack \"%s\":\n%s", line, stats);
+}
+
+static void test_zip(void **state)
+{
+        (void)state;
+        make_trace();
+        static const char notes[] = "recorded by hand for unit_java\n";
+        struct zmember m[] = {
+            {"README", (const uint8_t *)notes, sizeof notes - 1},
+            {"trace", text.p, text.len},
+        };
+        struct tmt_buf z = {0}, plain = {0}, zipped = {0}, stats = {0};
+        zip_deflated(&z, m, 2);
+        assert_int_equal(tmt_spit(tmt_path("x.zip"), z.p, z.len), 0);
+        assert_int_equal(tmt_spit(tmt_path("x.trace"), text.p, text.len), 0);
+        assert_int_equal(read_view(tmt_path("x.trace"), "ascii", &plain), 0);
+        assert_int_equal(read_view(tmt_path("x.zip"), "ascii", &zipped), 0);
+        assert_int_equal(zipped.len, plain.len);
+        assert_memory_equal(zipped.p, plain.p, plain.len);
+        assert_int_equal(read_view(tmt_path("x.zip"), "stats", &stats), 0);
+        assert_int_equal(tmt_put(&stats, "", 1), 0);
+        struct tm_java_stats w;
+        model_count(&w);
+        const char *s = (const char *)stats.p;
+        expect_line(s, "format     java (java family) in zip");
+        for (unsigned k = 0; k < TM_JK_N; k++)
+                expect_line(s, " %-14s %" PRIu64 "\n", tm_schema_java.kind[k].name, w.events[k]);
+        expect_line(s, "classes loaded     %" PRIu64 "\n", w.events[TM_JK_CLASS_LOAD]);
+        expect_line(s, "objects allocated  %" PRIu64 "\n", w.allocs);
+        expect_line(s, "objects freed      %" PRIu64 "\n", w.frees);
+        expect_line(s, "max live objects   %" PRIu64 "\n", w.max_live);
+        expect_line(s, "max stack depth    %" PRIu64 "\n", w.max_depth);
+        for (unsigned t = 0; t < 3; t++)
+                expect_line(s, "  %-18u %7" PRIu64 " %15" PRIu64 " %13u %10" PRIu64 "\n", t + 1,
+                            w.thread_n[t], w.thread_entries[t], 0u, w.thread_max_depth[t]);
+        /* streams/thread/2: the records of thread 2, as ascii shows them */
+        struct tmt_buf t2 = {0};
+        assert_int_equal(read_view(tmt_path("x.zip"), "streams/thread/2", &t2), 0);
+        size_t lines = 0;
+        for (size_t i = 0; i < t2.len; i++)
+                lines += t2.p[i] == '\n';
+        assert_int_equal(lines, w.thread_n[1]);
+        free(z.p);
+        free(plain.p);
+        free(zipped.p);
+        free(stats.p);
+        free(t2.p);
+}
+
+/* ---- bad lines ---- */
+
+static void expect_bad(const char *line, const char *why)
+{
+        make_trace();
+        /* the bad line replaces the line of event 10 */
+        size_t at = line_off[10], end = line_off[11];
+        struct tmt_buf b = {0};
+        assert_int_equal(tmt_put(&b, text.p, at), 0);
+        assert_int_equal(tmt_put(&b, line, strlen(line)), 0);
+        assert_int_equal(tmt_put(&b, text.p + end, text.len - end), 0);
+        struct dec d;
+        decode(b.p, b.len, 64, &d);
+        if (d.rc != -EIO)
+                fail_msg("\"%s\": %d, expected -EIO", line, d.rc);
+        char want[128];
+        snprintf(want, sizeof want, "raw offset %zu: java line 11: %s", at, why);
+        if (!strstr(d.err.msg, want))
+                fail_msg("\"%s\": \"%s\", expected \"%s\"", line, d.err.msg, want);
+        assert_int_equal(d.n, 10); /* the records before it */
+        free(d.r);
+        free(b.p);
+}
+
+static void test_bad_lines(void **state)
+{
+        (void)state;
+        expect_bad("XX:1\n", "unknown event type");
+        expect_bad("OA:1:java/lang/Object\n", "fewer parameters");
+        expect_bad("TB:1:2:3\n", "more parameters");
+        expect_bad("CL:12a:Foo\n", "bad time stamp");
+        expect_bad("TB:1:18446744073709551616\n", "bad thread id");
+        expect_bad("OF:1:Foo:-3\n", "bad object id");
+        expect_bad("MN:1:1::main:0\n", "empty class name");
+        expect_bad("MX:1:1:Foo:\n", "empty method name");
+        expect_bad("VS:1\n", "a second VM start");
+        expect_bad("VI:1\n", "a second VM start");
+        expect_bad("\n", "not an event line");
+        expect_bad("hello world\n", "not an event line");
+
+        /* the first line is VS; nothing after VD; a last line with no
+         * newline is truncated */
+        static const char *const bad[][2] = {
+            {"VI:1\n", "raw offset 0: java line 1: the first event is not the VM start"},
+            {"VS:1\nVD:2\nCL:3:Foo\n", "raw offset 10: java line 3: an event after the VM death"},
+            {"VS:1\nCL:3:Foo", "raw offset 5: java line 2: truncated"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                struct dec d;
+                decode((const uint8_t *)bad[i][0], strlen(bad[i][0]), 3, &d);
+                assert_int_equal(d.rc, -EIO);
+                if (!strstr(d.err.msg, bad[i][1]))
+                        fail_msg("\"%s\": \"%s\", expected \"%s\"", bad[i][0], d.err.msg,
+                                 bad[i][1]);
+                free(d.r);
+        }
+        /* a CR before the newline is taken, as a Windows tracer writes */
+        struct dec d;
+        static const char crlf[] = "VS:1\r\nMX:2:1:Foo:bar\r\nVD:3\r\n";
+        decode((const uint8_t *)crlf, sizeof crlf - 1, 5, &d);
+        assert_int_equal(d.rc, 0);
+        assert_int_equal(d.n, 3);
+        assert_int_equal(d.r[1].v[3], 3);
+        assert_memory_equal(d.r[1].var[1], "bar", 3);
+        free(d.r);
+}
+
+static void test_probe(void **state)
+{
+        (void)state;
+        static const char *const no[] = {
+            "VI:1\n",                /* not VS first */
+            "VS:1\nXX:2\n",          /* a line that is no event */
+            "VS\n",                  /* too short */
+            "= Start\n+ 0x1 0x10\n", /* mtrace */
+            "0 1000\n1 2000\n",      /* din */
+        };
+        for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+                assert_int_equal(tm_rcodec_java.probe((const uint8_t *)no[i], strlen(no[i])), 0);
+        static const char *const yes[] = {"VS:1\n", "VS:1\nCL:2:Foo\n", "VS:1\nCL:2:Fo"};
+        for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+                assert_int_equal(tm_rcodec_java.probe((const uint8_t *)yes[i], strlen(yes[i])), 1);
+}
+
+static int teardown(void **state)
+{
+        free(text.p);
+        text = (struct tmt_buf){0};
+        return tmt_group_teardown(state);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_zip),         cmocka_unit_test(test_bad_lines),
+            cmocka_unit_test(test_probe),
+        };
+        return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
+}
