@@ -29,6 +29,7 @@
 #include "heap/hatf.h"
 #include "heap/heap_stats.h"
 #include "heap/mtrace.h"
+#include "laplace/laplace.h"
 #include "java/jstats.h"
 #include "java/jtrace.h"
 #include "metatf/bound.h"
@@ -46,7 +47,7 @@ const struct tm_codec *const tm_codecs[] = {
     &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
-#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java
+#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_laplace_text
 static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
@@ -59,9 +60,16 @@ const struct tm_family *const tm_families[] = {
 };
 
 /* Bound formats shipped with tracemount: a row each, the DTD in
- * codecs/metatf/dtd/ (docs/formats/bound.md). None yet; the rows
+ * codecs/metatf/dtd/ (docs/formats/bound.md). The rows
  * described at run time (TM_BOUND_FORMATS) are of the same struct. */
 const struct tm_bound tm_bound_rows[] = {
+    /* Laplace raw references: no magic, so the size rule and a check of
+     * every record's type and size (docs/formats/laplace.md) */
+    {.name = "laplace_raw",
+     .dtd = TM_LAPLACE_DTD,
+     .size_rule = 1,
+     .byteorder = MTF_LE,
+     .check = tm_laplace_raw_check},
     {.name = ""},
 };
 

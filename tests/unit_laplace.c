@@ -6,7 +6,11 @@
  * windows of several sizes and compares every value; a cut last record is
  * -EIO naming its raw offset. The probe does not take what is not Laplace:
  * random bytes, text, a record with a type that is not a letter, a stream
- * that is not whole records. */
+ * that is not whole records.
+ *
+ * The text form (laplace_text): the same references written as lines by
+ * the test decode to the same values under the same schema; a bad line is
+ * -EIO naming its raw offset and line. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,12 +229,81 @@ static void test_raw_probe_refuses(void **state)
         free(v);
 }
 
+/* refs[0..n) as text lines (malloc'd), the paper's form. */
+static char *make_text(const struct ref *v, size_t n, size_t *len)
+{
+        char *t = malloc(n * 48 + 1);
+        assert_non_null(t);
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++)
+                at += (size_t)sprintf(t + at, i % 2 ? "%c %llx %x %x %x\n" : "%c\t%016llX  %x %X %x\n",
+                                      v[i].type, (unsigned long long)v[i].time, v[i].size,
+                                      v[i].space, v[i].address);
+        *len = at;
+        return t;
+}
+
+static void test_text(void **state)
+{
+        (void)state;
+        struct ref *v;
+        size_t rlen, tlen, n = 700;
+        uint8_t *raw = make_raw(n, 21, &v, &rlen);
+        char *text = make_text(v, n, &tlen);
+        const struct tm_rcodec *c = probe((const uint8_t *)text, tlen);
+        assert_non_null(c);
+        assert_string_equal(c->name, "laplace_text");
+        struct tm_rec *out = malloc(n * sizeof *out), *rout = malloc(n * sizeof *rout);
+        struct tm_schema *s = malloc(sizeof *s), *rs = malloc(sizeof *rs);
+        assert_true(out && rout && s && rs);
+        struct tm_err err = {0};
+        assert_int_equal(decode_all(c, (const uint8_t *)text, tlen, 37, out, n, s, &err), n);
+        check_schema(s);
+        check_refs(s, out, v, n);
+        /* the raw form's schema and records, exactly */
+        assert_int_equal(decode_all(probe(raw, rlen), raw, rlen, 4096, rout, n, rs, &err), n);
+        assert_memory_equal(s, rs, sizeof *s);
+        for (size_t i = 0; i < n; i++)
+                assert_memory_equal(out[i].v, rout[i].v, 5 * sizeof out[i].v[0]);
+        /* a bad line: its raw offset and number */
+        static const char *const bad[] = {"r 1 4 9f8e7\n", "rr 1 4 1 1\n", "r 1 100 1 1\n",
+                                          "r 1 4 1 123456789\n", "r 1 4 1 1 x\n",
+                                          "r 1 4 1 1"};
+        size_t line3 = (size_t)(strchr(strchr(strchr(text, '\n') + 1, '\n') + 1, '\n') + 1 - text);
+        for (unsigned b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+                char *t = malloc(line3 + strlen(bad[b]) + tlen);
+                assert_non_null(t);
+                memcpy(t, text, line3);
+                strcpy(t + line3, bad[b]);
+                size_t len = line3 + strlen(bad[b]);
+                if (b + 1 < sizeof bad / sizeof bad[0]) { /* then more good lines */
+                        memcpy(t + len, text, tlen);
+                        len += tlen;
+                }
+                memset(&err, 0, sizeof err);
+                assert_int_equal(decode_all(c, (const uint8_t *)t, len, 50, out, n, s, &err), -EIO);
+                char want[64];
+                snprintf(want, sizeof want, "raw offset %zu: laplace line 4: ", line3);
+                if (!strstr(err.msg, want))
+                        fail_msg("bad line %u: %s", b, err.msg);
+                free(t);
+        }
+        free(s);
+        free(rs);
+        free(out);
+        free(rout);
+        free(text);
+        free(raw);
+        free(v);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_raw_round),
             cmocka_unit_test(test_raw_truncated),
             cmocka_unit_test(test_raw_probe_refuses),
+            cmocka_unit_test(test_text),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

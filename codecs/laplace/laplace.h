@@ -41,4 +41,7 @@
  * records) neither takes the row (docs/formats/laplace.md, "Detection"). */
 int tm_laplace_raw_check(const uint8_t *head, size_t n);
 
+/* The text form (laplace_text.c): decode-only, the raw form's schema. */
+extern const struct tm_rcodec tm_rcodec_laplace_text;
+
 #endif

@@ -3,7 +3,9 @@
 of a made-up loop in two address spaces, 18-byte packed little-endian
 records (type, time, size, space, address), for the conformance suite
 (tests/unit_conformance.c takes every file of tests/data/ that a codec
-probes as its sample). Deterministic: rerunning writes the same bytes."""
+probes as its sample), and loop.lpt, the same records in the text form
+("r 123456789abcdef0 4 9f8e7 9a8b7c6d": type, then hex). Deterministic:
+rerunning writes the same bytes."""
 import struct
 
 recs = []
@@ -22,3 +24,6 @@ for i in range(240):
 with open("loop.lpr", "wb") as f:
     for r in recs:
         f.write(struct.pack("<cQBII", *r))
+with open("loop.lpt", "w") as f:
+    for ty, t, size, space, addr in recs:
+        f.write("%s %x %x %x %x\n" % (ty.decode(), t, size, space, addr))
