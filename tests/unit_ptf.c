@@ -3,6 +3,7 @@
  * parameters, and its ascii view is the figure byte for byte; every event
  * type of Table 1, the optional event id, fo's lists and names; bad input
  * rejected with the raw offset and the line. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,13 +300,101 @@ static void test_errors(void **state)
         assert_false(tm_rcodec_ptf.probe((const uint8_t *)"co 41 42\n", 9));
 }
 
+/* The whole text of view of the trace at path. */
+static char *view_text(const char *path, const char *view)
+{
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t;
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        if (tm_trace_open(path, &o, &t, &err) < 0 || tm_vfile_open(t, view, &f, &err) < 0)
+                fail_msg("%s %s: %s", path, view, err.msg);
+        size_t cap = 1 << 16;
+        char *b = malloc(cap + 1);
+        ssize_t n = tm_vfile_pread(f, b, cap, 0, &err);
+        if (n < 0)
+                fail_msg("%s", err.msg);
+        b[n] = 0;
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        return b;
+}
+
+/* The object family on Figure 3: 8 objects (the format and 7 nodes), 6
+ * edges each way, one bracket; no rule broken, verify passes. */
+static void test_family_figure3(void **state)
+{
+        (void)state;
+        char *st = view_text(FIGURE3, "stats");
+        static const char *const want[] = {
+            "  created              8\n",   "  deleted              0\n",
+            "  live at most         8\n",   "  edges read           6\n",
+            "  edges written        6\n",   "  bracket depth        1 at most, 0 at the end\n",
+            "  null                 0 -\n", "  brackets             0 -\n",
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+                if (!strstr(st, want[i]))
+                        fail_msg("stats lacks '%s':\n%s", want[i], st);
+        free(st);
+        char *js = view_text(FIGURE3, "stats.json");
+        assert_non_null(strstr(js, "\"object\""));
+        assert_non_null(strstr(js, "\"max_live\":8"));
+        free(js);
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_open(FIGURE3, &o, &t, &err), 0);
+        if (tm_trace_verify(t, NULL, NULL, &err) < 0)
+                fail_msg("%s", err.msg);
+        tm_trace_close(t);
+}
+
+/* One trace per rule that breaks it (tests/data/ptf/rule_*.ptf): verify
+ * fails naming the rule and the first record, and stats counts it. */
+static void test_family_rules(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *file, *msg, *line;
+        } rule[] = {
+            {"rule_null.ptf", "record 2: object rule null broken", "  null                 1 2\n"},
+            {"rule_reused.ptf", "record 4: object rule reused broken",
+             "  reused               1 4\n"},
+            {"rule_before_create.ptf", "record 3: object rule before_create broken",
+             "  before_create        1 3\n"},
+            {"rule_after_delete.ptf", "record 4: object rule after_delete broken",
+             "  after_delete         1 4\n"},
+            {"rule_delete_missing.ptf", "record 4: object rule delete_missing broken",
+             "  delete_missing       1 4\n"},
+            {"rule_brackets.ptf", "record 5: object rule brackets broken",
+             "  brackets             1 5\n"},
+            {"rule_brackets_open.ptf", "record 1: object rule brackets broken",
+             "  brackets             1 1\n"},
+        };
+        for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++) {
+                char path[512];
+                snprintf(path, sizeof path, "%s/tests/data/ptf/%s", TM_SOURCE_DIR, rule[i].file);
+                struct tm_trace_opts o = {.no_save = 1};
+                struct tm_trace *t;
+                struct tm_err err = {0};
+                assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+                int rc = tm_trace_verify(t, NULL, NULL, &err);
+                tm_trace_close(t);
+                if (rc != -EIO || !strstr(err.msg, rule[i].msg))
+                        fail_msg("%s: verify %d '%s'", rule[i].file, rc, err.msg);
+                char *st = view_text(path, "stats");
+                if (!strstr(st, rule[i].line))
+                        fail_msg("%s: stats lacks '%s':\n%s", rule[i].file, rule[i].line, st);
+                free(st);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_figure3_records),
-            cmocka_unit_test(test_figure3_ascii),
-            cmocka_unit_test(test_every_event),
-            cmocka_unit_test(test_errors),
+            cmocka_unit_test(test_figure3_records), cmocka_unit_test(test_figure3_ascii),
+            cmocka_unit_test(test_every_event),     cmocka_unit_test(test_errors),
+            cmocka_unit_test(test_family_figure3),  cmocka_unit_test(test_family_rules),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
 }

@@ -939,6 +939,9 @@ int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const cha
                 tm_trace_err_path(t, rc, err);
         else if (file && (rc = tm_rindex_compare(file, ix, err)) < 0)
                 tm_err_prefix(err, "%s", path);
+        else if (ix->fam && ix->fam->verify &&
+                 (rc = ix->fam->verify(ix->stats.fam, &rt->schema, err)) < 0)
+                tm_err_prefix(err, "%s", t->path); /* the family's rules */
         tm_rindex_free(ix);
         tm_cont_close(c);
         return rc;

@@ -78,6 +78,13 @@ struct tm_family {
          * columns in the same order of first appearance. */
         const char *stream_field;
         unsigned (*stream_ids)(const void *block, const uint64_t **ids);
+
+        /* The family's rules, which `tracetool verify` (tm_trace_verify)
+         * checks after decoding the whole trace: 0 when block (stats_ok
+         * accepted it) records no violation, else -EIO with err naming
+         * the rule and the record number of the first violation. NULL:
+         * the family has no rules beyond decoding. */
+        int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
 };
 
 /* The family table, NULL-terminated (codecs/registry.c). */
