@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../common/tm_hex.h"
 #include "heap.h"
 
 /* One parsed line. */
@@ -23,25 +24,6 @@ struct mt_state {
         uint64_t line; /* lines consumed */
 };
 
-static int mt_hex(const char *s, size_t n, uint64_t *v)
-{
-        if (n == 0 || n > 16)
-                return -1;
-        uint64_t x = 0;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                             : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                                    : 16u;
-                if (d > 15)
-                        return -1;
-                x = x << 4 | d;
-        }
-        *v = x;
-        return 0;
-}
-
 /* A glibc %p or %#lx number: "(nil)" (pointers only), "0" or "0x" hex. */
 static int mt_number(const char *s, size_t n, int ptr, uint64_t *v)
 {
@@ -51,7 +33,7 @@ static int mt_number(const char *s, size_t n, int ptr, uint64_t *v)
         }
         if (n < 3 || s[0] != '0' || s[1] != 'x')
                 return -1;
-        return mt_hex(s + 2, n - 2, v);
+        return tm_hex_parse(s + 2, n - 2, 16, v);
 }
 
 /* Parse line into *m; NULL, or what is wrong with it. */

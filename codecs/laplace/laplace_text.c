@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../common/tm_hex.h"
 #include "../metatf/metatf.h"
 #include "../metatf/metatf_impl.h"
 #include "laplace.h"
@@ -22,25 +23,6 @@ struct lt_state {
 
 static const char *const lt_field[LT_N] = {"type", "time", "size", "space", "address"};
 static const unsigned lt_digits[LT_N] = {0, 16, 2, 8, 8};
-
-static int lt_hex(const char *s, size_t n, unsigned max, uint64_t *v)
-{
-        if (n == 0 || n > max)
-                return -1;
-        uint64_t x = 0;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                             : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                                    : 16u;
-                if (d > 15)
-                        return -1;
-                x = x << 4 | d;
-        }
-        *v = x;
-        return 0;
-}
 
 static int lt_blank(char c)
 {
@@ -63,7 +45,7 @@ static const char *lt_parse(const char *line, size_t len, uint64_t *v)
                         if (at - start != 1 || line[start] < 0x21 || line[start] > 0x7e)
                                 return "the type is not one printable character";
                         v[f] = (unsigned char)line[start];
-                } else if (lt_hex(line + start, at - start, lt_digits[f], &v[f]) < 0) {
+                } else if (tm_hex_parse(line + start, at - start, lt_digits[f], &v[f]) < 0) {
                         static const char *const bad[LT_N] = {
                             NULL, "time: not 1..16 hex digits", "size: not 1..2 hex digits",
                             "space: not 1..8 hex digits", "address: not 1..8 hex digits"};

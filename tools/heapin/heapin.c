@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "codecs/common/tm_hex.h"
 #include <string.h>
 
 /* Bytes asked of the read function at a time. */
@@ -169,24 +171,7 @@ int heapin_lines_each(struct heapin_lines *l,
 
 int heapin_hex(const char *s, size_t n, uint64_t *v)
 {
-        if (n == 0 || n > 16)
-                return -1;
-        uint64_t x = 0;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                unsigned d;
-                if (c >= '0' && c <= '9')
-                        d = (unsigned)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        d = (unsigned)(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                        d = (unsigned)(c - 'A' + 10);
-                else
-                        return -1;
-                x = x << 4 | d;
-        }
-        *v = x;
-        return 0;
+        return tm_hex_parse(s, n, 16, v);
 }
 
 const char *heapin_detect(const uint8_t *head, size_t n)
