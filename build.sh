@@ -7,10 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian 12 packages: build, runtime, tests (perl/gawk for integration checks,
-# sshfs + openssh-server for the network-filesystem test over loopback).
+# sshfs + openssh-server for the network-filesystem test over loopback,
+# default-jdk-headless for the JVMTI agent's jvmti.h and javac of its test,
+# unzip to check the archives it writes).
 PKGS="build-essential meson ninja-build pkg-config libfuse3-dev fuse3 zlib1g-dev
       libzstd-dev zstd libcmocka-dev gzip perl gawk python3 heaptrack
-      sshfs openssh-server openssh-client"
+      sshfs openssh-server openssh-client
+      default-jdk-headless unzip"
 
 deps() {
         local missing=()

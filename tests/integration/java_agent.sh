@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A Java trace recorded by the JVMTI agent (libtmjava.so) from a real Java
+# program (JavaWork.java, compiled here with javac), written by the agent
+# as a ready ZIP archive and mounted: every event type occurs, the archive
+# passes unzip -t, and stats.json's java figures equal an awk count over
+# the mounted ascii view (events per type, objects allocated and freed,
+# max live objects, method entries and max stack depth per thread), and
+# each streams/thread/<id> holds that thread's records.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+AGENT=${TM_JAVA_AGENT:?}
+command -v javac >/dev/null 2>&1 || skip "javac not found (build.sh installs default-jdk-headless)"
+fuse_prologue
+mkdir -p "$SRC" classes
+javac -d classes "$HERE/JavaWork.java" || fail "javac JavaWork.java"
+java -agentpath:"$AGENT=$SRC/work.zip" -cp classes JavaWork >java.out 2>&1 || fail "java with the agent"
+check "the program ran to its end" grep -q '^done ' java.out
+if command -v unzip >/dev/null 2>&1; then
+        check "unzip -t accepts the agent's archive" unzip -tq "$SRC/work.zip"
+fi
+mount_tm mnt.log "$MNT" "$SRC" || { fail "mount"; finish; }
+D=$MNT/work.zip
+cat "$D/ascii" >ascii || fail "read ascii"
+
+# the java family's rules (codecs/java/jstats.h) over ascii
+awk '
+{ n[$1]++ }
+$1 == "object_alloc" { live++; if (live > maxlive) maxlive = live }
+$1 == "object_free" { if (live) live--; else notlive++ }
+$1 == "method_entry" { t = $3; ent[t]++; d[t]++; if (d[t] > md[t]) md[t] = d[t]; if (d[t] > maxd) maxd = d[t] }
+$1 == "method_exit" || $1 == "frame_pop" { t = $3; if (d[t]) d[t]--; else notent++ }
+END {
+  split("vm_start vm_init vm_death class_load object_alloc object_free thread_start thread_end method_entry method_exit frame_pop", k, " ")
+  for (i = 1; i <= 11; i++) printf "%s=%d ", k[i], n[k[i]]
+  printf "max_live_objects=%d frees_not_live=%d max_stack_depth=%d exits_not_entered=%d\n", maxlive, notlive, maxd, notent
+  for (t in ent) printf "thread %s entries=%d max_depth=%d\n", t, ent[t], md[t]
+}' ascii | sort >awk.txt
+python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["java"]
+ev = j["events"]
+print(" ".join("%s=%d" % (k, ev[k]) for k in "vm_start vm_init vm_death class_load object_alloc object_free thread_start thread_end method_entry method_exit frame_pop".split()) + " " +
+      " ".join("%s=%d" % (k, j[k]) for k in "max_live_objects frees_not_live max_stack_depth exits_not_entered".split()))
+for t in j["threads"]:
+    if t["method_entries"]:
+        print("thread %d entries=%d max_depth=%d" % (t["id"], t["method_entries"], t["max_depth"]))' \
+        "$D/stats.json" | sort >json.txt || fail "stats.json"
+if cmp -s awk.txt json.txt; then
+        ok "stats.json = awk over ascii: $(head -c 300 json.txt)"
+else
+        fail "stats.json and awk over ascii differ:"
+        diff awk.txt json.txt >&2
+fi
+for k in vm_start vm_init vm_death class_load object_alloc object_free thread_start thread_end \
+        method_entry method_exit frame_pop; do
+        grep -q "^$k=0 \| $k=0 " json.txt && fail "no $k event in the recording"
+done
+check "the stats view names the format and container" grep -q "java (java family) in zip" "$D/stats"
+for s in "$D"/streams/thread/*; do
+        id=${s##*/}
+        want=$(awk -v t="$id" '($1 ~ /^(thread_start|thread_end|method_entry|method_exit|frame_pop)$/) && $3 == t' ascii | wc -l)
+        got=$(wc -l <"$s")
+        [ "$want" -eq "$got" ] || fail "streams/thread/$id: $got lines, ascii has $want"
+done
+ok "streams/thread/<id> hold each thread's records"
+umount_tm "$MNT"
+finish
