@@ -49,7 +49,7 @@ const struct tm_codec *const tm_codecs[] = {
     &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
-#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf, &tm_rcodec_laplace_text
+#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text
 static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])

@@ -40,6 +40,7 @@
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
 #include "codecs/metatf/metatf.h"
+#include "codecs/object/ptf.h"
 #include "codecs/record/record.h"
 #include "support/tmtest.h"
 
@@ -471,6 +472,8 @@ static const struct tm_schema *family_schema(const char *f)
                 return &tm_schema_heap;
         if (strcmp(f, "address") == 0)
                 return &tm_schema_address;
+        if (strcmp(f, "object") == 0)
+                return &tm_schema_ptf;
         fail_msg("family %s: the conformance suite does not know its schema", f);
         return NULL;
 }

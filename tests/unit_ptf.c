@@ -389,12 +389,103 @@ static void test_family_rules(void **state)
         }
 }
 
+static int sink_buf(void *arg, const void *p, size_t n)
+{
+        return tmt_put(arg, p, n);
+}
+
+/* The binary form: the layout pinned by hand-made bytes; Figure 3 through
+ * the encoder decodes to the same records, and its ascii view is the
+ * figure; a cut record is -EIO with its offset. */
+static void test_binary(void **state)
+{
+        (void)state;
+        /* co 41 42; adw 30 61 -1 0 100 (Offset zigzag: -1 is 1); fo with a
+         * list of one 8-byte value and a name of 2 bytes; Trace end */
+        static const uint8_t hand[] = {
+            'P', 'T', 'F', ' ', '1', '.', '0', '\n', 'n', 'o', 't', 'e', '\n', '$', '\n', 2,
+            41,  42,  10,  30,  61,  1,   0,   100,  1,   41,  0,   2,   1,    0,   2,    1,
+            11,  0,   0,   0,   0,   0,   0,   0,    2,   'a', 'b', 0,   3,    'e', 'n',  'd'};
+        static const char *const want[] = {"co 41 42", "adw 30 61 -1 0 100",
+                                           "fo 41 0 2 1 0 2 [11] ab", "Trace end"};
+        const struct tm_rcodec *c = &tm_rcodec_ptf_bin;
+        assert_ptr_equal(tm_rcodec_probe(hand, sizeof hand), c);
+        struct tm_schema s;
+        struct tm_rstate st;
+        struct tm_err err = {0};
+        void *ctx;
+        int hl = c->open(hand, sizeof hand, "x.ptfb", &ctx, &s, &st, &err);
+        assert_int_equal(hl, 15);
+        struct tm_blob blob;
+        assert_int_equal(c->blobs(ctx, &blob, 1), 1);
+        assert_string_equal(blob.name, "notes");
+        assert_int_equal(blob.n, 5);
+        struct tm_rec r[NREC];
+        size_t used;
+        ssize_t n = c->decode(ctx, &st, hand + hl, sizeof hand - (size_t)hl, 1, (uint64_t)hl, &used,
+                              r, NREC, &err);
+        if (n < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(n, 4);
+        for (size_t i = 0; i < 4; i++) {
+                char got[256];
+                show(&r[i], got, sizeof got);
+                assert_string_equal(got, want[i]);
+        }
+        /* cut inside the fo: -EIO naming its offset (24) */
+        struct tm_rstate st2;
+        c->close(ctx);
+        hl = c->open(hand, sizeof hand, "x.ptfb", &ctx, &s, &st2, &err);
+        n = c->decode(ctx, &st2, hand + hl, 30 - (size_t)hl, 0, (uint64_t)hl, &used, r, NREC, &err);
+        assert_int_equal(n, 2);
+        assert_int_equal(used, 24 - 15);
+        n = c->decode(ctx, &st2, hand + 24, 30 - 24, 1, 24, &used, r, NREC, &err);
+        assert_int_equal(n, -EIO);
+        assert_non_null(strstr(err.msg, "raw offset 24: ptf binary record 2: truncated"));
+        c->close(ctx);
+
+        /* Figure 3: ascii -> records -> binary -> records, and the view */
+        size_t len;
+        char *text = (char *)tmt_slurp(FIGURE3, &len);
+        text = realloc(text, len + 1);
+        text[len] = 0;
+        ssize_t nf = decode_all(text, r, &err);
+        assert_int_equal(nf, NFIG);
+        struct tmt_buf b = {0};
+        struct tm_renc *e;
+        assert_int_equal(c->enc_open(NULL, sink_buf, &b, &e, &err), 0);
+        for (size_t i = 0; i < NFIG; i++)
+                assert_int_equal(c->enc_put(e, &r[i], i, &err), 0);
+        assert_int_equal(c->enc_finish(e, &err), 0);
+        assert_true(b.len < len); /* smaller than the text */
+        hl = c->open(b.p, b.len, "f.ptfb", &ctx, &s, &st, &err);
+        assert_int_equal(hl, 10);
+        struct tm_rec r2[NREC];
+        n = c->decode(ctx, &st, b.p + hl, b.len - (size_t)hl, 1, (uint64_t)hl, &used, r2, NREC,
+                      &err);
+        assert_int_equal(n, NFIG);
+        for (size_t i = 0; i < NFIG; i++) {
+                char got[256];
+                show(&r2[i], got, sizeof got);
+                assert_string_equal(got, figure3[i]);
+        }
+        c->close(ctx);
+        const char *path = tmt_path("figure3.ptfb");
+        assert_int_equal(tmt_spit(path, b.p, b.len), 0);
+        char *ascii = view_text(path, "ascii");
+        assert_string_equal(ascii, text);
+        free(ascii);
+        free(b.p);
+        free(text);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_figure3_records), cmocka_unit_test(test_figure3_ascii),
             cmocka_unit_test(test_every_event),     cmocka_unit_test(test_errors),
             cmocka_unit_test(test_family_figure3),  cmocka_unit_test(test_family_rules),
+            cmocka_unit_test(test_binary),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
 }

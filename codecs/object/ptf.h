@@ -100,4 +100,9 @@ extern const struct tm_schema tm_schema_ptf;
 /* The ASCII form: probe by the first line, "Trace begin". Decode-only. */
 extern const struct tm_rcodec tm_rcodec_ptf;
 
+/* The binary form (report section 4.1, layout ours: docs/formats/ptf.md):
+ * probe by the version line "PTF 1.0"; the header's note lines are the
+ * blob "notes" (sections/notes). Decoder and encoder; pack suffix .ptfb. */
+extern const struct tm_rcodec tm_rcodec_ptf_bin;
+
 #endif
