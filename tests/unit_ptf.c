@@ -22,28 +22,34 @@
 #define FIGURE3 TM_SOURCE_DIR "/tests/data/ptf/figure3.ptf"
 #define NREC 64
 
-/* Decode text whole (eof) into out; the count, or the negative error. */
+/* Decode text (all of it offered, eof) into out, call after call as a
+ * view does; the count, or the negative error. Lists point into the
+ * decoder's per-thread buffer, which the next call reuses: the calls here
+ * each return every record up to the end or the first bad line, so a
+ * record kept is never of an earlier call except before an error. */
 static ssize_t decode_all(const char *text, struct tm_rec *out, struct tm_err *err)
 {
         struct tm_schema s;
         struct tm_rstate st;
         void *ctx;
-        size_t len = strlen(text), used = 0;
+        size_t len = strlen(text), pos = 0;
         assert_true(tm_rcodec_ptf.probe((const uint8_t *)text, len));
         assert_int_equal(
             tm_rcodec_ptf.open((const uint8_t *)text, len, "x.ptf", &ctx, &s, &st, err), 0);
-        ssize_t n =
-            tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)text, len, 1, 0, &used, out, NREC, err);
-        if (n >= 0) {
-                assert_int_equal(used, len);
-                size_t u2 = 0; /* nothing after: the end */
-                ssize_t m = tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)text + used, 0, 1, used,
-                                                 &u2, out + n, NREC - (size_t)n, err);
+        size_t n = 0;
+        for (;;) {
+                size_t used = 0;
+                ssize_t m = tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)text + pos, len - pos,
+                                                 1, pos, &used, out + n, NREC - n, err);
                 if (m < 0)
                         return m;
-                assert_int_equal(m, 0);
+                if (m == 0 && used == 0)
+                        break;
+                n += (size_t)m;
+                pos += used;
         }
-        return n;
+        assert_int_equal(pos, len);
+        return (ssize_t)n;
 }
 
 /* "kind v v v" of r, the test's own way (lists joined by ',', text as is). */
@@ -295,6 +301,25 @@ static void test_errors(void **state)
                 if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) != 0)
                         fail_msg("case %zu: %s", i, err.msg);
         }
+        /* the records before a bad line come first, the error in the next
+         * call (so windows and a whole pass stop at the same record) */
+        const char *t = "Trace begin\nco 41 42\nxx\n";
+        struct tm_schema sc;
+        struct tm_rstate st;
+        struct tm_err err = {0};
+        struct tm_rec r[4];
+        void *ctx;
+        size_t used = 0;
+        assert_int_equal(
+            tm_rcodec_ptf.open((const uint8_t *)t, strlen(t), "x", &ctx, &sc, &st, &err), 0);
+        assert_int_equal(
+            tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)t, strlen(t), 1, 0, &used, r, 4, &err),
+            2);
+        assert_int_equal(used, 21);
+        assert_int_equal(tm_rcodec_ptf.decode(ctx, &st, (const uint8_t *)t + 21, strlen(t) - 21, 1,
+                                              21, &used, r, 4, &err),
+                         -EIO);
+        assert_non_null(strstr(err.msg, "raw offset 21: ptf line 3: unknown event type"));
         /* not PTF: no probe */
         assert_false(tm_rcodec_ptf.probe((const uint8_t *)"Trace beginning\n", 16));
         assert_false(tm_rcodec_ptf.probe((const uint8_t *)"co 41 42\n", 9));

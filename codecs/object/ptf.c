@@ -315,34 +315,36 @@ static ssize_t ptf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, si
                 const char *text = (const char *)in + pos;
                 uint64_t off = raw_off + pos, line = s->line + 1;
                 struct tm_rec *r = &out[n];
+                const char *bad = NULL;
                 if (s->phase == PH_BEFORE) {
                         if (!line_is(text, ll, begin_line))
-                                return ptf_fail(err, off, line,
-                                                "the trace does not start with 'Trace begin'");
+                                bad = "the trace does not start with 'Trace begin'";
                         memset(r, 0, sizeof *r);
                         r->v[0] = 5;
                         r->var[0] = (const uint8_t *)text + 6;
-                        s->phase = PH_EVENTS;
+                        s->phase = bad ? PH_BEFORE : PH_EVENTS;
                 } else if (s->phase == PH_AFTER) {
-                        return ptf_fail(err, off, line, "a line after 'Trace end'");
+                        bad = "a line after 'Trace end'";
                 } else if (line_is(text, ll, end_line)) {
                         memset(r, 0, sizeof *r);
                         r->v[0] = 3;
                         r->var[0] = (const uint8_t *)text + 6;
                         s->phase = PH_AFTER;
                 } else {
-                        const char *bad = parse_event(text, ll, r, &list_used);
-                        if (bad)
-                                return ptf_fail(err, off, line, bad);
-                        if (r->kind == TM_PK_N)
+                        bad = parse_event(text, ll, r, &list_used);
+                        if (!bad && r->kind == TM_PK_N)
                                 break; /* its list waits for the next call */
                 }
+                if (bad && n > 0)
+                        break; /* the records before it first; the next call fails */
+                if (bad)
+                        return ptf_fail(err, off, line, bad);
                 n++;
                 s->line++;
                 pos += ll + el;
         }
-        if (n < cap && rc < 0)
-                return rc;
+        if (n == 0 && rc < 0)
+                return rc; /* else the records before it first */
         if (n == 0 && rc == 0 && eof && pos == len && s->phase != PH_AFTER)
                 return ptf_fail(err, raw_off + pos, s->line + 1,
                                 s->phase == PH_BEFORE ? "truncated: no 'Trace begin'"

@@ -165,9 +165,13 @@ static ssize_t pb_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
         while (n < cap && pos < len) {
                 const char *bad;
                 size_t l = pb_record(in + pos, len - pos, &out[n], &bad);
+                if (bad && n > 0)
+                        break; /* the records before it first; the next call fails */
                 if (bad)
                         return pb_fail(err, raw_off + pos, s->records, bad);
                 if (l == 0) {
+                        if (eof && n > 0)
+                                break;
                         if (eof)
                                 return pb_fail(err, raw_off + pos, s->records,
                                                "truncated: the input ends inside this record");
