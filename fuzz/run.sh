@@ -16,6 +16,8 @@
 #   fuzz_metatf     the Meta-TF decoder over three DTDs
 #   fuzz_dtd        the Meta-TF DTD parser and compiler
 #   fuzz_index      index files (address and record) through tm_trace_index
+#   fuzz_java       the Java trace decoder, windowed against whole, and the
+#                   java family's statistics pass
 #   fuzz_ptf        the PTF decoders (ASCII, binary), windowed against whole, and
 #                   the object family's pass
 #
@@ -34,7 +36,8 @@ cd "$(dirname "$0")/.."
 SECS=${1:-120}
 shift || true
 ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
-fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index fuzz_ptf"
+fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index fuzz_ptf
+fuzz_java"
 HARNESSES=${*:-$ALL}
 O=${FUZZ_OUT:-fuzz/out}
 # The library as committed at FUZZ_REV (default HEAD; "worktree": the

@@ -345,6 +345,49 @@ static void test_stats(void **state)
         free(d.r);
 }
 
+/* Past the name table's bound (TM_JAVA_NAMES_MAX names) the counts stop
+ * and say so; past TM_JAVA_STATS_IDS threads the maximum stack depth is
+ * not known. Records are made here, not decoded. */
+static void test_bounds(void **state)
+{
+        (void)state;
+        const struct tm_family *f = &tm_family_java;
+        struct tm_family_acc *a = f->acc_start(&tm_schema_java);
+        char name[32];
+        struct tm_rec r = {.kind = TM_JK_CLASS_LOAD};
+        for (uint64_t i = 0; i < TM_JAVA_NAMES_MAX + 10; i++) {
+                r.v[0] = i;
+                r.v[1] = (uint64_t)snprintf(name, sizeof name, "C%" PRIu64, i);
+                r.var[0] = (const uint8_t *)name;
+                f->acc_add(a, &r, 1);
+        }
+        r = (struct tm_rec){.kind = TM_JK_METHOD_ENTRY};
+        for (uint64_t t = 1; t <= TM_JAVA_STATS_IDS + 1; t++) {
+                r.v[1] = t;
+                r.v[2] = 2;
+                r.var[0] = (const uint8_t *)"C1";
+                r.v[3] = 4;
+                r.var[1] = (const uint8_t *)"main";
+                f->acc_add(a, &r, 1);
+        }
+        static struct tm_java_stats st;
+        f->acc_finish(a, &st);
+        assert_true(f->acc_peak_mem(a) > 0);
+        f->acc_free(a);
+        assert_true(f->stats_ok(&st));
+        assert_int_equal(st.names_inexact, 1);
+        assert_int_equal(st.classes, TM_JAVA_NAMES_MAX);
+        assert_int_equal(st.methods, 0); /* the table was full before any method */
+        assert_int_equal(st.events[TM_JK_CLASS_LOAD], TM_JAVA_NAMES_MAX + 10);
+        assert_int_equal(st.nthreads, TM_JAVA_STATS_IDS);
+        assert_int_equal(st.thread_other, 1);
+        assert_int_equal(st.depth_inexact, 1);
+        static char text[1 << 16];
+        f->report(&st, &tm_schema_java, text, sizeof text);
+        assert_non_null(strstr(text, "classes named      at least 1048576"));
+        assert_non_null(strstr(text, "max stack depth    not known"));
+}
+
 /* ---- the trace inside a ZIP archive ---- */
 
 static void put16(struct tmt_buf *b, unsigned v)
@@ -603,8 +646,8 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_zip),         cmocka_unit_test(test_bad_lines),
-            cmocka_unit_test(test_probe),
+            cmocka_unit_test(test_bounds),      cmocka_unit_test(test_zip),
+            cmocka_unit_test(test_bad_lines),   cmocka_unit_test(test_probe),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
 }
