@@ -121,7 +121,7 @@ static int table_grow(struct tm_family_acc *a)
                 }
         free(okey);
         free(ost);
-        size_t held = ncap * (sizeof *a->key + 1);
+        size_t held = (ncap + ocap) * (sizeof *a->key + 1); /* both, while copying */
         if (held > a->peak)
                 a->peak = held;
         return 0;
