@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../codecs/object/ptf.h"
+#include "../codecs/object/ptf_stats.h"
 #include "../codecs/record/record.h"
 #include "../include/tracemount.h"
 #include "support/tmtest.h"
@@ -504,13 +505,63 @@ static void test_binary(void **state)
         free(text);
 }
 
+
+/* Past the verifier's table (TM_PTF_OIDS_MAX slots, filled to half) the
+ * family's memory stays bounded: uses of new OIds are counted as not
+ * checked, and stats, stats.json and verify say so rather than vouching. */
+static void test_family_bounded(void **state)
+{
+        (void)state;
+        static const char head[] = "Trace begin\n";
+        struct tm_schema s;
+        struct tm_rstate st;
+        void *ctx;
+        struct tm_err err = {0};
+        assert_int_equal(tm_rcodec_ptf.open((const uint8_t *)head, sizeof head - 1, "x.ptf", &ctx,
+                                            &s, &st, &err),
+                         0);
+        assert_ptr_equal(tm_family_of(&s), &tm_family_object);
+        int co = tm_schema_kind(&s, "co");
+        int fid = tm_kind_pos(&s.kind[co], (unsigned)tm_schema_field(&s, "FormatId"));
+        int oid = tm_kind_pos(&s.kind[co], (unsigned)tm_schema_field(&s, "OId"));
+        assert_true(co >= 0 && fid >= 0 && oid >= 0);
+        const struct tm_family *f = &tm_family_object;
+        struct tm_family_acc *a = f->acc_start(&s);
+        assert_non_null(a);
+        uint64_t n = TM_PTF_OIDS_MAX / 2 + 5000;
+        struct tm_rec r[256];
+        memset(r, 0, sizeof r);
+        for (uint64_t i = 0; i < n;) {
+                size_t k = 0;
+                for (; k < 256 && i < n; k++, i++) {
+                        r[k].kind = (uint32_t)co;
+                        r[k].v[fid] = 11; /* a primitive format */
+                        r[k].v[oid] = 1000 + i;
+                }
+                f->acc_add(a, r, k);
+        }
+        assert_true(f->acc_peak_mem(a) <= (size_t)TM_PTF_OIDS_MAX * 9 * 3 / 2);
+        struct tm_ptf_stats b;
+        f->acc_finish(a, &b);
+        f->acc_free(a);
+        assert_int_equal(b.created, n);
+        assert_true(b.unchecked > 0 && b.unchecked <= 5000 + 31);
+        assert_true(f->stats_ok(&b));
+        char txt[4096];
+        f->report(&b, &s, txt, sizeof txt);
+        assert_non_null(strstr(txt, "not exact"));
+        assert_int_equal(f->verify(&b, &s, &err), -ENOSPC);
+        assert_non_null(strstr(err.msg, "not checked"));
+        tm_rcodec_ptf.close(ctx);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_figure3_records), cmocka_unit_test(test_figure3_ascii),
             cmocka_unit_test(test_every_event),     cmocka_unit_test(test_errors),
             cmocka_unit_test(test_family_figure3),  cmocka_unit_test(test_family_rules),
-            cmocka_unit_test(test_binary),
+            cmocka_unit_test(test_binary),          cmocka_unit_test(test_family_bounded),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
 }

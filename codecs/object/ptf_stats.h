@@ -55,7 +55,15 @@ struct tm_ptf_stats {
         uint64_t depth_max, depth_end;
         uint64_t violations[TM_PR_N];
         uint64_t first[TM_PR_N]; /* record number + 1 of the first; 0: none */
+        uint64_t unchecked;      /* uses of OIds the table had no room for
+                                  * (TM_PTF_OIDS_MAX): their rules not checked */
 };
+
+/* The verifier's table of OIds: at most this many slots (a key and a
+ * state byte each, filled to half), about 19 MiB, and 28 MiB while it
+ * grows; past it the rules of new OIds are not checked, and stats, stats.json
+ * and verify say how many uses went unchecked. */
+#define TM_PTF_OIDS_MAX (1u << 21)
 
 /* The rules' names, as stats and verify print them. */
 extern const char *const tm_ptf_rule_name[TM_PR_N];
