@@ -1,7 +1,8 @@
 // A small Java program for java_agent.sh: two worker threads calling
 // methods (one of them left by an exception, a frame pop), objects that
 // become garbage and a System.gc() that frees them, so every event of the
-// Java trace format occurs in its recording.
+// Java trace format occurs in its recording. Its argument is the objects
+// each worker makes (default 200; bench/java.sh gives more).
 import java.util.ArrayList;
 import java.util.List;
 
@@ -31,9 +32,10 @@ public class JavaWork {
     }
 
     public static void main(String[] args) throws Exception {
+        final int n = args.length > 0 ? Integer.parseInt(args[0]) : 200;
         List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < 2; t++) {
-            Thread th = new Thread(() -> work(200));
+            Thread th = new Thread(() -> work(n));
             ts.add(th);
             th.start();
         }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/java.sh [N]: a Java trace of a real program, measured in one go.
+#
+# Records tests/integration/JavaWork.java (two workers making N objects
+# each, default 50000: about a million events, most of them method entries
+# and exits) with the JVMTI agent into a ZIP archive, then prints:
+#   - records, and bytes per record of the agent's archive (deflate, as the
+#     Java tool's ZIP files are), of the trace text, and of the ascii view's
+#     text as zstd -19 (the baseline below);
+#   - the cold cat of the ascii view through a fresh mount, taking turns
+#     with `zstdcat` of the zstd -19 trace text (the baseline),
+#     TM_BENCH_ROUNDS rounds (default 5): every round, the medians and the
+#     median of the rounds' ratios (>= 1 means tracemount is faster);
+#   - tail -n 1 of ascii on a fresh mount (the index already built).
+# Needs ./build.sh build first (or TM_BUILD naming a build directory), a
+# JDK (the agent is built with it) and a working /dev/fuse.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-50000}
+ROUNDS=${TM_BENCH_ROUNDS:-5}
+B=${TM_BUILD:-$PWD/build}
+TT=$B/tools/tracetool
+AGENT=$B/tools/javaagent/libtmjava.so
+[ -e "$AGENT" ] || { echo "bench: $AGENT not built (no JDK found by meson?)" >&2; exit 1; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/tmjava.XXXXXX")
+MNT=$W/mnt
+PID=
+cleanup() {
+        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
+        [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
+        rm -rf "$W"
+}
+trap cleanup EXIT
+mkdir -p "$W/arch" "$W/classes" "$MNT" "$W/cache"
+
+now() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
+per() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+mount_fresh() {
+        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
+        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" \
+                < /dev/null >> "$W/daemon.log" 2>&1 &
+        PID=$!
+        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
+        echo "bench: mount failed" >&2
+        cat "$W/daemon.log" >&2
+        exit 1
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "== workload: JavaWork $N under the agent =="
+javac -d "$W/classes" tests/integration/JavaWork.java
+s=$(now)
+java -agentpath:"$AGENT=$W/arch/work.zip" -cp "$W/classes" JavaWork "$N" > /dev/null
+e=$(now)
+echo "recorded in $(secs "$s" "$e") s"
+records=$("$TT" stat "$W/arch/work.zip" | awk '/^records/ { print $2; exit }')
+unzip -p "$W/arch/work.zip" trace > "$W/trace"
+"$TT" cat "$W/arch/work.zip" ascii > "$W/text"
+zstd -q -19 -T0 "$W/text" -o "$W/text.zst"
+echo "records: $records"
+for f in arch/work.zip trace text.zst; do
+        echo "  $f: $(stat -c %s "$W/$f") bytes, $(per "$(stat -c %s "$W/$f")" "$records") bytes a record"
+done
+
+"$TT" index "$W/arch/work.zip" > /dev/null
+zs="" cs="" rr=""
+for r in $(seq "$ROUNDS"); do
+        s=$(now); zstdcat "$W/text.zst" > /dev/null; e=$(now); z=$(secs "$s" "$e")
+        mount_fresh
+        s=$(now); cat "$MNT/work.zip/ascii" > /dev/null; e=$(now); c=$(secs "$s" "$e")
+        zs="$zs$z"$'\n' cs="$cs$c"$'\n'
+        rr="$rr$(per "$z" "$c")"$'\n'
+        echo "round $r: zstdcat $z s, cat ascii $c s ($(echo "$rr" | sed -n "${r}p")x)"
+done
+cmp -s "$MNT/work.zip/ascii" "$W/text" || { echo "bench: ascii through the mount differs" >&2; exit 1; }
+echo "medians: zstdcat $(echo -n "$zs" | median) s, cat $(echo -n "$cs" | median) s"
+echo "median of the rounds' ratios (zstdcat / tracemount): $(echo -n "$rr" | median)x"
+mount_fresh
+s=$(now); tail -n 1 "$MNT/work.zip/ascii" > /dev/null; e=$(now)
+echo "tail -n 1 ascii on a fresh mount: $(secs "$s" "$e") s"
