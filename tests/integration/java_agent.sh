@@ -5,7 +5,8 @@
 # passes unzip -t, and stats.json's java figures equal an awk count over
 # the mounted ascii view (events per type, objects allocated and freed,
 # max live objects, method entries and max stack depth per thread), and
-# each streams/thread/<id> holds that thread's records.
+# each streams/thread/<id> holds that thread's records; with the option
+# nothis, method entries carry object id 0.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -63,5 +64,13 @@ for s in "$D"/streams/thread/*; do
         [ "$want" -eq "$got" ] || fail "streams/thread/$id: $got lines, ascii has $want"
 done
 ok "streams/thread/<id> hold each thread's records"
+check "MN carries this: some method entries name an object" \
+        awk '$1 == "method_entry" && $6 != 0 { f = 1 } END { exit !f }' ascii
 umount_tm "$MNT"
+# ,nothis: the same events, MN's object id 0
+java -agentpath:"$AGENT=$T/nothis.zip,nothis" -cp classes JavaWork >java2.out 2>&1 ||
+        fail "java with the agent, nothis"
+"$TT" cat "$T/nothis.zip" ascii >ascii2 || fail "ascii of the nothis recording"
+check "nothis: method entries recorded, every object id 0" \
+        awk '$1 == "method_entry" { n++; if ($6 != 0) bad = 1 } END { exit !(n > 0 && !bad) }' ascii2
 finish
