@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "bench/synth_refs.h"
-#include "views/render.h"
+#include "codecs/address/render.h"
 
 #define BATCH 4096
 #define PASSES 5

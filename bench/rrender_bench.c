@@ -370,7 +370,7 @@ static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void
         q.raw = raw;
         q.len = len;
         q.head = head;
-        q.text = tm_rtext_of(codec);
+        q.text = codec->text_of ? codec->text_of() : NULL;
         if (!q.text || tm_rrender_plan_init(&q.plan, &t->s) < 0) {
                 printf("decode + render: %s has no text decoder\n", codec->name);
                 return;

@@ -50,10 +50,10 @@ dump() {
                 sed -i "s|$work/$b|WORK|g" "$out/.views.err"
                 "$tt" stat "$src" 2>&1 | sed "s|$work/$b|WORK|g" >"$out/.stat"
                 "$tt" stat --json "$src" 2>&1 | sed "s|$work/$b|WORK|g" >"$out/.stat.json"
-                local v n=0
+                local v n
                 while IFS= read -r v; do
                         [ -n "$v" ] || continue
-                        n=$((n + 1))
+                        n=${v//\//%}
                         "$tt" cat "$src" "$v" >"$out/$n.out" 2>"$out/$n.err"
                         echo "$v rc=$?" >"$out/$n.name"
                         sed -i "s|$work/$b|WORK|g" "$out/$n.err"
@@ -71,20 +71,41 @@ for r in cold warm; do
         dump new "$new" $r
 done
 
-diffs=0 files=0
+# Views only the new build has are reported as added, not as differences
+# (a change that adds views, as fields/ for address traces); the view list
+# and `stat` are compared without their lines. A view the new build lacks
+# is a difference.
+diffs=0 files=0 added=0
 for r in cold warm; do
-        while IFS= read -r f; do
-                rel=${f#"$work/old/"}
-                files=$((files + 1))
-                if ! cmp -s "$f" "$work/new/$rel"; then
-                        diffs=$((diffs + 1))
-                        echo "DIFFERS: $rel ($(cat "${f%.*}.name" 2>/dev/null || echo list/stat))"
-                fi
-        done < <(find "$work/old/$r" -type f | sort)
-        n_new=$(find "$work/new/$r" -type f | wc -l)
-        n_old=$(find "$work/old/$r" -type f | wc -l)
-        [ "$n_new" -eq "$n_old" ] || { echo "DIFFERS: $r: $n_old files old, $n_new new"; diffs=$((diffs + 1)); }
+        for d in "$work/old/$r"/*/; do
+                t=$(basename "$d") nd="$work/new/$r/$(basename "$d")"
+                grep -v '^rc=' "$d/.views" | sort >"$work/o.lst"
+                grep -v '^rc=' "$nd/.views" 2>/dev/null | sort >"$work/n.lst"
+                comm -13 "$work/o.lst" "$work/n.lst" >"$work/add.lst"
+                while IFS= read -r v; do
+                        echo "added:   $r/$t/$v"
+                        added=$((added + 1))
+                done <"$work/add.lst"
+                for f in .views .stat; do
+                        files=$((files + 1))
+                        # drop the added views' lines: a name alone, or indented with its size
+                        if ! cmp -s "$d/$f" <(perl -e 'open my $a, "<", $ARGV[0]; my %a = map { chomp; ($_, 1) } <$a>;
+                                        open my $f, "<", $ARGV[1]; while (<$f>) { my ($n) = /^\s*(\S+)/;
+                                        print unless defined $n && $a{$n} }' "$work/add.lst" "$nd/$f"); then
+                                diffs=$((diffs + 1))
+                                echo "DIFFERS: $r/$t/$f (list/stat)"
+                        fi
+                done
+                while IFS= read -r f; do
+                        rel=${f#"$work/old/"}
+                        files=$((files + 1))
+                        if ! cmp -s "$f" "$work/new/$rel"; then
+                                diffs=$((diffs + 1))
+                                echo "DIFFERS: $rel ($(cat "${f%.*}.name" 2>/dev/null))"
+                        fi
+                done < <(find "$d" -type f ! -name '.views' ! -name '.stat' | sort)
+        done
 done
 bytes=$(du -sb "$work/old/cold" | cut -f1)
-echo "views_same: ${#traces[@]} traces, $files files compared ($bytes bytes a round), $diffs differ"
+echo "views_same: ${#traces[@]} traces, $files files compared ($bytes bytes a round), $diffs differ, $added views added"
 [ $diffs -eq 0 ]

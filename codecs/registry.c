@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "address/addr_stats.h"
+#include "address/arec.h"
 #include "address/din.h"
 #include "address/lackey.h"
 #include "address/pdats.h"
@@ -49,13 +51,14 @@ const struct tm_codec *const tm_codecs[] = {
     &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
 };
 
-#define RCODECS &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text
+#define RCODECS &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text
 static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
 const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
 
 const struct tm_family *const tm_families[] = {
+    &tm_family_address,
     &tm_family_heap,
     &tm_family_object,
     &tm_family_java,

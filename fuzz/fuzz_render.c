@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/render.h"
+#include "codecs/address/render.h"
 
 #define GUARD 64
 

@@ -1243,7 +1243,7 @@ static void text_check(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const u
 
 static tm_rtext_fn *text_fn(struct tm_rrender_plan *p)
 {
-        tm_rtext_fn *fn = tm_rtext_of(C);
+        tm_rtext_fn *fn = C->text_of ? C->text_of() : NULL;
         if (!fn) {
                 printf("SKIP: no HATF text decoder on this machine (it needs AVX-512 VBMI)\n");
                 return NULL;

@@ -15,7 +15,7 @@
 
 #include "tmpdir_test.h"
 #include "view_test.h"
-#include "views/stats.h"
+#include "codecs/address/addr_stats.h"
 #include "views/view.h"
 
 #define NREFS 20000

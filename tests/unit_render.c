@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "bench/synth_refs.h"
-#include "views/render.h"
-#include "views/stats.h"
+#include "codecs/address/render.h"
+#include "codecs/address/addr_stats.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

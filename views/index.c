@@ -11,7 +11,7 @@
 #include "../codecs/common/tm_io.h"
 #include "feed.h"
 #include "ixfile.h"
-#include "render.h"
+#include "../codecs/address/render.h"
 
 #define BUILD_BATCH 4096
 #define BUILD_FEED (256u << 10)

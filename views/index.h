@@ -20,7 +20,7 @@
 
 #include "../codecs/address/trace.h"
 #include "../codecs/containers/container.h"
-#include "stats.h"
+#include "../codecs/address/addr_stats.h"
 #include "view.h"
 
 #define TM_CKPT_REFS_DEFAULT (1u << 16)

@@ -13,7 +13,7 @@ int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx)
         if (!f->buf)
                 return -ENOMEM;
         f->cap = TM_RFEED_CAP;
-        f->text = tm_rtext_of(codec);
+        f->text = codec->text_of ? codec->text_of() : NULL;
         return 0;
 }
 

@@ -27,7 +27,7 @@ struct tm_rfeed {
         size_t cap, pos, len; /* unconsumed input is buf[pos..len) */
         uint64_t raw_off;     /* raw offset of buf[pos] */
         int eof;              /* set by the owner: nothing follows buf[len] */
-        tm_rtext_fn *text;    /* the codec's text decoder (tm_rtext_of), or NULL */
+        tm_rtext_fn *text;    /* the codec's text decoder (tm_rcodec.text_of), or NULL */
 };
 
 /* Allocate the buffer. Returns 0 or -ENOMEM. */

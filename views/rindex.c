@@ -135,11 +135,28 @@ uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *
                            ? tm_rrender_line_len(p, r)
                            : 0;
         }
+        if (col >= tm_rcol_form(s, 0))
+                return tm_rrender_line_len(&p[1 + col - tm_rcol_form(s, 0)], r);
         if (col >= tm_rcol_section(s, 0))
                 return r->section == col - tm_rcol_section(s, 0) + 1 ? tm_rrender_line_len(p, r)
                                                                      : 0;
         int pos = p->kind[r->kind].pos[col - 2 - s->nkinds];
         return pos < 0 ? 0 : tm_rrender_field_len(p, r, (unsigned)pos);
+}
+
+struct tm_rrender_plan *tm_rindex_plans(const struct tm_schema *s)
+{
+        if (s->nforms > TM_SCHEMA_FORMS_MAX)
+                return NULL;
+        struct tm_rrender_plan *p = malloc((1 + s->nforms) * sizeof *p);
+        if (!p)
+                return NULL;
+        for (unsigned i = 0; i <= s->nforms; i++)
+                if (tm_rrender_plan_form(&p[i], s, i ? &s->form[i - 1] : NULL) < 0) {
+                        free(p);
+                        return NULL;
+                }
+        return p;
 }
 
 /* ---- the pass ---- */
@@ -196,6 +213,8 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         b->at[tm_rcol_kind(r->kind)] += line;
         if (r->section && r->section <= s->nsections)
                 b->at[tm_rcol_section(s, r->section - 1)] += line;
+        for (unsigned i = 0; i < s->nforms; i++)
+                b->at[tm_rcol_form(s, i)] += tm_rrender_line_len(&b->plan[1 + i], r);
         uint64_t t;
         if (rec_stream_id(b->plan, b->tf, r, &t)) { /* in order of first appearance, as
                                                        * the family's stream_ids */
@@ -352,16 +371,12 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         b->s = s;
         b->at = calloc(ix->ncol, sizeof *b->at);
         ix->tot = calloc(ix->ncol, sizeof *ix->tot);
-        b->plan = malloc(sizeof *b->plan);
+        b->plan = tm_rindex_plans(s);
         b->acc = tm_rstats_start(s);
         if (!b->at || !ix->tot || !b->plan || !b->acc || rindex_reserve(ix, 64) < 0 ||
             tm_rfeed_init(&b->feed, codec, ctx) < 0)
                 goto fail;
         b->tf = tm_family_stream_field(s);
-        if (tm_rrender_plan_init(b->plan, s) < 0) {
-                rc = tm_err_set(err, -EINVAL, "a schema this build cannot render");
-                goto fail;
-        }
         tm_rfeed_reset(&b->feed, hdr_len, st0->b);
         b->front = (struct tm_scan_front){.skip = hdr_len,
                                           .next_progress = TM_SCAN_PROGRESS_EVERY,

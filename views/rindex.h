@@ -13,6 +13,8 @@
  *   then nfields columns     offset in fields/<field>
  *   then nsections columns   offset in sections/<section> (its records'
  *                            ascii lines)
+ *   then nforms columns      offset in the view of each text form besides
+ *                            ascii (tm_schema.form: an address trace's xdin)
  *   then TM_FAMILY_STREAMS_MAX  a family with per-id streams (heap: the
  *                            thread field): offset in
  *                            streams/<field>/<id> of the j-th id to
@@ -79,14 +81,18 @@ static inline unsigned tm_rcol_section(const struct tm_schema *s, unsigned i)
 {
         return 2 + s->nkinds + s->nfields + i;
 }
+static inline unsigned tm_rcol_form(const struct tm_schema *s, unsigned i)
+{
+        return 2 + s->nkinds + s->nfields + s->nsections + i;
+}
 /* Column of the j-th per-id stream (tm_family_stream_field). */
 static inline unsigned tm_rcol_stream(const struct tm_schema *s, unsigned j)
 {
-        return 2 + s->nkinds + s->nfields + s->nsections + j;
+        return 2 + s->nkinds + s->nfields + s->nsections + s->nforms + j;
 }
 static inline unsigned tm_rcol_count(const struct tm_schema *s)
 {
-        return 2 + s->nkinds + s->nfields + s->nsections +
+        return 2 + s->nkinds + s->nfields + s->nsections + s->nforms +
                (tm_family_stream_field(s) >= 0 ? TM_FAMILY_STREAMS_MAX : 0);
 }
 
@@ -110,10 +116,16 @@ int tm_rindex_at_point(const struct tm_rindex *ix, const struct tm_cont *c, uint
 uint32_t tm_rindex_find(const struct tm_rindex *ix, unsigned col, uint64_t v);
 
 /* The bytes record r adds to column col (1 for the record count), from
- * lengths alone; r->kind must be a kind of s. */
+ * lengths alone; r->kind must be a kind of s. p: the plans of s's text
+ * forms, ascii's first, then one per tm_schema.form. */
 struct tm_rrender_plan;
 uint64_t tm_rindex_len(const struct tm_schema *s, const struct tm_rrender_plan *p,
                        const struct tm_rindex *ix, unsigned col, const struct tm_rec *r);
+
+/* The plans of s's text forms (ascii's, then one per tm_schema.form), in
+ * one new array; NULL on out of memory or a schema this build cannot
+ * render (tm_rrender_plan_form). */
+struct tm_rrender_plan *tm_rindex_plans(const struct tm_schema *s);
 
 /* A fingerprint of the schema: an index made under another schema (a
  * Meta-TF trace whose DTD changed) is not used. */

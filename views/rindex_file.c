@@ -17,7 +17,7 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 4
+#define RIX_VERSION 5
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics: the generic words, then the family's block ---- */
@@ -66,6 +66,16 @@ uint32_t tm_rindex_schema_crc(const struct tm_schema *s)
                 c = crc32(c, t, 5);
                 c = crc32(c, k->field,
                           k->nfields < TM_KIND_FIELDS_MAX ? k->nfields : TM_KIND_FIELDS_MAX);
+                c = crc32(c, (const Bytef *)k->label, (uInt)strnlen(k->label, TM_LABEL_MAX));
+        }
+        for (unsigned i = 0; i < s->nforms && i < TM_SCHEMA_FORMS_MAX; i++) {
+                const struct tm_form *fm = &s->form[i];
+                c = crc32(c, (const Bytef *)fm->name, (uInt)strnlen(fm->name, TM_NAME_MAX));
+                for (unsigned k = 0; k < s->nkinds && k < TM_SCHEMA_KINDS_MAX; k++)
+                        c = crc32(c, (const Bytef *)fm->label[k],
+                                  (uInt)strnlen(fm->label[k], TM_LABEL_MAX));
+                c = crc32(c, fm->show, TM_SCHEMA_FIELDS_MAX);
+                c = crc32(c, fm->digits, TM_SCHEMA_FIELDS_MAX);
         }
         for (unsigned i = 0; i < s->nsections && i < TM_SCHEMA_SECTIONS_MAX; i++)
                 c = crc32(c, (const Bytef *)s->section[i].name,

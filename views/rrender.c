@@ -271,21 +271,64 @@ static size_t list_len(const uint8_t *b, uint64_t n)
 
 /* ---- tokens ---- */
 
-static inline enum tm_rrender_op op_of(const struct tm_field *f)
+/* The op of field f shown as show (tm_field.show, or a form's), in
+ * lines (fields/ when field_view: a hidden field shows there). */
+static inline enum tm_rrender_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
+                                         int field_view)
 {
         if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
                 return TM_RROP_BYTES;
         if (f->type == TM_FT_LIST)
                 return TM_RROP_LIST;
-        if (f->show == TM_SHOW_HEX)
+        if ((show & TM_SHOW_HIDDEN) && !field_view)
+                return TM_RROP_SKIP;
+        show &= ~TM_SHOW_HIDDEN;
+        if (show == TM_SHOW_HEX)
                 return TM_RROP_HEX;
+        if (show == TM_SHOW_HEXN)
+                return digits ? TM_RROP_HEXW : TM_RROP_HEXN;
         return f->type == TM_FT_INT ? TM_RROP_SDEC : TM_RROP_UDEC;
 }
 
+static inline enum tm_rrender_op op_of(const struct tm_field *f)
+{
+        return op_show(f, f->show, 0, 1);
+}
+
+/* Lowercase hex without 0x, as many digits as needed ("0" for 0). */
+static inline char *put_hexn(char *p, uint64_t v)
+{
+        uint32_t hi = (uint32_t)(v >> 32);
+        if (hi == 0) {
+                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2;
+                put8(p, hex8((uint32_t)v) >> (8 * z));
+                return p + 8 - z;
+        }
+        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
+        put8(p, hex8(hi) >> (8 * z));
+        put8(p + 8 - z, hex8((uint32_t)v));
+        return p + 16 - z;
+}
+
+/* Exactly w (1..16) lowercase hex digits: the low ones of v. */
+static inline char *put_hexw(char *p, uint64_t v, unsigned w)
+{
+        for (unsigned i = w; i-- > 0; v >>= 4)
+                p[i] = "0123456789abcdef"[v & 15];
+        return p + w;
+}
+
 /* The token of value v (var: the variable field's bytes) shown as op. */
-static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *const *var)
+static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *const *var,
+                            unsigned width)
 {
         switch (op) {
+        case TM_RROP_HEXN:
+                return put_hexn(p, v);
+        case TM_RROP_HEXW:
+                return put_hexw(p, v, width);
+        case TM_RROP_SKIP:
+                return p;
         case TM_RROP_UDEC:
                 return put_udec(p, v);
         case TM_RROP_SDEC:
@@ -303,9 +346,15 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
         }
 }
 
-static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var)
+static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var, unsigned width)
 {
         switch (op) {
+        case TM_RROP_HEXN:
+                return hex_len(v) - 2;
+        case TM_RROP_HEXW:
+                return width;
+        case TM_RROP_SKIP:
+                return 0;
         case TM_RROP_UDEC:
                 return udec_len(v);
         case TM_RROP_SDEC:
@@ -334,16 +383,19 @@ size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max)
 size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[r->kind];
-        size_t n = strlen(k->name);
+        const char *head = k->label[0] ? k->label : k->name;
+        size_t n = strnlen(head, k->label[0] ? TM_LABEL_MAX : TM_NAME_MAX);
         char *p = dst + n;
-        memcpy(dst, k->name, n);
+        memcpy(dst, head, n);
         unsigned slot = 0; /* var[] slot of the next variable field */
         for (unsigned i = 0; i < k->nfields; i++) {
                 const struct tm_field *f = &s->field[k->field[i]];
-                enum tm_rrender_op op = op_of(f);
+                enum tm_rrender_op op = op_show(f, f->show, 0, 0);
+                if (op == TM_RROP_SKIP)
+                        continue;
                 *p++ = ' ';
-                p = put_tok(p, op, r->v[i], &r->var[slot]);
-                slot += op >= TM_RROP_BYTES;
+                p = put_tok(p, op, r->v[i], &r->var[slot], 0);
+                slot += tm_rrender_op_var(op);
         }
         *p++ = '\n';
         return (size_t)(p - dst);
@@ -355,7 +407,7 @@ size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_re
         const struct tm_field *f = &s->field[k->field[pos]];
         const uint8_t *const *var =
             tm_field_is_var(f) ? &r->var[tm_kind_var_slot(s, k, pos)] : NULL;
-        char *p = put_tok(dst, op_of(f), r->v[pos], var);
+        char *p = put_tok(dst, op_of(f), r->v[pos], var, 0);
         *p++ = '\n';
         return (size_t)(p - dst);
 }
@@ -473,7 +525,10 @@ static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kin
         vk->sok = vk->ok;
 }
 
-int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
+static inline char *put_line(char *p, const struct tm_rrender_kind *k, const struct tm_rec *r);
+
+int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
+                         const struct tm_form *form)
 {
         memset(p, 0, sizeof *p);
         if (s->nkinds > TM_SCHEMA_KINDS_MAX || s->nfields > TM_SCHEMA_FIELDS_MAX)
@@ -483,27 +538,39 @@ int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
         for (unsigned k = 0; k < s->nkinds; k++) {
                 const struct tm_kind *sk = &s->kind[k];
                 struct tm_rrender_kind *pk = &p->kind[k];
-                size_t len = strnlen(sk->name, TM_NAME_MAX);
-                if (len == TM_NAME_MAX || sk->nfields > TM_KIND_FIELDS_MAX)
+                const char *label = form && form->label[k][0] ? form->label[k] : sk->label;
+                const char *head = label[0] ? label : sk->name;
+                size_t len = strnlen(head, label[0] ? TM_LABEL_MAX : TM_NAME_MAX);
+                if (len == (label[0] ? TM_LABEL_MAX : TM_NAME_MAX) ||
+                    sk->nfields > TM_KIND_FIELDS_MAX)
                         return -EINVAL;
-                memcpy(pk->head, sk->name, len);
+                memcpy(pk->head, head, len);
                 pk->head[len] = ' '; /* becomes '\n' when no field follows */
                 pk->head_len = (uint8_t)(len + 1);
                 pk->nfields = sk->nfields;
                 memset(pk->pos, -1, sizeof pk->pos);
                 uint32_t max = pk->head_len;
                 unsigned slot = 0;
+                int plain = 1; /* only the ops the vector path knows */
                 for (unsigned i = 0; i < sk->nfields; i++) {
                         unsigned f = sk->field[i];
                         if (f >= s->nfields)
                                 return -EINVAL;
-                        enum tm_rrender_op op = op_of(&s->field[f]);
+                        const struct tm_field *sf = &s->field[f];
+                        unsigned show = form ? form->show[f] : sf->show;
+                        unsigned digits = form ? form->digits[f] : 0;
+                        if (digits > 16)
+                                return -EINVAL;
+                        enum tm_rrender_op op = op_show(sf, show, digits, 0);
                         pk->op[i] = (uint8_t)op;
+                        pk->fop[i] = (uint8_t)op_show(sf, show, digits, 1);
+                        pk->width[i] = (uint8_t)digits;
                         pk->field[i] = (uint8_t)f;
                         if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
                                 pk->pos[f] = (int8_t)i;
                         pk->present |= 1u << f;
-                        if (op >= TM_RROP_BYTES) {
+                        plain &= op <= TM_RROP_LIST;
+                        if (tm_rrender_op_var(op)) {
                                 if (slot == TM_REC_VAR_MAX)
                                         return -EINVAL;
                                 pk->slot[i] = (uint8_t)slot++;
@@ -515,8 +582,20 @@ int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
                 pk->fixed_max = max;
                 vplan_kind(&p->vkind[k], pk);
                 vplan_short(&p->vkind[k], pk);
+                if (!plain) /* hex without 0x, fixed widths, hidden fields: scalar */
+                        p->vkind[k].ok = p->vkind[k].sok = 0;
         }
         return 0;
+}
+
+int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
+{
+        return tm_rrender_plan_form(p, s, NULL);
+}
+
+size_t tm_rrender_pline(char *dst, const struct tm_rrender_plan *p, const struct tm_rec *r)
+{
+        return (size_t)(put_line(dst, &p->kind[r->kind], r) - dst);
 }
 
 /* ---- batches ---- */
@@ -528,7 +607,9 @@ static inline char *put_line(char *p, const struct tm_rrender_kind *k, const str
         memcpy(p, k->head, TM_NAME_MAX);
         p += k->head_len;
         for (unsigned i = 0; i < k->nfields; i++) {
-                p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]]);
+                if (k->op[i] == TM_RROP_SKIP)
+                        continue;
+                p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
                 *p++ = ' ';
         }
         p[-1] = '\n'; /* over the last blank: the name's when there is no field */
@@ -679,14 +760,14 @@ size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
                 int pos = field < TM_SCHEMA_FIELDS_MAX ? k->pos[field] : -1;
                 if (pos < 0)
                         continue;
-                unsigned op = k->op[pos];
+                unsigned op = k->fop[pos];
                 uint64_t v = r[i].v[pos];
                 size_t max = op == TM_RROP_BYTES  ? 3 * v + 1
                              : op == TM_RROP_LIST ? (NUM_MAX + 1) * v + 1
                                                   : NUM_MAX;
                 if (max + 1 + TM_RRENDER_SLACK > (size_t)(end - o))
                         break;
-                o = put_tok(o, op, v, &r[i].var[k->slot[pos]]);
+                o = put_tok(o, op, v, &r[i].var[k->slot[pos]], k->width[pos]);
                 *o++ = '\n';
         }
         *nrec = i;
@@ -713,14 +794,15 @@ size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec 
         const struct tm_rrender_kind *k = &p->kind[r->kind];
         size_t len = k->head_len;
         for (unsigned i = 0; i < k->nfields; i++)
-                len += tok_len(k->op[i], r->v[i], &r->var[k->slot[i]]) + 1;
+                if (k->op[i] != TM_RROP_SKIP)
+                        len += tok_len(k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]) + 1;
         return len;
 }
 
 size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r, unsigned pos)
 {
         const struct tm_rrender_kind *k = &p->kind[r->kind];
-        return tok_len(k->op[pos], r->v[pos], &r->var[k->slot[pos]]) + 1;
+        return tok_len(k->fop[pos], r->v[pos], &r->var[k->slot[pos]], k->width[pos]) + 1;
 }
 
 size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok)
@@ -728,9 +810,13 @@ size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, 
         const struct tm_rrender_kind *k = &p->kind[r->kind];
         size_t len = k->head_len;
         for (unsigned i = 0; i < k->nfields; i++) {
-                size_t t = tok_len(k->op[i], r->v[i], &r->var[k->slot[i]]) + 1;
+                const uint8_t *const *var = &r->var[k->slot[i]];
+                size_t t = tok_len(k->fop[i], r->v[i], var, k->width[i]) + 1;
                 tok[i] = t;
-                len += t;
+                if (k->op[i] == k->fop[i])
+                        len += t;
+                else if (k->op[i] != TM_RROP_SKIP)
+                        len += tok_len(k->op[i], r->v[i], var, k->width[i]) + 1;
         }
         return len;
 }

@@ -78,14 +78,25 @@ enum tm_rrender_op {
         TM_RROP_HEX,   /* 0x and lowercase hex (any number type) */
         TM_RROP_BYTES, /* text or bytes: %XX escapes, "-" when empty */
         TM_RROP_LIST,  /* numbers joined by ',', "-" when empty */
+        TM_RROP_HEXN,  /* lowercase hex without 0x */
+        TM_RROP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
+        TM_RROP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
 };
+
+/* Is op one of a variable field (its bytes in a var[] slot)? */
+static inline int tm_rrender_op_var(unsigned op)
+{
+        return op == TM_RROP_BYTES || op == TM_RROP_LIST;
+}
 
 /* One kind of the plan. */
 struct tm_rrender_kind {
         char head[TM_NAME_MAX];            /* the kind's name and ' ', zero-padded */
         uint8_t head_len;                  /* strlen(name) + 1 */
         uint8_t nfields;                   /* as tm_kind.nfields */
-        uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_rrender_op */
+        uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_rrender_op in lines */
+        uint8_t fop[TM_KIND_FIELDS_MAX];   /* per position: the op of fields/<name> */
+        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_RROP_HEXW's digits */
         uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
                                             * (variable fields; 0 for numbers) */
         uint8_t field[TM_KIND_FIELDS_MAX]; /* per position: schema field index */
@@ -149,6 +160,15 @@ struct tm_rrender_plan {
  * name is not NUL-terminated, or a field index is out of range: the
  * one-record functions would read past the record then. */
 int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s);
+
+/* The plan of s's text form form (NULL: ascii, as tm_rrender_plan_init):
+ * its labels and shows in place of the schema's. Same errors. */
+int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
+                         const struct tm_form *form);
+
+/* r's line in the plan's form into dst (room: tm_rrender_line_max);
+ * r->kind must be below p->nkinds. Returns the length. */
+size_t tm_rrender_pline(char *dst, const struct tm_rrender_plan *p, const struct tm_rec *r);
 
 /* Render the ascii lines of r[0..n) into dst, one after another, while
  * they fit: nothing is written at or past dst[cap]. Returns the bytes

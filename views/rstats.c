@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "../codecs/common/tm_json.h"
+#include "../codecs/record/family.h"
 
 struct tm_rstats_acc {
         const struct tm_schema *s;
@@ -94,7 +95,7 @@ unsigned tm_rstats_stream_ids(const struct tm_rstats *st, const struct tm_schema
 
 /* ---- the report ---- */
 
-/* The next line of the notes at *l (tm_rstats_info.notes): its start, its
+/* The next line of the notes at *l (tm_family_info.notes): its start, its
  * length in *len; NULL after the last. */
 static const char *note_line(const char **l, size_t *len)
 {
@@ -115,8 +116,11 @@ static const char *note_line(const char **l, size_t *len)
         } while (0)
 
 size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
-                        const struct tm_rstats_info *in, char *dst, size_t cap)
+                        const struct tm_family_info *in, char *dst, size_t cap)
 {
+        const struct tm_family *fam = tm_family_of(s);
+        if (fam && fam->report_whole)
+                return fam->report_whole(st->fam, s, in, dst, cap);
         size_t n = 0;
         OUT("trace      %s\n", in->name);
         OUT("format     %s (%s family) in %s\n", in->codec, s->name, in->container);
@@ -145,7 +149,6 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
                         OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
         }
-        const struct tm_family *fam = tm_family_of(s);
         if (fam && fam->stats_size && fam->report)
                 n += fam->report(st->fam, s, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
         return n;
@@ -154,8 +157,11 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
 /* ---- JSON ---- */
 
 size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
-                      const struct tm_rstats_info *in, const char *damage, char *dst, size_t cap)
+                      const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
 {
+        const struct tm_family *fam = tm_family_of(s);
+        if (fam && fam->json_whole)
+                return fam->json_whole(st->fam, s, in, dst, cap);
         struct tm_json o = {dst, cap, 0, 0};
         struct tm_json_head h = {.family = "record",
                                  .name = in->name,
@@ -197,9 +203,10 @@ size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
                 tm_json_close(&o, '}');
         }
         tm_json_close(&o, ']');
-        const struct tm_family *fam = tm_family_of(s);
         for (unsigned i = 0; tm_families[i]; i++)
-                if (tm_families[i] == fam && fam->stats_size && fam->json)
+                if (tm_families[i]->json_whole) /* a layout of its own, no member */
+                        continue;
+                else if (tm_families[i] == fam && fam->stats_size && fam->json)
                         fam->json(st->fam, s, &o);
                 else
                         tm_json_str(&o, tm_families[i]->name, NULL);

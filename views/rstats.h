@@ -51,26 +51,16 @@ void tm_rstats_free(struct tm_rstats_acc *a);
 unsigned tm_rstats_stream_ids(const struct tm_rstats *st, const struct tm_schema *s,
                               const uint64_t **ids);
 
-/* What the report names the trace by. */
-struct tm_rstats_info {
-        const char *name, *codec, *container;
-        uint64_t archive_size, raw_size, ascii_size;
-        const char *damage; /* as in struct tm_stats_info */
-        const char *notes;  /* what the trace says of itself, a line each
-                             * (its leading comments: tracetool record's
-                             * notes); NULL: none */
-};
-
 /* The stats view's text into dst (cap bytes); returns the length
- * (snprintf-style). */
+ * (snprintf-style). A family with report_whole writes all of it. */
 size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
-                        const struct tm_rstats_info *in, char *dst, size_t cap);
+                        const struct tm_family_info *in, char *dst, size_t cap);
 
 /* The same numbers as one JSON object (the stats.json view,
  * docs/stats-json.md); damage as for tm_stats_json (stats.h). After the
  * generic members, one per row of the family table, named after the
  * family: its object for s's family, null for the others. */
 size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
-                      const struct tm_rstats_info *in, const char *damage, char *dst, size_t cap);
+                      const struct tm_family_info *in, const char *damage, char *dst, size_t cap);
 
 #endif

@@ -25,6 +25,7 @@ enum rv_kind {
         RV_STATS,
         RV_SCHEMA,
         RV_STREAM,  /* streams/<kind> */
+        RV_FORM,    /* a text form besides ascii (tm_schema.form: xdin) */
         RV_FIELD,   /* fields/<field> */
         RV_SECTION, /* sections/<name>: the records read in that section */
         RV_BLOB,    /* sections/<name>: a section of bytes (tm_rcodec.blobs) */
@@ -45,7 +46,9 @@ struct tm_rtrace {
         size_t stats_len, schema_len;
         unsigned nblobs;
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        struct tm_rrender_plan *plan; /* how the schema renders, shared read-only */
+        struct tm_rrender_plan *plan; /* how the schema renders, shared read-only: ascii's
+                                       * plan, then one per form (tm_rindex_plans) */
+        const struct tm_family *fam;  /* the schema's family, or NULL */
         unsigned nfixed;              /* views known at open; per-id streams follow */
         char *notes; /* the trace's leading comments, a line each (the stats print them) */
         /* The codec's open failed on an archive its probe took (a Meta-TF
@@ -84,11 +87,13 @@ static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct t
 
 /* The schema view: the DTD, then the binary layout as // comments (the
  * layout's C struct holds comments of its own). Returns the length. */
-static size_t schema_text(const struct tm_schema *s, const char *codec, char *dst)
+static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam,
+                          const char *codec, char *dst)
 {
         size_t n = tm_schema_dtd(s, codec, dst, RV_TEXT_CAP);
         char layout[8192];
-        size_t ln = tm_rrender_binary_layout(layout, sizeof layout, s);
+        size_t ln = fam && fam->bin_layout ? fam->bin_layout(layout, sizeof layout)
+                                           : tm_rrender_binary_layout(layout, sizeof layout, s);
         if (ln >= sizeof layout)
                 ln = sizeof layout - 1;
         layout[ln] = 0;
@@ -231,14 +236,15 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
         rt->notes = leading_notes(rt, head, headn);
         free(big);
         const struct tm_schema *s = &rt->schema;
-        rt->plan = malloc(sizeof *rt->plan);
-        if (!rt->plan || tm_rrender_plan_init(rt->plan, s) < 0) {
+        rt->fam = tm_family_of(s);
+        rt->plan = tm_rindex_plans(s);
+        if (!rt->plan) {
                 tm_rtrace_close(rt);
                 return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
         }
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
-        unsigned nnames = s->nkinds + s->nfields + s->nsections + rt->nblobs;
+        unsigned nnames = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
         if (tm_family_stream_field(s) >= 0)
                 nnames += TM_FAMILY_STREAMS_MAX; /* room for streams/<field>/<id> */
         unsigned nv = 5 + nnames;
@@ -257,19 +263,23 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                 snprintf(rt->names[k], sizeof rt->names[k], "streams/%s", s->kind[k].name);
                 rt->views[v++] = rt->names[k];
         }
+        for (unsigned i = 0; i < s->nforms; i++) {
+                snprintf(rt->names[s->nkinds + i], sizeof rt->names[0], "%s", s->form[i].name);
+                rt->views[v++] = rt->names[s->nkinds + i];
+        }
+        unsigned nf = s->nkinds + s->nforms; /* names before fields/ */
         for (unsigned f = 0; f < s->nfields; f++) {
-                snprintf(rt->names[s->nkinds + f], sizeof rt->names[0], "fields/%s",
-                         s->field[f].name);
-                rt->views[v++] = rt->names[s->nkinds + f];
+                snprintf(rt->names[nf + f], sizeof rt->names[0], "fields/%s", s->field[f].name);
+                rt->views[v++] = rt->names[nf + f];
         }
         for (unsigned i = 0; i < s->nsections + rt->nblobs; i++) {
-                char(*nm)[2 * TM_NAME_MAX] = &rt->names[s->nkinds + s->nfields + i];
+                char(*nm)[2 * TM_NAME_MAX] = &rt->names[nf + s->nfields + i];
                 snprintf(*nm, sizeof *nm, "sections/%s",
                          i < s->nsections ? s->section[i].name : rt->blob[i - s->nsections].name);
                 rt->views[v++] = *nm;
         }
         rt->nfixed = v;
-        rt->schema_len = schema_text(s, c->name, rt->schema_text);
+        rt->schema_len = schema_text(s, rt->fam, c->name, rt->schema_text);
         *out = rt;
         return 1;
 }
@@ -284,7 +294,7 @@ static void add_id_views(struct tm_rtrace *rt)
         int f = tm_family_stream_field(s);
         if (f < 0 || rt->views[rt->nfixed])
                 return;
-        unsigned base = s->nkinds + s->nfields + s->nsections + rt->nblobs;
+        unsigned base = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
         const uint64_t *ids;
         unsigned n = tm_rstats_stream_ids(&rt->ix->stats, s, &ids);
         if (n == 0)
@@ -379,6 +389,13 @@ int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const cha
 
 /* ---- views ---- */
 
+/* Bytes of one record of the binary view: the family's, or generic. */
+static size_t rt_bin_size(const struct tm_rtrace *rt)
+{
+        return rt->fam && rt->fam->bin_size ? rt->fam->bin_size
+                                            : tm_rrender_binary_size(&rt->schema);
+}
+
 static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *kind, unsigned *sel)
 {
         const struct tm_schema *s = &rt->schema;
@@ -391,15 +408,18 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
                 } else if (i < 5 + s->nkinds) {
                         *kind = RV_STREAM;
                         *sel = i - 5;
-                } else if (i < 5 + s->nkinds + s->nfields) {
-                        *kind = RV_FIELD;
+                } else if (i < 5 + s->nkinds + s->nforms) {
+                        *kind = RV_FORM;
                         *sel = i - 5 - s->nkinds;
-                } else if (i < 5 + s->nkinds + s->nfields + s->nsections) {
+                } else if (i < 5 + s->nkinds + s->nforms + s->nfields) {
+                        *kind = RV_FIELD;
+                        *sel = i - 5 - s->nkinds - s->nforms;
+                } else if (i < 5 + s->nkinds + s->nforms + s->nfields + s->nsections) {
                         *kind = RV_SECTION;
-                        *sel = i - 5 - s->nkinds - s->nfields;
+                        *sel = i - 5 - s->nkinds - s->nforms - s->nfields;
                 } else if (i < rt->nfixed) {
                         *kind = RV_BLOB;
-                        *sel = i - 5 - s->nkinds - s->nfields - s->nsections;
+                        *sel = i - 5 - s->nkinds - s->nforms - s->nfields - s->nsections;
                 } else {
                         *kind = RV_ID;
                         *sel = i - rt->nfixed;
@@ -433,10 +453,10 @@ static int rv_resolve(struct tm_trace *t, const char *view, enum rv_kind *kind, 
 }
 
 /* What the stats reports name the trace by (the index must be ready). */
-static void rv_info(const struct tm_trace *t, struct tm_rstats_info *in)
+static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
 {
         const char *base = strrchr(t->path, '/');
-        *in = (struct tm_rstats_info){
+        *in = (struct tm_family_info){
             .name = base ? base + 1 : t->path,
             .codec = t->rt->codec->name,
             .container = t->cont_name,
@@ -453,12 +473,12 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
         struct tm_rtrace *rt = t->rt;
         pthread_mutex_lock(&t->mu);
         if (!rt->stats) {
-                struct tm_rstats_info in;
+                struct tm_family_info in;
                 rv_info(t, &in);
                 char *buf = malloc(RV_TEXT_CAP);
                 if (buf) {
-                        size_t n =
-                            tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf, RV_TEXT_CAP);
+                        size_t n = tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf,
+                                                    RV_TEXT_CAP);
                         rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
                         rt->stats_len = tm_trace_stats_side(t, buf, rt->stats_len, RV_TEXT_CAP);
                         rt->stats = buf;
@@ -479,6 +499,8 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
                 return TM_RCOL_ASCII;
         case RV_STREAM:
                 return tm_rcol_kind(sel);
+        case RV_FORM:
+                return tm_rcol_form(s, sel);
         case RV_FIELD:
                 return tm_rcol_field(s, sel);
         case RV_SECTION:
@@ -519,7 +541,7 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
         size_t len;
         switch (kind) {
         case RV_BINARY:
-                *size = ix->tot[TM_RCOL_REC] * tm_rrender_binary_size(&rt->schema);
+                *size = ix->tot[TM_RCOL_REC] * rt_bin_size(rt);
                 return 0;
         case RV_RAW:
                 *size = ix->raw_size;
@@ -537,7 +559,7 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
 
 size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
 {
-        struct tm_rstats_info in;
+        struct tm_family_info in;
         rv_info(t, &in);
         return tm_rstats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
@@ -551,7 +573,7 @@ uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
         if (!ix || rv_parse(rt, view, &kind, &sel) < 0)
                 return NULL;
         unsigned col = rv_col(&rt->schema, kind, sel);
-        uint64_t mul = kind == RV_BINARY ? tm_rrender_binary_size(&rt->schema) : 1;
+        uint64_t mul = kind == RV_BINARY ? rt_bin_size(rt) : 1;
         uint64_t *s = malloc(ix->n * sizeof *s);
         if (!s)
                 return NULL;
@@ -594,6 +616,7 @@ struct tm_rvfile {
         unsigned sel, col;
         uint64_t size;
         size_t recsize; /* binary */
+        const struct tm_rrender_plan *plan; /* the view's text form's */
         struct tm_creader *r;
         struct tm_rfeed feed;
         struct tm_rec recs[RV_BATCH];
@@ -640,7 +663,8 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
         rv_parse(rt, view, &f->kind, &f->sel);
         f->col = rv_col(&rt->schema, f->kind, f->sel);
         f->size = size;
-        f->recsize = tm_rrender_binary_size(&rt->schema);
+        f->recsize = rt_bin_size(rt);
+        f->plan = f->kind == RV_FORM ? &rt->plan[1 + f->sel] : rt->plan;
         int text = f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB;
         if (!text)
                 rc = tm_creader_open(t->cont, &f->r, err);
@@ -700,6 +724,16 @@ static int rv_take(struct tm_rvfile *f, const struct tm_rec **out, struct tm_err
         return 1;
 }
 
+/* The binary records of r[0..n) into dst: the family's, or generic. */
+static void rv_binaries(const struct tm_rvfile *f, uint8_t *dst, const struct tm_rec *r, size_t n)
+{
+        const struct tm_rtrace *rt = f->rt;
+        if (rt->fam && rt->fam->binary)
+                rt->fam->binary(dst, &rt->schema, r, n);
+        else
+                tm_rrender_binaries(dst, rt->plan, r, n);
+}
+
 /* r's bytes in this view into f->line, whole (0 bytes when the view
  * skips r). */
 static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
@@ -709,7 +743,7 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
         f->line_pos = 0;
         switch (f->kind) {
         case RV_BINARY:
-                tm_rrender_binary((uint8_t *)f->line, s, r);
+                rv_binaries(f, (uint8_t *)f->line, r, 1);
                 f->line_len = f->recsize;
                 return;
         case RV_FIELD: {
@@ -719,7 +753,7 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
         }
         default:
                 f->line_len = tm_rindex_len(s, rt->plan, rt->ix, f->col, r)
-                                  ? tm_rrender_line(f->line, s, r)
+                                  ? tm_rrender_pline(f->line, f->plan, r)
                                   : 0;
                 return;
         }
@@ -807,7 +841,8 @@ static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
         size_t n = f->rcount - f->rpos, k = 0, w = 0;
         switch (f->kind) {
         case RV_ASCII:
-                w = tm_rrender_lines(dst, cap, p, r, n, &k);
+        case RV_FORM:
+                w = tm_rrender_lines(dst, cap, f->plan, r, n, &k);
                 break;
         case RV_STREAM:
                 w = tm_rrender_kind_lines(dst, cap, p, r, n, f->sel, &k);
@@ -818,7 +853,7 @@ static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
         case RV_BINARY:
                 for (size_t m = cap / f->recsize; k < n && k < m && r[k].kind < p->nkinds;)
                         k++;
-                tm_rrender_binaries((uint8_t *)dst, p, r, k);
+                rv_binaries(f, (uint8_t *)dst, r, k);
                 w = k * f->recsize;
                 break;
         default: /* sections: record by record */

@@ -11,7 +11,7 @@
 #include "../codecs/record/record.h"
 #include "cachepath.h"
 #include "ixfile.h"
-#include "render.h"
+#include "../codecs/address/render.h"
 #include "rindex.h"
 #include "rstats.h"
 #include "rtrace.h"
@@ -151,7 +151,7 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         }
         if (rc < 0)
                 return rc;
-        t->codec = t->headn ? tm_codec_probe(t->head, t->headn) : NULL;
+        t->codec = NULL; /* every trace is a record trace now */
         if (!t->codec && t->headn) {
                 rc = tm_rtrace_open(t, t->head, t->headn, &t->rt, err);
                 if (rc < 0)

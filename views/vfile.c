@@ -13,7 +13,7 @@
 
 #include "feed.h"
 #include "readahead.h"
-#include "render.h"
+#include "../codecs/address/render.h"
 #include "rtrace.h"
 #include "trace_priv.h"
 

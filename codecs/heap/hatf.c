@@ -1,6 +1,7 @@
 /* HATF 1.0 decoder: the field state machine and tm_rcodec_hatf. The
  * layout and its decisions are in hatf.h and docs/formats/hatf.md. */
 #include "hatf.h"
+#include "hatf_text.h"
 
 #include <errno.h>
 #include <string.h>
@@ -267,4 +268,5 @@ const struct tm_rcodec tm_rcodec_hatf = {
     .enc_put = hatf_enc_put,
     .enc_finish = hatf_enc_finish,
     .enc_free = hatf_enc_free,
+    .text_of = hatf_text_of,
 };

@@ -21,20 +21,10 @@
 #include "../../views/rrender.h"
 #include "../record/record.h"
 
-/* A codec's text decoder: the ascii lines of the records in in[0..len)
- * (in[0] at raw offset raw_off, state st as for decode) into dst while
- * they fit in cap bytes and fewer than maxrec records are done. Returns
- * the bytes written (whole lines); *used receives the input bytes
- * consumed, *nrec the records rendered. p is the plan of the codec's
- * schema. Never fails: it stops where the generic decoder must go on. */
-typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
-                           size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
-                           size_t maxrec, size_t *nrec);
-
-/* The text decoder of codec c, or NULL when it has none: HATF's needs
- * AVX-512 and the vector renderer (so TM_NO_SIMD=1 turns it off, as
- * tm_rrender_force_scalar(1) does). */
-tm_rtext_fn *tm_rtext_of(const struct tm_rcodec *c);
+/* HATF's text decoder on this machine, or NULL: it needs AVX-512 and
+ * the vector renderer (so TM_NO_SIMD=1 turns it off, as
+ * tm_rrender_force_scalar(1) does). The row's text_of. */
+tm_rtext_fn *hatf_text_of(void);
 
 /* HATF's. */
 size_t hatf_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,

@@ -33,6 +33,19 @@
 struct tm_json;
 struct tm_family_acc; /* a family's running state in the index pass */
 
+/* What the stats views name a trace by (the views fill it in). */
+struct tm_family_info {
+        const char *name;      /* the archive's file name */
+        const char *codec;     /* "pdats2" */
+        const char *container; /* "zstd" */
+        uint64_t archive_size, raw_size, ascii_size;
+        const char *damage; /* what ended the intact prefix the figures cover,
+                             * or NULL: the whole trace */
+        const char *notes;  /* what the trace says of itself, a line each (its
+                             * leading comments: tracetool record's notes);
+                             * NULL: none */
+};
+
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
 #define TM_FAMILY_STREAMS_MAX 64 /* per-id streams of a trace, at most */
 
@@ -85,7 +98,38 @@ struct tm_family {
          * the rule and the record number of the first violation. NULL:
          * the family has no rules beyond decoding. */
         int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
+
+        /* A family whose stats were laid out before the generic ones (the
+         * address family: the PDATS II paper's tables) gives the whole
+         * stats text and the whole stats.json object (docs/stats-json.md)
+         * in place of the generic part and report / json: into dst (cap
+         * bytes), the length (snprintf-style). NULL: the generic layout. */
+        size_t (*report_whole)(const void *block, const struct tm_schema *s,
+                               const struct tm_family_info *in, char *dst, size_t cap);
+        size_t (*json_whole)(const void *block, const struct tm_schema *s,
+                             const struct tm_family_info *in, char *dst, size_t cap);
+
+        /* The binary view's record in place of the generic one
+         * (codecs/record/text.h): bin_size bytes; binary() writes the
+         * records of r[0..n) to dst, n * bin_size bytes, nothing past
+         * them; bin_layout() describes the record (a C struct and a numpy
+         * dtype, for the schema view) into dst, its length
+         * (snprintf-style). 0 / NULL: the generic record. */
+        size_t bin_size;
+        void (*binary)(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n);
+        size_t (*bin_layout)(char *dst, size_t cap);
 };
+
+/* A stats.json object: its opening and the members every one starts with
+ * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
+ * returns the length (snprintf-style). */
+struct tm_json_head {
+        const char *family, *name, *codec, *container;
+        const char *damage; /* NULL: complete */
+        uint64_t archive_size, raw_size, ascii_size;
+};
+void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);
+size_t tm_json_stats_end(struct tm_json *o);
 
 /* The family table, NULL-terminated (codecs/registry.c). */
 extern const struct tm_family *const tm_families[];

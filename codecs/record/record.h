@@ -46,6 +46,8 @@
 #define TM_REC_VAR_MAX 4      /* variable fields of one record */
 #define TM_RSTATE_MAX 2048    /* bytes of record decoder state */
 #define TM_RHEAD_MIN 4096     /* bytes probe() sees, and open() at least */
+#define TM_LABEL_MAX 8        /* a kind's label in a text form, incl. NUL */
+#define TM_SCHEMA_FORMS_MAX 2 /* text forms besides ascii */
 
 /* What a field's value is. */
 enum tm_ftype {
@@ -59,9 +61,14 @@ enum tm_ftype {
 
 /* How the text views show a number. */
 enum tm_fshow {
-        TM_SHOW_DEC, /* decimal */
-        TM_SHOW_HEX, /* 0x and lowercase hex: addresses */
+        TM_SHOW_DEC,  /* decimal */
+        TM_SHOW_HEX,  /* 0x and lowercase hex: addresses */
+        TM_SHOW_HEXN, /* lowercase hex without 0x (din's addresses) */
 };
+/* Or'ed into tm_field.show: the field is not in the lines of the text
+ * form (ascii, streams/), only in fields/<name> (where it shows as its
+ * show says) and the binary view. */
+#define TM_SHOW_HIDDEN 0x80
 
 struct tm_field {
         char name[TM_NAME_MAX]; /* "size", "address" */
@@ -71,6 +78,8 @@ struct tm_field {
 
 struct tm_kind {
         char name[TM_NAME_MAX]; /* "alloc" */
+        char label[TM_LABEL_MAX]; /* what the text form's lines start with;
+                                   * "" (most schemas): the name */
         uint32_t tag;           /* the record's tag in the native encoding */
         uint8_t nfields;
         uint8_t field[TM_KIND_FIELDS_MAX]; /* indexes into tm_schema.field, in order */
@@ -81,12 +90,24 @@ struct tm_section {
         uint32_t number; /* Meta-TF section number, 1..255 */
 };
 
+/* A text form besides ascii, shown as the view of its name: the same
+ * lines with other labels and other shows (an address trace with sizes:
+ * xdin, Dinero IV's extended din). */
+struct tm_form {
+        char name[TM_NAME_MAX];                          /* the view: "xdin" */
+        char label[TM_SCHEMA_KINDS_MAX][TM_LABEL_MAX];   /* per kind; "" as ascii */
+        uint8_t show[TM_SCHEMA_FIELDS_MAX];              /* per field, as tm_field.show */
+        uint8_t digits[TM_SCHEMA_FIELDS_MAX]; /* hex shows: exactly this many digits,
+                                               * the low ones; 0: as many as needed */
+};
+
 struct tm_schema {
         char name[TM_NAME_MAX]; /* the family: "heap", "address" */
-        unsigned nfields, nkinds, nsections;
+        unsigned nfields, nkinds, nsections, nforms;
         struct tm_field field[TM_SCHEMA_FIELDS_MAX];
         struct tm_kind kind[TM_SCHEMA_KINDS_MAX];
         struct tm_section section[TM_SCHEMA_SECTIONS_MAX];
+        struct tm_form form[TM_SCHEMA_FORMS_MAX];
 };
 
 /* One decoded record. */
@@ -115,6 +136,20 @@ struct tm_blob {
         const uint8_t *p;
         size_t n;
 };
+
+struct tm_rrender_plan;
+
+/* A codec's text decoder (a fast path, tm_rcodec.text_of): the ascii
+ * lines of the records in in[0..len) (in[0] at raw offset raw_off, state
+ * st as for decode) into dst while they fit in cap bytes and fewer than
+ * maxrec records are done. Returns the bytes written (whole lines); *used
+ * receives the input bytes consumed, *nrec the records rendered. p is the
+ * plan of the codec's schema (views/rrender.h). Never fails: it stops
+ * where the generic decoder must go on (a record cut by the end of in,
+ * anything decode() would reject), so errors are reported by one path. */
+typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                           size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                           size_t maxrec, size_t *nrec);
 
 struct tm_rcodec {
         const char *name;   /* "hatf" */
@@ -186,6 +221,12 @@ struct tm_rcodec {
         int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
         int (*enc_finish)(struct tm_renc *e, struct tm_err *err);
         void (*enc_free)(struct tm_renc *e); /* after an error */
+
+        /* Fast paths, NULL when the codec has none; the views use them
+         * when present and the bytes are those of the generic path.
+         * text_of: the codec's text decoder on this machine (it may need
+         * a CPU feature, and TM_NO_SIMD=1 may turn it off), or NULL. */
+        tm_rtext_fn *(*text_of)(void);
 };
 
 /* The record codec table, NULL-terminated, in probe order: the registry's

@@ -24,8 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/address/trace.h"
-#include "../codecs/common/tm_json.h"
+#include "trace.h"
+#include "../common/tm_json.h"
+#include "../record/family.h"
 
 #define TM_STATS_SEQ_MAX 16
 #define TM_STATS_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
@@ -93,15 +94,11 @@ size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in,
 size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
                      char *buf, size_t cap);
 
-/* A stats.json object: its opening and the members every one starts with
- * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
- * returns the length (snprintf-style). */
-struct tm_json_head {
-        const char *family, *name, *codec, *container;
-        const char *damage; /* NULL: complete */
-        uint64_t archive_size, raw_size, ascii_size;
-};
-void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);
-size_t tm_json_stats_end(struct tm_json *o);
+/* The address family (family.h): the statistics above as its block, the
+ * stats view and stats.json laid out as the PDATS II paper's tables
+ * (report_whole, json_whole), and the binary view's 16-byte records
+ * (struct tm_binary_ref, views/tm_binary.h). */
+#define TM_ADDR_BIN_SIZE 16
+extern const struct tm_family tm_family_address;
 
 #endif

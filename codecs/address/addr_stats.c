@@ -1,8 +1,9 @@
-#include "stats.h"
+#include "addr_stats.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { RUN_NONE, RUN_JUMP, RUN_CLUSTER };
@@ -199,31 +200,6 @@ size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in,
 
 /* ---- JSON ---- */
 
-void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h)
-{
-        if (o->cap)
-                o->buf[0] = 0;
-        tm_json_open(o, NULL, '{');
-        tm_json_str(o, "format", "tracemount-stats");
-        tm_json_u64(o, "version", 1);
-        tm_json_str(o, "family", h->family);
-        tm_json_str(o, "archive", h->name);
-        tm_json_str(o, "codec", h->codec);
-        tm_json_str(o, "container", h->container);
-        tm_json_bool(o, "complete", !h->damage);
-        tm_json_str(o, "damage", h->damage);
-        tm_json_u64(o, "archive_bytes", h->archive_size);
-        tm_json_u64(o, "raw_bytes", h->raw_size);
-        tm_json_u64(o, "ascii_bytes", h->ascii_size);
-}
-
-size_t tm_json_stats_end(struct tm_json *o)
-{
-        tm_json_close(o, '}');
-        put(o, "\n");
-        return o->len;
-}
-
 /* An address as a string "0x..." (64-bit values lose precision as JSON
  * numbers in many readers), or null. */
 static void json_addr(struct tm_json *o, const char *key, int have, uint64_t v)
@@ -333,3 +309,168 @@ size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, c
         json_offsets(&o, s);
         return tm_json_stats_end(&o);
 }
+
+/* ---- the address family (family.h) ---- */
+
+struct tm_family_acc {
+        struct tm_stats_acc a;
+};
+
+/* The address schema (arec.h): fields type (hidden) and address (hex
+ * without 0x), maybe size, and kinds whose tags are their indexes. A DTD
+ * cannot hide a field, so no Meta-TF schema is taken for one. */
+static int addr_claims(const struct tm_schema *s)
+{
+        if (s->nfields < 2 || s->nfields > 3 || s->nkinds < 1 || s->nkinds > TM_NTYPES ||
+            strcmp(s->field[0].name, "type") != 0 || !(s->field[0].show & TM_SHOW_HIDDEN) ||
+            strcmp(s->field[1].name, "address") != 0 || s->field[1].show != TM_SHOW_HEXN)
+                return 0;
+        for (unsigned k = 0; k < s->nkinds; k++)
+                if (s->kind[k].tag != k || s->kind[k].nfields != s->nfields)
+                        return 0;
+        return 1;
+}
+
+static struct tm_family_acc *addr_start(const struct tm_schema *s)
+{
+        (void)s;
+        struct tm_family_acc *a = malloc(sizeof *a);
+        if (a)
+                tm_stats_init(&a->a);
+        return a;
+}
+
+/* Records of the address schema: v[0] the type, v[1] the address. */
+static void addr_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
+{
+        struct tm_ref refs[256];
+        while (n) {
+                size_t k = n < 256 ? n : 256;
+                for (size_t i = 0; i < k; i++)
+                        refs[i] = (struct tm_ref){.addr = r[i].v[1], .type = (uint32_t)r[i].v[0]};
+                tm_stats_add(&a->a, refs, k);
+                r += k;
+                n -= k;
+        }
+}
+
+static void addr_finish(struct tm_family_acc *a, void *block)
+{
+        tm_stats_finish(&a->a);
+        memcpy(block, &a->a.s, sizeof a->a.s);
+}
+
+static void addr_free(struct tm_family_acc *a)
+{
+        free(a);
+}
+
+static size_t addr_peak(const struct tm_family_acc *a)
+{
+        return sizeof *a;
+}
+
+/* Parts no larger than their wholes, ranges that are ranges. */
+static int addr_stats_ok(const void *block)
+{
+        const struct tm_stats *s = block;
+        uint64_t sum = 0, runs = 0;
+        for (unsigned t = 0; t < TM_NTYPES; t++) {
+                if (s->count[t] > s->refs || (s->count[t] && s->addr_min[t] > s->addr_max[t]))
+                        return 0;
+                sum += s->count[t];
+        }
+        /* runs of length i (a cluster may have none) hold i fetches each; the
+         * last bucket, runs of TM_STATS_RUN_MAX or more */
+        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+                const uint64_t *r[2] = {s->jump_runs, s->clus_runs};
+                const uint64_t *f[2] = {s->jump_fetches, s->clus_fetches};
+                for (unsigned j = 0; j < 2; j++) {
+                        if (r[j][i] > s->refs || f[j][i] > s->refs ||
+                            (i < TM_STATS_RUN_MAX ? f[j][i] != i * r[j][i]
+                                                  : f[j][i] < i * r[j][i]))
+                                return 0;
+                        runs += f[j][i];
+                }
+        }
+        return sum == s->refs && runs <= 2 * s->count[TM_IFETCH];
+}
+
+static void addr_info(const struct tm_family_info *in, const struct tm_schema *s,
+                      struct tm_stats_info *out)
+{
+        *out = (struct tm_stats_info){
+            .name = in->name,
+            .codec = in->codec,
+            .container = in->container,
+            .ntypes = s->nkinds,
+            .archive_size = in->archive_size,
+            .raw_size = in->raw_size,
+            .ascii_size = in->ascii_size,
+            .damage = in->damage,
+        };
+}
+
+static size_t addr_report(const void *block, const struct tm_schema *s,
+                          const struct tm_family_info *in, char *dst, size_t cap)
+{
+        struct tm_stats_info si;
+        addr_info(in, s, &si);
+        return tm_stats_report(block, &si, dst, cap);
+}
+
+static size_t addr_json(const void *block, const struct tm_schema *s,
+                        const struct tm_family_info *in, char *dst, size_t cap)
+{
+        struct tm_stats_info si;
+        addr_info(in, s, &si);
+        return tm_stats_json(block, &si, in->damage, dst, cap);
+}
+
+/* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
+ * the type, seven zero bytes. */
+static void addr_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n)
+{
+        (void)s;
+        for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE) {
+                uint64_t a = r[i].v[1];
+                for (unsigned b = 0; b < 8; b++)
+                        dst[b] = (uint8_t)(a >> (8 * b));
+                dst[8] = (uint8_t)r[i].v[0];
+                memset(dst + 9, 0, 7);
+        }
+}
+
+static size_t addr_layout(char *dst, size_t cap)
+{
+        return (size_t)snprintf(dst, cap,
+                                "binary: 16-byte little-endian records, one a reference\n"
+                                "C (tracemount/views/tm_binary.h):\n"
+                                "    struct tm_binary_ref {\n"
+                                "        uint64_t addr;\n"
+                                "        uint8_t type;   /* Dinero label 0..7 */\n"
+                                "        uint8_t pad[7]; /* zero */\n"
+                                "    };\n"
+                                "numpy:\n"
+                                "    np.dtype([(\"addr\", \"<u8\"), (\"type\", \"u1\"), "
+                                "(\"pad\", \"V7\")])\n");
+}
+
+_Static_assert(sizeof(struct tm_stats) <= TM_FAMILY_STATS_MAX, "a family block");
+
+const struct tm_family tm_family_address = {
+    .name = "address",
+    .claims = addr_claims,
+    .stats_size = sizeof(struct tm_stats),
+    .acc_start = addr_start,
+    .acc_add = addr_add,
+    .acc_finish = addr_finish,
+    .acc_free = addr_free,
+    .acc_peak_mem = addr_peak,
+    .stats_ok = addr_stats_ok,
+    .report_whole = addr_report,
+    .json_whole = addr_json,
+    .bin_size = TM_ADDR_BIN_SIZE,
+    .binary = addr_binary,
+    .bin_layout = addr_layout,
+};

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "codecs/common/tm_cpu.h"
+#include "../common/tm_cpu.h"
 
 /* clang-format off */
 #define TM_HEX_ROW(h) \
@@ -83,7 +83,7 @@ typedef size_t render_batch_fn(char *dst, const struct tm_ref *refs, size_t n);
 /* ---- vector paths: render_arch_choose ---- */
 
 #ifdef TM_CPU_X86
-#include "arch/x86/render_impl.h"
+#include "../../arch/x86/render_impl.h"
 #endif
 
 /* ---- dispatch ---- */

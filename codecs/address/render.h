@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/address/trace.h"
+#include "trace.h"
 
 /* The longest din line: digit, space, 16 hex digits, newline. */
 #define TM_DIN_LINE_MAX 19

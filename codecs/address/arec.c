@@ -1,0 +1,300 @@
+/* arec: the address codecs as record codecs (arec.h). */
+#include "arec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "din.h"
+#include "lackey.h"
+#include "pdats.h"
+#include "pdats2.h"
+#include "render.h"
+
+/* References decoded at once by the adapter (the stack holds them). */
+#define AREC_BATCH 256
+
+void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
+{
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "address");
+        if (ntypes < 1 || ntypes > TM_NTYPES)
+                ntypes = TM_NTYPES;
+        s->nfields = sized ? 3 : 2;
+        s->field[0] = (struct tm_field){.name = "type", .show = TM_SHOW_DEC | TM_SHOW_HIDDEN};
+        s->field[1] = (struct tm_field){.name = "address", .show = TM_SHOW_HEXN};
+        s->field[2] = (struct tm_field){.name = "size", .show = TM_SHOW_DEC | TM_SHOW_HIDDEN};
+        s->nkinds = ntypes;
+        for (unsigned t = 0; t < ntypes; t++) {
+                struct tm_kind *k = &s->kind[t];
+                snprintf(k->name, sizeof k->name, "%s", tm_type_name(t));
+                k->label[0] = (char)('0' + t);
+                k->tag = t;
+                k->nfields = (uint8_t)s->nfields;
+                for (unsigned f = 0; f < s->nfields; f++)
+                        k->field[f] = (uint8_t)f;
+        }
+        if (!sized || ntypes > 6)
+                return;
+        struct tm_form *x = &s->form[s->nforms++];
+        snprintf(x->name, sizeof x->name, "xdin");
+        for (unsigned t = 0; t < ntypes; t++)
+                x->label[t][0] = "rwimcv"[t];
+        x->show[0] = TM_SHOW_DEC | TM_SHOW_HIDDEN;
+        x->show[1] = TM_SHOW_HEXN;
+        x->show[2] = TM_SHOW_HEXN;
+        x->digits[2] = TM_XDIN_SIZE_DIGITS;
+}
+
+/* ---- decoding ---- */
+
+struct arec_ctx {
+        const struct tm_codec *c;
+        unsigned ntypes;
+};
+
+static int arec_open(const struct tm_codec *c, const uint8_t *head, size_t n, void **ctx,
+                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        struct arec_ctx *x = malloc(sizeof *x);
+        if (!x)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        x->c = c;
+        x->ntypes = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
+        struct tm_dec_state ds;
+        memset(&ds, 0, sizeof ds);
+        int hl = c->dec_init(&ds, head, n, err);
+        if (hl < 0) {
+                free(x);
+                return hl;
+        }
+        memset(st->b, 0, TM_STATE_MAX);
+        memcpy(st->b, ds.b, TM_STATE_MAX);
+        tm_addr_schema(schema, x->ntypes, c->decode_sized != NULL);
+        *ctx = x;
+        return hl;
+}
+
+static void arec_close(void *ctx)
+{
+        free(ctx);
+}
+
+static int arec_state_ok(const void *ctx, const struct tm_rstate *st)
+{
+        const struct arec_ctx *x = ctx;
+        struct tm_dec_state ds;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        return !x->c->state_ok || x->c->state_ok(&ds);
+}
+
+static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                           uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                           struct tm_err *err)
+{
+        const struct arec_ctx *x = ctx;
+        struct tm_ref refs[AREC_BATCH];
+        uint32_t sizes[AREC_BATCH];
+        struct tm_dec_state ds;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        if (cap > AREC_BATCH)
+                cap = AREC_BATCH;
+        ssize_t n = x->c->decode_sized
+                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, sizes, cap,
+                                             err)
+                        : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
+        if (n < 0)
+                return n;
+        for (ssize_t i = 0; i < n; i++) {
+                if (refs[i].type >= x->ntypes)
+                        return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
+                                          (unsigned long long)raw_off, refs[i].type);
+                out[i].kind = refs[i].type;
+                out[i].section = 0;
+                out[i].v[0] = refs[i].type;
+                out[i].v[1] = refs[i].addr;
+                out[i].v[2] = x->c->decode_sized ? sizes[i] : 0;
+        }
+        memcpy(st->b, ds.b, TM_STATE_MAX);
+        return n;
+}
+
+/* The text decoder: references decoded into a small batch, rendered by
+ * the din renderer (render.h, AVX-512 where the CPU has it). */
+static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
+                        size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
+                        size_t maxrec, size_t *nrec)
+{
+        struct tm_ref refs[AREC_BATCH];
+        struct tm_dec_state ds;
+        size_t w = 0, done = 0, off = 0;
+        *nrec = 0;
+        *used = 0;
+        while (done < maxrec) {
+                size_t room = cap - w;
+                if (room < TM_RENDER_SLACK + TM_DIN_LINE_MAX)
+                        break;
+                size_t n = (room - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                if (n > AREC_BATCH)
+                        n = AREC_BATCH;
+                if (n > maxrec - done)
+                        n = maxrec - done;
+                memcpy(ds.b, st->b, TM_STATE_MAX);
+                size_t u = 0;
+                struct tm_err e;
+                ssize_t k = c->decode(&ds, in + off, len - off, 0, raw_off + off, &u, refs, n, &e);
+                if (k <= 0) /* more input, or what the generic path reports */
+                        break;
+                for (ssize_t i = 0; i < k; i++)
+                        if (refs[i].type >= c->ntypes || refs[i].type >= TM_NTYPES)
+                                return w; /* the generic path says so */
+                memcpy(st->b, ds.b, TM_STATE_MAX);
+                w += tm_render_din_batch(dst + w, refs, (size_t)k);
+                off += u;
+                done += (size_t)k;
+                *used = off;
+                *nrec = done;
+        }
+        return w;
+}
+
+/* ---- encoding ---- */
+
+struct tm_renc {
+        const struct tm_codec *c;
+        struct tm_enc_state st;
+        tm_rsink sink;
+        void *arg;
+        uint8_t buf[TM_ENC_MAX_OUT];
+};
+
+static int enc_opts(const char *enc, struct tm_enc_opts *o)
+{
+        o->addr_bits = 64;
+        o->unit = 1;
+        if (!enc)
+                return 0;
+        if (strncmp(enc, "32", 2) == 0)
+                o->addr_bits = 32;
+        else if (strncmp(enc, "64", 2) != 0)
+                return -1;
+        if (enc[2] == 0)
+                return 0;
+        if (enc[2] == '/' && (enc[3] == '1' || enc[3] == '2' || enc[3] == '4') && enc[4] == 0) {
+                o->unit = (unsigned)(enc[3] - '0');
+                return 0;
+        }
+        return -1;
+}
+
+static int arec_enc_open(const struct tm_codec *c, const char *enc, tm_rsink sink, void *arg,
+                         struct tm_renc **out, struct tm_err *err)
+{
+        struct tm_enc_opts o;
+        if (enc_opts(enc, &o) < 0)
+                return tm_err_set(err, -EINVAL, "%s: no encoding %s (32 or 64, /1 /2 /4)", c->name,
+                                  enc);
+        struct tm_renc *e = calloc(1, sizeof *e);
+        if (!e)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        e->c = c;
+        e->sink = sink;
+        e->arg = arg;
+        int k = c->enc_init(&e->st, &o, e->buf, err);
+        if (k > 0)
+                k = sink(arg, e->buf, (size_t)k);
+        if (k < 0) {
+                free(e);
+                return k;
+        }
+        *out = e;
+        return 0;
+}
+
+static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+{
+        struct tm_ref ref = {.addr = r->v[1], .type = (uint32_t)r->v[0]};
+        int k = e->c->encode_sized ? e->c->encode_sized(&e->st, &ref, (uint32_t)r->v[2], idx,
+                                                        e->buf, err)
+                                   : e->c->encode(&e->st, &ref, idx, e->buf, err);
+        return k > 0 ? e->sink(e->arg, e->buf, (size_t)k) : k;
+}
+
+static int arec_enc_finish(struct tm_renc *e, struct tm_err *err)
+{
+        int k = e->c->finish ? e->c->finish(&e->st, e->buf, err) : 0;
+        if (k > 0)
+                k = e->sink(e->arg, e->buf, (size_t)k);
+        free(e);
+        return k < 0 ? k : 0;
+}
+
+static void arec_enc_free(struct tm_renc *e)
+{
+        free(e);
+}
+
+/* ---- the rows ---- */
+
+#define AREC_ROW(nm, codec, suf, enc)                                                              \
+        static int nm##_probe(const uint8_t *head, size_t n)                                       \
+        {                                                                                          \
+                return codec.probe(head, n);                                                       \
+        }                                                                                          \
+        static int nm##_open(const uint8_t *head, size_t n, const char *path, void **ctx,          \
+                             struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)   \
+        {                                                                                          \
+                (void)path;                                                                        \
+                return arec_open(&codec, head, n, ctx, schema, st, err);                           \
+        }                                                                                          \
+        static size_t nm##_text(struct tm_rstate *st, const uint8_t *in, size_t len,               \
+                                uint64_t raw_off, size_t *used, const struct tm_rrender_plan *p,   \
+                                char *dst, size_t cap, size_t maxrec, size_t *nrec)                \
+        {                                                                                          \
+                (void)p;                                                                           \
+                return arec_text(&codec, st, in, len, raw_off, used, dst, cap, maxrec, nrec);      \
+        }                                                                                          \
+        static tm_rtext_fn *nm##_text_of(void)                                                     \
+        {                                                                                          \
+                return nm##_text;                                                                  \
+        }                                                                                          \
+        static int nm##_enc_open(const char *e, tm_rsink sink, void *arg, struct tm_renc **out,    \
+                                 struct tm_err *err)                                               \
+        {                                                                                          \
+                return arec_enc_open(&codec, e, sink, arg, out, err);                              \
+        }                                                                                          \
+        const struct tm_rcodec tm_rcodec_##nm = {                                                  \
+            .name = #nm,                                                                           \
+            .suffix = suf,                                                                         \
+            .family = "address",                                                                   \
+            .probe = nm##_probe,                                                                   \
+            .open = nm##_open,                                                                     \
+            .close = arec_close,                                                                   \
+            .state_size = TM_STATE_MAX,                                                            \
+            .state_ok = arec_state_ok,                                                             \
+            .decode = arec_decode,                                                                 \
+            .enc_open = enc ? nm##_enc_open : NULL,                                                \
+            .enc_put = enc ? arec_enc_put : NULL,                                                  \
+            .enc_finish = enc ? arec_enc_finish : NULL,                                            \
+            .enc_free = enc ? arec_enc_free : NULL,                                                \
+            .text_of = nm##_text_of,                                                               \
+        }
+
+AREC_ROW(din, tm_codec_din, ".din", 1);
+AREC_ROW(pdats, tm_codec_pdats, ".pdt", 1);
+AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2", 1);
+AREC_ROW(lackey, tm_codec_lackey, NULL, 0);
+
+const struct tm_codec *tm_arec_codec(const struct tm_rcodec *c)
+{
+        if (c == &tm_rcodec_din)
+                return &tm_codec_din;
+        if (c == &tm_rcodec_pdats)
+                return &tm_codec_pdats;
+        if (c == &tm_rcodec_pdats2)
+                return &tm_codec_pdats2;
+        if (c == &tm_rcodec_lackey)
+                return &tm_codec_lackey;
+        return NULL;
+}
