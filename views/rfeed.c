@@ -42,12 +42,25 @@ uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room)
         return f->buf + f->len;
 }
 
-ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err)
+/* One decode call through dec (decode(), or decode_batch() into b):
+ * returns what it returns. */
+static ssize_t feed_call(struct tm_rfeed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
+                         size_t *used, struct tm_err *err)
+{
+        const uint8_t *in = f->buf + f->pos;
+        size_t len = f->len - f->pos;
+        return b ? f->codec->decode_batch(f->ctx, &f->st, in, len, f->eof, f->raw_off, used, b, cap,
+                                          err)
+                 : f->codec->decode(f->ctx, &f->st, in, len, f->eof, f->raw_off, used, out, cap,
+                                    err);
+}
+
+static ssize_t feed_decode(struct tm_rfeed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
+                           struct tm_err *err)
 {
         for (;;) {
                 size_t used = 0;
-                ssize_t n = f->codec->decode(f->ctx, &f->st, f->buf + f->pos, f->len - f->pos,
-                                             f->eof, f->raw_off, &used, out, cap, err);
+                ssize_t n = feed_call(f, out, b, cap, &used, err);
                 if (n < 0)
                         return n;
                 if (used > f->len - f->pos)
@@ -65,6 +78,21 @@ ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, stru
                                           (unsigned long long)f->raw_off, f->cap);
                 return 0;
         }
+}
+
+ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err)
+{
+        return feed_decode(f, out, NULL, cap, err);
+}
+
+ssize_t tm_rfeed_decode_batch(struct tm_rfeed *f, struct tm_rbatch *b, size_t cap,
+                              struct tm_err *err)
+{
+        b->n = 0;
+        ssize_t n = feed_decode(f, NULL, b, cap, err);
+        if (n <= 0)
+                b->n = 0;
+        return n;
 }
 
 size_t tm_rfeed_text(struct tm_rfeed *f, const struct tm_rrender_plan *p, char *dst, size_t cap,

@@ -52,6 +52,10 @@ static inline void tm_rfeed_commit(struct tm_rfeed *f, size_t n)
  * errno ("raw offset N: ..."). */
 ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err);
 
+/* tm_rfeed_decode into a column batch, for a codec with decode_batch. */
+ssize_t tm_rfeed_decode_batch(struct tm_rfeed *f, struct tm_rbatch *b, size_t cap,
+                              struct tm_err *err);
+
 /* The ascii lines of the buffered records through the codec's text
  * decoder (f->text, which must be set): whole lines into dst while they
  * fit in cap bytes, at most maxrec records. Returns the bytes written; 0

@@ -9,6 +9,7 @@
 #include "rrender.h"
 
 #define BUILD_BATCH 256
+#define BUILD_COLS 256 /* records of a column batch */
 
 void tm_rindex_free(struct tm_rindex *ix)
 {
@@ -182,6 +183,11 @@ struct rbuild {
         uint64_t next_pt;
         uint64_t good_raw; /* raw offset after the last record counted */
         struct tm_rstate mark;
+        /* the column path (tm_rcodec.decode_batch), when the codec has
+         * one and the schema only numbers; else batch.cap is 0 */
+        struct tm_rbatch batch;
+        uint32_t *line, *fline;                 /* [batch.cap] */
+        uint32_t *tok[TM_SCHEMA_FIELDS_MAX];    /* [batch.cap] each */
 };
 
 static int build_ckpt(struct rbuild *b)
@@ -228,6 +234,46 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         }
 }
 
+/* Account the records of the column batch, as build_account does one. */
+static void build_account_batch(struct rbuild *b)
+{
+        const struct tm_schema *s = b->s;
+        const struct tm_rbatch *bt = &b->batch;
+        size_t n = bt->n;
+        tm_rrender_batch_lens(&b->plan[0], bt, b->line, b->tok);
+        uint64_t ascii = 0;
+        for (size_t i = 0; i < n; i++)
+                ascii += b->line[i];
+        tm_rbatch_sum_kinds(bt, b->line, &b->at[tm_rcol_kind(0)], 1);
+        b->at[TM_RCOL_REC] += n;
+        b->at[TM_RCOL_ASCII] += ascii;
+        for (unsigned f = 0; f < s->nfields; f++) {
+                uint64_t sum = 0;
+                for (size_t i = 0; i < n; i++)
+                        sum += b->tok[f][i];
+                b->at[tm_rcol_field(s, f)] += sum;
+        }
+        for (unsigned j = 0; j < s->nforms; j++) {
+                uint64_t sum = 0;
+                tm_rrender_batch_lens(&b->plan[1 + j], bt, b->fline, NULL);
+                for (size_t i = 0; i < n; i++)
+                        sum += b->fline[i];
+                b->at[tm_rcol_form(s, j)] += sum;
+        }
+        for (size_t i = 0; b->tf >= 0 && i < n; i++) {
+                if (b->plan[0].kind[bt->kind[i]].pos[b->tf] < 0)
+                        continue;
+                uint64_t t = bt->col[b->tf][i];
+                unsigned j = 0;
+                while (j < b->ntid && b->tid[j] != t)
+                        j++;
+                if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
+                        b->tid[b->ntid++] = t;
+                if (j < TM_FAMILY_STREAMS_MAX)
+                        b->at[tm_rcol_stream(s, j)] += b->line[i];
+        }
+}
+
 /* Decode everything the feed holds; a failed batch is decoded again one
  * record at a time from its start, so that every record before the damage
  * is counted (as index.c does). */
@@ -240,13 +286,31 @@ static int build_drain(struct rbuild *b)
                 memcpy(b->mark.b, b->feed.st.b, b->ix->stsize);
                 size_t pos = b->feed.pos;
                 uint64_t raw = b->feed.raw_off;
-                ssize_t n = tm_rfeed_decode(&b->feed, b->recs,
+                int cols = b->batch.cap && !b->one && !b->slow;
+                ssize_t n;
+                if (cols) {
+                        n = tm_rfeed_decode_batch(&b->feed, &b->batch,
+                                                  cap < b->batch.cap ? (size_t)cap : b->batch.cap,
+                                                  b->err);
+                        uint32_t nk = b->s->nkinds, bad = 0;
+                        for (ssize_t i = 0; i < n; i++)
+                                bad |= b->batch.kind[i] >= nk;
+                        for (ssize_t i = 0; bad && i < n; i++)
+                                if (b->batch.kind[i] >= nk)
+                                        n = tm_err_set(b->err, -EIO,
+                                                       "raw offset %llu: record kind %u",
+                                                       (unsigned long long)b->feed.raw_off,
+                                                       b->batch.kind[i]);
+                } else {
+                        n = tm_rfeed_decode(&b->feed, b->recs,
                                             cap < BUILD_BATCH ? (size_t)cap : BUILD_BATCH, b->err);
-                for (ssize_t i = 0; i < n; i++)
-                        if (b->recs[i].kind >= b->s->nkinds)
-                                n = tm_err_set(b->err, -EIO, "raw offset %llu: record kind %u",
-                                               (unsigned long long)b->feed.raw_off,
-                                               b->recs[i].kind);
+                        for (ssize_t i = 0; i < n; i++)
+                                if (b->recs[i].kind >= b->s->nkinds)
+                                        n = tm_err_set(b->err, -EIO,
+                                                       "raw offset %llu: record kind %u",
+                                                       (unsigned long long)b->feed.raw_off,
+                                                       b->recs[i].kind);
+                }
                 /* a failed batch, or one that ran past a restart point
                  * (the checkpoint goes at the first record after it):
                  * again, a record at a time */
@@ -261,9 +325,14 @@ static int build_drain(struct rbuild *b)
                 }
                 if (n <= 0)
                         return (int)n;
-                for (ssize_t i = 0; i < n; i++)
-                        build_account(b, &b->recs[i]);
-                tm_rstats_add(b->acc, b->recs, (size_t)n);
+                if (cols) {
+                        build_account_batch(b);
+                        tm_rstats_add_batch(b->acc, &b->batch);
+                } else {
+                        for (ssize_t i = 0; i < n; i++)
+                                build_account(b, &b->recs[i]);
+                        tm_rstats_add(b->acc, b->recs, (size_t)n);
+                }
                 b->good_raw = b->feed.raw_off;
                 int at_pt = b->have_pt && b->feed.raw_off >= b->next_pt;
                 if (at_pt) {
@@ -349,6 +418,33 @@ static void build_totals(struct rbuild *b, int budgeted)
         ix->stats = *tm_rstats_get(b->acc);
 }
 
+static void batch_free(struct rbuild *b)
+{
+        tm_rbatch_free(&b->batch);
+        free(b->line);
+        free(b->fline);
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
+                free(b->tok[f]);
+}
+
+/* The column path's buffers, when the schema is numbers only (else
+ * none: batch.cap stays 0). 0 or -ENOMEM. */
+static int batch_init(struct rbuild *b)
+{
+        const struct tm_schema *s = b->s;
+        for (unsigned f = 0; f < s->nfields; f++)
+                if (tm_field_is_var(&s->field[f]))
+                        return 0;
+        if (tm_rbatch_init(&b->batch, s->nfields, BUILD_COLS) < 0)
+                return -ENOMEM;
+        b->line = malloc(BUILD_COLS * sizeof *b->line);
+        b->fline = malloc(BUILD_COLS * sizeof *b->fline);
+        int ok = b->line && b->fline;
+        for (unsigned f = 0; ok && f < s->nfields; f++)
+                ok = (b->tok[f] = malloc(BUILD_COLS * sizeof *b->tok[f])) != NULL;
+        return ok ? 0 : -ENOMEM;
+}
+
 /* One pass; limit: NULL, or the raw offset past which nothing is decoded
  * (tm_scan_unverified). */
 static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
@@ -377,6 +473,8 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
             tm_rfeed_init(&b->feed, codec, ctx) < 0)
                 goto fail;
         b->tf = tm_family_stream_field(s);
+        if (codec->decode_batch && batch_init(b) < 0)
+                goto fail;
         tm_rfeed_reset(&b->feed, hdr_len, st0->b);
         b->front = (struct tm_scan_front){.skip = hdr_len,
                                           .next_progress = TM_SCAN_PROGRESS_EVERY,
@@ -406,6 +504,7 @@ fail:
         if (b) {
                 tm_rfeed_free(&b->feed);
                 tm_rstats_free(b->acc);
+                batch_free(b);
                 free(b->plan);
                 free(b->at);
         }

@@ -585,6 +585,15 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
                 if (!plain) /* hex without 0x, fixed widths, hidden fields: scalar */
                         p->vkind[k].ok = p->vkind[k].sok = 0;
         }
+        p->same = s->nkinds > 0;
+        for (unsigned k = 1; k < s->nkinds && p->same; k++) {
+                const struct tm_rrender_kind *a = &p->kind[0], *b = &p->kind[k];
+                p->same = a->nfields == b->nfields &&
+                          memcmp(a->op, b->op, a->nfields) == 0 &&
+                          memcmp(a->fop, b->fop, a->nfields) == 0 &&
+                          memcmp(a->width, b->width, a->nfields) == 0 &&
+                          memcmp(a->field, b->field, a->nfields) == 0;
+        }
         return 0;
 }
 
@@ -819,6 +828,84 @@ size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, 
                         len += tok_len(k->op[i], r->v[i], var, k->width[i]) + 1;
         }
         return len;
+}
+
+/* out[i] = tok_len(op, c[i]) + 1 for n values of one number op. */
+static void col_lens(unsigned op, unsigned width, const uint64_t *c, size_t n, uint32_t *out)
+{
+        switch (op) {
+        case TM_RROP_HEXN:
+                for (size_t i = 0; i < n; i++)
+                        out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
+                return;
+        case TM_RROP_HEX:
+                for (size_t i = 0; i < n; i++)
+                        out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 3;
+                return;
+        case TM_RROP_UDEC: /* small numbers (types, sizes) first */
+                for (size_t i = 0; i < n; i++)
+                        out[i] = c[i] < 10 ? 2 : (uint32_t)udec_len(c[i]) + 1;
+                return;
+        default:
+                for (size_t i = 0; i < n; i++)
+                        out[i] = (uint32_t)tok_len(op, c[i], NULL, width) + 1;
+        }
+}
+
+/* tm_rrender_batch_lens for a plan whose kinds share their positions:
+ * field by field. */
+static void batch_lens_same(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+                            uint32_t *line, uint32_t *const *tok)
+{
+        const struct tm_rrender_kind *k0 = &p->kind[0];
+        uint32_t t[256];
+        for (size_t i = 0; i < b->n; i++)
+                line[i] = p->kind[b->kind[i]].head_len;
+        for (size_t at = 0; at < b->n; at += 256) {
+                size_t m = b->n - at < 256 ? b->n - at : 256;
+                for (unsigned j = 0; j < k0->nfields; j++) {
+                        unsigned f = k0->field[j];
+                        const uint64_t *c = b->col[f] + at;
+                        col_lens(k0->fop[j], k0->width[j], c, m, t);
+                        if (tok && tok[f])
+                                memcpy(tok[f] + at, t, m * sizeof *t);
+                        if (k0->op[j] == TM_RROP_SKIP)
+                                continue;
+                        if (k0->op[j] != k0->fop[j])
+                                col_lens(k0->op[j], k0->width[j], c, m, t);
+                        for (size_t i = 0; i < m; i++)
+                                line[at + i] += t[i];
+                }
+        }
+}
+
+void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+                           uint32_t *line, uint32_t *const *tok)
+{
+        if (p->same && p->kind[0].nfields == p->nfields) {
+                batch_lens_same(p, b, line, tok);
+                return;
+        }
+        if (tok)
+                for (unsigned f = 0; f < p->nfields; f++)
+                        if (tok[f])
+                                memset(tok[f], 0, b->n * sizeof *tok[f]);
+        for (size_t i = 0; i < b->n; i++) {
+                const struct tm_rrender_kind *k = &p->kind[b->kind[i]];
+                uint32_t len = k->head_len;
+                for (unsigned j = 0; j < k->nfields; j++) {
+                        unsigned f = k->field[j];
+                        uint64_t v = b->col[f][i];
+                        uint32_t t = (uint32_t)tok_len(k->fop[j], v, NULL, k->width[j]) + 1;
+                        if (tok && tok[f])
+                                tok[f][i] = t;
+                        if (k->op[j] == k->fop[j])
+                                len += t;
+                        else if (k->op[j] != TM_RROP_SKIP)
+                                len += (uint32_t)tok_len(k->op[j], v, NULL, k->width[j]) + 1;
+                }
+                line[i] = len;
+        }
 }
 
 /* ---- the binary layout, as text ---- */

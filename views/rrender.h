@@ -145,6 +145,8 @@ struct tm_rrender_vkind {
 
 struct tm_rrender_plan {
         unsigned nkinds, nfields; /* as the schema's */
+        int same;                 /* every kind has the same positions (fields, ops,
+                                   * widths): the column path works field by field */
         struct tm_rrender_kind kind[TM_SCHEMA_KINDS_MAX];
         struct tm_rrender_vkind vkind[TM_SCHEMA_KINDS_MAX];
 };
@@ -254,5 +256,13 @@ size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec
  * accounting of every column of a record). tok has room for
  * TM_KIND_FIELDS_MAX. */
 size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok);
+
+/* Lengths of the records of column batch b (record.h): line[i] = the
+ * length of record i's line in p's form (what tm_rrender_line_len
+ * gives), and, when tok is not NULL, for each schema field f with
+ * tok[f] not NULL, tok[f][i] = the length of its fields/<f> line (0 when
+ * the kind lacks f). Every b->kind[i] must be below p->nkinds. */
+void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+                           uint32_t *line, uint32_t *const *tok);
 
 #endif

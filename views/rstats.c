@@ -16,6 +16,7 @@ struct tm_rstats_acc {
         struct tm_family_acc *fa;
         struct tm_rstats st;
         int ended;
+        int same; /* every kind has every field, in schema order (columns) */
 };
 
 struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
@@ -26,6 +27,12 @@ struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
         a->s = s;
         for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 a->st.fmin[f] = UINT64_MAX;
+        a->same = s->nkinds > 0;
+        for (unsigned k = 0; k < s->nkinds && a->same; k++) {
+                a->same = s->kind[k].nfields == s->nfields;
+                for (unsigned j = 0; j < s->kind[k].nfields && a->same; j++)
+                        a->same = s->kind[k].field[j] == j;
+        }
         a->fam = tm_family_of(s);
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
@@ -73,6 +80,58 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
         st->records += n;
         if (a->fa)
                 a->fam->acc_add(a->fa, r, n);
+}
+
+void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b)
+{
+        struct tm_rstats *st = &a->st;
+        if (a->ended)
+                return;
+        tm_rbatch_count_kinds(b, st->kind_n);
+        for (size_t i = 0; i < b->n && a->same; i = b->n) /* every kind has every field */
+                for (unsigned f = 0; f < a->s->nfields; f++) {
+                        uint64_t lo = st->fmin[f], hi = st->fmax[f];
+                        const uint64_t *c = b->col[f];
+                        for (size_t r = 0; r < b->n; r++) {
+                                lo = c[r] < lo ? c[r] : lo;
+                                hi = c[r] > hi ? c[r] : hi;
+                        }
+                        st->fmin[f] = lo;
+                        st->fmax[f] = hi;
+                        st->fseen[f] += b->n;
+                }
+        for (size_t i = 0; i < b->n && !a->same; i++) {
+                const struct tm_kind *k = &a->s->kind[b->kind[i]];
+                for (unsigned j = 0; j < k->nfields; j++) {
+                        unsigned f = k->field[j];
+                        uint64_t v = b->col[f][i];
+                        st->fseen[f]++;
+                        if (v < st->fmin[f])
+                                st->fmin[f] = v;
+                        if (v > st->fmax[f])
+                                st->fmax[f] = v;
+                }
+        }
+        st->records += b->n;
+        if (!a->fa)
+                return;
+        if (a->fam->acc_add_batch) {
+                a->fam->acc_add_batch(a->fa, b);
+                return;
+        }
+        struct tm_rec r[64];
+        for (size_t i = 0; i < b->n;) { /* the family's per-record hook */
+                size_t m = b->n - i < 64 ? b->n - i : 64;
+                for (size_t j = 0; j < m; j++) {
+                        r[j].kind = b->kind[i + j];
+                        r[j].section = 0;
+                        const struct tm_kind *k = &a->s->kind[r[j].kind];
+                        for (unsigned q = 0; q < k->nfields; q++)
+                                r[j].v[q] = b->col[k->field[q]][i + j];
+                }
+                a->fam->acc_add(a->fa, r, m);
+                i += m;
+        }
 }
 
 const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a)

@@ -354,6 +354,19 @@ static void addr_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
         }
 }
 
+static void addr_add_batch(struct tm_family_acc *a, const struct tm_rbatch *b)
+{
+        struct tm_ref refs[256];
+        for (size_t i = 0; i < b->n;) {
+                size_t k = b->n - i < 256 ? b->n - i : 256;
+                for (size_t j = 0; j < k; j++)
+                        refs[j] = (struct tm_ref){.addr = b->col[1][i + j],
+                                                  .type = (uint32_t)b->col[0][i + j]};
+                tm_stats_add(&a->a, refs, k);
+                i += k;
+        }
+}
+
 static void addr_finish(struct tm_family_acc *a, void *block)
 {
         tm_stats_finish(&a->a);
@@ -464,6 +477,7 @@ const struct tm_family tm_family_address = {
     .stats_size = sizeof(struct tm_stats),
     .acc_start = addr_start,
     .acc_add = addr_add,
+    .acc_add_batch = addr_add_batch,
     .acc_finish = addr_finish,
     .acc_free = addr_free,
     .acc_peak_mem = addr_peak,

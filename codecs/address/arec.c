@@ -120,6 +120,41 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
         return n;
 }
 
+static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
+                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
+                                 size_t cap, struct tm_err *err)
+{
+        const struct arec_ctx *x = ctx;
+        struct tm_ref refs[AREC_BATCH];
+        uint32_t sizes[AREC_BATCH];
+        struct tm_dec_state ds;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        if (cap > AREC_BATCH)
+                cap = AREC_BATCH;
+        if (cap > b->cap)
+                cap = b->cap;
+        ssize_t n = x->c->decode_sized
+                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, sizes, cap,
+                                             err)
+                        : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
+        if (n < 0)
+                return n;
+        for (ssize_t i = 0; i < n; i++) {
+                if (refs[i].type >= x->ntypes)
+                        return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
+                                          (unsigned long long)raw_off, refs[i].type);
+                b->kind[i] = refs[i].type;
+                b->col[0][i] = refs[i].type;
+                b->col[1][i] = refs[i].addr;
+        }
+        if (x->c->decode_sized)
+                for (ssize_t i = 0; i < n; i++)
+                        b->col[2][i] = sizes[i];
+        b->n = (size_t)n;
+        memcpy(st->b, ds.b, TM_STATE_MAX);
+        return n;
+}
+
 /* The text decoder: references decoded into a small batch, rendered by
  * the din renderer (render.h, AVX-512 where the CPU has it). */
 static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
@@ -279,6 +314,7 @@ static void arec_enc_free(struct tm_renc *e)
             .enc_finish = enc ? arec_enc_finish : NULL,                                            \
             .enc_free = enc ? arec_enc_free : NULL,                                                \
             .text_of = nm##_text_of,                                                               \
+            .decode_batch = arec_decode_batch,                                                     \
         }
 
 AREC_ROW(din, tm_codec_din, ".din", 1);

@@ -67,6 +67,9 @@ struct tm_family {
          * accumulator held at once so far. */
         struct tm_family_acc *(*acc_start)(const struct tm_schema *s);
         void (*acc_add)(struct tm_family_acc *a, const struct tm_rec *r, size_t n);
+        /* The same for a column batch (record.h), when the codec decodes
+         * into them; NULL: the pass hands such records to acc_add. */
+        void (*acc_add_batch)(struct tm_family_acc *a, const struct tm_rbatch *b);
         void (*acc_finish)(struct tm_family_acc *a, void *block);
         void (*acc_free)(struct tm_family_acc *a);
         size_t (*acc_peak_mem)(const struct tm_family_acc *a);

@@ -2,6 +2,8 @@
  * look-ups. */
 #include "record.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n)
@@ -82,3 +84,57 @@ const struct tm_schema tm_schema_address = {
             ADDR_KIND("type7", 7),
         },
 };
+
+int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap)
+{
+        memset(b, 0, sizeof *b);
+        b->cap = cap;
+        b->kind = malloc(cap * sizeof *b->kind);
+        int ok = b->kind != NULL && nfields <= TM_SCHEMA_FIELDS_MAX;
+        for (unsigned f = 0; ok && f < nfields; f++)
+                ok = (b->col[f] = calloc(cap, sizeof *b->col[f])) != NULL;
+        if (!ok) {
+                tm_rbatch_free(b);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void tm_rbatch_free(struct tm_rbatch *b)
+{
+        free(b->kind);
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
+                free(b->col[f]);
+        memset(b, 0, sizeof *b);
+}
+
+/* Four sets of counters, record i in set i % 4, so that runs of one kind
+ * do not wait on one counter's previous increment. */
+void tm_rbatch_count_kinds(const struct tm_rbatch *b, uint64_t *n)
+{
+        uint32_t c[4][TM_SCHEMA_KINDS_MAX] = {{0}};
+        size_t i = 0;
+        for (; i + 4 <= b->n; i += 4)
+                for (unsigned j = 0; j < 4; j++)
+                        c[j][b->kind[i + j] % TM_SCHEMA_KINDS_MAX]++;
+        for (; i < b->n; i++)
+                c[0][b->kind[i] % TM_SCHEMA_KINDS_MAX]++;
+        for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
+                n[k] += (uint64_t)c[0][k] + c[1][k] + c[2][k] + c[3][k];
+}
+
+/* sum[k * stride] += bytes[i] over the records i of kind k. */
+void tm_rbatch_sum_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *sum,
+                         size_t stride)
+{
+        uint64_t c[4][TM_SCHEMA_KINDS_MAX] = {{0}};
+        size_t i = 0;
+        for (; i + 4 <= b->n; i += 4)
+                for (unsigned j = 0; j < 4; j++)
+                        c[j][b->kind[i + j] % TM_SCHEMA_KINDS_MAX] += bytes[i + j];
+        for (; i < b->n; i++)
+                c[0][b->kind[i] % TM_SCHEMA_KINDS_MAX] += bytes[i];
+        for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
+                if (c[0][k] | c[1][k] | c[2][k] | c[3][k])
+                        sum[k * stride] += c[0][k] + c[1][k] + c[2][k] + c[3][k];
+}

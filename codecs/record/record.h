@@ -137,6 +137,29 @@ struct tm_blob {
         size_t n;
 };
 
+/* A column batch: records of a schema whose fields are all numbers, one
+ * array per field (the bulk path between decoders and the index pass's
+ * accounting and statistics; the per-record struct tm_rec stays for
+ * random access and for schemas with variable fields). Record i is of
+ * kind kind[i], outside any section; col[f][i] is the value of schema
+ * field f, meaningful when the kind has f (0 otherwise). The arrays are
+ * the owner's (tm_rbatch_init), cap records each. */
+struct tm_rbatch {
+        size_t n, cap;
+        uint32_t *kind;
+        uint64_t *col[TM_SCHEMA_FIELDS_MAX];
+};
+
+/* Room for cap records of nfields columns; 0 or -ENOMEM. */
+int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap);
+void tm_rbatch_free(struct tm_rbatch *b);
+
+/* n[k] += the records of kind k in b, and, when bytes is not NULL,
+ * sum[k] += bytes[i] over them (kinds below TM_SCHEMA_KINDS_MAX). */
+void tm_rbatch_count_kinds(const struct tm_rbatch *b, uint64_t *n);
+void tm_rbatch_sum_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *sum,
+                         size_t stride);
+
 struct tm_rrender_plan;
 
 /* A codec's text decoder (a fast path, tm_rcodec.text_of): the ascii
@@ -227,6 +250,13 @@ struct tm_rcodec {
          * text_of: the codec's text decoder on this machine (it may need
          * a CPU feature, and TM_NO_SIMD=1 may turn it off), or NULL. */
         tm_rtext_fn *(*text_of)(void);
+
+        /* decode() into a column batch (b->n records, at most cap, each
+         * below b->cap), for schemas of numbers only: the same records,
+         * the same *used, state and errors as decode() gives. */
+        ssize_t (*decode_batch)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
+                                int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
+                                size_t cap, struct tm_err *err);
 };
 
 /* The record codec table, NULL-terminated, in probe order: the registry's
