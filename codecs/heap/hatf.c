@@ -1,7 +1,6 @@
 /* HATF 1.0 decoder: the field state machine and tm_rcodec_hatf. The
  * layout and its decisions are in hatf.h and docs/formats/hatf.md. */
 #include "hatf.h"
-#include "hatf_text.h"
 
 #include <errno.h>
 #include <string.h>

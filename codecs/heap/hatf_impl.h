@@ -306,4 +306,8 @@ int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct
 int hatf_enc_finish(struct tm_renc *e, struct tm_err *err);
 void hatf_enc_free(struct tm_renc *e);
 
+/* HATF's text decoder on this machine, or NULL (hatf_text.h): the row's
+ * text_of. */
+tm_rtext_fn *hatf_text_of(void);
+
 #endif

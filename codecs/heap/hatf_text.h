@@ -23,8 +23,8 @@
 
 /* HATF's text decoder on this machine, or NULL: it needs AVX-512 and
  * the vector renderer (so TM_NO_SIMD=1 turns it off, as
- * tm_rrender_force_scalar(1) does). The row's text_of. */
-tm_rtext_fn *hatf_text_of(void);
+ * tm_rrender_force_scalar(1) does). The row's text_of; declared in
+ * hatf_impl.h. */
 
 /* HATF's. */
 size_t hatf_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
