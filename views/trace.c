@@ -11,7 +11,6 @@
 #include "../codecs/record/record.h"
 #include "cachepath.h"
 #include "ixfile.h"
-#include "../codecs/address/render.h"
 #include "rindex.h"
 #include "rstats.h"
 #include "rtrace.h"
@@ -151,13 +150,12 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         }
         if (rc < 0)
                 return rc;
-        t->codec = NULL; /* every trace is a record trace now */
-        if (!t->codec && t->headn) {
+        if (t->headn) {
                 rc = tm_rtrace_open(t, t->head, t->headn, &t->rt, err);
                 if (rc < 0)
                         return rc;
         }
-        if (!t->codec && !t->rt)
+        if (!t->rt)
                 return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
         return 0;
 }
@@ -194,9 +192,7 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
         return ok;
 }
 
-#define SCHEMA_CAP 4096
-
-/* A record trace's views are its own (rtrace.c) and ours: stats.json and
+/* A trace's views are its own (rtrace.c) and ours: stats.json and
  * errors after the ones known at open, then the per-id streams that its
  * index adds (trace_views_more), in an array with room for all of them
  * that only ever grows at its end, so that a reader sees a whole list. */
@@ -229,31 +225,7 @@ static void trace_views_more(struct tm_trace *t)
 
 static void trace_views(struct tm_trace *t)
 {
-        unsigned v = 0;
-        if (t->rt) {
-                trace_rviews(t);
-                return;
-        }
-        t->schema_text = malloc(SCHEMA_CAP);
-        if (t->schema_text) {
-                size_t n =
-                    tm_schema_dtd(&tm_schema_address, t->codec->name, t->schema_text, SCHEMA_CAP);
-                t->schema_len = n < SCHEMA_CAP ? n : SCHEMA_CAP - 1;
-        }
-        t->views[v++] = "ascii";
-        t->views[v++] = "binary";
-        t->views[v++] = "raw";
-        t->views[v++] = "stats";
-        t->views[v++] = "schema";
-        for (unsigned ty = 0; ty < t->codec->ntypes && ty < TM_NTYPES; ty++) {
-                snprintf(t->stream_names[ty], TM_VIEW_NAME_MAX, "streams/%s", tm_type_name(ty));
-                t->views[v++] = t->stream_names[ty];
-        }
-        if (t->codec->decode_sized && t->codec->ntypes <= 6)
-                t->views[v++] = "xdin";
-        t->views[v++] = "stats.json";
-        t->views[v++] = "errors";
-        t->views[v] = NULL;
+        trace_rviews(t);
 }
 
 static uint64_t env_ckpt_refs(void)
@@ -300,7 +272,6 @@ void tm_trace_close(struct tm_trace *t)
                 return;
         tm_rtrace_close(t->rt);
         tm_cont_close(t->cont);
-        tm_index_free(t->ix);
         if (t->ix_fd >= 0)
                 close(t->ix_fd);
         if (t->fd >= 0)
@@ -312,8 +283,6 @@ void tm_trace_close(struct tm_trace *t)
         free(t->rviews);
         free(t->ix_path);
         free(t->ix_note);
-        free(t->stats);
-        free(t->schema_text);
         free(t->cache_dir);
         free(t->abs);
         free(t->path);
@@ -322,7 +291,7 @@ void tm_trace_close(struct tm_trace *t)
 
 const char *tm_trace_codec(const struct tm_trace *t)
 {
-        return t->rt ? tm_rtrace_codec(t->rt) : t->codec->name;
+        return tm_rtrace_codec(t->rt);
 }
 
 const char *tm_trace_container(const struct tm_trace *t)
@@ -332,7 +301,7 @@ const char *tm_trace_container(const struct tm_trace *t)
 
 const char *const *tm_trace_views(const struct tm_trace *t)
 {
-        return t->rt ? (const char *const *)t->rviews : t->views;
+        return (const char *const *)t->rviews;
 }
 
 /* ---- the index life cycle ---- */
@@ -350,11 +319,6 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
         return (uint64_t)t->sb.st_ino;
 }
 
-static int addr_state_ok(const void *codec, const void *st)
-{
-        return ((const struct tm_codec *)codec)->state_ok(st);
-}
-
 /* The key of the archive's index files; *tr gets who could change the
  * archive (tm_side.h), from its stat at open and its directory's now. */
 static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_trust *tr)
@@ -368,10 +332,6 @@ static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_tr
             .container = t->cont_name,
             .trust = tr,
         };
-        if (!t->rt && t->codec->state_ok) {
-                k.state_ok = addr_state_ok;
-                k.state_ctx = t->codec;
-        }
         return k;
 }
 
@@ -400,7 +360,7 @@ static void trace_ix_paths_free(char *p[IX_NPATHS])
  * clean (no reader exists yet). */
 static int trace_load(struct tm_trace *t)
 {
-        if (t->rt && tm_rtrace_open_error(t->rt)) /* nothing to load an index for */
+        if (tm_rtrace_open_error(t->rt)) /* nothing to load an index for */
                 return -ENOENT;
         struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
@@ -411,8 +371,7 @@ static int trace_load(struct tm_trace *t)
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
                 struct tm_err e = {0};
-                rc = t->rt ? tm_rtrace_load(t, paths[i], &key, &e)
-                           : tm_index_load(paths[i], &key, t->cont, &t->ix, &t->ix_fd, &e);
+                rc = tm_rtrace_load(t, paths[i], &key, &e);
                 if (rc == -EPERM && i == IX_SHARED)
                         t->ix_shared_refused = 1;
                 else if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM)
@@ -435,8 +394,7 @@ static int trace_load(struct tm_trace *t)
 static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                       struct tm_err *err)
 {
-        return t->rt ? tm_rtrace_save(t, key, path, err)
-                     : tm_index_save(t->ix, t->cont, key, path, err);
+        return tm_rtrace_save(t, key, path, err);
 }
 
 /* Save beside the archive if allowed and possible, else in the cache;
@@ -477,9 +435,7 @@ static void trace_save(struct tm_trace *t)
 
 static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        int rc = t->rt ? tm_rtrace_build(t, progress, arg, err)
-                       : tm_index_build(t->cont, t->codec, t->head, t->headn, t->ckpt_refs,
-                                        progress, arg, &t->ix, err);
+        int rc = tm_rtrace_build(t, progress, arg, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         t->ix_source = TM_INDEX_BUILT;
@@ -568,7 +524,7 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
                         tm_err_set(&e, rc, "%s: cannot index", t->path);
                 t->ix_err = e;
         }
-        if (rc == 0 && t->rt)
+        if (rc == 0)
                 trace_views_more(t);
         if (rc == 0 && t->damaged)
                 rc = t->damage.code;
@@ -614,32 +570,9 @@ enum tm_index_source tm_trace_index_source(const struct tm_trace *t)
 
 int tm_trace_view_lookup(struct tm_trace *t, const char *view)
 {
-        if (!t->rt || !tm_rtrace_view_pending(t->rt, view))
+        if (!tm_rtrace_view_pending(t->rt, view))
                 return 0;
         return tm_trace_index_ready(t, NULL);
-}
-
-int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
-                        unsigned *type)
-{
-        static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
-        *type = 0;
-        for (unsigned i = 0; i < 5; i++)
-                if (strcmp(view, fixed[i]) == 0) {
-                        *kind = (enum tm_view_kind)i;
-                        return 0;
-                }
-        for (unsigned ty = 0; ty < t->codec->ntypes && ty < TM_NTYPES; ty++)
-                if (strcmp(view, t->stream_names[ty]) == 0) {
-                        *kind = TM_VIEW_STREAM;
-                        *type = ty;
-                        return 0;
-                }
-        if (t->codec->decode_sized && t->codec->ntypes <= 6 && strcmp(view, "xdin") == 0) {
-                *kind = TM_VIEW_XDIN;
-                return 0;
-        }
-        return tm_trace_text_view(view, kind) ? 0 : -ENOENT;
 }
 
 int tm_trace_text_view(const char *view, enum tm_view_kind *kind)
@@ -653,36 +586,16 @@ int tm_trace_text_view(const char *view, enum tm_view_kind *kind)
         return 1;
 }
 
-/* What the stats reports of an address trace name it by. */
-static void stats_info(const struct tm_trace *t, struct tm_stats_info *in)
-{
-        const char *base = strrchr(t->path, '/');
-        *in = (struct tm_stats_info){
-            .name = base ? base + 1 : t->path,
-            .codec = t->codec->name,
-            .container = t->cont_name,
-            .ntypes = t->codec->ntypes,
-            .archive_size = (uint64_t)t->sb.st_size,
-            .raw_size = t->ix->raw_size,
-            .ascii_size = t->ix->ascii_size,
-            .damage = t->damaged ? t->damage.msg : NULL,
-        };
-}
-
 int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
 {
         pthread_mutex_lock(&t->mu);
         const char *dmg = t->damaged ? t->damage.msg : NULL;
-        struct tm_stats_info in;
-        if (!t->rt)
-                stats_info(t, &in);
         for (int pass = 0; pass < 2 && !t->json; pass++) { /* measure, then write */
                 size_t cap = pass ? t->json_len + 1 : 0;
                 char *buf = pass ? malloc(cap) : NULL;
                 if (pass && !buf)
                         break;
-                t->json_len = t->rt ? tm_rtrace_stats_json(t, dmg, buf, cap)
-                                    : tm_stats_json(&t->ix->stats, &in, dmg, buf, cap);
+                t->json_len = tm_rtrace_stats_json(t, dmg, buf, cap);
                 t->json = buf;
         }
         pthread_mutex_unlock(&t->mu);
@@ -691,74 +604,6 @@ int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struc
         *text = t->json;
         *len = t->json_len;
         return 0;
-}
-
-int tm_trace_stats_text(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
-{
-        pthread_mutex_lock(&t->mu);
-        if (!t->stats) {
-                struct tm_stats_info in;
-                stats_info(t, &in);
-                char *buf = malloc(STATS_CAP);
-                if (buf) {
-                        size_t n = tm_stats_report(&t->ix->stats, &in, buf, STATS_CAP);
-                        t->stats_len = n < STATS_CAP ? n : STATS_CAP - 1;
-                        t->stats_len = tm_trace_stats_side(t, buf, t->stats_len, STATS_CAP);
-                        t->stats = buf;
-                }
-        }
-        pthread_mutex_unlock(&t->mu);
-        if (!t->stats)
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
-        *text = t->stats;
-        *len = t->stats_len;
-        return 0;
-}
-
-/* The size of a view of an address trace; *kind gets its kind. */
-static int view_size_address(struct tm_trace *t, const char *view, uint64_t *size,
-                             enum tm_view_kind *kind_out, struct tm_err *err)
-{
-        enum tm_view_kind kind;
-        unsigned type;
-        if (tm_trace_view_parse(t, view, &kind, &type) < 0)
-                return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
-        *kind_out = kind;
-        if (kind == TM_VIEW_SCHEMA) {
-                *size = t->schema_len;
-                return 0;
-        }
-        int rc = tm_trace_index_ready(t, err);
-        if (rc < 0)
-                return rc;
-        const struct tm_index *ix = t->ix;
-        const char *text;
-        size_t len;
-        switch (kind) {
-        case TM_VIEW_ASCII:
-                *size = ix->ascii_size;
-                return 0;
-        case TM_VIEW_BINARY:
-                *size = ix->nrefs * 16;
-                return 0;
-        case TM_VIEW_RAW:
-                *size = ix->raw_size;
-                return 0;
-        case TM_VIEW_STREAM:
-                *size = ix->type_size[type];
-                return 0;
-        case TM_VIEW_XDIN: /* each line is its din line + " %03x" */
-                *size = ix->ascii_size + ix->nrefs * (1 + TM_XDIN_SIZE_DIGITS);
-                return 0;
-        case TM_VIEW_STATS:
-                rc = tm_trace_stats_text(t, &text, &len, err);
-                if (rc == 0)
-                        *size = len;
-                return rc;
-        default:
-                break;
-        }
-        return -ENOENT;
 }
 
 int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
@@ -782,12 +627,8 @@ int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *si
                         *size = len;
                 return rc;
         }
-        if (t->rt) {
-                rc = tm_rtrace_view_size(t, view, size, err);
-                kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
-        } else {
-                rc = view_size_address(t, view, size, &kind, err);
-        }
+        rc = tm_rtrace_view_size(t, view, size, err);
+        kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
         /* the views decoded from records end with the damage (docs/damage.md) */
         if (rc == 0 && t->damaged && kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA)
                 *size += TM_DAMAGE_MARK;
@@ -811,10 +652,10 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 
 /* ---- verify ---- */
 
-/* The index file of this archive version, if one exists: 1 and *out (a
- * struct tm_index, or a struct tm_rindex for a record trace), 0 if none,
- * or a negative errno if one exists but is corrupt. */
-static int verify_find_file(struct tm_trace *t, void **out, char **path, struct tm_err *err)
+/* The index file of this archive version, if one exists: 1 and *out, 0
+ * if none, or a negative errno if one exists but is corrupt. */
+static int verify_find_file(struct tm_trace *t, struct tm_rindex **out, char **path,
+                            struct tm_err *err)
 {
         struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
@@ -824,9 +665,7 @@ static int verify_find_file(struct tm_trace *t, void **out, char **path, struct 
         for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
-                int r =
-                    t->rt ? tm_rtrace_load_file(t, paths[i], &key, (struct tm_rindex **)out, err)
-                          : tm_index_load(paths[i], &key, NULL, (struct tm_index **)out, NULL, err);
+                int r = tm_rtrace_load_file(t, paths[i], &key, out, err);
                 if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {
                         rc = r == 0 ? 1 : r;
                         *path = paths[i];
@@ -839,38 +678,18 @@ static int verify_find_file(struct tm_trace *t, void **out, char **path, struct 
 
 int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        struct tm_index *file = NULL, *fresh = NULL;
-        char *path = NULL;
-        struct tm_cont *c = NULL;
-        const struct tm_err *failed = t->rt ? tm_rtrace_open_error(t->rt) : NULL;
+        const struct tm_err *failed = tm_rtrace_open_error(t->rt);
         if (failed) {
                 if (err)
                         *err = *failed;
                 return failed->code;
         }
-        if (t->rt) {
-                struct tm_rindex *rfile = NULL;
-                int rc = verify_find_file(t, (void **)&rfile, &path, err);
-                if (rc >= 0)
-                        rc = tm_rtrace_verify(t, rfile, path, progress, arg, err);
-                tm_rindex_free(rfile);
-                free(path);
-                return rc;
-        }
-        int found = verify_find_file(t, (void **)&file, &path, err);
-        int rc = found < 0 ? found : tm_cont_open(t->fd, t->path, &c, err);
-        if (rc == 0)
-                rc = tm_index_build(c, t->codec, t->head, t->headn, file ? file->k : t->ckpt_refs,
-                                    progress, arg, &fresh, err);
-        if (rc == TM_INDEX_PREFIX)
-                rc = -EIO;
-        if (rc < 0)
-                tm_trace_err_path(t, rc, err);
-        else if (file && (rc = tm_index_compare(file, fresh, err)) < 0)
-                tm_err_prefix(err, "%s", path);
-        tm_cont_close(c);
-        tm_index_free(file);
-        tm_index_free(fresh);
+        struct tm_rindex *file = NULL;
+        char *path = NULL;
+        int rc = verify_find_file(t, &file, &path, err);
+        if (rc >= 0)
+                rc = tm_rtrace_verify(t, file, path, progress, arg, err);
+        tm_rindex_free(file);
         free(path);
         return rc;
 }
