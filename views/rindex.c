@@ -186,8 +186,8 @@ struct rbuild {
         /* the column path (tm_rcodec.decode_batch), when the codec has
          * one and the schema only numbers; else batch.cap is 0 */
         struct tm_rbatch batch;
-        uint32_t *line, *fline;                 /* [batch.cap] */
-        uint32_t *tok[TM_SCHEMA_FIELDS_MAX];    /* [batch.cap] each */
+        uint32_t *line, *fline; /* [batch.cap] */
+        uint64_t kind_n[TM_SCHEMA_KINDS_MAX]; /* the batch's records per kind */
 };
 
 static int build_ckpt(struct rbuild *b)
@@ -234,34 +234,37 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         }
 }
 
-/* Account the records of the column batch, as build_account does one. */
+/* Account the records of the column batch, as build_account does one.
+ * The lengths come without the kinds' labels, which are added per kind. */
 static void build_account_batch(struct rbuild *b)
 {
         const struct tm_schema *s = b->s;
         const struct tm_rbatch *bt = &b->batch;
         size_t n = bt->n;
-        tm_rrender_batch_lens(&b->plan[0], bt, b->line, b->tok);
-        uint64_t ascii = 0;
-        for (size_t i = 0; i < n; i++)
-                ascii += b->line[i];
-        tm_rbatch_sum_kinds(bt, b->line, &b->at[tm_rcol_kind(0)], 1);
+        tm_rrender_batch_lens(&b->plan[0], bt, b->line, &b->at[tm_rcol_field(s, 0)]);
+        uint64_t sum[TM_SCHEMA_KINDS_MAX] = {0}, ascii = 0;
+        memset(b->kind_n, 0, sizeof b->kind_n);
+        tm_rbatch_kinds(bt, b->line, b->kind_n, sum);
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                uint64_t bytes = sum[k] + b->kind_n[k] * b->plan[0].kind[k].head_len;
+                b->at[tm_rcol_kind(k)] += bytes;
+                ascii += bytes;
+        }
         b->at[TM_RCOL_REC] += n;
         b->at[TM_RCOL_ASCII] += ascii;
-        for (unsigned f = 0; f < s->nfields; f++) {
-                uint64_t sum = 0;
-                for (size_t i = 0; i < n; i++)
-                        sum += b->tok[f][i];
-                b->at[tm_rcol_field(s, f)] += sum;
-        }
         for (unsigned j = 0; j < s->nforms; j++) {
-                uint64_t sum = 0;
-                tm_rrender_batch_lens(&b->plan[1 + j], bt, b->fline, NULL);
+                const struct tm_rrender_plan *fp = &b->plan[1 + j];
+                uint64_t bytes = 0;
+                tm_rrender_batch_lens(fp, bt, b->fline, NULL);
                 for (size_t i = 0; i < n; i++)
-                        sum += b->fline[i];
-                b->at[tm_rcol_form(s, j)] += sum;
+                        bytes += b->fline[i];
+                for (unsigned k = 0; k < s->nkinds; k++)
+                        bytes += b->kind_n[k] * fp->kind[k].head_len;
+                b->at[tm_rcol_form(s, j)] += bytes;
         }
         for (size_t i = 0; b->tf >= 0 && i < n; i++) {
-                if (b->plan[0].kind[bt->kind[i]].pos[b->tf] < 0)
+                const struct tm_rrender_kind *pk = &b->plan[0].kind[bt->kind[i]];
+                if (pk->pos[b->tf] < 0)
                         continue;
                 uint64_t t = bt->col[b->tf][i];
                 unsigned j = 0;
@@ -270,7 +273,7 @@ static void build_account_batch(struct rbuild *b)
                 if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
                         b->tid[b->ntid++] = t;
                 if (j < TM_FAMILY_STREAMS_MAX)
-                        b->at[tm_rcol_stream(s, j)] += b->line[i];
+                        b->at[tm_rcol_stream(s, j)] += b->line[i] + pk->head_len;
         }
 }
 
@@ -327,7 +330,7 @@ static int build_drain(struct rbuild *b)
                         return (int)n;
                 if (cols) {
                         build_account_batch(b);
-                        tm_rstats_add_batch(b->acc, &b->batch);
+                        tm_rstats_add_batch(b->acc, &b->batch, b->kind_n);
                 } else {
                         for (ssize_t i = 0; i < n; i++)
                                 build_account(b, &b->recs[i]);
@@ -423,8 +426,6 @@ static void batch_free(struct rbuild *b)
         tm_rbatch_free(&b->batch);
         free(b->line);
         free(b->fline);
-        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
-                free(b->tok[f]);
 }
 
 /* The column path's buffers, when the schema is numbers only (else
@@ -439,10 +440,7 @@ static int batch_init(struct rbuild *b)
                 return -ENOMEM;
         b->line = malloc(BUILD_COLS * sizeof *b->line);
         b->fline = malloc(BUILD_COLS * sizeof *b->fline);
-        int ok = b->line && b->fline;
-        for (unsigned f = 0; ok && f < s->nfields; f++)
-                ok = (b->tok[f] = malloc(BUILD_COLS * sizeof *b->tok[f])) != NULL;
-        return ok ? 0 : -ENOMEM;
+        return b->line && b->fline ? 0 : -ENOMEM;
 }
 
 /* One pass; limit: NULL, or the raw offset past which nothing is decoded

@@ -830,75 +830,118 @@ size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, 
         return len;
 }
 
-/* out[i] = tok_len(op, c[i]) + 1 for n values of one number op. */
-static void col_lens(unsigned op, unsigned width, const uint64_t *c, size_t n, uint32_t *out)
+/* out[i] = tok_len(op, c[i]) + 1 for n values of one number op;
+ * returns their sum. out NULL: the sum alone. */
+static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t n, uint32_t *out)
 {
+        uint64_t sum = 0;
+        if (!out && op == TM_RROP_HEXN) {
+                for (size_t i = 0; i < n; i++)
+                        sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
+                return sum;
+        }
+        if (!out && op == TM_RROP_UDEC) {
+                uint64_t max = 0;
+                for (size_t i = 0; i < n; i++)
+                        max |= c[i];
+                if (max < 8)
+                        return 2 * (uint64_t)n;
+                for (size_t i = 0; i < n; i++)
+                        sum += (uint32_t)udec_len(c[i]) + 1;
+                return sum;
+        }
+        uint32_t tmp[256];
+        if (!out) { /* the rest, through a buffer */
+                for (size_t at = 0; at < n; at += 256)
+                        sum += col_lens(op, width, c + at, n - at < 256 ? n - at : 256, tmp);
+                return sum;
+        }
         switch (op) {
         case TM_RROP_HEXN:
                 for (size_t i = 0; i < n; i++)
-                        out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
-                return;
+                        sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
+                return sum;
         case TM_RROP_HEX:
                 for (size_t i = 0; i < n; i++)
-                        out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 3;
-                return;
-        case TM_RROP_UDEC: /* small numbers (types, sizes) first */
+                        sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 3;
+                return sum;
+        case TM_RROP_HEXW:
                 for (size_t i = 0; i < n; i++)
-                        out[i] = c[i] < 10 ? 2 : (uint32_t)udec_len(c[i]) + 1;
-                return;
+                        out[i] = width + 1;
+                return (uint64_t)(width + 1) * n;
+        case TM_RROP_UDEC: {
+                uint64_t max = 0; /* all one digit (types, small sizes): no lookups */
+                for (size_t i = 0; i < n; i++)
+                        max |= c[i];
+                if (max < 8) {
+                        for (size_t i = 0; i < n; i++)
+                                out[i] = 2;
+                        return 2 * (uint64_t)n;
+                }
+                for (size_t i = 0; i < n; i++)
+                        sum += out[i] = (uint32_t)udec_len(c[i]) + 1;
+                return sum;
+        }
         default:
                 for (size_t i = 0; i < n; i++)
-                        out[i] = (uint32_t)tok_len(op, c[i], NULL, width) + 1;
+                        sum += out[i] = (uint32_t)tok_len(op, c[i], NULL, width) + 1;
+                return sum;
         }
 }
 
 /* tm_rrender_batch_lens for a plan whose kinds share their positions:
- * field by field. */
+ * field by field, the first shown field's lengths written straight into
+ * line. */
 static void batch_lens_same(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
-                            uint32_t *line, uint32_t *const *tok)
+                            uint32_t *line, uint64_t *fsum)
 {
         const struct tm_rrender_kind *k0 = &p->kind[0];
         uint32_t t[256];
-        for (size_t i = 0; i < b->n; i++)
-                line[i] = p->kind[b->kind[i]].head_len;
         for (size_t at = 0; at < b->n; at += 256) {
                 size_t m = b->n - at < 256 ? b->n - at : 256;
+                uint32_t *ln = line + at;
+                int first = 1;
                 for (unsigned j = 0; j < k0->nfields; j++) {
                         unsigned f = k0->field[j];
                         const uint64_t *c = b->col[f] + at;
-                        col_lens(k0->fop[j], k0->width[j], c, m, t);
-                        if (tok && tok[f])
-                                memcpy(tok[f] + at, t, m * sizeof *t);
-                        if (k0->op[j] == TM_RROP_SKIP)
+                        unsigned op = k0->op[j], fop = k0->fop[j], w = k0->width[j];
+                        if (op == TM_RROP_SKIP) { /* in fields/ only */
+                                if (fsum)
+                                        fsum[f] += col_lens(fop, w, c, m, NULL);
                                 continue;
-                        if (k0->op[j] != k0->fop[j])
-                                col_lens(k0->op[j], k0->width[j], c, m, t);
-                        for (size_t i = 0; i < m; i++)
-                                line[at + i] += t[i];
+                        }
+                        uint32_t *o = first ? ln : t;
+                        uint64_t sum = col_lens(fop, w, c, m, o);
+                        if (fsum)
+                                fsum[f] += sum;
+                        if (op != fop)
+                                col_lens(op, w, c, m, o);
+                        if (!first)
+                                for (size_t i = 0; i < m; i++)
+                                        ln[i] += t[i];
+                        first = 0;
                 }
+                if (first) /* no field shown: the lines are their labels */
+                        memset(ln, 0, m * sizeof *ln);
         }
 }
 
 void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
-                           uint32_t *line, uint32_t *const *tok)
+                           uint32_t *line, uint64_t *fsum)
 {
         if (p->same && p->kind[0].nfields == p->nfields) {
-                batch_lens_same(p, b, line, tok);
+                batch_lens_same(p, b, line, fsum);
                 return;
         }
-        if (tok)
-                for (unsigned f = 0; f < p->nfields; f++)
-                        if (tok[f])
-                                memset(tok[f], 0, b->n * sizeof *tok[f]);
         for (size_t i = 0; i < b->n; i++) {
                 const struct tm_rrender_kind *k = &p->kind[b->kind[i]];
-                uint32_t len = k->head_len;
+                uint32_t len = 0;
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];
                         uint64_t v = b->col[f][i];
                         uint32_t t = (uint32_t)tok_len(k->fop[j], v, NULL, k->width[j]) + 1;
-                        if (tok && tok[f])
-                                tok[f][i] = t;
+                        if (fsum)
+                                fsum[f] += t;
                         if (k->op[j] == k->fop[j])
                                 len += t;
                         else if (k->op[j] != TM_RROP_SKIP)

@@ -258,11 +258,12 @@ size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec
 size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok);
 
 /* Lengths of the records of column batch b (record.h): line[i] = the
- * length of record i's line in p's form (what tm_rrender_line_len
- * gives), and, when tok is not NULL, for each schema field f with
- * tok[f] not NULL, tok[f][i] = the length of its fields/<f> line (0 when
- * the kind lacks f). Every b->kind[i] must be below p->nkinds. */
+ * length of record i's line in p's form without its label, that is
+ * tm_rrender_line_len - p->kind[b->kind[i]].head_len (callers add the
+ * labels per kind: count x head_len), and, when fsum is not NULL,
+ * fsum[f] += the bytes the records add to fields/<f> for each schema
+ * field f. Every b->kind[i] must be below p->nkinds. */
 void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
-                           uint32_t *line, uint32_t *const *tok);
+                           uint32_t *line, uint64_t *fsum);
 
 #endif

@@ -16,7 +16,9 @@ struct tm_rstats_acc {
         struct tm_family_acc *fa;
         struct tm_rstats st;
         int ended;
-        int same; /* every kind has every field, in schema order (columns) */
+        int same;  /* every kind has every field, in schema order (columns) */
+        int whole; /* the family reports the whole stats: the fields' ranges go
+                    * unshown, and uncounted */
 };
 
 struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
@@ -34,6 +36,7 @@ struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
                         a->same = s->kind[k].field[j] == j;
         }
         a->fam = tm_family_of(s);
+        a->whole = a->fam && a->fam->report_whole && a->fam->json_whole;
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
         if (a->fam && !(a->fa = a->fam->acc_start(s))) {
@@ -82,13 +85,18 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
                 a->fam->acc_add(a->fa, r, n);
 }
 
-void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b)
+void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b,
+                         const uint64_t *kind_n)
 {
         struct tm_rstats *st = &a->st;
         if (a->ended)
                 return;
-        tm_rbatch_count_kinds(b, st->kind_n);
-        for (size_t i = 0; i < b->n && a->same; i = b->n) /* every kind has every field */
+        if (kind_n)
+                for (unsigned k = 0; k < a->s->nkinds; k++)
+                        st->kind_n[k] += kind_n[k];
+        else
+                tm_rbatch_kinds(b, NULL, st->kind_n, NULL);
+        for (size_t i = 0; i < b->n && a->same && !a->whole; i = b->n) /* every kind, every field */
                 for (unsigned f = 0; f < a->s->nfields; f++) {
                         uint64_t lo = st->fmin[f], hi = st->fmax[f];
                         const uint64_t *c = b->col[f];
@@ -100,7 +108,7 @@ void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b)
                         st->fmax[f] = hi;
                         st->fseen[f] += b->n;
                 }
-        for (size_t i = 0; i < b->n && !a->same; i++) {
+        for (size_t i = 0; i < b->n && !a->same && !a->whole; i++) {
                 const struct tm_kind *k = &a->s->kind[b->kind[i]];
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];

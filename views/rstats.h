@@ -35,8 +35,11 @@ struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s);
 
 void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n);
 
-/* The same for a column batch (record.h: numbers only). */
-void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b);
+/* The same for a column batch (record.h: numbers only); kind_n: b's
+ * records per kind (tm_rbatch_kinds) when the caller has counted them,
+ * else NULL. */
+void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b,
+                         const uint64_t *kind_n);
 
 /* The totals (valid until tm_rstats_free). The first call ends the count
  * (the family's finish: the heap family's external sorts run then); no

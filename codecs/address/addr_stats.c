@@ -65,25 +65,38 @@ static void stats_data(struct tm_stats_acc *a, uint64_t addr)
         a->run = RUN_CLUSTER;
 }
 
-void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n)
+/* One reference of type t at addr. */
+static inline void stats_one(struct tm_stats_acc *a, unsigned t, uint64_t addr)
 {
         struct tm_stats *s = &a->s;
-        s->refs += n;
-        for (size_t i = 0; i < n; i++) {
-                unsigned t = refs[i].type & (TM_NTYPES - 1);
-                uint64_t addr = refs[i].addr;
-                s->count[t]++;
-                if (addr < s->addr_min[t])
-                        s->addr_min[t] = addr;
-                if (addr > s->addr_max[t])
-                        s->addr_max[t] = addr;
-                if (t == TM_IFETCH)
-                        stats_ifetch(a, addr);
-                else if (t == TM_READ || t == TM_WRITE)
-                        stats_data(a, addr);
-                else
-                        stats_close_run(a);
-        }
+        t &= TM_NTYPES - 1;
+        s->count[t]++;
+        if (addr < s->addr_min[t])
+                s->addr_min[t] = addr;
+        if (addr > s->addr_max[t])
+                s->addr_max[t] = addr;
+        if (t == TM_IFETCH)
+                stats_ifetch(a, addr);
+        else if (t == TM_READ || t == TM_WRITE)
+                stats_data(a, addr);
+        else
+                stats_close_run(a);
+}
+
+void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n)
+{
+        a->s.refs += n;
+        for (size_t i = 0; i < n; i++)
+                stats_one(a, refs[i].type, refs[i].addr);
+}
+
+/* tm_stats_add of n references given as columns: types and addresses. */
+static void stats_add_cols(struct tm_stats_acc *a, const uint64_t *type, const uint64_t *addr,
+                           size_t n)
+{
+        a->s.refs += n;
+        for (size_t i = 0; i < n; i++)
+                stats_one(a, (unsigned)type[i], addr[i]);
 }
 
 void tm_stats_finish(struct tm_stats_acc *a)
@@ -356,15 +369,7 @@ static void addr_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
 
 static void addr_add_batch(struct tm_family_acc *a, const struct tm_rbatch *b)
 {
-        struct tm_ref refs[256];
-        for (size_t i = 0; i < b->n;) {
-                size_t k = b->n - i < 256 ? b->n - i : 256;
-                for (size_t j = 0; j < k; j++)
-                        refs[j] = (struct tm_ref){.addr = b->col[1][i + j],
-                                                  .type = (uint32_t)b->col[0][i + j]};
-                tm_stats_add(&a->a, refs, k);
-                i += k;
-        }
+        stats_add_cols(&a->a, b->col[0], b->col[1], b->n);
 }
 
 static void addr_finish(struct tm_family_acc *a, void *block)

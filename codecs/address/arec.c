@@ -139,14 +139,19 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
                         : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
         if (n < 0)
                 return n;
+        uint32_t nt = x->ntypes, bad = 0, *kind = b->kind;
+        uint64_t *type = b->col[0], *addr = b->col[1];
         for (ssize_t i = 0; i < n; i++) {
-                if (refs[i].type >= x->ntypes)
+                uint32_t t = refs[i].type;
+                bad |= t >= nt;
+                kind[i] = t;
+                type[i] = t;
+                addr[i] = refs[i].addr;
+        }
+        for (ssize_t i = 0; bad && i < n; i++)
+                if (refs[i].type >= nt)
                         return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
                                           (unsigned long long)raw_off, refs[i].type);
-                b->kind[i] = refs[i].type;
-                b->col[0][i] = refs[i].type;
-                b->col[1][i] = refs[i].addr;
-        }
         if (x->c->decode_sized)
                 for (ssize_t i = 0; i < n; i++)
                         b->col[2][i] = sizes[i];

@@ -110,31 +110,33 @@ void tm_rbatch_free(struct tm_rbatch *b)
 
 /* Four sets of counters, record i in set i % 4, so that runs of one kind
  * do not wait on one counter's previous increment. */
-void tm_rbatch_count_kinds(const struct tm_rbatch *b, uint64_t *n)
+void tm_rbatch_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *n, uint64_t *sum)
 {
-        uint32_t c[4][TM_SCHEMA_KINDS_MAX] = {{0}};
+        enum { K = TM_SCHEMA_KINDS_MAX };
+        uint32_t c[4][K] = {{0}};
+        uint64_t by[4][K];
         size_t i = 0;
-        for (; i + 4 <= b->n; i += 4)
-                for (unsigned j = 0; j < 4; j++)
-                        c[j][b->kind[i + j] % TM_SCHEMA_KINDS_MAX]++;
-        for (; i < b->n; i++)
-                c[0][b->kind[i] % TM_SCHEMA_KINDS_MAX]++;
-        for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
+        if (bytes) {
+                memset(by, 0, sizeof by);
+                for (; i + 4 <= b->n; i += 4)
+                        for (unsigned j = 0; j < 4; j++) {
+                                uint32_t k = b->kind[i + j] % K;
+                                c[j][k]++;
+                                by[j][k] += bytes[i + j];
+                        }
+                for (; i < b->n; i++) {
+                        c[0][b->kind[i] % K]++;
+                        by[0][b->kind[i] % K] += bytes[i];
+                }
+                for (unsigned k = 0; k < K; k++)
+                        sum[k] += by[0][k] + by[1][k] + by[2][k] + by[3][k];
+        } else {
+                for (; i + 4 <= b->n; i += 4)
+                        for (unsigned j = 0; j < 4; j++)
+                                c[j][b->kind[i + j] % K]++;
+                for (; i < b->n; i++)
+                        c[0][b->kind[i] % K]++;
+        }
+        for (unsigned k = 0; k < K; k++)
                 n[k] += (uint64_t)c[0][k] + c[1][k] + c[2][k] + c[3][k];
-}
-
-/* sum[k * stride] += bytes[i] over the records i of kind k. */
-void tm_rbatch_sum_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *sum,
-                         size_t stride)
-{
-        uint64_t c[4][TM_SCHEMA_KINDS_MAX] = {{0}};
-        size_t i = 0;
-        for (; i + 4 <= b->n; i += 4)
-                for (unsigned j = 0; j < 4; j++)
-                        c[j][b->kind[i + j] % TM_SCHEMA_KINDS_MAX] += bytes[i + j];
-        for (; i < b->n; i++)
-                c[0][b->kind[i] % TM_SCHEMA_KINDS_MAX] += bytes[i];
-        for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
-                if (c[0][k] | c[1][k] | c[2][k] | c[3][k])
-                        sum[k * stride] += c[0][k] + c[1][k] + c[2][k] + c[3][k];
 }

@@ -154,11 +154,10 @@ struct tm_rbatch {
 int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap);
 void tm_rbatch_free(struct tm_rbatch *b);
 
-/* n[k] += the records of kind k in b, and, when bytes is not NULL,
- * sum[k] += bytes[i] over them (kinds below TM_SCHEMA_KINDS_MAX). */
-void tm_rbatch_count_kinds(const struct tm_rbatch *b, uint64_t *n);
-void tm_rbatch_sum_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *sum,
-                         size_t stride);
+/* Per kind k of b's records (kinds below TM_SCHEMA_KINDS_MAX): n[k] +=
+ * how many, and, when bytes is not NULL, sum[k] += bytes[i] over them. */
+void tm_rbatch_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *n,
+                     uint64_t *sum);
 
 struct tm_rrender_plan;
 
