@@ -1,8 +1,25 @@
-/* unit_index: the checkpoint index on its own. Thinning keeps it under
- * TM_CKPT_CAP; every checkpoint restarts the decoder exactly at its
- * reference with the right view offsets (checked against snprintf); the
- * file round-trips and is refused when stale, damaged or truncated;
- * lookups agree with a linear search. */
+/* unit_index: the record index (views/rindex.h) of address traces, built
+ * as views/rtrace.c builds it: the address row (codecs/address/arec.h)
+ * opened on the raw head, then tm_rindex_build over the container. For
+ * din, PDATS, PDATS II and lackey, plain, gzip and zstd:
+ *   - every checkpoint restarts the row's decoder: from its raw offset
+ *     with its state come exactly the references from its record number
+ *     on (decoded independently, by the address codec), up to the next
+ *     checkpoint's raw offset, and on past it;
+ *   - its columns are the snprintf lengths of everything before it: the
+ *     ascii (din) lines, each streams/<kind>'s, fields/type ("<decimal>\n"),
+ *     fields/address ("<hex>\n"), fields/size (lackey), xdin (lackey: the
+ *     din line and 4 bytes); the totals are the whole trace's;
+ *   - at most K records apart, exactly K unless at a restart point of the
+ *     container; in zstd frames of 1 MiB (restart points), a checkpoint
+ *     at the first record of each, kept as the spacing doubles.
+ * And: thinning keeps it under TM_CKPT_CAP; with the default spacing it
+ * fits the 0.5% budget (TM_INDEX_BUDGET_DIV), thinned by halving or to
+ * the checkpoints at restart points; the file round-trips
+ * (tm_rindex_compare) and is refused when stale (size, mtime, inode,
+ * codec, container, schema, state size), damaged or truncated;
+ * tm_rindex_find agrees with a linear search; tm_rindex_compare names the
+ * first difference. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,185 +28,487 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/arec.h"
+#include "codecs/address/lackey.h"
 #include "tests/view_test.h"
-#include "views/index.h"
+#include "views/ixfile.h"
+#include "views/rindex.h"
 
 #define NREFS 20000
 
-static char tmpdir[256];
-
 struct fix {
         char path[300];
-        const struct tm_codec *codec;
+        const struct tm_rcodec *row;
+        const struct tm_codec *codec; /* the row's address codec */
         struct vt_buf raw;
         struct tm_ref *refs;
+        uint32_t *sizes; /* lackey's, else NULL */
         size_t n;
         int fd;
         struct tm_cont *cont;
+        /* what the row's open() gave, as tm_rtrace_open keeps it */
+        void *ctx;
+        struct tm_schema s;
+        struct tm_rstate st0;
+        uint64_t hdr_len;
 };
 
-static void fix_make(struct fix *fx, const char *codec, enum tm_cont_kind kind)
+/* Write refs (and sizes, NULL but for lackey) with the row named codec as
+ * an archive of kind, then decode it back with the address codec and open
+ * the container and the row on it. */
+static void fix_open(struct fix *fx, const char *codec, enum tm_cont_kind kind, size_t frame,
+                     const struct tm_ref *refs, const uint32_t *sizes, size_t n)
 {
         memset(fx, 0, sizeof *fx);
-        fx->codec = tm_codec_by_name(codec);
-        snprintf(fx->path, sizeof fx->path, "%s/%s-%d", tmpdir, codec, (int)kind);
-        struct tm_ref *gen = malloc(NREFS * sizeof *gen);
-        vt_gen(3, gen, NREFS, fx->codec->ntypes, 0);
-        vt_make(fx->path, fx->codec, kind, 2048, gen, NREFS, &fx->raw);
-        free(gen);
-        fx->refs = vt_decode_all(fx->codec, fx->raw.p, fx->raw.len, &fx->n);
+        fx->row = tm_rcodec_by_name(codec);
+        assert_non_null(fx->row);
+        fx->codec = tm_arec_codec(fx->row);
+        assert_non_null(fx->codec);
+        snprintf(fx->path, sizeof fx->path, "%s", tmt_path(codec));
+        snprintf(fx->path + strlen(fx->path), sizeof fx->path - strlen(fx->path), "-%d-%zu",
+                 (int)kind, n);
+        vt_make_sized(fx->path, fx->codec, kind, frame, refs, sizes, n, &fx->raw);
+        fx->refs = vt_decode_all_sized(fx->codec, fx->raw.p, fx->raw.len, &fx->n,
+                                       sizes ? &fx->sizes : NULL);
+        assert_int_equal(fx->n, n);
         fx->fd = open(fx->path, O_RDONLY);
         assert_true(fx->fd >= 0);
         struct tm_err err = {0};
         assert_int_equal(tm_cont_open(fx->fd, fx->path, &fx->cont, &err), 0);
+        size_t head = fx->raw.len < TM_PROBE_BYTES ? fx->raw.len : TM_PROBE_BYTES;
+        int hl = fx->row->open(fx->raw.p, head, fx->path, &fx->ctx, &fx->s, &fx->st0, &err);
+        if (hl < 0)
+                fail_msg("open %s: %s", fx->path, err.msg);
+        fx->hdr_len = (uint64_t)hl;
+}
+
+/* n program-like references (view_test.h); for lackey with sizes and
+ * reads followed by a write of the same address and size (one M line,
+ * two references: a checkpoint can fall between them). zstd frames of
+ * about frame raw bytes. */
+static void fix_make_n(struct fix *fx, const char *codec, enum tm_cont_kind kind, size_t frame,
+                       size_t n)
+{
+        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(codec));
+        assert_non_null(c);
+        int sized = c->encode_sized != NULL;
+        struct tm_ref *gen = malloc(n * sizeof *gen);
+        uint32_t *sizes = malloc(n * sizeof *sizes);
+        assert_true(gen && sizes);
+        vt_gen(3, gen, n, c->ntypes, sized);
+        static const uint32_t sz[] = {1, 2, 4, 8, 16, 64, 512, LACKEY_MAX_SIZE};
+        for (size_t i = 0; i < n; i++) {
+                sizes[i] = sz[vt_rand() % 8];
+                if (sized && i && gen[i - 1].type == TM_READ && vt_rand() % 3 == 0) {
+                        gen[i] = (struct tm_ref){gen[i - 1].addr, TM_WRITE};
+                        sizes[i] = sizes[i - 1];
+                }
+        }
+        fix_open(fx, codec, kind, frame, gen, sized ? sizes : NULL, n);
+        free(sizes);
+        free(gen);
+}
+
+/* NREFS references, zstd frames of 2 KiB (below TM_CONT_POINT_MIN_RAW:
+ * no restart points but the start). */
+static void fix_make(struct fix *fx, const char *codec, enum tm_cont_kind kind)
+{
+        fix_make_n(fx, codec, kind, 2048, NREFS);
 }
 
 static void fix_free(struct fix *fx)
 {
+        fx->row->close(fx->ctx);
         tm_cont_close(fx->cont);
         close(fx->fd);
         free(fx->raw.p);
         free(fx->refs);
+        free(fx->sizes);
 }
 
-static struct tm_index *build(struct fix *fx, uint64_t k)
+static struct tm_rindex *build(struct fix *fx, uint64_t k)
 {
-        struct tm_index *ix;
+        struct tm_rindex *ix;
         struct tm_err err = {0};
-        if (tm_index_build(fx->cont, fx->codec, fx->raw.p,
-                           fx->raw.len < TM_PROBE_BYTES ? fx->raw.len : TM_PROBE_BYTES, k, NULL,
-                           NULL, &ix, &err) != 0)
-                fail_msg("build: %s", err.msg);
+        if (tm_rindex_build(fx->cont, fx->row, fx->ctx, &fx->s, fx->hdr_len, &fx->st0, k, NULL,
+                            NULL, &ix, &err) != 0)
+                fail_msg("build %s: %s", fx->path, err.msg);
         return ix;
 }
 
-/* Restart the decoder at every checkpoint and compare with the refs; the
- * view offsets must be the snprintf lengths of everything before. */
-static void check_checkpoints(const struct fix *fx, const struct tm_index *ix)
+static const uint64_t *ck_row(const struct tm_rindex *ix, uint32_t i)
 {
-        uint64_t ascii = 0, trec[TM_NTYPES] = {0}, toff[TM_NTYPES] = {0};
+        return ix->col + (size_t)i * ix->ncol;
+}
+
+/* ---- what every checkpoint must say ---- */
+
+/* Schema field f by name, which the address schema must have. */
+static unsigned field_col(const struct fix *fx, const char *name)
+{
+        int f = tm_schema_field(&fx->s, name);
+        assert_true(f >= 0);
+        return tm_rcol_field(&fx->s, (unsigned)f);
+}
+
+/* Add reference i to the positions at[], from snprintf alone: its din
+ * line in ascii, in its kind's stream and (sized) in xdin with 4 bytes
+ * more (" %03x" of the size), its type and address (and size) in their
+ * fields' views. */
+static void add_ref(const struct fix *fx, size_t i, uint64_t *at)
+{
+        const struct tm_ref *r = &fx->refs[i];
+        char b[64];
+        int line = snprintf(b, sizeof b, "%u %" PRIx64 "\n", r->type, r->addr);
+        at[TM_RCOL_REC]++;
+        at[TM_RCOL_ASCII] += (uint64_t)line;
+        at[tm_rcol_kind(r->type)] += (uint64_t)line;
+        at[field_col(fx, "type")] += (uint64_t)snprintf(b, sizeof b, "%u\n", r->type);
+        at[field_col(fx, "address")] += (uint64_t)snprintf(b, sizeof b, "%" PRIx64 "\n", r->addr);
+        if (!fx->sizes)
+                return;
+        at[field_col(fx, "size")] += (uint64_t)snprintf(b, sizeof b, "%u\n", fx->sizes[i]);
+        at[tm_rcol_form(&fx->s, 0)] += (uint64_t)line + 4;
+}
+
+/* Decode from *off with state st (the row's decoder, all input there, eof)
+ * until the references before number end are out; each must be fx's
+ * reference *rec, which advances. */
+static void decode_to(const struct fix *fx, struct tm_rstate *st, uint64_t *off, uint64_t *rec,
+                      uint64_t end)
+{
+        struct tm_rec out[64];
+        struct tm_err err = {0};
+        while (*rec < end) {
+                size_t used = 0, cap = end - *rec < 64 ? (size_t)(end - *rec) : 64;
+                ssize_t r = fx->row->decode(fx->ctx, st, fx->raw.p + *off, fx->raw.len - *off, 1,
+                                            *off, &used, out, cap, &err);
+                if (r < 0)
+                        fail_msg("%s: resumed decode at %" PRIu64 ": %s", fx->path, *off, err.msg);
+                if (r == 0 && used == 0)
+                        fail_msg("%s: decode ended at reference %" PRIu64, fx->path, *rec);
+                assert_true((size_t)r <= cap);
+                for (ssize_t j = 0; j < r; j++) {
+                        const struct tm_ref *want = &fx->refs[*rec + (uint64_t)j];
+                        assert_int_equal(out[j].kind, want->type);
+                        assert_int_equal(out[j].v[0], want->type);
+                        assert_int_equal(out[j].v[1], want->addr);
+                        assert_int_equal(out[j].v[2],
+                                         fx->sizes ? fx->sizes[*rec + (uint64_t)j] : 0);
+                }
+                *off += used;
+                *rec += (uint64_t)r;
+        }
+}
+
+/* Resume at checkpoint c: its references up to the next checkpoint, whose
+ * raw offset the decoder then reaches exactly, and a few past it; after
+ * the last one, up to the end of the trace. (Not its state byte for byte:
+ * lackey's keeps the address of an M line's write once it is out, so a
+ * pass that split the line there differs in dead bytes.) */
+static void check_resume(const struct fix *fx, const struct tm_rindex *ix, uint32_t c)
+{
+        struct tm_rstate st;
+        memset(&st, 0, sizeof st);
+        memcpy(st.b, ix->st + (size_t)c * ix->stsize, ix->stsize);
+        uint64_t off = ix->raw[c], rec = ck_row(ix, c)[TM_RCOL_REC];
+        uint64_t next = c + 1 < ix->n ? ck_row(ix, c + 1)[TM_RCOL_REC] : fx->n;
+        decode_to(fx, &st, &off, &rec, next);
+        if (c + 1 < ix->n) {
+                assert_int_equal(off, ix->raw[c + 1]);
+                decode_to(fx, &st, &off, &rec, fx->n - rec < 8 ? fx->n : rec + 8);
+                return;
+        }
+        struct tm_rec out[1];
+        size_t used = 1;
+        struct tm_err err = {0};
+        assert_int_equal(fx->row->decode(fx->ctx, &st, fx->raw.p + off, fx->raw.len - off, 1, off,
+                                         &used, out, 1, &err),
+                         0);
+        assert_int_equal(used, 0);
+        assert_int_equal(off, fx->raw.len);
+}
+
+/* Checkpoints at most K records apart and at least one; with spaced (K as
+ * asked, never thinned) exactly K unless the later one is at a restart
+ * point of the container. */
+static void check_spacing(const struct fix *fx, const struct tm_rindex *ix, int spaced)
+{
+        assert_true(ix->n >= 1 && ix->n <= TM_CKPT_CAP);
+        assert_int_equal(ix->raw[0], fx->hdr_len);
+        for (uint32_t i = 1; i < ix->n; i++) {
+                uint64_t gap = ck_row(ix, i)[TM_RCOL_REC] - ck_row(ix, i - 1)[TM_RCOL_REC];
+                assert_true(gap >= 1 && gap <= ix->k);
+                if (spaced && gap != ix->k && !tm_rindex_at_point(ix, fx->cont, i))
+                        fail_msg("%s: checkpoint %u is %" PRIu64 " records after the last, "
+                                 "not at a restart point",
+                                 fx->path, i, gap);
+        }
+        assert_true(ix->tot[TM_RCOL_REC] - ck_row(ix, ix->n - 1)[TM_RCOL_REC] <= ix->k);
+}
+
+/* The generic statistics: records per kind, each field's range. */
+static void check_stats(const struct fix *fx, const struct tm_rindex *ix)
+{
+        uint64_t kinds[TM_SCHEMA_KINDS_MAX] = {0}, lo[3], hi[3] = {0};
+        lo[0] = lo[1] = lo[2] = UINT64_MAX;
+        for (size_t i = 0; i < fx->n; i++) {
+                uint64_t v[3] = {fx->refs[i].type, fx->refs[i].addr, fx->sizes ? fx->sizes[i] : 0};
+                kinds[fx->refs[i].type]++;
+                for (unsigned f = 0; f < 3; f++) {
+                        lo[f] = v[f] < lo[f] ? v[f] : lo[f];
+                        hi[f] = v[f] > hi[f] ? v[f] : hi[f];
+                }
+        }
+        assert_int_equal(ix->stats.records, fx->n);
+        assert_memory_equal(ix->stats.kind_n, kinds, sizeof kinds);
+        for (unsigned f = 0; f < fx->s.nfields; f++) {
+                assert_int_equal(ix->stats.fmin[f], lo[f]);
+                assert_int_equal(ix->stats.fmax[f], hi[f]);
+        }
+}
+
+/* Everything the index says about fx, checked at every checkpoint. */
+static void check_index(const struct fix *fx, const struct tm_rindex *ix, int spaced)
+{
+        const struct tm_schema *s = &fx->s;
+        /* address columns only: no sections, no per-id streams */
+        assert_int_equal(s->nfields, fx->sizes ? 3 : 2);
+        assert_int_equal(s->nforms, fx->sizes ? 1 : 0);
+        assert_true(!s->nforms || strcmp(s->form[0].name, "xdin") == 0);
+        assert_int_equal(ix->ncol, 2 + s->nkinds + s->nfields + s->nforms);
+        assert_int_equal(ix->stsize, fx->row->state_size);
+        uint64_t *at = calloc(ix->ncol, sizeof *at);
+        assert_non_null(at);
         uint32_t c = 0;
-        for (size_t i = 0; i <= fx->n; i++) {
-                const struct tm_ckpt *ck = &ix->ck[c < ix->n ? c : 0];
-                if (c < ix->n && ck->rec == i) {
-                        assert_int_equal(ck->ascii_off, ascii);
-                        assert_memory_equal(ck->type_rec, trec, sizeof trec);
-                        assert_memory_equal(ck->type_off, toff, sizeof toff);
-                        struct tm_dec_state st = ck->st;
-                        struct tm_ref out[8];
-                        size_t used;
-                        size_t left = fx->raw.len - ck->raw_off;
-                        ssize_t r = fx->codec->decode(&st, fx->raw.p + ck->raw_off, left, 1,
-                                                      ck->raw_off, &used, out, 8, NULL);
-                        size_t want = fx->n - i < 8 ? fx->n - i : 8;
-                        assert_int_equal(r, want);
-                        for (ssize_t j = 0; j < r; j++) {
-                                assert_int_equal(out[j].addr, fx->refs[i + j].addr);
-                                assert_int_equal(out[j].type, fx->refs[i + j].type);
-                        }
+        for (size_t i = 0;; i++) {
+                if (c < ix->n && ck_row(ix, c)[TM_RCOL_REC] == i) {
+                        assert_memory_equal(ck_row(ix, c), at, ix->ncol * sizeof *at);
+                        check_resume(fx, ix, c);
                         c++;
                 }
                 if (i == fx->n)
                         break;
-                char line[64];
-                int len = snprintf(line, sizeof line, "%u %" PRIx64 "\n", fx->refs[i].type,
-                                   fx->refs[i].addr);
-                ascii += (uint64_t)len;
-                trec[fx->refs[i].type]++;
-                toff[fx->refs[i].type] += (uint64_t)len;
+                add_ref(fx, i, at);
         }
-        assert_int_equal(c, ix->n);
-        assert_int_equal(ix->ascii_size, ascii);
-        assert_memory_equal(ix->type_refs, trec, sizeof trec);
-        assert_memory_equal(ix->type_size, toff, sizeof toff);
-        assert_int_equal(ix->nrefs, fx->n);
+        assert_int_equal(c, ix->n); /* none missed: in order, none past the end */
+        assert_memory_equal(ix->tot, at, ix->ncol * sizeof *at);
         assert_int_equal(ix->raw_size, fx->raw.len);
-        assert_int_equal(ix->stats.refs, fx->n);
-        for (unsigned t = 0; t < TM_NTYPES; t++)
-                assert_int_equal(ix->stats.count[t], trec[t]);
+        check_spacing(fx, ix, spaced);
+        check_stats(fx, ix);
+        free(at);
 }
 
-/* With the default spacing the saved checkpoints stay within the size
- * budget: a highly compressed archive is thinned (spacing doubled), plain
- * din text of the same references is not, and both still restart right. */
-static void budget_case(const char *codec, enum tm_cont_kind kind, int thinned)
+static void test_checkpoints_all(void **state)
 {
-        enum { N = 600000 };
-        struct fix fx;
-        memset(&fx, 0, sizeof fx);
-        fx.codec = tm_codec_by_name(codec);
-        snprintf(fx.path, sizeof fx.path, "%s/budget-%s-%d", tmpdir, codec, (int)kind);
-        struct tm_ref *gen = malloc(N * sizeof *gen);
-        assert_non_null(gen);
-        for (size_t i = 0; i < N; i++) { /* a loop: compresses to almost nothing */
-                gen[i].type = i % 8 == 7 ? TM_READ : TM_IFETCH;
-                gen[i].addr = i % 8 == 7 ? 0x10000000 + 4 * (i % 4096) : 0x400000 + 4 * (i % 64);
-        }
-        vt_make(fx.path, fx.codec, kind, 1 << 20, gen, N, &fx.raw);
-        free(gen);
-        fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
-        fx.fd = open(fx.path, O_RDONLY);
-        assert_true(fx.fd >= 0);
-        struct tm_err err = {0};
-        assert_int_equal(tm_cont_open(fx.fd, fx.path, &fx.cont, &err), 0);
-        struct tm_index *ix = build(&fx, 0);
-        uint64_t budget = tm_cont_archive_size(fx.cont) / TM_INDEX_BUDGET_DIV;
-        assert_true(ix->n == 1 || (uint64_t)ix->n * TM_CKPT_BYTES <= budget);
-        if (thinned)
-                assert_true(ix->k > TM_CKPT_REFS_DEFAULT);
-        else
+        (void)state;
+        static const char *const codecs[] = {"din", "pdats", "pdats2", "lackey"};
+        static const enum tm_cont_kind kinds[] = {TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD};
+        for (unsigned c = 0; c < 4; c++)
+                for (unsigned k = 0; k < 3; k++) {
+                        struct fix fx;
+                        fix_make(&fx, codecs[c], kinds[k]);
+                        struct tm_rindex *ix = build(&fx, 37);
+                        assert_int_equal(ix->k, 37);
+                        if (kinds[k] == TM_CONT_PLAIN) /* no restart points */
+                                assert_int_equal(ix->n, (NREFS + 36) / 37);
+                        check_index(&fx, ix, 1);
+                        tm_rindex_free(ix);
+                        fix_free(&fx);
+                }
+}
+
+/* ---- thinning and the size budget ---- */
+
+/* A checkpoint every record (k = 1): the cap is reached at record 8191,
+ * the spacing doubles to 2, the cap is reached again and it doubles to 4;
+ * a halving keeps every other checkpoint, so they are then exactly every
+ * 4th record: din in a plain archive, lackey (M lines) in zstd frames
+ * without restart points. PDATS II in a plain archive differs: a record
+ * holds several references, so checkpoints share raw offsets; those that
+ * start one count as at a restart point (in a plain archive every offset
+ * is one, tm_cont_restart_cost 0), and a halving keeps those while they
+ * are at most three quarters: still under the cap, at most K apart, K a
+ * power of two, not every K. */
+static void test_thinning(void **state)
+{
+        (void)state;
+        static const char *const codecs[] = {"din", "pdats2", "lackey"};
+        static const enum tm_cont_kind kinds[] = {TM_CONT_PLAIN, TM_CONT_PLAIN, TM_CONT_ZSTD};
+        for (unsigned c = 0; c < 3; c++) {
+                struct fix fx;
+                fix_make(&fx, codecs[c], kinds[c]);
+                struct tm_rindex *ix = build(&fx, 1);
+                assert_true(ix->k >= 4 && (ix->k & (ix->k - 1)) == 0);
+                if (c != 1) {
+                        assert_int_equal(ix->k, 4);
+                        assert_int_equal(ix->n, NREFS / 4 + 1);
+                        for (uint32_t i = 0; i < ix->n; i++)
+                                assert_int_equal(ck_row(ix, i)[TM_RCOL_REC], (uint64_t)i * 4);
+                }
+                check_index(&fx, ix, 0);
+                tm_rindex_free(ix);
+
+                ix = build(&fx, 0); /* the default spacing: one checkpoint */
                 assert_int_equal(ix->k, TM_CKPT_REFS_DEFAULT);
-        assert_true(ix->n >= 1 + (thinned ? 0 : N / TM_CKPT_REFS_DEFAULT));
-        check_checkpoints(&fx, ix);
-        tm_index_free(ix);
+                assert_int_equal(ix->n, 1);
+                check_index(&fx, ix, 1);
+                tm_rindex_free(ix);
+                fix_free(&fx);
+        }
+}
+
+/* Checkpoints at the container's restart points: zstd frames of 1 MiB,
+ * each a point (TM_CONT_POINT_MIN_RAW), ending between records as
+ * vt_make writes them. The first record of every frame starts a
+ * checkpoint, besides every K records (check_index: K apart unless at a
+ * point), and keeps it when the spacing doubles: din with K = 1000, and
+ * lackey with K = 16, past the cap (thinned twice, to 64). */
+static void test_points(void **state)
+{
+        (void)state;
+        static const char *const codecs[] = {"din", "lackey"};
+        static const size_t n[] = {400000, 300000};
+        static const uint64_t spacing[] = {1000, 16};
+        for (unsigned c = 0; c < 2; c++) {
+                struct fix fx;
+                fix_make_n(&fx, codecs[c], TM_CONT_ZSTD, 1 << 20, n[c]);
+                struct tm_rindex *ix = build(&fx, spacing[c]);
+                int thinned = ix->k != spacing[c];
+                assert_int_equal(thinned, c == 1);
+                check_index(&fx, ix, !thinned);
+                unsigned points = 0;
+                uint32_t i = 0;
+                for (uint64_t p = 0; tm_cont_next_point(fx.cont, p, &p); points++) {
+                        while (i < ix->n && ix->raw[i] < p)
+                                i++;
+                        if (i == ix->n || ix->raw[i] != p || !tm_rindex_at_point(ix, fx.cont, i))
+                                fail_msg("%s: no checkpoint at the point %" PRIu64, fx.path, p);
+                }
+                assert_true(points >= 3);
+                tm_rindex_free(ix);
+                fix_free(&fx);
+        }
+}
+
+/* How an index met the size budget (budget_case). */
+enum thin { THIN_NONE, THIN_HALVED, THIN_POINTS };
+
+/* With the default spacing the checkpoints stay within the size budget
+ * (archive size / TM_INDEX_BUDGET_DIV), all of them still restarting
+ * right. n references of a loop, which compresses to almost nothing;
+ * noisy: its reads at random addresses, which compresses less. how: not
+ * thinned (plain din text), thinned by halving (fewer than two restart
+ * points fit), or to the checkpoints at restart points alone, every
+ * second or third... as many as fit (then K is the most records between
+ * two of them). */
+static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int noisy,
+                        enum thin how)
+{
+        struct tm_ref *gen = malloc(n * sizeof *gen);
+        assert_non_null(gen);
+        for (size_t i = 0; i < n; i++) {
+                uint64_t r = noisy ? vt_rand() % 4096 : i % 4096;
+                gen[i].type = i % 8 == 7 ? TM_READ : TM_IFETCH;
+                gen[i].addr = i % 8 == 7 ? 0x10000000 + 4 * r : 0x400000 + 4 * (i % 64);
+        }
+        struct fix fx;
+        fix_open(&fx, codec, kind, 1 << 20, gen, NULL, n);
+        free(gen);
+        struct tm_rindex *ix = build(&fx, 0);
+        uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize; /* bytes of a checkpoint */
+        uint64_t budget = tm_cont_archive_size(fx.cont) / TM_INDEX_BUDGET_DIV;
+        assert_true(ix->n == 1 || ix->n * per <= budget);
+        uint64_t spaced = 1 + (n - 1) / TM_CKPT_REFS_DEFAULT; /* every K records */
+        switch (how) {
+        case THIN_NONE:
+                assert_int_equal(ix->k, TM_CKPT_REFS_DEFAULT);
+                assert_int_equal(ix->n, spaced);
+                break;
+        case THIN_HALVED:
+                assert_true(ix->n < spaced);
+                assert_true(ix->k > TM_CKPT_REFS_DEFAULT && (ix->k & (ix->k - 1)) == 0);
+                break;
+        case THIN_POINTS: {
+                assert_true(ix->n >= 2 && ix->n < spaced && 2 * ix->n * per >= budget);
+                uint64_t most = n - ck_row(ix, ix->n - 1)[TM_RCOL_REC];
+                for (uint32_t i = 0; i < ix->n; i++) {
+                        assert_true(tm_rindex_at_point(ix, fx.cont, i));
+                        uint64_t gap =
+                            i ? ck_row(ix, i)[TM_RCOL_REC] - ck_row(ix, i - 1)[TM_RCOL_REC] : 0;
+                        most = gap > most ? gap : most;
+                }
+                assert_int_equal(ix->k, most);
+                break;
+        }
+        }
+        check_index(&fx, ix, how == THIN_NONE);
+        tm_rindex_free(ix);
         fix_free(&fx);
 }
 
 static void test_budget(void **state)
 {
         (void)state;
-        budget_case("pdats2", TM_CONT_ZSTD, 1);
-        budget_case("din", TM_CONT_PLAIN, 0);
+        budget_case("pdats2", TM_CONT_ZSTD, 600000, 0, THIN_HALVED);
+        budget_case("din", TM_CONT_PLAIN, 600000, 0, THIN_NONE);
+        budget_case("din", TM_CONT_ZSTD, 600000, 0, THIN_HALVED);
+        budget_case("din", TM_CONT_ZSTD, 1200000, 1, THIN_POINTS);
 }
 
-static void test_thinning(void **state)
-{
-        (void)state;
-        struct fix fx;
-        fix_make(&fx, "pdats2", TM_CONT_PLAIN);
-        struct tm_index *ix = build(&fx, 1);
-        /* k = 1 fills 8192 at ref 8191, then 2, then 4 at ref 16382. */
-        assert_true(ix->n <= TM_CKPT_CAP);
-        assert_int_equal(ix->k, 4);
-        assert_int_equal(ix->n, NREFS / 4 + 1);
-        for (uint32_t i = 0; i < ix->n; i++)
-                assert_int_equal(ix->ck[i].rec, (uint64_t)i * ix->k);
-        check_checkpoints(&fx, ix);
-        tm_index_free(ix);
+/* ---- the file ---- */
 
-        ix = build(&fx, 0); /* default spacing: one checkpoint */
-        assert_int_equal(ix->k, TM_CKPT_REFS_DEFAULT);
-        assert_int_equal(ix->n, 1);
-        check_checkpoints(&fx, ix);
-        tm_index_free(ix);
-        fix_free(&fx);
+/* The key's state_ok: the row's, on fx's ctx (as rtrace.c's). */
+static int fix_state_ok(const void *ctx, const void *st)
+{
+        const struct fix *fx = ctx;
+        return fx->row->state_ok(fx->ctx, st);
 }
 
-static void test_checkpoints_all(void **state)
+static int load(const struct fix *fx, const char *path, const struct tm_index_key *key,
+                const struct tm_schema *s, size_t stsize, struct tm_rindex **out)
 {
-        (void)state;
-        static const char *const codecs[] = {"din", "pdats", "pdats2"};
-        static const enum tm_cont_kind kinds[] = {TM_CONT_PLAIN, TM_CONT_GZIP, TM_CONT_ZSTD};
-        for (unsigned c = 0; c < 3; c++)
-                for (unsigned k = 0; k < 3; k++) {
-                        struct fix fx;
-                        fix_make(&fx, codecs[c], kinds[k]);
-                        struct tm_index *ix = build(&fx, 37);
-                        assert_int_equal(ix->n, (NREFS + 36) / 37);
-                        check_checkpoints(&fx, ix);
-                        tm_index_free(ix);
-                        fix_free(&fx);
-                }
+        struct tm_err err = {0};
+        int rc = tm_rindex_load(path, key, s, stsize, fx->hdr_len, NULL, out, NULL, &err);
+        if (rc == 0)
+                tm_rindex_free(*out);
+        else
+                assert_true(err.msg[0] != 0);
+        return rc;
+}
+
+/* Bytes after the magic changed one at a time (every one of the head,
+ * sparser further on): refused, as another version (-ESTALE) in the key
+ * and the schema's words, else as damage (-EIO); then the file cut short
+ * at several lengths: -EIO. */
+static void check_damage(const struct fix *fx, const char *path, const struct tm_index_key *key)
+{
+        struct tm_rindex *back;
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        int fd = open(path, O_RDWR);
+        assert_true(fd >= 0);
+        for (off_t off = 8; off < sb.st_size; off += 1 + off / 3) {
+                uint8_t b, x;
+                assert_int_equal(pread(fd, &b, 1, off), 1);
+                x = b ^ 0x10;
+                assert_int_equal(pwrite(fd, &x, 1, off), 1);
+                int rc = load(fx, path, key, &fx->s, fx->row->state_size, &back);
+                /* bytes 72-83: schema CRC, state size, column count */
+                if (rc == 0 || (rc != -EIO && (rc != -ESTALE || off >= TM_IX_KEY_END + 12)))
+                        fail_msg("damage at %lld: %d", (long long)off, rc);
+                assert_int_equal(pwrite(fd, &b, 1, off), 1);
+        }
+        assert_int_equal(load(fx, path, key, &fx->s, fx->row->state_size, &back), 0);
+        static const off_t cut[] = {1, 8, 100, 1000};
+        for (unsigned i = 0; i < 4; i++) {
+                assert_true(cut[i] < sb.st_size);
+                assert_int_equal(ftruncate(fd, sb.st_size - cut[i]), 0);
+                assert_int_equal(load(fx, path, key, &fx->s, fx->row->state_size, &back), -EIO);
+        }
+        assert_int_equal(ftruncate(fd, 0), 0);
+        assert_int_equal(load(fx, path, key, &fx->s, fx->row->state_size, &back), -EIO);
+        close(fd);
 }
 
 static void test_file(void **state)
@@ -197,148 +516,135 @@ static void test_file(void **state)
         (void)state;
         struct fix fx;
         fix_make(&fx, "pdats", TM_CONT_GZIP);
-        struct tm_index *ix = build(&fx, 100), *back;
+        struct tm_rindex *ix = build(&fx, 100), *back;
         struct tm_index_key key = {.archive_size = 1234,
                                    .mtime_ns = 5678,
                                    .ino = 9,
                                    .codec = "pdats",
-                                   .container = "gzip"};
-        char path[400];
-        snprintf(path, sizeof path, "%s/idx.tmidx", tmpdir);
+                                   .container = "gzip",
+                                   .state_ok = fix_state_ok,
+                                   .state_ctx = &fx};
+        const char *path = tmt_path("idx.tmidx");
+        uint32_t crc = tm_rindex_schema_crc(&fx.s);
+        size_t stsize = fx.row->state_size;
         struct tm_err err = {0};
-        assert_int_equal(tm_index_save(ix, fx.cont, &key, path, &err), 0);
+        assert_int_equal(tm_rindex_save(ix, fx.cont, &key, crc, path, &err), 0);
 
         /* a fresh container gets its seek index from the file */
         struct tm_cont *c2;
         int ifd = -1;
         assert_int_equal(tm_cont_open(fx.fd, fx.path, &c2, &err), 0);
-        assert_int_equal(tm_index_load(path, &key, c2, &back, &ifd, &err), 0);
+        if (tm_rindex_load(path, &key, &fx.s, stsize, fx.hdr_len, c2, &back, &ifd, &err) != 0)
+                fail_msg("load: %s", err.msg);
         assert_true(ifd >= 0);
-        assert_int_equal(tm_index_compare(ix, back, &err), 0);
+        assert_int_equal(tm_rindex_compare(ix, back, &err), 0);
+        check_index(&fx, back, 1);
         uint64_t rs;
         assert_int_equal(tm_cont_raw_size(c2, &rs), 1);
         assert_int_equal(rs, fx.raw.len);
-        tm_index_free(back);
+        tm_rindex_free(back);
         tm_cont_close(c2);
         close(ifd);
 
-        /* stale keys */
+        /* another version of the archive, another trace, another schema */
         struct tm_index_key k2 = key;
+        k2.archive_size++;
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
+        k2 = key;
         k2.mtime_ns++;
-        assert_int_equal(tm_index_load(path, &k2, NULL, &back, NULL, &err), -ESTALE);
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
         k2 = key;
         k2.ino++;
-        assert_int_equal(tm_index_load(path, &k2, NULL, &back, NULL, &err), -ESTALE);
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
         k2 = key;
         k2.codec = "pdats2";
-        assert_int_equal(tm_index_load(path, &k2, NULL, &back, NULL, &err), -ESTALE);
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
+        k2 = key;
+        k2.container = "zstd";
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
+        struct tm_schema s2; /* the schema made again: the same */
+        tm_addr_schema(&s2, fx.s.nkinds, 0);
+        assert_int_equal(load(&fx, path, &key, &s2, stsize, &back), 0);
+        s2.field[1].show = TM_SHOW_HEX; /* the same columns, addresses shown otherwise */
+        assert_int_equal(load(&fx, path, &key, &s2, stsize, &back), -ESTALE);
+        tm_addr_schema(&s2, fx.s.nkinds - 1, 0);
+        assert_int_equal(load(&fx, path, &key, &s2, stsize, &back), -ESTALE);
+        assert_int_equal(load(&fx, path, &key, &fx.s, stsize - 8, &back), -ESTALE);
 
-        /* every single damaged byte after the magic is caught */
-        struct stat sb;
-        assert_int_equal(stat(path, &sb), 0);
-        int fd = open(path, O_RDWR);
-        for (off_t off = 8; off < sb.st_size; off += 1 + off / 3) {
-                uint8_t b, x;
-                assert_int_equal(pread(fd, &b, 1, off), 1);
-                x = b ^ 0x10;
-                assert_int_equal(pwrite(fd, &x, 1, off), 1);
-                int rc = tm_index_load(path, &key, NULL, &back, NULL, &err);
-                if (rc == 0)
-                        fail_msg("damage at %lld not caught", (long long)off);
-                assert_int_equal(pwrite(fd, &b, 1, off), 1);
-        }
-        assert_int_equal(ftruncate(fd, sb.st_size - 1), 0);
-        assert_int_equal(tm_index_load(path, &key, NULL, &back, NULL, &err), -EIO);
-        close(fd);
+        check_damage(&fx, path, &key);
         assert_int_equal(unlink(path), 0);
-        assert_int_equal(tm_index_load(path, &key, NULL, &back, NULL, &err), -ENOENT);
+        assert_int_equal(load(&fx, path, &key, &fx.s, stsize, &back), -ENOENT);
 
         /* a directory that cannot hold the file: an error, nothing left */
-        snprintf(path, sizeof path, "%s/no/such/dir/idx.tmidx", tmpdir);
-        assert_true(tm_index_save(ix, fx.cont, &key, path, &err) < 0);
-        tm_index_free(ix);
+        path = tmt_path("no/such/dir/idx.tmidx");
+        assert_true(tm_rindex_save(ix, fx.cont, &key, crc, path, &err) < 0);
+        tm_rindex_free(ix);
         fix_free(&fx);
 }
 
-/* tm_index_compare (tracetool verify) names the first difference. */
+/* tm_rindex_compare (tracetool verify) names the first difference. */
 static void test_compare(void **state)
 {
         (void)state;
         struct fix fx;
         fix_make(&fx, "pdats", TM_CONT_ZSTD);
-        struct tm_index *a = build(&fx, 50);
+        struct tm_rindex *a = build(&fx, 50);
         tm_cont_close(fx.cont);
         struct tm_err err = {0};
         assert_int_equal(tm_cont_open(fx.fd, fx.path, &fx.cont, &err), 0);
-        struct tm_index *b = build(&fx, 50);
-        assert_int_equal(tm_index_compare(a, b, &err), 0);
-        b->ck[17].st.b[3] ^= 1;
-        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
+        struct tm_rindex *b = build(&fx, 50);
+        assert_int_equal(tm_rindex_compare(a, b, &err), 0);
+        b->st[17 * b->stsize + 3] ^= 1;
+        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "checkpoint (17)"));
-        b->ck[17].st.b[3] ^= 1;
-        b->stats.data_off[0]++;
-        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
+        b->st[17 * b->stsize + 3] ^= 1;
+        b->col[17 * b->ncol + tm_rcol_kind(TM_READ)]++;
+        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        assert_non_null(strstr(err.msg, "checkpoint (17)"));
+        b->col[17 * b->ncol + tm_rcol_kind(TM_READ)]--;
+        b->stats.kind_n[0]++;
+        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "stats"));
-        b->stats.data_off[0]--;
-        b->type_size[2]++;
-        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
-        tm_index_free(a);
-        tm_index_free(b);
+        b->stats.kind_n[0]--;
+        b->tot[tm_rcol_kind(TM_WRITE)]++;
+        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        assert_non_null(strstr(err.msg, "view size of column"));
+        b->tot[tm_rcol_kind(TM_WRITE)]--;
+        assert_int_equal(tm_rindex_compare(a, b, &err), 0);
+        tm_rindex_free(a);
+        tm_rindex_free(b);
         fix_free(&fx);
 }
 
-static uint64_t pos_of(const struct tm_ckpt *c, enum tm_ix_by by, unsigned t)
-{
-        return by == TM_BY_REC ? c->rec : by == TM_BY_ASCII ? c->ascii_off : c->type_off[t];
-}
-
+/* tm_rindex_find: the last checkpoint at or before v in any column, as a
+ * linear search finds it (columns of kinds and fields stand still over
+ * checkpoints without their records: the last of equals). */
 static void test_find(void **state)
 {
         (void)state;
         struct fix fx;
         fix_make(&fx, "din", TM_CONT_PLAIN);
-        struct tm_index *ix = build(&fx, 13);
+        struct tm_rindex *ix = build(&fx, 13);
         for (int i = 0; i < 20000; i++) {
-                enum tm_ix_by by = (enum tm_ix_by)(vt_rand() % 3);
-                unsigned t = (unsigned)(vt_rand() % fx.codec->ntypes);
-                uint64_t max = by == TM_BY_REC     ? ix->nrefs
-                               : by == TM_BY_ASCII ? ix->ascii_size
-                                                   : ix->type_size[t];
-                uint64_t v = vt_rand() % (max + 10);
+                unsigned col = (unsigned)(vt_rand() % ix->ncol);
+                uint64_t v = vt_rand() % (ix->tot[col] + 10);
                 uint32_t want = 0;
                 for (uint32_t j = 0; j < ix->n; j++)
-                        if (pos_of(&ix->ck[j], by, t) <= v)
+                        if (ck_row(ix, j)[col] <= v)
                                 want = j;
-                assert_ptr_equal(tm_index_find(ix, by, t, v), &ix->ck[want]);
+                assert_int_equal(tm_rindex_find(ix, col, v), want);
         }
-        tm_index_free(ix);
+        tm_rindex_free(ix);
         fix_free(&fx);
-}
-
-static int setup(void **state)
-{
-        (void)state;
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/unit_index.XXXXXX");
-        return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-        (void)state;
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_thinning),
-            cmocka_unit_test(test_budget),
-            cmocka_unit_test(test_checkpoints_all),
-            cmocka_unit_test(test_file),
-            cmocka_unit_test(test_find),
+            cmocka_unit_test(test_thinning), cmocka_unit_test(test_points),
+            cmocka_unit_test(test_budget),   cmocka_unit_test(test_checkpoints_all),
+            cmocka_unit_test(test_file),     cmocka_unit_test(test_find),
             cmocka_unit_test(test_compare),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
 }

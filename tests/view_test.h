@@ -1,4 +1,4 @@
-/* Helpers shared by unit_view and unit_index: make trace archives in a
+/* Helpers shared by the view and index tests: make trace archives in a
  * temporary directory and the expected bytes of every view, produced
  * independently of views/ (codec decode + snprintf). Header-only. */
 #ifndef TM_VIEW_TEST_H
@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codecs/containers/container.h"
 #include "codecs/address/trace.h"
-#include "views/tm_binary.h"
+#include "codecs/containers/container.h"
 #include "support/tmtest.h"
+#include "views/tm_binary.h"
 
 struct vt_buf {
         uint8_t *p;
@@ -111,9 +111,12 @@ static inline void vt_gen(uint64_t seed, struct tm_ref *refs, size_t n, unsigned
 }
 
 /* Encode refs with codec into raw (header included) and write them as an
- * archive of kind at path; zstd frames of about frame bytes. */
-static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
-                           size_t frame, const struct tm_ref *refs, size_t n, struct vt_buf *raw)
+ * archive of kind at path; zstd frames of about frame bytes. sizes: NULL,
+ * or the access size of each reference, for a codec that needs them
+ * (encode_sized: lackey). */
+static inline void vt_make_sized(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
+                                 size_t frame, const struct tm_ref *refs, const uint32_t *sizes,
+                                 size_t n, struct vt_buf *raw)
 {
         struct tm_err err = {0};
         struct tm_enc_state st;
@@ -132,7 +135,12 @@ static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_c
         vt_put(raw, out, (size_t)k);
         assert_int_equal(tm_cwriter_write(w, out, (size_t)k, &err), 0);
         for (size_t i = 0; i <= n; i++) {
-                k = i < n ? c->encode(&st, &refs[i], i, out, &err) : c->finish(&st, out, &err);
+                if (i == n)
+                        k = c->finish(&st, out, &err);
+                else if (sizes)
+                        k = c->encode_sized(&st, &refs[i], sizes[i], i, out, &err);
+                else
+                        k = c->encode(&st, &refs[i], i, out, &err);
                 if (k < 0)
                         fail_msg("encode %zu: %s", i, err.msg);
                 vt_put(raw, out, (size_t)k);
@@ -143,9 +151,17 @@ static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_c
         close(fd);
 }
 
-/* Decode raw[0..len) with c in one go: all references, malloc'd. */
-static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
-                                           size_t *n_out)
+static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
+                           size_t frame, const struct tm_ref *refs, size_t n, struct vt_buf *raw)
+{
+        vt_make_sized(path, c, kind, frame, refs, NULL, n, raw);
+}
+
+/* Decode raw[0..len) with c in one go: all references, malloc'd. sizes_out:
+ * NULL, or where the access sizes go (malloc'd; decode_sized, so c must
+ * have it). */
+static inline struct tm_ref *vt_decode_all_sized(const struct tm_codec *c, const uint8_t *raw,
+                                                 size_t len, size_t *n_out, uint32_t **sizes_out)
 {
         struct tm_err err = {0};
         struct tm_dec_state st;
@@ -153,14 +169,20 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
         assert_true(h >= 0);
         size_t pos = (size_t)h, n = 0, cap = 1024;
         struct tm_ref *refs = malloc(cap * sizeof *refs);
+        uint32_t *sizes = sizes_out ? malloc(cap * sizeof *sizes) : NULL;
         for (;;) {
                 if (n + 512 > cap) {
                         cap *= 2;
                         refs = realloc(refs, cap * sizeof *refs);
+                        if (sizes_out)
+                                sizes = realloc(sizes, cap * sizeof *sizes);
                 }
+                assert_true(refs && (sizes || !sizes_out));
                 size_t used = 0;
-                ssize_t r =
-                    c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, 512, &err);
+                ssize_t r = sizes_out ? c->decode_sized(&st, raw + pos, len - pos, 1, pos, &used,
+                                                        refs + n, sizes + n, 512, &err)
+                                      : c->decode(&st, raw + pos, len - pos, 1, pos, &used,
+                                                  refs + n, 512, &err);
                 if (r < 0)
                         fail_msg("decode: %s", err.msg);
                 n += (size_t)r;
@@ -170,7 +192,15 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
         }
         assert_int_equal(pos, len);
         *n_out = n;
+        if (sizes_out)
+                *sizes_out = sizes;
         return refs;
+}
+
+static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                           size_t *n_out)
+{
+        return vt_decode_all_sized(c, raw, len, n_out, NULL);
 }
 
 /* The expected bytes of a view (not stats) from the references. */
