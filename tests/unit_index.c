@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/addr_stats.h"
 #include "codecs/address/arec.h"
 #include "codecs/address/lackey.h"
 #include "tests/view_test.h"
@@ -247,25 +248,35 @@ static void check_spacing(const struct fix *fx, const struct tm_rindex *ix, int 
         assert_true(ix->tot[TM_RCOL_REC] - ck_row(ix, ix->n - 1)[TM_RCOL_REC] <= ix->k);
 }
 
-/* The generic statistics: records per kind, each field's range. */
+/* The statistics: records per kind (generic); per type the count and
+ * the address range (the address family's block). The generic field
+ * ranges are not gathered for a family that reports its stats whole. */
 static void check_stats(const struct fix *fx, const struct tm_rindex *ix)
 {
-        uint64_t kinds[TM_SCHEMA_KINDS_MAX] = {0}, lo[3], hi[3] = {0};
-        lo[0] = lo[1] = lo[2] = UINT64_MAX;
+        uint64_t kinds[TM_SCHEMA_KINDS_MAX] = {0}, lo[TM_NTYPES], hi[TM_NTYPES] = {0};
+        for (unsigned t = 0; t < TM_NTYPES; t++)
+                lo[t] = UINT64_MAX;
         for (size_t i = 0; i < fx->n; i++) {
-                uint64_t v[3] = {fx->refs[i].type, fx->refs[i].addr, fx->sizes ? fx->sizes[i] : 0};
-                kinds[fx->refs[i].type]++;
-                for (unsigned f = 0; f < 3; f++) {
-                        lo[f] = v[f] < lo[f] ? v[f] : lo[f];
-                        hi[f] = v[f] > hi[f] ? v[f] : hi[f];
-                }
+                unsigned t = fx->refs[i].type;
+                uint64_t a = fx->refs[i].addr;
+                kinds[t]++;
+                lo[t] = a < lo[t] ? a : lo[t];
+                hi[t] = a > hi[t] ? a : hi[t];
         }
         assert_int_equal(ix->stats.records, fx->n);
         assert_memory_equal(ix->stats.kind_n, kinds, sizeof kinds);
-        for (unsigned f = 0; f < fx->s.nfields; f++) {
-                assert_int_equal(ix->stats.fmin[f], lo[f]);
-                assert_int_equal(ix->stats.fmax[f], hi[f]);
+        assert_ptr_equal(ix->fam, &tm_family_address);
+        const struct tm_stats *as = (const struct tm_stats *)ix->stats.fam;
+        assert_int_equal(as->refs, fx->n);
+        for (unsigned t = 0; t < TM_NTYPES; t++) {
+                assert_int_equal(as->count[t], kinds[t]);
+                if (kinds[t]) {
+                        assert_int_equal(as->addr_min[t], lo[t]);
+                        assert_int_equal(as->addr_max[t], hi[t]);
+                }
         }
+        for (unsigned f = 0; f < fx->s.nfields; f++)
+                assert_int_equal(ix->stats.fseen[f], 0);
 }
 
 /* Everything the index says about fx, checked at every checkpoint. */
