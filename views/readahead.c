@@ -124,19 +124,6 @@ static uint32_t seg_of(const struct tm_ra *ra, uint64_t off)
         return lo;
 }
 
-/* The checkpoints of an address trace as segment starts in its ascii or
- * binary view. */
-static uint64_t *address_starts(const struct tm_index *ix, enum tm_view_kind kind, uint32_t *n)
-{
-        uint64_t *s = malloc(ix->n * sizeof *s);
-        if (!s)
-                return NULL;
-        for (uint32_t i = 0; i < ix->n; i++)
-                s[i] = kind == TM_VIEW_BINARY ? ix->ck[i].rec * 16 : ix->ck[i].ascii_off;
-        *n = ix->n;
-        return s;
-}
-
 /* When a checkpoint interval is longer than TM_RA_SEG_MAX, cut every
  * interval longer than TM_RA_PIECE into equal pieces of at most that: the
  * segments of the readahead (starts s[0..*n), the view size bytes). A
@@ -336,7 +323,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         for (unsigned i = 0; i < TM_RA_THREADS_MAX; i++)
                 ra->w[i].next = UINT32_MAX;
         ra->start =
-            t->rt ? tm_rtrace_segments(t, view, &ra->nseg) : address_starts(t->ix, kind, &ra->nseg);
+            tm_rtrace_segments(t, view, &ra->nseg);
         if (ra->start)
                 ra->start = cut_long(ra->start, &ra->nseg, size, &ra->ck);
         if (!ra->start || ra->nseg < 2) {

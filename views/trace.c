@@ -484,9 +484,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
         t->ix_state = TM_IX_NONE;
         memset(&t->ix_err, 0, sizeof t->ix_err);
         /* an index of a damaged version's prefix goes too (no cursor uses it) */
-        tm_index_free(t->ix);
-        t->ix = NULL;
-        free(t->stats);
+        free(t->stats); /* (unreached: record traces return above; issue 27's retry) */
         free(t->json);
         t->stats = t->json = NULL;
         t->damaged = 0;
