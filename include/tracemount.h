@@ -155,10 +155,14 @@ typedef void (*tm_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * (later calls return at once). Returns a negative errno and fills err
  * when the build fails, -EIO naming the archive and offset on corrupt
  * input. A failed build is remembered: later calls return the same error
- * without decoding again until the archive changes. Failing to save the
- * index file is not an error (tm_trace_index_note says why). Thread-safe:
- * however many threads call it, the index is built once and the others
- * wait for it. */
+ * without decoding again until the archive changes. When it is rewritten
+ * in place (size or mtime) with a trace of the same codec and the same
+ * views (the per-id streams aside), the next call with no cursor open
+ * starts over on the new version, after a failed build as after one that
+ * kept a damaged archive's intact prefix; else it stays failed. Failing
+ * to save the index file is not an error (tm_trace_index_note says why).
+ * Thread-safe: however many threads call it, the index is built once and
+ * the others wait for it. */
 TM_API int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg,
                           struct tm_err *err);
 
@@ -183,7 +187,8 @@ TM_API enum tm_index_source tm_trace_index_source(const struct tm_trace *t);
  * trace's directory ("ascii", ..., "streams/read", ...). Known without the
  * index, but for those the index adds (a heap trace's
  * streams/thread/<id>), which are appended once it is built: read the
- * array again after tm_trace_index or tm_trace_view_lookup. The array and
+ * array again after tm_trace_index or tm_trace_view_lookup (after a
+ * rewritten archive's new index, they are the new version's). The array and
  * its strings are owned by t and valid until tm_trace_close. Never fails. */
 TM_API const char *const *tm_trace_views(const struct tm_trace *t);
 

@@ -4,7 +4,10 @@
  * prefix: each view's size is that prefix plus one byte, its bytes equal
  * the intact trace's first bytes, the read that reaches the damage fails
  * with -EIO naming the archive and the offset, and the errors view holds
- * that message. An archive repaired in place is indexed again. */
+ * that message. An archive repaired in place is indexed again; one
+ * rewritten in place with another trace of the same codec and the same
+ * views (HATF, Meta-TF) shows the new trace, one of another codec or with
+ * other views stays failed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "codecs/heap/heap.h"
+#include "codecs/record/record.h"
 #include "tmpdir_test.h"
 #include "view_test.h"
 #include "views/view.h"
@@ -346,6 +351,190 @@ static void test_repaired(void **state)
         free(refs);
 }
 
+/* ---- a heap trace rewritten in place ---- */
+
+static int sink_buf(void *arg, const void *buf, size_t n)
+{
+        vt_put(arg, buf, n);
+        return 0;
+}
+
+/* The raw bytes of a HATF trace of n events from threads tid0 ..
+ * tid0 + nthreads - 1: 64 blocks allocated, then freed, round after round,
+ * of sizes drawn from seed. */
+static void make_hatf(struct vt_buf *raw, uint64_t seed, size_t n, uint64_t tid0, unsigned nthreads)
+{
+        const struct tm_rcodec *c = tm_rcodec_by_name("hatf");
+        assert_non_null(c);
+        struct tm_err err = {0};
+        struct tm_renc *e;
+        assert_int_equal(c->enc_open(NULL, sink_buf, raw, &e, &err), 0);
+        vt_rng = seed;
+        for (size_t i = 0; i < n; i++) {
+                int alloc = (i / 64) % 2 == 0;
+                struct tm_heap_ev ev = {
+                    .kind = alloc ? TM_HK_ALLOC : TM_HK_FREE,
+                    .size = alloc ? 16 + vt_rand() % 4000 : 0,
+                    .addr = 0x10000000 + (i % 64) * 0x10000,
+                    .thread = tid0 + (i / 5) % nthreads,
+                    .time = i * 10,
+                };
+                struct tm_rec rec;
+                tm_heap_ev_to_rec(&ev, &rec);
+                if (c->enc_put(e, &rec, i, &err) < 0)
+                        fail_msg("enc_put %zu: %s", i, err.msg);
+        }
+        assert_int_equal(c->enc_finish(e, &err), 0);
+}
+
+/* Rewrite path in place (same inode) as a zstd archive of raw, or of its
+ * first half when cut, with mtime sec. */
+static void rewrite(const char *path, const struct vt_buf *raw, int cut, time_t sec)
+{
+        write_archive(path, TM_CONT_ZSTD, raw);
+        if (cut) {
+                struct vt_buf arc = {0};
+                vt_slurp(path, &arc);
+                vt_spit(path, arc.p, arc.len / 2);
+                free(arc.p);
+        }
+        struct timespec ts[2] = {{0, UTIME_OMIT}, {sec, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static int listed(struct tm_trace *t, const char *view)
+{
+        for (const char *const *v = tm_trace_views(t); *v; v++)
+                if (strcmp(*v, view) == 0)
+                        return 1;
+        return 0;
+}
+
+/* The views list of t and every view's bytes equal those of a trace
+ * opened afresh on path; errors aside, which keeps the last error t met. */
+static void check_as_fresh(struct tm_trace *t, const char *path)
+{
+        struct tm_trace *n = open_trace(path);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(n, NULL, NULL, &err), 0);
+        const char *const *a = tm_trace_views(t), *const *b = tm_trace_views(n);
+        size_t i = 0;
+        for (; a[i] && b[i]; i++) {
+                if (strcmp(a[i], b[i]) != 0)
+                        fail_msg("%s: view %zu is %s, a fresh open's %s", path, i, a[i], b[i]);
+                if (strcmp(a[i], "errors") == 0)
+                        continue;
+                struct vt_buf x = {0}, y = {0};
+                if (read_view(t, a[i], &x, &err) != 0)
+                        fail_msg("%s %s: %s", path, a[i], err.msg);
+                if (read_view(n, b[i], &y, &err) != 0)
+                        fail_msg("%s %s, fresh: %s", path, b[i], err.msg);
+                if (x.len != y.len || (x.len && memcmp(x.p, y.p, x.len) != 0))
+                        fail_msg("%s %s: %zu bytes, not the fresh open's %zu", path, a[i], x.len,
+                                 y.len);
+                free(x.p);
+                free(y.p);
+        }
+        if (a[i] || b[i])
+                fail_msg("%s: views list ends at %zu, at %s", path, i, a[i] ? a[i] : b[i]);
+        tm_trace_close(n);
+}
+
+/* The raw bytes of an example archive. */
+static void example_raw(const char *name, struct vt_buf *raw)
+{
+        char src[400];
+        snprintf(src, sizeof src, "%s/examples/%s", TM_SOURCE_DIR, name);
+        struct tm_trace *t = open_trace(src);
+        struct tm_err err = {0};
+        assert_int_equal(read_view(t, "raw", raw, &err), 0);
+        tm_trace_close(t);
+}
+
+/* A damaged HATF trace rewritten in place: with a Meta-TF trace it stays
+ * failed; with another HATF trace from other threads it shows that one,
+ * once no cursor is open, per-id streams included. */
+static void test_replaced_hatf(void **state)
+{
+        (void)state;
+        struct vt_buf a = {0}, b = {0}, mtf = {0};
+        make_hatf(&a, 11, 20000, 1, 3);
+        make_hatf(&b, 12, 15000, 7, 2);
+        example_raw("heapwork.mtf.zst", &mtf);
+        char path[400];
+        snprintf(path, sizeof path, "%s/replaced.hatf.zst", tmpdir);
+        rewrite(path, &a, 1, 1000000000);
+        struct tm_trace *t = open_trace(path);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        uint64_t cut = view_size(t, "ascii");
+        assert_true(cut > 1);
+        assert_true(listed(t, "streams/thread/1"));
+
+        rewrite(path, &mtf, 0, 1100000000); /* another codec */
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        assert_int_equal(view_size(t, "ascii"), cut);
+        assert_string_equal(tm_trace_codec(t), "hatf");
+
+        rewrite(path, &b, 0, 1200000000);
+        struct tm_vfile *f;
+        assert_int_equal(tm_vfile_open(t, "schema", &f, &err), 0);
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO); /* a cursor is open */
+        assert_int_equal(view_size(t, "ascii"), cut);
+        tm_vfile_close(f);
+        memset(&err, 0, sizeof err);
+        if (tm_trace_index(t, NULL, NULL, &err) != 0)
+                fail_msg("%s rewritten with another HATF trace: %s", path, err.msg);
+        assert_false(listed(t, "streams/thread/1"));
+        assert_true(listed(t, "streams/thread/7") && listed(t, "streams/thread/8"));
+        check_as_fresh(t, path);
+        tm_trace_close(t);
+        free(a.p);
+        free(b.p);
+        free(mtf.p);
+}
+
+/* A damaged Meta-TF trace (its header names hatf10.dtd) made whole again:
+ * while a DTD beside it renames a record kind, the views would change and
+ * it stays failed; with the DTD gone, it shows the whole trace. */
+static void test_replaced_metatf(void **state)
+{
+        (void)state;
+        char dir[400], path[420], dtd[420];
+        snprintf(dir, sizeof dir, "%s/mtf", tmpdir);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(path, sizeof path, "%s/heapwork.mtf.zst", dir);
+        snprintf(dtd, sizeof dtd, "%s/hatf10.dtd", dir);
+        struct vt_buf raw = {0}, text = {0};
+        example_raw("heapwork.mtf.zst", &raw);
+        rewrite(path, &raw, 1, 1000000000);
+        struct tm_trace *t = open_trace(path);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        uint64_t cut = view_size(t, "ascii");
+        assert_true(cut > 1 && listed(t, "streams/destroyThread"));
+
+        vt_slurp(TM_SOURCE_DIR "/codecs/metatf/dtd/hatf10.dtd", &text);
+        uint8_t *k = memmem(text.p, text.len, "destroyThread :", 15);
+        assert_non_null(k);
+        memcpy(k, "endOfThread   :", 15);
+        vt_spit(dtd, text.p, text.len);
+        rewrite(path, &raw, 0, 1100000000);
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        assert_int_equal(view_size(t, "ascii"), cut);
+        assert_true(listed(t, "streams/destroyThread") && !listed(t, "streams/endOfThread"));
+
+        assert_int_equal(unlink(dtd), 0);
+        rewrite(path, &raw, 0, 1200000000);
+        memset(&err, 0, sizeof err);
+        if (tm_trace_index(t, NULL, NULL, &err) != 0)
+                fail_msg("%s made whole: %s", path, err.msg);
+        check_as_fresh(t, path);
+        tm_trace_close(t);
+        free(raw.p);
+        free(text.p);
+}
+
 int main(void)
 {
         setenv("TM_READ_THREADS", "2", 1);
@@ -353,6 +542,8 @@ int main(void)
             cmocka_unit_test(test_address),
             cmocka_unit_test(test_heap),
             cmocka_unit_test(test_repaired),
+            cmocka_unit_test(test_replaced_hatf),
+            cmocka_unit_test(test_replaced_metatf),
         };
         return cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
 }

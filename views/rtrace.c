@@ -33,13 +33,23 @@ enum rv_kind {
                      * stream field (heap: streams/thread/<id>, one thread's) */
 };
 
+/* The names of a trace's per-id streams (streams/<field>/<id>), in a block
+ * of their own: a retry (tm_rtrace_reopen) starts a new block for the new
+ * version's ids and keeps the old one, which a reader of the old list may
+ * still be comparing names with, until the trace closes. */
+struct rt_ids {
+        struct rt_ids *older;
+        char name[TM_FAMILY_STREAMS_MAX][2 * TM_NAME_MAX];
+};
+
 struct tm_rtrace {
         const struct tm_rcodec *codec;
         void *ctx;
         struct tm_schema schema;
         struct tm_rstate st0;
         uint64_t hdr_len;
-        char (*names)[2 * TM_NAME_MAX];
+        char (*names)[2 * TM_NAME_MAX]; /* of the views known at open */
+        struct rt_ids *ids;             /* of the per-id streams, or NULL (no such family) */
         const char **views;
         struct tm_rindex *ix;
         char *stats, *schema_text;
@@ -58,9 +68,10 @@ struct tm_rtrace {
         struct tm_err open_err;
 };
 
-/* The first want raw bytes of t (fewer if the stream is shorter), for a
- * codec whose open() needs more than the probe's head. */
-static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct tm_err *err)
+/* The first want raw bytes of cont, t's container (fewer if the stream is
+ * shorter), for a codec whose open() needs more than the probe's head. */
+static uint8_t *read_head(struct tm_trace *t, struct tm_cont *cont, size_t want, size_t *got,
+                          struct tm_err *err)
 {
         struct tm_creader *r;
         uint8_t *b = malloc(want);
@@ -68,7 +79,7 @@ static uint8_t *read_head(struct tm_trace *t, size_t want, size_t *got, struct t
                 tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
                 return NULL;
         }
-        if (tm_creader_open_head(t->cont, &r, err) < 0) {
+        if (tm_creader_open_head(cont, &r, err) < 0) {
                 free(b);
                 return NULL;
         }
@@ -195,66 +206,19 @@ const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt)
         return rt && rt->failed ? &rt->open_err : NULL;
 }
 
-int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
-                   struct tm_err *err)
+/* rt's view names (rt->schema's and the byte sections') and its schema
+ * view. Returns 0 or -ENOMEM. */
+static int rt_name_views(struct tm_trace *t, struct tm_rtrace *rt, struct tm_err *err)
 {
-        const struct tm_rcodec *c = tm_rcodec_probe(head, headn);
-        if (!c)
-                return 0;
-        struct tm_rtrace *rt = calloc(1, sizeof *rt);
-        if (!rt)
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
-        rt->codec = c;
-        uint8_t *big = NULL;
-        if (c->head_max > headn && headn == TM_PROBE_BYTES) {
-                big = read_head(t, c->head_max, &headn, err);
-                if (!big) {
-                        free(rt);
-                        return err && err->code ? err->code : -ENOMEM;
-                }
-                head = big;
-        }
-        int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
-        if (hl < 0) {
-                free(big);
-                rt->ctx = NULL;
-                if (hl != -ENOMEM && open_failed(t, rt, hl, err) == 0) {
-                        *out = rt;
-                        return 1;
-                }
-                tm_rtrace_close(rt);
-                return tm_trace_err_path(t, hl, err);
-        }
-        const struct tm_err *note = c->note ? c->note(rt->ctx) : NULL;
-        if (note) {
-                struct tm_err e = *note;
-                if (!strstr(e.msg, t->path))
-                        tm_err_prefix(&e, "%s", t->path);
-                tm_trace_note_side(t, &e);
-        }
-        rt->hdr_len = (uint64_t)hl;
-        rt->notes = leading_notes(rt, head, headn);
-        free(big);
         const struct tm_schema *s = &rt->schema;
-        rt->fam = tm_family_of(s);
-        rt->plan = tm_rindex_plans(s);
-        if (!rt->plan) {
-                tm_rtrace_close(rt);
-                return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
-        }
-        if (c->blobs)
-                rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
         unsigned nnames = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
-        if (tm_family_stream_field(s) >= 0)
-                nnames += TM_FAMILY_STREAMS_MAX; /* room for streams/<field>/<id> */
-        unsigned nv = 5 + nnames;
-        rt->names = calloc(nnames, sizeof *rt->names);
-        rt->views = calloc(nv + 1, sizeof *rt->views);
+        unsigned nids = tm_family_stream_field(s) >= 0 ? TM_FAMILY_STREAMS_MAX : 0;
+        rt->names = calloc(nnames + 1, sizeof *rt->names);
+        rt->views = calloc(5 + nnames + nids + 1, sizeof *rt->views);
+        rt->ids = nids ? calloc(1, sizeof *rt->ids) : NULL;
         rt->schema_text = malloc(RV_TEXT_CAP);
-        if (!rt->names || !rt->views || !rt->schema_text) {
-                tm_rtrace_close(rt);
+        if (!rt->names || !rt->views || (nids && !rt->ids) || !rt->schema_text)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
-        }
         unsigned v = 0;
         static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
         for (unsigned i = 0; i < 5; i++)
@@ -279,33 +243,190 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                 rt->views[v++] = *nm;
         }
         rt->nfixed = v;
-        rt->schema_len = schema_text(s, rt->fam, c->name, rt->schema_text);
+        rt->schema_len = schema_text(s, rt->fam, rt->codec->name, rt->schema_text);
+        return 0;
+}
+
+/* Open rt->codec on head, the first headn raw bytes of cont (more of it
+ * when the codec needs more): rt's ctx, schema, initial state, header
+ * length, notes, plans, byte sections and view names. Returns 0 or a
+ * negative errno; *by_codec says whether that came from the codec's open
+ * (rt->ctx is NULL then). What else it made, tm_rtrace_close frees. */
+static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_rtrace *rt,
+                    const uint8_t *head, size_t headn, int *by_codec, struct tm_err *err)
+{
+        const struct tm_rcodec *c = rt->codec;
+        uint8_t *big = NULL;
+        *by_codec = 0;
+        if (c->head_max > headn && headn == TM_PROBE_BYTES) {
+                big = read_head(t, cont, c->head_max, &headn, err);
+                if (!big)
+                        return err && err->code ? err->code : -ENOMEM;
+                head = big;
+        }
+        int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
+        if (hl < 0) {
+                free(big);
+                rt->ctx = NULL;
+                *by_codec = 1;
+                return hl;
+        }
+        const struct tm_err *note = c->note ? c->note(rt->ctx) : NULL;
+        if (note) {
+                struct tm_err e = *note;
+                if (!strstr(e.msg, t->path))
+                        tm_err_prefix(&e, "%s", t->path);
+                tm_trace_note_side(t, &e);
+        }
+        rt->hdr_len = (uint64_t)hl;
+        rt->notes = leading_notes(rt, head, headn);
+        free(big);
+        rt->fam = tm_family_of(&rt->schema);
+        rt->plan = tm_rindex_plans(&rt->schema);
+        if (!rt->plan)
+                return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
+        if (c->blobs)
+                rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
+        return rt_name_views(t, rt, err);
+}
+
+int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
+                   struct tm_err *err)
+{
+        const struct tm_rcodec *c = tm_rcodec_probe(head, headn);
+        if (!c)
+                return 0;
+        struct tm_rtrace *rt = calloc(1, sizeof *rt);
+        if (!rt)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        rt->codec = c;
+        int by_codec;
+        int rc = rt_setup(t, t->cont, rt, head, headn, &by_codec, err);
+        if (rc < 0 && by_codec && rc != -ENOMEM && open_failed(t, rt, rc, err) == 0) {
+                *out = rt;
+                return 1;
+        }
+        if (rc < 0) {
+                tm_rtrace_close(rt);
+                return by_codec ? tm_trace_err_path(t, rc, err) : rc;
+        }
         *out = rt;
         return 1;
+}
+
+/* Are n's views (rt_setup's) rt's, name for name and of the same kinds?
+ * rv_parse tells a view's kind by its place and the schema's counts. */
+static int rt_same_views(const struct tm_rtrace *rt, const struct tm_rtrace *n)
+{
+        const struct tm_schema *a = &rt->schema, *b = &n->schema;
+        if (rt->nfixed != n->nfixed || a->nkinds != b->nkinds || a->nforms != b->nforms ||
+            a->nfields != b->nfields || a->nsections != b->nsections || rt->nblobs != n->nblobs ||
+            tm_family_stream_field(a) != tm_family_stream_field(b))
+                return 0;
+        for (unsigned i = 0; i < rt->nfixed; i++)
+                if (strcmp(rt->views[i], n->views[i]) != 0)
+                        return 0;
+        return 1;
+}
+
+/* Take back the per-id streams the old version's index listed: the next
+ * index lists the new version's (add_id_views). The old names stay, in
+ * the block n->ids replaces, for a reader still walking the old list. */
+static void rt_forget_ids(struct tm_rtrace *rt, struct tm_rtrace *n)
+{
+        if (!rt->ids || !rt->views[rt->nfixed])
+                return; /* none listed */
+        n->ids->older = rt->ids;
+        rt->ids = n->ids;
+        n->ids = NULL;
+        __atomic_store_n(&rt->views[rt->nfixed], NULL, __ATOMIC_RELEASE);
+        for (unsigned i = rt->nfixed + 1; rt->views[i]; i++)
+                __atomic_store_n(&rt->views[i], NULL, __ATOMIC_RELAXED);
+}
+
+int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
+                     struct tm_err *err)
+{
+        struct tm_rtrace *rt = t->rt;
+        /* a trace whose codec's open failed has the five fixed views, one
+         * that opens has more: the list would change */
+        if (rt->failed)
+                return tm_err_set(err, -EBUSY, "%s: rewritten, but its views could change",
+                                  t->path);
+        if (tm_rcodec_probe(head, headn) != rt->codec)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: no longer a %s trace", t->path,
+                                  rt->codec->name);
+        struct tm_rtrace *n = calloc(1, sizeof *n);
+        if (!n)
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        n->codec = rt->codec;
+        int by_codec;
+        int rc = rt_setup(t, cont, n, head, headn, &by_codec, err);
+        /* Readers walk the views list and look names up in it without a
+         * lock, and a view's kind is its place in it: a version with other
+         * views (a Meta-TF DTD that changed the kinds or fields) is refused,
+         * and the trace stays failed. */
+        if (rc == 0 && !rt_same_views(rt, n))
+                rc = tm_err_set(err, -EBUSY, "%s: rewritten with other views; open it again",
+                                t->path);
+        if (rc < 0) {
+                tm_rtrace_close(n);
+                return rc;
+        }
+        /* Swap the new version's state in and let n take the old one to
+         * tm_rtrace_close. No cursor exists (the caller's); the bytes of
+         * the schema that readers of the views read unlocked (the counts,
+         * the names) are equal in both. */
+        void *ctx = rt->ctx;
+        rt->ctx = n->ctx;
+        n->ctx = ctx;
+        rt->schema = n->schema;
+        rt->st0 = n->st0;
+        rt->hdr_len = n->hdr_len;
+        rt->fam = n->fam;
+        memcpy(rt->blob, n->blob, sizeof rt->blob);
+        struct tm_rrender_plan *plan = rt->plan;
+        rt->plan = n->plan;
+        n->plan = plan;
+        char *notes = rt->notes;
+        rt->notes = n->notes;
+        n->notes = notes;
+        char *text = rt->schema_text;
+        rt->schema_text = n->schema_text;
+        n->schema_text = text;
+        rt->schema_len = n->schema_len;
+        n->stats = rt->stats;
+        rt->stats = NULL;
+        n->ix = rt->ix;
+        rt->ix = NULL;
+        rt_forget_ids(rt, n);
+        tm_rtrace_close(n);
+        return 0;
 }
 
 /* Once the index says which ids there are: a streams/<field>/<id> for
  * each of the first TM_FAMILY_STREAMS_MAX, appended so that a reader walking the
  * list meanwhile sees the old list or the new one (the terminator moves
- * last, with a release store). */
+ * last, with a release store). One that walks it across a retry
+ * (tm_rtrace_reopen) may see some of each version's ids, every name valid. */
 static void add_id_views(struct tm_rtrace *rt)
 {
         const struct tm_schema *s = &rt->schema;
         int f = tm_family_stream_field(s);
         if (f < 0 || rt->views[rt->nfixed])
                 return;
-        unsigned base = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
         const uint64_t *ids;
         unsigned n = tm_rstats_stream_ids(&rt->ix->stats, s, &ids);
         if (n == 0)
                 return;
+        char(*name)[2 * TM_NAME_MAX] = rt->ids->name;
         for (unsigned j = 0; j < n; j++) {
-                snprintf(rt->names[base + j], sizeof rt->names[0], "streams/%s/%llu",
-                         s->field[f].name, (unsigned long long)ids[j]);
-                if (j)
-                        rt->views[rt->nfixed + j] = rt->names[base + j];
+                snprintf(name[j], sizeof name[j], "streams/%s/%llu", s->field[f].name,
+                         (unsigned long long)ids[j]);
+                if (j) /* atomic: a reader of the list before a retry may be here */
+                        __atomic_store_n(&rt->views[rt->nfixed + j], name[j], __ATOMIC_RELAXED);
         }
-        __atomic_store_n(&rt->views[rt->nfixed], rt->names[base], __ATOMIC_RELEASE);
+        __atomic_store_n(&rt->views[rt->nfixed], name[0], __ATOMIC_RELEASE);
 }
 
 void tm_rtrace_close(struct tm_rtrace *rt)
@@ -316,6 +437,10 @@ void tm_rtrace_close(struct tm_rtrace *rt)
                 rt->codec->close(rt->ctx);
         tm_rindex_free(rt->ix);
         free(rt->names);
+        for (struct rt_ids *ids = rt->ids, *older; ids; ids = older) {
+                older = ids->older;
+                free(ids);
+        }
         free(rt->notes);
         free(rt->views);
         free(rt->stats);
@@ -492,6 +617,19 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
         return 0;
 }
 
+/* The text of a schema or byte-section view and its length. Under mu:
+ * these need no index, so a retry (tm_rtrace_reopen) may be replacing
+ * them; a cursor takes them once, and no retry runs while it is open. */
+static void rv_text_of(struct tm_trace *t, enum rv_kind kind, unsigned sel, const char **text,
+                       uint64_t *len)
+{
+        const struct tm_rtrace *rt = t->rt;
+        pthread_mutex_lock(&t->mu);
+        *text = kind == RV_BLOB ? (const char *)rt->blob[sel].p : rt->schema_text;
+        *len = kind == RV_BLOB ? rt->blob[sel].n : rt->schema_len;
+        pthread_mutex_unlock(&t->mu);
+}
+
 static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned sel)
 {
         switch (kind) {
@@ -530,7 +668,8 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
                 return rt->open_err.code;
         }
         if (kind == RV_SCHEMA || kind == RV_BLOB) {
-                *size = kind == RV_SCHEMA ? rt->schema_len : rt->blob[sel].n;
+                const char *text;
+                rv_text_of(t, kind, sel, &text, size);
                 return 0;
         }
         int rc = tm_trace_index_ready(t, err);
@@ -615,8 +754,9 @@ struct tm_rvfile {
         enum rv_kind kind;
         unsigned sel, col;
         uint64_t size;
-        size_t recsize; /* binary */
+        size_t recsize;                     /* binary */
         const struct tm_rrender_plan *plan; /* the view's text form's */
+        const char *text;                   /* schema and byte sections: their bytes */
         struct tm_creader *r;
         struct tm_rfeed feed;
         struct tm_rec recs[RV_BATCH];
@@ -666,6 +806,8 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
         f->recsize = rt_bin_size(rt);
         f->plan = f->kind == RV_FORM ? &rt->plan[1 + f->sel] : rt->plan;
         int text = f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB;
+        if (f->kind == RV_SCHEMA || f->kind == RV_BLOB)
+                rv_text_of(t, f->kind, f->sel, &f->text, &f->size);
         if (!text)
                 rc = tm_creader_open(t->cont, &f->r, err);
         if (rc == 0 && !text && f->kind != RV_RAW) {
@@ -930,8 +1072,7 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, 
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
         if (f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB) {
-                const char *text =
-                    f->kind == RV_BLOB ? (const char *)f->rt->blob[f->sel].p : f->rt->schema_text;
+                const char *text = f->text;
                 size_t len;
                 int rc = f->kind == RV_STATS ? rv_stats(f->t, &text, &len, err) : 0;
                 if (rc < 0)

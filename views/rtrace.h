@@ -28,6 +28,20 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
 
 void tm_rtrace_close(struct tm_rtrace *rt);
 
+/* t's archive was rewritten in place: open t->rt's codec again on head,
+ * the first headn raw bytes of cont (the new version's container, which
+ * the caller installs on success), and replace the codec's per-trace
+ * state, schema, initial state and header length; the index, the stats
+ * text and the per-id streams listed from the old version go. Refused,
+ * t->rt unchanged: -EMEDIUMTYPE when head is no longer a trace of that
+ * codec, -EBUSY when the views would not be the same list (a Meta-TF DTD
+ * that changed; a trace whose codec's open had failed), or the codec's
+ * open error. The view name strings stay valid for readers of the views
+ * list. Under t->mu, with no cursor open and no index in use. */
+struct tm_cont;
+int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
+                     struct tm_err *err);
+
 /* The codec's open failed on an archive its probe took: the error every
  * view but stats and errors fails with (code -EIO), or NULL. */
 const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt);

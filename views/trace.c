@@ -195,7 +195,8 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
 /* A trace's views are its own (rtrace.c) and ours: stats.json and
  * errors after the ones known at open, then the per-id streams that its
  * index adds (trace_views_more), in an array with room for all of them
- * that only ever grows at its end, so that a reader sees a whole list. */
+ * that only grows at its end, so that a reader sees a whole list (but
+ * across a retry, which takes the per-id ones back: trace_views_forget). */
 static void trace_rviews(struct tm_trace *t)
 {
         const char *const *rv = tm_rtrace_views(t->rt);
@@ -212,7 +213,8 @@ static void trace_rviews(struct tm_trace *t)
         t->rviews_n = n + 2;
 }
 
-/* After the index: a record trace's per-id streams. Under mu. */
+/* After the index: a record trace's per-id streams. Under mu. After a
+ * retry (trace_views_forget) they are listed again, the new version's. */
 static void trace_views_more(struct tm_trace *t)
 {
         const char *const *rv = tm_rtrace_views(t->rt);
@@ -452,17 +454,31 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
         return 0;
 }
 
-/* After a failed build, or one that kept a damaged archive's prefix and
- * has no cursor open: if the archive was rewritten in place since (size
- * or mtime differ) and still holds a trace of the same codec, forget the
- * failure and start over with a fresh container. No reader exists, since
- * readers need the index. Under mu. */
+/* Take back the per-id streams that the old version's index listed
+ * (tm_rtrace_reopen took them from the record trace's list): the next
+ * index lists the new version's. A reader walking the list across this
+ * may see some of each version's; every name stays valid. Under mu. */
+static void trace_views_forget(struct tm_trace *t)
+{
+        unsigned keep = t->rviews_open + 2; /* the views known at open, stats.json, errors */
+        if (!t->rviews || t->rviews_n <= keep)
+                return;
+        __atomic_store_n(&t->rviews[keep], NULL, __ATOMIC_RELEASE);
+        for (unsigned i = keep + 1; i < t->rviews_n; i++)
+                __atomic_store_n(&t->rviews[i], NULL, __ATOMIC_RELAXED);
+        t->rviews_n = keep;
+}
+
+/* After a failed build, or one that kept a damaged archive's prefix, with
+ * no cursor open: if the archive was rewritten in place since (size or
+ * mtime differ) and still holds a trace of the same codec with the same
+ * views, forget the failure and start over with a fresh container and the
+ * codec opened again on the new header (tm_rtrace_reopen). Else it stays
+ * failed. No reader of the index exists, since readers need it. Under mu. */
 static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
         struct tm_cont *c;
-        if (t->rt) /* record traces: not yet; stay failed */
-                return;
         if (fstat(t->fd, &sb) < 0 ||
             (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
              sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
@@ -471,8 +487,8 @@ static void trace_retry_if_changed(struct tm_trace *t)
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
-        if (read_head(c, head, &headn, NULL) < 0 || tm_codec_probe(head, headn) != t->codec) {
-                tm_cont_close(c); /* no longer the same kind of trace: stay failed */
+        if (read_head(c, head, &headn, NULL) < 0 || tm_rtrace_reopen(t, c, head, headn, NULL) < 0) {
+                tm_cont_close(c); /* another codec, other views: stay failed */
                 return;
         }
         memcpy(t->head, head, headn);
@@ -483,10 +499,9 @@ static void trace_retry_if_changed(struct tm_trace *t)
         t->sb = sb;
         t->ix_state = TM_IX_NONE;
         memset(&t->ix_err, 0, sizeof t->ix_err);
-        /* an index of a damaged version's prefix goes too (no cursor uses it) */
-        free(t->stats); /* (unreached: record traces return above; issue 27's retry) */
+        trace_views_forget(t);
         free(t->json);
-        t->stats = t->json = NULL;
+        t->json = NULL;
         t->damaged = 0;
         memset(&t->damage, 0, sizeof t->damage);
 }
@@ -496,8 +511,10 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
         pthread_mutex_lock(&t->mu);
         while (t->ix_state == TM_IX_BUILDING)
                 pthread_cond_wait(&t->cv, &t->mu);
+        /* idle: not even a cursor on schema or a byte section, which need
+         * no index and so may be open on a failed trace */
         int idle = __atomic_load_n(&t->nvfiles, __ATOMIC_ACQUIRE) == 0;
-        if (t->ix_state == TM_IX_FAILED || (t->ix_state == TM_IX_READY && t->damaged && idle))
+        if (idle && (t->ix_state == TM_IX_FAILED || (t->ix_state == TM_IX_READY && t->damaged)))
                 trace_retry_if_changed(t);
         if (t->ix_state == TM_IX_READY || t->ix_state == TM_IX_FAILED) {
                 const struct tm_err *e = t->ix_state == TM_IX_READY ? &t->damage : &t->ix_err;
