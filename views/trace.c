@@ -98,7 +98,7 @@ char *tm_trace_errors_text(struct tm_trace *t, size_t *len)
         return s;
 }
 
-/* Read the first TM_PROBE_BYTES raw bytes. */
+/* Read the first TM_RHEAD_MIN raw bytes. */
 static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err *err)
 {
         struct tm_creader *r;
@@ -106,8 +106,8 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
         if (rc < 0)
                 return rc;
         size_t got = 0;
-        while (got < TM_PROBE_BYTES) {
-                ssize_t k = tm_creader_read(r, head + got, TM_PROBE_BYTES - got, err);
+        while (got < TM_RHEAD_MIN) {
+                ssize_t k = tm_creader_read(r, head + got, TM_RHEAD_MIN - got, err);
                 if (k < 0 && got > 0) /* damage: the index pass meets it again */
                         break;
                 if (k < 0) {
@@ -483,7 +483,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
             (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
              sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
                 return;
-        uint8_t head[TM_PROBE_BYTES];
+        uint8_t head[TM_RHEAD_MIN];
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
@@ -645,7 +645,7 @@ int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *si
         rc = tm_rtrace_view_size(t, view, size, err);
         kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
         /* the views decoded from records end with the damage (docs/damage.md) */
-        if (rc == 0 && t->damaged && kind != TM_VIEW_STATS && kind != TM_VIEW_SCHEMA)
+        if (rc == 0 && t->damaged && kind != TM_VIEW_STATS)
                 *size += TM_DAMAGE_MARK;
         return rc;
 }

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../codecs/address/trace.h"
+#include "../codecs/record/record.h"
 #include "../codecs/containers/container.h"
 #include "index.h"
 #include "view.h"
@@ -16,10 +16,7 @@ enum tm_view_kind {
         TM_VIEW_ASCII,
         TM_VIEW_BINARY,
         TM_VIEW_RAW,
-        TM_VIEW_STATS,
-        TM_VIEW_SCHEMA,
-        TM_VIEW_STREAM,
-        TM_VIEW_XDIN, /* traces whose codec has sizes (render.h) */
+        TM_VIEW_STATS, /* a text made once: stats, schema, a byte section */
         TM_VIEW_JSON,   /* stats.json: a text made once, as stats */
         TM_VIEW_ERRORS, /* errors: the last error, read as it was at open */
 };
@@ -40,9 +37,8 @@ struct tm_trace {
         struct stat sb;               /* of the archive at open */
         struct tm_cont *cont;         /* replaced only while no index and no reader exist */
         const char *cont_name;        /* static: usable by any thread at any time */
-        const struct tm_codec *codec; /* an address trace, or NULL */
-        struct tm_rtrace *rt;         /* a record trace (rtrace.h), or NULL */
-        uint8_t head[TM_PROBE_BYTES];
+        struct tm_rtrace *rt;         /* its records (rtrace.h) */
+        uint8_t head[TM_RHEAD_MIN];
         size_t headn;
         char *cache_dir;
         int no_index_beside, no_save;
@@ -50,24 +46,17 @@ struct tm_trace {
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;
 
-        char stream_names[TM_NTYPES][TM_VIEW_NAME_MAX];
-        const char *views[5 + TM_NTYPES + 1 + 1 + 2]; /* + xdin, stats.json, errors */
-        const char **rviews; /* a record trace's views and ours (see trace_views) */
+        const char **rviews; /* the trace's views and ours (see trace_views) */
         unsigned rviews_n, rviews_open;
-        char *schema_text; /* the schema view of an address trace */
-        size_t schema_len;
 
         pthread_mutex_t mu;
         pthread_cond_t cv;
         int ix_state;         /* TM_IX_*, under mu */
         struct tm_err ix_err; /* the failure, when TM_IX_FAILED */
-        struct tm_index *ix;  /* read-only once TM_IX_READY */
         int ix_fd;            /* the loaded index file (container windows), or -1 */
         char *ix_path;
         char *ix_note; /* why the index is in memory only, or NULL */
         enum tm_index_source ix_source;
-        char *stats; /* the stats view, made once under mu */
-        size_t stats_len;
         char *json; /* the stats.json view, made once under mu */
         size_t json_len;
         int damaged;          /* the index covers the intact prefix only */
@@ -83,11 +72,6 @@ struct tm_trace {
         struct tm_err side[TM_SIDE_NOTES_MAX];
         unsigned nside;
 };
-
-/* Map a view path to its kind and, for streams/, its type. Returns 0 or
- * -ENOENT. */
-int tm_trace_view_parse(const struct tm_trace *t, const char *view, enum tm_view_kind *kind,
-                        unsigned *type);
 
 /* Is view one that every trace has, made by this layer (stats.json,
  * errors)? Then 1 and its kind. */

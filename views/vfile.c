@@ -70,7 +70,7 @@ static int vf_open_text(struct tm_trace *t, enum tm_view_kind kind, struct tm_vf
 /* A view decoded from a damaged trace's records ends at the damage. */
 static void vf_cut(struct tm_vfile *f)
 {
-        if (!f->t->damaged || f->kind == TM_VIEW_STATS || f->kind == TM_VIEW_SCHEMA)
+        if (!f->t->damaged || f->kind == TM_VIEW_STATS)
                 return;
         f->cut_on = 1;
         f->cut = f->size - TM_DAMAGE_MARK;
