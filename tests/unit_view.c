@@ -1,8 +1,8 @@
-/* unit_view: every view of din, pdats and pdats2 traces in plain, gzip and
- * zstd archives against bytes produced independently (codec decode +
- * snprintf), at random offsets and sequentially; the index file's life
- * (saved, reloaded without decoding, invalidated, kept in the cache when
- * the archive's directory is read-only); corrupt archives. */
+/* unit_view: every view of din, pdats, pdats2 and lackey traces in plain,
+ * gzip and zstd archives against bytes produced independently (codec
+ * decode + snprintf), at random offsets and sequentially; the index file's
+ * life (saved, reloaded without decoding, invalidated, kept in the cache
+ * when the archive's directory is read-only); corrupt archives. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -56,6 +56,7 @@ struct fixture {
         const struct tm_codec *codec;
         struct vt_buf raw;
         struct tm_ref *refs;
+        uint32_t *sizes; /* the access sizes (lackey), else NULL */
         size_t n;
 };
 
@@ -82,6 +83,7 @@ static void fixture_free(struct fixture *fx)
 {
         free(fx->raw.p);
         free(fx->refs);
+        free(fx->sizes);
 }
 
 static struct tm_trace *fixture_open(const struct fixture *fx, int no_beside)
@@ -195,9 +197,11 @@ static void check_stats(struct tm_trace *t, const struct fixture *fx)
         tm_vfile_close(f);
 }
 
-/* The schema view: a Meta-TF DTD (the parser and compiler accept it) with
- * one kind per reference type, each a tag and an address. */
-static void check_schema(struct tm_trace *t)
+/* The schema view: a Meta-TF DTD (the parser and compiler accept it) of the
+ * address schema, one kind per reference type, named as its stream, each
+ * a tag and the fields type and address (and size where the codec has
+ * sizes); then the 16-byte binary record's layout. */
+static void check_schema(struct tm_trace *t, const struct fixture *fx)
 {
         struct tm_err err = {0};
         uint64_t size;
@@ -212,11 +216,30 @@ static void check_schema(struct tm_trace *t)
         if (mtf_dtd_parse(&dtd, "schema", text, size, &err) < 0 ||
             mtf_dtd_compile(&dtd, &lay, &err) < 0)
                 fail_msg("schema: %s\n%s", err.msg, text);
-        assert_non_null(strstr(text, "ifetch : (tag, address) {"));
-        unsigned found = 0;
-        for (unsigned k = 0; k < lay.nkinds; k++)
-                found += strcmp(lay.kind[k].name, "read") == 0 && lay.kind[k].nleaves == 2;
-        assert_int_equal(found, 1);
+        int sized = fx->codec->decode_sized != NULL;
+        static const char *const leaves[] = {"tag", "type", "address", "size"};
+        unsigned nleaves = 3 + (unsigned)sized;
+        assert_non_null(strstr(text, sized ? "ifetch : (tag, type, address, size) {"
+                                           : "ifetch : (tag, type, address) {"));
+        unsigned found = 0; /* the kinds named after a type: the codec's types */
+        for (unsigned i = 0; i < lay.nkinds; i++) {
+                const struct mtf_kind *k = &lay.kind[i];
+                unsigned ty = 0;
+                while (ty < TM_NTYPES && strcmp(k->name, tm_type_name(ty)) != 0)
+                        ty++;
+                if (ty == TM_NTYPES)
+                        continue; /* predefined (comment, section, metadata) */
+                if (ty >= fx->codec->ntypes || ty != found || k->nleaves != nleaves)
+                        fail_msg("schema kind %u: %s with %u leaves\n%s", i, k->name, k->nleaves,
+                                 text);
+                for (unsigned l = 0; l < nleaves; l++)
+                        assert_string_equal(k->leaf[l].name, leaves[l]);
+                found++;
+        }
+        assert_int_equal(found, fx->codec->ntypes);
+        assert_non_null(strstr(text, "// binary: 16-byte little-endian records"));
+        assert_non_null(strstr(text, "struct tm_binary_ref {"));
+        assert_int_equal(sizeof(struct tm_binary_ref), 16);
         free(text);
 }
 
@@ -231,7 +254,7 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                         continue;
                 }
                 if (strcmp(views[nviews], "schema") == 0) {
-                        check_schema(t);
+                        check_schema(t, fx);
                         continue;
                 }
                 if (strcmp(views[nviews], "xdin") == 0)
@@ -239,10 +262,16 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                 if (strcmp(views[nviews], "stats.json") == 0 ||
                     strcmp(views[nviews], "errors") == 0)
                         continue; /* unit_json.c, unit_errors.c */
-                vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
+                if (strcmp(views[nviews], "fields/size") == 0)
+                        vt_expect_sizes(fx->sizes, fx->n, &want);
+                else
+                        vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
                 check_view(t, views[nviews], &want, many);
         }
-        assert_int_equal(nviews, 5 + fx->codec->ntypes + (fx->codec->decode_sized != NULL) + 2);
+        /* the fixed five, a stream a type, xdin and fields/size where the
+         * codec has sizes, fields/type, fields/address, stats.json, errors */
+        int sized = fx->codec->decode_sized != NULL;
+        assert_int_equal(nviews, 5 + fx->codec->ntypes + 2 * sized + 2 + 2);
         free(want.p);
 }
 
@@ -763,7 +792,7 @@ static void test_lackey(void **state)
                 assert_int_equal(tm_cwriter_close(w, &err), 0);
                 close(fd);
                 vt_put(&fx.raw, text.p, text.len);
-                fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
+                fx.refs = vt_decode_sized(fx.codec, fx.raw.p, fx.raw.len, &fx.n, &fx.sizes);
                 assert_true(fx.n > 6000);
                 struct tm_trace_opts o = {.cache_dir = fx.cache, .ckpt_refs = 3};
                 struct tm_trace *t;

@@ -143,9 +143,11 @@ static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_c
         close(fd);
 }
 
-/* Decode raw[0..len) with c in one go: all references, malloc'd. */
-static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
-                                           size_t *n_out)
+/* Decode raw[0..len) with c in one go: all references, malloc'd; when
+ * sizes is not NULL (a codec with decode_sized), their access sizes too,
+ * malloc'd into *sizes. */
+static inline struct tm_ref *vt_decode_sized(const struct tm_codec *c, const uint8_t *raw,
+                                             size_t len, size_t *n_out, uint32_t **sizes)
 {
         struct tm_err err = {0};
         struct tm_dec_state st;
@@ -153,14 +155,20 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
         assert_true(h >= 0);
         size_t pos = (size_t)h, n = 0, cap = 1024;
         struct tm_ref *refs = malloc(cap * sizeof *refs);
+        uint32_t *sz = sizes ? malloc(cap * sizeof *sz) : NULL;
+        assert_true(!sizes || c->decode_sized);
         for (;;) {
                 if (n + 512 > cap) {
                         cap *= 2;
                         refs = realloc(refs, cap * sizeof *refs);
+                        if (sizes)
+                                sz = realloc(sz, cap * sizeof *sz);
                 }
                 size_t used = 0;
-                ssize_t r =
-                    c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, 512, &err);
+                ssize_t r = sizes ? c->decode_sized(&st, raw + pos, len - pos, 1, pos, &used,
+                                                    refs + n, sz + n, 512, &err)
+                                  : c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n,
+                                              512, &err);
                 if (r < 0)
                         fail_msg("decode: %s", err.msg);
                 n += (size_t)r;
@@ -170,10 +178,21 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
         }
         assert_int_equal(pos, len);
         *n_out = n;
+        if (sizes)
+                *sizes = sz;
         return refs;
 }
 
-/* The expected bytes of a view (not stats) from the references. */
+/* Decode raw[0..len) with c in one go: all references, malloc'd. */
+static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
+                                           size_t *n_out)
+{
+        return vt_decode_sized(c, raw, len, n_out, NULL);
+}
+
+/* The expected bytes of a view (not stats, nor fields/size: vt_expect_sizes)
+ * from the references. fields/type and fields/address: the field, one a
+ * line (the type in decimal, the address in hex without 0x). */
 static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t n,
                              const struct vt_buf *raw, struct vt_buf *out)
 {
@@ -182,6 +201,19 @@ static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t
                 vt_put(out, raw->p, raw->len);
                 return;
         }
+        int field = 0; /* 1: fields/type, 2: fields/address */
+        if (strcmp(view, "fields/type") == 0)
+                field = 1;
+        else if (strcmp(view, "fields/address") == 0)
+                field = 2;
+        for (size_t i = 0; field && i < n; i++) {
+                char line[32];
+                int k = field == 1 ? snprintf(line, sizeof line, "%u\n", refs[i].type)
+                                   : snprintf(line, sizeof line, "%" PRIx64 "\n", refs[i].addr);
+                vt_put(out, line, (size_t)k);
+        }
+        if (field)
+                return;
         int binary = strcmp(view, "binary") == 0;
         int stream = -1;
         if (strncmp(view, "streams/", 8) == 0)
@@ -199,6 +231,17 @@ static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t
                         continue;
                 char line[64];
                 int k = snprintf(line, sizeof line, "%u %" PRIx64 "\n", refs[i].type, refs[i].addr);
+                vt_put(out, line, (size_t)k);
+        }
+}
+
+/* The expected fields/size view: the access sizes in decimal, one a line. */
+static inline void vt_expect_sizes(const uint32_t *sizes, size_t n, struct vt_buf *out)
+{
+        out->len = 0;
+        for (size_t i = 0; i < n; i++) {
+                char line[16];
+                int k = snprintf(line, sizeof line, "%u\n", sizes[i]);
                 vt_put(out, line, (size_t)k);
         }
 }
