@@ -496,6 +496,8 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         if (rc < 0)
                 goto fail;
         build_totals(b, k == 0);
+        if (rc == 0 && progress) /* the last call says all done */
+                progress(arg, b->front.seen, b->front.seen);
         *out = ix;
         ix = NULL;
 fail:
