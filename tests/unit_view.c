@@ -2,7 +2,8 @@
  * gzip and zstd archives against bytes produced independently (codec
  * decode + snprintf), at random offsets and sequentially; the index file's
  * life (saved, reloaded without decoding, invalidated, kept in the cache
- * when the archive's directory is read-only); corrupt archives. */
+ * when the archive's directory is read-only, thinned to its size budget
+ * and verified); corrupt archives. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include "codecs/metatf/dtd.h"
 #include "tests/view_test.h"
 #include "views/readahead.h"
+#include "views/rindex.h" /* TM_CKPT_REFS_DEFAULT */
 #include "views/view.h"
 
 #define NREFS 20000
@@ -484,6 +486,88 @@ static void test_thinned(void **state)
                 tm_trace_close(t);
         }
         fixture_free(&fx);
+}
+
+/* The size of the file at path. */
+static uint64_t file_size(const char *path)
+{
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        return (uint64_t)sb.st_size;
+}
+
+/* With the default spacing the checkpoints are thinned to the index's
+ * size budget (0.5% of the archive): in seekable zstd (1 MiB frames, its
+ * restart points) to those at frame starts, or by halving to one when not
+ * two fit; in gzip by halving. The file is smaller than one of the same
+ * spacing unthinned, the views still read right, and verify (which
+ * decodes the archive again, taking the file's checkpoints) agrees with
+ * it, built and loaded. (A din loop, ~9 MiB of text that packs 40 to 400
+ * times as a random address comes every 40 references or never: the
+ * budget is small, and zstd's frames are far enough apart, 512 archive
+ * bytes at least, to be restart points.) */
+static void test_budget(void **state)
+{
+        (void)state;
+        enum { N = 1000000 };
+        static const struct {
+                enum tm_cont_kind kind;
+                unsigned noise;  /* a random address every noise references, or none */
+                unsigned period; /* references of the loop (gzip's window is 32 KiB) */
+        } cases[] = {{TM_CONT_ZSTD, 40, 2000}, {TM_CONT_ZSTD, 0, 2000}, {TM_CONT_GZIP, 0, 400}};
+        struct tm_ref *refs = malloc(N * sizeof *refs);
+        struct vt_buf want = {0};
+        for (unsigned c = 0; c < 3; c++) {
+                vt_rng = 7;
+                for (size_t i = 0; i < N; i++)
+                        refs[i] = cases[c].noise && i % cases[c].noise == 0
+                                      ? (struct tm_ref){vt_rand() & 0xffffffff, TM_WRITE}
+                                      : (struct tm_ref){0x400000 + 4 * (i % cases[c].period),
+                                                        i % 5 ? TM_IFETCH : TM_READ};
+                struct fixture fx;
+                memset(&fx, 0, sizeof fx);
+                fx.codec = tm_codec_by_name("din");
+                snprintf(fx.path, sizeof fx.path, "%s/budget-%u", tmpdir, c);
+                snprintf(fx.cache, sizeof fx.cache, "%s/cache-budget", tmpdir);
+                vt_make(fx.path, fx.codec, cases[c].kind, 0, refs, N, &fx.raw);
+                fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
+                assert_int_equal(fx.n, N);
+                /* the same spacing, asked for: not thinned (in a cache of
+                 * its own: an index of any spacing serves) */
+                char cache_k[600];
+                snprintf(cache_k, sizeof cache_k, "%s-k", fx.cache);
+                struct tm_trace_opts o = {
+                    .cache_dir = cache_k, .no_index_beside = 1, .ckpt_refs = TM_CKPT_REFS_DEFAULT};
+                struct tm_trace *t;
+                struct tm_err err = {0};
+                assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+                assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+                assert_non_null(tm_trace_index_path(t));
+                uint64_t unthinned = file_size(tm_trace_index_path(t));
+                assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), 0);
+                tm_trace_close(t);
+                o = (struct tm_trace_opts){.cache_dir = fx.cache};
+                for (int round = 0; round < 2; round++) {
+                        assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+                        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+                        assert_int_equal(tm_trace_index_source(t),
+                                         round ? TM_INDEX_LOADED : TM_INDEX_BUILT);
+                        if (file_size(tm_trace_index_path(t)) >= unthinned)
+                                fail_msg("case %u: not thinned", c);
+                        if (tm_trace_verify(t, NULL, NULL, &err) != 0)
+                                fail_msg("case %u: verify: %s", c, err.msg);
+                        static const char *const views[] = {"ascii", "binary", "streams/read",
+                                                            "fields/address"};
+                        for (unsigned v = 0; round == 0 && v < 4; v++) {
+                                vt_expect(views[v], fx.refs, fx.n, &fx.raw, &want);
+                                check_view(t, views[v], &want, 0);
+                        }
+                        tm_trace_close(t);
+                }
+                fixture_free(&fx);
+        }
+        free(want.p);
+        free(refs);
 }
 
 /* Traces with no references, or one: empty views, exact sizes. */
@@ -958,6 +1042,7 @@ int main(void)
             cmocka_unit_test(test_not_trace),
             cmocka_unit_test(test_lackey),
             cmocka_unit_test(test_thinned),
+            cmocka_unit_test(test_budget),
             cmocka_unit_test(test_tiny),
             cmocka_unit_test(test_readahead_budget),
             cmocka_unit_test(test_readahead_late),

@@ -1014,9 +1014,12 @@ int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const cha
         struct tm_cont *c = NULL;
         struct tm_rindex *ix = NULL;
         int rc = tm_cont_open(t->fd, t->path, &c, err);
-        if (rc == 0)
+        if (rc == 0 && file)
+                rc = tm_rindex_build_like(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                                          file, progress, arg, &ix, err);
+        else if (rc == 0)
                 rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                     file ? file->k : t->ckpt_refs, progress, arg, &ix, err);
+                                     t->ckpt_refs, progress, arg, &ix, err);
         if (rc == TM_INDEX_PREFIX)
                 rc = -EIO;
         if (rc < 0)
