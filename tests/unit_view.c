@@ -1,8 +1,9 @@
-/* unit_view: every view of din, pdats and pdats2 traces in plain, gzip and
- * zstd archives against bytes produced independently (codec decode +
- * snprintf), at random offsets and sequentially; the index file's life
- * (saved, reloaded without decoding, invalidated, kept in the cache when
- * the archive's directory is read-only); corrupt archives. */
+/* unit_view: every view of din, pdats, pdats2 and lackey traces in plain,
+ * gzip and zstd archives against bytes produced independently (codec
+ * decode + snprintf), at random offsets and sequentially; the index file's
+ * life (saved, reloaded without decoding, invalidated, kept in the cache
+ * when the archive's directory is read-only, thinned to its size budget
+ * and verified); corrupt archives. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include "codecs/metatf/dtd.h"
 #include "tests/view_test.h"
 #include "views/readahead.h"
+#include "views/rindex.h" /* TM_CKPT_REFS_DEFAULT */
 #include "views/view.h"
 
 #define NREFS 20000
@@ -56,6 +58,7 @@ struct fixture {
         const struct tm_codec *codec;
         struct vt_buf raw;
         struct tm_ref *refs;
+        uint32_t *sizes; /* the access sizes (lackey), else NULL */
         size_t n;
 };
 
@@ -82,6 +85,7 @@ static void fixture_free(struct fixture *fx)
 {
         free(fx->raw.p);
         free(fx->refs);
+        free(fx->sizes);
 }
 
 static struct tm_trace *fixture_open(const struct fixture *fx, int no_beside)
@@ -195,9 +199,11 @@ static void check_stats(struct tm_trace *t, const struct fixture *fx)
         tm_vfile_close(f);
 }
 
-/* The schema view: a Meta-TF DTD (the parser and compiler accept it) with
- * one kind per reference type, each a tag and an address. */
-static void check_schema(struct tm_trace *t)
+/* The schema view: a Meta-TF DTD (the parser and compiler accept it) of the
+ * address schema, one kind per reference type, named as its stream, each
+ * a tag and the fields type and address (and size where the codec has
+ * sizes); then the 16-byte binary record's layout. */
+static void check_schema(struct tm_trace *t, const struct fixture *fx)
 {
         struct tm_err err = {0};
         uint64_t size;
@@ -212,11 +218,30 @@ static void check_schema(struct tm_trace *t)
         if (mtf_dtd_parse(&dtd, "schema", text, size, &err) < 0 ||
             mtf_dtd_compile(&dtd, &lay, &err) < 0)
                 fail_msg("schema: %s\n%s", err.msg, text);
-        assert_non_null(strstr(text, "ifetch : (tag, address) {"));
-        unsigned found = 0;
-        for (unsigned k = 0; k < lay.nkinds; k++)
-                found += strcmp(lay.kind[k].name, "read") == 0 && lay.kind[k].nleaves == 2;
-        assert_int_equal(found, 1);
+        int sized = fx->codec->decode_sized != NULL;
+        static const char *const leaves[] = {"tag", "type", "address", "size"};
+        unsigned nleaves = 3 + (unsigned)sized;
+        assert_non_null(strstr(text, sized ? "ifetch : (tag, type, address, size) {"
+                                           : "ifetch : (tag, type, address) {"));
+        unsigned found = 0; /* the kinds named after a type: the codec's types */
+        for (unsigned i = 0; i < lay.nkinds; i++) {
+                const struct mtf_kind *k = &lay.kind[i];
+                unsigned ty = 0;
+                while (ty < TM_NTYPES && strcmp(k->name, tm_type_name(ty)) != 0)
+                        ty++;
+                if (ty == TM_NTYPES)
+                        continue; /* predefined (comment, section, metadata) */
+                if (ty >= fx->codec->ntypes || ty != found || k->nleaves != nleaves)
+                        fail_msg("schema kind %u: %s with %u leaves\n%s", i, k->name, k->nleaves,
+                                 text);
+                for (unsigned l = 0; l < nleaves; l++)
+                        assert_string_equal(k->leaf[l].name, leaves[l]);
+                found++;
+        }
+        assert_int_equal(found, fx->codec->ntypes);
+        assert_non_null(strstr(text, "// binary: 16-byte little-endian records"));
+        assert_non_null(strstr(text, "struct tm_binary_ref {"));
+        assert_int_equal(sizeof(struct tm_binary_ref), 16);
         free(text);
 }
 
@@ -231,7 +256,7 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                         continue;
                 }
                 if (strcmp(views[nviews], "schema") == 0) {
-                        check_schema(t);
+                        check_schema(t, fx);
                         continue;
                 }
                 if (strcmp(views[nviews], "xdin") == 0)
@@ -239,10 +264,16 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
                 if (strcmp(views[nviews], "stats.json") == 0 ||
                     strcmp(views[nviews], "errors") == 0)
                         continue; /* unit_json.c, unit_errors.c */
-                vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
+                if (strcmp(views[nviews], "fields/size") == 0)
+                        vt_expect_sizes(fx->sizes, fx->n, &want);
+                else
+                        vt_expect(views[nviews], fx->refs, fx->n, &fx->raw, &want);
                 check_view(t, views[nviews], &want, many);
         }
-        assert_int_equal(nviews, 5 + fx->codec->ntypes + (fx->codec->decode_sized != NULL) + 2);
+        /* the fixed five, a stream a type, xdin and fields/size where the
+         * codec has sizes, fields/type, fields/address, stats.json, errors */
+        int sized = fx->codec->decode_sized != NULL;
+        assert_int_equal(nviews, 5 + fx->codec->ntypes + 2 * sized + 2 + 2);
         free(want.p);
 }
 
@@ -455,6 +486,88 @@ static void test_thinned(void **state)
                 tm_trace_close(t);
         }
         fixture_free(&fx);
+}
+
+/* The size of the file at path. */
+static uint64_t file_size(const char *path)
+{
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        return (uint64_t)sb.st_size;
+}
+
+/* With the default spacing the checkpoints are thinned to the index's
+ * size budget (0.5% of the archive): in seekable zstd (1 MiB frames, its
+ * restart points) to those at frame starts, or by halving to one when not
+ * two fit; in gzip by halving. The file is smaller than one of the same
+ * spacing unthinned, the views still read right, and verify (which
+ * decodes the archive again, taking the file's checkpoints) agrees with
+ * it, built and loaded. (A din loop, ~9 MiB of text that packs 40 to 400
+ * times as a random address comes every 40 references or never: the
+ * budget is small, and zstd's frames are far enough apart, 512 archive
+ * bytes at least, to be restart points.) */
+static void test_budget(void **state)
+{
+        (void)state;
+        enum { N = 1000000 };
+        static const struct {
+                enum tm_cont_kind kind;
+                unsigned noise;  /* a random address every noise references, or none */
+                unsigned period; /* references of the loop (gzip's window is 32 KiB) */
+        } cases[] = {{TM_CONT_ZSTD, 40, 2000}, {TM_CONT_ZSTD, 0, 2000}, {TM_CONT_GZIP, 0, 400}};
+        struct tm_ref *refs = malloc(N * sizeof *refs);
+        struct vt_buf want = {0};
+        for (unsigned c = 0; c < 3; c++) {
+                vt_rng = 7;
+                for (size_t i = 0; i < N; i++)
+                        refs[i] = cases[c].noise && i % cases[c].noise == 0
+                                      ? (struct tm_ref){vt_rand() & 0xffffffff, TM_WRITE}
+                                      : (struct tm_ref){0x400000 + 4 * (i % cases[c].period),
+                                                        i % 5 ? TM_IFETCH : TM_READ};
+                struct fixture fx;
+                memset(&fx, 0, sizeof fx);
+                fx.codec = tm_codec_by_name("din");
+                snprintf(fx.path, sizeof fx.path, "%s/budget-%u", tmpdir, c);
+                snprintf(fx.cache, sizeof fx.cache, "%s/cache-budget", tmpdir);
+                vt_make(fx.path, fx.codec, cases[c].kind, 0, refs, N, &fx.raw);
+                fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
+                assert_int_equal(fx.n, N);
+                /* the same spacing, asked for: not thinned (in a cache of
+                 * its own: an index of any spacing serves) */
+                char cache_k[600];
+                snprintf(cache_k, sizeof cache_k, "%s-k", fx.cache);
+                struct tm_trace_opts o = {
+                    .cache_dir = cache_k, .no_index_beside = 1, .ckpt_refs = TM_CKPT_REFS_DEFAULT};
+                struct tm_trace *t;
+                struct tm_err err = {0};
+                assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+                assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+                assert_non_null(tm_trace_index_path(t));
+                uint64_t unthinned = file_size(tm_trace_index_path(t));
+                assert_int_equal(tm_trace_verify(t, NULL, NULL, &err), 0);
+                tm_trace_close(t);
+                o = (struct tm_trace_opts){.cache_dir = fx.cache};
+                for (int round = 0; round < 2; round++) {
+                        assert_int_equal(tm_trace_open(fx.path, &o, &t, &err), 0);
+                        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+                        assert_int_equal(tm_trace_index_source(t),
+                                         round ? TM_INDEX_LOADED : TM_INDEX_BUILT);
+                        if (file_size(tm_trace_index_path(t)) >= unthinned)
+                                fail_msg("case %u: not thinned", c);
+                        if (tm_trace_verify(t, NULL, NULL, &err) != 0)
+                                fail_msg("case %u: verify: %s", c, err.msg);
+                        static const char *const views[] = {"ascii", "binary", "streams/read",
+                                                            "fields/address"};
+                        for (unsigned v = 0; round == 0 && v < 4; v++) {
+                                vt_expect(views[v], fx.refs, fx.n, &fx.raw, &want);
+                                check_view(t, views[v], &want, 0);
+                        }
+                        tm_trace_close(t);
+                }
+                fixture_free(&fx);
+        }
+        free(want.p);
+        free(refs);
 }
 
 /* Traces with no references, or one: empty views, exact sizes. */
@@ -763,7 +876,7 @@ static void test_lackey(void **state)
                 assert_int_equal(tm_cwriter_close(w, &err), 0);
                 close(fd);
                 vt_put(&fx.raw, text.p, text.len);
-                fx.refs = vt_decode_all(fx.codec, fx.raw.p, fx.raw.len, &fx.n);
+                fx.refs = vt_decode_sized(fx.codec, fx.raw.p, fx.raw.len, &fx.n, &fx.sizes);
                 assert_true(fx.n > 6000);
                 struct tm_trace_opts o = {.cache_dir = fx.cache, .ckpt_refs = 3};
                 struct tm_trace *t;
@@ -929,6 +1042,7 @@ int main(void)
             cmocka_unit_test(test_not_trace),
             cmocka_unit_test(test_lackey),
             cmocka_unit_test(test_thinned),
+            cmocka_unit_test(test_budget),
             cmocka_unit_test(test_tiny),
             cmocka_unit_test(test_readahead_budget),
             cmocka_unit_test(test_readahead_late),

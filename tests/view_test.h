@@ -203,7 +203,16 @@ static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8
         return vt_decode_all_sized(c, raw, len, n_out, NULL);
 }
 
-/* The expected bytes of a view (not stats) from the references. */
+/* vt_decode_all_sized by its other name. */
+static inline struct tm_ref *vt_decode_sized(const struct tm_codec *c, const uint8_t *raw,
+                                             size_t len, size_t *n_out, uint32_t **sizes)
+{
+        return vt_decode_all_sized(c, raw, len, n_out, sizes);
+}
+
+/* The expected bytes of a view (not stats, nor fields/size: vt_expect_sizes)
+ * from the references. fields/type and fields/address: the field, one a
+ * line (the type in decimal, the address in hex without 0x). */
 static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t n,
                              const struct vt_buf *raw, struct vt_buf *out)
 {
@@ -212,6 +221,19 @@ static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t
                 vt_put(out, raw->p, raw->len);
                 return;
         }
+        int field = 0; /* 1: fields/type, 2: fields/address */
+        if (strcmp(view, "fields/type") == 0)
+                field = 1;
+        else if (strcmp(view, "fields/address") == 0)
+                field = 2;
+        for (size_t i = 0; field && i < n; i++) {
+                char line[32];
+                int k = field == 1 ? snprintf(line, sizeof line, "%u\n", refs[i].type)
+                                   : snprintf(line, sizeof line, "%" PRIx64 "\n", refs[i].addr);
+                vt_put(out, line, (size_t)k);
+        }
+        if (field)
+                return;
         int binary = strcmp(view, "binary") == 0;
         int stream = -1;
         if (strncmp(view, "streams/", 8) == 0)
@@ -229,6 +251,17 @@ static inline void vt_expect(const char *view, const struct tm_ref *refs, size_t
                         continue;
                 char line[64];
                 int k = snprintf(line, sizeof line, "%u %" PRIx64 "\n", refs[i].type, refs[i].addr);
+                vt_put(out, line, (size_t)k);
+        }
+}
+
+/* The expected fields/size view: the access sizes in decimal, one a line. */
+static inline void vt_expect_sizes(const uint32_t *sizes, size_t n, struct vt_buf *out)
+{
+        out->len = 0;
+        for (size_t i = 0; i < n; i++) {
+                char line[16];
+                int k = snprintf(line, sizeof line, "%u\n", sizes[i]);
                 vt_put(out, line, (size_t)k);
         }
 }

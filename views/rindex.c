@@ -71,18 +71,20 @@ static int halve_keeps(const struct tm_rindex *ix, const struct tm_cont *c, uint
 }
 
 /* Double the spacing, keeping checkpoint 0 and those halve_keeps keeps;
- * when those are more than three quarters, every other one instead. Both
- * leave at most twice the old spacing between two checkpoints, as the old
- * ones are at most k apart. (Moving kept ones down leaves raw[i - 1] as it
- * was when checkpoint i is considered: only i - 1 itself is written
- * there.) */
+ * when those are more than three quarters, or c is NULL (checkpoints not
+ * placed at restart points: rbuild.aligned), every other one instead.
+ * Both leave at most twice the old spacing between two checkpoints, as
+ * the old ones are at most k apart; every other one of K-spaced
+ * checkpoints is what a pass with twice the spacing takes (verify makes
+ * one). (Moving kept ones down leaves raw[i - 1] as it was when
+ * checkpoint i is considered: only i - 1 itself is written there.) */
 static void rindex_halve(struct tm_rindex *ix, const struct tm_cont *c, uint64_t end)
 {
         uint32_t m = 1;
-        for (uint32_t i = 1, last = 0; i < ix->n; i++)
+        for (uint32_t i = 1, last = 0; c && i < ix->n; i++)
                 if (halve_keeps(ix, c, end, i, ck_rec(ix, last)))
                         m++, last = i;
-        int greedy = (uint64_t)m * 4 <= (uint64_t)ix->n * 3;
+        int greedy = c && (uint64_t)m * 4 <= (uint64_t)ix->n * 3;
         m = 1;
         for (uint32_t i = 1, last = 0; i < ix->n; i++) {
                 if (greedy ? !halve_keeps(ix, c, end, i, ck_rec(ix, last)) : i % 2)
@@ -180,7 +182,14 @@ struct rbuild {
         int one;           /* after a decode error: one record at a time */
         int slow;          /* one record at a time up to next_pt */
         int have_pt;       /* next_pt is the container's next restart point */
+        /* The restart points were known when the pass began (a zstd seek
+         * table), so checkpoints are taken at them and thinning keeps
+         * them. Else (gzip's access points, the frames of zstd without a
+         * seek table: found by the pass itself) a checkpoint near one is
+         * there by chance and the checkpoints stay K-spaced. */
+        int aligned;
         uint64_t next_pt;
+        const struct tm_rindex *like; /* checkpoints where it has them, or NULL */
         uint64_t good_raw; /* raw offset after the last record counted */
         struct tm_rstate mark;
         /* the column path (tm_rcodec.decode_batch), when the codec has
@@ -197,12 +206,14 @@ static int build_ckpt(struct rbuild *b)
             rindex_reserve(ix, ix->cap * 4 < TM_CKPT_CAP ? ix->cap * 4 : TM_CKPT_CAP) < 0)
                 return tm_err_set(b->err, -ENOMEM, "out of memory");
         if (ix->n == TM_CKPT_CAP)
-                rindex_halve(ix, b->cont, b->at[TM_RCOL_REC]);
+                rindex_halve(ix, b->aligned ? b->cont : NULL, b->at[TM_RCOL_REC]);
         uint32_t i = ix->n++;
         ix->raw[i] = b->feed.raw_off;
         memcpy(ix->col + (size_t)i * ix->ncol, b->at, ix->ncol * sizeof *b->at);
         memcpy(ix->st + (size_t)i * ix->stsize, b->feed.st.b, ix->stsize);
         b->next_ckpt = b->at[TM_RCOL_REC] + ix->k;
+        if (b->like) /* its records before checkpoint i + 1 (increasing: rindex_file.c) */
+                b->next_ckpt = i + 1 < b->like->n ? ck_rec(b->like, i + 1) : UINT64_MAX;
         return 0;
 }
 
@@ -402,20 +413,24 @@ static int rindex_keep_points(struct tm_rindex *ix, const struct tm_cont *c, uin
 }
 
 /* The totals, from what has been counted (all, or the intact prefix).
- * Over the size budget: the checkpoints at restart points alone, as many
- * as fit (halving keeps them only while the others it must keep are few,
- * then every other one: a heaptrack trace in 15 frames kept 4, and its
- * read-ahead held ~11 pieces of each interval in fresh memory); else, with
- * fewer than two of them, halving. */
+ * Over the size budget, when checkpoints were placed at restart points
+ * (aligned): those alone, as many as fit (halving keeps them only while
+ * the others it must keep are few, then every other one: a heaptrack
+ * trace in 15 frames kept 4, and its read-ahead held ~11 pieces of each
+ * interval in fresh memory); else, or with fewer than two of them,
+ * halving. (A 10 MB PDATS trace in gzip, whose three access points some
+ * checkpoints were near by chance, had kept 4 checkpoints 5.9 M records
+ * apart where halving keeps 152: a random read cost 118 ms, not 20.) */
 static void build_totals(struct rbuild *b, int budgeted)
 {
         struct tm_rindex *ix = b->ix;
+        const struct tm_cont *pts = b->aligned ? b->cont : NULL;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
-        if (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
-                rindex_keep_points(ix, b->cont, b->at[TM_RCOL_REC], budget / per);
+        if (budgeted && pts && ix->n > 1 && (uint64_t)ix->n * per > budget)
+                rindex_keep_points(ix, pts, b->at[TM_RCOL_REC], budget / per);
         while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
-                rindex_halve(ix, b->cont, b->at[TM_RCOL_REC]);
+                rindex_halve(ix, pts, b->at[TM_RCOL_REC]);
         memcpy(ix->tot, b->at, ix->ncol * sizeof *b->at);
         ix->raw_size = b->good_raw;
         ix->stats = *tm_rstats_get(b->acc);
@@ -444,11 +459,12 @@ static int batch_init(struct rbuild *b)
 }
 
 /* One pass; limit: NULL, or the raw offset past which nothing is decoded
- * (tm_scan_unverified). */
+ * (tm_scan_unverified); like: NULL, or the index whose checkpoints to take
+ * (tm_rindex_build_like), with k its K. */
 static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                        const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
-                       uint64_t k, tm_progress_fn progress, void *arg, const uint64_t *limit,
-                       struct tm_rindex **out, struct tm_err *err)
+                       uint64_t k, const struct tm_rindex *like, tm_progress_fn progress, void *arg,
+                       const uint64_t *limit, struct tm_rindex **out, struct tm_err *err)
 {
         struct rbuild *b = calloc(1, sizeof *b);
         struct tm_rindex *ix = calloc(1, sizeof *ix);
@@ -484,7 +500,9 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         b->cont = c;
         b->err = err;
         b->good_raw = hdr_len;
-        b->have_pt = tm_cont_next_point(c, hdr_len, &b->next_pt);
+        b->like = like;
+        b->have_pt = !like && tm_cont_next_point(c, hdr_len, &b->next_pt);
+        b->aligned = b->have_pt;
         if ((rc = build_ckpt(b)) < 0)
                 goto fail;
         rc = tm_cont_scan(c, build_sink, b, err);
@@ -494,6 +512,8 @@ static int rindex_pass(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         if (rc < 0)
                 goto fail;
         build_totals(b, k == 0);
+        if (rc == 0 && progress) /* the last call says all done */
+                progress(arg, b->front.seen, b->front.seen);
         *out = ix;
         ix = NULL;
 fail:
@@ -511,12 +531,15 @@ fail:
         return rc;
 }
 
-int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
-                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
-                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
-                    struct tm_err *err)
+/* tm_rindex_build, with checkpoints where like has them when it is not
+ * NULL. */
+static int rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                        const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                        uint64_t k, const struct tm_rindex *like, tm_progress_fn progress,
+                        void *arg, struct tm_rindex **out, struct tm_err *err)
 {
-        int rc = rindex_pass(c, codec, ctx, s, hdr_len, st0, k, progress, arg, NULL, out, err);
+        int rc =
+            rindex_pass(c, codec, ctx, s, hdr_len, st0, k, like, progress, arg, NULL, out, err);
         uint64_t limit;
         int cut = rc == TM_INDEX_PREFIX ? tm_scan_unverified(c, (*out)->raw_size, &limit, err) : 0;
         if (cut == 0)
@@ -526,8 +549,24 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
         if (cut < 0)
                 return cut;
         struct tm_err damage = err ? *err : (struct tm_err){0};
-        rc = rindex_pass(c, codec, ctx, s, hdr_len, st0, k, NULL, NULL, &limit, out, err);
+        rc = rindex_pass(c, codec, ctx, s, hdr_len, st0, k, like, NULL, NULL, &limit, out, err);
         if (err && rc >= 0)
                 *err = damage;
         return rc == 0 ? TM_INDEX_PREFIX : rc;
+}
+
+int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                    const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                    uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
+                    struct tm_err *err)
+{
+        return rindex_build(c, codec, ctx, s, hdr_len, st0, k, NULL, progress, arg, out, err);
+}
+
+int tm_rindex_build_like(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                         const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                         const struct tm_rindex *like, tm_progress_fn progress, void *arg,
+                         struct tm_rindex **out, struct tm_err *err)
+{
+        return rindex_build(c, codec, ctx, s, hdr_len, st0, like->k, like, progress, arg, out, err);
 }

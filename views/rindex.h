@@ -31,9 +31,10 @@
  * The same pass gives every view's size (the totals) and the statistics
  * (rstats.h). K starts at TM_CKPT_REFS_DEFAULT and doubles whenever
  * TM_CKPT_CAP checkpoints exist, dropping about every other checkpoint but
- * keeping those at restart points where it can; with the default spacing
- * the checkpoints are then thinned to 0.5% of the archive, as for address
- * traces (docs/index-format.md). rindex_file.c saves and loads it, with
+ * keeping those at restart points where it can (points known when the
+ * pass began; else every other one); with the default spacing the
+ * checkpoints are then thinned to 0.5% of the archive (docs/index-
+ * format.md). rindex_file.c saves and loads it, with
  * the container's seek index, like index.c's file. */
 #ifndef TM_RINDEX_H
 #define TM_RINDEX_H
@@ -105,6 +106,17 @@ int tm_rindex_build(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
                     const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
                     uint64_t k, tm_progress_fn progress, void *arg, struct tm_rindex **out,
                     struct tm_err *err);
+
+/* tm_rindex_build with the checkpoints of like (an index file's: their
+ * record counts must increase, as tm_rindex_load checks) and its K,
+ * instead of every K records and at restart points, and none thinned: an
+ * index to compare like with (tm_rindex_compare), whatever thinning made
+ * like (verify; a pass with like's K would take others where the
+ * container's restart points, or the size budget, decided). */
+int tm_rindex_build_like(struct tm_cont *c, const struct tm_rcodec *codec, void *ctx,
+                         const struct tm_schema *s, uint64_t hdr_len, const struct tm_rstate *st0,
+                         const struct tm_rindex *like, tm_progress_fn progress, void *arg,
+                         struct tm_rindex **out, struct tm_err *err);
 
 void tm_rindex_free(struct tm_rindex *ix);
 

@@ -759,6 +759,7 @@ struct tm_rvfile {
         const char *text;                   /* schema and byte sections: their bytes */
         struct tm_creader *r;
         struct tm_rfeed feed;
+        struct tm_rstate mark; /* the decoder's state before the batch (rv_salvage) */
         struct tm_rec recs[RV_BATCH];
         size_t rpos, rcount;
         uint64_t pos; /* view offset of the next byte returned */
@@ -823,13 +824,61 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
         return 0;
 }
 
+/* Where the feed was before a decode call (its state in f->mark). */
+struct rv_mark {
+        size_t pos;
+        uint64_t raw_off;
+};
+
+static void rv_mark(struct tm_rvfile *f, struct rv_mark *m)
+{
+        memcpy(f->mark.b, f->feed.st.b, f->rt->codec->state_size);
+        m->pos = f->feed.pos;
+        m->raw_off = f->feed.raw_off;
+}
+
+static void rv_back(struct tm_rvfile *f, const struct rv_mark *m)
+{
+        memcpy(f->feed.st.b, f->mark.b, f->rt->codec->state_size);
+        f->feed.pos = m->pos;
+        f->feed.raw_off = m->raw_off;
+}
+
+/* A batch decoded from m failed, but the records before the bad one are
+ * good (a decoder may fail a whole batch; the index pass counts them, in
+ * rindex.c's build_drain): count them a record at a time, then decode
+ * that many again in one call (a record may point into what its call
+ * decoded). That leaves the feed just before the bad record, so that the
+ * next batch meets the error again. Returns the records in f->recs, 0
+ * when the bad one is the first. */
+static size_t rv_salvage(struct tm_rvfile *f, const struct rv_mark *m)
+{
+        struct tm_err e = {0};
+        size_t k = 0;
+        rv_back(f, m);
+        while (k < RV_BATCH && tm_rfeed_decode(&f->feed, f->recs, 1, &e) == 1)
+                k++;
+        rv_back(f, m);
+        ssize_t n = k ? tm_rfeed_decode(&f->feed, f->recs, k, &e) : 0;
+        if (n > 0)
+                return (size_t)n;
+        rv_back(f, m);
+        return 0;
+}
+
 /* Decode the next batch. 1: records ready, 0: the end, < 0: error. */
 static int rv_more(struct tm_rvfile *f, struct tm_err *err)
 {
         for (;;) {
+                struct rv_mark m;
+                rv_mark(f, &m);
                 ssize_t n = tm_rfeed_decode(&f->feed, f->recs, RV_BATCH, err);
-                if (n < 0)
-                        return (int)n;
+                if (n < 0) {
+                        size_t k = rv_salvage(f, &m);
+                        if (k == 0)
+                                return (int)n;
+                        n = (ssize_t)k; /* the next call fails again */
+                }
                 if (n > 0) {
                         f->rpos = 0;
                         f->rcount = (size_t)n;
@@ -1106,9 +1155,12 @@ int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const cha
         struct tm_cont *c = NULL;
         struct tm_rindex *ix = NULL;
         int rc = tm_cont_open(t->fd, t->path, &c, err);
-        if (rc == 0)
+        if (rc == 0 && file)
+                rc = tm_rindex_build_like(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                                          file, progress, arg, &ix, err);
+        else if (rc == 0)
                 rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                     file ? file->k : t->ckpt_refs, progress, arg, &ix, err);
+                                     t->ckpt_refs, progress, arg, &ix, err);
         if (rc == TM_INDEX_PREFIX)
                 rc = -EIO;
         if (rc < 0)

@@ -99,7 +99,8 @@ int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_in
 
 /* Decode the whole archive again with a fresh container (verify) and,
  * when file (loaded from path) is not NULL, compare it with the index
- * built, checkpoint by checkpoint, at the file's spacing. */
+ * built with the file's checkpoints (tm_rindex_build_like), checkpoint by
+ * checkpoint. */
 int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
                      tm_progress_fn progress, void *arg, struct tm_err *err);
 

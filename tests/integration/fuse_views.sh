@@ -37,8 +37,9 @@ mount_tm "$T/log" "$MNT" -o allow_other $TM_MOUNT_OPTS "$SRC" || { fail "mount";
 check "a.pdt2.zst is a directory" test -d "$MNT/a.pdt2.zst"
 check "sub/deeper/m.pdt is a directory" test -d "$MNT/sub/deeper/m.pdt"
 check "ls shows the archive names" test "$(ls "$MNT" | tr '\n' ' ')" = "a.pdt.gz a.pdt2.zst empty l.pdt2.zst link-to-a m.din.zst notes.txt plain-text.din random.bin sub w.pdt2.gz "
-check "trace dir lists the views" test "$(ls "$MNT/a.pdt2.zst" | tr '\n' ' ')" = "ascii binary errors raw schema stats stats.json streams "
+check "trace dir lists the views" test "$(ls "$MNT/a.pdt2.zst" | tr '\n' ' ')" = "ascii binary errors fields raw schema stats stats.json streams "
 check "streams lists one file per type" test "$(ls "$MNT/a.pdt2.zst/streams" | sort | tr '\n' ' ')" = "$("$TT" views "$SRC/a.pdt2.zst" | sed -n 's|^streams/||p' | sort | tr '\n' ' ')"
+check "fields lists type and address" test "$(ls "$MNT/a.pdt2.zst/fields" | tr '\n' ' ')" = "address type "
 check "random.bin passes through" cmp -s "$SRC/random.bin" "$MNT/random.bin"
 check "notes.txt passes through" cmp -s "$SRC/notes.txt" "$MNT/notes.txt"
 check "empty file passes through" test -f "$MNT/empty" -a ! -s "$MNT/empty"
@@ -65,6 +66,8 @@ check "m.din.zst/ascii == generated" cmp -s m.din "$MNT/m.din.zst/ascii"
 check "w.pdt2.gz/ascii == generated" cmp -s w.din "$MNT/w.pdt2.gz/ascii"
 check "streams/read == awk filter" cmp -s <(awk '$1 == 0' a.din) "$MNT/a.pdt2.zst/streams/read"
 check "streams/misc == awk filter" cmp -s <(awk '$1 == 3' m.din) "$MNT/sub/deeper/m.pdt/streams/misc"
+check "fields/type == awk column 1" cmp -s <(awk '{print $1}' a.din) "$MNT/a.pdt2.zst/fields/type"
+check "fields/address == awk column 2" cmp -s <(awk '{print $2}' w.din) "$MNT/w.pdt2.gz/fields/address"
 
 # --- everyday tools on the mount vs on tracetool cat ---
 for tr in a.pdt2.zst a.pdt.gz m.din.zst; do
