@@ -3,7 +3,7 @@
  *
  * FILE is any heap trace a record codec decodes (tm_rcodec_probe: a HATF
  * file today), raw or gzip- or zstd-compressed. Its records are decoded
- * once into memory, then encoded in every encoding of hatf_encodings; each
+ * once into memory, then encoded in every encoding of the hatf row; each
  * encoding's bytes go straight into zstd -19 and gzip -9 streams (the
  * libraries, not the programs), so only the counts are kept. A data record
  * is any record but a comment (the paper counts alloc, free and realloc
@@ -295,7 +295,7 @@ int main(int argc, char **argv)
                 const struct tm_rcodec *codec;
         } rows[16];
         size_t nrows = 0;
-        for (const char *const *enc = hatf_encodings; *enc && nrows < 14; enc++)
+        for (const char *const *enc = tm_rcodec_hatf.encodings; *enc && nrows < 14; enc++)
                 rows[nrows++] = (struct row){*enc, *enc, &tm_rcodec_hatf};
         rows[nrows++] = (struct row){"Meta-TF hatf", "hatf", &tm_rcodec_metatf};
         rows[nrows++] = (struct row){"Meta-TF splitaddr", "splitaddr", &tm_rcodec_metatf};

@@ -168,12 +168,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         /* round trip what decoded through an encoding */
         unsigned ne = 0;
-        while (hatf_encodings[ne])
+        while (tm_rcodec_hatf.encodings[ne])
                 ne++;
         struct sink out = {0};
         struct tm_renc *e;
         struct tm_err err = {0};
-        if (tm_rcodec_hatf.enc_open(hatf_encodings[data[2] % ne], sink_put, &out, &e, &err) < 0)
+        const char *enc = tm_rcodec_hatf.encodings[data[2] % ne];
+        if (tm_rcodec_hatf.enc_open(enc, sink_put, &out, &e, &err) < 0)
                 abort();
         int rc = 0;
         for (size_t i = 0; i < whole.n && rc == 0; i++) {
@@ -187,8 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 tm_rcodec_hatf.enc_free(e);
         if (rc == 0) { /* everything the decoder gives, the encoder takes back */
                 if (decode(out.p, out.n, 0, MAXREC, &again) != 0 || !same(&whole, &again)) {
-                        fprintf(stderr, "fuzz_hatf: round trip through %s differs\n",
-                                hatf_encodings[data[2] % ne]);
+                        fprintf(stderr, "fuzz_hatf: round trip through %s differs\n", enc);
                         abort();
                 }
         }

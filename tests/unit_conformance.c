@@ -504,18 +504,13 @@ static const struct tm_schema *enc_schema(const struct tm_rcodec *c)
         return family_schema(s.name);
 }
 
-/* The writer encodings of a record codec, NULL-terminated. The row does
- * not carry them yet (issue 27 item 3 moves them into it): until then they
- * are found here by name; a codec not named is tested with its default
- * encoding (NULL), which is always tested too. */
+/* The writer encodings of a record codec, NULL-terminated: the row's
+ * (tm_rcodec.encodings); a row without names has its default encoding
+ * (NULL) only, which is always tested too. */
 static const char *const *rcodec_encodings(const struct tm_rcodec *c)
 {
         static const char *const none[] = {NULL};
-        if (strcmp(c->name, "hatf") == 0)
-                return hatf_encodings;
-        if (strcmp(c->name, "metatf") == 0)
-                return mtf_encodings;
-        return none;
+        return c->encodings ? c->encodings : none;
 }
 
 /* n records over schema s, shaped so that every encoding has work: each
@@ -608,7 +603,14 @@ static void add_record_ours(struct suite *su)
                         struct stream *s = new_stream(su);
                         struct tm_err err = {0};
                         struct tmt_buf b = {0};
-                        if (enc_records(c, enc, r, n, &b, &err) < 0)
+                        int rc = enc_records(c, enc, r, n, &b, &err);
+                        if (e > 0 && (rc == -ERANGE || rc == -EDOM)) {
+                                /* record.h: a wider encoding of the row holds them */
+                                su->n--;
+                                free(b.p);
+                                continue;
+                        }
+                        if (rc < 0)
                                 fail_msg("%s encoding %s: %s", c->name, enc ? enc : "(default)",
                                          err.msg);
                         snprintf(s->label, sizeof s->label, "%s %s seed %u", c->name,

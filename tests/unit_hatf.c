@@ -966,7 +966,7 @@ static void test_roundtrip_all(void **unused)
                 attr_src[i] = (uint8_t)(i * 131 + (i >> 8));
         size_t n = 6000;
         struct tm_heap_ev *ev = calloc(n, sizeof *ev);
-        for (const char *const *enc = hatf_encodings; *enc; enc++)
+        for (const char *const *enc = tm_rcodec_hatf.encodings; *enc; enc++)
                 for (unsigned fl = 0; fl < FL_N; fl++)
                         for (unsigned seed = 1; seed <= 3; seed++) {
                                 char what[64];
@@ -985,7 +985,7 @@ static void test_roundtrip_all(void **unused)
                 struct tm_heap_ev one = EV(.kind = k, .size = 1ull << 40, .addr = UINT64_MAX,
                                            .new_addr = 1, .thread = 7, .heap = 9, .time = 11,
                                            .attr = (const uint8_t *)"x", .attr_len = 1);
-                for (const char *const *enc = hatf_encodings; *enc; enc++)
+                for (const char *const *enc = tm_rcodec_hatf.encodings; *enc; enc++)
                         roundtrip(*enc, &one, 1, tm_schema_heap.kind[k].name);
         }
         free(ev);
@@ -1093,12 +1093,12 @@ static void test_sizes(void **unused)
                 sim_next(&a, &ev[i], 30);
         size_t sz[16];
         unsigned ne = 0;
-        for (const char *const *enc = hatf_encodings; *enc; enc++, ne++) {
+        for (const char *const *enc = tm_rcodec_hatf.encodings; *enc; enc++, ne++) {
                 sz[ne] = enc_size(*enc, ev, n);
                 print_message("allocator-like: %-12s %.3f bytes/record\n", *enc,
                               (double)sz[ne] / (double)n);
         }
-        /* hatf_encodings: best naive smallsize samesize baseoffset1
+        /* the row's encodings: best naive smallsize samesize baseoffset1
          * baseoffset2 baseoffset stride */
         assert_true(sz[2] < sz[1]);  /* smallsize < naive */
         assert_true(sz[3] <= sz[1]); /* samesize <= naive */
@@ -1265,7 +1265,7 @@ static void test_text_encodings(void **unused)
                 attr_src[i] = (uint8_t)(i * 131 + (i >> 8));
         size_t n = 3000;
         struct tm_heap_ev *ev = calloc(n, sizeof *ev);
-        for (const char *const *enc = hatf_encodings; *enc; enc++)
+        for (const char *const *enc = tm_rcodec_hatf.encodings; *enc; enc++)
                 for (unsigned fl = 0; fl < FL_N; fl++)
                         for (unsigned seed = 1; seed <= 2; seed++) {
                                 struct sinkbuf s;

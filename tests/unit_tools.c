@@ -16,11 +16,12 @@
 
 #include "fs/bdi.h"
 #include "fs/node.h"
+#include "tools/pack.h"
 #include "tools/tools.h"
 
 static void expect_guess(const char *name, const char *codec, enum tm_cont_kind kind)
 {
-        const struct tm_codec *c;
+        const struct tm_rcodec *c;
         enum tm_cont_kind k;
         pack_guess(name, &c, &k);
         if (codec) {
@@ -45,7 +46,12 @@ static void test_pack_guess(void **state)
         expect_guess("sort.zst", NULL, TM_CONT_ZSTD);
         expect_guess("sort.txt", NULL, TM_CONT_PLAIN);
         expect_guess("sort.pdt2.zst.bak", NULL, TM_CONT_PLAIN);
-        expect_guess("lackey.zst", NULL, TM_CONT_ZSTD); /* lackey has no encoder */
+        expect_guess("lackey.zst", NULL, TM_CONT_ZSTD); /* no suffix: ".lackey" is */
+        expect_guess("l.lackey.zst", "lackey", TM_CONT_ZSTD);
+        expect_guess("h.hatf", "hatf", TM_CONT_PLAIN);
+        expect_guess("h.mtf.gz", "metatf", TM_CONT_GZIP);
+        expect_guess("o.ptfb.zst", "ptf_bin", TM_CONT_ZSTD);
+        expect_guess("log.mtrace", NULL, TM_CONT_PLAIN); /* read only */
 }
 
 static void test_hidden_name(void **state)

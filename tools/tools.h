@@ -5,24 +5,16 @@
 #ifndef TOOLS_H
 #define TOOLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-
-#include "codecs/containers/container.h"
-#include "codecs/address/trace.h"
 
 #define TOOL_OK 0
 #define TOOL_FAIL 1
 #define TOOL_USAGE 2
 
-/* tracetool pack [options] IN OUT (pack.c). */
+/* tracetool pack [options] IN OUT (pack.c; the packer: pack.h). */
 int pack_main(int argc, char **argv);
-
-/* Format and container from an output name NAME<codec suffix>[.gz|.zst]:
- * *codec is the encoder whose suffix (".din", ".pdt", ".pdt2"; the longest
- * that matches) ends the name once ".gz" / ".zst" is taken off, or NULL;
- * *kind is gzip, zstd or plain. */
-void pack_guess(const char *out, const struct tm_codec **codec, enum tm_cont_kind *kind);
 
 /* A progress bar on stderr, drawn only when stderr is a terminal. */
 struct progress {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/common/tm_err.h"
 #include "record/record.h"
 #include "tools.h"
 #include "views/tm_binary.h"

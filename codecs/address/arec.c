@@ -275,9 +275,23 @@ static void arec_enc_free(struct tm_renc *e)
         free(e);
 }
 
+/* The encodings of every address row: address width and PDATS II's
+ * instruction unit ("64" = 64/1, what every trace fits, first: the
+ * default). Formats without either (din, lackey text) take them all and
+ * write the same bytes. */
+static const char *const arec_encodings[] = {"64", "64/2", "64/4", "32", "32/2", "32/4", NULL};
+
+/* What enc_put takes: every type (the encoder refuses those its format
+ * has not, naming the reference), with the size field for a codec that
+ * writes sizes. */
+static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
+{
+        tm_addr_schema(s, TM_NTYPES, c->encode_sized != NULL);
+}
+
 /* ---- the rows ---- */
 
-#define AREC_ROW(nm, codec, suf, enc)                                                              \
+#define AREC_ROW(nm, codec, suf)                                                                   \
         static int nm##_probe(const uint8_t *head, size_t n)                                       \
         {                                                                                          \
                 return codec.probe(head, n);                                                       \
@@ -304,6 +318,10 @@ static void arec_enc_free(struct tm_renc *e)
         {                                                                                          \
                 return arec_enc_open(&codec, e, sink, arg, out, err);                              \
         }                                                                                          \
+        static void nm##_enc_schema(struct tm_schema *s)                                           \
+        {                                                                                          \
+                arec_enc_schema(&codec, s);                                                        \
+        }                                                                                          \
         const struct tm_rcodec tm_rcodec_##nm = {                                                  \
             .name = #nm,                                                                           \
             .suffix = suf,                                                                         \
@@ -314,18 +332,20 @@ static void arec_enc_free(struct tm_renc *e)
             .state_size = TM_STATE_MAX,                                                            \
             .state_ok = arec_state_ok,                                                             \
             .decode = arec_decode,                                                                 \
-            .enc_open = enc ? nm##_enc_open : NULL,                                                \
-            .enc_put = enc ? arec_enc_put : NULL,                                                  \
-            .enc_finish = enc ? arec_enc_finish : NULL,                                            \
-            .enc_free = enc ? arec_enc_free : NULL,                                                \
+            .enc_open = nm##_enc_open,                                                             \
+            .enc_put = arec_enc_put,                                                               \
+            .enc_finish = arec_enc_finish,                                                         \
+            .enc_free = arec_enc_free,                                                             \
+            .encodings = arec_encodings,                                                           \
+            .enc_schema = nm##_enc_schema,                                                         \
             .text_of = nm##_text_of,                                                               \
             .decode_batch = arec_decode_batch,                                                     \
         }
 
-AREC_ROW(din, tm_codec_din, ".din", 1);
-AREC_ROW(pdats, tm_codec_pdats, ".pdt", 1);
-AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2", 1);
-AREC_ROW(lackey, tm_codec_lackey, NULL, 0);
+AREC_ROW(din, tm_codec_din, ".din");
+AREC_ROW(pdats, tm_codec_pdats, ".pdt");
+AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2");
+AREC_ROW(lackey, tm_codec_lackey, ".lackey");
 
 const struct tm_codec *tm_arec_codec(const struct tm_rcodec *c)
 {

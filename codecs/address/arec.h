@@ -20,9 +20,14 @@
  * low ones).
  *
  * Decoder state: the codec's struct tm_dec_state in the first
- * TM_STATE_MAX bytes of struct tm_rstate. Writer encodings: "32", "64",
- * each with "/2" or "/4" for PDATS II's instruction unit ("64": 64-bit
- * addresses, unit 1, what every trace fits; the row's best). */
+ * TM_STATE_MAX bytes of struct tm_rstate. Writer encodings (the rows'
+ * list, tm_rcodec.encodings): "32", "64", each with "/2" or "/4" for
+ * PDATS II's instruction unit ("64": 64-bit addresses, unit 1, what every
+ * trace fits; the rows' default); an encoder refuses a reference needing
+ * 64-bit addresses with -ERANGE, an instruction offset not a multiple of
+ * the unit with -EDOM (trace.h). enc_put takes records of the address
+ * schema of every type (tm_rcodec.enc_schema), with sizes for lackey,
+ * whose text holds them. */
 #ifndef TM_AREC_H
 #define TM_AREC_H
 

@@ -7,7 +7,8 @@
 
 #include "hatf_impl.h"
 
-const char *const hatf_encodings[] = {
+/* The writer encodings (hatf_enc.c), "best" (the default) first. */
+static const char *const hatf_encodings[] = {
     "best",        "naive",      "smallsize", "samesize", "baseoffset1",
     "baseoffset2", "baseoffset", "stride",    NULL,
 };
@@ -247,6 +248,11 @@ static int hatf_state_ok(const void *ctx, const struct tm_rstate *st)
         return 1;
 }
 
+static void hatf_enc_schema(struct tm_schema *s)
+{
+        *s = tm_schema_heap;
+}
+
 /* Used by tests and tools to name an interpretation. */
 const char *hatf_interp_name(unsigned in)
 {
@@ -267,5 +273,7 @@ const struct tm_rcodec tm_rcodec_hatf = {
     .enc_put = hatf_enc_put,
     .enc_finish = hatf_enc_finish,
     .enc_free = hatf_enc_free,
+    .encodings = hatf_encodings,
+    .enc_schema = hatf_enc_schema,
     .text_of = hatf_text_of,
 };

@@ -73,9 +73,6 @@ enum hatf_interp {
 #define HATF_SIGNATURE "HATF 1.0"
 #define HATF_SIGNATURE_LEN 11 /* tag, 2-byte length, 8 bytes of text */
 
-/* The encodings enc_open accepts, NULL-terminated; "best" is the default. */
-extern const char *const hatf_encodings[];
-
 extern const struct tm_rcodec tm_rcodec_hatf;
 
 /* "none", "default", "baseOffset", "delta", "stride" (enum hatf_interp). */

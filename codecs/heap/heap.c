@@ -117,3 +117,25 @@ void tm_heap_rec_to_ev(const struct tm_rec *r, struct tm_heap_ev *ev)
                 }
         }
 }
+
+void tm_heap_refine(const struct tm_schema *from, const struct tm_schema *to, struct tm_rec *o)
+{
+        int re = tm_schema_kind(to, "realloc");
+        if (re < 0 || o->kind != (unsigned)re || tm_schema_kind(from, "realloc_alloc_free") >= 0)
+                return;
+        const struct tm_kind *k = &to->kind[re];
+        int pa = tm_kind_pos(k, (unsigned)tm_schema_field(to, "address"));
+        int pn = tm_kind_pos(k, (unsigned)tm_schema_field(to, "new_address"));
+        if (pa < 0 || pn < 0)
+                return;
+        uint64_t a = o->v[pa], n = o->v[pn];
+        const char *outcome = a == 0   ? "realloc_alloc"
+                              : n == 0 ? "realloc_free"
+                              : a == n ? "realloc"
+                                       : "realloc_alloc_free";
+        int t = tm_schema_kind(to, outcome);
+        /* the four kinds have the same fields (heap.h), so o's values stand */
+        if (t >= 0 && to->kind[t].nfields == k->nfields &&
+            memcmp(to->kind[t].field, k->field, k->nfields) == 0)
+                o->kind = (unsigned)t;
+}

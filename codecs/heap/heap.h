@@ -83,4 +83,12 @@ void tm_heap_ev_to_rec(const struct tm_heap_ev *ev, struct tm_rec *r);
 /* The event of a record of tm_schema_heap (fields the kind lacks are 0). */
 void tm_heap_rec_to_ev(const struct tm_rec *r, struct tm_heap_ev *ev);
 
+/* The heap family's tm_family.rec_refine: a realloc record of a schema
+ * with one realloc kind (Appendix C's, which has no outcomes) made a
+ * record of to (of the four realloc kinds) gets the outcome its addresses
+ * say: no old address, realloc_alloc (malloc only); no new one,
+ * realloc_free (free only); the same, realloc (in place); else
+ * realloc_alloc_free (moved). */
+void tm_heap_refine(const struct tm_schema *from, const struct tm_schema *to, struct tm_rec *o);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "../common/tm_json.h"
 #include "../common/xsort.h"
+#include "heap.h"
 
 _Static_assert(sizeof(struct tm_heap_stats) % 8 == 0 &&
                    sizeof(struct tm_heap_stats) <= TM_FAMILY_STATS_MAX,
@@ -721,4 +722,5 @@ const struct tm_family tm_family_heap = {
     .json = fam_json,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
+    .rec_refine = tm_heap_refine,
 };

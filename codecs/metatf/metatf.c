@@ -744,6 +744,15 @@ int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_sc
         return ret;
 }
 
+/* The writer encodings (mtf_enc.c), the default first. */
+static const char *const mtf_encodings[] = {"splitaddr", "hatf", NULL};
+
+/* The encoder writes heap traces (metatf.h, "the encoder"). */
+static void mtf_enc_schema(struct tm_schema *s)
+{
+        *s = tm_schema_heap;
+}
+
 const struct tm_rcodec tm_rcodec_metatf = {
     .name = "metatf",
     .suffix = ".mtf",
@@ -761,4 +770,6 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .enc_put = mtf_enc_put,
     .enc_finish = mtf_enc_finish,
     .enc_free = mtf_enc_free,
+    .encodings = mtf_encodings,
+    .enc_schema = mtf_enc_schema,
 };

@@ -217,12 +217,11 @@ ssize_t mtf_decode_chunks(void *ctx, struct tm_rstate *st, const uint8_t *in, si
  * heap traces (records of tm_schema_heap, codecs/heap/heap.h) as Meta-TF
  * files naming hatf10v2.dtd (Appendix C's HATF DTD with HATF 1.0's four
  * realloc records, sizes and field order: every heap record whole), in
- * one of mtf_encodings: "hatf" (every field in the records, widths and
- * interpretations changed by metadata where that pays) or "splitaddr"
- * (the same, with every address in streamed data section 2, the paper's
- * HATF SplitAddr). NULL means "splitaddr". Comments and attributes are at
- * most 65535 bytes. */
-extern const char *const mtf_encodings[];
+ * one of the row's encodings: "splitaddr" (the default: every address in
+ * streamed data section 2, the paper's HATF SplitAddr, the rest as "hatf"
+ * writes it) or "hatf" (every field in the records, widths and
+ * interpretations changed by metadata where that pays). Comments and
+ * attributes are at most 65535 bytes. */
 
 /* The section number splitaddr's addresses use. */
 #define MTF_ADDR_SECTION 2

@@ -105,8 +105,6 @@ struct tm_renc {
         uint64_t span_amax;
 };
 
-const char *const mtf_encodings[] = {"hatf", "splitaddr", NULL};
-
 /* ---- numbers ---- */
 
 static unsigned need_u(uint64_t v)

@@ -271,6 +271,11 @@ static int pb_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, s
         return 0;
 }
 
+static void pb_enc_schema(struct tm_schema *s)
+{
+        *s = tm_schema_ptf;
+}
+
 static void pb_enc_free(struct tm_renc *e)
 {
         free(e);
@@ -298,4 +303,5 @@ const struct tm_rcodec tm_rcodec_ptf_bin = {
     .enc_put = pb_enc_put,
     .enc_finish = pb_enc_finish,
     .enc_free = pb_enc_free,
+    .enc_schema = pb_enc_schema, /* one unnamed encoding: no .encodings */
 };

@@ -121,6 +121,13 @@ struct tm_family {
         size_t bin_size;
         void (*binary)(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n);
         size_t (*bin_layout)(char *dst, size_t cap);
+
+        /* A record of another schema of the family made a record of to
+         * (a schema this family claims: its encoders') by names
+         * (codecs/record/rmap.h): correct in o what names cannot say.
+         * from is the record's schema. NULL: names say all. */
+        void (*rec_refine)(const struct tm_schema *from, const struct tm_schema *to,
+                           struct tm_rec *o);
 };
 
 /* A stats.json object: its opening and the members every one starts with

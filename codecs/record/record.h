@@ -235,14 +235,31 @@ struct tm_rcodec {
 
         /* Encoder (NULL if decode-only). enc_open starts an encoder with
          * the encoding named enc (NULL: the codec's best) writing through
-         * sink; enc_put takes records of the codec's schema (idx numbers
-         * them for messages); enc_finish flushes and frees. Records the
-         * format cannot hold are -EINVAL naming idx. */
+         * sink; enc_put takes records of the schema enc_schema gives (idx
+         * numbers them for messages); enc_finish flushes and frees.
+         * Records the format cannot hold are -EINVAL naming idx; an
+         * encoding that refuses a record another of the row's encodings
+         * holds says so with -ERANGE or -EDOM (the address rows: 64-bit
+         * addresses, unit 1; codecs/address/trace.h), so that a writer
+         * can start again with that one. */
         int (*enc_open)(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                         struct tm_err *err);
         int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
         int (*enc_finish)(struct tm_renc *e, struct tm_err *err);
         void (*enc_free)(struct tm_renc *e); /* after an error */
+
+        /* The encodings enc_open takes, by name, NULL-terminated; the
+         * first is the one enc_open(NULL) writes. NULL for an encoder
+         * with one unnamed encoding (enc_open takes NULL only) and for a
+         * decode-only codec. tracetool pack compares them (or, for the
+         * address rows, widens one; tools/pack.h). */
+        const char *const *encodings;
+
+        /* The schema of the records enc_put takes into *s (NULL when
+         * decode-only). It need not be the schema open() gives a trace
+         * the encoder wrote: a Meta-TF trace's is its DTD's, while its
+         * encoder takes heap records (codecs/heap/heap.h). */
+        void (*enc_schema)(struct tm_schema *s);
 
         /* Fast paths, NULL when the codec has none; the views use them
          * when present and the bytes are those of the generic path.

@@ -246,7 +246,56 @@ check "xdin of the lackey text itself == awk" cmp -s l.xdin <("$TT" cat l.lackey
 check "pdt2 from lackey has no xdin (no sizes)" test -z "$("$TT" views l.pdt2.zst | grep -x xdin)"
 "$TT" pack a.din a.lackey 2>err.txt
 check "lackey output from din (no sizes) fails with 1" test $? -eq 1
-check "... saying why" grep -q "needs access sizes" err.txt
+check "... naming the record and the field it lacks" grep -q "record 0 (.*): lackey output needs its field size, which din has not" err.txt
+
+# --- one packer for every row: the output's row by its suffix ---
+SRCDIR=${TM_SOURCE_DIR:-$here/../..}
+# every row that writes, from an input of its family: ascii back == the input's
+rows_of() { # IN SUFFIX...: pack IN as each suffix, plain and zstd; ascii == IN's
+        local in=$1 suf c
+        shift
+        for suf in "$@"; do
+                for c in "" .zst; do
+                        check "pack $(basename "$in") -> row$suf$c" "$TT" pack "$in" "row$suf$c"
+                        check "... ascii == the input's" cmp -s <("$TT" cat "$in" ascii) <("$TT" cat "row$suf$c" ascii)
+                done
+        done
+}
+rows_of a.din .din .pdt .pdt2
+rows_of l.lackey .lackey
+rows_of "$SRCDIR/tests/data/heap/heapprog.mtrace" .hatf .mtf
+rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb
+check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 7
+# a record the output cannot hold: an error naming it, no output left
+"$TT" pack "$SRCDIR/examples/sort.hatf.zst" h.pdt2 2>err.txt
+check "heap trace -> .pdt2 fails with 1" test $? -eq 1
+check "... naming the record, its kind and the output" grep -q "sort.hatf.zst: record 0 (alloc): pdats2 output has no alloc records" err.txt
+check "... leaving no output" test ! -e h.pdt2 -a ! -e h.pdt2.tmp
+"$TT" pack a.din a.hatf.zst 2>err.txt
+check "address trace -> .hatf fails with 1" test $? -eq 1
+check "... naming the record" grep -q "a.din: record 0 (.*): hatf output has no" err.txt
+# the address encodings are the rows' names: -e 32/4 is --addr-bits 32 --unit 4
+check "pack -e 32/4" "$TT" pack -e 32/4 a.din e324.pdt2
+check "pack --addr-bits 32 --unit 4" "$TT" pack --addr-bits 32 --unit 4 a.din o324.pdt2
+check "... the same bytes" cmp -s e324.pdt2 o324.pdt2
+check "... the default's" cmp -s e324.pdt2 a.pdt2
+"$TT" pack -e 32/4 w.din e.pdt2 2>err.txt
+check "-e 32/4 on 64-bit input: exit 1, no starting again" test $? -eq 1 -a -z "$(grep 'starting again' err.txt)"
+"$TT" pack -e 32/4 --unit 1 a.din x.pdt2 2>/dev/null
+check "-e with --unit: usage error" test $? -eq 2
+"$TT" pack --unit 1 "$SRCDIR/examples/sort.hatf.zst" x.hatf 2>/dev/null
+check "--unit for a heap output: usage error" test $? -eq 2
+"$TT" pack -e 48/2 a.din x.pdt2 2>err.txt
+check "unknown address encoding: usage error naming the encodings" grep -q "encodings: 64, 64/2" err.txt
+# the retry: pack says which encoding it kept
+"$TT" pack w.din wr.pdt2 2>err.txt
+check "retry: starting again, twice" test "$(grep -c 'starting again' err.txt)" -eq 2
+check "... writing 64 (64-bit, unit 1)" grep -q "wr.pdt2: .* records, encoding 64:" err.txt
+check "... the bytes of --addr-bits 64 --unit 1" cmp -s wr.pdt2 <("$TT" pack --addr-bits 64 --unit 1 w.din - --format pdt2 --compress none 2>/dev/null)
+# --format by a row's name or suffix; a heap trace to stdout
+"$TT" pack --format mtf --compress zstd "$SRCDIR/examples/sort.hatf.zst" - >so.mtf.zst 2>/dev/null
+check "--format mtf to stdout" test $? -eq 0
+check "... reads back" cmp -s <("$TT" cat "$SRCDIR/examples/sort.hatf.zst" ascii) <("$TT" cat so.mtf.zst ascii)
 
 # --- bash completion (completions/): COMPREPLY for a few cases ---
 if command -v bash >/dev/null; then

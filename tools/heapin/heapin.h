@@ -2,7 +2,7 @@
  *
  * heaptrack's files, interpreted (what `heaptrack PROG` keeps) or raw
  * (`heaptrack -r`), file format versions 2 and 3 (docs/formats/heaptrack.md),
- * read as a stream of decompressed bytes (the caller, tools/pack_heap.c,
+ * read as a stream of decompressed bytes (the caller, tools/pack_src.c,
  * takes off gzip / zstd) and turned into struct tm_heap_ev, one callback an
  * event. It is an import for `tracetool pack`, not a record codec: the
  * interpreted form refers to earlier lines (allocation infos, trace

@@ -21,11 +21,11 @@
  * the real free, an allocation after the real call returns), once for every
  * record and only for a record. Records are appended in per-thread
  * buffers that reach the pipe in flush order; the packer puts them back in
- * sequence order (pack_heap.c, a bounded reorder window) and stores heap 0.
+ * sequence order (tools/pack_wire.c, a bounded reorder window) and stores heap 0.
  * Why so wide and plain: delta or stride codings (which depend on the
  * previous record in the stream) cannot be computed in the hook, and
  * fixed widths keep the hook to a few stores. tracetool record re-encodes
- * the stream compactly (pack_heap_fd).
+ * the stream compactly (pack_fd, tools/pack.h).
  *
  * Records (bytes): alloc 37 = tag, size, address, thread, sequence, time;
  * free 29 = tag, address, thread, sequence, time; realloc (tags 2-5) 45 =

@@ -4,7 +4,7 @@
  * The parent creates a pipe, forks, and the child execs the program with
  * LD_PRELOAD (the library in front of any the user set) and TM_RECORD_FD
  * naming the pipe's write end and its identity. The parent reads the pipe
- * through pack_heap_fd, which ends at the pipe's end: when the program and
+ * through pack_fd, which ends at the pipe's end: when the program and
  * everything that holds the write end have gone (the library closes it in
  * forked children and marks it close-on-exec). Then it reaps the program
  * and reports. */
@@ -23,7 +23,7 @@
 
 #include "codecs/heap/hatf.h"
 #include "record.h"
-#include "tools/pack_heap.h"
+#include "tools/pack.h"
 #include "tools/tools.h"
 
 #ifndef TM_RECORD_LIBDIR
@@ -42,7 +42,7 @@ static void record_usage(FILE *f)
                    "into the HATF archive OUT (.hatf.zst: seekable zstd, .hatf.gz, .hatf).\n\n"
                    "  -o, --output OUT        the archive to write (required)\n"
                    "  -e, --encoding ENC      HATF encoding: ");
-        for (const char *const *e = hatf_encodings; *e; e++)
+        for (const char *const *e = tm_rcodec_hatf.encodings; *e; e++)
                 fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
         fprintf(f,
                 "                          (default: best, which keeps up with the program;\n"
@@ -62,7 +62,7 @@ static void record_usage(FILE *f)
                 "the install libdir; TM_RECORD_LIB overrides.\n\n"
                 "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                 "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
-                PACK_HEAP_RECORD_LEVEL, PACK_HEAP_LEVEL);
+                PACK_RECORD_LEVEL, PACK_LEVEL);
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -234,7 +234,7 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
         if (!**out)
                 return -usage_error("%s", "-o OUT: empty name");
         if (*enc) {
-                const char *const *e = hatf_encodings;
+                const char *const *e = tm_rcodec_hatf.encodings;
                 while (*e && strcmp(*e, *enc) != 0)
                         e++;
                 if (!*e)
@@ -244,7 +244,7 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
                                     *clock);
         int lv;
-        if (*level && pack_heap_parse_level(*level, &lv) < 0)
+        if (*level && pack_parse_level(*level, &lv) < 0)
                 return -usage_error("bad level '%s' for option '--level' (1-22)", *level);
         if (i >= argc)
                 return -usage_error("%s", "no PROGRAM to run");
@@ -264,9 +264,9 @@ int record_main(int argc, char **argv)
         /* below pack's default: the program waits on the packer
          * (docs/record.md, "Compression level") */
         size_t ol = strlen(out);
-        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? PACK_HEAP_RECORD_LEVEL : 0;
+        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? PACK_RECORD_LEVEL : 0;
         if (level_arg)
-                pack_heap_parse_level(level_arg, &level);
+                pack_parse_level(level_arg, &level);
         /* read by the interposer in the child (inherited through exec) */
         if (setenv("TM_RECORD_CLOCK", clock, 1) < 0) {
                 perror("tracetool record: setenv");
@@ -345,7 +345,7 @@ int record_main(int argc, char **argv)
                  * default (docs/record.md). */
                 if (!enc && !strstr(out, ".mtf"))
                         enc = "best";
-                prc = pack_heap_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
+                prc = pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
                 if (prc < 0)
                         fprintf(stderr, "tracetool record: %s\n",
                                 err.msg[0] ? err.msg : strerror(-prc));

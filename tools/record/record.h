@@ -4,7 +4,7 @@
  *
  * The program runs with libtmrecord.so (preload.c) in LD_PRELOAD, which
  * writes a HATF stream into a pipe; tracetool reads the pipe and packs it
- * into OUT (pack_heap_fd: compact HATF, in the container OUT's name asks
+ * into OUT (pack_fd: compact HATF, in the container OUT's name asks
  * for). docs/record.md tells how and why. */
 #ifndef TM_RECORD_TOOL_H
 #define TM_RECORD_TOOL_H

@@ -1,0 +1,95 @@
+/* pack: re-encode a trace as any row of the registry that writes
+ * (tracetool pack; tracetool record packs its program's stream through it).
+ *
+ * One path for every row: the input is decoded to records through its own
+ * row (tools/pack_src.h: a file through its container, a pipe as it is;
+ * any trace the library reads, and heaptrack files), made records of the
+ * schema the output row's encoder takes by the names of their kinds and
+ * fields (codecs/record/rmap.h: a record the output cannot hold is an
+ * error naming it), and encoded by the output row (enc_open / enc_put /
+ * enc_finish) into the container the output's name asks for. The output
+ * row is the one whose suffix (tm_rcodec.suffix) ends the name once .gz
+ * or .zst is taken off, the longest that matches; never a list of names
+ * here.
+ *
+ * Which of the row's encodings (tm_rcodec.encodings) is written:
+ *  - one asked for (-e), or the row's only one;
+ *  - for the rows whose encodings are address widths (BITS[/UNIT],
+ *    codecs/address/arec.h), the one --addr-bits and --unit name, by
+ *    default 32/4, or 64/1 for an input with access sizes (lackey: valgrind
+ *    on 64-bit machines, byte-granular instructions); when the encoder
+ *    refuses a record for want of 64 bits (-ERANGE) or of unit 1 (-EDOM)
+ *    and that option was not given, pack starts again with it (a pipe is
+ *    spooled for that: pack_src.h);
+ *  - else every encoding at once, keeping the smallest (tools/pack_out.h).
+ *    Compared in a compressed container, they are compressed at
+ *    PACK_PICK_LEVEL and the one kept is packed again at the final level.
+ *
+ * A recorder's stream (tools/record/rec_wire.h) is put in the order of
+ * the calls and its notices become notes (tools/pack_wire.h): comments at
+ * the start of the trace when the output holds heap comments (the trace
+ * is packed once more when a note comes after the first records), and
+ * lines on msg. */
+#ifndef TM_PACK_H
+#define TM_PACK_H
+
+#include <stdio.h>
+
+#include "codecs/containers/container.h"
+#include "codecs/record/record.h"
+
+/* The zstd level pack writes by default for every row but the address
+ * rows' (whose archives get the library's default: traces of 10^8
+ * references), and the level of tracetool record, where the program
+ * waits on the packer (gzip keeps its own): docs/record.md has the
+ * measurements. */
+#define PACK_LEVEL 19
+#define PACK_RECORD_LEVEL 12
+/* The level candidate encodings are compared at, when there are several. */
+#define PACK_PICK_LEVEL 3
+
+struct pack_opts {
+        const struct tm_rcodec *row; /* the output's (with an encoder) */
+        enum tm_cont_kind kind;      /* its container */
+        const char *enc;             /* one of the row's encodings; NULL: pack's choice */
+        unsigned addr_bits, unit;    /* an address encoding's parts; 0: not given */
+        int level;                   /* the container's level; 0: the default (above) */
+        size_t frame_size;           /* zstd: raw bytes a frame; 0: 1 MiB */
+        FILE *msg;                   /* the line saying what was written, the notes; NULL: none */
+};
+
+/* Pack the trace in (a path, "-" for stdin), or the one read from fd when
+ * fd >= 0 (not owned; a pipe works: it is read once), named in_name in
+ * messages, into out (a path, written as out.tmp and renamed; "-" for
+ * stdout). Returns 0 or a negative errno with err set (naming the input
+ * and the record or offset); err.msg is empty when pack has printed on
+ * stderr what to do instead (which option to give). */
+int pack_trace(const char *in, int fd, const char *in_name, const char *out,
+               const struct pack_opts *o, struct tm_err *err);
+
+/* pack_trace of fd into out_path, the row and container from its name
+ * (pack_guess), enc and level as in struct pack_opts (tracetool record's
+ * entry). -EINVAL when the name says no row. */
+int pack_fd(int fd, const char *in_name, const char *out_path, const char *enc, int level,
+            FILE *msg, struct tm_err *err);
+
+/* Format and container from an output name NAME<suffix>[.gz|.zst]: *row
+ * is the row with an encoder whose suffix (".din", ".pdt2", ".hatf", ...;
+ * the longest that matches) ends the name once ".gz" / ".zst" is taken
+ * off, or NULL; *kind is gzip, zstd or plain. */
+void pack_guess(const char *out, const struct tm_rcodec **row, enum tm_cont_kind *kind);
+
+/* Can pack write row: has it an encoder (and the schema it takes)? */
+int pack_writes(const struct tm_rcodec *row);
+
+/* Is name one of row's encodings? */
+int pack_enc_listed(const struct tm_rcodec *row, const char *name);
+
+/* Are row's encodings address widths, BITS[/UNIT] (codecs/address/arec.h),
+ * which --addr-bits and --unit name? */
+int pack_widths(const struct tm_rcodec *row);
+
+/* --level's value: 1 to 22 into *level; -1 if s is not one. */
+int pack_parse_level(const char *s, int *level);
+
+#endif
