@@ -4,10 +4,11 @@
  * daemon and tracetool find it through these tables alone.
  *
  * Detection: the container first (by its magic bytes; plain accepts
- * anything and comes last), then, on the first raw bytes, the address
- * codecs (binary magics first; lackey before din, as a lackey file never
- * parses as din but the reverse is not guaranteed), then the record
- * codecs (binary signatures first, text formats after), then the bound
+ * anything and comes last), then, on the first raw bytes, the codec rows:
+ * the address codecs (codecs/address/arec.h; binary magics first; lackey
+ * before din, as a lackey file never parses as din but the reverse is not
+ * guaranteed), the other record codecs (binary signatures first, text
+ * formats after), then the bound
  * formats (codecs/metatf/bound.h: a row of data and a DTD, no C): those
  * with a magic, then those recognised by the size rule alone, the
  * weakest probe, last. Never by name.
@@ -23,10 +24,6 @@
 
 #include "address/addr_stats.h"
 #include "address/arec.h"
-#include "address/din.h"
-#include "address/lackey.h"
-#include "address/pdats.h"
-#include "address/pdats2.h"
 #include "containers/cont_impl.h"
 #include "heap/hatf.h"
 #include "heap/heap_stats.h"
@@ -47,12 +44,13 @@ const struct tm_cont_ops *const tm_cont_table[] = {
     NULL,
 };
 
-const struct tm_codec *const tm_codecs[] = {
-    &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
-};
 
-#define RCODECS &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text
-static const struct tm_rcodec *const rcodecs_own[] = {RCODECS};
+#define RCODECS                                                                                    \
+        &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf,  \
+            &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin,            \
+            &tm_rcodec_ptf, &tm_rcodec_laplace_text
+/* only counted: the table below is the one used */
+static const struct tm_rcodec *const rcodecs_own[] __attribute__((unused)) = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
 #define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
 const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RCODECS};

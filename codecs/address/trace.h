@@ -5,8 +5,9 @@
  * PDATS can also carry 6 and 7 ("supervisory or system" references).
  *
  * Every codec is one module (din.c, pdats.c, pdats2.c, lackey.c) exporting
- * one const struct tm_codec, registered in the table in trace.c. Adding a
- * format touches that table and nothing above it.
+ * one const struct tm_codec, listed in trace.c's table and wrapped as a
+ * record codec row by arec.c (the registry's row, codecs/registry.c):
+ * the views see records of the address schema through that row.
  *
  * Decoder state is a plain struct with no pointers, at most TM_STATE_MAX
  * bytes, so a checkpoint in the trace index is a memcpy of it. The state
