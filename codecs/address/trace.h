@@ -106,7 +106,7 @@ struct tm_codec {
                           uint64_t raw_off, size_t *used, struct tm_ref *out, size_t cap,
                           struct tm_err *err);
 
-        /* Encoder, NULL for decode-only codecs (lackey). enc_init writes the
+        /* Encoder, NULL for a decode-only codec. enc_init writes the
          * file header (at most TM_ENC_MAX_OUT bytes) to out and returns its
          * length. encode() takes one reference, appends 0..TM_ENC_MAX_OUT
          * bytes of whole records to out and returns the count; references
