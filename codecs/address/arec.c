@@ -254,7 +254,15 @@ static int arec_enc_open(const struct tm_codec *c, const char *enc, tm_rsink sin
 
 static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
 {
-        struct tm_ref ref = {.addr = r->v[1], .type = (uint32_t)r->v[0]};
+        /* the type field is the kind again (tm_addr_schema); checked before
+         * it is narrowed to a tm_ref's 32 bits, as is a size */
+        if (r->v[0] != r->kind)
+                return tm_err_set(err, -EINVAL, "record %llu: type %llu, not its kind's (%u)",
+                                  (unsigned long long)idx, (unsigned long long)r->v[0], r->kind);
+        if (e->c->encode_sized && r->v[2] > UINT32_MAX)
+                return tm_err_set(err, -EINVAL, "record %llu: size %llu", (unsigned long long)idx,
+                                  (unsigned long long)r->v[2]);
+        struct tm_ref ref = {.addr = r->v[1], .type = r->kind};
         int k = e->c->encode_sized ? e->c->encode_sized(&e->st, &ref, (uint32_t)r->v[2], idx,
                                                         e->buf, err)
                                    : e->c->encode(&e->st, &ref, idx, e->buf, err);
