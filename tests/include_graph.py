@@ -37,14 +37,7 @@ ALLOWED = {
     # those primitives move below views/ with the one engine
     ("codecs/heap/hatf_text.h", "views/rrender.h"),
 }
-ALLOWED_CIRCLES = set([
-    # the address engine's trace object and the record engine's call each
-    # other (the twins issue 27 merges into one trace object)
-    ("views/rtrace", "views/trace"),
-    # the index file's common part (ixfile) takes the key from the address
-    # index's header, which calls ixfile: one index module with the merge
-    ("views/index", "views/ixfile"),
-])
+ALLOWED_CIRCLES = set([])
 
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

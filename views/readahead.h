@@ -38,7 +38,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "trace_priv.h"
+#include "trace_obj.h"
 
 #define TM_RA_SEG_MAX (4u << 20)
 #define TM_RA_PIECE (2u << 20)

@@ -8,7 +8,7 @@
 #include "rfeed.h"
 #include "rindex.h"
 #include "rrender.h"
-#include "trace_priv.h"
+#include "trace_obj.h"
 
 #define RV_BATCH 256
 #define RV_TEXT_CAP (64u << 10)

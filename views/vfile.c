@@ -14,7 +14,7 @@
 
 #include "readahead.h"
 #include "rtrace.h"
-#include "trace_priv.h"
+#include "trace_obj.h"
 
 #define VF_RA_AFTER 4            /* sequential reads before reading ahead */
 #define VF_RA_FIRST (128u << 10) /* or a first read at 0 of this many bytes */

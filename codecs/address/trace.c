@@ -1,18 +1,7 @@
-/* The address codecs' own table, their look-ups and type names. The
- * registry (codecs/registry.c) lists them as record codec rows
- * (arec.h); this table is what those rows wrap, in the same order. */
+/* Address codec look-ups (the table: table.c) and type names. */
 #include "trace.h"
 
 #include <string.h>
-
-#include "din.h"
-#include "lackey.h"
-#include "pdats.h"
-#include "pdats2.h"
-
-const struct tm_codec *const tm_codecs[] = {
-    &tm_codec_pdats2, &tm_codec_pdats, &tm_codec_lackey, &tm_codec_din, NULL,
-};
 
 const struct tm_codec *tm_codec_probe(const uint8_t *head, size_t n)
 {

@@ -1,6 +1,10 @@
-/* The insides of struct tm_trace, shared by trace.c and vfile.c only. */
-#ifndef TM_TRACE_PRIV_H
-#define TM_TRACE_PRIV_H
+/* trace_obj: the fields of struct tm_trace and what the modules that
+ * serve a trace share about it: its errors and notes (trace_obj.c), the
+ * end of a cursor's read. trace.c owns the life cycle (open, the index),
+ * rtrace.c its records' views, vfile.c the cursors' front; each includes
+ * this header, none another's, so no two of them include each other. */
+#ifndef TM_TRACE_OBJ_H
+#define TM_TRACE_OBJ_H
 
 #include <pthread.h>
 #include <sys/stat.h>
