@@ -5,9 +5,9 @@
 # Records tests/integration/heapwork.c on LINES random words each (default
 # 500000, the trace bench/heap.sh makes, and 2000000, whose 2 million live
 # strings take the count past its table of 2^20 addresses into the
-# external sort: views/rstats.h) with `tracetool record`, then prints for
+# external sort: views/stats.h) with `tracetool record`, then prints for
 # each trace:
-#   - bench/rstats_bench: the statistics alone (CPU time, the
+#   - bench/stats_bench: the statistics alone (CPU time, the
 #     accumulator's peak of memory, events sorted through temporary files)
 #     and, with --decode, the decoding it rides on;
 #   - the whole index pass (`tracetool index`: decode, view sizes, stats,
@@ -26,8 +26,8 @@ for lines in "$@"; do
                 "$lines" > "$W/words"
         "$TT" record -o "$W/work$lines.hatf.zst" -- "$B/tests/heapwork" < "$W/words" > /dev/null 2>&1
         echo "== heapwork on $lines lines: $(stat -c %s "$W/work$lines.hatf.zst") bytes archived =="
-        "$B/bench/rstats_bench" --decode "$W/work$lines.hatf.zst"
-        "$B/bench/rstats_bench" "$W/work$lines.hatf.zst"
+        "$B/bench/stats_bench" --decode "$W/work$lines.hatf.zst"
+        "$B/bench/stats_bench" "$W/work$lines.hatf.zst"
         /usr/bin/time -f "index pass (tracetool index): %e s wall, peak RSS %M KiB" \
                 "$TT" index --cache-dir "$W/cache" "$W/work$lines.hatf.zst" > /dev/null
         "$TT" cat "$W/work$lines.hatf.zst" stats | sed -n '/^  max objects/,/^  live at end/p'

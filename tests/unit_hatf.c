@@ -20,7 +20,7 @@
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/hatf_impl.h"
 #include "codecs/heap/hatf_text.h"
-#include "views/rrender.h"
+#include "codecs/record/text.h"
 
 static const struct tm_rcodec *const C = &tm_rcodec_hatf;
 
@@ -1133,7 +1133,7 @@ static void test_sizes(void **unused)
         free(ev);
 }
 
-/* ---- the text decoder (hatf_text.c) against decode + tm_rrender_line ---- */
+/* ---- the text decoder (hatf_text.c) against decode + tm_text_line ---- */
 
 struct text {
         char *b;
@@ -1165,12 +1165,12 @@ static int text_one(void *ctx, struct tm_rstate *st, const uint8_t *raw, size_t 
                 return (int)r;
         *pos += used;
         if (r == 1)
-                text_put(t, line, tm_rrender_line(line, &tm_schema_heap, &out[0]));
+                text_put(t, line, tm_text_line(line, &tm_schema_heap, &out[0]));
         return r > 0 || used > 0;
 }
 
 /* The reference: the generic decoder, record by record, and
- * tm_rrender_line. 0 or the error. */
+ * tm_text_line. 0 or the error. */
 static int text_ref(const uint8_t *raw, size_t len, struct text *t, struct tm_err *err)
 {
         struct tm_rstate st;
@@ -1188,7 +1188,7 @@ static int text_ref(const uint8_t *raw, size_t len, struct text *t, struct tm_er
  * into buffers of random room (allocated to the byte, so that ASan sees
  * a write past them), with random record limits; where it does nothing,
  * one record the generic way. 0 or the error. */
-static int text_fused(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const uint8_t *raw,
+static int text_fused(tm_rtext_fn *fn, const struct tm_text_plan *p, const uint8_t *raw,
                       size_t len, struct text *t, struct tm_err *err)
 {
         struct tm_rstate st;
@@ -1222,7 +1222,7 @@ static int text_fused(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const ui
 }
 
 /* raw[0..len): the same bytes and the same end (or error) both ways. */
-static void text_check(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const uint8_t *raw,
+static void text_check(tm_rtext_fn *fn, const struct tm_text_plan *p, const uint8_t *raw,
                        size_t len, const char *what)
 {
         struct text a = {0}, b = {0};
@@ -1241,14 +1241,14 @@ static void text_check(tm_rtext_fn *fn, const struct tm_rrender_plan *p, const u
         free(b.b);
 }
 
-static tm_rtext_fn *text_fn(struct tm_rrender_plan *p)
+static tm_rtext_fn *text_fn(struct tm_text_plan *p)
 {
         tm_rtext_fn *fn = C->text_of ? C->text_of() : NULL;
         if (!fn) {
                 printf("SKIP: no HATF text decoder on this machine (it needs AVX-512 VBMI)\n");
                 return NULL;
         }
-        assert_int_equal(tm_rrender_plan_init(p, &tm_schema_heap), 0);
+        assert_int_equal(tm_text_plan_init(p, &tm_schema_heap), 0);
         return fn;
 }
 
@@ -1257,7 +1257,7 @@ static tm_rtext_fn *text_fn(struct tm_rrender_plan *p)
 static void test_text_encodings(void **unused)
 {
         (void)unused;
-        static struct tm_rrender_plan p;
+        static struct tm_text_plan p;
         tm_rtext_fn *fn = text_fn(&p);
         if (!fn)
                 skip();
@@ -1351,7 +1351,7 @@ static size_t gen_raw(uint8_t *b, size_t cap, size_t nrec)
 static void test_text_random(void **unused)
 {
         (void)unused;
-        static struct tm_rrender_plan p;
+        static struct tm_text_plan p;
         static uint8_t raw[1 << 18], bad[1 << 18];
         tm_rtext_fn *fn = text_fn(&p);
         if (!fn)

@@ -1,6 +1,6 @@
-/* unit_index: the record index (views/rindex.h) of address traces, built
- * as views/rtrace.c builds it: the address row (codecs/address/arec.h)
- * opened on the raw head, then tm_rindex_build over the container. For
+/* unit_index: the record index (views/index.h) of address traces, built
+ * as views/records.c builds it: the address row (codecs/address/arec.h)
+ * opened on the raw head, then tm_index_build over the container. For
  * din, PDATS, PDATS II and lackey, plain, gzip and zstd:
  *   - every checkpoint restarts the row's decoder: from its raw offset
  *     with its state come exactly the references from its record number
@@ -16,9 +16,9 @@
  * And: thinning keeps it under TM_CKPT_CAP; with the default spacing it
  * fits the 0.5% budget (TM_INDEX_BUDGET_DIV), thinned by halving or to
  * the checkpoints at restart points; the file round-trips
- * (tm_rindex_compare) and is refused when stale (size, mtime, inode,
+ * (tm_index_compare) and is refused when stale (size, mtime, inode,
  * codec, container, schema, state size), damaged or truncated;
- * tm_rindex_find agrees with a linear search; tm_rindex_compare names the
+ * tm_index_find agrees with a linear search; tm_index_compare names the
  * first difference. */
 #include <errno.h>
 #include <setjmp.h>
@@ -33,7 +33,7 @@
 #include "codecs/address/lackey.h"
 #include "tests/view_test.h"
 #include "views/ixfile.h"
-#include "views/rindex.h"
+#include "views/index.h"
 
 #define NREFS 20000
 
@@ -47,7 +47,7 @@ struct fix {
         size_t n;
         int fd;
         struct tm_cont *cont;
-        /* what the row's open() gave, as tm_rtrace_open keeps it */
+        /* what the row's open() gave, as tm_records_open keeps it */
         void *ctx;
         struct tm_schema s;
         struct tm_rstate st0;
@@ -127,17 +127,17 @@ static void fix_free(struct fix *fx)
         free(fx->sizes);
 }
 
-static struct tm_rindex *build(struct fix *fx, uint64_t k)
+static struct tm_index *build(struct fix *fx, uint64_t k)
 {
-        struct tm_rindex *ix;
+        struct tm_index *ix;
         struct tm_err err = {0};
-        if (tm_rindex_build(fx->cont, fx->row, fx->ctx, &fx->s, fx->hdr_len, &fx->st0, k, NULL,
+        if (tm_index_build(fx->cont, fx->row, fx->ctx, &fx->s, fx->hdr_len, &fx->st0, k, NULL,
                             NULL, &ix, &err) != 0)
                 fail_msg("build %s: %s", fx->path, err.msg);
         return ix;
 }
 
-static const uint64_t *ck_row(const struct tm_rindex *ix, uint32_t i)
+static const uint64_t *ck_row(const struct tm_index *ix, uint32_t i)
 {
         return ix->col + (size_t)i * ix->ncol;
 }
@@ -149,7 +149,7 @@ static unsigned field_col(const struct fix *fx, const char *name)
 {
         int f = tm_schema_field(&fx->s, name);
         assert_true(f >= 0);
-        return tm_rcol_field(&fx->s, (unsigned)f);
+        return tm_col_field(&fx->s, (unsigned)f);
 }
 
 /* Add reference i to the positions at[], from snprintf alone: its din
@@ -161,15 +161,15 @@ static void add_ref(const struct fix *fx, size_t i, uint64_t *at)
         const struct tm_ref *r = &fx->refs[i];
         char b[64];
         int line = snprintf(b, sizeof b, "%u %" PRIx64 "\n", r->type, r->addr);
-        at[TM_RCOL_REC]++;
-        at[TM_RCOL_ASCII] += (uint64_t)line;
-        at[tm_rcol_kind(r->type)] += (uint64_t)line;
+        at[TM_COL_REC]++;
+        at[TM_COL_ASCII] += (uint64_t)line;
+        at[tm_col_kind(r->type)] += (uint64_t)line;
         at[field_col(fx, "type")] += (uint64_t)snprintf(b, sizeof b, "%u\n", r->type);
         at[field_col(fx, "address")] += (uint64_t)snprintf(b, sizeof b, "%" PRIx64 "\n", r->addr);
         if (!fx->sizes)
                 return;
         at[field_col(fx, "size")] += (uint64_t)snprintf(b, sizeof b, "%u\n", fx->sizes[i]);
-        at[tm_rcol_form(&fx->s, 0)] += (uint64_t)line + 4;
+        at[tm_col_form(&fx->s, 0)] += (uint64_t)line + 4;
 }
 
 /* Decode from *off with state st (the row's decoder, all input there, eof)
@@ -207,13 +207,13 @@ static void decode_to(const struct fix *fx, struct tm_rstate *st, uint64_t *off,
  * the last one, up to the end of the trace. (Not its state byte for byte:
  * lackey's keeps the address of an M line's write once it is out, so a
  * pass that split the line there differs in dead bytes.) */
-static void check_resume(const struct fix *fx, const struct tm_rindex *ix, uint32_t c)
+static void check_resume(const struct fix *fx, const struct tm_index *ix, uint32_t c)
 {
         struct tm_rstate st;
         memset(&st, 0, sizeof st);
         memcpy(st.b, ix->st + (size_t)c * ix->stsize, ix->stsize);
-        uint64_t off = ix->raw[c], rec = ck_row(ix, c)[TM_RCOL_REC];
-        uint64_t next = c + 1 < ix->n ? ck_row(ix, c + 1)[TM_RCOL_REC] : fx->n;
+        uint64_t off = ix->raw[c], rec = ck_row(ix, c)[TM_COL_REC];
+        uint64_t next = c + 1 < ix->n ? ck_row(ix, c + 1)[TM_COL_REC] : fx->n;
         decode_to(fx, &st, &off, &rec, next);
         if (c + 1 < ix->n) {
                 assert_int_equal(off, ix->raw[c + 1]);
@@ -233,25 +233,25 @@ static void check_resume(const struct fix *fx, const struct tm_rindex *ix, uint3
 /* Checkpoints at most K records apart and at least one; with spaced (K as
  * asked, never thinned) exactly K unless the later one is at a restart
  * point of the container. */
-static void check_spacing(const struct fix *fx, const struct tm_rindex *ix, int spaced)
+static void check_spacing(const struct fix *fx, const struct tm_index *ix, int spaced)
 {
         assert_true(ix->n >= 1 && ix->n <= TM_CKPT_CAP);
         assert_int_equal(ix->raw[0], fx->hdr_len);
         for (uint32_t i = 1; i < ix->n; i++) {
-                uint64_t gap = ck_row(ix, i)[TM_RCOL_REC] - ck_row(ix, i - 1)[TM_RCOL_REC];
+                uint64_t gap = ck_row(ix, i)[TM_COL_REC] - ck_row(ix, i - 1)[TM_COL_REC];
                 assert_true(gap >= 1 && gap <= ix->k);
-                if (spaced && gap != ix->k && !tm_rindex_at_point(ix, fx->cont, i))
+                if (spaced && gap != ix->k && !tm_index_at_point(ix, fx->cont, i))
                         fail_msg("%s: checkpoint %u is %" PRIu64 " records after the last, "
                                  "not at a restart point",
                                  fx->path, i, gap);
         }
-        assert_true(ix->tot[TM_RCOL_REC] - ck_row(ix, ix->n - 1)[TM_RCOL_REC] <= ix->k);
+        assert_true(ix->tot[TM_COL_REC] - ck_row(ix, ix->n - 1)[TM_COL_REC] <= ix->k);
 }
 
 /* The statistics: records per kind (generic); per type the count and
  * the address range (the address family's block). The generic field
  * ranges are not gathered for a family that reports its stats whole. */
-static void check_stats(const struct fix *fx, const struct tm_rindex *ix)
+static void check_stats(const struct fix *fx, const struct tm_index *ix)
 {
         uint64_t kinds[TM_SCHEMA_KINDS_MAX] = {0}, lo[TM_NTYPES], hi[TM_NTYPES] = {0};
         for (unsigned t = 0; t < TM_NTYPES; t++)
@@ -266,7 +266,7 @@ static void check_stats(const struct fix *fx, const struct tm_rindex *ix)
         assert_int_equal(ix->stats.records, fx->n);
         assert_memory_equal(ix->stats.kind_n, kinds, sizeof kinds);
         assert_ptr_equal(ix->fam, &tm_family_address);
-        const struct tm_stats *as = (const struct tm_stats *)ix->stats.fam;
+        const struct tm_addr_stats *as = (const struct tm_addr_stats *)ix->stats.fam;
         assert_int_equal(as->refs, fx->n);
         for (unsigned t = 0; t < TM_NTYPES; t++) {
                 assert_int_equal(as->count[t], kinds[t]);
@@ -280,7 +280,7 @@ static void check_stats(const struct fix *fx, const struct tm_rindex *ix)
 }
 
 /* Everything the index says about fx, checked at every checkpoint. */
-static void check_index(const struct fix *fx, const struct tm_rindex *ix, int spaced)
+static void check_index(const struct fix *fx, const struct tm_index *ix, int spaced)
 {
         const struct tm_schema *s = &fx->s;
         /* address columns only: no sections, no per-id streams */
@@ -293,7 +293,7 @@ static void check_index(const struct fix *fx, const struct tm_rindex *ix, int sp
         assert_non_null(at);
         uint32_t c = 0;
         for (size_t i = 0;; i++) {
-                if (c < ix->n && ck_row(ix, c)[TM_RCOL_REC] == i) {
+                if (c < ix->n && ck_row(ix, c)[TM_COL_REC] == i) {
                         assert_memory_equal(ck_row(ix, c), at, ix->ncol * sizeof *at);
                         check_resume(fx, ix, c);
                         c++;
@@ -319,12 +319,12 @@ static void test_checkpoints_all(void **state)
                 for (unsigned k = 0; k < 3; k++) {
                         struct fix fx;
                         fix_make(&fx, codecs[c], kinds[k]);
-                        struct tm_rindex *ix = build(&fx, 37);
+                        struct tm_index *ix = build(&fx, 37);
                         assert_int_equal(ix->k, 37);
                         if (kinds[k] == TM_CONT_PLAIN) /* no restart points */
                                 assert_int_equal(ix->n, (NREFS + 36) / 37);
                         check_index(&fx, ix, 1);
-                        tm_rindex_free(ix);
+                        tm_index_free(ix);
                         fix_free(&fx);
                 }
 }
@@ -349,22 +349,22 @@ static void test_thinning(void **state)
         for (unsigned c = 0; c < 3; c++) {
                 struct fix fx;
                 fix_make(&fx, codecs[c], kinds[c]);
-                struct tm_rindex *ix = build(&fx, 1);
+                struct tm_index *ix = build(&fx, 1);
                 assert_true(ix->k >= 4 && (ix->k & (ix->k - 1)) == 0);
                 if (c != 1) {
                         assert_int_equal(ix->k, 4);
                         assert_int_equal(ix->n, NREFS / 4 + 1);
                         for (uint32_t i = 0; i < ix->n; i++)
-                                assert_int_equal(ck_row(ix, i)[TM_RCOL_REC], (uint64_t)i * 4);
+                                assert_int_equal(ck_row(ix, i)[TM_COL_REC], (uint64_t)i * 4);
                 }
                 check_index(&fx, ix, 0);
-                tm_rindex_free(ix);
+                tm_index_free(ix);
 
                 ix = build(&fx, 0); /* the default spacing: one checkpoint */
                 assert_int_equal(ix->k, TM_CKPT_REFS_DEFAULT);
                 assert_int_equal(ix->n, 1);
                 check_index(&fx, ix, 1);
-                tm_rindex_free(ix);
+                tm_index_free(ix);
                 fix_free(&fx);
         }
 }
@@ -384,7 +384,7 @@ static void test_points(void **state)
         for (unsigned c = 0; c < 2; c++) {
                 struct fix fx;
                 fix_make_n(&fx, codecs[c], TM_CONT_ZSTD, 1 << 20, n[c]);
-                struct tm_rindex *ix = build(&fx, spacing[c]);
+                struct tm_index *ix = build(&fx, spacing[c]);
                 int thinned = ix->k != spacing[c];
                 assert_int_equal(thinned, c == 1);
                 check_index(&fx, ix, !thinned);
@@ -393,11 +393,11 @@ static void test_points(void **state)
                 for (uint64_t p = 0; tm_cont_next_point(fx.cont, p, &p); points++) {
                         while (i < ix->n && ix->raw[i] < p)
                                 i++;
-                        if (i == ix->n || ix->raw[i] != p || !tm_rindex_at_point(ix, fx.cont, i))
+                        if (i == ix->n || ix->raw[i] != p || !tm_index_at_point(ix, fx.cont, i))
                                 fail_msg("%s: no checkpoint at the point %" PRIu64, fx.path, p);
                 }
                 assert_true(points >= 3);
-                tm_rindex_free(ix);
+                tm_index_free(ix);
                 fix_free(&fx);
         }
 }
@@ -426,7 +426,7 @@ static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int
         struct fix fx;
         fix_open(&fx, codec, kind, 1 << 20, gen, NULL, n);
         free(gen);
-        struct tm_rindex *ix = build(&fx, 0);
+        struct tm_index *ix = build(&fx, 0);
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize; /* bytes of a checkpoint */
         uint64_t budget = tm_cont_archive_size(fx.cont) / TM_INDEX_BUDGET_DIV;
         assert_true(ix->n == 1 || ix->n * per <= budget);
@@ -442,11 +442,11 @@ static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int
                 break;
         case THIN_POINTS: {
                 assert_true(ix->n >= 2 && ix->n < spaced && 2 * ix->n * per >= budget);
-                uint64_t most = n - ck_row(ix, ix->n - 1)[TM_RCOL_REC];
+                uint64_t most = n - ck_row(ix, ix->n - 1)[TM_COL_REC];
                 for (uint32_t i = 0; i < ix->n; i++) {
-                        assert_true(tm_rindex_at_point(ix, fx.cont, i));
+                        assert_true(tm_index_at_point(ix, fx.cont, i));
                         uint64_t gap =
-                            i ? ck_row(ix, i)[TM_RCOL_REC] - ck_row(ix, i - 1)[TM_RCOL_REC] : 0;
+                            i ? ck_row(ix, i)[TM_COL_REC] - ck_row(ix, i - 1)[TM_COL_REC] : 0;
                         most = gap > most ? gap : most;
                 }
                 assert_int_equal(ix->k, most);
@@ -454,7 +454,7 @@ static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int
         }
         }
         check_index(&fx, ix, how == THIN_NONE);
-        tm_rindex_free(ix);
+        tm_index_free(ix);
         fix_free(&fx);
 }
 
@@ -469,7 +469,7 @@ static void test_budget(void **state)
 
 /* ---- the file ---- */
 
-/* The key's state_ok: the row's, on fx's ctx (as rtrace.c's). */
+/* The key's state_ok: the row's, on fx's ctx (as records.c's). */
 static int fix_state_ok(const void *ctx, const void *st)
 {
         const struct fix *fx = ctx;
@@ -477,12 +477,12 @@ static int fix_state_ok(const void *ctx, const void *st)
 }
 
 static int load(const struct fix *fx, const char *path, const struct tm_index_key *key,
-                const struct tm_schema *s, size_t stsize, struct tm_rindex **out)
+                const struct tm_schema *s, size_t stsize, struct tm_index **out)
 {
         struct tm_err err = {0};
-        int rc = tm_rindex_load(path, key, s, stsize, fx->hdr_len, NULL, out, NULL, &err);
+        int rc = tm_index_load(path, key, s, stsize, fx->hdr_len, NULL, out, NULL, &err);
         if (rc == 0)
-                tm_rindex_free(*out);
+                tm_index_free(*out);
         else
                 assert_true(err.msg[0] != 0);
         return rc;
@@ -494,7 +494,7 @@ static int load(const struct fix *fx, const char *path, const struct tm_index_ke
  * at several lengths: -EIO. */
 static void check_damage(const struct fix *fx, const char *path, const struct tm_index_key *key)
 {
-        struct tm_rindex *back;
+        struct tm_index *back;
         struct stat sb;
         assert_int_equal(stat(path, &sb), 0);
         int fd = open(path, O_RDWR);
@@ -527,7 +527,7 @@ static void test_file(void **state)
         (void)state;
         struct fix fx;
         fix_make(&fx, "pdats", TM_CONT_GZIP);
-        struct tm_rindex *ix = build(&fx, 100), *back;
+        struct tm_index *ix = build(&fx, 100), *back;
         struct tm_index_key key = {.archive_size = 1234,
                                    .mtime_ns = 5678,
                                    .ino = 9,
@@ -536,24 +536,24 @@ static void test_file(void **state)
                                    .state_ok = fix_state_ok,
                                    .state_ctx = &fx};
         const char *path = tmt_path("idx.tmidx");
-        uint32_t crc = tm_rindex_schema_crc(&fx.s);
+        uint32_t crc = tm_index_schema_crc(&fx.s);
         size_t stsize = fx.row->state_size;
         struct tm_err err = {0};
-        assert_int_equal(tm_rindex_save(ix, fx.cont, &key, crc, path, &err), 0);
+        assert_int_equal(tm_index_save(ix, fx.cont, &key, crc, path, &err), 0);
 
         /* a fresh container gets its seek index from the file */
         struct tm_cont *c2;
         int ifd = -1;
         assert_int_equal(tm_cont_open(fx.fd, fx.path, &c2, &err), 0);
-        if (tm_rindex_load(path, &key, &fx.s, stsize, fx.hdr_len, c2, &back, &ifd, &err) != 0)
+        if (tm_index_load(path, &key, &fx.s, stsize, fx.hdr_len, c2, &back, &ifd, &err) != 0)
                 fail_msg("load: %s", err.msg);
         assert_true(ifd >= 0);
-        assert_int_equal(tm_rindex_compare(ix, back, &err), 0);
+        assert_int_equal(tm_index_compare(ix, back, &err), 0);
         check_index(&fx, back, 1);
         uint64_t rs;
         assert_int_equal(tm_cont_raw_size(c2, &rs), 1);
         assert_int_equal(rs, fx.raw.len);
-        tm_rindex_free(back);
+        tm_index_free(back);
         tm_cont_close(c2);
         close(ifd);
 
@@ -588,46 +588,46 @@ static void test_file(void **state)
 
         /* a directory that cannot hold the file: an error, nothing left */
         path = tmt_path("no/such/dir/idx.tmidx");
-        assert_true(tm_rindex_save(ix, fx.cont, &key, crc, path, &err) < 0);
-        tm_rindex_free(ix);
+        assert_true(tm_index_save(ix, fx.cont, &key, crc, path, &err) < 0);
+        tm_index_free(ix);
         fix_free(&fx);
 }
 
-/* tm_rindex_compare (tracetool verify) names the first difference. */
+/* tm_index_compare (tracetool verify) names the first difference. */
 static void test_compare(void **state)
 {
         (void)state;
         struct fix fx;
         fix_make(&fx, "pdats", TM_CONT_ZSTD);
-        struct tm_rindex *a = build(&fx, 50);
+        struct tm_index *a = build(&fx, 50);
         tm_cont_close(fx.cont);
         struct tm_err err = {0};
         assert_int_equal(tm_cont_open(fx.fd, fx.path, &fx.cont, &err), 0);
-        struct tm_rindex *b = build(&fx, 50);
-        assert_int_equal(tm_rindex_compare(a, b, &err), 0);
+        struct tm_index *b = build(&fx, 50);
+        assert_int_equal(tm_index_compare(a, b, &err), 0);
         b->st[17 * b->stsize + 3] ^= 1;
-        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "checkpoint (17)"));
         b->st[17 * b->stsize + 3] ^= 1;
-        b->col[17 * b->ncol + tm_rcol_kind(TM_READ)]++;
-        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        b->col[17 * b->ncol + tm_col_kind(TM_READ)]++;
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "checkpoint (17)"));
-        b->col[17 * b->ncol + tm_rcol_kind(TM_READ)]--;
+        b->col[17 * b->ncol + tm_col_kind(TM_READ)]--;
         b->stats.kind_n[0]++;
-        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "stats"));
         b->stats.kind_n[0]--;
-        b->tot[tm_rcol_kind(TM_WRITE)]++;
-        assert_int_equal(tm_rindex_compare(a, b, &err), -EIO);
+        b->tot[tm_col_kind(TM_WRITE)]++;
+        assert_int_equal(tm_index_compare(a, b, &err), -EIO);
         assert_non_null(strstr(err.msg, "view size of column"));
-        b->tot[tm_rcol_kind(TM_WRITE)]--;
-        assert_int_equal(tm_rindex_compare(a, b, &err), 0);
-        tm_rindex_free(a);
-        tm_rindex_free(b);
+        b->tot[tm_col_kind(TM_WRITE)]--;
+        assert_int_equal(tm_index_compare(a, b, &err), 0);
+        tm_index_free(a);
+        tm_index_free(b);
         fix_free(&fx);
 }
 
-/* tm_rindex_find: the last checkpoint at or before v in any column, as a
+/* tm_index_find: the last checkpoint at or before v in any column, as a
  * linear search finds it (columns of kinds and fields stand still over
  * checkpoints without their records: the last of equals). */
 static void test_find(void **state)
@@ -635,7 +635,7 @@ static void test_find(void **state)
         (void)state;
         struct fix fx;
         fix_make(&fx, "din", TM_CONT_PLAIN);
-        struct tm_rindex *ix = build(&fx, 13);
+        struct tm_index *ix = build(&fx, 13);
         for (int i = 0; i < 20000; i++) {
                 unsigned col = (unsigned)(vt_rand() % ix->ncol);
                 uint64_t v = vt_rand() % (ix->tot[col] + 10);
@@ -643,9 +643,9 @@ static void test_find(void **state)
                 for (uint32_t j = 0; j < ix->n; j++)
                         if (ck_row(ix, j)[col] <= v)
                                 want = j;
-                assert_int_equal(tm_rindex_find(ix, col, v), want);
+                assert_int_equal(tm_index_find(ix, col, v), want);
         }
-        tm_rindex_free(ix);
+        tm_index_free(ix);
         fix_free(&fx);
 }
 

@@ -482,7 +482,7 @@ static void huge_counts(struct fmt *F, const struct layout *L)
 }
 
 /* Does record count r at checkpoint i break a bound the loader checks
- * (views/rindex_file.c, consistent()): checkpoint 0 at record 0, 1 to K
+ * (views/index_file.c, consistent()): checkpoint 0 at record 0, 1 to K
  * records between two and at most K after the last, at least an ascii
  * byte (column 1) a record? */
 static int rec_out_of_bounds(const struct layout *L, const uint8_t *g, unsigned i, uint64_t r)

@@ -24,7 +24,7 @@
 
 static const struct tm_rcodec *const C = &tm_rcodec_metatf;
 #define ARCHIVE "/nonexistent/trace.mtf" /* the DTD is the built-in one */
-#define FEED_CAP (256u << 10)            /* views/rfeed.h's buffer */
+#define FEED_CAP (256u << 10)            /* views/feed.h's buffer */
 
 /* ---- random traces ---- */
 

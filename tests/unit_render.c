@@ -277,18 +277,18 @@ static void test_batch_program(void **state)
         free(r);
 }
 
-static void add(struct tm_stats_acc *a, unsigned type, uint64_t addr)
+static void add(struct tm_addr_acc *a, unsigned type, uint64_t addr)
 {
         struct tm_ref r = {.addr = addr, .type = type};
-        tm_stats_add(a, &r, 1);
+        tm_addr_stats_add(a, &r, 1);
 }
 
 /* A worked sequence: jump runs, clusters and data offsets by hand. */
 static void test_stats(void **state)
 {
         (void)state;
-        struct tm_stats_acc a;
-        tm_stats_init(&a);
+        struct tm_addr_acc a;
+        tm_addr_stats_init(&a);
         add(&a, 2, 0x1000); /* jump run A starts */
         add(&a, 2, 0x1004);
         add(&a, 2, 0x1008);  /* A: 3 fetches */
@@ -300,8 +300,8 @@ static void test_stats(void **state)
         add(&a, 1, 0x8004);  /* data, offset -4; B of 1 closed */
         add(&a, 0, 0x10000); /* offset 0x7ffc: 16-bit range; cluster of 0 */
         add(&a, 3, 0x0);     /* misc closes cluster of 0 */
-        tm_stats_finish(&a);
-        const struct tm_stats *s = &a.s;
+        tm_addr_stats_finish(&a);
+        const struct tm_addr_stats *s = &a.s;
         assert_int_equal(s->refs, 11);
         assert_int_equal(s->count[2], 6);
         assert_int_equal(s->count[0], 2);
@@ -316,11 +316,11 @@ static void test_stats(void **state)
         assert_int_equal(s->clus_runs[2], 1);
         assert_int_equal(s->clus_fetches[2], 2);
         assert_int_equal(s->clus_runs[0], 3);
-        assert_int_equal(s->data_off[TM_STATS_OFF_MAX + 8], 1);
-        assert_int_equal(s->data_off[TM_STATS_OFF_MAX - 4], 1);
-        assert_int_equal(s->data_off_range[TM_OFF_16BIT], 1);
+        assert_int_equal(s->data_off[TM_ADDR_OFF_MAX + 8], 1);
+        assert_int_equal(s->data_off[TM_ADDR_OFF_MAX - 4], 1);
+        assert_int_equal(s->data_off_range[TM_ADDR_OFF_16BIT], 1);
         uint64_t runs = 0;
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++)
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++)
                 runs += s->jump_runs[i] + s->clus_runs[i];
         assert_int_equal(runs, 6);
 }

@@ -20,7 +20,7 @@
 #include "codecs/metatf/dtd.h"
 #include "tests/view_test.h"
 #include "views/readahead.h"
-#include "views/rindex.h" /* TM_CKPT_REFS_DEFAULT */
+#include "views/index.h" /* TM_CKPT_REFS_DEFAULT */
 #include "views/view.h"
 
 #define NREFS 20000

@@ -124,7 +124,7 @@ static int src_identify(struct pack_src *s, struct tm_err *err)
         if ((size_t)hl > s->headn)
                 return tm_err_set(err, -EIO, "%s: truncated header", s->name);
         s->hdr_len = (uint64_t)hl;
-        if (tm_rfeed_init(&s->feed, s->row, s->ctx) < 0)
+        if (tm_feed_init(&s->feed, s->row, s->ctx) < 0)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", s->name);
         return 0;
 }
@@ -178,10 +178,10 @@ static int heap_event(void *arg, const struct tm_heap_ev *ev)
 
 static int run_row(struct pack_src *s, struct tm_err *err)
 {
-        struct tm_rfeed *f = &s->feed;
-        tm_rfeed_reset(f, s->hdr_len, s->st0.b);
+        struct tm_feed *f = &s->feed;
+        tm_feed_reset(f, s->hdr_len, s->st0.b);
         for (uint64_t skip = s->hdr_len;;) {
-                ssize_t n = tm_rfeed_decode(f, s->rec, PACK_SRC_BATCH, err);
+                ssize_t n = tm_feed_decode(f, s->rec, PACK_SRC_BATCH, err);
                 if (n < 0)
                         return tm_err_prefix(err, "%s", s->name);
                 if (n > 0) {
@@ -193,14 +193,14 @@ static int run_row(struct pack_src *s, struct tm_err *err)
                 if (f->eof)
                         return 0;
                 size_t room;
-                uint8_t *p = tm_rfeed_space(f, &room);
+                uint8_t *p = tm_feed_space(f, &room);
                 ssize_t k = src_read(s, p, room, err);
                 if (k < 0)
                         return (int)k;
                 size_t s0 = skip < (uint64_t)k ? (size_t)skip : (size_t)k; /* the header */
                 memmove(p, p + s0, (size_t)k - s0);
                 skip -= s0;
-                tm_rfeed_commit(f, (size_t)k - s0);
+                tm_feed_commit(f, (size_t)k - s0);
                 f->eof = k == 0;
                 progress_update(&s->prog, s->raw, s->total);
         }
@@ -246,7 +246,7 @@ void pack_src_close(struct pack_src *s)
 {
         progress_end(&s->prog);
         pack_src_spool_end(s);
-        tm_rfeed_free(&s->feed);
+        tm_feed_free(&s->feed);
         if (s->opened && s->row->close)
                 s->row->close(s->ctx);
         tm_creader_close(s->r);

@@ -4,7 +4,7 @@
  * library reads), or a pipe (stdin, tracetool record's), read as it is:
  * uncompressed. Its first bytes say what it is: the first row of the
  * record codec table whose probe accepts them (codecs/registry.c), opened
- * and decoded through the row (views/rfeed.h); else a heaptrack data file
+ * and decoded through the row (views/feed.h); else a heaptrack data file
  * (tools/heapin/heapin.h: an import, not a row), whose events are records
  * of tm_schema_heap.
  *
@@ -22,7 +22,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/record/record.h"
 #include "tools.h"
-#include "views/rfeed.h"
+#include "views/feed.h"
 
 #define PACK_SRC_BATCH 256 /* records handed on at once */
 
@@ -51,7 +51,7 @@ struct pack_src {
         struct tm_schema schema; /* of its records */
         struct tm_rstate st0;
         uint64_t hdr_len;
-        struct tm_rfeed feed;
+        struct tm_feed feed;
         struct tm_rec rec[PACK_SRC_BATCH];
         /* during a pass */
         pack_src_fn fn;

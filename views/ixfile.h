@@ -1,5 +1,5 @@
 /* ixfile: what the two index file formats share (index.c for address
- * traces, rindex_file.c for record traces): little-endian fields, the
+ * traces, index_file.c for record traces): little-endian fields, the
  * CRC32 at bytes 12-15 over everything from byte 16, the atomic write (a
  * temporary file in the same directory, fsync, rename), so a reader never
  * sees a half-written index, and the open for reading, which decides
@@ -96,7 +96,7 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
 int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out,
                    struct stat *sb, struct tm_err *err);
 
-/* The end of both index loads (index.c, rindex_file.c), fd's checks
+/* The end of both index loads (index.c, index_file.c), fd's checks
  * passed: with a container c, load its seek index from fd's bytes [off,
  * off + len), check that the container's raw size is raw_size and hand fd
  * to *fd_out; without one, close fd. Returns 0, or a negative errno with

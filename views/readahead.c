@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rtrace.h"
+#include "records.h"
 
 /* Workers alive in the process, all readaheads together: many sequential
  * readers at once share TM_RA_WORKERS_TOTAL threads. */
@@ -323,7 +323,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         for (unsigned i = 0; i < TM_RA_THREADS_MAX; i++)
                 ra->w[i].next = UINT32_MAX;
         ra->start =
-            tm_rtrace_segments(t, view, &ra->nseg);
+            tm_records_segments(t, view, &ra->nseg);
         if (ra->start)
                 ra->start = cut_long(ra->start, &ra->nseg, size, &ra->ck);
         if (!ra->start || ra->nseg < 2) {

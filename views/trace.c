@@ -11,9 +11,9 @@
 #include "../codecs/record/record.h"
 #include "cachepath.h"
 #include "ixfile.h"
-#include "rindex.h"
-#include "rstats.h"
-#include "rtrace.h"
+#include "index.h"
+#include "stats.h"
+#include "records.h"
 #include "trace_obj.h"
 
 #define STATS_CAP (64u << 10)
@@ -84,7 +84,7 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         if (rc < 0)
                 return rc;
         if (t->headn) {
-                rc = tm_rtrace_open(t, t->head, t->headn, &t->rt, err);
+                rc = tm_records_open(t, t->head, t->headn, &t->rt, err);
                 if (rc < 0)
                         return rc;
         }
@@ -125,42 +125,42 @@ int tm_probe_path(const char *path, const char **codec_name, const char **cont_n
         return ok;
 }
 
-/* A trace's views are its own (rtrace.c) and ours: stats.json and
+/* A trace's views are its own (records.c) and ours: stats.json and
  * errors after the ones known at open, then the per-id streams that its
  * index adds (trace_views_more), in an array with room for all of them
  * that only grows at its end, so that a reader sees a whole list (but
  * across a retry, which takes the per-id ones back: trace_views_forget). */
-static void trace_rviews(struct tm_trace *t)
+static void trace_views_make(struct tm_trace *t)
 {
-        const char *const *rv = tm_rtrace_views(t->rt);
+        const char *const *rv = tm_records_views(t->rt);
         unsigned n = 0;
         while (rv[n])
                 n++;
-        t->rviews = calloc(n + 2 + TM_FAMILY_STREAMS_MAX + 1, sizeof *t->rviews);
-        if (!t->rviews)
+        t->views = calloc(n + 2 + TM_FAMILY_STREAMS_MAX + 1, sizeof *t->views);
+        if (!t->views)
                 return;
-        memcpy(t->rviews, rv, n * sizeof *rv);
-        t->rviews[n] = "stats.json";
-        t->rviews[n + 1] = "errors";
-        t->rviews_open = n;
-        t->rviews_n = n + 2;
+        memcpy(t->views, rv, n * sizeof *rv);
+        t->views[n] = "stats.json";
+        t->views[n + 1] = "errors";
+        t->views_open = n;
+        t->views_n = n + 2;
 }
 
 /* After the index: a record trace's per-id streams. Under mu. After a
  * retry (trace_views_forget) they are listed again, the new version's. */
 static void trace_views_more(struct tm_trace *t)
 {
-        const char *const *rv = tm_rtrace_views(t->rt);
-        if (!t->rviews || t->rviews_n > t->rviews_open + 2)
+        const char *const *rv = tm_records_views(t->rt);
+        if (!t->views || t->views_n > t->views_open + 2)
                 return;
-        for (unsigned i = t->rviews_open; rv[i] && t->rviews_n < t->rviews_open + 2 + TM_FAMILY_STREAMS_MAX;
+        for (unsigned i = t->views_open; rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX;
              i++)
-                __atomic_store_n(&t->rviews[t->rviews_n++], rv[i], __ATOMIC_RELEASE);
+                __atomic_store_n(&t->views[t->views_n++], rv[i], __ATOMIC_RELEASE);
 }
 
 static void trace_views(struct tm_trace *t)
 {
-        trace_rviews(t);
+        trace_views_make(t);
 }
 
 static uint64_t env_ckpt_refs(void)
@@ -205,7 +205,7 @@ void tm_trace_close(struct tm_trace *t)
 {
         if (!t)
                 return;
-        tm_rtrace_close(t->rt);
+        tm_records_close(t->rt);
         tm_cont_close(t->cont);
         if (t->ix_fd >= 0)
                 close(t->ix_fd);
@@ -215,7 +215,7 @@ void tm_trace_close(struct tm_trace *t)
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->err_mu);
         free(t->json);
-        free(t->rviews);
+        free(t->views);
         free(t->ix_path);
         free(t->ix_note);
         free(t->cache_dir);
@@ -226,7 +226,7 @@ void tm_trace_close(struct tm_trace *t)
 
 const char *tm_trace_codec(const struct tm_trace *t)
 {
-        return tm_rtrace_codec(t->rt);
+        return tm_records_codec(t->rt);
 }
 
 const char *tm_trace_container(const struct tm_trace *t)
@@ -236,7 +236,7 @@ const char *tm_trace_container(const struct tm_trace *t)
 
 const char *const *tm_trace_views(const struct tm_trace *t)
 {
-        return (const char *const *)t->rviews;
+        return (const char *const *)t->views;
 }
 
 /* ---- the index life cycle ---- */
@@ -295,7 +295,7 @@ static void trace_ix_paths_free(char *p[IX_NPATHS])
  * clean (no reader exists yet). */
 static int trace_load(struct tm_trace *t)
 {
-        if (tm_rtrace_open_error(t->rt)) /* nothing to load an index for */
+        if (tm_records_open_error(t->rt)) /* nothing to load an index for */
                 return -ENOENT;
         struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
@@ -306,7 +306,7 @@ static int trace_load(struct tm_trace *t)
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
                 struct tm_err e = {0};
-                rc = tm_rtrace_load(t, paths[i], &key, &e);
+                rc = tm_records_load(t, paths[i], &key, &e);
                 if (rc == -EPERM && i == IX_SHARED)
                         t->ix_shared_refused = 1;
                 else if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM)
@@ -329,7 +329,7 @@ static int trace_load(struct tm_trace *t)
 static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                       struct tm_err *err)
 {
-        return tm_rtrace_save(t, key, path, err);
+        return tm_records_save(t, key, path, err);
 }
 
 /* Save beside the archive if allowed and possible, else in the cache;
@@ -370,7 +370,7 @@ static void trace_save(struct tm_trace *t)
 
 static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        int rc = tm_rtrace_build(t, progress, arg, err);
+        int rc = tm_records_build(t, progress, arg, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         t->ix_source = TM_INDEX_BUILT;
@@ -388,25 +388,25 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
 }
 
 /* Take back the per-id streams that the old version's index listed
- * (tm_rtrace_reopen took them from the record trace's list): the next
+ * (tm_records_reopen took them from the record trace's list): the next
  * index lists the new version's. A reader walking the list across this
  * may see some of each version's; every name stays valid. Under mu. */
 static void trace_views_forget(struct tm_trace *t)
 {
-        unsigned keep = t->rviews_open + 2; /* the views known at open, stats.json, errors */
-        if (!t->rviews || t->rviews_n <= keep)
+        unsigned keep = t->views_open + 2; /* the views known at open, stats.json, errors */
+        if (!t->views || t->views_n <= keep)
                 return;
-        __atomic_store_n(&t->rviews[keep], NULL, __ATOMIC_RELEASE);
-        for (unsigned i = keep + 1; i < t->rviews_n; i++)
-                __atomic_store_n(&t->rviews[i], NULL, __ATOMIC_RELAXED);
-        t->rviews_n = keep;
+        __atomic_store_n(&t->views[keep], NULL, __ATOMIC_RELEASE);
+        for (unsigned i = keep + 1; i < t->views_n; i++)
+                __atomic_store_n(&t->views[i], NULL, __ATOMIC_RELAXED);
+        t->views_n = keep;
 }
 
 /* After a failed build, or one that kept a damaged archive's prefix, with
  * no cursor open: if the archive was rewritten in place since (size or
  * mtime differ) and still holds a trace of the same codec with the same
  * views, forget the failure and start over with a fresh container and the
- * codec opened again on the new header (tm_rtrace_reopen). Else it stays
+ * codec opened again on the new header (tm_records_reopen). Else it stays
  * failed. No reader of the index exists, since readers need it. Under mu. */
 static void trace_retry_if_changed(struct tm_trace *t)
 {
@@ -420,7 +420,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
-        if (read_head(c, head, &headn, NULL) < 0 || tm_rtrace_reopen(t, c, head, headn, NULL) < 0) {
+        if (read_head(c, head, &headn, NULL) < 0 || tm_records_reopen(t, c, head, headn, NULL) < 0) {
                 tm_cont_close(c); /* another codec, other views: stay failed */
                 return;
         }
@@ -518,7 +518,7 @@ enum tm_index_source tm_trace_index_source(const struct tm_trace *t)
 
 int tm_trace_view_lookup(struct tm_trace *t, const char *view)
 {
-        if (!tm_rtrace_view_pending(t->rt, view))
+        if (!tm_records_view_pending(t->rt, view))
                 return 0;
         return tm_trace_index_ready(t, NULL);
 }
@@ -543,7 +543,7 @@ int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struc
                 char *buf = pass ? malloc(cap) : NULL;
                 if (pass && !buf)
                         break;
-                t->json_len = tm_rtrace_stats_json(t, dmg, buf, cap);
+                t->json_len = tm_records_stats_json(t, dmg, buf, cap);
                 t->json = buf;
         }
         pthread_mutex_unlock(&t->mu);
@@ -575,8 +575,8 @@ int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *si
                         *size = len;
                 return rc;
         }
-        rc = tm_rtrace_view_size(t, view, size, err);
-        kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
+        rc = tm_records_view_size(t, view, size, err);
+        kind = (enum tm_view_kind)tm_records_view_kind(t, view);
         /* the views decoded from records end with the damage (docs/damage.md) */
         if (rc == 0 && t->damaged && kind != TM_VIEW_STATS)
                 *size += TM_DAMAGE_MARK;
@@ -602,7 +602,7 @@ int tm_trace_view_size(struct tm_trace *t, const char *view, uint64_t *size, str
 
 /* The index file of this archive version, if one exists: 1 and *out, 0
  * if none, or a negative errno if one exists but is corrupt. */
-static int verify_find_file(struct tm_trace *t, struct tm_rindex **out, char **path,
+static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **path,
                             struct tm_err *err)
 {
         struct tm_side_trust tr;
@@ -613,7 +613,7 @@ static int verify_find_file(struct tm_trace *t, struct tm_rindex **out, char **p
         for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
                 if (!paths[i] || access(paths[i], F_OK) != 0)
                         continue;
-                int r = tm_rtrace_load_file(t, paths[i], &key, out, err);
+                int r = tm_records_load_file(t, paths[i], &key, out, err);
                 if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {
                         rc = r == 0 ? 1 : r;
                         *path = paths[i];
@@ -626,18 +626,18 @@ static int verify_find_file(struct tm_trace *t, struct tm_rindex **out, char **p
 
 int tm_trace_verify(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        const struct tm_err *failed = tm_rtrace_open_error(t->rt);
+        const struct tm_err *failed = tm_records_open_error(t->rt);
         if (failed) {
                 if (err)
                         *err = *failed;
                 return failed->code;
         }
-        struct tm_rindex *file = NULL;
+        struct tm_index *file = NULL;
         char *path = NULL;
         int rc = verify_find_file(t, &file, &path, err);
         if (rc >= 0)
-                rc = tm_rtrace_verify(t, file, path, progress, arg, err);
-        tm_rindex_free(file);
+                rc = tm_records_verify(t, file, path, progress, arg, err);
+        tm_index_free(file);
         free(path);
         return rc;
 }

@@ -1,7 +1,7 @@
 /* trace_obj: the fields of struct tm_trace and what the modules that
  * serve a trace share about it: its errors and notes (trace_obj.c), the
  * end of a cursor's read. trace.c owns the life cycle (open, the index),
- * rtrace.c its records' views, vfile.c the cursors' front; each includes
+ * records.c its records' views, vfile.c the cursors' front; each includes
  * this header, none another's, so no two of them include each other. */
 #ifndef TM_TRACE_OBJ_H
 #define TM_TRACE_OBJ_H
@@ -41,7 +41,7 @@ struct tm_trace {
         struct stat sb;               /* of the archive at open */
         struct tm_cont *cont;         /* replaced only while no index and no reader exist */
         const char *cont_name;        /* static: usable by any thread at any time */
-        struct tm_rtrace *rt;         /* its records (rtrace.h) */
+        struct tm_records *rt;         /* its records (records.h) */
         uint8_t head[TM_RHEAD_MIN];
         size_t headn;
         char *cache_dir;
@@ -50,8 +50,8 @@ struct tm_trace {
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;
 
-        const char **rviews; /* the trace's views and ours (see trace_views) */
-        unsigned rviews_n, rviews_open;
+        const char **views; /* the trace's views and ours (see trace_views) */
+        unsigned views_n, views_open;
 
         pthread_mutex_t mu;
         pthread_cond_t cv;

@@ -1,7 +1,7 @@
 /* tm_vfile_*: a cursor on one view.
  *
  * The views made once (stats.json, errors) are served from their text;
- * every other view through the trace's cursor (rtrace.c: a container
+ * every other view through the trace's cursor (records.c: a container
  * reader, a decoder feed, a batch of decoded records and the rest of a
  * partly returned line; a read at the cursor's position continues, any
  * other restarts at the last checkpoint at or before the offset, so its
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "readahead.h"
-#include "rtrace.h"
+#include "records.h"
 #include "trace_obj.h"
 
 #define VF_RA_AFTER 4            /* sequential reads before reading ahead */
@@ -21,7 +21,7 @@
 
 struct tm_vfile {
         struct tm_trace *t;
-        struct tm_rvfile *rv; /* the trace's cursor (rtrace.h); NULL for the texts */
+        struct tm_cursor *rv; /* the trace's cursor (records.h); NULL for the texts */
         enum tm_view_kind kind;
         uint64_t size;
         uint64_t pos; /* view offset of the next byte returned */
@@ -39,7 +39,7 @@ struct tm_vfile {
 
 static void vf_free(struct tm_vfile *f)
 {
-        tm_rtrace_vfile_close(f->rv);
+        tm_records_vfile_close(f->rv);
         tm_ra_close(f->ra);
         free(f->own);
         free(f);
@@ -101,16 +101,16 @@ static int vf_open(struct tm_trace *t, const char *view, struct tm_vfile **out, 
         struct tm_vfile *f = calloc(1, sizeof *f);
         if (!f)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
-        int rc = tm_rtrace_vfile_open(t, view, &f->rv, err);
+        int rc = tm_records_vfile_open(t, view, &f->rv, err);
         if (rc == 0)
                 rc = tm_trace_view_size_strict(t, view, &f->size, err);
         if (rc < 0) {
-                tm_rtrace_vfile_close(f->rv);
+                tm_records_vfile_close(f->rv);
                 free(f);
                 return rc;
         }
         f->t = t;
-        f->kind = (enum tm_view_kind)tm_rtrace_view_kind(t, view);
+        f->kind = (enum tm_view_kind)tm_records_view_kind(t, view);
         snprintf(f->view, sizeof f->view, "%s", view);
         f->ra_off = !(f->kind == TM_VIEW_ASCII || f->kind == TM_VIEW_BINARY) || !tm_ra_threads();
         vf_cut(f);
@@ -133,7 +133,7 @@ int tm_vfile_open(struct tm_trace *t, const char *view, struct tm_vfile **out, s
 int tm_vfile_worker(struct tm_vfile *f)
 {
         f->ra_off = 1;
-        return f->rv ? tm_rtrace_vfile_worker(f->rv) : 0;
+        return f->rv ? tm_records_vfile_worker(f->rv) : 0;
 }
 
 void tm_vfile_close(struct tm_vfile *f)
@@ -177,7 +177,7 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         if (f->cut_on && n > f->cut - off)
                 n = (size_t)(f->cut - off);
         if (f->ra_off || f->kind == TM_VIEW_RAW)
-                return tm_rtrace_pread(f->rv, buf, n, off, err);
+                return tm_records_pread(f->rv, buf, n, off, err);
         ssize_t got = f->ra ? tm_ra_read(f->ra, buf, n, off) : -1;
         if (got >= 0) {
                 f->pos = off + (uint64_t)got;
@@ -201,7 +201,7 @@ ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, st
         f->reads = 1;
         if ((f->seq >= VF_RA_AFTER || first_at_0) && vf_ra_start(f))
                 return tm_vfile_pread(f, buf, n, off, err);
-        got = tm_rtrace_pread(f->rv, buf, n, off, err); /* it keeps its own position */
+        got = tm_records_pread(f->rv, buf, n, off, err); /* it keeps its own position */
         f->valid = got > 0;
         f->pos = got > 0 ? off + (uint64_t)got : off;
         return got;

@@ -12,10 +12,10 @@
  * stride) comes from two registers holding every field's argument and
  * previous value; a realloc's new address adds what the old one moved
  * (delta and stride chain them). The values go to a batch of MINI
- * 64-byte records (struct tm_rrender_num, in L1) that tm_rrender_nums
+ * 64-byte records (struct tm_text_num, in L1) that tm_text_nums
  * renders with the view's own line renderer. Anything else (comments,
  * attributes with bytes, metadata) takes hatf.c's decoder into a small
- * batch of struct tm_rec, and tm_rrender_lines (slow_run).
+ * batch of struct tm_rec, and tm_text_lines (slow_run).
  *
  * Before decoding a record its line's worst case is known without
  * decoding it: the kind's fixed_max (every number at its longest,
@@ -130,28 +130,28 @@ __attribute__((target(HT_AVX512))) static void state_put_prev(struct hatf_state 
 }
 
 /* The worst case of the line of the record of rl bytes at p. */
-static inline size_t line_worst(const struct tm_rrender_plan *p, const uint8_t *rec, size_t rl)
+static inline size_t line_worst(const struct tm_text_plan *p, const uint8_t *rec, size_t rl)
 {
         return p->kind[rec[0]].fixed_max + 3 * (rl > 8 ? rl : 8);
 }
 
 /* Records the fast path does not take, the slow way from in + *pos:
  * hatf.c's decoder into a batch of up to SLOW_MAX struct tm_rec, then one
- * tm_rrender_lines call for the batch (metadata records are applied on
+ * tm_text_lines call for the batch (metadata records are applied on
  * the way). Record by record, with a renderer call each, a trace whose
  * every record has an attribute (heaptrack's, through `pack`) took 75 ns
- * a record against the generic path's 44 (bench/rrender_bench). The state
+ * a record against the generic path's 44 (bench/text_bench). The state
  * in s; vp are the thread's register plans (those of plan), remade in
  * place at a metadata record. Returns 1 when it went on, 0 when it must
  * stop (an error or a record cut by the end, both for the generic decoder;
  * no room; maxrec). */
 static int slow_run(struct hatf_state *s, const struct hatf_kplan *plan, const struct vplan *vp,
                     const uint8_t *in, size_t len, uint64_t raw_off, size_t *pos,
-                    const struct tm_rrender_plan *p, char *dst, size_t cap, size_t *w, size_t *done,
+                    const struct tm_text_plan *p, char *dst, size_t cap, size_t *w, size_t *done,
                     size_t maxrec)
 {
         struct tm_rec recs[SLOW_MAX];
-        size_t n = 0, worst = TM_RRENDER_SLACK, at = *pos, k;
+        size_t n = 0, worst = TM_TEXT_SLACK, at = *pos, k;
         while (n < SLOW_MAX && *done + n < maxrec && at < len) {
                 const uint8_t *r = in + at;
                 if (n && r[0] < TM_HK_COMMENT && vp[r[0]].fast)
@@ -177,7 +177,7 @@ static int slow_run(struct hatf_state *s, const struct hatf_kplan *plan, const s
                 at += rl;
         }
         if (n) {
-                *w += tm_rrender_lines(dst + *w, cap - *w, p, recs, n, &k);
+                *w += tm_text_lines(dst + *w, cap - *w, p, recs, n, &k);
                 *done += n;
         }
         int went = at > *pos;
@@ -187,13 +187,13 @@ static int slow_run(struct hatf_state *s, const struct hatf_kplan *plan, const s
 
 __attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const uint8_t *in,
                                                     size_t len, uint64_t raw_off, size_t *used,
-                                                    const struct tm_rrender_plan *p, char *dst,
+                                                    const struct tm_text_plan *p, char *dst,
                                                     size_t cap, size_t maxrec, size_t *nrec)
 {
         struct hatf_state *s = (struct hatf_state *)st->b;
-        struct tm_rrender_num mini[MINI];
+        struct tm_text_num mini[MINI];
         uint32_t kinds[MINI];
-        size_t pos = 0, w = 0, done = 0, m = 0, worst = TM_RRENDER_SLACK, k;
+        size_t pos = 0, w = 0, done = 0, m = 0, worst = TM_TEXT_SLACK, k;
         if (p->nkinds < TM_HK_N) {
                 *used = *nrec = 0;
                 return 0;
@@ -233,10 +233,10 @@ __attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const 
                                 continue;
                 }
                 if (m) { /* render the batch: its worst cases fit */
-                        w += tm_rrender_nums(dst + w, cap - w, p, kinds, mini, m, &k);
+                        w += tm_text_nums(dst + w, cap - w, p, kinds, mini, m, &k);
                         done += m;
                         m = 0;
-                        worst = TM_RRENDER_SLACK;
+                        worst = TM_TEXT_SLACK;
                         if (fast || !room)
                                 continue;
                 }

@@ -8,16 +8,16 @@
 
 enum { RUN_NONE, RUN_JUMP, RUN_CLUSTER };
 
-void tm_stats_init(struct tm_stats_acc *a)
+void tm_addr_stats_init(struct tm_addr_acc *a)
 {
         memset(a, 0, sizeof *a);
         for (unsigned t = 0; t < TM_NTYPES; t++)
                 a->s.addr_min[t] = UINT64_MAX;
 }
 
-static void stats_close_run(struct tm_stats_acc *a)
+static void stats_close_run(struct tm_addr_acc *a)
 {
-        uint64_t b = a->run_len < TM_STATS_RUN_MAX ? a->run_len : TM_STATS_RUN_MAX;
+        uint64_t b = a->run_len < TM_ADDR_RUN_MAX ? a->run_len : TM_ADDR_RUN_MAX;
         if (a->run == RUN_JUMP) {
                 a->s.jump_runs[b]++;
                 a->s.jump_fetches[b] += a->run_len;
@@ -29,10 +29,10 @@ static void stats_close_run(struct tm_stats_acc *a)
         a->run_len = 0;
 }
 
-static void stats_ifetch(struct tm_stats_acc *a, uint64_t addr)
+static void stats_ifetch(struct tm_addr_acc *a, uint64_t addr)
 {
         uint64_t d = addr - a->prev_ifetch;
-        int seq = a->have_ifetch && d >= 1 && d <= TM_STATS_SEQ_MAX;
+        int seq = a->have_ifetch && d >= 1 && d <= TM_ADDR_SEQ_MAX;
         a->prev_ifetch = addr;
         a->have_ifetch = 1;
         if (a->run != RUN_NONE && seq) {
@@ -44,20 +44,20 @@ static void stats_ifetch(struct tm_stats_acc *a, uint64_t addr)
         a->run_len = 1;
 }
 
-static void stats_data(struct tm_stats_acc *a, uint64_t addr)
+static void stats_data(struct tm_addr_acc *a, uint64_t addr)
 {
         if (a->have_data) {
                 int64_t d = (int64_t)(addr - a->prev_data);
-                if (d >= -TM_STATS_OFF_MAX && d <= TM_STATS_OFF_MAX)
-                        a->s.data_off[d + TM_STATS_OFF_MAX]++;
+                if (d >= -TM_ADDR_OFF_MAX && d <= TM_ADDR_OFF_MAX)
+                        a->s.data_off[d + TM_ADDR_OFF_MAX]++;
                 else if (d >= INT8_MIN && d <= INT8_MAX)
-                        a->s.data_off_range[TM_OFF_8BIT]++;
+                        a->s.data_off_range[TM_ADDR_OFF_8BIT]++;
                 else if (d >= INT16_MIN && d <= INT16_MAX)
-                        a->s.data_off_range[TM_OFF_16BIT]++;
+                        a->s.data_off_range[TM_ADDR_OFF_16BIT]++;
                 else if (d >= INT32_MIN && d <= INT32_MAX)
-                        a->s.data_off_range[TM_OFF_32BIT]++;
+                        a->s.data_off_range[TM_ADDR_OFF_32BIT]++;
                 else
-                        a->s.data_off_range[TM_OFF_64BIT]++;
+                        a->s.data_off_range[TM_ADDR_OFF_64BIT]++;
         }
         a->prev_data = addr;
         a->have_data = 1;
@@ -66,9 +66,9 @@ static void stats_data(struct tm_stats_acc *a, uint64_t addr)
 }
 
 /* One reference of type t at addr. */
-static inline void stats_one(struct tm_stats_acc *a, unsigned t, uint64_t addr)
+static inline void stats_one(struct tm_addr_acc *a, unsigned t, uint64_t addr)
 {
-        struct tm_stats *s = &a->s;
+        struct tm_addr_stats *s = &a->s;
         t &= TM_NTYPES - 1;
         s->count[t]++;
         if (addr < s->addr_min[t])
@@ -83,15 +83,15 @@ static inline void stats_one(struct tm_stats_acc *a, unsigned t, uint64_t addr)
                 stats_close_run(a);
 }
 
-void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n)
+void tm_addr_stats_add(struct tm_addr_acc *a, const struct tm_ref *refs, size_t n)
 {
         a->s.refs += n;
         for (size_t i = 0; i < n; i++)
                 stats_one(a, refs[i].type, refs[i].addr);
 }
 
-/* tm_stats_add of n references given as columns: types and addresses. */
-static void stats_add_cols(struct tm_stats_acc *a, const uint64_t *type, const uint64_t *addr,
+/* tm_addr_stats_add of n references given as columns: types and addresses. */
+static void stats_add_cols(struct tm_addr_acc *a, const uint64_t *type, const uint64_t *addr,
                            size_t n)
 {
         a->s.refs += n;
@@ -99,7 +99,7 @@ static void stats_add_cols(struct tm_stats_acc *a, const uint64_t *type, const u
                 stats_one(a, (unsigned)type[i], addr[i]);
 }
 
-void tm_stats_finish(struct tm_stats_acc *a)
+void tm_addr_stats_finish(struct tm_addr_acc *a)
 {
         stats_close_run(a);
 }
@@ -121,7 +121,7 @@ static void put_runs(struct tm_json *o, const char *title, const uint64_t *runs,
                      const uint64_t *fetches)
 {
         uint64_t total = 0, nruns = 0;
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 total += fetches[i];
                 nruns += runs[i];
         }
@@ -130,43 +130,43 @@ static void put_runs(struct tm_json *o, const char *title, const uint64_t *runs,
                 return;
         put(o, "  %-8s %14s %14s %10s\n", "length", "runs", "fetches", "cum.frac");
         uint64_t cum = 0;
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 if (!runs[i])
                         continue;
                 cum += fetches[i];
                 char len[16];
-                snprintf(len, sizeof len, i == TM_STATS_RUN_MAX ? ">=%u" : "%u", i);
+                snprintf(len, sizeof len, i == TM_ADDR_RUN_MAX ? ">=%u" : "%u", i);
                 put(o, "  %-8s %14" PRIu64 " %14" PRIu64 " %10.4f\n", len, runs[i], fetches[i],
                     ratio(cum, total));
         }
 }
 
-static void put_offsets(struct tm_json *o, const struct tm_stats *s)
+static void put_offsets(struct tm_json *o, const struct tm_addr_stats *s)
 {
-        static const char *const range[TM_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
+        static const char *const range[TM_ADDR_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
                                                          "64-bit"};
         uint64_t total = 0;
-        for (unsigned i = 0; i < TM_STATS_OFF_EXACT; i++)
+        for (unsigned i = 0; i < TM_ADDR_OFF_EXACT; i++)
                 total += s->data_off[i];
-        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
                 total += s->data_off_range[i];
         put(o, "\ndata offsets (address minus previous data address): %" PRIu64 "\n", total);
         if (!total)
                 return;
         put(o, "  %-14s %14s %10s\n", "offset", "count", "fraction");
-        for (int d = -TM_STATS_OFF_MAX; d <= TM_STATS_OFF_MAX; d++) {
-                uint64_t c = s->data_off[d + TM_STATS_OFF_MAX];
+        for (int d = -TM_ADDR_OFF_MAX; d <= TM_ADDR_OFF_MAX; d++) {
+                uint64_t c = s->data_off[d + TM_ADDR_OFF_MAX];
                 if (c)
                         put(o, "  %-14d %14" PRIu64 " %10.4f\n", d, c, ratio(c, total));
         }
-        for (unsigned i = 0; i < TM_OFF_NRANGE; i++) {
+        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++) {
                 uint64_t c = s->data_off_range[i];
                 if (c)
                         put(o, "  %-14s %14" PRIu64 " %10.4f\n", range[i], c, ratio(c, total));
         }
 }
 
-size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
+size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_addr_info *in, char *buf,
                        size_t cap)
 {
         struct tm_json o = {buf, cap, 0, 0};
@@ -226,7 +226,7 @@ static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
                       const uint64_t *fetches)
 {
         uint64_t total = 0, nruns = 0;
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 total += fetches[i];
                 nruns += runs[i];
         }
@@ -234,12 +234,12 @@ static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
         tm_json_u64(o, "runs", nruns);
         tm_json_u64(o, "fetches", total);
         tm_json_open(o, "histogram", '[');
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 if (!runs[i])
                         continue;
                 tm_json_open(o, NULL, '{');
                 tm_json_u64(o, "length", i);
-                tm_json_bool(o, "or_more", i == TM_STATS_RUN_MAX);
+                tm_json_bool(o, "or_more", i == TM_ADDR_RUN_MAX);
                 tm_json_u64(o, "runs", runs[i]);
                 tm_json_u64(o, "fetches", fetches[i]);
                 tm_json_close(o, '}');
@@ -248,19 +248,19 @@ static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
         tm_json_close(o, '}');
 }
 
-static void json_offsets(struct tm_json *o, const struct tm_stats *s)
+static void json_offsets(struct tm_json *o, const struct tm_addr_stats *s)
 {
-        static const char *const range[TM_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
+        static const char *const range[TM_ADDR_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
         uint64_t total = 0;
-        for (unsigned i = 0; i < TM_STATS_OFF_EXACT; i++)
+        for (unsigned i = 0; i < TM_ADDR_OFF_EXACT; i++)
                 total += s->data_off[i];
-        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
                 total += s->data_off_range[i];
         tm_json_open(o, "data_offsets", '{');
         tm_json_u64(o, "total", total);
         tm_json_open(o, "exact", '[');
-        for (int d = -TM_STATS_OFF_MAX; d <= TM_STATS_OFF_MAX; d++) {
-                uint64_t c = s->data_off[d + TM_STATS_OFF_MAX];
+        for (int d = -TM_ADDR_OFF_MAX; d <= TM_ADDR_OFF_MAX; d++) {
+                uint64_t c = s->data_off[d + TM_ADDR_OFF_MAX];
                 if (!c)
                         continue;
                 tm_json_open(o, NULL, '{');
@@ -270,13 +270,13 @@ static void json_offsets(struct tm_json *o, const struct tm_stats *s)
         }
         tm_json_close(o, ']');
         tm_json_open(o, "other", '{');
-        for (unsigned i = 0; i < TM_OFF_NRANGE; i++)
+        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
                 tm_json_u64(o, range[i], s->data_off_range[i]);
         tm_json_close(o, '}');
         tm_json_close(o, '}');
 }
 
-size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
+size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_info *in, const char *damage,
                      char *buf, size_t cap)
 {
         struct tm_json o = {buf, cap, 0, 0};
@@ -326,7 +326,7 @@ size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, c
 /* ---- the address family (family.h) ---- */
 
 struct tm_family_acc {
-        struct tm_stats_acc a;
+        struct tm_addr_acc a;
 };
 
 /* The address schema (arec.h): fields type (hidden) and address (hex
@@ -349,7 +349,7 @@ static struct tm_family_acc *addr_start(const struct tm_schema *s)
         (void)s;
         struct tm_family_acc *a = malloc(sizeof *a);
         if (a)
-                tm_stats_init(&a->a);
+                tm_addr_stats_init(&a->a);
         return a;
 }
 
@@ -361,7 +361,7 @@ static void addr_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
                 size_t k = n < 256 ? n : 256;
                 for (size_t i = 0; i < k; i++)
                         refs[i] = (struct tm_ref){.addr = r[i].v[1], .type = (uint32_t)r[i].v[0]};
-                tm_stats_add(&a->a, refs, k);
+                tm_addr_stats_add(&a->a, refs, k);
                 r += k;
                 n -= k;
         }
@@ -374,7 +374,7 @@ static void addr_add_batch(struct tm_family_acc *a, const struct tm_rbatch *b)
 
 static void addr_finish(struct tm_family_acc *a, void *block)
 {
-        tm_stats_finish(&a->a);
+        tm_addr_stats_finish(&a->a);
         memcpy(block, &a->a.s, sizeof a->a.s);
 }
 
@@ -391,7 +391,7 @@ static size_t addr_peak(const struct tm_family_acc *a)
 /* Parts no larger than their wholes, ranges that are ranges. */
 static int addr_stats_ok(const void *block)
 {
-        const struct tm_stats *s = block;
+        const struct tm_addr_stats *s = block;
         uint64_t sum = 0, runs = 0;
         for (unsigned t = 0; t < TM_NTYPES; t++) {
                 if (s->count[t] > s->refs || (s->count[t] && s->addr_min[t] > s->addr_max[t]))
@@ -399,13 +399,13 @@ static int addr_stats_ok(const void *block)
                 sum += s->count[t];
         }
         /* runs of length i (a cluster may have none) hold i fetches each; the
-         * last bucket, runs of TM_STATS_RUN_MAX or more */
-        for (unsigned i = 0; i <= TM_STATS_RUN_MAX; i++) {
+         * last bucket, runs of TM_ADDR_RUN_MAX or more */
+        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 const uint64_t *r[2] = {s->jump_runs, s->clus_runs};
                 const uint64_t *f[2] = {s->jump_fetches, s->clus_fetches};
                 for (unsigned j = 0; j < 2; j++) {
                         if (r[j][i] > s->refs || f[j][i] > s->refs ||
-                            (i < TM_STATS_RUN_MAX ? f[j][i] != i * r[j][i]
+                            (i < TM_ADDR_RUN_MAX ? f[j][i] != i * r[j][i]
                                                   : f[j][i] < i * r[j][i]))
                                 return 0;
                         runs += f[j][i];
@@ -415,9 +415,9 @@ static int addr_stats_ok(const void *block)
 }
 
 static void addr_info(const struct tm_family_info *in, const struct tm_schema *s,
-                      struct tm_stats_info *out)
+                      struct tm_addr_info *out)
 {
-        *out = (struct tm_stats_info){
+        *out = (struct tm_addr_info){
             .name = in->name,
             .codec = in->codec,
             .container = in->container,
@@ -432,17 +432,17 @@ static void addr_info(const struct tm_family_info *in, const struct tm_schema *s
 static size_t addr_report(const void *block, const struct tm_schema *s,
                           const struct tm_family_info *in, char *dst, size_t cap)
 {
-        struct tm_stats_info si;
+        struct tm_addr_info si;
         addr_info(in, s, &si);
-        return tm_stats_report(block, &si, dst, cap);
+        return tm_addr_stats_report(block, &si, dst, cap);
 }
 
 static size_t addr_json(const void *block, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap)
 {
-        struct tm_stats_info si;
+        struct tm_addr_info si;
         addr_info(in, s, &si);
-        return tm_stats_json(block, &si, in->damage, dst, cap);
+        return tm_addr_stats_json(block, &si, in->damage, dst, cap);
 }
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
@@ -474,12 +474,12 @@ static size_t addr_layout(char *dst, size_t cap)
                                 "(\"pad\", \"V7\")])\n");
 }
 
-_Static_assert(sizeof(struct tm_stats) <= TM_FAMILY_STATS_MAX, "a family block");
+_Static_assert(sizeof(struct tm_addr_stats) <= TM_FAMILY_STATS_MAX, "a family block");
 
 const struct tm_family tm_family_address = {
     .name = "address",
     .claims = addr_claims,
-    .stats_size = sizeof(struct tm_stats),
+    .stats_size = sizeof(struct tm_addr_stats),
     .acc_start = addr_start,
     .acc_add = addr_add,
     .acc_add_batch = addr_add_batch,

@@ -11,15 +11,15 @@
  *     instruction fetches right after a data reference (read or write);
  *   - data offsets (Figure 5): address minus the previous data reference's
  *     address, reads and writes together.
- * An instruction fetch is sequential when it lies 1 to TM_STATS_SEQ_MAX
+ * An instruction fetch is sequential when it lies 1 to TM_ADDR_SEQ_MAX
  * bytes after the previous instruction fetch (this covers fixed 2- and
  * 4-byte instructions and variable-length ones up to 15 bytes).
  *
- * struct tm_stats is all uint64_t so the index file stores it as an array
- * of little-endian words (views/index.c); struct tm_stats_acc is the
+ * struct tm_addr_stats is all uint64_t so the index file stores it as an array
+ * of little-endian words (views/index.c); struct tm_addr_acc is the
  * running state of the pass, never stored. */
-#ifndef TM_STATS_H
-#define TM_STATS_H
+#ifndef TM_ADDR_STATS_H
+#define TM_ADDR_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,32 +28,32 @@
 #include "../common/tm_json.h"
 #include "../record/family.h"
 
-#define TM_STATS_SEQ_MAX 16
-#define TM_STATS_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
-#define TM_STATS_OFF_MAX 32 /* data offsets -32..32 exact */
-#define TM_STATS_OFF_EXACT (2 * TM_STATS_OFF_MAX + 1)
+#define TM_ADDR_SEQ_MAX 16
+#define TM_ADDR_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
+#define TM_ADDR_OFF_MAX 32 /* data offsets -32..32 exact */
+#define TM_ADDR_OFF_EXACT (2 * TM_ADDR_OFF_MAX + 1)
 
 /* Data offsets outside -32..32, by the signed width that holds them. */
-enum { TM_OFF_8BIT, TM_OFF_16BIT, TM_OFF_32BIT, TM_OFF_64BIT, TM_OFF_NRANGE };
+enum { TM_ADDR_OFF_8BIT, TM_ADDR_OFF_16BIT, TM_ADDR_OFF_32BIT, TM_ADDR_OFF_64BIT, TM_ADDR_OFF_NRANGE };
 
-struct tm_stats {
+struct tm_addr_stats {
         uint64_t refs;
         uint64_t count[TM_NTYPES];
         uint64_t addr_min[TM_NTYPES]; /* UINT64_MAX when count is 0 */
         uint64_t addr_max[TM_NTYPES];
-        uint64_t jump_runs[TM_STATS_RUN_MAX + 1];    /* runs by length */
-        uint64_t jump_fetches[TM_STATS_RUN_MAX + 1]; /* instruction fetches in them */
-        uint64_t clus_runs[TM_STATS_RUN_MAX + 1];
-        uint64_t clus_fetches[TM_STATS_RUN_MAX + 1];
-        uint64_t data_off[TM_STATS_OFF_EXACT]; /* offset d at d + TM_STATS_OFF_MAX */
-        uint64_t data_off_range[TM_OFF_NRANGE];
+        uint64_t jump_runs[TM_ADDR_RUN_MAX + 1];    /* runs by length */
+        uint64_t jump_fetches[TM_ADDR_RUN_MAX + 1]; /* instruction fetches in them */
+        uint64_t clus_runs[TM_ADDR_RUN_MAX + 1];
+        uint64_t clus_fetches[TM_ADDR_RUN_MAX + 1];
+        uint64_t data_off[TM_ADDR_OFF_EXACT]; /* offset d at d + TM_ADDR_OFF_MAX */
+        uint64_t data_off_range[TM_ADDR_OFF_NRANGE];
 };
 
-#define TM_STATS_WORDS (sizeof(struct tm_stats) / sizeof(uint64_t))
-_Static_assert(sizeof(struct tm_stats) % sizeof(uint64_t) == 0, "stats are words");
+#define TM_ADDR_WORDS (sizeof(struct tm_addr_stats) / sizeof(uint64_t))
+_Static_assert(sizeof(struct tm_addr_stats) % sizeof(uint64_t) == 0, "stats are words");
 
-struct tm_stats_acc {
-        struct tm_stats s;
+struct tm_addr_acc {
+        struct tm_addr_stats s;
         uint64_t prev_ifetch, prev_data;
         int have_ifetch, have_data;
         int run;          /* 0 none, 1 jump run, 2 cluster */
@@ -61,16 +61,16 @@ struct tm_stats_acc {
 };
 
 /* Start an empty accumulation. */
-void tm_stats_init(struct tm_stats_acc *a);
+void tm_addr_stats_init(struct tm_addr_acc *a);
 
 /* Account n references in order. */
-void tm_stats_add(struct tm_stats_acc *a, const struct tm_ref *refs, size_t n);
+void tm_addr_stats_add(struct tm_addr_acc *a, const struct tm_ref *refs, size_t n);
 
 /* Close the open run; a->s is then final. */
-void tm_stats_finish(struct tm_stats_acc *a);
+void tm_addr_stats_finish(struct tm_addr_acc *a);
 
-/* What the stats report needs besides struct tm_stats. */
-struct tm_stats_info {
+/* What the stats report needs besides struct tm_addr_stats. */
+struct tm_addr_info {
         const char *name;      /* archive file name */
         const char *codec;     /* "pdats2" */
         const char *container; /* "zstd" */
@@ -84,14 +84,14 @@ struct tm_stats_info {
 
 /* Write the stats report (text) to buf of size cap, NUL-terminated.
  * Returns its length, or the length it needs (>= cap) like snprintf. */
-size_t tm_stats_report(const struct tm_stats *s, const struct tm_stats_info *in, char *buf,
+size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_addr_info *in, char *buf,
                        size_t cap);
 
 /* The same numbers as one JSON object (the stats.json view; the object is
  * documented in docs/stats-json.md). damage: the message of the damage
  * that ended the intact prefix these numbers cover, or NULL when they
- * cover the whole trace. Returns its length like tm_stats_report. */
-size_t tm_stats_json(const struct tm_stats *s, const struct tm_stats_info *in, const char *damage,
+ * cover the whole trace. Returns its length like tm_addr_stats_report. */
+size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_info *in, const char *damage,
                      char *buf, size_t cap);
 
 /* The address family (family.h): the statistics above as its block, the

@@ -311,7 +311,7 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
                 return arec_open(&codec, head, n, ctx, schema, st, err);                           \
         }                                                                                          \
         static size_t nm##_text(struct tm_rstate *st, const uint8_t *in, size_t len,               \
-                                uint64_t raw_off, size_t *used, const struct tm_rrender_plan *p,   \
+                                uint64_t raw_off, size_t *used, const struct tm_text_plan *p,   \
                                 char *dst, size_t cap, size_t maxrec, size_t *nrec)                \
         {                                                                                          \
                 (void)p;                                                                           \

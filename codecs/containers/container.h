@@ -91,7 +91,7 @@ int tm_cont_seekable(const struct tm_cont *c);
 /* Raw bytes a new reader decompresses and throws away to get to raw
  * offset raw: its distance from the seek-index point at or before it, or
  * from the stream's start when there is none (yet); 0 for plain. A record
- * trace's index prefers checkpoints where this is small (views/rindex.h). */
+ * trace's index prefers checkpoints where this is small (views/index.h). */
 uint64_t tm_cont_restart_cost(const struct tm_cont *c, uint64_t raw);
 
 /* The first seek-index point after raw offset raw: returns 1 and sets

@@ -146,7 +146,7 @@ static _Thread_local struct plan_cache plan_cache;
 
 /* Out of line: called once per decode call, and inlined into hatf_decode
  * (which hidden visibility allows) it costs the record loop registers:
- * 3% more instructions a record, 10-20% more time (bench/rrender_bench). */
+ * 3% more instructions a record, 10-20% more time (bench/text_bench). */
 __attribute__((noinline)) const struct hatf_kplan *hatf_plans(const struct hatf_state *s,
                                                               uint64_t *gen)
 {

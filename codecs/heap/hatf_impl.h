@@ -243,7 +243,7 @@ void hatf_plan_kinds(const struct hatf_state *s, struct hatf_kplan *kp);
  * that changes whenever they are made again, for plans derived from them.
  * Valid until the thread's next call. The decoder is called per batch of
  * a few hundred records, and making them at every call was ~12% of its
- * time (bench/rrender_bench, decoding alone: 15.2 -> 13.3 ns a record). */
+ * time (bench/text_bench, decoding alone: 15.2 -> 13.3 ns a record). */
 const struct hatf_kplan *hatf_plans(const struct hatf_state *s, uint64_t *gen);
 
 /* Is the comment record p[0..n) the signature HATF_SIGNATURE? */

@@ -77,7 +77,7 @@
 /* What a writer lets a chunk and the records that read it span (the
  * chunk's section record to the end of the record that reads its last
  * item): a reader holds that much input at once, so it must fit the
- * record feed's buffer (views/rfeed.h, 256 KiB) with room to spare. */
+ * record feed's buffer (views/feed.h, 256 KiB) with room to spare. */
 #define MTF_SPAN_MAX (192u << 10)
 
 struct mtf_shdr {

@@ -1,6 +1,6 @@
 /* Families: what a kind of trace adds to the generic record views.
  *
- * Every record trace gets the generic statistics (views/rstats.h: records
+ * Every record trace gets the generic statistics (views/stats.h: records
  * per kind, per numeric field its minimum and maximum) and the generic
  * views (ascii, binary, streams/<kind>, fields/<field>, sections/...). A
  * family (heap; later object, java) adds to those through the hooks

@@ -62,28 +62,6 @@ unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, un
         return slot;
 }
 
-#define ADDR_KIND(nm, t)                                                                           \
-        {                                                                                          \
-                .name = nm, .tag = t, .nfields = 1, .field = { 0 }                                 \
-        }
-
-const struct tm_schema tm_schema_address = {
-    .name = "address",
-    .nfields = 1,
-    .nkinds = 8,
-    .field = {{.name = "address", .type = TM_FT_UINT, .show = TM_SHOW_HEX}},
-    .kind =
-        {
-            ADDR_KIND("read", 0),
-            ADDR_KIND("write", 1),
-            ADDR_KIND("ifetch", 2),
-            ADDR_KIND("misc", 3),
-            ADDR_KIND("copyback", 4),
-            ADDR_KIND("invalidate", 5),
-            ADDR_KIND("type6", 6),
-            ADDR_KIND("type7", 7),
-        },
-};
 
 int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap)
 {

@@ -1,7 +1,8 @@
 /* The record model: traces of any shape, described by a schema.
  *
- * A record codec (HATF, Meta-TF, later PTF, Java, Laplace) turns its raw
- * stream into records of its format's schema:
+ * A record codec (din, PDATS, PDATS II, lackey, HATF, Meta-TF, mtrace,
+ * PTF, Java, Laplace, the bound formats) turns its raw stream into
+ * records of its format's schema:
  *
  *   schema   the fields a trace can carry (name, value type, how text shows
  *            it, width in the binary view) and its record kinds (tag in the
@@ -11,10 +12,11 @@
  *            order. Numbers are in v[]; a variable field (text, bytes, a
  *            list of numbers) has its length in v[] and its bytes in var[].
  *
- * Views are generic over the schema (views/recview.h): the text form, the
- * fixed-width binary form, one file per kind and per field, the schema as
- * a Meta-TF DTD, statistics. Address traces (codecs/address/) keep their
- * own engine and fast paths; their schema is tm_schema_address.
+ * Views are generic over the schema (views/records.h): the text form
+ * (codecs/record/text.h), the fixed-width binary form, one file per kind
+ * and per field, the schema as a Meta-TF DTD, statistics. A codec's fast
+ * paths are hooks of its row (text_of, decode_batch), which the views
+ * call when present; the address codecs' schema is codecs/address/arec.h's.
  *
  * Everything here is plain data with fixed-size arrays and no pointers
  * except tm_rec.var (which points into the decoder's input and lives until
@@ -159,18 +161,18 @@ void tm_rbatch_free(struct tm_rbatch *b);
 void tm_rbatch_kinds(const struct tm_rbatch *b, const uint32_t *bytes, uint64_t *n,
                      uint64_t *sum);
 
-struct tm_rrender_plan;
+struct tm_text_plan;
 
 /* A codec's text decoder (a fast path, tm_rcodec.text_of): the ascii
  * lines of the records in in[0..len) (in[0] at raw offset raw_off, state
  * st as for decode) into dst while they fit in cap bytes and fewer than
  * maxrec records are done. Returns the bytes written (whole lines); *used
  * receives the input bytes consumed, *nrec the records rendered. p is the
- * plan of the codec's schema (views/rrender.h). Never fails: it stops
+ * plan of the codec's schema (codecs/record/text.h). Never fails: it stops
  * where the generic decoder must go on (a record cut by the end of in,
  * anything decode() would reject), so errors are reported by one path. */
 typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
-                           size_t *used, const struct tm_rrender_plan *p, char *dst, size_t cap,
+                           size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
                            size_t maxrec, size_t *nrec);
 
 struct tm_rcodec {
@@ -320,9 +322,5 @@ unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, un
  * naming the codec. Returns the length (snprintf-style). */
 size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, size_t cap);
 
-/* The schema of address traces (codecs/address/): kinds read, write,
- * ifetch, misc, copyback, invalidate, type6, type7 (tags 0..7), each with
- * one field, address. */
-extern const struct tm_schema tm_schema_address;
 
 #endif

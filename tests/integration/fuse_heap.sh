@@ -87,7 +87,7 @@ grep -A7 '^heap' "$MNT/work.mtrace.gz/stats" >m.heap
 grep -A7 '^heap' "$MNT/work.mtrace.hatf.zst/stats" >h.heap
 check "work.mtrace.gz: Table 3 equals the packed HATF's" cmp -s m.heap h.heap
 
-# Table 3 by awk over ascii, with the rules of views/rstats.h
+# Table 3 by awk over ascii, with the rules of views/stats.h
 table3() {
         awk '
         function add(a, s) { if (a == "0x0") return; if (a in live) { n--; b -= live[a] }

@@ -17,7 +17,7 @@ text) as themselves where printable and %XX otherwise (space, %, a lone
     comment TEXT
 
 Metadata records are applied, not printed; neither is the comment "HATF
-1.0" that starts the stream (the signature, views/rtrace.c does the same). Compressed input: pipe it
+1.0" that starts the stream (the signature, views/records.c does the same). Compressed input: pipe it
 through zstdcat or gzip -dc. Exit 0, or 1 with a message naming the byte
 offset of the first bad record.
 

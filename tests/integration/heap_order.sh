@@ -3,7 +3,7 @@
 # their stats say so: glibc mtrace logs written out of order (as two threads'
 # buffers would be), packed with `tracetool pack`, give `stats` and
 # stats.json figures equal to a Perl count over the ascii view with the
-# rules of views/rstats.h (frees of addresses not live, double frees,
+# rules of views/stats.h (frees of addresses not live, double frees,
 # reallocs of addresses not live, allocations at live addresses), and a
 # line that says what they mean.
 set -uo pipefail
@@ -12,7 +12,7 @@ TT=${TRACETOOL:?}
 setup_tmp
 cd "$T" || exit 1
 
-# the figures of views/rstats.h over ascii, as one line of name=value
+# the figures of views/stats.h over ascii, as one line of name=value
 cat >count.pl <<'EOF'
 my (%live, %freed, $n, $b, $mn, $mb, $al, $re, $fr, $tot, $nl, $df, $rn, $alv);
 sub add { my ($a, $s) = @_; return if $a eq "0x0";

@@ -1,4 +1,4 @@
-/* rrender: the text and binary forms of records (the format: rrender.h).
+/* text: the text and binary forms of records (the format: text.h).
  *
  * `cat ascii` of a heap trace must keep up with zstdcat of the same text,
  * 40 to 100 ns a record (by machine) for decoding, rendering and copying, so
@@ -7,22 +7,22 @@
  * digits is 8 bytes of digits made with a few multiplications (SWAR), its
  * leading zeros dropped by a shift found with ctz; hex the same way with 8
  * nibbles a word. Each is stored as a whole word, whence the slack that
- * rrender.h documents. The batch renderers use a plan (per kind: the name
+ * text.h documents. The batch renderers use a plan (per kind: the name
  * with its separator as one block, per position an opcode and a var slot),
  * so a record costs one pass over its kind's positions. Lengths have their
  * own functions (digit counts from clz and a table), so that skipping
  * writes nothing. On x86-64 with AVX-512 (IFMA, VBMI2) the batch line
  * renderers make a whole line of up to 8 fields in two registers instead
- * (put_line_v, arch/x86/rrender_impl.h), about twice as fast again. bench/rrender_bench measures
+ * (put_line_v, arch/x86/text_impl.h), about twice as fast again. bench/text_bench measures
  * all of it. */
-#include "rrender.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "codecs/common/tm_cpu.h"
+#include "../common/tm_cpu.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define RR_BIG_ENDIAN 1
@@ -183,7 +183,7 @@ static inline int plain(uint8_t c)
  * (the "has a byte less than / more than / equal to" tests of bit
  * twiddling: each exact as a whole-word answer). Attributes are mostly
  * plain (mtrace's callers, ~45 bytes a line): a word at a time, their
- * tokens took a third less time (bench/rrender_bench). */
+ * tokens took a third less time (bench/text_bench). */
 static inline int plain8(uint64_t x)
 {
         const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
@@ -273,24 +273,24 @@ static size_t list_len(const uint8_t *b, uint64_t n)
 
 /* The op of field f shown as show (tm_field.show, or a form's), in
  * lines (fields/ when field_view: a hidden field shows there). */
-static inline enum tm_rrender_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
+static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
                                          int field_view)
 {
         if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
-                return TM_RROP_BYTES;
+                return TM_TOP_BYTES;
         if (f->type == TM_FT_LIST)
-                return TM_RROP_LIST;
+                return TM_TOP_LIST;
         if ((show & TM_SHOW_HIDDEN) && !field_view)
-                return TM_RROP_SKIP;
+                return TM_TOP_SKIP;
         show &= ~TM_SHOW_HIDDEN;
         if (show == TM_SHOW_HEX)
-                return TM_RROP_HEX;
+                return TM_TOP_HEX;
         if (show == TM_SHOW_HEXN)
-                return digits ? TM_RROP_HEXW : TM_RROP_HEXN;
-        return f->type == TM_FT_INT ? TM_RROP_SDEC : TM_RROP_UDEC;
+                return digits ? TM_TOP_HEXW : TM_TOP_HEXN;
+        return f->type == TM_FT_INT ? TM_TOP_SDEC : TM_TOP_UDEC;
 }
 
-static inline enum tm_rrender_op op_of(const struct tm_field *f)
+static inline enum tm_text_op op_of(const struct tm_field *f)
 {
         return op_show(f, f->show, 0, 1);
 }
@@ -323,23 +323,23 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
                             unsigned width)
 {
         switch (op) {
-        case TM_RROP_HEXN:
+        case TM_TOP_HEXN:
                 return put_hexn(p, v);
-        case TM_RROP_HEXW:
+        case TM_TOP_HEXW:
                 return put_hexw(p, v, width);
-        case TM_RROP_SKIP:
+        case TM_TOP_SKIP:
                 return p;
-        case TM_RROP_UDEC:
+        case TM_TOP_UDEC:
                 return put_udec(p, v);
-        case TM_RROP_SDEC:
+        case TM_TOP_SDEC:
                 if ((int64_t)v < 0) {
                         *p++ = '-';
                         v = 0 - v;
                 }
                 return put_udec(p, v);
-        case TM_RROP_HEX:
+        case TM_TOP_HEX:
                 return put_hex(p, v);
-        case TM_RROP_BYTES:
+        case TM_TOP_BYTES:
                 return put_bytes(p, *var, v);
         default:
                 return put_list(p, *var, v);
@@ -349,19 +349,19 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
 static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var, unsigned width)
 {
         switch (op) {
-        case TM_RROP_HEXN:
+        case TM_TOP_HEXN:
                 return hex_len(v) - 2;
-        case TM_RROP_HEXW:
+        case TM_TOP_HEXW:
                 return width;
-        case TM_RROP_SKIP:
+        case TM_TOP_SKIP:
                 return 0;
-        case TM_RROP_UDEC:
+        case TM_TOP_UDEC:
                 return udec_len(v);
-        case TM_RROP_SDEC:
+        case TM_TOP_SDEC:
                 return (int64_t)v < 0 ? 1 + udec_len(0 - v) : udec_len(v);
-        case TM_RROP_HEX:
+        case TM_TOP_HEX:
                 return hex_len(v);
-        case TM_RROP_BYTES:
+        case TM_TOP_BYTES:
                 return bytes_len(*var, v);
         default:
                 return list_len(*var, v);
@@ -370,7 +370,7 @@ static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var,
 
 /* ---- one record, from the schema ---- */
 
-size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max)
+size_t tm_text_line_max(const struct tm_schema *s, size_t var_max)
 {
         /* name, then per field a blank and at most 3 bytes per input byte
          * (%XX; a list's 8-byte numbers take at most 21) or "0x" + 16
@@ -380,7 +380,7 @@ size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max)
         return TM_NAME_MAX + TM_KIND_FIELDS_MAX * 24 + 3 * var_max + 2;
 }
 
-size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec *r)
+size_t tm_text_line(char *dst, const struct tm_schema *s, const struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         const char *head = k->label[0] ? k->label : k->name;
@@ -390,18 +390,18 @@ size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec
         unsigned slot = 0; /* var[] slot of the next variable field */
         for (unsigned i = 0; i < k->nfields; i++) {
                 const struct tm_field *f = &s->field[k->field[i]];
-                enum tm_rrender_op op = op_show(f, f->show, 0, 0);
-                if (op == TM_RROP_SKIP)
+                enum tm_text_op op = op_show(f, f->show, 0, 0);
+                if (op == TM_TOP_SKIP)
                         continue;
                 *p++ = ' ';
                 p = put_tok(p, op, r->v[i], &r->var[slot], 0);
-                slot += tm_rrender_op_var(op);
+                slot += tm_text_op_var(op);
         }
         *p++ = '\n';
         return (size_t)(p - dst);
 }
 
-size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r, unsigned pos)
+size_t tm_text_field(char *dst, const struct tm_schema *s, const struct tm_rec *r, unsigned pos)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         const struct tm_field *f = &s->field[k->field[pos]];
@@ -418,7 +418,7 @@ static inline uint64_t binary_head(uint32_t kind, uint32_t present)
         return kind | (uint64_t)present << 32;
 }
 
-void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r)
+void tm_text_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         uint32_t present = 0;
@@ -433,12 +433,12 @@ void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_
 
 /* ---- the plan ---- */
 
-/* The AVX-512 path's tables for kind pk (struct tm_rrender_vkind). Chunk
+/* The AVX-512 path's tables for kind pk (struct tm_text_vkind). Chunk
  * i (bytes 16i..16i+15 of the two registers) holds field i: byte 0 the
  * blank before it, bytes 1..15 a decimal of up to 15 digits, or bytes 1-2
  * "0x" and 3..15 up to 13 hex digits, or for an empty variable field '-'
  * in byte 15. */
-static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind *pk)
+static void vplan_kind(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
 {
         memset(vk, 0, sizeof *vk);
         vk->ok = pk->nfields <= 8;
@@ -451,13 +451,13 @@ static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind
                 vk->kprefix[reg] |= 1ull << at;
                 vk->kvalid[reg] |= chunk;
                 switch (pk->op[i]) {
-                case TM_RROP_UDEC:
-                case TM_RROP_SDEC: /* negative ones are too big: scalar */
+                case TM_TOP_UDEC:
+                case TM_TOP_SDEC: /* negative ones are too big: scalar */
                         vk->lim[i] = 1000000000000000ull;
                         vk->kdig[reg] |= chunk & ~(1ull << at);
                         vk->kdec |= (uint8_t)(1u << i);
                         break;
-                case TM_RROP_HEX:
+                case TM_TOP_HEX:
                         vk->lim[i] = 1ull << 52;
                         vk->img[16 * i + 1] = '0';
                         vk->img[16 * i + 2] = 'x';
@@ -475,9 +475,9 @@ static void vplan_kind(struct tm_rrender_vkind *vk, const struct tm_rrender_kind
         }
 }
 
-/* The short layout of kind pk (see struct tm_rrender_vkind), after
+/* The short layout of kind pk (see struct tm_text_vkind), after
  * vplan_kind. */
-static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kind *pk)
+static void vplan_short(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
 {
         unsigned a = pk->head_len - 1u; /* the name, without its blank */
         for (unsigned i = 0; i < a; i++)
@@ -485,8 +485,8 @@ static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kin
         vk->sconst = vk->sprefix = vk->svalid = a ? ~0ull >> (64 - a) : 0;
         for (unsigned i = 0; i < pk->nfields && vk->ok; i++) {
                 unsigned op = pk->op[i];
-                unsigned w = op == TM_RROP_UDEC || op == TM_RROP_SDEC ? 9
-                             : op == TM_RROP_HEX                      ? 16
+                unsigned w = op == TM_TOP_UDEC || op == TM_TOP_SDEC ? 9
+                             : op == TM_TOP_HEX                      ? 16
                                                                       : 2;
                 if (a + w >= 64) /* and the '\n' */
                         return;
@@ -525,9 +525,9 @@ static void vplan_short(struct tm_rrender_vkind *vk, const struct tm_rrender_kin
         vk->sok = vk->ok;
 }
 
-static inline char *put_line(char *p, const struct tm_rrender_kind *k, const struct tm_rec *r);
+static inline char *put_line(char *p, const struct tm_text_kind *k, const struct tm_rec *r);
 
-int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
+int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s,
                          const struct tm_form *form)
 {
         memset(p, 0, sizeof *p);
@@ -537,7 +537,7 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
         p->nfields = s->nfields;
         for (unsigned k = 0; k < s->nkinds; k++) {
                 const struct tm_kind *sk = &s->kind[k];
-                struct tm_rrender_kind *pk = &p->kind[k];
+                struct tm_text_kind *pk = &p->kind[k];
                 const char *label = form && form->label[k][0] ? form->label[k] : sk->label;
                 const char *head = label[0] ? label : sk->name;
                 size_t len = strnlen(head, label[0] ? TM_LABEL_MAX : TM_NAME_MAX);
@@ -561,7 +561,7 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
                         unsigned digits = form ? form->digits[f] : 0;
                         if (digits > 16)
                                 return -EINVAL;
-                        enum tm_rrender_op op = op_show(sf, show, digits, 0);
+                        enum tm_text_op op = op_show(sf, show, digits, 0);
                         pk->op[i] = (uint8_t)op;
                         pk->fop[i] = (uint8_t)op_show(sf, show, digits, 1);
                         pk->width[i] = (uint8_t)digits;
@@ -569,8 +569,8 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
                         if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
                                 pk->pos[f] = (int8_t)i;
                         pk->present |= 1u << f;
-                        plain &= op <= TM_RROP_LIST;
-                        if (tm_rrender_op_var(op)) {
+                        plain &= op <= TM_TOP_LIST;
+                        if (tm_text_op_var(op)) {
                                 if (slot == TM_REC_VAR_MAX)
                                         return -EINVAL;
                                 pk->slot[i] = (uint8_t)slot++;
@@ -587,7 +587,7 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
         }
         p->same = s->nkinds > 0;
         for (unsigned k = 1; k < s->nkinds && p->same; k++) {
-                const struct tm_rrender_kind *a = &p->kind[0], *b = &p->kind[k];
+                const struct tm_text_kind *a = &p->kind[0], *b = &p->kind[k];
                 p->same = a->nfields == b->nfields &&
                           memcmp(a->op, b->op, a->nfields) == 0 &&
                           memcmp(a->fop, b->fop, a->nfields) == 0 &&
@@ -597,12 +597,12 @@ int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
         return 0;
 }
 
-int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s)
+int tm_text_plan_init(struct tm_text_plan *p, const struct tm_schema *s)
 {
-        return tm_rrender_plan_form(p, s, NULL);
+        return tm_text_plan_form(p, s, NULL);
 }
 
-size_t tm_rrender_pline(char *dst, const struct tm_rrender_plan *p, const struct tm_rec *r)
+size_t tm_text_pline(char *dst, const struct tm_text_plan *p, const struct tm_rec *r)
 {
         return (size_t)(put_line(dst, &p->kind[r->kind], r) - dst);
 }
@@ -610,13 +610,13 @@ size_t tm_rrender_pline(char *dst, const struct tm_rrender_plan *p, const struct
 /* ---- batches ---- */
 
 /* The line of r (kind k) at p; returns its end. Writes up to
- * TM_RRENDER_SLACK bytes past the start or 7 past the end. */
-static inline char *put_line(char *p, const struct tm_rrender_kind *k, const struct tm_rec *r)
+ * TM_TEXT_SLACK bytes past the start or 7 past the end. */
+static inline char *put_line(char *p, const struct tm_text_kind *k, const struct tm_rec *r)
 {
         memcpy(p, k->head, TM_NAME_MAX);
         p += k->head_len;
         for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_RROP_SKIP)
+                if (k->op[i] == TM_TOP_SKIP)
                         continue;
                 p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
                 *p++ = ' ';
@@ -627,13 +627,13 @@ static inline char *put_line(char *p, const struct tm_rrender_kind *k, const str
 
 /* The longest the line of r (kind k) can be: each variable byte at most 3
  * characters, each list number at most 21 with its comma. */
-static inline size_t line_bound(const struct tm_rrender_kind *k, const struct tm_rec *r)
+static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_rec *r)
 {
         size_t max = k->fixed_max;
         for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_RROP_BYTES)
+                if (k->op[i] == TM_TOP_BYTES)
                         max += 3 * r->v[i];
-                else if (k->op[i] == TM_RROP_LIST)
+                else if (k->op[i] == TM_TOP_LIST)
                         max += (NUM_MAX + 1) * r->v[i];
         }
         return max;
@@ -641,19 +641,19 @@ static inline size_t line_bound(const struct tm_rrender_kind *k, const struct tm
 
 /* The line of the numbers v (kind k, number kind) at o when its worst
  * case fits before end; its end, or NULL. */
-static inline char *num_line(char *o, const char *end, const struct tm_rrender_kind *k,
-                             uint32_t kind, const struct tm_rrender_num *v)
+static inline char *num_line(char *o, const char *end, const struct tm_text_kind *k,
+                             uint32_t kind, const struct tm_text_num *v)
 {
         struct tm_rec r = {.kind = kind};
         memcpy(r.v, v->v, sizeof v->v);
-        if (line_bound(k, &r) + TM_RRENDER_SLACK > (size_t)(end - o))
+        if (line_bound(k, &r) + TM_TEXT_SLACK > (size_t)(end - o))
                 return NULL;
         return put_line(o, k, &r);
 }
 
-/* tm_rrender_nums without the vector path. */
-static size_t nums_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p,
-                          const uint32_t *kind, const struct tm_rrender_num *v, size_t n,
+/* tm_text_nums without the vector path. */
+static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p,
+                          const uint32_t *kind, const struct tm_text_num *v, size_t n,
                           size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
@@ -669,8 +669,8 @@ static size_t nums_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p
 }
 
 /* The lines of r[0..n) (only of kind kind when kind >= 0), as
- * tm_rrender_lines describes. */
-static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *p,
+ * tm_text_lines describes. */
+static size_t lines_scalar(char *dst, size_t cap, const struct tm_text_plan *p,
                            const struct tm_rec *r, size_t n, long kind, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
@@ -680,8 +680,8 @@ static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *
                         break;
                 if (kind >= 0 && r[i].kind != (unsigned long)kind)
                         continue;
-                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
-                if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
+                const struct tm_text_kind *k = &p->kind[r[i].kind];
+                if (line_bound(k, &r[i]) + TM_TEXT_SLACK > (size_t)(end - o))
                         break;
                 o = put_line(o, k, &r[i]);
         }
@@ -689,13 +689,13 @@ static size_t lines_scalar(char *dst, size_t cap, const struct tm_rrender_plan *
         return (size_t)(o - dst);
 }
 
-typedef size_t lines_fn(char *dst, size_t cap, const struct tm_rrender_plan *p,
+typedef size_t lines_fn(char *dst, size_t cap, const struct tm_text_plan *p,
                         const struct tm_rec *r, size_t n, long kind, size_t *nrec);
 
-/* ---- vector paths: rrender_arch_choose ---- */
+/* ---- vector paths: text_arch_choose ---- */
 
 #ifdef TM_CPU_X86
-#include "arch/x86/rrender_impl.h"
+#include "../../arch/x86/text_impl.h"
 #endif
 
 /* ---- dispatch ---- */
@@ -707,7 +707,7 @@ static _Atomic(lines_fn *) lines_impl;
 static lines_fn *lines_choose(void)
 {
 #ifdef TM_CPU_X86
-        lines_fn *f = rrender_arch_choose(tm_cpu_features());
+        lines_fn *f = text_arch_choose(tm_cpu_features());
         if (f)
                 return f;
 #endif
@@ -724,31 +724,31 @@ static lines_fn *lines_get(void)
         return f;
 }
 
-const char *tm_rrender_lines_impl(void)
+const char *tm_text_lines_impl(void)
 {
         return lines_get() == lines_scalar ? "scalar" : "avx512";
 }
 
-void tm_rrender_force_scalar(int on)
+void tm_text_force_scalar(int on)
 {
         atomic_store_explicit(&lines_impl, on ? lines_scalar : lines_choose(),
                               memory_order_relaxed);
 }
 
-size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p,
                         const struct tm_rec *r, size_t n, size_t *nrec)
 {
         return lines_get()(dst, cap, p, r, n, -1, nrec);
 }
 
-size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
                              const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
 {
         return lines_get()(dst, cap, p, r, n, (long)kind, nrec);
 }
 
-size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
-                       const struct tm_rrender_num *v, size_t n, size_t *nrec)
+size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+                       const struct tm_text_num *v, size_t n, size_t *nrec)
 {
 #ifdef TM_CPU_X86
         if (lines_get() == lines_avx512)
@@ -757,7 +757,7 @@ size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, c
         return nums_scalar(dst, cap, p, kind, v, n, nrec);
 }
 
-size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
                          const struct tm_rec *r, size_t n, unsigned field, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
@@ -765,16 +765,16 @@ size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
         for (; i < n; i++) {
                 if (r[i].kind >= p->nkinds)
                         break;
-                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                const struct tm_text_kind *k = &p->kind[r[i].kind];
                 int pos = field < TM_SCHEMA_FIELDS_MAX ? k->pos[field] : -1;
                 if (pos < 0)
                         continue;
                 unsigned op = k->fop[pos];
                 uint64_t v = r[i].v[pos];
-                size_t max = op == TM_RROP_BYTES  ? 3 * v + 1
-                             : op == TM_RROP_LIST ? (NUM_MAX + 1) * v + 1
+                size_t max = op == TM_TOP_BYTES  ? 3 * v + 1
+                             : op == TM_TOP_LIST ? (NUM_MAX + 1) * v + 1
                                                   : NUM_MAX;
-                if (max + 1 + TM_RRENDER_SLACK > (size_t)(end - o))
+                if (max + 1 + TM_TEXT_SLACK > (size_t)(end - o))
                         break;
                 o = put_tok(o, op, v, &r[i].var[k->slot[pos]], k->width[pos]);
                 *o++ = '\n';
@@ -783,12 +783,12 @@ size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
         return (size_t)(o - dst);
 }
 
-void tm_rrender_binaries(uint8_t *dst, const struct tm_rrender_plan *p, const struct tm_rec *r,
+void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r,
                          size_t n)
 {
         size_t size = 8 + 8 * (size_t)p->nfields;
         for (size_t i = 0; i < n; i++, dst += size) {
-                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
+                const struct tm_text_kind *k = &p->kind[r[i].kind];
                 put8((char *)dst, binary_head(r[i].kind, k->present));
                 memset(dst + 8, 0, size - 8);
                 for (unsigned j = 0; j < k->nfields; j++)
@@ -798,25 +798,25 @@ void tm_rrender_binaries(uint8_t *dst, const struct tm_rrender_plan *p, const st
 
 /* ---- lengths ---- */
 
-size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec *r)
+size_t tm_text_line_len(const struct tm_text_plan *p, const struct tm_rec *r)
 {
-        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        const struct tm_text_kind *k = &p->kind[r->kind];
         size_t len = k->head_len;
         for (unsigned i = 0; i < k->nfields; i++)
-                if (k->op[i] != TM_RROP_SKIP)
+                if (k->op[i] != TM_TOP_SKIP)
                         len += tok_len(k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]) + 1;
         return len;
 }
 
-size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r, unsigned pos)
+size_t tm_text_field_len(const struct tm_text_plan *p, const struct tm_rec *r, unsigned pos)
 {
-        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        const struct tm_text_kind *k = &p->kind[r->kind];
         return tok_len(k->fop[pos], r->v[pos], &r->var[k->slot[pos]], k->width[pos]) + 1;
 }
 
-size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok)
+size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64_t *tok)
 {
-        const struct tm_rrender_kind *k = &p->kind[r->kind];
+        const struct tm_text_kind *k = &p->kind[r->kind];
         size_t len = k->head_len;
         for (unsigned i = 0; i < k->nfields; i++) {
                 const uint8_t *const *var = &r->var[k->slot[i]];
@@ -824,7 +824,7 @@ size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, 
                 tok[i] = t;
                 if (k->op[i] == k->fop[i])
                         len += t;
-                else if (k->op[i] != TM_RROP_SKIP)
+                else if (k->op[i] != TM_TOP_SKIP)
                         len += tok_len(k->op[i], r->v[i], var, k->width[i]) + 1;
         }
         return len;
@@ -835,12 +835,12 @@ size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, 
 static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t n, uint32_t *out)
 {
         uint64_t sum = 0;
-        if (!out && op == TM_RROP_HEXN) {
+        if (!out && op == TM_TOP_HEXN) {
                 for (size_t i = 0; i < n; i++)
                         sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
                 return sum;
         }
-        if (!out && op == TM_RROP_UDEC) {
+        if (!out && op == TM_TOP_UDEC) {
                 uint64_t max = 0;
                 for (size_t i = 0; i < n; i++)
                         max |= c[i];
@@ -857,19 +857,19 @@ static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t 
                 return sum;
         }
         switch (op) {
-        case TM_RROP_HEXN:
+        case TM_TOP_HEXN:
                 for (size_t i = 0; i < n; i++)
                         sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
                 return sum;
-        case TM_RROP_HEX:
+        case TM_TOP_HEX:
                 for (size_t i = 0; i < n; i++)
                         sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 3;
                 return sum;
-        case TM_RROP_HEXW:
+        case TM_TOP_HEXW:
                 for (size_t i = 0; i < n; i++)
                         out[i] = width + 1;
                 return (uint64_t)(width + 1) * n;
-        case TM_RROP_UDEC: {
+        case TM_TOP_UDEC: {
                 uint64_t max = 0; /* all one digit (types, small sizes): no lookups */
                 for (size_t i = 0; i < n; i++)
                         max |= c[i];
@@ -889,13 +889,13 @@ static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t 
         }
 }
 
-/* tm_rrender_batch_lens for a plan whose kinds share their positions:
+/* tm_text_batch_lens for a plan whose kinds share their positions:
  * field by field, the first shown field's lengths written straight into
  * line. */
-static void batch_lens_same(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch *b,
                             uint32_t *line, uint64_t *fsum)
 {
-        const struct tm_rrender_kind *k0 = &p->kind[0];
+        const struct tm_text_kind *k0 = &p->kind[0];
         uint32_t t[256];
         for (size_t at = 0; at < b->n; at += 256) {
                 size_t m = b->n - at < 256 ? b->n - at : 256;
@@ -905,7 +905,7 @@ static void batch_lens_same(const struct tm_rrender_plan *p, const struct tm_rba
                         unsigned f = k0->field[j];
                         const uint64_t *c = b->col[f] + at;
                         unsigned op = k0->op[j], fop = k0->fop[j], w = k0->width[j];
-                        if (op == TM_RROP_SKIP) { /* in fields/ only */
+                        if (op == TM_TOP_SKIP) { /* in fields/ only */
                                 if (fsum)
                                         fsum[f] += col_lens(fop, w, c, m, NULL);
                                 continue;
@@ -926,7 +926,7 @@ static void batch_lens_same(const struct tm_rrender_plan *p, const struct tm_rba
         }
 }
 
-void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                            uint32_t *line, uint64_t *fsum)
 {
         if (p->same && p->kind[0].nfields == p->nfields) {
@@ -934,7 +934,7 @@ void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbat
                 return;
         }
         for (size_t i = 0; i < b->n; i++) {
-                const struct tm_rrender_kind *k = &p->kind[b->kind[i]];
+                const struct tm_text_kind *k = &p->kind[b->kind[i]];
                 uint32_t len = 0;
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];
@@ -944,7 +944,7 @@ void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbat
                                 fsum[f] += t;
                         if (k->op[j] == k->fop[j])
                                 len += t;
-                        else if (k->op[j] != TM_RROP_SKIP)
+                        else if (k->op[j] != TM_TOP_SKIP)
                                 len += (uint32_t)tok_len(k->op[j], v, NULL, k->width[j]) + 1;
                 }
                 line[i] = len;
@@ -953,7 +953,7 @@ void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbat
 
 /* ---- the binary layout, as text ---- */
 
-size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s)
+size_t tm_text_binary_layout(char *dst, size_t cap, const struct tm_schema *s)
 {
         size_t n = 0;
 #define OUT(...)                                                                                   \
@@ -963,7 +963,7 @@ size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s
                         n += (size_t)k_;                                                           \
         } while (0)
         OUT("binary: %zu-byte little-endian records, one a record of any kind\n",
-            tm_rrender_binary_size(s));
+            tm_text_binary_size(s));
         OUT("C:\n    struct tm_%s_rec {\n        uint32_t kind;     /* see kinds below */\n"
             "        uint32_t present;  /* bit i: the kind has field i */\n",
             s->name);

@@ -1,29 +1,29 @@
-#include "rfeed.h"
+#include "feed.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx)
+int tm_feed_init(struct tm_feed *f, const struct tm_rcodec *codec, void *ctx)
 {
         memset(f, 0, sizeof *f);
         f->codec = codec;
         f->ctx = ctx;
-        f->buf = malloc(TM_RFEED_CAP);
+        f->buf = malloc(TM_FEED_CAP);
         if (!f->buf)
                 return -ENOMEM;
-        f->cap = TM_RFEED_CAP;
+        f->cap = TM_FEED_CAP;
         f->text = codec->text_of ? codec->text_of() : NULL;
         return 0;
 }
 
-void tm_rfeed_free(struct tm_rfeed *f)
+void tm_feed_free(struct tm_feed *f)
 {
         free(f->buf);
         f->buf = NULL;
 }
 
-void tm_rfeed_reset(struct tm_rfeed *f, uint64_t raw_off, const void *st)
+void tm_feed_reset(struct tm_feed *f, uint64_t raw_off, const void *st)
 {
         memcpy(f->st.b, st, f->codec->state_size);
         f->pos = f->len = 0;
@@ -31,7 +31,7 @@ void tm_rfeed_reset(struct tm_rfeed *f, uint64_t raw_off, const void *st)
         f->eof = 0;
 }
 
-uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room)
+uint8_t *tm_feed_space(struct tm_feed *f, size_t *room)
 {
         if (f->pos) {
                 memmove(f->buf, f->buf + f->pos, f->len - f->pos);
@@ -44,7 +44,7 @@ uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room)
 
 /* One decode call through dec (decode(), or decode_batch() into b):
  * returns what it returns. */
-static ssize_t feed_call(struct tm_rfeed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
+static ssize_t feed_call(struct tm_feed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
                          size_t *used, struct tm_err *err)
 {
         const uint8_t *in = f->buf + f->pos;
@@ -55,7 +55,7 @@ static ssize_t feed_call(struct tm_rfeed *f, struct tm_rec *out, struct tm_rbatc
                                     err);
 }
 
-static ssize_t feed_decode(struct tm_rfeed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
+static ssize_t feed_decode(struct tm_feed *f, struct tm_rec *out, struct tm_rbatch *b, size_t cap,
                            struct tm_err *err)
 {
         for (;;) {
@@ -80,12 +80,12 @@ static ssize_t feed_decode(struct tm_rfeed *f, struct tm_rec *out, struct tm_rba
         }
 }
 
-ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err)
+ssize_t tm_feed_decode(struct tm_feed *f, struct tm_rec *out, size_t cap, struct tm_err *err)
 {
         return feed_decode(f, out, NULL, cap, err);
 }
 
-ssize_t tm_rfeed_decode_batch(struct tm_rfeed *f, struct tm_rbatch *b, size_t cap,
+ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
                               struct tm_err *err)
 {
         b->n = 0;
@@ -95,7 +95,7 @@ ssize_t tm_rfeed_decode_batch(struct tm_rfeed *f, struct tm_rbatch *b, size_t ca
         return n;
 }
 
-size_t tm_rfeed_text(struct tm_rfeed *f, const struct tm_rrender_plan *p, char *dst, size_t cap,
+size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
                      size_t maxrec)
 {
         size_t used = 0, nrec;

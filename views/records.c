@@ -1,13 +1,13 @@
-#include "rtrace.h"
+#include "records.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rfeed.h"
-#include "rindex.h"
-#include "rrender.h"
+#include "feed.h"
+#include "index.h"
+#include "../codecs/record/text.h"
 #include "trace_obj.h"
 
 #define RV_BATCH 256
@@ -34,7 +34,7 @@ enum rv_kind {
 };
 
 /* The names of a trace's per-id streams (streams/<field>/<id>), in a block
- * of their own: a retry (tm_rtrace_reopen) starts a new block for the new
+ * of their own: a retry (tm_records_reopen) starts a new block for the new
  * version's ids and keeps the old one, which a reader of the old list may
  * still be comparing names with, until the trace closes. */
 struct rt_ids {
@@ -42,7 +42,7 @@ struct rt_ids {
         char name[TM_FAMILY_STREAMS_MAX][2 * TM_NAME_MAX];
 };
 
-struct tm_rtrace {
+struct tm_records {
         const struct tm_rcodec *codec;
         void *ctx;
         struct tm_schema schema;
@@ -51,13 +51,13 @@ struct tm_rtrace {
         char (*names)[2 * TM_NAME_MAX]; /* of the views known at open */
         struct rt_ids *ids;             /* of the per-id streams, or NULL (no such family) */
         const char **views;
-        struct tm_rindex *ix;
+        struct tm_index *ix;
         char *stats, *schema_text;
         size_t stats_len, schema_len;
         unsigned nblobs;
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        struct tm_rrender_plan *plan; /* how the schema renders, shared read-only: ascii's
-                                       * plan, then one per form (tm_rindex_plans) */
+        struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
+                                       * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam;  /* the schema's family, or NULL */
         unsigned nfixed;              /* views known at open; per-id streams follow */
         char *notes; /* the trace's leading comments, a line each (the stats print them) */
@@ -104,7 +104,7 @@ static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam
         size_t n = tm_schema_dtd(s, codec, dst, RV_TEXT_CAP);
         char layout[8192];
         size_t ln = fam && fam->bin_layout ? fam->bin_layout(layout, sizeof layout)
-                                           : tm_rrender_binary_layout(layout, sizeof layout, s);
+                                           : tm_text_binary_layout(layout, sizeof layout, s);
         if (ln >= sizeof layout)
                 ln = sizeof layout - 1;
         layout[ln] = 0;
@@ -123,7 +123,7 @@ static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam
 /* The trace's notes: the text of the records of kind "comment" before its
  * first other record, within the head (what tracetool record writes there:
  * tools/pack_heap.c), one a line; NULL if none. */
-static char *leading_notes(const struct tm_rtrace *rt, const uint8_t *head, size_t n)
+static char *leading_notes(const struct tm_records *rt, const uint8_t *head, size_t n)
 {
         const struct tm_schema *s = &rt->schema;
         int ck = tm_schema_kind(s, "comment");
@@ -156,7 +156,7 @@ static char *leading_notes(const struct tm_rtrace *rt, const uint8_t *head, size
 }
 
 /* The stats view of a trace whose codec's open failed with e. */
-static char *failed_stats(const struct tm_trace *t, const struct tm_rtrace *rt,
+static char *failed_stats(const struct tm_trace *t, const struct tm_records *rt,
                           const struct tm_err *e, size_t *len)
 {
         const char *base = strrchr(t->path, '/');
@@ -174,8 +174,8 @@ static char *failed_stats(const struct tm_trace *t, const struct tm_rtrace *rt,
 }
 
 /* Make rt, whose codec's open failed with rc (err), a trace that says so
- * (tm_rtrace.failed): its views are the fixed ones. Returns 0 or -ENOMEM. */
-static int open_failed(struct tm_trace *t, struct tm_rtrace *rt, int rc, struct tm_err *err)
+ * (tm_records.failed): its views are the fixed ones. Returns 0 or -ENOMEM. */
+static int open_failed(struct tm_trace *t, struct tm_records *rt, int rc, struct tm_err *err)
 {
         static const char *const fixed[] = {"ascii", "binary", "raw", "stats", "schema"};
         struct tm_err e = {0};
@@ -201,14 +201,14 @@ static int open_failed(struct tm_trace *t, struct tm_rtrace *rt, int rc, struct 
         return 0;
 }
 
-const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt)
+const struct tm_err *tm_records_open_error(const struct tm_records *rt)
 {
         return rt && rt->failed ? &rt->open_err : NULL;
 }
 
 /* rt's view names (rt->schema's and the byte sections') and its schema
  * view. Returns 0 or -ENOMEM. */
-static int rt_name_views(struct tm_trace *t, struct tm_rtrace *rt, struct tm_err *err)
+static int rt_name_views(struct tm_trace *t, struct tm_records *rt, struct tm_err *err)
 {
         const struct tm_schema *s = &rt->schema;
         unsigned nnames = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
@@ -251,8 +251,8 @@ static int rt_name_views(struct tm_trace *t, struct tm_rtrace *rt, struct tm_err
  * when the codec needs more): rt's ctx, schema, initial state, header
  * length, notes, plans, byte sections and view names. Returns 0 or a
  * negative errno; *by_codec says whether that came from the codec's open
- * (rt->ctx is NULL then). What else it made, tm_rtrace_close frees. */
-static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_rtrace *rt,
+ * (rt->ctx is NULL then). What else it made, tm_records_close frees. */
+static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records *rt,
                     const uint8_t *head, size_t headn, int *by_codec, struct tm_err *err)
 {
         const struct tm_rcodec *c = rt->codec;
@@ -282,7 +282,7 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_rtrace *
         rt->notes = leading_notes(rt, head, headn);
         free(big);
         rt->fam = tm_family_of(&rt->schema);
-        rt->plan = tm_rindex_plans(&rt->schema);
+        rt->plan = tm_index_plans(&rt->schema);
         if (!rt->plan)
                 return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
         if (c->blobs)
@@ -290,13 +290,13 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_rtrace *
         return rt_name_views(t, rt, err);
 }
 
-int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
+int tm_records_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_records **out,
                    struct tm_err *err)
 {
         const struct tm_rcodec *c = tm_rcodec_probe(head, headn);
         if (!c)
                 return 0;
-        struct tm_rtrace *rt = calloc(1, sizeof *rt);
+        struct tm_records *rt = calloc(1, sizeof *rt);
         if (!rt)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         rt->codec = c;
@@ -307,7 +307,7 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
                 return 1;
         }
         if (rc < 0) {
-                tm_rtrace_close(rt);
+                tm_records_close(rt);
                 return by_codec ? tm_trace_err_path(t, rc, err) : rc;
         }
         *out = rt;
@@ -316,7 +316,7 @@ int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct
 
 /* Are n's views (rt_setup's) rt's, name for name and of the same kinds?
  * rv_parse tells a view's kind by its place and the schema's counts. */
-static int rt_same_views(const struct tm_rtrace *rt, const struct tm_rtrace *n)
+static int rt_same_views(const struct tm_records *rt, const struct tm_records *n)
 {
         const struct tm_schema *a = &rt->schema, *b = &n->schema;
         if (rt->nfixed != n->nfixed || a->nkinds != b->nkinds || a->nforms != b->nforms ||
@@ -332,7 +332,7 @@ static int rt_same_views(const struct tm_rtrace *rt, const struct tm_rtrace *n)
 /* Take back the per-id streams the old version's index listed: the next
  * index lists the new version's (add_id_views). The old names stay, in
  * the block n->ids replaces, for a reader still walking the old list. */
-static void rt_forget_ids(struct tm_rtrace *rt, struct tm_rtrace *n)
+static void rt_forget_ids(struct tm_records *rt, struct tm_records *n)
 {
         if (!rt->ids || !rt->views[rt->nfixed])
                 return; /* none listed */
@@ -344,10 +344,10 @@ static void rt_forget_ids(struct tm_rtrace *rt, struct tm_rtrace *n)
                 __atomic_store_n(&rt->views[i], NULL, __ATOMIC_RELAXED);
 }
 
-int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
+int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
                      struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         /* a trace whose codec's open failed has the five fixed views, one
          * that opens has more: the list would change */
         if (rt->failed)
@@ -356,7 +356,7 @@ int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *he
         if (tm_rcodec_probe(head, headn) != rt->codec)
                 return tm_err_set(err, -EMEDIUMTYPE, "%s: no longer a %s trace", t->path,
                                   rt->codec->name);
-        struct tm_rtrace *n = calloc(1, sizeof *n);
+        struct tm_records *n = calloc(1, sizeof *n);
         if (!n)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         n->codec = rt->codec;
@@ -370,11 +370,11 @@ int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *he
                 rc = tm_err_set(err, -EBUSY, "%s: rewritten with other views; open it again",
                                 t->path);
         if (rc < 0) {
-                tm_rtrace_close(n);
+                tm_records_close(n);
                 return rc;
         }
         /* Swap the new version's state in and let n take the old one to
-         * tm_rtrace_close. No cursor exists (the caller's); the bytes of
+         * tm_records_close. No cursor exists (the caller's); the bytes of
          * the schema that readers of the views read unlocked (the counts,
          * the names) are equal in both. */
         void *ctx = rt->ctx;
@@ -385,7 +385,7 @@ int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *he
         rt->hdr_len = n->hdr_len;
         rt->fam = n->fam;
         memcpy(rt->blob, n->blob, sizeof rt->blob);
-        struct tm_rrender_plan *plan = rt->plan;
+        struct tm_text_plan *plan = rt->plan;
         rt->plan = n->plan;
         n->plan = plan;
         char *notes = rt->notes;
@@ -400,7 +400,7 @@ int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *he
         n->ix = rt->ix;
         rt->ix = NULL;
         rt_forget_ids(rt, n);
-        tm_rtrace_close(n);
+        tm_records_close(n);
         return 0;
 }
 
@@ -408,15 +408,15 @@ int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *he
  * each of the first TM_FAMILY_STREAMS_MAX, appended so that a reader walking the
  * list meanwhile sees the old list or the new one (the terminator moves
  * last, with a release store). One that walks it across a retry
- * (tm_rtrace_reopen) may see some of each version's ids, every name valid. */
-static void add_id_views(struct tm_rtrace *rt)
+ * (tm_records_reopen) may see some of each version's ids, every name valid. */
+static void add_id_views(struct tm_records *rt)
 {
         const struct tm_schema *s = &rt->schema;
         int f = tm_family_stream_field(s);
         if (f < 0 || rt->views[rt->nfixed])
                 return;
         const uint64_t *ids;
-        unsigned n = tm_rstats_stream_ids(&rt->ix->stats, s, &ids);
+        unsigned n = tm_stats_stream_ids(&rt->ix->stats, s, &ids);
         if (n == 0)
                 return;
         char(*name)[2 * TM_NAME_MAX] = rt->ids->name;
@@ -429,13 +429,13 @@ static void add_id_views(struct tm_rtrace *rt)
         __atomic_store_n(&rt->views[rt->nfixed], name[0], __ATOMIC_RELEASE);
 }
 
-void tm_rtrace_close(struct tm_rtrace *rt)
+void tm_records_close(struct tm_records *rt)
 {
         if (!rt)
                 return;
         if (rt->codec->close && !rt->failed)
                 rt->codec->close(rt->ctx);
-        tm_rindex_free(rt->ix);
+        tm_index_free(rt->ix);
         free(rt->names);
         for (struct rt_ids *ids = rt->ids, *older; ids; ids = older) {
                 older = ids->older;
@@ -449,54 +449,54 @@ void tm_rtrace_close(struct tm_rtrace *rt)
         free(rt);
 }
 
-const char *tm_rtrace_codec(const struct tm_rtrace *rt)
+const char *tm_records_codec(const struct tm_records *rt)
 {
         return rt->codec->name;
 }
 
-const char *const *tm_rtrace_views(const struct tm_rtrace *rt)
+const char *const *tm_records_views(const struct tm_records *rt)
 {
         return rt->views;
 }
 
-int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
+int tm_records_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         if (rt->failed) {
                 if (err)
                         *err = rt->open_err;
                 return rt->open_err.code;
         }
-        int rc = tm_rindex_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+        int rc = tm_index_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                  t->ckpt_refs, progress, arg, &rt->ix, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         add_id_views(rt);
-        return rc; /* TM_INDEX_PREFIX: the records before damage (rindex.h) */
+        return rc; /* TM_INDEX_PREFIX: the records before damage (index.h) */
 }
 
 /* The key's state_ok (views/index.h) for the codec of rt (ctx). */
 static int rt_state_ok(const void *ctx, const void *st)
 {
-        const struct tm_rtrace *rt = ctx;
+        const struct tm_records *rt = ctx;
         return rt->codec->state_ok(rt->ctx, st);
 }
 
-/* tm_rindex_load for t's schema and decoder; c and fd_out as there. */
+/* tm_index_load for t's schema and decoder; c and fd_out as there. */
 static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-                   struct tm_cont *c, struct tm_rindex **out, int *fd_out, struct tm_err *err)
+                   struct tm_cont *c, struct tm_index **out, int *fd_out, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         struct tm_index_key k = *key;
         if (rt->codec->state_ok) {
                 k.state_ok = rt_state_ok;
                 k.state_ctx = rt;
         }
-        return tm_rindex_load(path, &k, &rt->schema, rt->codec->state_size, rt->hdr_len, c, out,
+        return tm_index_load(path, &k, &rt->schema, rt->codec->state_size, rt->hdr_len, c, out,
                               fd_out, err);
 }
 
-int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+int tm_records_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_err *err)
 {
         int rc = rt_load(t, path, key, t->cont, &t->rt->ix, &t->ix_fd, err);
@@ -505,23 +505,23 @@ int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_k
         return rc;
 }
 
-int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
+int tm_records_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                    struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
-        return tm_rindex_save(rt->ix, t->cont, key, tm_rindex_schema_crc(&rt->schema), path, err);
+        struct tm_records *rt = t->rt;
+        return tm_index_save(rt->ix, t->cont, key, tm_index_schema_crc(&rt->schema), path, err);
 }
 
 /* ---- views ---- */
 
 /* Bytes of one record of the binary view: the family's, or generic. */
-static size_t rt_bin_size(const struct tm_rtrace *rt)
+static size_t rt_bin_size(const struct tm_records *rt)
 {
         return rt->fam && rt->fam->bin_size ? rt->fam->bin_size
-                                            : tm_rrender_binary_size(&rt->schema);
+                                            : tm_text_binary_size(&rt->schema);
 }
 
-static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *kind, unsigned *sel)
+static int rv_parse(const struct tm_records *rt, const char *view, enum rv_kind *kind, unsigned *sel)
 {
         const struct tm_schema *s = &rt->schema;
         for (unsigned i = 0; rt->views[i]; i++) {
@@ -554,7 +554,7 @@ static int rv_parse(const struct tm_rtrace *rt, const char *view, enum rv_kind *
         return -ENOENT;
 }
 
-int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view)
+int tm_records_view_pending(const struct tm_records *rt, const char *view)
 {
         int f = rt->failed ? -1 : tm_family_stream_field(&rt->schema);
         if (f < 0)
@@ -587,7 +587,7 @@ static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
             .container = t->cont_name,
             .archive_size = (uint64_t)t->sb.st_size,
             .raw_size = t->rt->ix->raw_size,
-            .ascii_size = t->rt->ix->tot[TM_RCOL_ASCII],
+            .ascii_size = t->rt->ix->tot[TM_COL_ASCII],
             .damage = t->damaged ? t->damage.msg : NULL,
             .notes = t->rt->notes,
         };
@@ -595,14 +595,14 @@ static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
 
 static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         pthread_mutex_lock(&t->mu);
         if (!rt->stats) {
                 struct tm_family_info in;
                 rv_info(t, &in);
                 char *buf = malloc(RV_TEXT_CAP);
                 if (buf) {
-                        size_t n = tm_rstats_report(&rt->ix->stats, &rt->schema, &in, buf,
+                        size_t n = tm_stats_report(&rt->ix->stats, &rt->schema, &in, buf,
                                                     RV_TEXT_CAP);
                         rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
                         rt->stats_len = tm_trace_stats_side(t, buf, rt->stats_len, RV_TEXT_CAP);
@@ -618,12 +618,12 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
 }
 
 /* The text of a schema or byte-section view and its length. Under mu:
- * these need no index, so a retry (tm_rtrace_reopen) may be replacing
+ * these need no index, so a retry (tm_records_reopen) may be replacing
  * them; a cursor takes them once, and no retry runs while it is open. */
 static void rv_text_of(struct tm_trace *t, enum rv_kind kind, unsigned sel, const char **text,
                        uint64_t *len)
 {
-        const struct tm_rtrace *rt = t->rt;
+        const struct tm_records *rt = t->rt;
         pthread_mutex_lock(&t->mu);
         *text = kind == RV_BLOB ? (const char *)rt->blob[sel].p : rt->schema_text;
         *len = kind == RV_BLOB ? rt->blob[sel].n : rt->schema_len;
@@ -634,25 +634,25 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
 {
         switch (kind) {
         case RV_ASCII:
-                return TM_RCOL_ASCII;
+                return TM_COL_ASCII;
         case RV_STREAM:
-                return tm_rcol_kind(sel);
+                return tm_col_kind(sel);
         case RV_FORM:
-                return tm_rcol_form(s, sel);
+                return tm_col_form(s, sel);
         case RV_FIELD:
-                return tm_rcol_field(s, sel);
+                return tm_col_field(s, sel);
         case RV_SECTION:
-                return tm_rcol_section(s, sel);
+                return tm_col_section(s, sel);
         case RV_ID:
-                return tm_rcol_stream(s, sel);
+                return tm_col_stream(s, sel);
         default:
-                return TM_RCOL_REC;
+                return TM_COL_REC;
         }
 }
 
-int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
+int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         enum rv_kind kind;
         unsigned sel;
         if (rv_resolve(t, view, &kind, &sel) < 0)
@@ -675,12 +675,12 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
         int rc = tm_trace_index_ready(t, err);
         if (rc < 0)
                 return rc;
-        const struct tm_rindex *ix = rt->ix;
+        const struct tm_index *ix = rt->ix;
         const char *text;
         size_t len;
         switch (kind) {
         case RV_BINARY:
-                *size = ix->tot[TM_RCOL_REC] * rt_bin_size(rt);
+                *size = ix->tot[TM_COL_REC] * rt_bin_size(rt);
                 return 0;
         case RV_RAW:
                 *size = ix->raw_size;
@@ -696,17 +696,17 @@ int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, st
         }
 }
 
-size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
+size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
 {
         struct tm_family_info in;
         rv_info(t, &in);
-        return tm_rstats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
+        return tm_stats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
 
-uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
+uint64_t *tm_records_segments(struct tm_trace *t, const char *view, uint32_t *n)
 {
-        struct tm_rtrace *rt = t->rt;
-        const struct tm_rindex *ix = rt->ix;
+        struct tm_records *rt = t->rt;
+        const struct tm_index *ix = rt->ix;
         enum rv_kind kind;
         unsigned sel;
         if (!ix || rv_parse(rt, view, &kind, &sel) < 0)
@@ -718,15 +718,15 @@ uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n)
                 return NULL;
         uint32_t a = 0, m = 0;
         for (uint32_t i = 0; i < ix->n; i++)
-                a += (uint32_t)tm_rindex_at_point(ix, t->cont, i);
+                a += (uint32_t)tm_index_at_point(ix, t->cont, i);
         for (uint32_t i = 0; i < ix->n; i++)
-                if (a < 2 || tm_rindex_at_point(ix, t->cont, i))
+                if (a < 2 || tm_index_at_point(ix, t->cont, i))
                         s[m++] = ix->col[(size_t)i * ix->ncol + col] * mul;
         *n = m;
         return s;
 }
 
-int tm_rtrace_view_kind(struct tm_trace *t, const char *view)
+int tm_records_view_kind(struct tm_trace *t, const char *view)
 {
         enum rv_kind kind;
         unsigned sel;
@@ -748,17 +748,17 @@ int tm_rtrace_view_kind(struct tm_trace *t, const char *view)
 
 /* ---- cursors ---- */
 
-struct tm_rvfile {
+struct tm_cursor {
         struct tm_trace *t;
-        struct tm_rtrace *rt;
+        struct tm_records *rt;
         enum rv_kind kind;
         unsigned sel, col;
         uint64_t size;
         size_t recsize;                     /* binary */
-        const struct tm_rrender_plan *plan; /* the view's text form's */
+        const struct tm_text_plan *plan; /* the view's text form's */
         const char *text;                   /* schema and byte sections: their bytes */
         struct tm_creader *r;
-        struct tm_rfeed feed;
+        struct tm_feed feed;
         struct tm_rstate mark; /* the decoder's state before the batch (rv_salvage) */
         struct tm_rec recs[RV_BATCH];
         size_t rpos, rcount;
@@ -769,18 +769,18 @@ struct tm_rvfile {
         char *stage; /* a readahead worker's render buffer (RV_STAGE), or NULL */
 };
 
-void tm_rtrace_vfile_close(struct tm_rvfile *f)
+void tm_records_vfile_close(struct tm_cursor *f)
 {
         if (!f)
                 return;
         tm_creader_close(f->r);
-        tm_rfeed_free(&f->feed);
+        tm_feed_free(&f->feed);
         free(f->line);
         free(f->stage);
         free(f);
 }
 
-int tm_rtrace_vfile_worker(struct tm_rvfile *f)
+int tm_records_vfile_worker(struct tm_cursor *f)
 {
         if (f->stage || !f->line) /* text views only */
                 return 0;
@@ -788,15 +788,15 @@ int tm_rtrace_vfile_worker(struct tm_rvfile *f)
         return f->stage ? 0 : -ENOMEM;
 }
 
-int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
+int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor **out,
                          struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         uint64_t size;
-        int rc = tm_rtrace_view_size(t, view, &size, err);
+        int rc = tm_records_view_size(t, view, &size, err);
         if (rc < 0)
                 return rc;
-        struct tm_rvfile *f = calloc(1, sizeof *f);
+        struct tm_cursor *f = calloc(1, sizeof *f);
         if (!f)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         f->t = t;
@@ -812,12 +812,12 @@ int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile 
         if (!text)
                 rc = tm_creader_open(t->cont, &f->r, err);
         if (rc == 0 && !text && f->kind != RV_RAW) {
-                f->line = malloc(tm_rrender_line_max(&rt->schema, TM_RFEED_CAP));
-                if (!f->line || tm_rfeed_init(&f->feed, rt->codec, rt->ctx) < 0)
+                f->line = malloc(tm_text_line_max(&rt->schema, TM_FEED_CAP));
+                if (!f->line || tm_feed_init(&f->feed, rt->codec, rt->ctx) < 0)
                         rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         }
         if (rc < 0) {
-                tm_rtrace_vfile_close(f);
+                tm_records_vfile_close(f);
                 return rc;
         }
         *out = f;
@@ -830,14 +830,14 @@ struct rv_mark {
         uint64_t raw_off;
 };
 
-static void rv_mark(struct tm_rvfile *f, struct rv_mark *m)
+static void rv_mark(struct tm_cursor *f, struct rv_mark *m)
 {
         memcpy(f->mark.b, f->feed.st.b, f->rt->codec->state_size);
         m->pos = f->feed.pos;
         m->raw_off = f->feed.raw_off;
 }
 
-static void rv_back(struct tm_rvfile *f, const struct rv_mark *m)
+static void rv_back(struct tm_cursor *f, const struct rv_mark *m)
 {
         memcpy(f->feed.st.b, f->mark.b, f->rt->codec->state_size);
         f->feed.pos = m->pos;
@@ -846,20 +846,20 @@ static void rv_back(struct tm_rvfile *f, const struct rv_mark *m)
 
 /* A batch decoded from m failed, but the records before the bad one are
  * good (a decoder may fail a whole batch; the index pass counts them, in
- * rindex.c's build_drain): count them a record at a time, then decode
+ * index.c's build_drain): count them a record at a time, then decode
  * that many again in one call (a record may point into what its call
  * decoded). That leaves the feed just before the bad record, so that the
  * next batch meets the error again. Returns the records in f->recs, 0
  * when the bad one is the first. */
-static size_t rv_salvage(struct tm_rvfile *f, const struct rv_mark *m)
+static size_t rv_salvage(struct tm_cursor *f, const struct rv_mark *m)
 {
         struct tm_err e = {0};
         size_t k = 0;
         rv_back(f, m);
-        while (k < RV_BATCH && tm_rfeed_decode(&f->feed, f->recs, 1, &e) == 1)
+        while (k < RV_BATCH && tm_feed_decode(&f->feed, f->recs, 1, &e) == 1)
                 k++;
         rv_back(f, m);
-        ssize_t n = k ? tm_rfeed_decode(&f->feed, f->recs, k, &e) : 0;
+        ssize_t n = k ? tm_feed_decode(&f->feed, f->recs, k, &e) : 0;
         if (n > 0)
                 return (size_t)n;
         rv_back(f, m);
@@ -867,12 +867,12 @@ static size_t rv_salvage(struct tm_rvfile *f, const struct rv_mark *m)
 }
 
 /* Decode the next batch. 1: records ready, 0: the end, < 0: error. */
-static int rv_more(struct tm_rvfile *f, struct tm_err *err)
+static int rv_more(struct tm_cursor *f, struct tm_err *err)
 {
         for (;;) {
                 struct rv_mark m;
                 rv_mark(f, &m);
-                ssize_t n = tm_rfeed_decode(&f->feed, f->recs, RV_BATCH, err);
+                ssize_t n = tm_feed_decode(&f->feed, f->recs, RV_BATCH, err);
                 if (n < 0) {
                         size_t k = rv_salvage(f, &m);
                         if (k == 0)
@@ -887,19 +887,19 @@ static int rv_more(struct tm_rvfile *f, struct tm_err *err)
                 if (f->feed.eof)
                         return 0;
                 size_t room;
-                uint8_t *dst = tm_rfeed_space(&f->feed, &room);
+                uint8_t *dst = tm_feed_space(&f->feed, &room);
                 ssize_t k = tm_creader_read(f->r, dst, room, err);
                 if (k < 0)
                         return (int)k;
                 if (k == 0)
                         f->feed.eof = 1;
-                tm_rfeed_commit(&f->feed, (size_t)k);
+                tm_feed_commit(&f->feed, (size_t)k);
         }
 }
 
 /* The next record (decoding more when needed): 1 and *out, 0 at the end,
  * or an error. */
-static int rv_take(struct tm_rvfile *f, const struct tm_rec **out, struct tm_err *err)
+static int rv_take(struct tm_cursor *f, const struct tm_rec **out, struct tm_err *err)
 {
         if (f->rpos == f->rcount) {
                 int rc = rv_more(f, err);
@@ -916,20 +916,20 @@ static int rv_take(struct tm_rvfile *f, const struct tm_rec **out, struct tm_err
 }
 
 /* The binary records of r[0..n) into dst: the family's, or generic. */
-static void rv_binaries(const struct tm_rvfile *f, uint8_t *dst, const struct tm_rec *r, size_t n)
+static void rv_binaries(const struct tm_cursor *f, uint8_t *dst, const struct tm_rec *r, size_t n)
 {
-        const struct tm_rtrace *rt = f->rt;
+        const struct tm_records *rt = f->rt;
         if (rt->fam && rt->fam->binary)
                 rt->fam->binary(dst, &rt->schema, r, n);
         else
-                tm_rrender_binaries(dst, rt->plan, r, n);
+                tm_text_binaries(dst, rt->plan, r, n);
 }
 
 /* r's bytes in this view into f->line, whole (0 bytes when the view
  * skips r). */
-static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
+static void rv_render(struct tm_cursor *f, const struct tm_rec *r)
 {
-        const struct tm_rtrace *rt = f->rt;
+        const struct tm_records *rt = f->rt;
         const struct tm_schema *s = &rt->schema;
         f->line_pos = 0;
         switch (f->kind) {
@@ -939,12 +939,12 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
                 return;
         case RV_FIELD: {
                 int pos = rt->plan->kind[r->kind].pos[f->sel];
-                f->line_len = pos < 0 ? 0 : tm_rrender_field(f->line, s, r, (unsigned)pos);
+                f->line_len = pos < 0 ? 0 : tm_text_field(f->line, s, r, (unsigned)pos);
                 return;
         }
         default:
-                f->line_len = tm_rindex_len(s, rt->plan, rt->ix, f->col, r)
-                                  ? tm_rrender_pline(f->line, f->plan, r)
+                f->line_len = tm_index_len(s, rt->plan, rt->ix, f->col, r)
+                                  ? tm_text_pline(f->line, f->plan, r)
                                   : 0;
                 return;
         }
@@ -952,7 +952,7 @@ static void rv_render(struct tm_rvfile *f, const struct tm_rec *r)
 
 /* The next record's bytes in this view into f->line. 1, 0 at the end, or
  * an error. */
-static int rv_next(struct tm_rvfile *f, struct tm_err *err)
+static int rv_next(struct tm_cursor *f, struct tm_err *err)
 {
         const struct tm_rec *r;
         int rc = rv_take(f, &r, err);
@@ -964,7 +964,7 @@ static int rv_next(struct tm_rvfile *f, struct tm_err *err)
 /* Move the cursor, whose next byte is at view offset pos with nothing of
  * a line pending, forward to off by decoding records and adding up their
  * lengths in this view, without rendering them (the record at off is). */
-static int rv_skip(struct tm_rvfile *f, uint64_t pos, uint64_t off, struct tm_err *err)
+static int rv_skip(struct tm_cursor *f, uint64_t pos, uint64_t off, struct tm_err *err)
 {
         while (pos < off) {
                 const struct tm_rec *r;
@@ -972,7 +972,7 @@ static int rv_skip(struct tm_rvfile *f, uint64_t pos, uint64_t off, struct tm_er
                 if (rc <= 0)
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
                 uint64_t len = f->kind == RV_BINARY ? f->recsize
-                                                    : tm_rindex_len(&f->rt->schema, f->rt->plan,
+                                                    : tm_index_len(&f->rt->schema, f->rt->plan,
                                                                     f->rt->ix, f->col, r);
                 if (pos + len > off) {
                         rv_render(f, r);
@@ -985,9 +985,9 @@ static int rv_skip(struct tm_rvfile *f, uint64_t pos, uint64_t off, struct tm_er
 }
 
 /* View offset of checkpoint i in this view. */
-static uint64_t rv_ckpt_pos(const struct tm_rvfile *f, uint32_t i)
+static uint64_t rv_ckpt_pos(const struct tm_cursor *f, uint32_t i)
 {
-        const struct tm_rindex *ix = f->rt->ix;
+        const struct tm_index *ix = f->rt->ix;
         uint64_t pos = ix->col[(size_t)i * ix->ncol + f->col];
         return f->kind == RV_BINARY ? pos * f->recsize : pos;
 }
@@ -998,11 +998,11 @@ static uint64_t rv_ckpt_pos(const struct tm_rvfile *f, uint32_t i)
  * is: decoding only, without seeking the container back to the
  * checkpoint, which would decompress that stretch of the archive again.
  * Else from the last checkpoint at or before off. */
-static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
+static int rv_seek(struct tm_cursor *f, uint64_t off, struct tm_err *err)
 {
-        const struct tm_rindex *ix = f->rt->ix;
+        const struct tm_index *ix = f->rt->ix;
         uint64_t key = f->kind == RV_BINARY ? off / f->recsize : off;
-        uint32_t i = tm_rindex_find(ix, f->col, key);
+        uint32_t i = tm_index_find(ix, f->col, key);
         uint64_t ck = rv_ckpt_pos(f, i);
         if (f->valid && f->pos < off && ck <= f->pos) {
                 size_t left = f->line_len - f->line_pos;
@@ -1016,7 +1016,7 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
         int rc = tm_creader_seek(f->r, ix->raw[i], err);
         if (rc < 0)
                 return rc;
-        tm_rfeed_reset(&f->feed, ix->raw[i], ix->st + (size_t)i * ix->stsize);
+        tm_feed_reset(&f->feed, ix->raw[i], ix->st + (size_t)i * ix->stsize);
         f->rpos = f->rcount = 0;
         f->line_len = f->line_pos = 0;
         return rv_skip(f, ck, off, err);
@@ -1025,21 +1025,21 @@ static int rv_seek(struct tm_rvfile *f, uint64_t off, struct tm_err *err)
 /* As many whole records as fit into dst[0..cap) straight from the decoded
  * batch (the fast renderers); returns the bytes written and moves rpos
  * past the records done. Stops before a record it leaves to rv_next. */
-static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
+static size_t rv_batch(struct tm_cursor *f, char *dst, size_t cap)
 {
-        const struct tm_rrender_plan *p = f->rt->plan;
+        const struct tm_text_plan *p = f->rt->plan;
         const struct tm_rec *r = f->recs + f->rpos;
         size_t n = f->rcount - f->rpos, k = 0, w = 0;
         switch (f->kind) {
         case RV_ASCII:
         case RV_FORM:
-                w = tm_rrender_lines(dst, cap, f->plan, r, n, &k);
+                w = tm_text_lines(dst, cap, f->plan, r, n, &k);
                 break;
         case RV_STREAM:
-                w = tm_rrender_kind_lines(dst, cap, p, r, n, f->sel, &k);
+                w = tm_text_kind_lines(dst, cap, p, r, n, f->sel, &k);
                 break;
         case RV_FIELD:
-                w = tm_rrender_fields(dst, cap, p, r, n, f->sel, &k);
+                w = tm_text_fields(dst, cap, p, r, n, f->sel, &k);
                 break;
         case RV_BINARY:
                 for (size_t m = cap / f->recsize; k < n && k < m && r[k].kind < p->nkinds;)
@@ -1054,25 +1054,25 @@ static size_t rv_batch(struct tm_rvfile *f, char *dst, size_t cap)
         return w;
 }
 
-/* ascii through the codec's text decoder (tm_rfeed_text): whole lines
+/* ascii through the codec's text decoder (tm_feed_text): whole lines
  * into dst (through the stage for a worker), then the next line, whole,
  * into f->line. Returns the bytes written to dst; nothing anywhere leaves
  * the next record to rv_next (more input, the end, an error). */
-static size_t rv_text(struct tm_rvfile *f, char *dst, size_t n)
+static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
 {
-        const struct tm_rrender_plan *p = f->rt->plan;
+        const struct tm_text_plan *p = f->rt->plan;
         char *o = f->stage ? f->stage : dst;
-        size_t w = tm_rfeed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX);
+        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX);
         if (f->stage)
                 memcpy(dst, f->stage, w);
         f->line_pos = 0;
-        f->line_len = w < n ? tm_rfeed_text(&f->feed, p, f->line,
-                                            tm_rrender_line_max(&f->rt->schema, TM_RFEED_CAP), 1)
+        f->line_len = w < n ? tm_feed_text(&f->feed, p, f->line,
+                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1)
                             : 0;
         return w;
 }
 
-static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *err)
+static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *err)
 {
         size_t done = 0;
         while (done < n) {
@@ -1114,7 +1114,7 @@ static ssize_t rv_fill(struct tm_rvfile *f, char *dst, size_t n, struct tm_err *
         return (ssize_t)done;
 }
 
-ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
+ssize_t tm_records_pread(struct tm_cursor *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         if (off >= f->size || n == 0)
                 return 0;
@@ -1142,35 +1142,35 @@ ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, 
         return tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
 }
 
-int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-                        struct tm_rindex **out, struct tm_err *err)
+int tm_records_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                        struct tm_index **out, struct tm_err *err)
 {
         return rt_load(t, path, key, NULL, out, NULL, err);
 }
 
-int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
+int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const char *path,
                      tm_progress_fn progress, void *arg, struct tm_err *err)
 {
-        struct tm_rtrace *rt = t->rt;
+        struct tm_records *rt = t->rt;
         struct tm_cont *c = NULL;
-        struct tm_rindex *ix = NULL;
+        struct tm_index *ix = NULL;
         int rc = tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0 && file)
-                rc = tm_rindex_build_like(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                rc = tm_index_build_like(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                           file, progress, arg, &ix, err);
         else if (rc == 0)
-                rc = tm_rindex_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
+                rc = tm_index_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
                                      t->ckpt_refs, progress, arg, &ix, err);
         if (rc == TM_INDEX_PREFIX)
                 rc = -EIO;
         if (rc < 0)
                 tm_trace_err_path(t, rc, err);
-        else if (file && (rc = tm_rindex_compare(file, ix, err)) < 0)
+        else if (file && (rc = tm_index_compare(file, ix, err)) < 0)
                 tm_err_prefix(err, "%s", path);
         else if (ix->fam && ix->fam->verify &&
                  (rc = ix->fam->verify(ix->stats.fam, &rt->schema, err)) < 0)
                 tm_err_prefix(err, "%s", t->path); /* the family's rules */
-        tm_rindex_free(ix);
+        tm_index_free(ix);
         tm_cont_close(c);
         return rc;
 }

@@ -1,10 +1,10 @@
 /* The record index file (docs/index-format.md, "Record traces"): the
- * checkpoints, view sizes and statistics of rindex.h, plus the container's
+ * checkpoints, view sizes and statistics of index.h, plus the container's
  * seek index, keyed by the archive's size, mtime and inode, the codec and
  * container names and a CRC of the schema (a Meta-TF trace's schema comes
  * from a DTD that can change beside it). Nothing in it is trusted: any
  * mismatch or inconsistency makes the load fail, and callers rebuild. */
-#include "rindex.h"
+#include "index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +25,11 @@ static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
 /* Bytes of the statistics of a trace whose family is fam (or NULL). */
 static size_t stats_bytes(const struct tm_family *fam)
 {
-        return 8 * TM_RSTATS_WORDS + (fam ? fam->stats_size : 0);
+        return 8 * TM_STATS_WORDS + (fam ? fam->stats_size : 0);
 }
 
-/* Both parts are 64-bit words (rstats.h, family.h): little-endian. */
-static void stats_put(const struct tm_rstats *st, size_t bytes, uint8_t *p)
+/* Both parts are 64-bit words (stats.h, family.h): little-endian. */
+static void stats_put(const struct tm_stats *st, size_t bytes, uint8_t *p)
 {
         for (size_t i = 0; i < bytes / 8; i++) {
                 uint64_t w;
@@ -38,7 +38,7 @@ static void stats_put(const struct tm_rstats *st, size_t bytes, uint8_t *p)
         }
 }
 
-static void stats_get(struct tm_rstats *st, size_t bytes, const uint8_t *p)
+static void stats_get(struct tm_stats *st, size_t bytes, const uint8_t *p)
 {
         for (size_t i = 0; i < bytes / 8; i++) {
                 uint64_t w = tm_ix_get64(&p);
@@ -48,7 +48,7 @@ static void stats_get(struct tm_rstats *st, size_t bytes, const uint8_t *p)
 
 /* ---- the schema's fingerprint ---- */
 
-uint32_t tm_rindex_schema_crc(const struct tm_schema *s)
+uint32_t tm_index_schema_crc(const struct tm_schema *s)
 {
         uLong c = crc32(0, NULL, 0);
         c = crc32(c, (const Bytef *)s->name, TM_NAME_MAX);
@@ -146,11 +146,11 @@ static int write_u64s(FILE *f, const uint64_t *v, size_t n)
         return 0;
 }
 
-static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *f, struct rhead *h,
+static int save_body(const struct tm_index *ix, const struct tm_cont *c, FILE *f, struct rhead *h,
                      struct tm_err *err)
 {
         uint8_t zero[HEAD_BYTES] = {0};
-        uint8_t st[sizeof(struct tm_rstats)];
+        uint8_t st[sizeof(struct tm_stats)];
         size_t stn = stats_bytes(ix->fam);
         if (fwrite(zero, 1, sizeof zero, f) != sizeof zero ||
             write_u64s(f, ix->tot, ix->ncol) < 0 || write_u64s(f, ix->raw, ix->n) < 0 ||
@@ -170,7 +170,7 @@ static int save_body(const struct tm_rindex *ix, const struct tm_cont *c, FILE *
         return 0;
 }
 
-int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
+int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
                    const struct tm_index_key *key, uint32_t schema_crc, const char *path,
                    struct tm_err *err)
 {
@@ -199,11 +199,11 @@ int tm_rindex_save(const struct tm_rindex *ix, const struct tm_cont *c,
  * start, at least one and at most k records between two and after the
  * last, an ascii line of at least a byte a record; statistics that add
  * up. Of decoder states, only those the decoder cannot reach can be told
- * without decoding (the key's state_ok, in tm_rindex_load; docs/index-
+ * without decoding (the key's state_ok, in tm_index_load; docs/index-
  * format.md, "What the index trusts"). */
-static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
+static int consistent(const struct tm_index *ix, uint64_t hdr_len)
 {
-        const struct tm_rstats *s = &ix->stats;
+        const struct tm_stats *s = &ix->stats;
         uint64_t kinds = 0;
         for (unsigned k = 0; k < TM_SCHEMA_KINDS_MAX; k++)
                 kinds += s->kind_n[k];
@@ -211,13 +211,13 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
          * as the reason, id lists within their arrays) */
         if (ix->fam && ix->fam->stats_ok && !ix->fam->stats_ok(s->fam))
                 return 0;
-        if (kinds != s->records || s->records != ix->tot[TM_RCOL_REC] || ix->raw[0] != hdr_len ||
+        if (kinds != s->records || s->records != ix->tot[TM_COL_REC] || ix->raw[0] != hdr_len ||
             hdr_len > ix->raw_size)
                 return 0;
         for (unsigned c = 0; c < ix->ncol; c++)
                 if (ix->col[c] != 0)
                         return 0;
-        if (ix->tot[TM_RCOL_ASCII] < ix->tot[TM_RCOL_REC])
+        if (ix->tot[TM_COL_ASCII] < ix->tot[TM_COL_REC])
                 return 0;
         for (uint32_t i = 1; i < ix->n; i++) {
                 const uint64_t *row = ix->col + (size_t)i * ix->ncol, *prev = row - ix->ncol;
@@ -226,15 +226,15 @@ static int consistent(const struct tm_rindex *ix, uint64_t hdr_len)
                                 return 0;
                 /* 1 to k records apart; every record is an ascii line of
                  * at least one byte */
-                uint64_t recs = row[TM_RCOL_REC] - prev[TM_RCOL_REC];
+                uint64_t recs = row[TM_COL_REC] - prev[TM_COL_REC];
                 if (ix->raw[i] < ix->raw[i - 1] || ix->raw[i] > ix->raw_size || recs == 0 ||
-                    recs > ix->k || row[TM_RCOL_ASCII] - prev[TM_RCOL_ASCII] < recs)
+                    recs > ix->k || row[TM_COL_ASCII] - prev[TM_COL_ASCII] < recs)
                         return 0;
         }
         const uint64_t *last = ix->col + (size_t)(ix->n - 1) * ix->ncol;
-        return ix->tot[TM_RCOL_REC] - last[TM_RCOL_REC] <= ix->k &&
-               ix->tot[TM_RCOL_ASCII] - last[TM_RCOL_ASCII] >=
-                   ix->tot[TM_RCOL_REC] - last[TM_RCOL_REC];
+        return ix->tot[TM_COL_REC] - last[TM_COL_REC] <= ix->k &&
+               ix->tot[TM_COL_ASCII] - last[TM_COL_ASCII] >=
+                   ix->tot[TM_COL_REC] - last[TM_COL_REC];
 }
 
 static int read_u64s(int fd, uint64_t off, uint64_t *v, size_t n)
@@ -254,9 +254,9 @@ static int read_u64s(int fd, uint64_t off, uint64_t *v, size_t n)
         return 0;
 }
 
-static struct tm_rindex *load_body(int fd, const struct rhead *h, const struct tm_family *fam)
+static struct tm_index *load_body(int fd, const struct rhead *h, const struct tm_family *fam)
 {
-        struct tm_rindex *ix = calloc(1, sizeof *ix);
+        struct tm_index *ix = calloc(1, sizeof *ix);
         if (!ix)
                 return NULL;
         ix->k = h->k;
@@ -270,7 +270,7 @@ static struct tm_rindex *load_body(int fd, const struct rhead *h, const struct t
         ix->col = malloc(8 * (size_t)h->n * h->ncol);
         ix->st = malloc((size_t)h->n * h->stsize + 1);
         uint64_t off = h->body_off;
-        uint8_t st[sizeof(struct tm_rstats)];
+        uint8_t st[sizeof(struct tm_stats)];
         size_t stn = stats_bytes(fam);
         if (!ix->tot || !ix->raw || !ix->col || !ix->st ||
             read_u64s(fd, off, ix->tot, h->ncol) < 0 ||
@@ -279,15 +279,15 @@ static struct tm_rindex *load_body(int fd, const struct rhead *h, const struct t
             tm_pread_full(fd, ix->st, (size_t)h->n * h->stsize,
                           off += 8 * (uint64_t)h->n * h->ncol) != (ssize_t)h->n * h->stsize ||
             tm_pread_full(fd, st, stn, h->stats_off) != (ssize_t)stn) {
-                tm_rindex_free(ix);
+                tm_index_free(ix);
                 return NULL;
         }
         stats_get(&ix->stats, stn, st);
         return ix;
 }
 
-int tm_rindex_load(const char *path, const struct tm_index_key *key, const struct tm_schema *s,
-                   size_t stsize, uint64_t hdr_len, struct tm_cont *c, struct tm_rindex **out,
+int tm_index_load(const char *path, const struct tm_index_key *key, const struct tm_schema *s,
+                   size_t stsize, uint64_t hdr_len, struct tm_cont *c, struct tm_index **out,
                    int *fd_out, struct tm_err *err)
 {
         const struct tm_family *fam = tm_family_of(s);
@@ -300,7 +300,7 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, const struc
                 return rc;
         uint8_t hb[HEAD_BYTES];
         struct rhead h;
-        struct tm_rindex *ix = NULL;
+        struct tm_index *ix = NULL;
         rc = -EIO;
         const char *why = "too short";
         if (sb.st_size < HEAD_BYTES ||
@@ -314,7 +314,7 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, const struc
         head_decode(&h, hb);
         rc = -ESTALE;
         why = "made for another schema";
-        if (h.schema_crc != tm_rindex_schema_crc(s) || h.ncol != tm_rcol_count(s) ||
+        if (h.schema_crc != tm_index_schema_crc(s) || h.ncol != tm_col_count(s) ||
             h.stsize != stsize)
                 goto bad;
         rc = -EIO;
@@ -352,12 +352,12 @@ int tm_rindex_load(const char *path, const struct tm_index_key *key, const struc
 bad:
         tm_err_set(err, rc, "%s: %s", path, why);
 fail:
-        tm_rindex_free(ix);
+        tm_index_free(ix);
         close(fd);
         return rc < 0 ? rc : -EIO;
 }
 
-int tm_rindex_compare(const struct tm_rindex *a, const struct tm_rindex *b, struct tm_err *err)
+int tm_index_compare(const struct tm_index *a, const struct tm_index *b, struct tm_err *err)
 {
         if (a->raw_size != b->raw_size)
                 return tm_index_differ(err, "raw size", b->raw_size);
@@ -375,7 +375,7 @@ int tm_rindex_compare(const struct tm_rindex *a, const struct tm_rindex *b, stru
                     memcmp(a->st + i * a->stsize, b->st + i * b->stsize, a->stsize) != 0)
                         return tm_index_differ(err, "checkpoint", i);
         /* the statistics as stored (their padding aside) */
-        uint8_t sa[sizeof(struct tm_rstats)], sb[sizeof(struct tm_rstats)];
+        uint8_t sa[sizeof(struct tm_stats)], sb[sizeof(struct tm_stats)];
         size_t n = stats_bytes(a->fam);
         if (a->fam != b->fam)
                 return tm_index_differ(err, "family", 0);

@@ -1,15 +1,21 @@
-/* rtrace: traces of the record model behind the tm_trace / tm_vfile API.
+/* records: a trace's records as views, behind the tm_trace / tm_vfile API.
  *
- * tm_trace_open tries the address codecs first and then the record codecs
- * (codecs/record/record.h); a trace of a record codec gets a struct
- * tm_rtrace and every tm_trace_* / tm_vfile_* call on it comes here. Its
- * views, as paths in the trace's directory:
- *   ascii, binary, raw, stats, schema   (rrender.h for the forms)
+ * tm_trace_open probes the codec rows of the registry (codecs/registry.c:
+ * the address codecs, the other record codecs, the bound formats); the
+ * trace gets a struct tm_records for the row that takes it, and every
+ * tm_trace_* / tm_vfile_* call about its views comes here. Its views, as
+ * paths in the trace's directory:
+ *   ascii, binary, raw, stats, schema   (codecs/record/text.h for the forms)
  *   streams/<kind>                      ascii lines of one record kind
+ *   <form>                              another text form (xdin)
  *   fields/<field>                      one field's values, one a line
- * Reads at any offset cost at most K records of decoding (rindex.h). */
-#ifndef TM_RTRACE_H
-#define TM_RTRACE_H
+ *   sections/<name>                     a section's records, or its bytes
+ *   streams/<field>/<id>                a family's per-id streams
+ * The family (codecs/record/family.h) may lay out stats and binary its
+ * own way. Reads at any offset cost at most K records of decoding
+ * (index.h). */
+#ifndef TM_RECORDS_H
+#define TM_RECORDS_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,16 +23,16 @@
 #include "view.h"
 
 struct tm_trace;
-struct tm_rtrace;
-struct tm_rvfile;
+struct tm_records;
+struct tm_cursor;
 
 /* Probe head (headn raw bytes of t) against the record codecs; on a match
  * open the codec and set *out. Returns 1 (opened), 0 (no record codec
  * takes it) or a negative errno. */
-int tm_rtrace_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_rtrace **out,
+int tm_records_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_records **out,
                    struct tm_err *err);
 
-void tm_rtrace_close(struct tm_rtrace *rt);
+void tm_records_close(struct tm_records *rt);
 
 /* t's archive was rewritten in place: open t->rt's codec again on head,
  * the first headn raw bytes of cont (the new version's container, which
@@ -39,39 +45,39 @@ void tm_rtrace_close(struct tm_rtrace *rt);
  * open error. The view name strings stay valid for readers of the views
  * list. Under t->mu, with no cursor open and no index in use. */
 struct tm_cont;
-int tm_rtrace_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
+int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
                      struct tm_err *err);
 
 /* The codec's open failed on an archive its probe took: the error every
  * view but stats and errors fails with (code -EIO), or NULL. */
-const struct tm_err *tm_rtrace_open_error(const struct tm_rtrace *rt);
+const struct tm_err *tm_records_open_error(const struct tm_records *rt);
 
 /* Could view (or a directory of views) be one the index adds, a heap
  * trace's streams/thread/<id>? (tm_trace_view_lookup) */
-int tm_rtrace_view_pending(const struct tm_rtrace *rt, const char *view);
+int tm_records_view_pending(const struct tm_records *rt, const char *view);
 
-const char *tm_rtrace_codec(const struct tm_rtrace *rt);
-const char *const *tm_rtrace_views(const struct tm_rtrace *rt);
+const char *tm_records_codec(const struct tm_records *rt);
+const char *const *tm_records_views(const struct tm_records *rt);
 
 /* Build the index, or load / save it as a file at path (under
  * tm_trace_index's once-only protocol; rindex.h has the rules). */
 struct tm_index_key;
-int tm_rtrace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
-int tm_rtrace_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+int tm_records_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err);
+int tm_records_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
                    struct tm_err *err);
-int tm_rtrace_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
+int tm_records_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                    struct tm_err *err);
 
 /* View sizes and cursors; the index must be ready. */
-int tm_rtrace_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err);
-int tm_rtrace_vfile_open(struct tm_trace *t, const char *view, struct tm_rvfile **out,
+int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err);
+int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor **out,
                          struct tm_err *err);
-ssize_t tm_rtrace_pread(struct tm_rvfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
-void tm_rtrace_vfile_close(struct tm_rvfile *f);
+ssize_t tm_records_pread(struct tm_cursor *f, void *buf, size_t n, uint64_t off, struct tm_err *err);
+void tm_records_vfile_close(struct tm_cursor *f);
 
 /* Make f a readahead worker's cursor: it renders through a small buffer of
  * its own and copies out (vfile.c says why). 0 or -ENOMEM. */
-int tm_rtrace_vfile_worker(struct tm_rvfile *f);
+int tm_records_vfile_worker(struct tm_cursor *f);
 
 /* Where each checkpoint interval starts in view (malloc'd, *n of them;
  * the index must be ready), for the readahead; NULL on error. When two or
@@ -79,29 +85,29 @@ int tm_rtrace_vfile_worker(struct tm_rvfile *f);
  * only those: a worker that starts an interval then decompresses nothing
  * in vain (a heap trace's cold cat with two workers spent ~+44% of its
  * zstd time on frame starts before checkpoints between). */
-uint64_t *tm_rtrace_segments(struct tm_trace *t, const char *view, uint32_t *n);
+uint64_t *tm_records_segments(struct tm_trace *t, const char *view, uint32_t *n);
 
 /* The stats.json text of a record trace into dst (cap bytes), damage the
  * damage message or NULL; returns its length (snprintf-style). The index
  * must be ready. */
-size_t tm_rtrace_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap);
+size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap);
 
 /* How the vfile layer should treat view: TM_VIEW_ASCII (text decoded from
  * records: ascii, streams/, fields/), TM_VIEW_BINARY, TM_VIEW_RAW or
  * TM_VIEW_STATS (a text made once: stats, schema); -1 if unknown. */
-int tm_rtrace_view_kind(struct tm_trace *t, const char *view);
+int tm_records_view_kind(struct tm_trace *t, const char *view);
 
 /* Read the record index file at path for t, leaving t alone (verify):
- * as tm_rtrace_load, into *out. */
-struct tm_rindex;
-int tm_rtrace_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-                        struct tm_rindex **out, struct tm_err *err);
+ * as tm_records_load, into *out. */
+struct tm_index;
+int tm_records_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
+                        struct tm_index **out, struct tm_err *err);
 
 /* Decode the whole archive again with a fresh container (verify) and,
  * when file (loaded from path) is not NULL, compare it with the index
- * built with the file's checkpoints (tm_rindex_build_like), checkpoint by
+ * built with the file's checkpoints (tm_index_build_like), checkpoint by
  * checkpoint. */
-int tm_rtrace_verify(struct tm_trace *t, const struct tm_rindex *file, const char *path,
+int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const char *path,
                      tm_progress_fn progress, void *arg, struct tm_err *err);
 
 #endif

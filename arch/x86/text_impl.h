@@ -1,9 +1,9 @@
-/* rrender_impl.h: the record renderers' AVX-512 path (put_line_v: a line
+/* text_impl.h: the record renderers' AVX-512 path (put_line_v: a line
  * of up to 8 number fields made in two registers), included by
- * views/rrender.c on x86-64, whose static helpers (put_line, line_bound,
+ * codecs/record/text.c on x86-64, whose static helpers (put_line, line_bound,
  * num_line, the plan) it uses for what it leaves to the portable path.
  * Compiled with target attributes, so the rest of the build stays
- * baseline x86-64; rrender_arch_choose() says at run time whether this
+ * baseline x86-64; text_arch_choose() says at run time whether this
  * CPU runs it. */
 #ifndef TM_X86_RRENDER_IMPL_H
 #define TM_X86_RRENDER_IMPL_H
@@ -88,8 +88,8 @@ static inline uint64_t from_lowest(uint64_t m)
  * vector path's range (nothing useful written then). Writes up to
  * VEC_ROOM bytes from o. */
 __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const struct vconst *c,
-                                                                  const struct tm_rrender_kind *k,
-                                                                  const struct tm_rrender_vkind *vk,
+                                                                  const struct tm_text_kind *k,
+                                                                  const struct tm_text_vkind *vk,
                                                                   const uint64_t *rv)
 {
         __mmask8 lanes = (__mmask8)((1u << vk->nlanes) - 1);
@@ -153,7 +153,7 @@ __attribute__((target(RR_AVX512))) static inline char *put_line_v(char *o, const
 }
 
 __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t cap,
-                                                              const struct tm_rrender_plan *p,
+                                                              const struct tm_text_plan *p,
                                                               const struct tm_rec *r, size_t n,
                                                               long kind, size_t *nrec)
 {
@@ -165,8 +165,8 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
                         break;
                 if (kind >= 0 && r[i].kind != (unsigned long)kind)
                         continue;
-                const struct tm_rrender_kind *k = &p->kind[r[i].kind];
-                const struct tm_rrender_vkind *vk = &p->vkind[r[i].kind];
+                const struct tm_text_kind *k = &p->kind[r[i].kind];
+                const struct tm_text_vkind *vk = &p->vkind[r[i].kind];
                 if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
                         char *e = put_line_v(o, &c, k, vk, r[i].v);
                         if (e) {
@@ -174,7 +174,7 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
                                 continue;
                         }
                 }
-                if (line_bound(k, &r[i]) + TM_RRENDER_SLACK > (size_t)(end - o))
+                if (line_bound(k, &r[i]) + TM_TEXT_SLACK > (size_t)(end - o))
                         break;
                 o = put_line(o, k, &r[i]);
         }
@@ -182,17 +182,17 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
         return (size_t)(o - dst);
 }
 
-/* tm_rrender_nums, as lines_avx512. */
+/* tm_text_nums, as lines_avx512. */
 __attribute__((target(RR_AVX512))) static size_t
-nums_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
-            const struct tm_rrender_num *v, size_t n, size_t *nrec)
+nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+            const struct tm_text_num *v, size_t n, size_t *nrec)
 {
         const struct vconst c = vconst_make();
         char *o = dst, *end = dst + cap;
         size_t i = 0;
         for (; i < n; i++) {
-                const struct tm_rrender_kind *k = &p->kind[kind[i]];
-                const struct tm_rrender_vkind *vk = &p->vkind[kind[i]];
+                const struct tm_text_kind *k = &p->kind[kind[i]];
+                const struct tm_text_vkind *vk = &p->vkind[kind[i]];
                 if ((size_t)(end - o) >= VEC_ROOM) {
                         char *e = put_line_v(o, &c, k, vk, v[i].v);
                         if (e) {
@@ -210,8 +210,8 @@ nums_avx512(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32
 }
 
 /* lines_avx512 if this CPU (features: tm_cpu_features()) runs it, else
- * NULL; tm_rrender_nums then uses nums_avx512. */
-static lines_fn *rrender_arch_choose(unsigned features)
+ * NULL; tm_text_nums then uses nums_avx512. */
+static lines_fn *text_arch_choose(unsigned features)
 {
         return (features & RR_AVX512_NEEDS) == RR_AVX512_NEEDS ? lines_avx512 : NULL;
 }

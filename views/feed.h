@@ -1,12 +1,12 @@
-/* rfeed: a record decoder with its input buffer (the record model's twin
+/* feed: a record decoder with its input buffer (the record model's twin
  * of feed.h, which serves address codecs).
  *
- * Records returned by tm_rfeed_decode point into the buffer (tm_rec.var):
- * they stay valid until the next tm_rfeed_space or tm_rfeed_decode call.
+ * Records returned by tm_feed_decode point into the buffer (tm_rec.var):
+ * they stay valid until the next tm_feed_space or tm_feed_decode call.
  * The buffer has a fixed size: a record that does not fit in it is
  * corrupt input (-EIO), so memory never depends on the input. */
-#ifndef TM_RFEED_H
-#define TM_RFEED_H
+#ifndef TM_FEED_H
+#define TM_FEED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,9 +17,9 @@
 
 /* Big enough for the largest HATF record (a 64 KiB comment or attribute)
  * with room to spare. */
-#define TM_RFEED_CAP (256u << 10)
+#define TM_FEED_CAP (256u << 10)
 
-struct tm_rfeed {
+struct tm_feed {
         const struct tm_rcodec *codec;
         void *ctx;
         struct tm_rstate st;
@@ -31,18 +31,18 @@ struct tm_rfeed {
 };
 
 /* Allocate the buffer. Returns 0 or -ENOMEM. */
-int tm_rfeed_init(struct tm_rfeed *f, const struct tm_rcodec *codec, void *ctx);
+int tm_feed_init(struct tm_feed *f, const struct tm_rcodec *codec, void *ctx);
 
-void tm_rfeed_free(struct tm_rfeed *f);
+void tm_feed_free(struct tm_feed *f);
 
 /* Drop buffered input; decoding restarts at raw_off with the first
  * state_size bytes of st. */
-void tm_rfeed_reset(struct tm_rfeed *f, uint64_t raw_off, const void *st);
+void tm_feed_reset(struct tm_feed *f, uint64_t raw_off, const void *st);
 
 /* Room for more input (moves unconsumed bytes to the front). */
-uint8_t *tm_rfeed_space(struct tm_rfeed *f, size_t *room);
+uint8_t *tm_feed_space(struct tm_feed *f, size_t *room);
 
-static inline void tm_rfeed_commit(struct tm_rfeed *f, size_t n)
+static inline void tm_feed_commit(struct tm_feed *f, size_t n)
 {
         f->len += n;
 }
@@ -50,19 +50,19 @@ static inline void tm_rfeed_commit(struct tm_rfeed *f, size_t n)
 /* Decode up to cap records. Returns the count (> 0), 0 when it needs more
  * input (eof unset) or the stream is finished (eof set), or a negative
  * errno ("raw offset N: ..."). */
-ssize_t tm_rfeed_decode(struct tm_rfeed *f, struct tm_rec *out, size_t cap, struct tm_err *err);
+ssize_t tm_feed_decode(struct tm_feed *f, struct tm_rec *out, size_t cap, struct tm_err *err);
 
-/* tm_rfeed_decode into a column batch, for a codec with decode_batch. */
-ssize_t tm_rfeed_decode_batch(struct tm_rfeed *f, struct tm_rbatch *b, size_t cap,
+/* tm_feed_decode into a column batch, for a codec with decode_batch. */
+ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
                               struct tm_err *err);
 
 /* The ascii lines of the buffered records through the codec's text
  * decoder (f->text, which must be set): whole lines into dst while they
  * fit in cap bytes, at most maxrec records. Returns the bytes written; 0
- * when the next record is for tm_rfeed_decode (more input, the end, an
+ * when the next record is for tm_feed_decode (more input, the end, an
  * error, a line that does not fit). Records are consumed as by
- * tm_rfeed_decode. */
-size_t tm_rfeed_text(struct tm_rfeed *f, const struct tm_rrender_plan *p, char *dst, size_t cap,
+ * tm_feed_decode. */
+size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
                      size_t maxrec);
 
 #endif

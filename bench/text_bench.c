@@ -1,8 +1,8 @@
-/* rrender_bench: CPU cost of the record renderers (views/rrender.h), in ns
+/* text_bench: CPU cost of the record renderers (views/rrender.h), in ns
  * per record and MB/s of output.
  *
- *   rrender_bench [N]       N synthetic heap records (default 4 * 10^6)
- *   rrender_bench FILE [N]  the records of FILE (any trace a record codec
+ *   text_bench [N]       N synthetic heap records (default 4 * 10^6)
+ *   text_bench FILE [N]  the records of FILE (any trace a record codec
  *                           decodes, raw, gzip or zstd), the first N if given;
  *                           first the decoder alone, then decode + render
  *                           of the whole stream against the codec's text
@@ -39,7 +39,7 @@
 #include "codecs/heap/hatf_text.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
-#include "views/rrender.h"
+#include "codecs/record/text.h"
 
 #define BATCH 4096
 #define PASSES 5
@@ -271,8 +271,8 @@ static void load(struct recs *t, const char *path, size_t max)
  *
  * From the raw stream to ascii lines in a 32 KiB buffer (a readahead
  * worker's stage), emptied whenever the next line might not fit: the
- * generic path (decode 256 records into tm_rec, as views/rtrace.c does,
- * then tm_rrender_lines) against the codec's text decoder
+ * generic path (decode 256 records into tm_rec, as views/records.c does,
+ * then tm_text_lines) against the codec's text decoder
  * (codecs/heap/hatf_text.h). First one untimed pass of each into memory,
  * compared byte for byte; then PIPE_PASSES timed passes of each, taking
  * turns, in CPU time of the thread: the minimum and the median. */
@@ -286,7 +286,7 @@ struct pipe {
         struct tm_rstate st0;
         const uint8_t *raw;
         size_t len, head;
-        struct tm_rrender_plan plan;
+        struct tm_text_plan plan;
         tm_rtext_fn *text;
         char stage[PIPE_STAGE];
         struct grow *keep; /* the output, when not NULL */
@@ -302,7 +302,7 @@ static void pipe_flush(struct pipe *q, size_t *o)
 
 static void pipe_stuck(void)
 {
-        fprintf(stderr, "rrender_bench: a line longer than the stage\n");
+        fprintf(stderr, "text_bench: a line longer than the stage\n");
         exit(2);
 }
 
@@ -322,7 +322,7 @@ static void pipe_generic(struct pipe *q)
                         break;
                 q->nrec += (size_t)n;
                 for (size_t i = 0, k; i < (size_t)n; i += k) {
-                        o += tm_rrender_lines(q->stage + o, PIPE_STAGE - o, &q->plan, recs + i,
+                        o += tm_text_lines(q->stage + o, PIPE_STAGE - o, &q->plan, recs + i,
                                               (size_t)n - i, &k);
                         if (k == 0 && o == 0)
                                 pipe_stuck();
@@ -371,7 +371,7 @@ static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void
         q.len = len;
         q.head = head;
         q.text = codec->text_of ? codec->text_of() : NULL;
-        if (!q.text || tm_rrender_plan_init(&q.plan, &t->s) < 0) {
+        if (!q.text || tm_text_plan_init(&q.plan, &t->s) < 0) {
                 printf("decode + render: %s has no text decoder\n", codec->name);
                 return;
         }
@@ -385,7 +385,7 @@ static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void
         int same = a.n == b.n && ng == q.nrec && memcmp(a.b, b.b, a.n) == 0;
         printf("decode + render (%s renderer), %zu records, %zu bytes of text: the text "
                "decoder's bytes %s the generic path's\n",
-               tm_rrender_lines_impl(), ng, a.n, same ? "are" : "DIFFER FROM");
+               tm_text_lines_impl(), ng, a.n, same ? "are" : "DIFFER FROM");
         free(a.b);
         free(b.b);
         if (!same)
@@ -420,7 +420,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 
 struct ctx {
         const struct recs *t;
-        struct tm_rrender_plan plan;
+        struct tm_text_plan plan;
         char *out;
         size_t out_cap;
 };
@@ -432,7 +432,7 @@ static size_t case_line(struct ctx *c, const struct tm_rec *r, size_t n)
 {
         char *p = c->out;
         for (size_t i = 0; i < n; i++)
-                p += tm_rrender_line(p, &c->t->s, &r[i]);
+                p += tm_text_line(p, &c->t->s, &r[i]);
         return (size_t)(p - c->out);
 }
 
@@ -443,16 +443,16 @@ static size_t case_field(struct ctx *c, const struct tm_rec *r, size_t n)
         for (size_t i = 0; i < n; i++) {
                 unsigned nf = c->t->s.kind[r[i].kind].nfields;
                 for (unsigned j = 0; j < nf; j++)
-                        p += tm_rrender_field(p, &c->t->s, &r[i], j);
+                        p += tm_text_field(p, &c->t->s, &r[i], j);
         }
         return (size_t)(p - c->out);
 }
 
 static size_t case_binary(struct ctx *c, const struct tm_rec *r, size_t n)
 {
-        size_t sz = tm_rrender_binary_size(&c->t->s);
+        size_t sz = tm_text_binary_size(&c->t->s);
         for (size_t i = 0; i < n; i++)
-                tm_rrender_binary((uint8_t *)c->out + i * sz, &c->t->s, &r[i]);
+                tm_text_binary((uint8_t *)c->out + i * sz, &c->t->s, &r[i]);
         return n * sz;
 }
 
@@ -460,26 +460,26 @@ static size_t case_lines(struct ctx *c, const struct tm_rec *r, size_t n)
 {
         size_t done = 0, k, w = 0;
         while (done < n) { /* the whole batch fits: one call, unless a line is huge */
-                w += tm_rrender_lines(c->out + w, c->out_cap - w, &c->plan, r + done, n - done, &k);
+                w += tm_text_lines(c->out + w, c->out_cap - w, &c->plan, r + done, n - done, &k);
                 done += k;
                 if (done < n)
-                        w += tm_rrender_line(c->out + w, &c->t->s, &r[done++]);
+                        w += tm_text_line(c->out + w, &c->t->s, &r[done++]);
         }
         return w;
 }
 
 static size_t case_lines_scalar(struct ctx *c, const struct tm_rec *r, size_t n)
 {
-        tm_rrender_force_scalar(1);
+        tm_text_force_scalar(1);
         size_t w = case_lines(c, r, n);
-        tm_rrender_force_scalar(0);
+        tm_text_force_scalar(0);
         return w;
 }
 
 static size_t case_binaries(struct ctx *c, const struct tm_rec *r, size_t n)
 {
-        tm_rrender_binaries((uint8_t *)c->out, &c->plan, r, n);
-        return n * tm_rrender_binary_size(&c->t->s);
+        tm_text_binaries((uint8_t *)c->out, &c->plan, r, n);
+        return n * tm_text_binary_size(&c->t->s);
 }
 
 /* Lengths only: the line lengths are written out as 4 bytes each so that
@@ -488,7 +488,7 @@ static size_t case_line_len(struct ctx *c, const struct tm_rec *r, size_t n)
 {
         uint32_t *o = (uint32_t *)(void *)c->out;
         for (size_t i = 0; i < n; i++)
-                o[i] = (uint32_t)tm_rrender_line_len(&c->plan, &r[i]);
+                o[i] = (uint32_t)tm_text_line_len(&c->plan, &r[i]);
         return 4 * n;
 }
 
@@ -498,7 +498,7 @@ static size_t case_lens(struct ctx *c, const struct tm_rec *r, size_t n)
         uint32_t *o = (uint32_t *)(void *)c->out;
         uint64_t tok[TM_KIND_FIELDS_MAX];
         for (size_t i = 0; i < n; i++) {
-                o[i] = (uint32_t)tm_rrender_lens(&c->plan, &r[i], tok);
+                o[i] = (uint32_t)tm_text_lens(&c->plan, &r[i], tok);
                 o[i] += (uint32_t)tok[0] << 16;
         }
         return 4 * n;
@@ -511,14 +511,14 @@ struct bcase {
 };
 
 static const struct bcase cases[] = {
-    {"tm_rrender_line", case_line, 1},
-    {"tm_rrender_field (every field)", case_field, 0},
-    {"tm_rrender_binary", case_binary, 0},
-    {"tm_rrender_lines (batch, scalar)", case_lines_scalar, 1},
-    {"tm_rrender_lines (batch)", case_lines, 1},
-    {"tm_rrender_binaries (batch)", case_binaries, 0},
-    {"tm_rrender_line_len", case_line_len, 0},
-    {"tm_rrender_lens (tokens + line)", case_lens, 0},
+    {"tm_text_line", case_line, 1},
+    {"tm_text_field (every field)", case_field, 0},
+    {"tm_text_binary", case_binary, 0},
+    {"tm_text_lines (batch, scalar)", case_lines_scalar, 1},
+    {"tm_text_lines (batch)", case_lines, 1},
+    {"tm_text_binaries (batch)", case_binaries, 0},
+    {"tm_text_line_len", case_line_len, 0},
+    {"tm_text_lens (tokens + line)", case_lens, 0},
 };
 
 static struct tm_rec stage[BATCH];
@@ -571,17 +571,17 @@ int main(int argc, char **argv)
                                 var_max = 8 * t.r[i].v[j];
         static struct ctx c;
         c.t = &t;
-        if (tm_rrender_plan_init(&c.plan, &t.s) < 0) {
-                fprintf(stderr, "tm_rrender_plan_init: the schema is not renderable\n");
+        if (tm_text_plan_init(&c.plan, &t.s) < 0) {
+                fprintf(stderr, "tm_text_plan_init: the schema is not renderable\n");
                 return 2;
         }
-        c.out_cap = BATCH * (tm_rrender_line_max(&t.s, var_max) + tm_rrender_binary_size(&t.s));
-        c.out_cap += TM_RRENDER_SLACK;
+        c.out_cap = BATCH * (tm_text_line_max(&t.s, var_max) + tm_text_binary_size(&t.s));
+        c.out_cap += TM_TEXT_SLACK;
         c.out = xrealloc(NULL, c.out_cap);
         double *batch_best = xrealloc(NULL, ((t.n + BATCH - 1) / BATCH) * sizeof *batch_best);
         uint64_t ascii_sum = 0;
         int bad = 0;
-        printf("batch renderer: %s\n", tm_rrender_lines_impl());
+        printf("batch renderer: %s\n", tm_text_lines_impl());
         printf("%-34s %9s %9s %12s  %s\n", "case", "ns/rec", "MB/s", "bytes", "checksum");
         const char *only = getenv("RRENDER_BENCH_CASE");
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

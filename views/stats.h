@@ -1,20 +1,21 @@
-/* rstats: statistics of a record trace, gathered in the index pass.
+/* stats: statistics of a trace, gathered in the index pass.
  *
  * The generic part, for every schema: records per kind, and per numeric
  * field its minimum and maximum. The rest is the family's
  * (codecs/record/family.h): when a family claims the schema, its
  * accumulator sees the same records and its block of statistics is kept
  * here (fam), reported after the generic part, saved and loaded with it
- * (views/rindex_file.c). The heap family's: codecs/heap/heap_stats.h. */
-#ifndef TM_RSTATS_H
-#define TM_RSTATS_H
+ * (views/index_file.c). The heap family's: codecs/heap/heap_stats.h; the
+ * address family reports its own layout whole (codecs/address/addr_stats.h). */
+#ifndef TM_STATS_H
+#define TM_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../codecs/record/family.h"
 
-struct tm_rstats {
+struct tm_stats {
         uint64_t records;
         uint64_t kind_n[TM_SCHEMA_KINDS_MAX];
         uint64_t fmin[TM_SCHEMA_FIELDS_MAX], fmax[TM_SCHEMA_FIELDS_MAX];
@@ -24,49 +25,49 @@ struct tm_rstats {
 };
 
 /* 64-bit words of the generic part (records .. fseen). */
-#define TM_RSTATS_WORDS (1 + TM_SCHEMA_KINDS_MAX + 3 * TM_SCHEMA_FIELDS_MAX)
-_Static_assert(offsetof(struct tm_rstats, fam) == 8 * TM_RSTATS_WORDS, "generic words");
+#define TM_STATS_WORDS (1 + TM_SCHEMA_KINDS_MAX + 3 * TM_SCHEMA_FIELDS_MAX)
+_Static_assert(offsetof(struct tm_stats, fam) == 8 * TM_STATS_WORDS, "generic words");
 
-struct tm_rstats_acc;
+struct tm_stats_acc;
 
 /* Start gathering for schema s (and its family's, if any). NULL on out of
  * memory. */
-struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s);
+struct tm_stats_acc *tm_stats_start(const struct tm_schema *s);
 
-void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n);
+void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n);
 
 /* The same for a column batch (record.h: numbers only); kind_n: b's
  * records per kind (tm_rbatch_kinds) when the caller has counted them,
  * else NULL. */
-void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b,
+void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                          const uint64_t *kind_n);
 
-/* The totals (valid until tm_rstats_free). The first call ends the count
+/* The totals (valid until tm_stats_free). The first call ends the count
  * (the family's finish: the heap family's external sorts run then); no
  * records can be added after it. */
-const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a);
+const struct tm_stats *tm_stats_get(struct tm_stats_acc *a);
 
 /* Bytes the family's accumulator held at most so far. */
-size_t tm_rstats_peak_mem(const struct tm_rstats_acc *a);
+size_t tm_stats_peak_mem(const struct tm_stats_acc *a);
 
-void tm_rstats_free(struct tm_rstats_acc *a);
+void tm_stats_free(struct tm_stats_acc *a);
 
 /* The per-id streams' ids of a trace of schema s with statistics st, in
  * the order of their columns (family.h, stream_ids): their count, *ids
  * pointing into st; 0 when s's family has none. */
-unsigned tm_rstats_stream_ids(const struct tm_rstats *st, const struct tm_schema *s,
+unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *s,
                               const uint64_t **ids);
 
 /* The stats view's text into dst (cap bytes); returns the length
  * (snprintf-style). A family with report_whole writes all of it. */
-size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
+size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap);
 
 /* The same numbers as one JSON object (the stats.json view,
- * docs/stats-json.md); damage as for tm_stats_json (stats.h). After the
+ * docs/stats-json.md); damage as for tm_addr_stats_json (stats.h). After the
  * generic members, one per row of the family table, named after the
  * family: its object for s's family, null for the others. */
-size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
+size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                       const struct tm_family_info *in, const char *damage, char *dst, size_t cap);
 
 #endif

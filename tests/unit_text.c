@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "codecs/heap/heap.h"
-#include "views/rrender.h"
+#include "codecs/record/text.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -346,11 +346,11 @@ static void guard_intact(const char *b, size_t room)
 
 /* ---- the checks ---- */
 
-static void check_one_record_fns(const struct recset *t, const struct tm_rrender_plan *p)
+static void check_one_record_fns(const struct recset *t, const struct tm_text_plan *p)
 {
         const struct tm_schema *s = t->s;
-        size_t room = tm_rrender_line_max(s, 300 * 8);
-        size_t bsize = tm_rrender_binary_size(s);
+        size_t room = tm_text_line_max(s, 300 * 8);
+        size_t bsize = tm_text_binary_size(s);
         char *line = guarded(room);
         uint8_t *bin = (uint8_t *)guarded(bsize);
         uint8_t *want_bin = malloc(bsize);
@@ -361,27 +361,27 @@ static void check_one_record_fns(const struct recset *t, const struct tm_rrender
                 const struct tm_kind *k = &s->kind[r->kind];
                 want.len = 0;
                 ref_line(&want, s, r);
-                size_t n = tm_rrender_line(line, s, r);
+                size_t n = tm_text_line(line, s, r);
                 if (n != want.len || memcmp(line, want.p, n) != 0)
-                        fail_msg("record %zu: tm_rrender_line gave\n%.*s  want\n%s", i, (int)n,
+                        fail_msg("record %zu: tm_text_line gave\n%.*s  want\n%s", i, (int)n,
                                  line, want.p);
                 guard_intact(line, room);
-                if (tm_rrender_line_len(p, r) != want.len)
-                        fail_msg("record %zu: tm_rrender_line_len %zu for\n%s", i,
-                                 tm_rrender_line_len(p, r), want.p);
-                size_t total = tm_rrender_lens(p, r, tok);
+                if (tm_text_line_len(p, r) != want.len)
+                        fail_msg("record %zu: tm_text_line_len %zu for\n%s", i,
+                                 tm_text_line_len(p, r), want.p);
+                size_t total = tm_text_lens(p, r, tok);
                 assert_int_equal(total, want.len);
                 size_t sum = p->kind[r->kind].head_len;
                 for (unsigned j = 0; j < k->nfields; j++) {
                         want.len = 0;
                         ref_token(&want, s, r, j);
                         sput(&want, "\n");
-                        n = tm_rrender_field(line, s, r, j);
+                        n = tm_text_field(line, s, r, j);
                         if (n != want.len || memcmp(line, want.p, n) != 0)
-                                fail_msg("record %zu field %u: tm_rrender_field gave %.*s want %s",
+                                fail_msg("record %zu field %u: tm_text_field gave %.*s want %s",
                                          i, j, (int)n, line, want.p);
                         guard_intact(line, room);
-                        assert_int_equal(tm_rrender_field_len(p, r, j), want.len);
+                        assert_int_equal(tm_text_field_len(p, r, j), want.len);
                         assert_int_equal(tok[j], want.len);
                         assert_int_equal(p->kind[r->kind].pos[k->field[j]],
                                          tm_kind_pos(k, k->field[j]));
@@ -389,7 +389,7 @@ static void check_one_record_fns(const struct recset *t, const struct tm_rrender
                 }
                 assert_int_equal(sum, total);
                 ref_binary(want_bin, s, r);
-                tm_rrender_binary(bin, s, r);
+                tm_text_binary(bin, s, r);
                 assert_memory_equal(bin, want_bin, bsize);
                 guard_intact((char *)bin, bsize);
         }
@@ -400,17 +400,17 @@ static void check_one_record_fns(const struct recset *t, const struct tm_rrender
 }
 
 /* Which batch renderer, and the reference of one record for it (what
- * tm_rrender_line or tm_rrender_field would write; nothing for a record
+ * tm_text_line or tm_text_field would write; nothing for a record
  * the view skips). */
 enum which { W_LINES, W_KIND, W_FIELD };
 
-static size_t one_record(char *dst, const struct recset *t, const struct tm_rrender_plan *p,
+static size_t one_record(char *dst, const struct recset *t, const struct tm_text_plan *p,
                          const struct tm_rec *r, enum which w, unsigned sel)
 {
         if (w == W_LINES || (w == W_KIND && r->kind == sel))
-                return tm_rrender_line(dst, t->s, r);
+                return tm_text_line(dst, t->s, r);
         if (w == W_FIELD && p->kind[r->kind].pos[sel] >= 0)
-                return tm_rrender_field(dst, t->s, r, (unsigned)p->kind[r->kind].pos[sel]);
+                return tm_text_field(dst, t->s, r, (unsigned)p->kind[r->kind].pos[sel]);
         return 0;
 }
 
@@ -431,26 +431,26 @@ static void ref_view(struct sbuf *b, const struct recset *t, enum which w, unsig
         }
 }
 
-static size_t batch(char *dst, size_t cap, const struct tm_rrender_plan *p, const struct tm_rec *r,
+static size_t batch(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
                     size_t n, enum which w, unsigned sel, size_t *k)
 {
         if (w == W_LINES)
-                return tm_rrender_lines(dst, cap, p, r, n, k);
+                return tm_text_lines(dst, cap, p, r, n, k);
         if (w == W_KIND)
-                return tm_rrender_kind_lines(dst, cap, p, r, n, sel, k);
-        return tm_rrender_fields(dst, cap, p, r, n, sel, k);
+                return tm_text_kind_lines(dst, cap, p, r, n, sel, k);
+        return tm_text_fields(dst, cap, p, r, n, sel, k);
 }
 
 /* Read a view whole in reads of random sizes, as rtrace's pread does with
  * a batch renderer: batches straight into the reader's buffer, the record
  * that might not fit into a line buffer, and its rest on the next read. */
-static void check_batches(const struct recset *t, const struct tm_rrender_plan *p, enum which w,
+static void check_batches(const struct recset *t, const struct tm_text_plan *p, enum which w,
                           unsigned sel)
 {
         struct sbuf want = {0};
         sput(&want, "");
         ref_view(&want, t, w, sel);
-        size_t room = tm_rrender_line_max(t->s, 300 * 8);
+        size_t room = tm_text_line_max(t->s, 300 * 8);
         char *line = guarded(room);
         char *got = malloc(want.len + 1);
         size_t got_len = 0, line_len = 0, line_pos = 0, next = 0;
@@ -501,23 +501,23 @@ static void check_batches(const struct recset *t, const struct tm_rrender_plan *
 }
 
 /* With room to spare, a batch renders every record in one call. */
-static void check_batch_whole(const struct recset *t, const struct tm_rrender_plan *p)
+static void check_batch_whole(const struct recset *t, const struct tm_text_plan *p)
 {
         struct sbuf want = {0};
         sput(&want, "");
         ref_view(&want, t, W_LINES, 0);
-        size_t cap = TM_RRENDER_SLACK; /* every line at its longest */
+        size_t cap = TM_TEXT_SLACK; /* every line at its longest */
         for (size_t i = 0; i < t->n; i++) {
                 const struct tm_kind *k = &t->s->kind[t->r[i].kind];
                 size_t var = 0;
                 for (unsigned j = 0; j < k->nfields; j++)
                         if (tm_field_is_var(&t->s->field[k->field[j]]))
                                 var += 8 * t->r[i].v[j];
-                cap += tm_rrender_line_max(t->s, var);
+                cap += tm_text_line_max(t->s, var);
         }
         char *dst = guarded(cap);
         size_t k;
-        size_t n = tm_rrender_lines(dst, cap, p, t->r, t->n, &k);
+        size_t n = tm_text_lines(dst, cap, p, t->r, t->n, &k);
         assert_int_equal(k, t->n);
         assert_int_equal(n, want.len);
         assert_memory_equal(dst, want.p, n);
@@ -525,10 +525,10 @@ static void check_batch_whole(const struct recset *t, const struct tm_rrender_pl
         free(dst);
         free(want.p);
 
-        size_t bsize = tm_rrender_binary_size(t->s);
+        size_t bsize = tm_text_binary_size(t->s);
         uint8_t *bin = (uint8_t *)guarded(bsize * t->n);
         uint8_t *one = malloc(bsize);
-        tm_rrender_binaries(bin, p, t->r, t->n);
+        tm_text_binaries(bin, p, t->r, t->n);
         for (size_t i = 0; i < t->n; i++) {
                 ref_binary(one, t->s, &t->r[i]);
                 assert_memory_equal(bin + i * bsize, one, bsize);
@@ -540,8 +540,8 @@ static void check_batch_whole(const struct recset *t, const struct tm_rrender_pl
 
 static void check_all_impl(const struct tm_schema *s, size_t n)
 {
-        struct tm_rrender_plan p;
-        assert_int_equal(tm_rrender_plan_init(&p, s), 0);
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, s), 0);
         assert_int_equal(p.nkinds, s->nkinds);
         assert_int_equal(p.nfields, s->nfields);
         struct recset t;
@@ -559,9 +559,9 @@ static void check_all_impl(const struct tm_schema *s, size_t n)
 /* Both batch implementations (the vector one where the CPU has it). */
 static void check_all(const struct tm_schema *s, size_t n)
 {
-        tm_rrender_force_scalar(1);
+        tm_text_force_scalar(1);
         check_all_impl(s, n);
-        tm_rrender_force_scalar(0);
+        tm_text_force_scalar(0);
         check_all_impl(s, n);
 }
 
@@ -584,8 +584,8 @@ static void test_edges(void **state)
 {
         (void)state;
         mixed_init();
-        struct tm_rrender_plan p;
-        assert_int_equal(tm_rrender_plan_init(&p, &mixed), 0);
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, &mixed), 0);
         uint64_t vals[80];
         unsigned nv = 0;
         uint64_t pw = 1;
@@ -641,7 +641,7 @@ static void test_edges(void **state)
         r[0].v[5] = 0;
         r[0].v[6] = 2;
         r[0].var[2] = list + 8 * 0; /* 0, 1 */
-        size_t len = tm_rrender_line(line, &mixed, &r[0]);
+        size_t len = tm_text_line(line, &mixed, &r[0]);
         const char *want =
             "all 18446744073709551615 -9223372036854775808 0x0 0xffffffffffffffff %2D - 0,1\n";
         assert_int_equal(len, strlen(want));
@@ -652,8 +652,8 @@ static void test_edges(void **state)
 static void test_bad_kind(void **state)
 {
         (void)state;
-        struct tm_rrender_plan p;
-        assert_int_equal(tm_rrender_plan_init(&p, &tm_schema_heap), 0);
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, &tm_schema_heap), 0);
         struct tm_rec r[3];
         memset(r, 0, sizeof r);
         r[0].kind = TM_HK_CREATE_THREAD;
@@ -663,16 +663,16 @@ static void test_bad_kind(void **state)
         r[2].kind = TM_HK_CREATE_THREAD;
         char out[256];
         size_t k;
-        size_t n = tm_rrender_lines(out, sizeof out, &p, r, 3, &k);
+        size_t n = tm_text_lines(out, sizeof out, &p, r, 3, &k);
         assert_int_equal(k, 1);
         assert_int_equal(n, strlen("createThread 7 8 -\n"));
         assert_memory_equal(out, "createThread 7 8 -\n", n);
-        assert_int_equal(tm_rrender_kind_lines(out, sizeof out, &p, r + 1, 2, 8, &k), 0);
+        assert_int_equal(tm_text_kind_lines(out, sizeof out, &p, r + 1, 2, 8, &k), 0);
         assert_int_equal(k, 0);
-        assert_int_equal(tm_rrender_fields(out, sizeof out, &p, r + 1, 2, TM_HF_THREAD, &k), 0);
+        assert_int_equal(tm_text_fields(out, sizeof out, &p, r + 1, 2, TM_HF_THREAD, &k), 0);
         assert_int_equal(k, 0);
         /* No room at all: nothing written, nothing taken. */
-        assert_int_equal(tm_rrender_lines(out, 0, &p, r, 3, &k), 0);
+        assert_int_equal(tm_text_lines(out, 0, &p, r, 3, &k), 0);
         assert_int_equal(k, 0);
 }
 
@@ -682,35 +682,35 @@ static void test_plan_errors(void **state)
         (void)state;
         mixed_init();
         struct tm_schema s = mixed;
-        struct tm_rrender_plan p;
+        struct tm_text_plan p;
         /* a fifth variable field */
         struct tm_kind *k = &s.kind[s.nkinds++];
         memset(k, 0, sizeof *k);
         snprintf(k->name, sizeof k->name, "var5");
         k->nfields = 5;
         memcpy(k->field, (const uint8_t[]){F_T, F_B, F_L, F_T, F_B}, 5);
-        assert_int_equal(tm_rrender_plan_init(&p, &s), -EINVAL);
+        assert_int_equal(tm_text_plan_init(&p, &s), -EINVAL);
         k->nfields = 4;
-        assert_int_equal(tm_rrender_plan_init(&p, &s), 0);
+        assert_int_equal(tm_text_plan_init(&p, &s), 0);
         /* a name without its NUL */
         memset(k->name, 'x', sizeof k->name);
-        assert_int_equal(tm_rrender_plan_init(&p, &s), -EINVAL);
+        assert_int_equal(tm_text_plan_init(&p, &s), -EINVAL);
         snprintf(k->name, sizeof k->name, "ok");
         /* a field index out of range */
         k->field[0] = F_N;
-        assert_int_equal(tm_rrender_plan_init(&p, &s), -EINVAL);
+        assert_int_equal(tm_text_plan_init(&p, &s), -EINVAL);
 }
 
-/* tm_rrender_nums against tm_rrender_line, record by record: records of
+/* tm_text_nums against tm_text_line, record by record: records of
  * every kind of at most 8 fields, numbers at the edges and at the borders
  * of the vector path's range, variable fields empty; into buffers of
  * random room (a guard zone behind), both implementations. */
 static void check_nums(const struct tm_schema *s)
 {
-        struct tm_rrender_plan p;
-        assert_int_equal(tm_rrender_plan_init(&p, s), 0);
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, s), 0);
         enum { N = 3000 };
-        static struct tm_rrender_num v[N];
+        static struct tm_text_num v[N];
         static uint32_t kind[N];
         struct sbuf ref = {.p = malloc(N * 256)}; /* a line is at most 32 + 8 * 21 */
         assert_non_null(ref.p);
@@ -726,13 +726,13 @@ static void check_nums(const struct tm_schema *s)
                 }
                 memcpy(v[n].v, r.v, sizeof v[n].v);
                 kind[n++] = k;
-                ref.len += tm_rrender_line(ref.p + ref.len, s, &r);
+                ref.len += tm_text_line(ref.p + ref.len, s, &r);
         }
         size_t i = 0, at = 0;
         while (i < N) {
                 size_t room = rnd() % 3 ? 1 + rnd() % 4000 : rnd() % 300, k;
                 char *b = guarded(room);
-                size_t w = tm_rrender_nums(b, room, &p, kind + i, v + i, N - i, &k);
+                size_t w = tm_text_nums(b, room, &p, kind + i, v + i, N - i, &k);
                 guard_intact(b, room);
                 assert_true(w <= room && at + w <= ref.len);
                 assert_memory_equal(b, ref.p + at, w);
@@ -755,7 +755,7 @@ static void test_nums(void **state)
         (void)state;
         mixed_init();
         for (int scalar = 1; scalar >= 0; scalar--) {
-                tm_rrender_force_scalar(scalar);
+                tm_text_force_scalar(scalar);
                 check_nums(&tm_schema_heap);
                 check_nums(&mixed);
         }

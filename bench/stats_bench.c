@@ -1,15 +1,15 @@
-/* rstats_bench: the statistics pass (views/rstats.h: the generic part and
+/* stats_bench: the statistics pass (views/stats.h: the generic part and
  * the heap family's, codecs/heap/heap_stats.h) on a record
  * trace, alone: its time and its memory.
  *
- *   rstats_bench FILE             decode FILE streaming (any container, any
+ *   stats_bench FILE             decode FILE streaming (any container, any
  *                                 record codec) and count its statistics
- *   rstats_bench --decode FILE    decode only (the baseline of both figures)
+ *   stats_bench --decode FILE    decode only (the baseline of both figures)
  *
- * Prints the records, the CPU time of the statistics calls (tm_rstats_add
- * and the end of the count in tm_rstats_get, the external sorts when the
+ * Prints the records, the CPU time of the statistics calls (tm_stats_add
+ * and the end of the count in tm_stats_get, the external sorts when the
  * addresses overflowed the table) apart from decoding, the accumulator's
- * own peak of memory (tm_rstats_peak_mem), the events it sorted through
+ * own peak of memory (tm_stats_peak_mem), the events it sorted through
  * temporary files, and the process's peak RSS (getrusage; decoding's own
  * share is what --decode prints). The raw stream is decoded as it comes
  * from the container, so memory does not grow with the trace. */
@@ -25,9 +25,9 @@
 
 #include "codecs/containers/container.h"
 #include "codecs/record/record.h"
-#include "views/rfeed.h"
+#include "views/feed.h"
 #include "codecs/heap/heap_stats.h"
-#include "views/rstats.h"
+#include "views/stats.h"
 
 #define BATCH 256
 
@@ -39,8 +39,8 @@ struct job {
         const struct tm_rcodec *codec;
         void *ctx;
         struct tm_schema s;
-        struct tm_rfeed feed;
-        struct tm_rstats_acc *acc;
+        struct tm_feed feed;
+        struct tm_stats_acc *acc;
         struct tm_rec recs[BATCH];
         uint64_t records;
         double t_stats;
@@ -56,14 +56,14 @@ static double cpu_now(void)
 
 static void die(const struct job *j, const char *what)
 {
-        fprintf(stderr, "rstats_bench: %s: %s\n", j->path, what);
+        fprintf(stderr, "stats_bench: %s: %s\n", j->path, what);
         exit(2);
 }
 
 static void drain(struct job *j)
 {
         for (;;) {
-                ssize_t n = tm_rfeed_decode(&j->feed, j->recs, BATCH, &j->err);
+                ssize_t n = tm_feed_decode(&j->feed, j->recs, BATCH, &j->err);
                 if (n < 0)
                         die(j, j->err.msg);
                 if (n == 0)
@@ -71,7 +71,7 @@ static void drain(struct job *j)
                 j->records += (uint64_t)n;
                 if (j->stats) {
                         double t = cpu_now();
-                        tm_rstats_add(j->acc, j->recs, (size_t)n);
+                        tm_stats_add(j->acc, j->recs, (size_t)n);
                         j->t_stats += cpu_now() - t;
                 }
         }
@@ -81,10 +81,10 @@ static void feed(struct job *j, const uint8_t *buf, size_t n)
 {
         while (n) {
                 size_t room;
-                uint8_t *dst = tm_rfeed_space(&j->feed, &room);
+                uint8_t *dst = tm_feed_space(&j->feed, &room);
                 size_t c = n < room ? n : room;
                 memcpy(dst, buf, c);
-                tm_rfeed_commit(&j->feed, c);
+                tm_feed_commit(&j->feed, c);
                 buf += c;
                 n -= c;
                 drain(j);
@@ -101,11 +101,11 @@ static void open_codec(struct job *j)
         int h = j->codec->open(j->head, j->hn, j->path, &j->ctx, &j->s, &st, &j->err);
         if (h < 0)
                 die(j, j->err.msg);
-        if (j->stats && !(j->acc = tm_rstats_start(&j->s)))
+        if (j->stats && !(j->acc = tm_stats_start(&j->s)))
                 die(j, "out of memory");
-        if (tm_rfeed_init(&j->feed, j->codec, j->ctx) < 0)
+        if (tm_feed_init(&j->feed, j->codec, j->ctx) < 0)
                 die(j, "out of memory");
-        tm_rfeed_reset(&j->feed, (uint64_t)h, st.b);
+        tm_feed_reset(&j->feed, (uint64_t)h, st.b);
         feed(j, j->head + h, j->hn - (size_t)h);
         free(j->head);
         j->head = NULL;
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
         } else if (argc == 2) {
                 j.path = argv[1];
         } else {
-                fprintf(stderr, "usage: rstats_bench [--decode] FILE\n");
+                fprintf(stderr, "usage: stats_bench [--decode] FILE\n");
                 return 2;
         }
         struct tm_cont *c;
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
         printf("%s: %" PRIu64 " records", j.path, j.records);
         if (j.stats) {
                 double t = cpu_now();
-                const struct tm_rstats *rs = tm_rstats_get(j.acc);
+                const struct tm_stats *rs = tm_stats_get(j.acc);
                 double t_end = cpu_now() - t;
                 static const struct tm_heap_stats none;
                 const struct tm_heap_stats *st =
@@ -171,13 +171,13 @@ int main(int argc, char **argv)
                        "accumulator peak %.1f MiB, events sorted externally %" PRIu64
                        "%s, max objects %" PRIu64,
                        j.t_stats, j.records ? j.t_stats * 1e9 / (double)j.records : 0.0, t_end,
-                       (double)tm_rstats_peak_mem(j.acc) / (1 << 20), st->spilled,
+                       (double)tm_stats_peak_mem(j.acc) / (1 << 20), st->spilled,
                        st->inexact ? " (not exact)" : "", st->max_live_n);
         }
         getrusage(RUSAGE_SELF, &ru);
         printf(", total %.3f s CPU, peak RSS %.1f MiB\n", cpu_now(), (double)ru.ru_maxrss / 1024);
-        tm_rstats_free(j.acc);
-        tm_rfeed_free(&j.feed);
+        tm_stats_free(j.acc);
+        tm_feed_free(&j.feed);
         if (j.codec && j.codec->close)
                 j.codec->close(j.ctx);
         tm_cont_close(c);

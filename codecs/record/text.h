@@ -1,4 +1,4 @@
-/* rrender: the text and binary forms of records of any schema.
+/* text: the text and binary forms of records of any schema.
  *
  * ascii   one record a line: the kind's name, then each of the kind's
  *         fields in schema order, separated by one space, '\n'. Numbers
@@ -15,55 +15,55 @@
  *         the kind has schema field i), then one 8-byte slot per schema
  *         field in schema order: the number (signed ones two's complement),
  *         the length of a variable field (its bytes are in fields/<name>),
- *         0 when the kind lacks the field. tm_rrender_binary_layout prints
+ *         0 when the kind lacks the field. tm_text_binary_layout prints
  *         the C struct and numpy dtype. */
-#ifndef TM_RRENDER_H
-#define TM_RRENDER_H
+#ifndef TM_TEXT_H
+#define TM_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../codecs/record/record.h"
+#include "record.h"
 
 /* Bytes of one binary record of schema s. */
-static inline size_t tm_rrender_binary_size(const struct tm_schema *s)
+static inline size_t tm_text_binary_size(const struct tm_schema *s)
 {
         return 8 + 8 * (size_t)s->nfields;
 }
 
 /* The longest ascii line a record can render to: bounded by the longest
  * variable field a decoder can return (its input buffer). */
-size_t tm_rrender_line_max(const struct tm_schema *s, size_t var_max);
+size_t tm_text_line_max(const struct tm_schema *s, size_t var_max);
 
 /* ---- one record at a time, straight from the schema ----
  *
  * The renderers below write whole 8-byte words (and the kind's name as one
  * TM_NAME_MAX-byte copy), so bytes past the returned length may be
- * scribbled on: dst must have room for tm_rrender_line_max bytes, whatever
+ * scribbled on: dst must have room for tm_text_line_max bytes, whatever
  * the record. */
 
-/* Render r's ascii line into dst (room: tm_rrender_line_max). Returns the
+/* Render r's ascii line into dst (room: tm_text_line_max). Returns the
  * length. */
-size_t tm_rrender_line(char *dst, const struct tm_schema *s, const struct tm_rec *r);
+size_t tm_text_line(char *dst, const struct tm_schema *s, const struct tm_rec *r);
 
 /* Render the token of the field at position pos of r's kind, and '\n'
- * (room: tm_rrender_line_max). Returns the length. */
-size_t tm_rrender_field(char *dst, const struct tm_schema *s, const struct tm_rec *r, unsigned pos);
+ * (room: tm_text_line_max). Returns the length. */
+size_t tm_text_field(char *dst, const struct tm_schema *s, const struct tm_rec *r, unsigned pos);
 
-/* Write r's binary record to dst (tm_rrender_binary_size bytes; nothing
+/* Write r's binary record to dst (tm_text_binary_size bytes; nothing
  * past them is written). */
-void tm_rrender_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r);
+void tm_text_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r);
 
 /* Describe the binary layout of s as a C struct and a numpy dtype, into
  * dst (cap bytes). Returns the length (snprintf-style). */
-size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s);
+size_t tm_text_binary_layout(char *dst, size_t cap, const struct tm_schema *s);
 
 /* ---- batches, through a plan ----
  *
  * A plan is what the renderers need of a schema, worked out once: per
  * kind its name with the separator after it, and per position how the
  * field is shown and where its bytes are. It holds no pointers, so it may
- * be copied, and it is read-only after tm_rrender_plan_init: any number of
+ * be copied, and it is read-only after tm_text_plan_init: any number of
  * threads may render with one plan. Build it once per trace, beside the
  * schema (it is about 23 KiB).
  *
@@ -72,31 +72,31 @@ size_t tm_rrender_binary_layout(char *dst, size_t cap, const struct tm_schema *s
  * the bytes of the one-record functions above, called record by record. */
 
 /* How the text form shows the field at one position. */
-enum tm_rrender_op {
-        TM_RROP_UDEC,  /* unsigned decimal */
-        TM_RROP_SDEC,  /* signed decimal */
-        TM_RROP_HEX,   /* 0x and lowercase hex (any number type) */
-        TM_RROP_BYTES, /* text or bytes: %XX escapes, "-" when empty */
-        TM_RROP_LIST,  /* numbers joined by ',', "-" when empty */
-        TM_RROP_HEXN,  /* lowercase hex without 0x */
-        TM_RROP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
-        TM_RROP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
+enum tm_text_op {
+        TM_TOP_UDEC,  /* unsigned decimal */
+        TM_TOP_SDEC,  /* signed decimal */
+        TM_TOP_HEX,   /* 0x and lowercase hex (any number type) */
+        TM_TOP_BYTES, /* text or bytes: %XX escapes, "-" when empty */
+        TM_TOP_LIST,  /* numbers joined by ',', "-" when empty */
+        TM_TOP_HEXN,  /* lowercase hex without 0x */
+        TM_TOP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
+        TM_TOP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
 };
 
 /* Is op one of a variable field (its bytes in a var[] slot)? */
-static inline int tm_rrender_op_var(unsigned op)
+static inline int tm_text_op_var(unsigned op)
 {
-        return op == TM_RROP_BYTES || op == TM_RROP_LIST;
+        return op == TM_TOP_BYTES || op == TM_TOP_LIST;
 }
 
 /* One kind of the plan. */
-struct tm_rrender_kind {
+struct tm_text_kind {
         char head[TM_NAME_MAX];            /* the kind's name and ' ', zero-padded */
         uint8_t head_len;                  /* strlen(name) + 1 */
         uint8_t nfields;                   /* as tm_kind.nfields */
-        uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_rrender_op in lines */
+        uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_text_op in lines */
         uint8_t fop[TM_KIND_FIELDS_MAX];   /* per position: the op of fields/<name> */
-        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_RROP_HEXW's digits */
+        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_TOP_HEXW's digits */
         uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
                                             * (variable fields; 0 for numbers) */
         uint8_t field[TM_KIND_FIELDS_MAX]; /* per position: schema field index */
@@ -108,12 +108,12 @@ struct tm_rrender_kind {
                                             * without the slack */
 };
 
-/* One kind as the AVX-512 line renderer sees it (views/rrender.c; callers
+/* One kind as the AVX-512 line renderer sees it (codecs/record/text.c; callers
  * need not look). A line is made in two 64-byte registers of four 16-byte
  * chunks, one per field: ' ' and the field's characters right-aligned,
  * then the leading zeros are squeezed out; or, when its numbers are small
  * and it fits, in one register (the short layout, s* below). */
-struct tm_rrender_vkind {
+struct tm_text_vkind {
         uint8_t img[128];    /* the constant bytes: ' ', "0x", the '-' of an
                               * empty variable field */
         uint64_t kconst[2];  /* bytes taken from img */
@@ -143,84 +143,84 @@ struct tm_rrender_vkind {
         uint64_t sprefix; /* always kept: the name, ' ', "0x", "-", '\n' */
 };
 
-struct tm_rrender_plan {
+struct tm_text_plan {
         unsigned nkinds, nfields; /* as the schema's */
         int same;                 /* every kind has the same positions (fields, ops,
                                    * widths): the column path works field by field */
-        struct tm_rrender_kind kind[TM_SCHEMA_KINDS_MAX];
-        struct tm_rrender_vkind vkind[TM_SCHEMA_KINDS_MAX];
+        struct tm_text_kind kind[TM_SCHEMA_KINDS_MAX];
+        struct tm_text_vkind vkind[TM_SCHEMA_KINDS_MAX];
 };
 
-/* Bytes past a line's end (and past the first TM_RRENDER_SLACK bytes of a
+/* Bytes past a line's end (and past the first TM_TEXT_SLACK bytes of a
  * short line) that the renderers may scribble on: the name is copied as
  * one TM_NAME_MAX-byte block, numbers are written as whole 8-byte words.
  * The batch renderers keep that slack inside cap themselves. */
-#define TM_RRENDER_SLACK 32
+#define TM_TEXT_SLACK 32
 
 /* Work out the plan of s. Returns 0, or -EINVAL when a kind of s has more
  * variable fields than a record has var[] slots (TM_REC_VAR_MAX), a kind
  * name is not NUL-terminated, or a field index is out of range: the
  * one-record functions would read past the record then. */
-int tm_rrender_plan_init(struct tm_rrender_plan *p, const struct tm_schema *s);
+int tm_text_plan_init(struct tm_text_plan *p, const struct tm_schema *s);
 
-/* The plan of s's text form form (NULL: ascii, as tm_rrender_plan_init):
+/* The plan of s's text form form (NULL: ascii, as tm_text_plan_init):
  * its labels and shows in place of the schema's. Same errors. */
-int tm_rrender_plan_form(struct tm_rrender_plan *p, const struct tm_schema *s,
+int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s,
                          const struct tm_form *form);
 
-/* r's line in the plan's form into dst (room: tm_rrender_line_max);
+/* r's line in the plan's form into dst (room: tm_text_line_max);
  * r->kind must be below p->nkinds. Returns the length. */
-size_t tm_rrender_pline(char *dst, const struct tm_rrender_plan *p, const struct tm_rec *r);
+size_t tm_text_pline(char *dst, const struct tm_text_plan *p, const struct tm_rec *r);
 
 /* Render the ascii lines of r[0..n) into dst, one after another, while
  * they fit: nothing is written at or past dst[cap]. Returns the bytes
  * written; *nrec receives how many records were rendered (all whole
  * lines). It stops early, before r[*nrec], when that line might not fit
- * in what is left (its worst case plus TM_RRENDER_SLACK is checked, not
+ * in what is left (its worst case plus TM_TEXT_SLACK is checked, not
  * its length: it may fit after all), or when r[*nrec].kind is not a kind
  * of the plan. The caller then renders that one record itself into its
- * own line buffer (room: tm_rrender_line_max), after checking its kind
- * (tm_rrender_line does not), copies what fits and keeps the rest for the
+ * own line buffer (room: tm_text_line_max), after checking its kind
+ * (tm_text_line does not), copies what fits and keeps the rest for the
  * next read:
  *
- *      w = tm_rrender_lines(dst, cap, p, r, n, &k);
+ *      w = tm_text_lines(dst, cap, p, r, n, &k);
  *      if (k < n && w < cap) {
- *              len = tm_rrender_line(line, s, &r[k]);   (r[k].kind checked)
+ *              len = tm_text_line(line, s, &r[k]);   (r[k].kind checked)
  *              copy min(len, cap - w) bytes of line to dst + w, k++
  *      }
  *
  * Thread-safe. */
-size_t tm_rrender_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p,
                         const struct tm_rec *r, size_t n, size_t *nrec);
 
-/* As tm_rrender_lines for the streams/<kind> view: only the lines of
+/* As tm_text_lines for the streams/<kind> view: only the lines of
  * records of kind kind are written; the others are skipped (and counted
  * in *nrec, since they are done with). */
-size_t tm_rrender_kind_lines(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
                              const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec);
 
-/* As tm_rrender_lines for the fields/<name> view: the token of schema
- * field field and '\n' (tm_rrender_field) for each record whose kind has
+/* As tm_text_lines for the fields/<name> view: the token of schema
+ * field field and '\n' (tm_text_field) for each record whose kind has
  * that field; the others are skipped (and counted in *nrec). */
-size_t tm_rrender_fields(char *dst, size_t cap, const struct tm_rrender_plan *p,
+size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
                          const struct tm_rec *r, size_t n, unsigned field, size_t *nrec);
 
 /* A record reduced to its numbers, for decoders that render as they go
  * (codecs/heap/hatf_text.c): the values of the kind's first 8 positions,
  * as tm_rec.v. 64 bytes, so a batch of them stays in L1 and a vector
  * register takes one whole. */
-struct tm_rrender_num {
+struct tm_text_num {
         _Alignas(64) uint64_t v[8];
 };
 
-/* As tm_rrender_lines for records given as numbers: record i is of kind
+/* As tm_text_lines for records given as numbers: record i is of kind
  * kind[i] (below p->nkinds, at most 8 fields) with values v[i]; a
  * variable field's value must be 0 (empty: "-"). Same bytes, same stops
  * (a line that might not fit). */
-size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, const uint32_t *kind,
-                       const struct tm_rrender_num *v, size_t n, size_t *nrec);
+size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+                       const struct tm_text_num *v, size_t n, size_t *nrec);
 
-/* Which implementation tm_rrender_lines and tm_rrender_kind_lines use,
+/* Which implementation tm_text_lines and tm_text_kind_lines use,
  * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
  * BW, VL, DQ, VBMI, VBMI2 and IFMA, unless TM_NO_SIMD=1 then:
  * codecs/common/tm_cpu.h) or "scalar". Records the vector path
@@ -228,42 +228,42 @@ size_t tm_rrender_nums(char *dst, size_t cap, const struct tm_rrender_plan *p, c
  * one of 10^15 or more, a hex number of 2^52 or more, more than 8 fields)
  * go the scalar way within the same call; the bytes are the same either
  * way. */
-const char *tm_rrender_lines_impl(void);
+const char *tm_text_lines_impl(void);
 
 /* For tests and benchmarks: on != 0 makes the batch renderers use the
  * scalar path from now on; 0 makes the choice again, as at the first
  * call. */
-void tm_rrender_force_scalar(int on);
+void tm_text_force_scalar(int on);
 
 /* Write the binary records of r[0..n) to dst, n * (8 + 8 * p->nfields)
  * bytes, nothing past them. Every r[i].kind must be below p->nkinds. */
-void tm_rrender_binaries(uint8_t *dst, const struct tm_rrender_plan *p, const struct tm_rec *r,
+void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r,
                          size_t n);
 
 /* ---- lengths only (skipping to an offset, the index's columns) ----
  * r->kind must be below p->nkinds. Nothing is written but *tok. */
 
-/* Length of r's ascii line (what tm_rrender_line returns). */
-size_t tm_rrender_line_len(const struct tm_rrender_plan *p, const struct tm_rec *r);
+/* Length of r's ascii line (what tm_text_line returns). */
+size_t tm_text_line_len(const struct tm_text_plan *p, const struct tm_rec *r);
 
 /* Length of the token at position pos and its '\n' (what
- * tm_rrender_field returns). For a schema field f that is position
+ * tm_text_field returns). For a schema field f that is position
  * p->kind[r->kind].pos[f], when that is not -1. */
-size_t tm_rrender_field_len(const struct tm_rrender_plan *p, const struct tm_rec *r, unsigned pos);
+size_t tm_text_field_len(const struct tm_text_plan *p, const struct tm_rec *r, unsigned pos);
 
-/* Both at once: tok[i] = tm_rrender_field_len(p, r, i) for each position
+/* Both at once: tok[i] = tm_text_field_len(p, r, i) for each position
  * i of r's kind, and the line length as the result (the index build's
  * accounting of every column of a record). tok has room for
  * TM_KIND_FIELDS_MAX. */
-size_t tm_rrender_lens(const struct tm_rrender_plan *p, const struct tm_rec *r, uint64_t *tok);
+size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64_t *tok);
 
 /* Lengths of the records of column batch b (record.h): line[i] = the
  * length of record i's line in p's form without its label, that is
- * tm_rrender_line_len - p->kind[b->kind[i]].head_len (callers add the
+ * tm_text_line_len - p->kind[b->kind[i]].head_len (callers add the
  * labels per kind: count x head_len), and, when fsum is not NULL,
  * fsum[f] += the bytes the records add to fields/<f> for each schema
  * field f. Every b->kind[i] must be below p->nkinds. */
-void tm_rrender_batch_lens(const struct tm_rrender_plan *p, const struct tm_rbatch *b,
+void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                            uint32_t *line, uint64_t *fsum);
 
 #endif

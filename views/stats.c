@@ -1,6 +1,6 @@
 /* The generic statistics of a record trace and the family's hooks
- * (rstats.h). */
-#include "rstats.h"
+ * (stats.h). */
+#include "stats.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,20 +10,20 @@
 #include "../codecs/common/tm_json.h"
 #include "../codecs/record/family.h"
 
-struct tm_rstats_acc {
+struct tm_stats_acc {
         const struct tm_schema *s;
         const struct tm_family *fam; /* NULL: none, or one without statistics */
         struct tm_family_acc *fa;
-        struct tm_rstats st;
+        struct tm_stats st;
         int ended;
         int same;  /* every kind has every field, in schema order (columns) */
         int whole; /* the family reports the whole stats: the fields' ranges go
                     * unshown, and uncounted */
 };
 
-struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
+struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
 {
-        struct tm_rstats_acc *a = calloc(1, sizeof *a);
+        struct tm_stats_acc *a = calloc(1, sizeof *a);
         if (!a)
                 return NULL;
         a->s = s;
@@ -46,7 +46,7 @@ struct tm_rstats_acc *tm_rstats_start(const struct tm_schema *s)
         return a;
 }
 
-void tm_rstats_free(struct tm_rstats_acc *a)
+void tm_stats_free(struct tm_stats_acc *a)
 {
         if (!a)
                 return;
@@ -55,14 +55,14 @@ void tm_rstats_free(struct tm_rstats_acc *a)
         free(a);
 }
 
-size_t tm_rstats_peak_mem(const struct tm_rstats_acc *a)
+size_t tm_stats_peak_mem(const struct tm_stats_acc *a)
 {
         return a->fa && a->fam->acc_peak_mem ? a->fam->acc_peak_mem(a->fa) : 0;
 }
 
-void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
+void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n)
 {
-        struct tm_rstats *st = &a->st;
+        struct tm_stats *st = &a->st;
         if (a->ended)
                 return;
         for (size_t i = 0; i < n; i++) {
@@ -85,10 +85,10 @@ void tm_rstats_add(struct tm_rstats_acc *a, const struct tm_rec *r, size_t n)
                 a->fam->acc_add(a->fa, r, n);
 }
 
-void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b,
+void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                          const uint64_t *kind_n)
 {
-        struct tm_rstats *st = &a->st;
+        struct tm_stats *st = &a->st;
         if (a->ended)
                 return;
         if (kind_n)
@@ -142,7 +142,7 @@ void tm_rstats_add_batch(struct tm_rstats_acc *a, const struct tm_rbatch *b,
         }
 }
 
-const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a)
+const struct tm_stats *tm_stats_get(struct tm_stats_acc *a)
 {
         if (!a->ended && a->fa)
                 a->fam->acc_finish(a->fa, a->st.fam);
@@ -150,7 +150,7 @@ const struct tm_rstats *tm_rstats_get(struct tm_rstats_acc *a)
         return &a->st;
 }
 
-unsigned tm_rstats_stream_ids(const struct tm_rstats *st, const struct tm_schema *s,
+unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *s,
                               const uint64_t **ids)
 {
         const struct tm_family *fam = tm_family_of(s);
@@ -182,7 +182,7 @@ static const char *note_line(const char **l, size_t *len)
                         n += (size_t)k_;                                                           \
         } while (0)
 
-size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
+size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap)
 {
         const struct tm_family *fam = tm_family_of(s);
@@ -223,7 +223,7 @@ size_t tm_rstats_report(const struct tm_rstats *st, const struct tm_schema *s,
 
 /* ---- JSON ---- */
 
-size_t tm_rstats_json(const struct tm_rstats *st, const struct tm_schema *s,
+size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                       const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
 {
         const struct tm_family *fam = tm_family_of(s);

@@ -1,4 +1,4 @@
-/* Views of record traces (views/rtrace.c) on HATF archives: every view read
+/* unit_view_heap: the views (views/records.c) of HATF archives: every view read
  * whole and at random offsets equals what this test renders itself with
  * snprintf from the events it wrote; the stats' Table 3 figures equal an
  * independent count; corrupt archives give -EIO naming the offset. The
@@ -23,7 +23,7 @@
 #include "codecs/heap/hatf.h"
 #include "views/ixfile.h"
 #include "views/readahead.h"
-#include "views/rtrace.h"
+#include "views/records.h"
 #include "codecs/metatf/dtd.h"
 #include "views/view.h"
 #include "view_test.h"
@@ -601,11 +601,11 @@ static size_t point_offsets(const char *path, const uint64_t *starts, size_t n,
         return nw;
 }
 
-/* Checkpoints at the container's restart points (views/rindex.h): in a
+/* Checkpoints at the container's restart points (views/index.h): in a
  * zstd archive in the seekable format, the first record at or after each
  * point starts a checkpoint, also once the spacing has doubled
  * (TM_CKPT_CAP reached), and the readahead's intervals are exactly those
- * (tm_rtrace_segments): with frames that end between records (pack's) and
+ * (tm_records_segments): with frames that end between records (pack's) and
  * with frames cut inside records. Read ahead by two workers, the ascii
  * equals the test's own rendering, and no worker starts away from its
  * cursor and from a checkpoint. */
@@ -648,7 +648,7 @@ static void test_aligned_checkpoints(void **state)
                             tm_trace_index(t, NULL, NULL, &err) < 0)
                                 fail_msg("%s", err.msg);
                         uint32_t ns;
-                        uint64_t *seg = tm_rtrace_segments(t, "ascii", &ns);
+                        uint64_t *seg = tm_records_segments(t, "ascii", &ns);
                         assert_non_null(seg);
                         assert_int_equal(ns, nw);
                         assert_memory_equal(seg, want, nw * sizeof *want);
@@ -720,7 +720,7 @@ static void test_points_budget(void **state)
         if (tm_trace_open(path, &o, &tr, &err) < 0 || tm_trace_index(tr, NULL, NULL, &err) < 0)
                 fail_msg("%s", err.msg);
         uint32_t ns;
-        uint64_t *seg = tm_rtrace_segments(tr, "ascii", &ns);
+        uint64_t *seg = tm_records_segments(tr, "ascii", &ns);
         assert_non_null(seg);
         printf("[ budget ] %zu restart points, %u kept\n", nw - 1, ns - 1);
         assert_true(ns >= 2 && ns < nw);
