@@ -767,6 +767,11 @@ struct tm_cursor {
         char *line; /* the current record's bytes in this view */
         size_t line_len, line_pos;
         char *stage; /* a readahead worker's render buffer (RV_STAGE), or NULL */
+        /* skipping by the column path (rv_skip_cols), when the codec has
+         * one and the view is ascii, a form, a stream or binary; else
+         * cols.cap is 0 */
+        struct tm_rbatch cols;
+        uint32_t *lens; /* [cols.cap] */
 };
 
 void tm_records_vfile_close(struct tm_cursor *f)
@@ -774,6 +779,8 @@ void tm_records_vfile_close(struct tm_cursor *f)
         if (!f)
                 return;
         tm_creader_close(f->r);
+        tm_rbatch_free(&f->cols);
+        free(f->lens);
         tm_feed_free(&f->feed);
         free(f->line);
         free(f->stage);
@@ -786,6 +793,24 @@ int tm_records_vfile_worker(struct tm_cursor *f)
                 return 0;
         f->stage = malloc(RV_STAGE);
         return f->stage ? 0 : -ENOMEM;
+}
+
+/* Set up the column path for f when its codec has one, its schema is of
+ * numbers only and the view is one whose lengths it gives. 0 or -ENOMEM. */
+static int rv_cols_init(struct tm_cursor *f)
+{
+        const struct tm_schema *s = &f->rt->schema;
+        if (!f->rt->codec->decode_batch ||
+            !(f->kind == RV_ASCII || f->kind == RV_FORM || f->kind == RV_STREAM ||
+              f->kind == RV_BINARY))
+                return 0;
+        for (unsigned i = 0; i < s->nfields; i++)
+                if (tm_field_is_var(&s->field[i]))
+                        return 0;
+        f->lens = malloc(RV_BATCH * sizeof *f->lens);
+        if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor **out,
@@ -813,7 +838,8 @@ int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor
                 rc = tm_creader_open(t->cont, &f->r, err);
         if (rc == 0 && !text && f->kind != RV_RAW) {
                 f->line = malloc(tm_text_line_max(&rt->schema, TM_FEED_CAP));
-                if (!f->line || tm_feed_init(&f->feed, rt->codec, rt->ctx) < 0)
+                if (!f->line || tm_feed_init(&f->feed, rt->codec, rt->ctx) < 0 ||
+                    rv_cols_init(f) < 0)
                         rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         }
         if (rc < 0) {
@@ -964,8 +990,85 @@ static int rv_next(struct tm_cursor *f, struct tm_err *err)
 /* Move the cursor, whose next byte is at view offset pos with nothing of
  * a line pending, forward to off by decoding records and adding up their
  * lengths in this view, without rendering them (the record at off is). */
+/* The lengths in this view of the records of the column batch f->cols
+ * into f->lens (views rv_cols_init takes). */
+static void rv_cols_lens(struct tm_cursor *f)
+{
+        const struct tm_rbatch *b = &f->cols;
+        uint32_t *len = f->lens;
+        if (f->kind == RV_BINARY) {
+                for (size_t i = 0; i < b->n; i++)
+                        len[i] = (uint32_t)f->recsize;
+                return;
+        }
+        const struct tm_text_plan *p = f->plan;
+        tm_text_batch_lens(p, b, len, NULL);
+        for (size_t i = 0; i < b->n; i++)
+                len[i] += p->kind[b->kind[i]].head_len;
+        if (f->kind == RV_STREAM)
+                for (size_t i = 0; i < b->n; i++)
+                        len[i] = b->kind[i] == f->sel ? len[i] : 0;
+}
+
+/* Skip, by the column path, the whole records that end at or before view
+ * offset off, *pos moving past them: records are decoded a batch at a
+ * time and only their lengths computed; the batch that holds off's
+ * record is decoded again up to it. Anything the column path does not
+ * take (no batch pending, a decode error, a bad kind) is left to the
+ * record path, which reports it. 0 or a read error. */
+static int rv_skip_cols(struct tm_cursor *f, uint64_t *pos, uint64_t off, struct tm_err *err)
+{
+        if (!f->cols.cap || f->rpos != f->rcount)
+                return 0;
+        const unsigned nk = f->rt->schema.nkinds;
+        while (*pos < off) {
+                struct rv_mark m;
+                rv_mark(f, &m);
+                struct tm_err e = {0};
+                ssize_t n = tm_feed_decode_batch(&f->feed, &f->cols, f->cols.cap, &e);
+                int bad = n < 0;
+                for (ssize_t i = 0; i < n && !bad; i++)
+                        bad = f->cols.kind[i] >= nk;
+                if (bad) {
+                        rv_back(f, &m);
+                        return 0;
+                }
+                if (n == 0) {
+                        if (f->feed.eof)
+                                return 0;
+                        size_t room;
+                        uint8_t *dst = tm_feed_space(&f->feed, &room);
+                        ssize_t k = tm_creader_read(f->r, dst, room, err);
+                        if (k < 0)
+                                return (int)k;
+                        if (k == 0)
+                                f->feed.eof = 1;
+                        tm_feed_commit(&f->feed, (size_t)k);
+                        continue;
+                }
+                rv_cols_lens(f);
+                size_t j = 0;
+                uint64_t p = *pos;
+                while (j < (size_t)n && p + f->lens[j] <= off)
+                        p += f->lens[j++];
+                if (j < (size_t)n) { /* off's record is in this batch: up to it */
+                        rv_back(f, &m);
+                        if (j && tm_feed_decode_batch(&f->feed, &f->cols, j, &e) != (ssize_t)j)
+                                return tm_err_set(err, -EIO, "raw offset %llu: decoded differently",
+                                                  (unsigned long long)m.raw_off);
+                        *pos = p;
+                        return 0;
+                }
+                *pos = p;
+        }
+        return 0;
+}
+
 static int rv_skip(struct tm_cursor *f, uint64_t pos, uint64_t off, struct tm_err *err)
 {
+        int rc = rv_skip_cols(f, &pos, off, err);
+        if (rc < 0)
+                return rc;
         while (pos < off) {
                 const struct tm_rec *r;
                 int rc = rv_take(f, &r, err);

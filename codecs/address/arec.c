@@ -160,42 +160,52 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
         return n;
 }
 
-/* The text decoder: references decoded into a small batch, rendered by
- * the din renderer (render.h, AVX-512 where the CPU has it). */
+/* References the text decoder takes at once: a decode call has a cost of
+ * its own (PDATS II's vector decoder sets up per call), so as many as the
+ * caller's room allows, up to this. Per thread, as the callers are. */
+#define AREC_TEXT_BATCH 4096
+static _Thread_local struct tm_ref arec_text_refs[AREC_TEXT_BATCH];
+
+/* The text decoder: references decoded into a batch, rendered by the din
+ * renderer (render.h, AVX-512 where the CPU has it). */
 static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
                         size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
                         size_t maxrec, size_t *nrec)
 {
-        struct tm_ref refs[AREC_BATCH];
+        struct tm_ref *refs = arec_text_refs;
         struct tm_dec_state ds;
+        const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
         size_t w = 0, done = 0, off = 0;
         *nrec = 0;
         *used = 0;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
         while (done < maxrec) {
                 size_t room = cap - w;
                 if (room < TM_RENDER_SLACK + TM_DIN_LINE_MAX)
                         break;
                 size_t n = (room - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
-                if (n > AREC_BATCH)
-                        n = AREC_BATCH;
+                if (n > AREC_TEXT_BATCH)
+                        n = AREC_TEXT_BATCH;
                 if (n > maxrec - done)
                         n = maxrec - done;
-                memcpy(ds.b, st->b, TM_STATE_MAX);
+                struct tm_dec_state keep = ds;
                 size_t u = 0;
                 struct tm_err e;
                 ssize_t k = c->decode(&ds, in + off, len - off, 0, raw_off + off, &u, refs, n, &e);
-                if (k <= 0) /* more input, or what the generic path reports */
-                        break;
+                uint32_t bad = 0;
                 for (ssize_t i = 0; i < k; i++)
-                        if (refs[i].type >= c->ntypes || refs[i].type >= TM_NTYPES)
-                                return w; /* the generic path says so */
-                memcpy(st->b, ds.b, TM_STATE_MAX);
+                        bad |= refs[i].type >= nt;
+                if (k <= 0 || bad) { /* more input, or what the generic path reports */
+                        ds = keep;
+                        break;
+                }
                 w += tm_render_din_batch(dst + w, refs, (size_t)k);
                 off += u;
                 done += (size_t)k;
-                *used = off;
-                *nrec = done;
         }
+        memcpy(st->b, ds.b, TM_STATE_MAX);
+        *used = off;
+        *nrec = done;
         return w;
 }
 
