@@ -892,6 +892,21 @@ static size_t rv_salvage(struct tm_cursor *f, const struct rv_mark *m)
         return 0;
 }
 
+/* More raw bytes into the feed (the end of the stream sets its eof): 0
+ * or a read error. */
+static int rv_read(struct tm_cursor *f, struct tm_err *err)
+{
+        size_t room;
+        uint8_t *dst = tm_feed_space(&f->feed, &room);
+        ssize_t k = tm_creader_read(f->r, dst, room, err);
+        if (k < 0)
+                return (int)k;
+        if (k == 0)
+                f->feed.eof = 1;
+        tm_feed_commit(&f->feed, (size_t)k);
+        return 0;
+}
+
 /* Decode the next batch. 1: records ready, 0: the end, < 0: error. */
 static int rv_more(struct tm_cursor *f, struct tm_err *err)
 {
@@ -912,14 +927,9 @@ static int rv_more(struct tm_cursor *f, struct tm_err *err)
                 }
                 if (f->feed.eof)
                         return 0;
-                size_t room;
-                uint8_t *dst = tm_feed_space(&f->feed, &room);
-                ssize_t k = tm_creader_read(f->r, dst, room, err);
-                if (k < 0)
-                        return (int)k;
-                if (k == 0)
-                        f->feed.eof = 1;
-                tm_feed_commit(&f->feed, (size_t)k);
+                int rc = rv_read(f, err);
+                if (rc < 0)
+                        return rc;
         }
 }
 
@@ -1036,14 +1046,9 @@ static int rv_skip_cols(struct tm_cursor *f, uint64_t *pos, uint64_t off, struct
                 if (n == 0) {
                         if (f->feed.eof)
                                 return 0;
-                        size_t room;
-                        uint8_t *dst = tm_feed_space(&f->feed, &room);
-                        ssize_t k = tm_creader_read(f->r, dst, room, err);
-                        if (k < 0)
-                                return (int)k;
-                        if (k == 0)
-                                f->feed.eof = 1;
-                        tm_feed_commit(&f->feed, (size_t)k);
+                        int rc = rv_read(f, err);
+                        if (rc < 0)
+                                return rc;
                         continue;
                 }
                 rv_cols_lens(f);
