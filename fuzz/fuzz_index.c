@@ -1,8 +1,7 @@
 /* fuzz_index: libFuzzer harness for the index file loaders, through the
  * library's public API (views/view.h): tm_trace_index loads the index file
- * beside the archive (views/index.c tm_index_load for address traces,
- * views/index_file.c tm_index_load for record traces) or, when it
- * refuses it, rebuilds the index in memory.
+ * beside the archive (views/index_file.c tm_index_load, the one layout
+ * for every trace) or, when it refuses it, rebuilds the index in memory.
  *
  * Set-up (once): small real archives in a temporary directory (address:
  * 500 references of PDATS II in seekable zstd with 256-byte frames, PDATS

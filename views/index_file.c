@@ -1,4 +1,4 @@
-/* The record index file (docs/index-format.md, "Record traces"): the
+/* The index file (docs/index-format.md, "Byte layout, version 5"): the
  * checkpoints, view sizes and statistics of index.h, plus the container's
  * seek index, keyed by the archive's size, mtime and inode, the codec and
  * container names and a CRC of the schema (a Meta-TF trace's schema comes

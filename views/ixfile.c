@@ -160,6 +160,12 @@ void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
 int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
                      const struct tm_index_key *key)
 {
+        /* an older version of this format, or the address index the one
+         * engine replaced: not this archive's index any more, rebuilt
+         * without a word, as a stale one is */
+        if ((memcmp(b, magic, 8) == 0 && b[8] < version && !b[9] && !b[10] && !b[11]) ||
+            memcmp(b, "TMINDEX\n", 8) == 0)
+                return -ESTALE;
         if (memcmp(b, magic, 8) || b[8] != version || b[9] || b[10] || b[11])
                 return -EIO;
         const uint8_t *p = b + 16;

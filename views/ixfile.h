@@ -1,5 +1,5 @@
-/* ixfile: what the two index file formats share (index.c for address
- * traces, index_file.c for record traces): little-endian fields, the
+/* ixfile: the index file's common parts (index_file.c writes the one
+ * layout; docs/index-format.md): little-endian fields, the
  * CRC32 at bytes 12-15 over everything from byte 16, the atomic write (a
  * temporary file in the same directory, fsync, rename), so a reader never
  * sees a half-written index, and the open for reading, which decides
@@ -58,8 +58,10 @@ struct tm_index_key;
 void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
                     const struct tm_index_key *key);
 
-/* Check bytes 0-71 of a head: -EIO if magic or version differ, -ESTALE if
- * it belongs to another archive (or version of it), else 0. */
+/* Check bytes 0-71 of a head: -ESTALE if it belongs to another archive
+ * (or version of it), or is an older version of this format or the
+ * address index it replaced (both rebuilt); -EIO if magic or version
+ * differ otherwise; else 0. */
 int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
                      const struct tm_index_key *key);
 

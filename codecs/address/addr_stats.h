@@ -16,7 +16,7 @@
  * 4-byte instructions and variable-length ones up to 15 bytes).
  *
  * struct tm_addr_stats is all uint64_t so the index file stores it as an array
- * of little-endian words (views/index.c); struct tm_addr_acc is the
+ * of little-endian words (views/index_file.c: the address family's block); struct tm_addr_acc is the
  * running state of the pass, never stored. */
 #ifndef TM_ADDR_STATS_H
 #define TM_ADDR_STATS_H
