@@ -272,8 +272,13 @@ static int pack_again(struct job *j)
                 return tm_err_set(j->err, -ENOMEM, "out of memory");
         r->j = j;
         int rc = run_open(r, j->out, -1, j->out, j->chosen, j->final_level);
+        /* the input is now OUT, records in their order: not the recorder's
+         * stream, whose wire (and its run) the first run used */
+        int wired = j->wired;
+        j->wired = 0;
         if (rc == 0)
                 rc = run_all(r, j->note + j->notes_in, j->nnotes - j->notes_in);
+        j->wired = wired;
         if (rc == 0)
                 say_size(j, r);
         run_close(r);
