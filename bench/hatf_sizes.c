@@ -172,7 +172,7 @@ static int encode_all(const char *enc, const struct trace *t, tm_rsink sink, voi
         for (size_t i = 0; r == 0 && i < t->n; i++) {
                 struct tm_rec rec;
                 tm_heap_ev_to_rec(&t->ev[i], &rec);
-                r = cur_codec->enc_put(e, &rec, i, err);
+                r = cur_codec->enc_put(e, &rec, 1, i, err);
                 if (r < 0)
                         cur_codec->enc_free(e);
         }

@@ -180,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < whole.n && rc == 0; i++) {
                 struct tm_rec r = whole.r[i];
                 r.var[0] = whole.bytes ? whole.bytes + (uintptr_t)r.var[0] : NULL;
-                rc = tm_rcodec_hatf.enc_put(e, &r, i, &err);
+                rc = tm_rcodec_hatf.enc_put(e, &r, 1, i, &err);
         }
         if (rc == 0)
                 rc = tm_rcodec_hatf.enc_finish(e, &err);

@@ -282,7 +282,7 @@ static void fzi_sample(const char *name, const char *codec, unsigned every)
                         if (idx % every)
                                 continue;
                         fzi_heap_rec(&schema, &rec[j], &h);
-                        if (c->enc_put(e, &h, kept++, &err) != 0)
+                        if (c->enc_put(e, &h, 1, kept++, &err) != 0)
                                 fzi_die("sample encode", err.msg);
                 }
                 pos += used;

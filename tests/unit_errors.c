@@ -381,7 +381,7 @@ static void make_hatf(struct vt_buf *raw, uint64_t seed, size_t n, uint64_t tid0
                 };
                 struct tm_rec rec;
                 tm_heap_ev_to_rec(&ev, &rec);
-                if (c->enc_put(e, &rec, i, &err) < 0)
+                if (c->enc_put(e, &rec, 1, i, &err) < 0)
                         fail_msg("enc_put %zu: %s", i, err.msg);
         }
         assert_int_equal(c->enc_finish(e, &err), 0);

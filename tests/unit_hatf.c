@@ -769,7 +769,7 @@ static int encode(const char *enc, const struct tm_heap_ev *ev, size_t n, struct
         for (size_t i = 0; i < n; i++) {
                 struct tm_rec rec;
                 tm_heap_ev_to_rec(&ev[i], &rec);
-                r = C->enc_put(e, &rec, i, err);
+                r = C->enc_put(e, &rec, 1, i, err);
                 if (r < 0) {
                         C->enc_free(e);
                         return r;
@@ -1038,10 +1038,10 @@ static void test_encoder_errors(void **unused)
                 struct tm_heap_ev ok = EV(.kind = 0, .size = 1, .addr = 2);
                 tm_heap_ev_to_rec(&ok, &r);
                 for (uint64_t k = 0; k < 5; k++)
-                        assert_int_equal(C->enc_put(e, &r, k, &err), 0);
+                        assert_int_equal(C->enc_put(e, &r, 1, k, &err), 0);
                 tm_heap_ev_to_rec(&bad[i].ev, &r);
                 r.kind = bad[i].ev.kind; /* tm_heap_ev_to_rec maps unknown kinds to 0 */
-                assert_int_equal(C->enc_put(e, &r, 5, &err), -EINVAL);
+                assert_int_equal(C->enc_put(e, &r, 1, 5, &err), -EINVAL);
                 if (!strstr(err.msg, "record 5") || !strstr(err.msg, bad[i].what))
                         fail_msg("\"%s\", want \"record 5\" and \"%s\"", err.msg, bad[i].what);
                 C->enc_free(e);
@@ -1056,7 +1056,7 @@ static void test_encoder_errors(void **unused)
                 struct tm_rec rec;
                 struct tm_heap_ev ev = EV(.kind = 0, .size = k, .addr = k * 16);
                 tm_heap_ev_to_rec(&ev, &rec);
-                r = C->enc_put(e, &rec, k, &err);
+                r = C->enc_put(e, &rec, 1, k, &err);
         }
         if (r == 0)
                 r = C->enc_finish(e, &err);

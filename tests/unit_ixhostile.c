@@ -109,7 +109,7 @@ static void make_record(const char *path, uint64_t seed, size_t n)
                 ev.attr_len = i % 5 ? 0 : (size_t)al;
                 struct tm_rec rec;
                 tm_heap_ev_to_rec(&ev, &rec);
-                if (c->enc_put(e, &rec, i, &err) < 0)
+                if (c->enc_put(e, &rec, 1, i, &err) < 0)
                         fail_msg("enc_put %zu: %s", i, err.msg);
         }
         assert_int_equal(c->enc_finish(e, &err), 0);

@@ -154,7 +154,7 @@ static void encode(const struct trace *t, const char *enc, struct mem *m)
         for (size_t i = 0; i < t->n; i++) {
                 struct tm_rec r;
                 tm_heap_ev_to_rec(&t->ev[i], &r);
-                int rc = C->enc_put(e, &r, i, &err);
+                int rc = C->enc_put(e, &r, 1, i, &err);
                 if (rc < 0)
                         fail_msg("enc_put %zu: %s", i, err.msg);
         }
@@ -488,12 +488,12 @@ static void test_enc_errors(void **unused)
         assert_int_equal(C->enc_open("nope", mem_sink, &m, &e, &err), -EINVAL);
         assert_int_equal(C->enc_open(NULL, mem_sink, &m, &e, &err), 0);
         struct tm_rec r = {.kind = TM_HK_N};
-        assert_int_equal(C->enc_put(e, &r, 7, &err), -EINVAL);
+        assert_int_equal(C->enc_put(e, &r, 1, 7, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "record 7"));
         static uint8_t big[70000];
         struct tm_heap_ev ev = {.kind = TM_HK_COMMENT, .attr = big, .attr_len = sizeof big};
         tm_heap_ev_to_rec(&ev, &r);
-        assert_int_equal(C->enc_put(e, &r, 8, &err), -EINVAL);
+        assert_int_equal(C->enc_put(e, &r, 1, 8, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "record 8: 70000 bytes of comment"));
         C->enc_free(e);
         free(m.b);

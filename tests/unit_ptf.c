@@ -481,7 +481,7 @@ static void test_binary(void **state)
         struct tm_renc *e;
         assert_int_equal(c->enc_open(NULL, sink_buf, &b, &e, &err), 0);
         for (size_t i = 0; i < NFIG; i++)
-                assert_int_equal(c->enc_put(e, &r[i], i, &err), 0);
+                assert_int_equal(c->enc_put(e, &r[i], 1, i, &err), 0);
         assert_int_equal(c->enc_finish(e, &err), 0);
         assert_true(b.len < len); /* smaller than the text */
         hl = c->open(b.p, b.len, "f.ptfb", &ctx, &s, &st, &err);

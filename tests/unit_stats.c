@@ -443,7 +443,7 @@ static void test_three_million(void **state)
                 struct tm_rec r;
                 tm_heap_ev_to_rec(&ev, &r);
                 model_event(&m, &ev);
-                assert_int_equal(C->enc_put(e, &r, n, &err), 0);
+                assert_int_equal(C->enc_put(e, &r, 1, n, &err), 0);
         }
         assert_int_equal(C->enc_finish(e, &err), 0);
         assert_int_equal(fclose(s.f), 0);

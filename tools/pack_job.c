@@ -85,7 +85,7 @@ static int put(struct run *r, const struct tm_rmap *m, const struct tm_rec *rec)
         const struct tm_rec *p;
         int rc = tm_rmap_rec(m, rec, r->records, &o, &p, r->j->err);
         if (rc == 0)
-                rc = pack_out_put(&r->out, p, r->records, r->j->err);
+                rc = pack_out_put(&r->out, p, 1, r->records, r->j->err);
         if (rc < 0)
                 return tm_err_prefix(r->j->err, "%s", r->src.name);
         r->data_out |= (int)p->kind != r->comment;
@@ -122,12 +122,42 @@ static int wire_note(void *arg, const char *text)
         return put_comment(r, text);
 }
 
+/* Records decoded together go to the encoders as a block (record.h:
+ * enc_put), PUT_BLOCK at most, each made one of the encoder's schema
+ * first. */
+#define PUT_BLOCK 256
+
+static int put_block(struct run *r, const struct tm_rmap *m, const struct tm_rec *rec, size_t n)
+{
+        struct tm_rec o[PUT_BLOCK];
+        for (size_t at = 0; at < n;) {
+                size_t k = n - at < PUT_BLOCK ? n - at : PUT_BLOCK;
+                int rc = 0;
+                for (size_t i = 0; i < k && rc == 0; i++) {
+                        const struct tm_rec *p;
+                        rc = tm_rmap_rec(m, &rec[at + i], r->records + i, &o[i], &p, r->j->err);
+                        if (rc == 0 && p != &o[i])
+                                o[i] = *p;
+                        if (rc == 0)
+                                r->data_out |= (int)o[i].kind != r->comment;
+                }
+                if (rc == 0)
+                        rc = pack_out_put(&r->out, o, k, r->records, r->j->err);
+                if (rc < 0)
+                        return tm_err_prefix(r->j->err, "%s", r->src.name);
+                r->records += k;
+                at += k;
+        }
+        return 0;
+}
+
 static int on_records(void *arg, const struct tm_rec *rec, size_t n)
 {
         struct run *r = arg;
+        if (!r->j->wired)
+                return put_block(r, &r->map, rec, n);
         for (size_t i = 0; i < n; i++) {
-                int rc = r->j->wired ? pack_wire_put(&r->j->wire, &rec[i], r->j->err)
-                                     : put(r, &r->map, &rec[i]);
+                int rc = pack_wire_put(&r->j->wire, &rec[i], r->j->err);
                 if (rc)
                         return rc;
         }

@@ -86,10 +86,11 @@ int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *o
         return 0;
 }
 
-int pack_out_put(struct pack_out *o, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+int pack_out_put(struct pack_out *o, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err)
 {
         for (unsigned i = 0; i < o->n; i++) {
-                int rc = o->row->enc_put(o->c[i].e, r, idx, err);
+                int rc = o->row->enc_put(o->c[i].e, r, n, idx, err);
                 if (rc < 0)
                         return cand_err(&o->c[i], rc, err);
         }

@@ -52,7 +52,8 @@ int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *o
 
 /* Record r (of row's enc_schema), record number idx, to every candidate.
  * Returns 0 or the first encoder's refusal (negative errno, err). */
-int pack_out_put(struct pack_out *o, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
+int pack_out_put(struct pack_out *o, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err);
 
 /* Finish every candidate and keep the smallest of those that finished as
  * out (not for stdout); *best receives its index. Returns 0, or a negative

@@ -262,7 +262,7 @@ static int arec_enc_open(const struct tm_codec *c, const char *enc, tm_rsink sin
         return 0;
 }
 
-static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+static int arec_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
 {
         /* the type field is the kind again (tm_addr_schema); checked before
          * it is narrowed to a tm_ref's 32 bits, as is a size */
@@ -277,6 +277,12 @@ static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
                                                         e->buf, err)
                                    : e->c->encode(&e->st, &ref, idx, e->buf, err);
         return k > 0 ? e->sink(e->arg, e->buf, (size_t)k) : k;
+}
+
+static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                        struct tm_err *err)
+{
+        return tm_renc_each(arec_put_one, e, r, n, idx, err);
 }
 
 static int arec_enc_finish(struct tm_renc *e, struct tm_err *err)

@@ -774,7 +774,8 @@ static uint64_t arena_live(struct tm_renc *e)
         return e->npend ? e->arena_end - pend_at(e, 0)->apos : 0;
 }
 
-int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+static int hatf_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
+                        struct tm_err *err)
 {
         if (r->kind >= TM_HK_N)
                 return tm_err_set(err, -EINVAL, "record %llu: kind %u is not a heap record kind",
@@ -829,6 +830,12 @@ int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct
         e->arena_end += ev.attr_len;
         e->npend++;
         return 0;
+}
+
+int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err)
+{
+        return tm_renc_each(hatf_put_one, e, r, n, idx, err);
 }
 
 int hatf_enc_finish(struct tm_renc *e, struct tm_err *err)

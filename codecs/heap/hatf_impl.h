@@ -302,7 +302,8 @@ static inline void hatf_rec_decode(struct hatf_state *s, const struct hatf_kplan
 /* Encoder entry points (hatf_enc.c), wired into tm_rcodec_hatf. */
 int hatf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                   struct tm_err *err);
-int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
+int hatf_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err);
 int hatf_enc_finish(struct tm_renc *e, struct tm_err *err);
 void hatf_enc_free(struct tm_renc *e);
 

@@ -116,7 +116,8 @@ int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_sc
 /* Encoder entry points (mtf_enc.c), wired into tm_rcodec_metatf. */
 int mtf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                  struct tm_err *err);
-int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
+int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                struct tm_err *err);
 int mtf_enc_finish(struct tm_renc *e, struct tm_err *err);
 void mtf_enc_free(struct tm_renc *e);
 

@@ -380,7 +380,7 @@ static uint64_t src_value(const struct tm_heap_ev *ev, unsigned src)
         }
 }
 
-int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+static int mtf_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
 {
         if (r->kind >= TM_HK_N || e->kind[r->kind].lk < 0)
                 return tm_err_set(err, -EINVAL, "record %llu: kind %u is not a heap record kind",
@@ -439,6 +439,12 @@ int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct 
                 r1 = flush_span(e, e->rlen, err); /* no chunk open: records alone */
         }
         return r1;
+}
+
+int mtf_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                struct tm_err *err)
+{
+        return tm_renc_each(mtf_put_one, e, r, n, idx, err);
 }
 
 /* ---- open, finish ---- */

@@ -229,7 +229,7 @@ static int pb_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc
 
 /* Records at most 1 + 16 x 10 + 4 x 65535 bytes: the buffer is flushed
  * before one that may not fit. */
-static int pb_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
+static int pb_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err)
 {
         if (r->kind >= TM_PK_N)
                 return tm_err_set(err, -EINVAL, "record %llu: no kind %u in the ptf schema",
@@ -269,6 +269,12 @@ static int pb_enc_put(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, s
                 slot++;
         }
         return 0;
+}
+
+static int pb_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                      struct tm_err *err)
+{
+        return tm_renc_each(pb_put_one, e, r, n, idx, err);
 }
 
 static void pb_enc_schema(struct tm_schema *s)

@@ -237,8 +237,11 @@ struct tm_rcodec {
 
         /* Encoder (NULL if decode-only). enc_open starts an encoder with
          * the encoding named enc (NULL: the codec's best) writing through
-         * sink; enc_put takes records of the schema enc_schema gives (idx
-         * numbers them for messages); enc_finish flushes and frees.
+         * sink; enc_put takes a block of records, r[0..n), of the schema
+         * enc_schema gives (numbered idx, idx + 1, ... for messages), so
+         * that an encoder may look at many records at once (split
+         * streams, predictors); a writer passes what it has decoded
+         * together, a test may pass one. enc_finish flushes and frees.
          * Records the format cannot hold are -EINVAL naming idx; an
          * encoding that refuses a record another of the row's encodings
          * holds says so with -ERANGE or -EDOM (the address rows: 64-bit
@@ -246,7 +249,8 @@ struct tm_rcodec {
          * can start again with that one. */
         int (*enc_open)(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                         struct tm_err *err);
-        int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, uint64_t idx, struct tm_err *err);
+        int (*enc_put)(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                       struct tm_err *err);
         int (*enc_finish)(struct tm_renc *e, struct tm_err *err);
         void (*enc_free)(struct tm_renc *e); /* after an error */
 
@@ -276,6 +280,22 @@ struct tm_rcodec {
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
 };
+
+/* An encoder's block put from its one-record put: one(e, &r[i], idx + i)
+ * for each record, stopping at the first error. For the encoders that
+ * keep no block state. */
+static inline int tm_renc_each(int (*one)(struct tm_renc *, const struct tm_rec *, uint64_t,
+                                          struct tm_err *),
+                               struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                               struct tm_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                int rc = one(e, &r[i], idx + i, err);
+                if (rc)
+                        return rc;
+        }
+        return 0;
+}
 
 /* The record codec table, NULL-terminated, in probe order: the registry's
  * rows (codecs/registry.c), then the rows added at start-up. */
