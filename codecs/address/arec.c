@@ -164,6 +164,7 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
  * its own (PDATS II's vector decoder sets up per call), so as many as the
  * caller's room allows, up to this. Per thread, as the callers are. */
 #define AREC_TEXT_BATCH 4096
+#define AREC_TEXT_MIN 256 /* fewer than this, after some: leave the rest to the next call */
 static _Thread_local struct tm_ref arec_text_refs[AREC_TEXT_BATCH];
 
 /* The text decoder: references decoded into a batch, rendered by the din
@@ -184,6 +185,11 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                 if (room < TM_RENDER_SLACK + TM_DIN_LINE_MAX)
                         break;
                 size_t n = (room - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                /* lines are half their worst case on average, so the room
+                 * for them halves call by call: stop before the calls get
+                 * small (each has its set-up); the caller comes back */
+                if (done && n < AREC_TEXT_MIN)
+                        break;
                 if (n > AREC_TEXT_BATCH)
                         n = AREC_TEXT_BATCH;
                 if (n > maxrec - done)
