@@ -78,7 +78,7 @@ int tm_index_differ(struct tm_err *err, const char *what, uint64_t i)
 }
 
 #define BUILD_BATCH 256
-#define BUILD_COLS 256 /* records of a column batch */
+#define BUILD_COLS 4096 /* records of a column batch (a decode call has a set-up) */
 
 void tm_index_free(struct tm_index *ix)
 {

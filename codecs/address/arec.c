@@ -120,17 +120,23 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
         return n;
 }
 
+/* References a column batch takes at once (a decode call has a set-up of
+ * its own), per thread. */
+#define AREC_COLS 4096
+static _Thread_local struct tm_ref arec_refs[AREC_COLS];
+static _Thread_local uint32_t arec_sizes[AREC_COLS];
+
 static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                  int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                  size_t cap, struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        struct tm_ref refs[AREC_BATCH];
-        uint32_t sizes[AREC_BATCH];
+        struct tm_ref *refs = arec_refs;
+        uint32_t *sizes = arec_sizes;
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
-        if (cap > AREC_BATCH)
-                cap = AREC_BATCH;
+        if (cap > AREC_COLS)
+                cap = AREC_COLS;
         if (cap > b->cap)
                 cap = b->cap;
         ssize_t n = x->c->decode_sized
