@@ -12,9 +12,6 @@
 #include "pdats2.h"
 #include "render.h"
 
-/* References decoded at once by the adapter (the stack holds them). */
-#define AREC_BATCH 256
-
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
 {
         memset(s, 0, sizeof *s);
@@ -89,17 +86,23 @@ static int arec_state_ok(const void *ctx, const struct tm_rstate *st)
         return !x->c->state_ok || x->c->state_ok(&ds);
 }
 
+/* References decode() and decode_batch() take at once (a decode call has a set-up of
+ * its own), per thread. */
+#define AREC_COLS 4096
+static _Thread_local struct tm_ref arec_refs[AREC_COLS];
+static _Thread_local uint32_t arec_sizes[AREC_COLS];
+
 static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
                            uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
                            struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        struct tm_ref refs[AREC_BATCH];
-        uint32_t sizes[AREC_BATCH];
+        struct tm_ref *refs = arec_refs;
+        uint32_t *sizes = arec_sizes;
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
-        if (cap > AREC_BATCH)
-                cap = AREC_BATCH;
+        if (cap > AREC_COLS)
+                cap = AREC_COLS;
         ssize_t n = x->c->decode_sized
                         ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, sizes, cap,
                                              err)
@@ -119,12 +122,6 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
         memcpy(st->b, ds.b, TM_STATE_MAX);
         return n;
 }
-
-/* References a column batch takes at once (a decode call has a set-up of
- * its own), per thread. */
-#define AREC_COLS 4096
-static _Thread_local struct tm_ref arec_refs[AREC_COLS];
-static _Thread_local uint32_t arec_sizes[AREC_COLS];
 
 static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                  int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
