@@ -24,8 +24,8 @@ size_t tm_schema_dtd(const struct tm_schema *s, const char *codec, char *dst, si
 {
         size_t n = 0;
         OUT("// The records of this %s trace (%s family), as a Meta-TF 1.0 DTD.\n", codec, s->name);
-        OUT("// Field widths are those of the binary view (8 bytes, little-endian);\n");
-        OUT("// the native encoding sets its own (see docs/formats/).\n\n");
+        OUT("// Field widths: 8 bytes, little-endian, every field; the native encoding sets\n");
+        OUT("// its own (see docs/formats/), the binary view's record is described below.\n\n");
         OUT("tag.width = 1;\n");
         for (unsigned i = 0; i < s->nfields; i++) {
                 const struct tm_field *f = &s->field[i];
