@@ -286,6 +286,20 @@ static int build_ckpt(struct rbuild *b)
         return 0;
 }
 
+/* A record of per-id stream id t adds line bytes to that id's column;
+ * ids get columns in the order of their first appearance, as the
+ * family's stream_ids lists them, the first TM_FAMILY_STREAMS_MAX only. */
+static void build_stream(struct rbuild *b, uint64_t t, uint64_t line)
+{
+        unsigned j = 0;
+        while (j < b->ntid && b->tid[j] != t)
+                j++;
+        if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
+                b->tid[b->ntid++] = t;
+        if (j < TM_FAMILY_STREAMS_MAX)
+                b->at[tm_col_stream(b->s, j)] += line;
+}
+
 static void build_account(struct rbuild *b, const struct tm_rec *r)
 {
         const struct tm_schema *s = b->s;
@@ -302,16 +316,8 @@ static void build_account(struct rbuild *b, const struct tm_rec *r)
         for (unsigned i = 0; i < s->nforms; i++)
                 b->at[tm_col_form(s, i)] += tm_text_line_len(&b->plan[1 + i], r);
         uint64_t t;
-        if (rec_stream_id(b->plan, b->tf, r, &t)) { /* in order of first appearance, as
-                                                       * the family's stream_ids */
-                unsigned j = 0;
-                while (j < b->ntid && b->tid[j] != t)
-                        j++;
-                if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
-                        b->tid[b->ntid++] = t;
-                if (j < TM_FAMILY_STREAMS_MAX)
-                        b->at[tm_col_stream(s, j)] += line;
-        }
+        if (rec_stream_id(b->plan, b->tf, r, &t))
+                build_stream(b, t, line);
 }
 
 /* Account the records of the column batch, as build_account does one.
@@ -346,14 +352,7 @@ static void build_account_batch(struct rbuild *b)
                 const struct tm_text_kind *pk = &b->plan[0].kind[bt->kind[i]];
                 if (pk->pos[b->tf] < 0)
                         continue;
-                uint64_t t = bt->col[b->tf][i];
-                unsigned j = 0;
-                while (j < b->ntid && b->tid[j] != t)
-                        j++;
-                if (j == b->ntid && j < TM_FAMILY_STREAMS_MAX)
-                        b->tid[b->ntid++] = t;
-                if (j < TM_FAMILY_STREAMS_MAX)
-                        b->at[tm_col_stream(s, j)] += b->line[i] + pk->head_len;
+                build_stream(b, bt->col[b->tf][i], b->line[i] + pk->head_len);
         }
 }
 

@@ -158,11 +158,6 @@ static void trace_views_more(struct tm_trace *t)
                 __atomic_store_n(&t->views[t->views_n++], rv[i], __ATOMIC_RELEASE);
 }
 
-static void trace_views(struct tm_trace *t)
-{
-        trace_views_make(t);
-}
-
 static uint64_t env_ckpt_refs(void)
 {
         const char *s = getenv("TM_CKPT_REFS");
@@ -196,7 +191,7 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         t->no_save = o ? o->no_save : 0;
         t->trust_group_index = o ? o->trust_group_index : 0;
         t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
-        trace_views(t);
+        trace_views_make(t);
         *out = t;
         return 0;
 }
@@ -326,12 +321,6 @@ static int trace_load(struct tm_trace *t)
         return rc;
 }
 
-static int index_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
-                      struct tm_err *err)
-{
-        return tm_records_save(t, key, path, err);
-}
-
 /* Save beside the archive if allowed and possible, else in the cache;
  * when neither works, say why in ix_note (the cache's reason). */
 static void trace_save(struct tm_trace *t)
@@ -341,7 +330,7 @@ static void trace_save(struct tm_trace *t)
         struct tm_err e = {0};
         if (!t->no_index_beside) {
                 char *p = tm_cachepath_beside(t->abs);
-                if (p && index_save(t, &key, p, &e) == 0) {
+                if (p && tm_records_save(t, &key, p, &e) == 0) {
                         t->ix_path = p;
                         return;
                 }
@@ -359,7 +348,7 @@ static void trace_save(struct tm_trace *t)
         if (rc < 0)
                 tm_err_set(&e, rc, "%s: %s", p ? dir : "no cache directory (no $HOME)",
                            strerror(-rc));
-        if (rc == 0 && index_save(t, &key, p, &e) == 0)
+        if (rc == 0 && tm_records_save(t, &key, p, &e) == 0)
                 t->ix_path = p;
         else
                 free(p);

@@ -50,7 +50,7 @@ struct tm_trace {
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;
 
-        const char **views; /* the trace's views and ours (see trace_views) */
+        const char **views; /* the trace's views and ours (trace_views_make) */
         unsigned views_n, views_open;
 
         pthread_mutex_t mu;

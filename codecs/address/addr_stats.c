@@ -356,15 +356,9 @@ static struct tm_family_acc *addr_start(const struct tm_schema *s)
 /* Records of the address schema: v[0] the type, v[1] the address. */
 static void addr_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
 {
-        struct tm_ref refs[256];
-        while (n) {
-                size_t k = n < 256 ? n : 256;
-                for (size_t i = 0; i < k; i++)
-                        refs[i] = (struct tm_ref){.addr = r[i].v[1], .type = (uint32_t)r[i].v[0]};
-                tm_addr_stats_add(&a->a, refs, k);
-                r += k;
-                n -= k;
-        }
+        a->a.s.refs += n;
+        for (size_t i = 0; i < n; i++)
+                stats_one(&a->a, (unsigned)r[i].v[0], r[i].v[1]);
 }
 
 static void addr_add_batch(struct tm_family_acc *a, const struct tm_rbatch *b)

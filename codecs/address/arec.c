@@ -92,34 +92,48 @@ static int arec_state_ok(const void *ctx, const struct tm_rstate *st)
 static _Thread_local struct tm_ref arec_refs[AREC_COLS];
 static _Thread_local uint32_t arec_sizes[AREC_COLS];
 
-static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
-                           uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
-                           struct tm_err *err)
+/* The references of in[0..len) (at most cap, and AREC_COLS) into
+ * arec_refs, their sizes into arec_sizes for a codec that has them: as
+ * the codec's decode, the state moved on only when every one is of a
+ * type the codec has. Their count, or a negative errno. */
+static ssize_t arec_refs_of(const struct arec_ctx *x, struct tm_rstate *st, const uint8_t *in,
+                            size_t len, int eof, uint64_t raw_off, size_t *used, size_t cap,
+                            struct tm_err *err)
 {
-        const struct arec_ctx *x = ctx;
         struct tm_ref *refs = arec_refs;
-        uint32_t *sizes = arec_sizes;
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         if (cap > AREC_COLS)
                 cap = AREC_COLS;
         ssize_t n = x->c->decode_sized
-                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, sizes, cap,
-                                             err)
+                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, arec_sizes,
+                                             cap, err)
                         : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
-        if (n < 0)
-                return n;
-        for (ssize_t i = 0; i < n; i++) {
+        uint32_t bad = 0;
+        for (ssize_t i = 0; i < n; i++)
+                bad |= refs[i].type >= x->ntypes;
+        for (ssize_t i = 0; bad && i < n; i++)
                 if (refs[i].type >= x->ntypes)
                         return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
                                           (unsigned long long)raw_off, refs[i].type);
-                out[i].kind = refs[i].type;
+        if (n >= 0)
+                memcpy(st->b, ds.b, TM_STATE_MAX);
+        return n;
+}
+
+static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                           uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                           struct tm_err *err)
+{
+        const struct arec_ctx *x = ctx;
+        ssize_t n = arec_refs_of(x, st, in, len, eof, raw_off, used, cap, err);
+        for (ssize_t i = 0; i < n; i++) {
+                out[i].kind = arec_refs[i].type;
                 out[i].section = 0;
-                out[i].v[0] = refs[i].type;
-                out[i].v[1] = refs[i].addr;
-                out[i].v[2] = x->c->decode_sized ? sizes[i] : 0;
+                out[i].v[0] = arec_refs[i].type;
+                out[i].v[1] = arec_refs[i].addr;
+                out[i].v[2] = x->c->decode_sized ? arec_sizes[i] : 0;
         }
-        memcpy(st->b, ds.b, TM_STATE_MAX);
         return n;
 }
 
@@ -128,47 +142,26 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
                                  size_t cap, struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        struct tm_ref *refs = arec_refs;
-        uint32_t *sizes = arec_sizes;
-        struct tm_dec_state ds;
-        memcpy(ds.b, st->b, TM_STATE_MAX);
-        if (cap > AREC_COLS)
-                cap = AREC_COLS;
-        if (cap > b->cap)
-                cap = b->cap;
-        ssize_t n = x->c->decode_sized
-                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, sizes, cap,
-                                             err)
-                        : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
-        if (n < 0)
-                return n;
-        uint32_t nt = x->ntypes, bad = 0, *kind = b->kind;
+        ssize_t n = arec_refs_of(x, st, in, len, eof, raw_off, used, cap < b->cap ? cap : b->cap,
+                                 err);
+        uint32_t *kind = b->kind;
         uint64_t *type = b->col[0], *addr = b->col[1];
         for (ssize_t i = 0; i < n; i++) {
-                uint32_t t = refs[i].type;
-                bad |= t >= nt;
-                kind[i] = t;
-                type[i] = t;
-                addr[i] = refs[i].addr;
+                kind[i] = arec_refs[i].type;
+                type[i] = arec_refs[i].type;
+                addr[i] = arec_refs[i].addr;
         }
-        for (ssize_t i = 0; bad && i < n; i++)
-                if (refs[i].type >= nt)
-                        return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
-                                          (unsigned long long)raw_off, refs[i].type);
-        if (x->c->decode_sized)
-                for (ssize_t i = 0; i < n; i++)
-                        b->col[2][i] = sizes[i];
-        b->n = (size_t)n;
-        memcpy(st->b, ds.b, TM_STATE_MAX);
+        for (ssize_t i = 0; x->c->decode_sized && i < n; i++)
+                b->col[2][i] = arec_sizes[i];
+        b->n = n > 0 ? (size_t)n : 0;
         return n;
 }
 
-/* References the text decoder takes at once: a decode call has a cost of
- * its own (PDATS II's vector decoder sets up per call), so as many as the
- * caller's room allows, up to this. Per thread, as the callers are. */
-#define AREC_TEXT_BATCH 4096
-#define AREC_TEXT_MIN 256 /* fewer than this, after some: leave the rest to the next call */
-static _Thread_local struct tm_ref arec_text_refs[AREC_TEXT_BATCH];
+/* The text decoder takes as many references a call as the caller's room
+ * allows, up to AREC_COLS, into arec_refs (a decode call has a cost of
+ * its own: PDATS II's vector decoder sets up per call); fewer than this,
+ * after some, it leaves to the next call. */
+#define AREC_TEXT_MIN 256
 
 /* The text decoder: references decoded into a batch, rendered by the din
  * renderer (render.h, AVX-512 where the CPU has it). */
@@ -176,7 +169,7 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
                         size_t maxrec, size_t *nrec)
 {
-        struct tm_ref *refs = arec_text_refs;
+        struct tm_ref *refs = arec_refs;
         struct tm_dec_state ds;
         const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
         size_t w = 0, done = 0, off = 0;
@@ -193,8 +186,8 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                  * small (each has its set-up); the caller comes back */
                 if (done && n < AREC_TEXT_MIN)
                         break;
-                if (n > AREC_TEXT_BATCH)
-                        n = AREC_TEXT_BATCH;
+                if (n > AREC_COLS)
+                        n = AREC_COLS;
                 if (n > maxrec - done)
                         n = maxrec - done;
                 struct tm_dec_state keep = ds;

@@ -64,33 +64,11 @@ static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
 }
 
 /* xdin, Dinero IV's extended din (`dineroIV -informat D`), for traces with
- * access sizes: the type as a letter (r w i m c v for 0..5), one space,
- * the address as in din, one space, the size in exactly
+ * access sizes, is a text form of the address schema (arec.c): the type
+ * as a letter, the address as in din, the size in exactly
  * TM_XDIN_SIZE_DIGITS lowercase hex digits (Dinero reads it as hex; the
- * fixed width keeps offsets computable from the ascii view's), '\n'. */
+ * fixed width keeps offsets computable from the ascii view's). */
 #define TM_XDIN_SIZE_DIGITS 3
-#define TM_XDIN_LINE_MAX (TM_DIN_LINE_MAX + 1 + TM_XDIN_SIZE_DIGITS)
-_Static_assert(TM_XDIN_SIZE_DIGITS == 3, "tm_render_xdin writes three digits");
-
-static inline unsigned tm_render_xdin_len(uint64_t addr)
-{
-        return tm_render_din_len(addr) + 1 + TM_XDIN_SIZE_DIGITS;
-}
-
-/* Write the xdin line of (type, addr, size) to dst (room for
- * TM_XDIN_LINE_MAX bytes). type must be 0..5 and size below
- * 16^TM_XDIN_SIZE_DIGITS. Returns the line length. */
-static inline unsigned tm_render_xdin(char *dst, unsigned type, uint64_t addr, uint32_t size)
-{
-        unsigned n = tm_render_din(dst, type, addr);
-        dst[0] = "rwimcv??"[type & 7];
-        dst[n - 1] = ' ';
-        dst[n] = tm_render_hex_pairs[2 * ((size >> 8) & 0xf) + 1];
-        dst[n + 1] = tm_render_hex_pairs[2 * (size & 0xff)];
-        dst[n + 2] = tm_render_hex_pairs[2 * (size & 0xff) + 1];
-        dst[n + 3] = '\n';
-        return n + 4;
-}
 
 /* Room tm_render_din_batch wants past n * TM_DIN_LINE_MAX: a vector path
  * stores whole 64-byte registers, whatever is left of the last lines. */
