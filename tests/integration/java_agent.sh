@@ -5,7 +5,8 @@
 # every event type occurs, the archive passes unzip -t, and stats.json's java figures equal an awk count over
 # the mounted ascii view (events per type, objects allocated and freed,
 # max live objects, method entries and max stack depth per thread), and
-# each streams/thread/<id> holds that thread's records; record's summary
+# each streams/thread/<id> holds that thread's records, sections/classes
+# and sections/methods number the names awk finds in ascii; record's summary
 # line counts ascii's records; with the agent's option nothis (given to
 # java by hand), method entries carry object id 0.
 set -uo pipefail
@@ -74,6 +75,20 @@ for s in "$D"/streams/thread/*; do
         [ "$want" -eq "$got" ] || fail "streams/thread/$id: $got lines, ascii has $want"
 done
 ok "streams/thread/<id> hold each thread's records"
+# sections/classes, sections/methods: the names in order of first
+# appearance, numbered from 0, as awk finds them in ascii
+awk '$1 ~ /^(class_load|object_alloc|object_free)$/ { c = $3 }
+     $1 ~ /^(method_entry|method_exit|frame_pop)$/ { c = $4; m = c "." $5; if (!(m in ms)) { ms[m]; print nm++, m >"methods.want" } }
+     c != "" && !(c in cs) { cs[c]; print nc++, c >"classes.want" }
+     { c = "" }' ascii
+for tab in classes methods; do
+        if cmp -s "$tab.want" "$D/sections/$tab"; then
+                ok "sections/$tab = awk over ascii ($(wc -l <"$tab.want") names)"
+        else
+                fail "sections/$tab differs from awk over ascii"
+                diff "$tab.want" "$D/sections/$tab" | head -5 >&2
+        fi
+done
 check "MN carries this: some method entries name an object" \
         awk '$1 == "method_entry" && $6 != 0 { f = 1 } END { exit !f }' ascii
 umount_tm "$MNT"
