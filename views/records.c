@@ -679,7 +679,7 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
         if (!rt->blob[first].p) {
                 char *text[TM_FAMILY_TABLES_MAX];
                 size_t len[TM_FAMILY_TABLES_MAX];
-                struct tm_tables_src src = {t->cont,        rt->codec, rt->ctx, &rt->schema,
+                struct tm_tables_src src = {t->cont,     rt->codec, rt->ctx, &rt->schema,
                                             rt->hdr_len, &rt->st0,  t->path};
                 rc = tm_tables_build(&src, rt->fam, text, len, err);
                 pthread_mutex_lock(&t->mu); /* rv_text_of reads them under it */

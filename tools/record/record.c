@@ -138,11 +138,8 @@ int record_preload_value(const char *lib, const char *old, char *buf, size_t n)
 /* What the child does: restore the signals the parent ignores while it
  * waits, set the environment and exec. An exec failure's errno goes back
  * through err_fd (close-on-exec, so its end tells the parent exec worked). */
-static void child_exec(char **prog, int wfd, int err_fd, const char *preload,
-                       const struct sigaction *old_int, const struct sigaction *old_quit)
+static void child_exec(char **prog, int wfd, int err_fd, const char *preload)
 {
-        sigaction(SIGINT, old_int, NULL);
-        sigaction(SIGQUIT, old_quit, NULL);
         struct stat st;
         char target[96];
         int e = 0;
@@ -181,6 +178,25 @@ static int pipe_ended_empty(int fd)
                         return 0;
         int avail = 0;
         return (p.revents & POLLHUP) && ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
+}
+
+pid_t record_fork(struct record_sigs *s)
+{
+        struct sigaction ign = {.sa_handler = SIG_IGN};
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGINT, &ign, &s->old_int);
+        sigaction(SIGQUIT, &ign, &s->old_quit);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0)
+                record_sigs_restore(s);
+        return pid;
+}
+
+void record_sigs_restore(const struct record_sigs *s)
+{
+        sigaction(SIGINT, &s->old_int, NULL);
+        sigaction(SIGQUIT, &s->old_quit, NULL);
 }
 
 int record_report_status(const char *prog, int status)
@@ -319,19 +335,15 @@ int record_main(int argc, char **argv)
         }
         /* Like system(): a ^C is for the program; tracetool stays to pack
          * what it recorded. */
-        struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-        sigemptyset(&ign.sa_mask);
-        sigaction(SIGINT, &ign, &old_int);
-        sigaction(SIGQUIT, &ign, &old_quit);
-        fflush(NULL);
-        pid_t pid = fork();
+        struct record_sigs sigs;
+        pid_t pid = record_fork(&sigs);
         if (pid == 0) {
                 close(pfd[0]);
                 close(efd[0]);
                 /* The write end must survive the exec: a copy without
                  * close-on-exec (the library sets it again at start). */
                 int wfd = fcntl(pfd[1], F_DUPFD, 3);
-                child_exec(prog, wfd, efd[1], preload, &old_int, &old_quit);
+                child_exec(prog, wfd, efd[1], preload);
         }
         int rc = TOOL_OK;
         close(pfd[1]);
@@ -389,7 +401,6 @@ int record_main(int argc, char **argv)
         if (prc < 0)
                 rc = TOOL_FAIL;
 restore:
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        record_sigs_restore(&sigs);
         return rc;
 }

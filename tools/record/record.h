@@ -14,7 +14,9 @@
 #ifndef TM_RECORD_TOOL_H
 #define TM_RECORD_TOOL_H
 
+#include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The command: argv[0] is "record". Returns the exit status: 0 when the
  * program exited 0 and OUT was written; 1 when the program failed (its exit
@@ -49,6 +51,16 @@ int record_preload_value(const char *lib, const char *old, char *buf, size_t n);
  * child writes exec's errno into it) work? Reads err_fd to its end.
  * Returns 0, or the exec's errno. */
 int record_exec_result(int err_fd);
+
+/* fork() as system() does: SIGINT and SIGQUIT ignored in the parent (a ^C
+ * is for the program; tracetool stays to finish), their dispositions kept
+ * in *s and restored in the child; the parent restores them with
+ * record_sigs_restore once the child has ended. Returns fork's value. */
+struct record_sigs {
+        struct sigaction old_int, old_quit;
+};
+pid_t record_fork(struct record_sigs *s);
+void record_sigs_restore(const struct record_sigs *s);
 
 /* 0 when status (waitpid's) is an exit with 0; else prints how prog ended
  * and returns -1. */

@@ -98,16 +98,10 @@ static int java_run(char **argv)
                 fprintf(stderr, "tracetool record: pipe: %s\n", strerror(errno));
                 return -1;
         }
-        struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-        sigemptyset(&ign.sa_mask);
-        sigaction(SIGINT, &ign, &old_int);
-        sigaction(SIGQUIT, &ign, &old_quit);
-        fflush(NULL);
-        pid_t pid = fork();
+        struct record_sigs sigs;
+        pid_t pid = record_fork(&sigs);
         if (pid == 0) {
                 close(efd[0]);
-                sigaction(SIGINT, &old_int, NULL);
-                sigaction(SIGQUIT, &old_quit, NULL);
                 execvp(argv[0], argv);
                 int e = errno;
                 ssize_t w = write(efd[1], &e, sizeof e);
@@ -127,8 +121,7 @@ static int java_run(char **argv)
                 fprintf(stderr, "tracetool record: waitpid: %s\n", strerror(errno));
         else
                 rc = record_report_status(argv[0], status);
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        record_sigs_restore(&sigs);
         return rc;
 }
 
