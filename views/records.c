@@ -58,8 +58,8 @@ struct tm_records {
         size_t stats_len, schema_len;
         unsigned nblobs; /* the codec's byte sections, then the family's tables */
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        unsigned ntables;            /* the last ntables blobs: their p NULL until made */
-        pthread_mutex_t tables_mu;   /* one pass makes them (rt_tables) */
+        unsigned ntables;          /* the last ntables blobs: their p NULL until made */
+        pthread_mutex_t tables_mu; /* one pass makes them (rt_tables) */
         struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
                                        * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam;  /* the schema's family, or NULL */
@@ -674,13 +674,18 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
         unsigned first = rt->nblobs - rt->ntables;
         if (sel < first)
                 return 0;
+        /* counted as a cursor: no retry (tm_records_reopen) replaces the
+         * container and the codec's ctx under the pass */
+        __atomic_fetch_add(&t->nvfiles, 1, __ATOMIC_ACQ_REL);
         pthread_mutex_lock(&rt->tables_mu);
         int rc = 0;
         if (!rt->blob[first].p) {
                 char *text[TM_FAMILY_TABLES_MAX];
                 size_t len[TM_FAMILY_TABLES_MAX];
+                pthread_mutex_lock(&t->mu); /* after a retry that was under way */
                 struct tm_tables_src src = {t->cont,     rt->codec, rt->ctx, &rt->schema,
                                             rt->hdr_len, &rt->st0,  t->path};
+                pthread_mutex_unlock(&t->mu);
                 rc = tm_tables_build(&src, rt->fam, text, len, err);
                 pthread_mutex_lock(&t->mu); /* rv_text_of reads them under it */
                 for (unsigned i = 0; rc == 0 && i < rt->ntables; i++) {
@@ -690,6 +695,7 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
                 pthread_mutex_unlock(&t->mu);
         }
         pthread_mutex_unlock(&rt->tables_mu);
+        __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
         return rc;
 }
 
