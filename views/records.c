@@ -751,7 +751,10 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
 size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
 {
         struct tm_family_info in;
+        char side[TM_SIDE_NOTES_MAX * (TM_ERR_MSG + 1)];
         rv_info(t, &in);
+        if (tm_trace_side_lines(t, side, sizeof side))
+                in.side = side;
         return tm_stats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
 
