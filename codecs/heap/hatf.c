@@ -179,6 +179,16 @@ int hatf_is_signature(const uint8_t *p, size_t n)
         return n == HATF_SIGNATURE_LEN && hatf_probe(p, n);
 }
 
+/* The error of a record cut by the end of the stream at in[pos]. */
+static int hatf_truncated(const uint8_t *in, size_t pos, uint64_t raw_off, struct tm_err *err)
+{
+        return tm_err_set(err, -EIO, "raw offset %llu: truncated %s record",
+                          (unsigned long long)(raw_off + pos),
+                          in[pos] == HATF_TAG_METADATA ? "metadata"
+                          : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
+                                                       : "unknown");
+}
+
 static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len, int eof,
                            uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
                            struct tm_err *err)
@@ -207,11 +217,82 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
         }
         *used = pos;
         if (eof && pos < len && n < cap)
-                return tm_err_set(err, -EIO, "raw offset %llu: truncated %s record",
-                                  (unsigned long long)(raw_off + pos),
-                                  in[pos] == HATF_TAG_METADATA ? "metadata"
-                                  : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
-                                                               : "unknown");
+                return hatf_truncated(in, pos, raw_off, err);
+        return (ssize_t)n;
+}
+
+/* Bytes of the variable value (a comment's text, the attributes) of the
+ * record hatf_peek called HATF_STEP_REC at p, rl bytes: what
+ * hatf_rec_decode will point var[0] at, known before it runs. */
+static size_t hatf_var_len(const struct hatf_state *s, const struct hatf_kplan *plan,
+                           const uint8_t *p, size_t rl)
+{
+        if (p[0] == TM_HK_COMMENT)
+                return rl - 3;
+        const struct hatf_fstate *fs = &s->f[HATF_F_ATTR];
+        if (fs->interp == HATF_I_DEFAULT)
+                return fs->arg ? 8 : 0;
+        if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2)
+                return rl - plan[p[0]].fixed;
+        return fs->width;
+}
+
+/* Record r, whose one variable value has vl bytes, as b's record i. */
+static void hatf_batch_put(struct tm_rbatch *b, size_t i, const struct tm_rec *r, size_t vl)
+{
+        const struct tm_kind *k = &tm_schema_heap.kind[r->kind];
+        b->kind[i] = r->kind;
+        for (unsigned f = 0; f < TM_HF_N; f++)
+                b->col[f][i] = 0;
+        for (unsigned q = 0; q < k->nfields; q++)
+                b->col[k->field[q]][i] = r->v[q];
+        tm_rbatch_put_var(b, i, 0, r->var[0], vl);
+}
+
+/* hatf_decode into a column batch: its loop, each record's value copied
+ * into the arena while it fits. */
+static ssize_t hatf_decode_batch(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len,
+                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
+                                 size_t cap, struct tm_err *err)
+{
+        (void)ctx;
+        struct hatf_state *s = (struct hatf_state *)rs->b;
+        size_t pos = 0, n = 0, rl = 0;
+        int full = 0;
+        const struct hatf_kplan *plan = hatf_plans(s, NULL);
+        b->n = b->arena_len = 0;
+        while (n < cap && pos < len) {
+                const uint8_t *p = in + pos;
+                int step = hatf_peek(plan, p, len - pos, raw_off + pos, &rl, err);
+                if (step < 0)
+                        return step;
+                if (step == HATF_STEP_MORE)
+                        break;
+                if (step == HATF_STEP_META) {
+                        const char *why;
+                        if (hatf_meta_apply(s, p, &why) < 0)
+                                return tm_err_set(err, -EIO, "raw offset %llu: %s",
+                                                  (unsigned long long)(raw_off + pos), why);
+                        plan = hatf_plans(s, NULL);
+                } else if (step == HATF_STEP_REC) {
+                        size_t vl = hatf_var_len(s, plan, p, rl);
+                        if (vl > b->arena_cap - b->arena_len) {
+                                full = 1;
+                                break;
+                        }
+                        struct tm_rec r;
+                        hatf_rec_decode(s, plan, p, &r);
+                        hatf_batch_put(b, n++, &r, vl);
+                }
+                pos += rl;
+        }
+        b->n = n;
+        *used = pos;
+        if (full && n == 0)
+                return tm_err_set(err, -ENOSPC, "raw offset %llu: record values larger than the "
+                                  "batch's arena", (unsigned long long)(raw_off + pos));
+        if (eof && pos < len && n < cap && !full)
+                return hatf_truncated(in, pos, raw_off, err);
         return (ssize_t)n;
 }
 
@@ -276,4 +357,5 @@ const struct tm_rcodec tm_rcodec_hatf = {
     .encodings = hatf_encodings,
     .enc_schema = hatf_enc_schema,
     .text_of = hatf_text_of,
+    .decode_batch = hatf_decode_batch,
 };

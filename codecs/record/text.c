@@ -929,7 +929,7 @@ static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch
 void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                            uint32_t *line, uint64_t *fsum)
 {
-        if (p->same && p->kind[0].nfields == p->nfields) {
+        if (p->same && p->kind[0].nfields == p->nfields && !b->arena) {
                 batch_lens_same(p, b, line, fsum);
                 return;
         }
@@ -939,13 +939,16 @@ void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];
                         uint64_t v = b->col[f][i];
-                        uint32_t t = (uint32_t)tok_len(k->fop[j], v, NULL, k->width[j]) + 1;
+                        const uint8_t *var = NULL; /* as tm_text_lens's var[slot[j]] */
+                        if (b->arena)
+                                var = b->arena + b->var[k->slot[j]][i];
+                        uint32_t t = (uint32_t)tok_len(k->fop[j], v, &var, k->width[j]) + 1;
                         if (fsum)
                                 fsum[f] += t;
                         if (k->op[j] == k->fop[j])
                                 len += t;
                         else if (k->op[j] != TM_TOP_SKIP)
-                                len += (uint32_t)tok_len(k->op[j], v, NULL, k->width[j]) + 1;
+                                len += (uint32_t)tok_len(k->op[j], v, &var, k->width[j]) + 1;
                 }
                 line[i] = len;
         }
