@@ -237,16 +237,62 @@ static size_t hatf_var_len(const struct hatf_state *s, const struct hatf_kplan *
         return fs->width;
 }
 
-/* Record r, whose one variable value has vl bytes, as b's record i. */
-static void hatf_batch_put(struct tm_rbatch *b, size_t i, const struct tm_rec *r, size_t vl)
+/* Where hatf_rec_cols puts each kind's fields in a batch: per data kind
+ * and position its column, and the columns of the fields it lacks. */
+struct hatf_cols {
+        uint64_t *at[TM_HK_COMMENT][TM_KIND_FIELDS_MAX];
+        uint64_t *lack[TM_HK_N][TM_HF_N];
+        uint8_t nlack[TM_HK_N];
+};
+
+static void hatf_cols_of(const struct tm_rbatch *b, struct hatf_cols *c)
 {
-        const struct tm_kind *k = &tm_schema_heap.kind[r->kind];
-        b->kind[i] = r->kind;
-        for (unsigned f = 0; f < TM_HF_N; f++)
-                b->col[f][i] = 0;
-        for (unsigned q = 0; q < k->nfields; q++)
-                b->col[k->field[q]][i] = r->v[q];
-        tm_rbatch_put_var(b, i, 0, r->var[0], vl);
+        for (unsigned kind = 0; kind < TM_HK_N; kind++) {
+                const struct tm_kind *k = &tm_schema_heap.kind[kind];
+                uint32_t has = 0;
+                for (unsigned q = 0; q < k->nfields; q++) {
+                        has |= 1u << k->field[q];
+                        if (kind < TM_HK_COMMENT)
+                                c->at[kind][q] = b->col[k->field[q]];
+                }
+                c->nlack[kind] = 0;
+                for (unsigned f = 0; f < TM_HF_N; f++)
+                        if (!(has >> f & 1))
+                                c->lack[kind][c->nlack[kind]++] = b->col[f];
+        }
+}
+
+/* hatf_rec_decode of the record at p (plan in effect plan) straight
+ * into b's record i: numbers into the columns (0 for fields the kind
+ * lacks, record.h), the one variable value into the arena. */
+static void hatf_rec_cols(struct hatf_state *s, const struct hatf_kplan *plan,
+                          const struct hatf_cols *c, const uint8_t *p, struct tm_rbatch *b,
+                          size_t i)
+{
+        unsigned kind = p[0];
+        b->kind[i] = kind;
+        for (unsigned z = 0; z < c->nlack[kind]; z++)
+                c->lack[kind][z][i] = 0;
+        if (kind == TM_HK_COMMENT) {
+                size_t n = (size_t)hatf_get_be(p + 1, 2);
+                b->col[TM_HF_TEXT][i] = n;
+                tm_rbatch_put_var(b, i, 0, p + 3, n);
+                return;
+        }
+        const struct hatf_kplan *kp = &plan[kind];
+        size_t at = 1;
+        for (unsigned q = 0; q < kp->nf; q++) {
+                unsigned hf = kp->hf[q], w = kp->w[q];
+                if (hf == HATF_F_ATTR) {
+                        uint8_t buf[8];
+                        const uint8_t *bytes;
+                        at += hatf_attr_value(&s->f[hf], p + at, buf, &c->at[kind][q][i], &bytes);
+                        tm_rbatch_put_var(b, i, 0, bytes, (size_t)c->at[kind][q][i]);
+                        continue;
+                }
+                c->at[kind][q][i] = hatf_num_decode(&s->f[hf], p + at, w);
+                at += w;
+        }
 }
 
 /* hatf_decode into a column batch: its loop, each record's value copied
@@ -260,6 +306,8 @@ static ssize_t hatf_decode_batch(void *ctx, struct tm_rstate *rs, const uint8_t 
         size_t pos = 0, n = 0, rl = 0;
         int full = 0;
         const struct hatf_kplan *plan = hatf_plans(s, NULL);
+        struct hatf_cols c;
+        hatf_cols_of(b, &c);
         b->n = b->arena_len = 0;
         while (n < cap && pos < len) {
                 const uint8_t *p = in + pos;
@@ -280,9 +328,7 @@ static ssize_t hatf_decode_batch(void *ctx, struct tm_rstate *rs, const uint8_t 
                                 full = 1;
                                 break;
                         }
-                        struct tm_rec r;
-                        hatf_rec_decode(s, plan, p, &r);
-                        hatf_batch_put(b, n++, &r, vl);
+                        hatf_rec_cols(s, plan, &c, p, b, n++);
                 }
                 pos += rl;
         }
