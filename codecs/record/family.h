@@ -128,7 +128,21 @@ struct tm_family {
          * from is the record's schema. NULL: names say all. */
         void (*rec_refine)(const struct tm_schema *from, const struct tm_schema *to,
                            struct tm_rec *o);
+
+        /* Tables the pass can make beside its statistics (java: the names
+         * it interned), each shown as the view sections/<name>: their
+         * names, NULL-terminated, at most TM_FAMILY_TABLES_MAX; NULL:
+         * none. They are not in the statistics block nor the index: the
+         * views make them by a pass of their own when one is first asked
+         * for (views/tables.h), so the family must bound what its
+         * accumulator holds. table() writes table i of accumulator a
+         * (after acc_finish) as text into a buffer it allocates (*out,
+         * freed by the caller), *len bytes: 0, or -ENOMEM. */
+        const char *const *tables;
+        int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
 };
+
+#define TM_FAMILY_TABLES_MAX 4 /* tables of a family, at most */
 
 /* A stats.json object: its opening and the members every one starts with
  * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
