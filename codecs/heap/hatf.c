@@ -265,7 +265,7 @@ static void hatf_cols_of(const struct tm_rbatch *b, struct hatf_cols *c)
 /* hatf_rec_decode of the record at p (plan in effect plan) straight
  * into b's record i: numbers into the columns (0 for fields the kind
  * lacks, record.h), the one variable value into the arena. */
-static void hatf_rec_cols(struct hatf_state *s, const struct hatf_kplan *plan,
+static inline __attribute__((always_inline)) void hatf_rec_cols(struct hatf_state *s, const struct hatf_kplan *plan,
                           const struct hatf_cols *c, const uint8_t *p, struct tm_rbatch *b,
                           size_t i)
 {
@@ -323,8 +323,8 @@ static ssize_t hatf_decode_batch(void *ctx, struct tm_rstate *rs, const uint8_t 
                                                   (unsigned long long)(raw_off + pos), why);
                         plan = hatf_plans(s, NULL);
                 } else if (step == HATF_STEP_REC) {
-                        size_t vl = hatf_var_len(s, plan, p, rl);
-                        if (vl > b->arena_cap - b->arena_len) {
+                        size_t room = b->arena_cap - b->arena_len; /* a value is at most rl + 8 */
+                        if (room < rl + 8 && hatf_var_len(s, plan, p, rl) > room) {
                                 full = 1;
                                 break;
                         }
