@@ -79,7 +79,6 @@ int tm_index_differ(struct tm_err *err, const char *what, uint64_t i)
 
 #define BUILD_BATCH 256
 #define BUILD_COLS 4096 /* records of a column batch (a decode call has a set-up) */
-#define BUILD_VCOLS 256 /* of a schema with variable fields (XXX) */
 
 void tm_index_free(struct tm_index *ix)
 {
@@ -520,12 +519,11 @@ static int batch_init(struct rbuild *b)
         const struct tm_schema *s = b->s;
         if (s->nsections)
                 return 0;
-        size_t cols = tm_schema_has_var(s) ? BUILD_VCOLS : BUILD_COLS;
-        if (tm_rbatch_init(&b->batch, s->nfields, cols) < 0 ||
+        if (tm_rbatch_init(&b->batch, s->nfields, BUILD_COLS) < 0 ||
             (tm_schema_has_var(s) && tm_rbatch_arena(&b->batch, TM_RBATCH_ARENA) < 0))
                 return -ENOMEM;
-        b->line = malloc(cols * sizeof *b->line);
-        b->fline = malloc(cols * sizeof *b->fline);
+        b->line = malloc(BUILD_COLS * sizeof *b->line);
+        b->fline = malloc(BUILD_COLS * sizeof *b->fline);
         return b->line && b->fline ? 0 : -ENOMEM;
 }
 

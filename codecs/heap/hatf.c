@@ -179,16 +179,6 @@ int hatf_is_signature(const uint8_t *p, size_t n)
         return n == HATF_SIGNATURE_LEN && hatf_probe(p, n);
 }
 
-/* The error of a record cut by the end of the stream at in[pos]. */
-static int hatf_truncated(const uint8_t *in, size_t pos, uint64_t raw_off, struct tm_err *err)
-{
-        return tm_err_set(err, -EIO, "raw offset %llu: truncated %s record",
-                          (unsigned long long)(raw_off + pos),
-                          in[pos] == HATF_TAG_METADATA ? "metadata"
-                          : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
-                                                       : "unknown");
-}
-
 static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len, int eof,
                            uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
                            struct tm_err *err)
@@ -217,128 +207,11 @@ static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, s
         }
         *used = pos;
         if (eof && pos < len && n < cap)
-                return hatf_truncated(in, pos, raw_off, err);
-        return (ssize_t)n;
-}
-
-/* Bytes of the variable value (a comment's text, the attributes) of the
- * record hatf_peek called HATF_STEP_REC at p, rl bytes: what
- * hatf_rec_decode will point var[0] at, known before it runs. */
-static size_t hatf_var_len(const struct hatf_state *s, const struct hatf_kplan *plan,
-                           const uint8_t *p, size_t rl)
-{
-        if (p[0] == TM_HK_COMMENT)
-                return rl - 3;
-        const struct hatf_fstate *fs = &s->f[HATF_F_ATTR];
-        if (fs->interp == HATF_I_DEFAULT)
-                return fs->arg ? 8 : 0;
-        if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2)
-                return rl - plan[p[0]].fixed;
-        return fs->width;
-}
-
-/* Where hatf_rec_cols puts each kind's fields in a batch: per data kind
- * and position its column, and the columns of the fields it lacks. */
-struct hatf_cols {
-        uint64_t *at[TM_HK_COMMENT][TM_KIND_FIELDS_MAX];
-        uint64_t *lack[TM_HK_N][TM_HF_N];
-        uint8_t nlack[TM_HK_N];
-};
-
-static void hatf_cols_of(const struct tm_rbatch *b, struct hatf_cols *c)
-{
-        for (unsigned kind = 0; kind < TM_HK_N; kind++) {
-                const struct tm_kind *k = &tm_schema_heap.kind[kind];
-                uint32_t has = 0;
-                for (unsigned q = 0; q < k->nfields; q++) {
-                        has |= 1u << k->field[q];
-                        if (kind < TM_HK_COMMENT)
-                                c->at[kind][q] = b->col[k->field[q]];
-                }
-                c->nlack[kind] = 0;
-                for (unsigned f = 0; f < TM_HF_N; f++)
-                        if (!(has >> f & 1))
-                                c->lack[kind][c->nlack[kind]++] = b->col[f];
-        }
-}
-
-/* hatf_rec_decode of the record at p (plan in effect plan) straight
- * into b's record i: numbers into the columns (0 for fields the kind
- * lacks, record.h), the one variable value into the arena. */
-static inline __attribute__((always_inline)) void hatf_rec_cols(struct hatf_state *s, const struct hatf_kplan *plan,
-                          const struct hatf_cols *c, const uint8_t *p, struct tm_rbatch *b,
-                          size_t i)
-{
-        unsigned kind = p[0];
-        b->kind[i] = kind;
-        for (unsigned z = 0; z < c->nlack[kind]; z++)
-                c->lack[kind][z][i] = 0;
-        if (kind == TM_HK_COMMENT) {
-                size_t n = (size_t)hatf_get_be(p + 1, 2);
-                b->col[TM_HF_TEXT][i] = n;
-                tm_rbatch_put_var(b, i, 0, p + 3, n);
-                return;
-        }
-        const struct hatf_kplan *kp = &plan[kind];
-        size_t at = 1;
-        for (unsigned q = 0; q < kp->nf; q++) {
-                unsigned hf = kp->hf[q], w = kp->w[q];
-                if (hf == HATF_F_ATTR) {
-                        uint8_t buf[8];
-                        const uint8_t *bytes;
-                        at += hatf_attr_value(&s->f[hf], p + at, buf, &c->at[kind][q][i], &bytes);
-                        tm_rbatch_put_var(b, i, 0, bytes, (size_t)c->at[kind][q][i]);
-                        continue;
-                }
-                c->at[kind][q][i] = hatf_num_decode(&s->f[hf], p + at, w);
-                at += w;
-        }
-}
-
-/* hatf_decode into a column batch: its loop, each record's value copied
- * into the arena while it fits. */
-static ssize_t hatf_decode_batch(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len,
-                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
-                                 size_t cap, struct tm_err *err)
-{
-        (void)ctx;
-        struct hatf_state *s = (struct hatf_state *)rs->b;
-        size_t pos = 0, n = 0, rl = 0;
-        int full = 0;
-        const struct hatf_kplan *plan = hatf_plans(s, NULL);
-        struct hatf_cols c;
-        hatf_cols_of(b, &c);
-        b->n = b->arena_len = 0;
-        while (n < cap && pos < len) {
-                const uint8_t *p = in + pos;
-                int step = hatf_peek(plan, p, len - pos, raw_off + pos, &rl, err);
-                if (step < 0)
-                        return step;
-                if (step == HATF_STEP_MORE)
-                        break;
-                if (step == HATF_STEP_META) {
-                        const char *why;
-                        if (hatf_meta_apply(s, p, &why) < 0)
-                                return tm_err_set(err, -EIO, "raw offset %llu: %s",
-                                                  (unsigned long long)(raw_off + pos), why);
-                        plan = hatf_plans(s, NULL);
-                } else if (step == HATF_STEP_REC) {
-                        size_t room = b->arena_cap - b->arena_len; /* a value is at most rl + 8 */
-                        if (room < rl + 8 && hatf_var_len(s, plan, p, rl) > room) {
-                                full = 1;
-                                break;
-                        }
-                        hatf_rec_cols(s, plan, &c, p, b, n++);
-                }
-                pos += rl;
-        }
-        b->n = n;
-        *used = pos;
-        if (full && n == 0)
-                return tm_err_set(err, -ENOSPC, "raw offset %llu: record values larger than the "
-                                  "batch's arena", (unsigned long long)(raw_off + pos));
-        if (eof && pos < len && n < cap && !full)
-                return hatf_truncated(in, pos, raw_off, err);
+                return tm_err_set(err, -EIO, "raw offset %llu: truncated %s record",
+                                  (unsigned long long)(raw_off + pos),
+                                  in[pos] == HATF_TAG_METADATA ? "metadata"
+                                  : in[pos] < TM_HK_N          ? tm_schema_heap.kind[in[pos]].name
+                                                               : "unknown");
         return (ssize_t)n;
 }
 
@@ -403,5 +276,4 @@ const struct tm_rcodec tm_rcodec_hatf = {
     .encodings = hatf_encodings,
     .enc_schema = hatf_enc_schema,
     .text_of = hatf_text_of,
-    .decode_batch = hatf_decode_batch,
 };

@@ -104,40 +104,32 @@ static inline uint64_t hatf_get_be_signed(const uint8_t *p, unsigned n)
 /* ---- data records (the decoder, hatf.c, and the text decoder,
  * hatf_text.c) ---- */
 
-/* The attributes field (state fs), its stored bytes at p: fixed widths
- * are that many bytes; v1 / v2 a length then bytes; default V: empty when
- * V is 0, else V's 8 bytes, written to buf. *len and *bytes receive the
- * value; returns the bytes consumed. */
-static inline size_t hatf_attr_value(const struct hatf_fstate *fs, const uint8_t *p, uint8_t *buf,
-                                     uint64_t *len, const uint8_t **bytes)
-{
-        unsigned w = hatf_stored_width(fs);
-        if (fs->interp == HATF_I_DEFAULT) {
-                *len = fs->arg ? 8 : 0;
-                if (fs->arg)
-                        hatf_put_be(buf, fs->arg, 8);
-                *bytes = buf;
-                return 0;
-        }
-        if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
-                *len = hatf_get_be(p, w);
-                *bytes = p + w;
-                return w + (size_t)*len;
-        }
-        *len = w;
-        *bytes = p;
-        return w;
-}
-
-/* The attributes field at position pos of r (hatf_attr_value). The
- * default's 8 bytes live in the record's last, unused v[] slot: in the
- * state a later record of the same call with another default would
- * overwrite them. */
+/* The attributes field (state fs) at position pos of r, its stored bytes
+ * at p: fixed widths are that many bytes; v1 / v2 a length then bytes;
+ * default V: empty when V is 0, else V's 8 bytes. Returns the bytes
+ * consumed. */
 static inline size_t hatf_attr_decode(const struct hatf_fstate *fs, const uint8_t *p,
                                       struct tm_rec *r, unsigned pos)
 {
-        return hatf_attr_value(fs, p, (uint8_t *)&r->v[TM_KIND_FIELDS_MAX - 1], &r->v[pos],
-                               &r->var[0]);
+        unsigned w = hatf_stored_width(fs);
+        if (fs->interp == HATF_I_DEFAULT) {
+                /* The default's 8 bytes live in the record's last, unused
+                 * v[] slot: in the state a later record of the same call
+                 * with another default would overwrite them. */
+                uint64_t *bytes = &r->v[TM_KIND_FIELDS_MAX - 1];
+                hatf_put_be((uint8_t *)bytes, fs->arg, 8);
+                r->v[pos] = fs->arg ? 8 : 0;
+                r->var[0] = (const uint8_t *)bytes;
+                return 0;
+        }
+        if (fs->width == HATF_W_V1 || fs->width == HATF_W_V2) {
+                r->v[pos] = hatf_get_be(p, w);
+                r->var[0] = p + w;
+                return w + (size_t)r->v[pos];
+        }
+        r->v[pos] = w;
+        r->var[0] = p;
+        return w;
 }
 
 /* A comment record at p (whole) into r; returns its length. */
@@ -203,32 +195,6 @@ static inline uint64_t hatf_get_be_sw(const uint8_t *p, unsigned n)
         return v;
 }
 
-/* The value of a number field (state fs, w stored bytes at p), which
- * becomes the field's previous value. */
-static inline uint64_t hatf_num_decode(struct hatf_fstate *fs, const uint8_t *p, unsigned w)
-{
-        uint64_t v;
-        switch (fs->interp) {
-        case HATF_I_NONE:
-                v = hatf_get_be_w(p, w);
-                break;
-        case HATF_I_DEFAULT:
-                v = fs->arg;
-                break;
-        case HATF_I_BASEOFFSET:
-                v = fs->arg + hatf_get_be_sw(p, w);
-                break;
-        case HATF_I_DELTA:
-                v = fs->prev + hatf_get_be_sw(p, w);
-                break;
-        default:
-                v = fs->prev + fs->arg;
-                break;
-        }
-        fs->prev = v;
-        return v;
-}
-
 /* Decode the data record of kind kind at p (its plan kp, rl bytes, all
  * there) into r. */
 static inline void hatf_rec_decode_planned(struct hatf_state *s, const struct hatf_kplan *kp,
@@ -244,7 +210,26 @@ static inline void hatf_rec_decode_planned(struct hatf_state *s, const struct ha
                         at += hatf_attr_decode(fs, p + at, r, i);
                         continue;
                 }
-                r->v[i] = hatf_num_decode(fs, p + at, w);
+                uint64_t v;
+                switch (fs->interp) {
+                case HATF_I_NONE:
+                        v = hatf_get_be_w(p + at, w);
+                        break;
+                case HATF_I_DEFAULT:
+                        v = fs->arg;
+                        break;
+                case HATF_I_BASEOFFSET:
+                        v = fs->arg + hatf_get_be_sw(p + at, w);
+                        break;
+                case HATF_I_DELTA:
+                        v = fs->prev + hatf_get_be_sw(p + at, w);
+                        break;
+                default:
+                        v = fs->prev + fs->arg;
+                        break;
+                }
+                fs->prev = v;
+                r->v[i] = v;
                 at += w;
         }
 }

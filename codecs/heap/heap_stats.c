@@ -23,7 +23,6 @@ struct tm_heap_stats_acc {
         const struct tm_schema *s;
         struct tm_heap_stats st;
         int8_t pos[TM_SCHEMA_KINDS_MAX][H_N]; /* position of each heap field, -1 */
-        int8_t fld[H_N];                      /* schema index of each heap field, -1 */
         uint8_t role[TM_SCHEMA_KINDS_MAX];    /* K_* */
         uint8_t allocates[TM_SCHEMA_KINDS_MAX];
         /* addresses seen: linear probing, address 0 = empty; a bit of
@@ -54,7 +53,6 @@ static void heap_roles(struct tm_heap_stats_acc *a)
                 const char *nm = s->kind[k].name;
                 for (unsigned h = 0; h < H_N; h++) {
                         int f = tm_schema_field(s, fname[h]);
-                        a->fld[h] = (int8_t)f;
                         a->pos[k][h] = (int8_t)(f < 0 ? -1 : tm_kind_pos(&s->kind[k], (unsigned)f));
                 }
                 if (strcmp(nm, "alloc") == 0)
@@ -313,22 +311,24 @@ static void count_id(uint64_t *ids, uint64_t *ns, uint64_t *n, uint64_t *other, 
         }
 }
 
-/* A record of kind kind whose heap fields have the values v[H_N] (0
- * where the kind has none). */
-static void heap_add(struct tm_heap_stats_acc *a, unsigned kind, const uint64_t *v)
+static uint64_t get(const struct tm_rec *r, int pos)
+{
+        return pos < 0 ? 0 : r->v[pos];
+}
+
+static void heap_add(struct tm_heap_stats_acc *a, const struct tm_rec *r)
 {
         struct tm_heap_stats *st = &a->st;
-        const int8_t *p = a->pos[kind];
-        unsigned role = a->role[kind];
-        a->seq++;
+        const int8_t *p = a->pos[r->kind];
+        unsigned role = a->role[r->kind];
         if (p[H_THREAD] >= 0)
                 count_id(st->thread_id, st->thread_n, &st->nthreads, &st->thread_other,
-                         v[H_THREAD]);
+                         r->v[p[H_THREAD]]);
         if (p[H_HEAP] >= 0)
-                count_id(st->heap_id, st->heap_n, &st->nheaps, &st->heap_other, v[H_HEAP]);
+                count_id(st->heap_id, st->heap_n, &st->nheaps, &st->heap_other, r->v[p[H_HEAP]]);
         if (role == K_OTHER)
                 return;
-        uint64_t size = v[H_SIZE], addr = v[H_ADDR];
+        uint64_t size = get(r, p[H_SIZE]), addr = get(r, p[H_ADDR]);
         if (role == K_FREE) {
                 st->frees++;
                 if (addr)
@@ -339,11 +339,11 @@ static void heap_add(struct tm_heap_stats_acc *a, unsigned kind, const uint64_t 
                 st->reallocs++;
                 if (addr)
                         live_remove(a, addr, EV_RFREE);
-                addr = v[H_NEW];
+                addr = get(r, p[H_NEW]);
         } else {
                 st->allocs++;
         }
-        if (!a->allocates[kind] || addr == 0) /* 0: the request failed */
+        if (!a->allocates[r->kind] || addr == 0) /* 0: the request failed */
                 return;
         if (st->total_bytes + size < size) /* past 2^64: no byte figure holds */
                 st->inexact = EOVERFLOW;
@@ -359,27 +359,8 @@ void tm_heap_stats_add(struct tm_heap_stats_acc *a, const struct tm_rec *r, size
         if (a->ended)
                 return;
         for (size_t i = 0; i < n; i++) {
-                const int8_t *p = a->pos[r[i].kind];
-                uint64_t v[H_N];
-                for (unsigned h = 0; h < H_N; h++)
-                        v[h] = p[h] < 0 ? 0 : r[i].v[p[h]];
-                heap_add(a, r[i].kind, v);
-        }
-}
-
-/* Columns are 0 where a record's kind lacks the field (record.h). */
-void tm_heap_stats_add_batch(struct tm_heap_stats_acc *a, const struct tm_rbatch *b)
-{
-        if (a->ended)
-                return;
-        const uint64_t *c[H_N];
-        for (unsigned h = 0; h < H_N; h++)
-                c[h] = a->fld[h] < 0 ? NULL : b->col[a->fld[h]];
-        for (size_t i = 0; i < b->n; i++) {
-                uint64_t v[H_N];
-                for (unsigned h = 0; h < H_N; h++)
-                        v[h] = c[h] ? c[h][i] : 0;
-                heap_add(a, b->kind[i], v);
+                a->seq++;
+                heap_add(a, &r[i]);
         }
 }
 
@@ -681,11 +662,6 @@ static void fam_add(struct tm_family_acc *a, const struct tm_rec *r, size_t n)
         tm_heap_stats_add((struct tm_heap_stats_acc *)a, r, n);
 }
 
-static void fam_add_batch(struct tm_family_acc *a, const struct tm_rbatch *b)
-{
-        tm_heap_stats_add_batch((struct tm_heap_stats_acc *)a, b);
-}
-
 static void fam_finish(struct tm_family_acc *a, void *block)
 {
         memcpy(block, tm_heap_stats_get((struct tm_heap_stats_acc *)a),
@@ -738,7 +714,6 @@ const struct tm_family tm_family_heap = {
     .stats_size = sizeof(struct tm_heap_stats),
     .acc_start = fam_start,
     .acc_add = fam_add,
-    .acc_add_batch = fam_add_batch,
     .acc_finish = fam_finish,
     .acc_free = fam_free,
     .acc_peak_mem = fam_peak_mem,

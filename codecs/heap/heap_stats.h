@@ -90,9 +90,6 @@ struct tm_heap_stats_acc *tm_heap_stats_start_limits(const struct tm_schema *s, 
 
 void tm_heap_stats_add(struct tm_heap_stats_acc *a, const struct tm_rec *r, size_t n);
 
-/* The same for the records of a column batch (record.h). */
-void tm_heap_stats_add_batch(struct tm_heap_stats_acc *a, const struct tm_rbatch *b);
-
 /* The totals (valid until tm_heap_stats_free). The first call ends the
  * count: past the table, the external sorts run then (about a second for
  * 5 million events); no records can be added after it. */

@@ -77,15 +77,8 @@ int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap)
         b->cap = cap;
         b->kind = malloc(cap * sizeof *b->kind);
         int ok = b->kind != NULL && nfields <= TM_SCHEMA_FIELDS_MAX;
-        /* One block, each column 64 bytes further along than cap would
-         * put it: columns a multiple of 4 KiB apart make the record loops'
-         * loads and stores of one record alias (L1 sets, and the store
-         * buffer's 4K aliasing). */
-        size_t stride = cap + 8;
-        uint64_t *block = ok && nfields ? calloc(stride * nfields, sizeof *block) : NULL;
-        ok = ok && (block || !nfields);
         for (unsigned f = 0; ok && f < nfields; f++)
-                b->col[f] = block + stride * f;
+                ok = (b->col[f] = calloc(cap, sizeof *b->col[f])) != NULL;
         if (!ok) {
                 tm_rbatch_free(b);
                 return -ENOMEM;
@@ -117,7 +110,8 @@ int tm_rbatch_arena(struct tm_rbatch *b, size_t bytes)
 void tm_rbatch_free(struct tm_rbatch *b)
 {
         free(b->kind);
-        free(b->col[0]); /* the columns' block */
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
+                free(b->col[f]);
         free(b->arena);
         for (unsigned j = 0; j < TM_REC_VAR_MAX; j++)
                 free(b->var[j]);
