@@ -17,7 +17,6 @@ struct tm_stats_acc {
         struct tm_stats st;
         int ended;
         int same;  /* every kind has every field, in schema order (columns) */
-        uint32_t present[TM_SCHEMA_KINDS_MAX]; /* per kind: bit f, it has field f */
         int whole; /* the family reports the whole stats: the fields' ranges go
                     * unshown, and uncounted */
 };
@@ -30,9 +29,6 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
         a->s = s;
         for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 a->st.fmin[f] = UINT64_MAX;
-        for (unsigned k = 0; k < s->nkinds; k++)
-                for (unsigned j = 0; j < s->kind[k].nfields; j++)
-                        a->present[k] |= 1u << s->kind[k].field[j];
         a->same = s->nkinds > 0;
         for (unsigned k = 0; k < s->nkinds && a->same; k++) {
                 a->same = s->kind[k].nfields == s->nfields;
@@ -89,35 +85,6 @@ void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n)
                 a->fam->acc_add(a->fa, r, n);
 }
 
-/* The fields' ranges of batch b whose kinds differ in their fields: field
- * by field, a record's value counted where its kind has the field. */
-static void stats_batch_kinds(struct tm_stats_acc *a, const struct tm_rbatch *b)
-{
-        struct tm_stats *st = &a->st;
-        uint32_t pm[256];
-        for (size_t at = 0; at < b->n; at += 256) {
-                size_t m = b->n - at < 256 ? b->n - at : 256;
-                for (size_t i = 0; i < m; i++)
-                        pm[i] = a->present[b->kind[at + i] % TM_SCHEMA_KINDS_MAX];
-                for (unsigned f = 0; f < a->s->nfields; f++) {
-                        if (tm_field_is_var(&a->s->field[f]))
-                                continue;
-                        const uint64_t *c = b->col[f] + at;
-                        uint64_t lo = st->fmin[f], hi = st->fmax[f], seen = 0;
-                        for (size_t i = 0; i < m; i++) {
-                                uint64_t in = pm[i] >> f & 1, v = c[i];
-                                uint64_t vl = in ? v : UINT64_MAX, vh = in ? v : 0;
-                                lo = vl < lo ? vl : lo;
-                                hi = vh > hi ? vh : hi;
-                                seen += in;
-                        }
-                        st->fmin[f] = lo;
-                        st->fmax[f] = hi;
-                        st->fseen[f] += seen;
-                }
-        }
-}
-
 void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                          const uint64_t *kind_n)
 {
@@ -143,8 +110,20 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                         st->fmax[f] = hi;
                         st->fseen[f] += b->n;
                 }
-        if (!a->same && !a->whole)
-                stats_batch_kinds(a, b);
+        for (size_t i = 0; i < b->n && !a->same && !a->whole; i++) {
+                const struct tm_kind *k = &a->s->kind[b->kind[i]];
+                for (unsigned j = 0; j < k->nfields; j++) {
+                        unsigned f = k->field[j];
+                        if (tm_field_is_var(&a->s->field[f]))
+                                continue;
+                        uint64_t v = b->col[f][i];
+                        st->fseen[f]++;
+                        if (v < st->fmin[f])
+                                st->fmin[f] = v;
+                        if (v > st->fmax[f])
+                                st->fmax[f] = v;
+                }
+        }
         st->records += b->n;
         if (!a->fa)
                 return;
