@@ -324,11 +324,13 @@ struct tm_rcodec {
         /* decode() into a column batch (b->n records, at most cap, each
          * below b->cap; variable values into b's arena, which a schema
          * with variable fields needs): the same records, the same *used,
-         * state and errors as decode() gives with the cap of the records
-         * that fit (a record whose values would not fit in the rest of
-         * the arena ends the call, as cap does). When the first record's
-         * values alone do not fit, -ENOSPC with err: the caller decodes
-         * it with decode(). */
+         * state and errors as decode() gives, except that a record whose
+         * values would not fit in the rest of the arena ends the call
+         * before it, as cap does (records that change only the
+         * representation before it may be consumed). When the first
+         * record's values alone do not fit, -ENOSPC with err: the caller
+         * decodes it with decode(). No row with variable fields has one
+         * today (docs/performance.md). */
         ssize_t (*decode_batch)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
