@@ -1245,6 +1245,19 @@ static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
         return w;
 }
 
+/* binary through the codec's binary decoder (tm_feed_binary): whole
+ * records into dst, and when less than one is left, the next into
+ * f->line. Returns the bytes written to dst, as rv_text. */
+static size_t rv_bin(struct tm_cursor *f, char *dst, size_t n)
+{
+        size_t w = tm_feed_binary(&f->feed, (uint8_t *)dst, n, SIZE_MAX);
+        f->line_pos = 0;
+        f->line_len = w < n && n - w < f->recsize
+                          ? tm_feed_binary(&f->feed, (uint8_t *)f->line, f->recsize, 1)
+                          : 0;
+        return w;
+}
+
 static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *err)
 {
         size_t done = 0;
@@ -1272,8 +1285,9 @@ static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *
                         if (done == n)
                                 break;
                 }
-                if (f->rpos == f->rcount && rv_texted(f)) {
-                        size_t w = rv_text(f, dst + done, n - done);
+                if (f->rpos == f->rcount && (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
+                        size_t w = f->kind == RV_BINARY ? rv_bin(f, dst + done, n - done)
+                                                        : rv_text(f, dst + done, n - done);
                         done += w;
                         if (w || f->line_len)
                                 continue;

@@ -220,6 +220,15 @@ typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, 
                            size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
                            size_t maxrec, long kind, size_t *nrec);
 
+/* A codec's binary decoder (a fast path, tm_rcodec.binary_of): the
+ * records of in[0..len) as its family's binary records (the binary view:
+ * family.h's bin_size bytes each, what the family's binary() makes of
+ * them) into dst while they fit in cap bytes and fewer than maxrec are
+ * done. Returns the bytes written (whole records); *used and *nrec, and
+ * where it stops, as tm_rtext_fn. */
+typedef size_t tm_rbin_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                          size_t *used, uint8_t *dst, size_t cap, size_t maxrec, size_t *nrec);
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
@@ -320,6 +329,8 @@ struct tm_rcodec {
         /* 1: its text decoder also renders one kind's lines (kind >= 0),
          * which the views use for streams/<kind>. */
         int text_kinds;
+        /* binary_of: the codec's binary decoder, or NULL. */
+        tm_rbin_fn *(*binary_of)(void);
 
         /* decode() into a column batch (b->n records, at most cap, each
          * below b->cap; variable values into b's arena, which a schema
