@@ -774,6 +774,25 @@ static void test_nums(void **state)
         }
 }
 
+/* tm_text_batch_lens of b (schema s, plan p; its records are r) against
+ * tm_text_lens record by record: the lines' lengths and the fields'
+ * sums. line has room for b->n. */
+static void check_lens_of(const struct tm_schema *s, const struct tm_text_plan *p,
+                          const struct tm_rbatch *b, const struct tm_rec *r, uint32_t *line)
+{
+        uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
+        tm_text_batch_lens(p, b, line, fsum);
+        for (size_t i = 0; i < b->n; i++) {
+                uint64_t tok[TM_SCHEMA_FIELDS_MAX];
+                const struct tm_kind *k = &s->kind[r[i].kind];
+                size_t len = tm_text_lens(p, &r[i], tok);
+                assert_int_equal(line[i] + p->kind[r[i].kind].head_len, len);
+                for (unsigned j = 0; j < k->nfields; j++)
+                        want[k->field[j]] += tok[j];
+        }
+        assert_memory_equal(fsum, want, sizeof want);
+}
+
 /* tm_text_batch_lens (the index pass's line lengths, hex lengths with
  * AVX-512 where the CPU has it) against tm_text_lens record by record,
  * both ways: schemas of numbers in every show, kinds with the same fields
@@ -798,17 +817,7 @@ static void check_batch_lens(const struct tm_schema *s)
         }
         for (int scalar = 1; scalar >= 0; scalar--) {
                 tm_text_force_scalar(scalar);
-                uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
-                tm_text_batch_lens(&p, &b, line, fsum);
-                for (size_t i = 0; i < N; i++) {
-                        uint64_t tok[TM_SCHEMA_FIELDS_MAX];
-                        const struct tm_kind *k = &s->kind[r[i].kind];
-                        size_t len = tm_text_lens(&p, &r[i], tok);
-                        assert_int_equal(line[i] + p.kind[r[i].kind].head_len, len);
-                        for (unsigned j = 0; j < k->nfields; j++)
-                                want[k->field[j]] += tok[j];
-                }
-                assert_memory_equal(fsum, want, sizeof want);
+                check_lens_of(s, &p, &b, r, line);
         }
         tm_text_force_scalar(0);
         tm_rbatch_free(&b);
@@ -878,15 +887,9 @@ static void test_batch_lens_var(void **state)
                 }
         }
         b.n = N;
-        uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
-        tm_text_batch_lens(&p, &b, line, fsum);
+        check_lens_of(s, &p, &b, r, line);
         for (size_t i = 0; i < N; i++) {
-                uint64_t tok[TM_SCHEMA_FIELDS_MAX];
                 const struct tm_kind *k = &s->kind[r[i].kind];
-                size_t len = tm_text_lens(&p, &r[i], tok);
-                assert_int_equal(line[i] + p.kind[r[i].kind].head_len, len);
-                for (unsigned j = 0; j < k->nfields; j++)
-                        want[k->field[j]] += tok[j];
                 struct tm_rec x; /* the batch's record as a tm_rec: the same bytes */
                 tm_rbatch_rec(&b, s, i, &x);
                 assert_int_equal(x.kind, r[i].kind);
@@ -895,7 +898,6 @@ static void test_batch_lens_var(void **state)
                 if (vn)
                         assert_memory_equal(x.var[0], r[i].var[0], vn);
         }
-        assert_memory_equal(fsum, want, sizeof want);
         tm_rbatch_free(&b);
         assert_int_equal(tm_rbatch_init(&b, 1, 4), 0);
         assert_int_equal(tm_rbatch_arena(&b, (size_t)UINT32_MAX + 1), -EINVAL);
