@@ -261,9 +261,8 @@ static int batch_rec_is(const struct tm_rbatch *b, const struct tm_schema *s, si
  * where it stopped gives the rest, the same bytes used and state; or, when
  * the first record alone does not fit, -ENOSPC naming the raw offset. */
 static void check_batch_arena(const struct dec *d, struct tm_rbatch *b, const void *st0,
-                              const uint8_t *w, size_t len, int eof, uint64_t raw_off,
-                              size_t cap, ssize_t n, size_t used, const void *st,
-                              const struct tm_rec *recs)
+                              const uint8_t *w, size_t len, int eof, uint64_t raw_off, size_t cap,
+                              ssize_t n, size_t used, const void *st, const struct tm_rec *recs)
 {
         static struct tm_rstate s2;
         static struct tm_rec rest[512];
@@ -284,10 +283,10 @@ static void check_batch_arena(const struct dec *d, struct tm_rbatch *b, const vo
                                              rest, cap - (size_t)k, &e);
                 ok = m == n - k && u + u2 == used && memcmp(&s2, st, d->ssize) == 0;
                 for (ssize_t i = 0; ok && i < m; i++)
-                        ok = rest[i].kind == recs[k + i].kind &&
-                             memcmp(rest[i].v, recs[k + i].v,
-                                    d->schema.kind[rest[i].kind].nfields * sizeof rest[i].v[0]) ==
-                                 0;
+                        ok =
+                            rest[i].kind == recs[k + i].kind &&
+                            memcmp(rest[i].v, recs[k + i].v,
+                                   d->schema.kind[rest[i].kind].nfields * sizeof rest[i].v[0]) == 0;
         }
         if (!ok)
                 fail_msg("%s: raw offset %llu: decode_batch in half the arena gives %zd records "

@@ -910,8 +910,7 @@ int main(void)
             cmocka_unit_test(test_heap_random), cmocka_unit_test(test_mixed_random),
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
-            cmocka_unit_test(test_batch_lens),
-            cmocka_unit_test(test_batch_lens_var),
+            cmocka_unit_test(test_batch_lens),  cmocka_unit_test(test_batch_lens_var),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

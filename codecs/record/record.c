@@ -118,8 +118,7 @@ void tm_rbatch_free(struct tm_rbatch *b)
         memset(b, 0, sizeof *b);
 }
 
-void tm_rbatch_rec(const struct tm_rbatch *b, const struct tm_schema *s, size_t i,
-                   struct tm_rec *r)
+void tm_rbatch_rec(const struct tm_rbatch *b, const struct tm_schema *s, size_t i, struct tm_rec *r)
 {
         const struct tm_kind *k = &s->kind[b->kind[i]];
         unsigned slot = 0;
