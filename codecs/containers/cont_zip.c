@@ -7,7 +7,8 @@
  * plain; deflate members are inflated raw and get zran-style access points
  * (cont_zran.h) from the scan, as gzip does. The scan checks the member's
  * CRC-32 and both sizes; nothing of it is vouched for before its end. The
- * other members are listed by tm_cont_members and never read.
+ * other members are listed by tm_cont_members; tm_cont_open_member opens
+ * one of them in the chosen member's place (the same checks and readers).
  * docs/formats/containers.md ("zip") gives the choices and the limits. */
 #include <errno.h>
 #include <stdio.h>
@@ -424,6 +425,49 @@ static int pick_member(const struct tm_cont *c, struct zip_cont *z, struct tm_er
         return ret;
 }
 
+/* The member at directory index want (tm_cont_open_member). */
+struct pick_at {
+        uint64_t want;
+        int found;
+        struct zip_entry e;
+        uint8_t *name;
+};
+
+static int pick_at_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
+{
+        (void)err;
+        struct pick_at *k = arg;
+        if (e->index != k->want)
+                return 0;
+        if (!(k->name = malloc(e->nlen ? e->nlen : 1)))
+                return -ENOMEM;
+        memcpy(k->name, e->name, e->nlen);
+        k->e = *e;
+        k->e.name = k->name;
+        k->found = 1;
+        return 1; /* stop the walk */
+}
+
+static int pick_index(const struct tm_cont *c, struct zip_cont *z, struct tm_err *err)
+{
+        struct pick_at k = {.want = c->member};
+        int ret = cd_walk(c, &z->dir, pick_at_entry, &k, err);
+        if (ret == -ENOMEM)
+                return tm_err_set(err, ret, "%s: out of memory", c->path);
+        if (ret < 0)
+                return ret;
+        if (!k.found)
+                return tm_err_set(err, -ENOENT, "%s: zip: no member %llu in the directory",
+                                  c->path, (unsigned long long)c->member);
+        z->m = k.e;
+        z->name = k.name;
+        show_name(z->m.name, z->m.nlen, z->shown);
+        if (is_dir(&z->m))
+                return tm_err_set(err, -ENOTSUP, "%s: zip: member %s is a directory", c->path,
+                                  z->shown);
+        return 0;
+}
+
 /* ---- the member's local header and data descriptor ---- */
 
 static int check_supported(const struct tm_cont *c, const struct zip_cont *z, struct tm_err *err)
@@ -539,7 +583,8 @@ static int zip_open(struct tm_cont *c, struct tm_err *err)
         c->impl = z;
         int ret = read_dir(c, &z->dir, err);
         if (ret == 0)
-                ret = pick_member(c, z, err);
+                ret = c->member == TM_CONT_MEMBER_PICK ? pick_member(c, z, err)
+                                                       : pick_index(c, z, err);
         if (ret == 0)
                 ret = check_supported(c, z, err);
         if (ret == 0)
