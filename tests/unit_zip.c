@@ -9,7 +9,10 @@
  * open as traces whose ascii is the plain file's; damage (a flipped byte,
  * a cut archive, a directory outside the file, a huge entry count, sizes
  * that lie) is -EIO naming an archive offset, and no byte of a member
- * that failed its CRC is served. */
+ * that failed its CRC is served. The other members as files: their safe
+ * paths (hostile names: "..", absolute, duplicates, too long, not UTF-8),
+ * their bytes in order and at random offsets, a damaged one -EIO at open
+ * naming the member and an archive offset while the rest still serve. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -750,6 +753,231 @@ static void test_zip_program(void **state)
         }
 }
 
+/* ---- the other members as files (tm_members_*, tm_member_*) ---- */
+
+/* The member at path of the trace at archive, read whole through a cursor
+ * in pieces, then at NSEEKS random offsets: equal to want. */
+static void check_member_file(struct tm_trace *t, struct tm_members *ms, const char *path,
+                              const uint8_t *want, size_t n)
+{
+        struct tm_member *f;
+        struct tm_err err = {0};
+        uint64_t size = 0;
+        if (tm_members_find(ms, path, &size) != 1 || size != n)
+                fail_msg("members/%s: not a member of %zu bytes", path, n);
+        if (tm_member_open(t, ms, path, &f, &err) != 0)
+                fail_msg("members/%s: %s", path, err.msg);
+        assert_int_equal(tm_member_size(f), n);
+        uint8_t *got = malloc(n + 1);
+        size_t k = 0;
+        ssize_t r;
+        while ((r = tm_member_pread(f, got + k, 65536, k, &err)) > 0)
+                k += (size_t)r;
+        assert_int_equal(r, 0);
+        assert_int_equal(k, n);
+        assert_memory_equal(got, want, n);
+        uint64_t seed = 28;
+        for (unsigned i = 0; n > 0 && i < NSEEKS; i++) {
+                size_t off = (size_t)tmt_below(&seed, n), len = 1 + (size_t)tmt_below(&seed, 9000);
+                len = len < n - off ? len : n - off;
+                assert_int_equal(tm_member_pread(f, got, len, off, &err), (ssize_t)len);
+                assert_memory_equal(got, want + off, len);
+        }
+        free(got);
+        tm_member_close(f);
+}
+
+/* The names directly under a directory of the members, "|"-joined, "/"
+ * after a directory's. */
+static int join_name(void *arg, const char *name, int is_dir)
+{
+        struct vt_buf *b = arg;
+        if (b->len)
+                vt_put(b, "|", 1);
+        vt_put(b, name, strlen(name));
+        if (is_dir)
+                vt_put(b, "/", 1);
+        return 0;
+}
+
+static void expect_listing(const struct tm_members *ms, const char *dir, const char *want)
+{
+        struct vt_buf b = {0};
+        assert_int_equal(tm_members_list(ms, dir, join_name, &b), 0);
+        vt_put(&b, "", 1);
+        if (strcmp((char *)b.p, want) != 0)
+                fail_msg("members/%s lists \"%s\", not \"%s\"", dir, (char *)b.p, want);
+        free(b.p);
+}
+
+/* The trace's errors view, as text. */
+static void errors_text(struct tm_trace *t, struct vt_buf *out)
+{
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint8_t buf[4096];
+        ssize_t r;
+        out->len = 0;
+        assert_int_equal(tm_vfile_open(t, "errors", &f, &err), 0);
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
+                vt_put(out, buf, (size_t)r);
+        vt_put(out, "", 1);
+        tm_vfile_close(f);
+}
+
+static void test_member_files(void **state)
+{
+        (void)state;
+        static const uint8_t hello[] = "hello\n", second[] = "second\n", x[] = "x";
+        char longname[301];
+        memset(longname, 'a', 300);
+        longname[300] = 0;
+        size_t dn = 200000; /* a deflate member damaged past its first bytes */
+        struct zm m[] = {
+            {"trace", din_raw.p, din_raw.len, 8, 0, 0, 0},
+            {"README", hello, 6, 0, 0, 0, 0},
+            {"doc/big.bin", p2_raw.p, p2_raw.len, 8, 0, 0, 0},
+            {"doc/sub/", NULL, 0, 0, 0, 0, 0},
+            {"../../etc/passwd", x, 1, 0, 0, 0, 0},
+            {"/abs//x", hello, 6, 8, 0, 0, 0},
+            {"bad\xff\x01name", x, 1, 0, 0, 0, 0},
+            {"README", second, 7, 0, 0, 0, 0},
+            {"doc", x, 1, 0, 0, 0, 0},
+            {longname, x, 1, 0, 0, 0, 0},
+            {"~tilde", x, 1, 0, 0, 0, 0},
+            {"damaged.bin", din_raw.p, dn, 8, 0, 0, 0},
+            {"\xc3\xa9t\xc3\xa9.txt", hello, 6, 0, 1, 0, 0},
+        };
+        size_t k = sizeof m / sizeof m[0];
+        struct vt_buf a = {0};
+        zip_build(&a, m, k, 0);
+        /* flip a byte in the middle of damaged.bin's deflate data (the first
+         * time its name is in the archive is its local header) */
+        size_t nl = strlen("damaged.bin");
+        uint8_t *h = memmem(a.p, a.len, "damaged.bin", nl);
+        assert_non_null(h);
+        size_t at = (size_t)(h - a.p) + nl + 5000;
+        a.p[at] ^= 0x10;
+        const char *path = tmt_path("members.zip");
+        vt_spit(path, a.p, a.len);
+
+        struct tm_trace *t;
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(tm_trace_has_members(t), 1);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        expect_listing(ms, "",
+                       "%2E%2E/|%7Etilde|README|abs/|bad%FF%01name|damaged.bin|doc/|~7|~8|~9|"
+                       "\xc3\xa9t\xc3\xa9.txt");
+        expect_listing(ms, "doc", "big.bin");
+        expect_listing(ms, "%2E%2E", "%2E%2E/");
+        expect_listing(ms, "%2E%2E/%2E%2E/etc", "passwd");
+        assert_int_equal(tm_members_list(ms, "README", join_name, NULL), -ENOENT);
+        assert_int_equal(tm_members_find(ms, "doc/sub", NULL), 0); /* directory entries: none */
+        assert_int_equal(tm_members_find(ms, "trace", NULL), 0);  /* the raw view is it */
+        assert_int_equal(tm_members_find(ms, "..", NULL), 0);
+        check_member_file(t, ms, "README", hello, 6);
+        check_member_file(t, ms, "~7", second, 7);
+        check_member_file(t, ms, "~8", x, 1);
+        check_member_file(t, ms, "~9", x, 1);
+        check_member_file(t, ms, "%2E%2E/%2E%2E/etc/passwd", x, 1);
+        check_member_file(t, ms, "abs/x", hello, 6);
+        check_member_file(t, ms, "bad%FF%01name", x, 1);
+        check_member_file(t, ms, "%7Etilde", x, 1);
+        check_member_file(t, ms, "\xc3\xa9t\xc3\xa9.txt", hello, 6);
+        check_member_file(t, ms, "doc/big.bin", p2_raw.p, p2_raw.len);
+        struct vt_buf e = {0};
+        errors_text(t, &e);
+        if (!strstr((char *)e.p, "3 shown as ~<index> (member 9 \"aaaa"))
+                fail_msg("errors view: %s", (char *)e.p);
+
+        /* the damaged member: no cursor, no byte, the error in the errors
+         * view naming the archive, the member and an archive offset */
+        struct tm_member *f = NULL;
+        assert_int_equal(tm_member_open(t, ms, "damaged.bin", &f, &err), -EIO);
+        assert_null(f);
+        print_message("damaged.bin, byte %zu flipped: %s\n", at, err.msg);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "member damaged.bin"));
+        assert_non_null(strstr(err.msg, "archive offset"));
+        errors_text(t, &e);
+        assert_non_null(strstr((char *)e.p, "member damaged.bin"));
+        assert_int_equal(tm_member_open(t, ms, "nothing", &f, &err), -ENOENT);
+        /* the others and the trace still serve */
+        check_member_file(t, ms, "doc/big.bin", p2_raw.p, p2_raw.len);
+        check_member_file(t, ms, "README", hello, 6);
+        tm_members_close(ms);
+        tm_trace_close(t);
+        struct vt_buf want = {0}, got = {0};
+        int opened;
+        assert_int_equal(read_view(tmt_path("plain.din"), "ascii", &want, &opened), 0);
+        assert_int_equal(read_view(path, "ascii", &got, &opened), 0);
+        assert_int_equal(got.len, want.len);
+        assert_memory_equal(got.p, want.p, want.len);
+
+        /* a member whose CRC-32 the directory gives wrong, stored: EIO at
+         * open, nothing served */
+        struct zm one[] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0},
+                           {"s.bin", p2_raw.p, 70000, 0, 0, 0, 0}};
+        zip_build(&a, one, 2, 0);
+        h = memmem(a.p + 1000, a.len - 1000, "s.bin", 5); /* after the trace's data */
+        a.p[(size_t)(h - a.p) + 5 + 30000] ^= 1;
+        vt_spit(tmt_path("crc.zip"), a.p, a.len);
+        assert_int_equal(tm_trace_open(tmt_path("crc.zip"), &o, &t, &err), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        assert_int_equal(tm_member_open(t, ms, "s.bin", &f, &err), -EIO);
+        assert_non_null(strstr(err.msg, "CRC-32"));
+        assert_non_null(strstr(err.msg, "member s.bin"));
+        tm_members_close(ms);
+        tm_trace_close(t);
+
+        /* other containers: no members */
+        assert_int_equal(tm_trace_open(tmt_path("plain.din"), &o, &t, &err), 0);
+        assert_int_equal(tm_trace_has_members(t), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        assert_int_equal(tm_members_find(ms, "x", NULL), 0);
+        expect_listing(ms, "", "");
+        tm_members_close(ms);
+        tm_trace_close(t);
+        free(e.p);
+        free(want.p);
+        free(got.p);
+        free(a.p);
+}
+
+/* zip -r: a subdirectory, stored and deflate members beside the trace. */
+static void test_zip_program_members(void **state)
+{
+        (void)state;
+        if (system("command -v zip >/dev/null 2>&1") != 0) {
+                print_message("SKIP: the zip program is not installed\n");
+                skip();
+        }
+        assert_int_equal(mkdir(tmt_path("zm"), 0755), 0);
+        assert_int_equal(mkdir(tmt_path("zm/sub"), 0755), 0);
+        vt_spit(tmt_path("zm/trace"), din_raw.p, din_raw.len);
+        vt_spit(tmt_path("zm/notes.txt"), "made by zip\n", 12);
+        vt_spit(tmt_path("zm/sub/p2.bin"), p2_raw.p, p2_raw.len);
+        char line[1200];
+        snprintf(line, sizeof line,
+                 "cd '%s' && zip -q -r m.zip trace sub && zip -q -0 m.zip notes.txt",
+                 tmt_path("zm"));
+        assert_int_equal(system(line), 0);
+        struct tm_trace *t;
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(tmt_path("zm/m.zip"), &o, &t, &err), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        expect_listing(ms, "", "notes.txt|sub/");
+        check_member_file(t, ms, "notes.txt", (const uint8_t *)"made by zip\n", 12);
+        check_member_file(t, ms, "sub/p2.bin", p2_raw.p, p2_raw.len);
+        tm_members_close(ms);
+        tm_trace_close(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -762,6 +990,8 @@ int main(void)
             cmocka_unit_test(test_flip),
             cmocka_unit_test(test_hostile),
             cmocka_unit_test(test_zip_program),
+            cmocka_unit_test(test_member_files),
+            cmocka_unit_test(test_zip_program_members),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
