@@ -947,6 +947,45 @@ static void test_member_files(void **state)
         free(a.p);
 }
 
+/* More members than are listed: the first 65536 in directory order are,
+ * the others are counted in the errors view. */
+static void test_member_cap(void **state)
+{
+        (void)state;
+        enum { N = 65536 + 5 };
+        struct zm *m = calloc(N + 1, sizeof *m);
+        char(*names)[16] = calloc(N, sizeof *names);
+        static const uint8_t x[] = "x";
+        m[0] = (struct zm){"trace", din_raw.p, 1000, 0, 0, 0, 0};
+        for (size_t i = 0; i < N; i++) {
+                snprintf(names[i], sizeof names[i], "d%zu/%zu", i % 7, i);
+                m[i + 1] = (struct zm){names[i], x, 1, 0, 0, 0, 0};
+        }
+        struct vt_buf a = {0};
+        zip_build(&a, m, N + 1, 1);
+        vt_spit(tmt_path("many.zip"), a.p, a.len);
+        struct tm_trace *t;
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(tmt_path("many.zip"), &o, &t, &err), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        assert_int_equal(tm_members_find(ms, "d0/0", NULL), 1);
+        assert_int_equal(tm_members_find(ms, "d1/65535", NULL), 1); /* the 65536th */
+        assert_int_equal(tm_members_find(ms, "d2/65536", NULL), 0); /* the 65537th */
+        check_member_file(t, ms, "d6/1000", x, 1);
+        struct vt_buf e = {0};
+        errors_text(t, &e);
+        if (!strstr((char *)e.p, "5 not listed (at most 65536 members"))
+                fail_msg("errors view: %s", (char *)e.p);
+        tm_members_close(ms);
+        tm_trace_close(t);
+        free(e.p);
+        free(a.p);
+        free(names);
+        free(m);
+}
+
 /* zip -r: a subdirectory, stored and deflate members beside the trace. */
 static void test_zip_program_members(void **state)
 {
@@ -991,6 +1030,7 @@ int main(void)
             cmocka_unit_test(test_hostile),
             cmocka_unit_test(test_zip_program),
             cmocka_unit_test(test_member_files),
+            cmocka_unit_test(test_member_cap),
             cmocka_unit_test(test_zip_program_members),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
