@@ -34,9 +34,9 @@ struct node_trace {
         pthread_mutex_t lock; /* guards the fields below */
         struct tm_trace *t;
         int open_err;
-        uint64_t kept; /* views opened once in this entry, bit per index */
+        uint64_t kept;              /* views opened once in this entry, bit per index */
         struct tm_members *members; /* t's, listed at the first lookup of members/ */
-        int noted;     /* the index's note (why it stays in memory) logged */
+        int noted;                  /* the index's note (why it stays in memory) logged */
         char lastlog[TM_ERR_MSG];
 };
 
@@ -423,8 +423,7 @@ static int node_resolve_file(struct node_res *r, const char *view)
                 node_res_put(r);
                 return rc;
         }
-        if (tm_trace_has_members(r->t) &&
-            strncmp(view, NODE_MEMBERS, NODE_MEMBERS_LEN) == 0 &&
+        if (tm_trace_has_members(r->t) && strncmp(view, NODE_MEMBERS, NODE_MEMBERS_LEN) == 0 &&
             (view[NODE_MEMBERS_LEN] == '/' || !view[NODE_MEMBERS_LEN]))
                 return node_resolve_member(r, view);
         tm_trace_view_lookup(r->t, view); /* views the index adds (view.h) */

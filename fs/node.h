@@ -41,12 +41,12 @@ struct node_trace;
 
 struct node_res {
         enum node_kind kind;
-        struct stat st;        /* lstat of the source entry (the archive for traces) */
-        char src[PATH_MAX];    /* absolute source path (the archive for traces) */
-        char view[PATH_MAX];   /* view path inside the trace, "" for NODE_TRACE */
-        struct node_trace *tr; /* referenced entry for TRACE/VDIR/VFILE, else NULL */
-        struct tm_trace *t;    /* tr's opened trace for VDIR/VFILE, else NULL */
-        int view_idx;          /* VFILE: index of view in tm_trace_views(t) */
+        struct stat st;         /* lstat of the source entry (the archive for traces) */
+        char src[PATH_MAX];     /* absolute source path (the archive for traces) */
+        char view[PATH_MAX];    /* view path inside the trace, "" for NODE_TRACE */
+        struct node_trace *tr;  /* referenced entry for TRACE/VDIR/VFILE, else NULL */
+        struct tm_trace *t;     /* tr's opened trace for VDIR/VFILE, else NULL */
+        int view_idx;           /* VFILE: index of view in tm_trace_views(t) */
         struct tm_members *mem; /* MDIR/MFILE: tr's member table (tr's, held by r) */
         const char *member;     /* MDIR/MFILE: the path in mem (in view) */
         uint64_t msize;         /* MFILE: the member's size */

@@ -31,9 +31,9 @@ struct ops_file {
         struct node_trace *tr;
         pthread_mutex_t lock; /* serialises use of vf */
         struct tm_vfile *vf;
-        struct tm_member *mf; /* a zip member, instead of vf */
-        int cached;          /* read through the page cache: drop-behind applies */
-        struct drop_run run; /* see drop.h */
+        struct tm_member *mf;         /* a zip member, instead of vf */
+        int cached;                   /* read through the page cache: drop-behind applies */
+        struct drop_run run;          /* see drop.h */
         struct ops_file *prev, *next; /* ops_open_files: handles not yet released */
 };
 

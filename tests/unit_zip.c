@@ -876,7 +876,7 @@ static void test_member_files(void **state)
         expect_listing(ms, "%2E%2E/%2E%2E/etc", "passwd");
         assert_int_equal(tm_members_list(ms, "README", join_name, NULL), -ENOENT);
         assert_int_equal(tm_members_find(ms, "doc/sub", NULL), 0); /* directory entries: none */
-        assert_int_equal(tm_members_find(ms, "trace", NULL), 0);  /* the raw view is it */
+        assert_int_equal(tm_members_find(ms, "trace", NULL), 0);   /* the raw view is it */
         assert_int_equal(tm_members_find(ms, "..", NULL), 0);
         check_member_file(t, ms, "README", hello, 6);
         check_member_file(t, ms, "~7", second, 7);

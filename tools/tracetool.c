@@ -55,8 +55,7 @@ static int tool_fail(const char *cmd, const struct tm_err *err, int rc)
 }
 
 /* One read of cat's source at off: tm_vfile_pread or tm_member_pread. */
-typedef ssize_t (*cat_read_fn)(void *src, void *buf, size_t n, uint64_t off,
-                               struct tm_err *err);
+typedef ssize_t (*cat_read_fn)(void *src, void *buf, size_t n, uint64_t off, struct tm_err *err);
 
 static ssize_t cat_read_view(void *src, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
@@ -96,8 +95,7 @@ static int cat_member(struct tm_trace *t, const char *archive, const char *path)
         if (rc == 0) {
                 rc = tm_member_open(t, m, path, &f, &err);
                 if (rc == -ENOENT)
-                        fprintf(stderr, "tracetool cat: %s: no member '%s' (see ls members/ in "
-                                        "the mount)\n", archive, path);
+                        fprintf(stderr, "tracetool cat: %s: no member '%s'\n", archive, path);
                 else if (rc == 0)
                         rc = cat_copy(cat_read_member, f, &err);
                 tm_member_close(f);

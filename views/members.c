@@ -20,12 +20,12 @@
 
 #include "trace_obj.h"
 
-#define MEMBERS_MAX 65536u         /* members listed, at most */
-#define MEMBERS_BYTES (16u << 20)  /* bytes of their paths, at most */
-#define MEMBER_PATH_MAX 1024u      /* bytes of one path, at most */
-#define MEMBER_COMPONENT_MAX 255u  /* bytes of one component (NAME_MAX) */
-#define MEMBERS_KEEP 8             /* scanned members kept for the next opens */
-#define MEMBER_SHOW 64u            /* bytes of a stored name in a message */
+#define MEMBERS_MAX 65536u        /* members listed, at most */
+#define MEMBERS_BYTES (16u << 20) /* bytes of their paths, at most */
+#define MEMBER_PATH_MAX 1024u     /* bytes of one path, at most */
+#define MEMBER_COMPONENT_MAX 255u /* bytes of one component (NAME_MAX) */
+#define MEMBERS_KEEP 8            /* scanned members kept for the next opens */
+#define MEMBER_SHOW 64u           /* bytes of a stored name in a message */
 
 struct mem_ent {
         size_t at; /* its path: the table's arena + at */
@@ -153,13 +153,13 @@ static size_t member_path(const uint8_t *name, size_t len, char *out, size_t cap
 /* What the listing passed over or renamed: the errors view's line. */
 struct mem_notes {
         uint64_t renamed, unlisted;
-        uint64_t first;            /* the first renamed member's index */
-        const char *why;           /* and why */
+        uint64_t first;              /* the first renamed member's index */
+        const char *why;             /* and why */
         char shown[MEMBER_SHOW + 1]; /* its stored name, printable */
 };
 
-static void note_rename(struct mem_notes *nt, uint64_t index, const char *why,
-                        const uint8_t *name, size_t len)
+static void note_rename(struct mem_notes *nt, uint64_t index, const char *why, const uint8_t *name,
+                        size_t len)
 {
         if (nt->renamed++)
                 return;
@@ -543,8 +543,7 @@ uint64_t tm_member_size(const struct tm_member *f)
         return f->size;
 }
 
-ssize_t tm_member_pread(struct tm_member *f, void *buf, size_t n, uint64_t off,
-                        struct tm_err *err)
+ssize_t tm_member_pread(struct tm_member *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         if (off >= f->size)
                 return 0;
