@@ -905,6 +905,18 @@ static void test_member_files(void **state)
         errors_text(t, &e);
         assert_non_null(strstr((char *)e.p, "member damaged.bin"));
         assert_int_equal(tm_member_open(t, ms, "nothing", &f, &err), -ENOENT);
+        /* the failure is remembered by the table: the member mended in
+         * place still fails through it, not through a new table */
+        int wfd = open(path, O_WRONLY);
+        uint8_t fixed = a.p[at] ^ 0x10;
+        assert_int_equal(pwrite(wfd, &fixed, 1, (off_t)at), 1);
+        close(wfd);
+        assert_int_equal(tm_member_open(t, ms, "damaged.bin", &f, &err), -EIO);
+        assert_non_null(strstr(err.msg, "member damaged.bin"));
+        struct tm_members *ms2;
+        assert_int_equal(tm_members_open(t, &ms2, &err), 0);
+        check_member_file(t, ms2, "damaged.bin", din_raw.p, dn);
+        tm_members_close(ms2);
         /* the others and the trace still serve */
         check_member_file(t, ms, "doc/big.bin", p2_raw.p, p2_raw.len);
         check_member_file(t, ms, "README", hello, 6);

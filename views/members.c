@@ -10,7 +10,7 @@
  * the member's CRC-32 and sizes and gives it a seek index, so that no byte
  * is served unverified and a read anywhere costs one restart point's
  * spacing. The table keeps the last MEMBERS_KEEP scanned containers for
- * the next opens of the same members. */
+ * the next opens of the same members, and the last MEMBERS_KEEP failures. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -48,6 +48,13 @@ struct tm_members {
         pthread_mutex_t mu; /* keep, tick */
         struct mem_keep keep[MEMBERS_KEEP];
         uint64_t tick;
+        /* the last MEMBERS_KEEP members that failed their check, so that a
+         * damaged member is read once, not at every open */
+        struct mem_fail {
+                uint64_t index;
+                struct tm_err err; /* err.code 0: unused */
+        } fail[MEMBERS_KEEP];
+        unsigned nfail; /* fails made, the next one goes to fail[nfail % KEEP] */
 };
 
 struct tm_member {
@@ -467,12 +474,20 @@ static int member_get(struct tm_member *f, const struct mem_ent *e, struct tm_er
                 f->slot->tick = ++m->tick;
                 f->c = f->slot->c;
         }
+        int rc = 0;
+        for (unsigned i = 0; i < MEMBERS_KEEP && !f->c && rc == 0; i++)
+                if (m->fail[i].err.code && m->fail[i].index == e->index)
+                        rc = tm_err_set(err, m->fail[i].err.code, "%s", m->fail[i].err.msg);
         pthread_mutex_unlock(&m->mu);
-        if (f->c)
-                return 0;
-        int rc = member_scan(f->t, e, &c, err);
-        if (rc != 0)
+        if (f->c || rc < 0)
                 return rc;
+        if ((rc = member_scan(f->t, e, &c, err)) != 0) {
+                pthread_mutex_lock(&m->mu);
+                if (rc != -ENOMEM)
+                        m->fail[m->nfail++ % MEMBERS_KEEP] = (struct mem_fail){e->index, *err};
+                pthread_mutex_unlock(&m->mu);
+                return rc;
+        }
         pthread_mutex_lock(&m->mu);
         struct mem_keep *s = NULL;
         for (unsigned i = 0; i < MEMBERS_KEEP; i++) {
@@ -516,6 +531,9 @@ static void member_put(struct tm_member *f)
 int tm_member_open(struct tm_trace *t, struct tm_members *m, const char *path,
                    struct tm_member **out, struct tm_err *err)
 {
+        struct tm_err own = {0};
+        if (!err)
+                err = &own; /* member_get keeps a failure's message */
         *out = NULL;
         ssize_t i = find_ent(m, path);
         if (i < 0)
