@@ -322,8 +322,9 @@ TM_API int tm_members_list(const struct tm_members *m, const char *dir, tm_membe
  * on). The first open of a member reads all of it once, verifying its
  * CRC-32 and both sizes against the central directory and keeping restart
  * points (every MiB or so of a deflate member) for random access; m keeps
- * the last few members so verified. No byte of a member is served before
- * it passed.
+ * the last few members so verified, and the last few that failed, whose
+ * error a later open returns without reading them again. No byte of a
+ * member is served before it passed.
  *
  * Returns 0 and sets *out. Returns -ENOENT when path is not a member of m,
  * -EIO when the member is damaged (err names the archive, the member and
