@@ -15,6 +15,7 @@
  * naming the member and an archive offset while the rest still serve. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -998,6 +999,75 @@ static void test_member_cap(void **state)
         free(m);
 }
 
+/* Threads opening and reading members at once through one table: more
+ * members than the table keeps, so slots are shared, reused and all in
+ * use (cursors with a container of their own). */
+struct mt_arg {
+        struct tm_trace *t;
+        struct tm_members *ms;
+        const struct vt_buf *data;
+        uint64_t seed;
+        int bad; /* reads that were not the member's bytes */
+};
+
+#define MT_MEMBERS 12
+
+static void *mt_reader(void *p)
+{
+        struct mt_arg *a = p;
+        uint8_t buf[4096];
+        for (int it = 0; it < 40; it++) {
+                unsigned k = (unsigned)tmt_below(&a->seed, MT_MEMBERS);
+                char name[16];
+                snprintf(name, sizeof name, "m%u", k);
+                struct tm_member *f;
+                struct tm_err err = {0};
+                if (tm_member_open(a->t, a->ms, name, &f, &err) != 0) {
+                        a->bad++;
+                        continue;
+                }
+                size_t len = a->data->len - k * 1000; /* member k: the bytes from k * 1000 */
+                size_t off = (size_t)tmt_below(&a->seed, len);
+                ssize_t r = tm_member_pread(f, buf, sizeof buf, off, &err);
+                size_t want = len - off < sizeof buf ? len - off : sizeof buf;
+                if (r != (ssize_t)want || memcmp(buf, a->data->p + k * 1000 + off, want) != 0)
+                        a->bad++;
+                tm_member_close(f);
+        }
+        return NULL;
+}
+
+static void test_member_threads(void **state)
+{
+        (void)state;
+        struct zm m[MT_MEMBERS + 1] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0}};
+        char names[MT_MEMBERS][16];
+        for (unsigned k = 0; k < MT_MEMBERS; k++) {
+                snprintf(names[k], sizeof names[k], "m%u", k);
+                m[k + 1] = (struct zm){
+                    names[k], p2_raw.p + k * 1000, p2_raw.len - k * 1000, k % 2 ? 0 : 8, 0, 0, 0};
+        }
+        const char *path = put_zip("threads.zip", m, MT_MEMBERS + 1, 0);
+        struct tm_trace *t;
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        pthread_t th[4];
+        struct mt_arg a[4];
+        for (unsigned i = 0; i < 4; i++) {
+                a[i] = (struct mt_arg){t, ms, &p2_raw, 1000 + i, 0};
+                assert_int_equal(pthread_create(&th[i], NULL, mt_reader, &a[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(a[i].bad, 0);
+        }
+        tm_members_close(ms);
+        tm_trace_close(t);
+}
+
 /* zip -r: a subdirectory, stored and deflate members beside the trace. */
 static void test_zip_program_members(void **state)
 {
@@ -1043,6 +1113,7 @@ int main(void)
             cmocka_unit_test(test_zip_program),
             cmocka_unit_test(test_member_files),
             cmocka_unit_test(test_member_cap),
+            cmocka_unit_test(test_member_threads),
             cmocka_unit_test(test_zip_program_members),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -253,7 +253,8 @@ static int ent_cmp(const void *a, const void *b, void *arg)
 
 static void sort_ents(struct tm_members *m)
 {
-        qsort_r(m->e, m->n, sizeof *m->e, ent_cmp, m->arena);
+        if (m->n) /* an empty table has no array */
+                qsort_r(m->e, m->n, sizeof *m->e, ent_cmp, m->arena);
 }
 
 /* The first entry whose path is not below key in byte order. */
@@ -458,62 +459,80 @@ static int member_scan(struct tm_trace *t, const struct mem_ent *e, struct tm_co
         return rc;
 }
 
-/* The verified container of member e: a kept one, else scanned and kept
- * in a free slot or the least recently opened one without cursors (or the
- * cursor's own when every slot is in use: f->slot NULL). */
-static int member_get(struct tm_member *f, const struct mem_ent *e, struct tm_err *err)
+/* Keep c, member index's verified container, in a free slot or the least
+ * recently opened one without cursors, or use the one another cursor kept
+ * meanwhile (c is closed then); m->mu held. Returns the slot, with one
+ * more cursor, or NULL when every slot is in use (c stays the caller's).
+ * *old receives what the caller closes after unlocking. */
+static struct mem_keep *keep_install(struct tm_members *m, uint64_t index, struct tm_cont *c,
+                                     struct tm_cont **old)
 {
-        struct tm_members *m = f->m;
-        struct tm_cont *c = NULL, *old = NULL;
-        pthread_mutex_lock(&m->mu);
-        for (unsigned i = 0; i < MEMBERS_KEEP && !f->slot; i++)
-                if (m->keep[i].c && m->keep[i].index == e->index)
-                        f->slot = &m->keep[i];
-        if (f->slot) {
-                f->slot->refs++;
-                f->slot->tick = ++m->tick;
-                f->c = f->slot->c;
-        }
-        int rc = 0;
-        for (unsigned i = 0; i < MEMBERS_KEEP && !f->c && rc == 0; i++)
-                if (m->fail[i].err.code && m->fail[i].index == e->index)
-                        rc = tm_err_set(err, m->fail[i].err.code, "%s", m->fail[i].err.msg);
-        pthread_mutex_unlock(&m->mu);
-        if (f->c || rc < 0)
-                return rc;
-        if ((rc = member_scan(f->t, e, &c, err)) != 0) {
-                pthread_mutex_lock(&m->mu);
-                if (rc != -ENOMEM)
-                        m->fail[m->nfail++ % MEMBERS_KEEP] = (struct mem_fail){e->index, *err};
-                pthread_mutex_unlock(&m->mu);
-                return rc;
-        }
-        pthread_mutex_lock(&m->mu);
         struct mem_keep *s = NULL;
+        *old = NULL;
         for (unsigned i = 0; i < MEMBERS_KEEP; i++) {
                 struct mem_keep *k = &m->keep[i];
-                if (k->c && k->index == e->index) { /* another cursor scanned it too */
+                if (k->c && k->index == index) { /* another cursor scanned it too */
                         s = k;
-                        old = c;
+                        *old = c;
                         break;
                 }
                 if (k->refs == 0 && (!s || !k->c || (s->c && k->tick < s->tick)))
                         s = k;
         }
-        if (s && !old) {
-                old = s->c;
-                *s = (struct mem_keep){.index = e->index, .c = c};
+        if (s && !*old) {
+                *old = s->c;
+                *s = (struct mem_keep){.index = index, .c = c};
         }
         if (s) {
                 s->refs++;
                 s->tick = ++m->tick;
-                c = s->c;
         }
-        pthread_mutex_unlock(&m->mu);
-        f->slot = s;
-        f->c = c;
-        tm_cont_close(old);
+        return s;
+}
+
+/* A kept verified container of member index for f, or the error a kept
+ * failure of it gives; m->mu held. Returns 0 (f->c set or not) or that
+ * error. */
+static int keep_find(struct tm_member *f, uint64_t index, struct tm_err *err)
+{
+        struct tm_members *m = f->m;
+        for (unsigned i = 0; i < MEMBERS_KEEP; i++) {
+                struct mem_keep *k = &m->keep[i];
+                if (k->c && k->index == index) {
+                        k->refs++;
+                        k->tick = ++m->tick;
+                        f->slot = k;
+                        f->c = k->c;
+                        return 0;
+                }
+        }
+        for (unsigned i = 0; i < MEMBERS_KEEP; i++)
+                if (m->fail[i].err.code && m->fail[i].index == index)
+                        return tm_err_set(err, m->fail[i].err.code, "%s", m->fail[i].err.msg);
         return 0;
+}
+
+/* The verified container of member e for f: a kept one, else scanned now
+ * (and kept, see keep_install). */
+static int member_get(struct tm_member *f, const struct mem_ent *e, struct tm_err *err)
+{
+        struct tm_members *m = f->m;
+        struct tm_cont *c = NULL, *old = NULL;
+        pthread_mutex_lock(&m->mu);
+        int rc = keep_find(f, e->index, err);
+        pthread_mutex_unlock(&m->mu);
+        if (f->c || rc < 0)
+                return rc;
+        rc = member_scan(f->t, e, &c, err);
+        pthread_mutex_lock(&m->mu);
+        if (rc == 0)
+                f->slot = keep_install(m, e->index, c, &old);
+        else if (rc != -ENOMEM)
+                m->fail[m->nfail++ % MEMBERS_KEEP] = (struct mem_fail){e->index, *err};
+        pthread_mutex_unlock(&m->mu);
+        f->c = f->slot ? f->slot->c : c;
+        tm_cont_close(old);
+        return rc;
 }
 
 /* Give back f's container. */
