@@ -29,7 +29,7 @@
 struct ops_file {
         int fd; /* pass-through, else -1 */
         struct node_trace *tr;
-        pthread_mutex_t lock; /* serialises use of vf */
+        pthread_mutex_t lock; /* serialises use of vf or mf */
         struct tm_vfile *vf;
         struct tm_member *mf;         /* a zip member, instead of vf */
         int cached;                   /* read through the page cache: drop-behind applies */
@@ -306,7 +306,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         f->tr = r.tr; /* the reference moves to the handle */
         f->cached = !(conf && conf->direct_io) && (f->mf || !tm_vfile_volatile(f->vf));
         if (f->cached && f->mf)
-                fi->keep_cache = 0; /* a member's pages stay until the file's next open */
+                fi->keep_cache = 0; /* read afresh at each open: not among the kept views */
         else if (f->cached)
                 fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
         else
