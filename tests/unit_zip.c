@@ -826,6 +826,22 @@ static void errors_text(struct tm_trace *t, struct vt_buf *out)
         tm_vfile_close(f);
 }
 
+/* Member index of the archive at path, scanned, has a window point
+ * inside its size bytes. */
+static void expect_window_point(const char *path, uint64_t index, uint64_t size)
+{
+        struct tm_cont *c;
+        struct tm_err err = {0};
+        int fd = open(path, O_RDONLY);
+        assert_int_equal(tm_cont_open_member(fd, path, index, &c, &err), 0);
+        assert_int_equal(tm_cont_scan(c, NULL, NULL, &err), 0);
+        uint64_t next = 0;
+        assert_int_equal(tm_cont_next_point(c, 0, &next), 1);
+        assert_true(next > 0 && next < size);
+        tm_cont_close(c);
+        close(fd);
+}
+
 static void test_member_files(void **state)
 {
         (void)state;
@@ -837,7 +853,7 @@ static void test_member_files(void **state)
         struct zm m[] = {
             {"trace", din_raw.p, din_raw.len, 8, 0, 0, 0},
             {"README", hello, 6, 0, 0, 0, 0},
-            {"doc/big.bin", p2_raw.p, p2_raw.len, 8, 0, 0, 0},
+            {"doc/big.bin", din_raw.p, din_raw.len, 8, 0, 0, 0},
             {"doc/sub/", NULL, 0, 0, 0, 0, 0},
             {"../../etc/passwd", x, 1, 0, 0, 0, 0},
             {"/abs//x", hello, 6, 8, 0, 0, 0},
@@ -888,7 +904,7 @@ static void test_member_files(void **state)
         check_member_file(t, ms, "bad%FF%01name", x, 1);
         check_member_file(t, ms, "%7Etilde", x, 1);
         check_member_file(t, ms, "\xc3\xa9t\xc3\xa9.txt", hello, 6);
-        check_member_file(t, ms, "doc/big.bin", p2_raw.p, p2_raw.len);
+        check_member_file(t, ms, "doc/big.bin", din_raw.p, din_raw.len);
         struct vt_buf e = {0};
         errors_text(t, &e);
         if (!strstr((char *)e.p, "3 shown as ~<index> (member 9 \"aaaa"))
@@ -919,7 +935,7 @@ static void test_member_files(void **state)
         check_member_file(t, ms2, "damaged.bin", din_raw.p, dn);
         tm_members_close(ms2);
         /* the others and the trace still serve */
-        check_member_file(t, ms, "doc/big.bin", p2_raw.p, p2_raw.len);
+        check_member_file(t, ms, "doc/big.bin", din_raw.p, din_raw.len);
         check_member_file(t, ms, "README", hello, 6);
         tm_members_close(ms);
         tm_trace_close(t);
@@ -958,6 +974,30 @@ static void test_member_files(void **state)
         free(want.p);
         free(got.p);
         free(a.p);
+}
+
+/* A deflate member big enough for window points: random reads restart
+ * at them, and give its bytes. */
+static void test_member_points(void **state)
+{
+        (void)state;
+        struct vt_buf big = {0};
+        for (int i = 0; i < 4; i++)
+                vt_put(&big, din_raw.p, din_raw.len);
+        struct zm m[] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0},
+                         {"big.din", big.p, big.len, 8, 0, 0, 0}};
+        const char *path = put_zip("points.zip", m, 2, 0);
+        expect_window_point(path, 1, big.len);
+        struct tm_trace *t;
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        check_member_file(t, ms, "big.din", big.p, big.len);
+        tm_members_close(ms);
+        tm_trace_close(t);
+        free(big.p);
 }
 
 /* More members than are listed: the first 65536 in directory order are,
@@ -1112,6 +1152,7 @@ int main(void)
             cmocka_unit_test(test_hostile),
             cmocka_unit_test(test_zip_program),
             cmocka_unit_test(test_member_files),
+            cmocka_unit_test(test_member_points),
             cmocka_unit_test(test_member_cap),
             cmocka_unit_test(test_member_threads),
             cmocka_unit_test(test_zip_program_members),
