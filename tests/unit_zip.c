@@ -788,6 +788,23 @@ static void check_member_file(struct tm_trace *t, struct tm_members *ms, const c
         tm_member_close(f);
 }
 
+/* The trace at path (no index saved) and its members' table. */
+static struct tm_members *open_members(const char *path, struct tm_trace **t)
+{
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        if (tm_trace_open(path, &o, t, &err) != 0 || tm_members_open(*t, &ms, &err) != 0)
+                fail_msg("%s: %s", path, err.msg);
+        return ms;
+}
+
+static void close_members(struct tm_members *ms, struct tm_trace *t)
+{
+        tm_members_close(ms);
+        tm_trace_close(t);
+}
+
 /* The names directly under a directory of the members, "|"-joined, "/"
  * after a directory's. */
 static int join_name(void *arg, const char *name, int is_dir)
@@ -879,12 +896,9 @@ static void test_member_files(void **state)
         vt_spit(path, a.p, a.len);
 
         struct tm_trace *t;
-        struct tm_members *ms;
+        struct tm_members *ms = open_members(path, &t);
         struct tm_err err = {0};
-        struct tm_trace_opts o = {.no_save = 1};
-        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
         assert_int_equal(tm_trace_has_members(t), 1);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
         expect_listing(ms, "",
                        "%2E%2E/|%7Etilde|README|abs/|bad%FF%01name|damaged.bin|doc/|~7|~8|~9|"
                        "\xc3\xa9t\xc3\xa9.txt");
@@ -937,8 +951,7 @@ static void test_member_files(void **state)
         /* the others and the trace still serve */
         check_member_file(t, ms, "doc/big.bin", din_raw.p, din_raw.len);
         check_member_file(t, ms, "README", hello, 6);
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
         struct vt_buf want = {0}, got = {0};
         int opened;
         assert_int_equal(read_view(tmt_path("plain.din"), "ascii", &want, &opened), 0);
@@ -954,22 +967,18 @@ static void test_member_files(void **state)
         h = memmem(a.p + 1000, a.len - 1000, "s.bin", 5); /* after the trace's data */
         a.p[(size_t)(h - a.p) + 5 + 30000] ^= 1;
         vt_spit(tmt_path("crc.zip"), a.p, a.len);
-        assert_int_equal(tm_trace_open(tmt_path("crc.zip"), &o, &t, &err), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        ms = open_members(tmt_path("crc.zip"), &t);
         assert_int_equal(tm_member_open(t, ms, "s.bin", &f, &err), -EIO);
         assert_non_null(strstr(err.msg, "CRC-32"));
         assert_non_null(strstr(err.msg, "member s.bin"));
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
 
         /* other containers: no members */
-        assert_int_equal(tm_trace_open(tmt_path("plain.din"), &o, &t, &err), 0);
+        ms = open_members(tmt_path("plain.din"), &t);
         assert_int_equal(tm_trace_has_members(t), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
         assert_int_equal(tm_members_find(ms, "x", NULL), 0);
         expect_listing(ms, "", "");
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
         free(e.p);
         free(want.p);
         free(got.p);
@@ -989,14 +998,9 @@ static void test_member_points(void **state)
         const char *path = put_zip("points.zip", m, 2, 0);
         expect_window_point(path, 1, big.len);
         struct tm_trace *t;
-        struct tm_members *ms;
-        struct tm_err err = {0};
-        struct tm_trace_opts o = {.no_save = 1};
-        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        struct tm_members *ms = open_members(path, &t);
         check_member_file(t, ms, "big.din", big.p, big.len);
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
         free(big.p);
 }
 
@@ -1018,11 +1022,7 @@ static void test_member_cap(void **state)
         zip_build(&a, m, N + 1, 1);
         vt_spit(tmt_path("many.zip"), a.p, a.len);
         struct tm_trace *t;
-        struct tm_members *ms;
-        struct tm_err err = {0};
-        struct tm_trace_opts o = {.no_save = 1};
-        assert_int_equal(tm_trace_open(tmt_path("many.zip"), &o, &t, &err), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        struct tm_members *ms = open_members(tmt_path("many.zip"), &t);
         assert_int_equal(tm_members_find(ms, "d0/0", NULL), 1);
         assert_int_equal(tm_members_find(ms, "d1/65535", NULL), 1); /* the 65536th */
         assert_int_equal(tm_members_find(ms, "d2/65536", NULL), 0); /* the 65537th */
@@ -1031,8 +1031,7 @@ static void test_member_cap(void **state)
         errors_text(t, &e);
         if (!strstr((char *)e.p, "5 not listed (at most 65536 members"))
                 fail_msg("errors view: %s", (char *)e.p);
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
         free(e.p);
         free(a.p);
         free(names);
@@ -1089,11 +1088,7 @@ static void test_member_threads(void **state)
         }
         const char *path = put_zip("threads.zip", m, MT_MEMBERS + 1, 0);
         struct tm_trace *t;
-        struct tm_members *ms;
-        struct tm_err err = {0};
-        struct tm_trace_opts o = {.no_save = 1};
-        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        struct tm_members *ms = open_members(path, &t);
         pthread_t th[4];
         struct mt_arg a[4];
         for (unsigned i = 0; i < 4; i++) {
@@ -1104,8 +1099,7 @@ static void test_member_threads(void **state)
                 pthread_join(th[i], NULL);
                 assert_int_equal(a[i].bad, 0);
         }
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
 }
 
 /* zip -r: a subdirectory, stored and deflate members beside the trace. */
@@ -1127,16 +1121,11 @@ static void test_zip_program_members(void **state)
                  tmt_path("zm"));
         assert_int_equal(system(line), 0);
         struct tm_trace *t;
-        struct tm_members *ms;
-        struct tm_err err = {0};
-        struct tm_trace_opts o = {.no_save = 1};
-        assert_int_equal(tm_trace_open(tmt_path("zm/m.zip"), &o, &t, &err), 0);
-        assert_int_equal(tm_members_open(t, &ms, &err), 0);
+        struct tm_members *ms = open_members(tmt_path("zm/m.zip"), &t);
         expect_listing(ms, "", "notes.txt|sub/");
         check_member_file(t, ms, "notes.txt", (const uint8_t *)"made by zip\n", 12);
         check_member_file(t, ms, "sub/p2.bin", p2_raw.p, p2_raw.len);
-        tm_members_close(ms);
-        tm_trace_close(t);
+        close_members(ms, t);
 }
 
 int main(void)
