@@ -629,6 +629,173 @@ static void test_tables(void **state)
         free(bad.p);
 }
 
+/* ---- binary: names by number ---- */
+
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+        uint64_t v = 0;
+        for (unsigned i = n; i--;)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* The number of name[0..n) in a sections/ table's text (`number name`
+ * lines), or UINT32_MAX when it lists no such name. */
+static uint64_t table_number(const struct tmt_buf *tab, const char *name, size_t n)
+{
+        const char *p = (const char *)tab->p, *end = p + tab->len;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                assert_non_null(nl);
+                char *sp;
+                uint64_t num = strtoull(p, &sp, 10);
+                if (*sp == ' ' && (size_t)(nl - sp - 1) == n && memcmp(sp + 1, name, n) == 0)
+                        return num;
+                p = nl + 1;
+        }
+        return UINT32_MAX;
+}
+
+/* The binary view of path, record by record, against its ascii lines
+ * (their fields by tm_schema_java's kinds) and its tables: the 40-byte
+ * record jstats.h lays out, a name's number its line in sections/.
+ * Returns the records; rc is what reading binary and ascii ends in (a
+ * damaged trace's views end in -EIO after the records before the damage). */
+static size_t expect_binary(const char *path, int rc)
+{
+        struct tmt_buf bin = {0}, asc = {0}, cls = {0}, mth = {0};
+        assert_int_equal(read_view(path, "binary", &bin), rc);
+        assert_int_equal(read_view(path, "ascii", &asc), rc);
+        assert_int_equal(read_view(path, "sections/classes", &cls), 0);
+        assert_int_equal(read_view(path, "sections/methods", &mth), 0);
+        const char *line = (const char *)asc.p, *end = line + asc.len;
+        size_t i = 0;
+        for (; line < end; i++, line = memchr(line, '\n', (size_t)(end - line)) + 1) {
+                const char *tok[8];
+                size_t tlen[8], nt = 0;
+                for (const char *p = line; nt < 8; p++) {
+                        const char *q = p;
+                        while (*q != ' ' && *q != '\n')
+                                q++;
+                        tok[nt] = p;
+                        tlen[nt++] = (size_t)(q - p);
+                        p = q;
+                        if (*q == '\n')
+                                break;
+                }
+                char kname[32];
+                snprintf(kname, sizeof kname, "%.*s", (int)tlen[0], tok[0]);
+                int k = tm_schema_kind(&tm_schema_java, kname);
+                assert_true(k >= 0);
+                const struct tm_kind *kd = &tm_schema_java.kind[k];
+                assert_int_equal(nt, 1 + kd->nfields);
+                uint64_t want[TM_JF_N] = {0}, present = 0;
+                char pair[256] = "";
+                for (unsigned f = 0; f < kd->nfields; f++) {
+                        unsigned fi = kd->field[f];
+                        present |= 1u << fi;
+                        if (fi == TM_JF_CLASS)
+                                want[fi] = table_number(&cls, tok[1 + f], tlen[1 + f]);
+                        else if (fi != TM_JF_METHOD)
+                                want[fi] = strtoull(tok[1 + f], NULL, 10);
+                        if (fi == TM_JF_METHOD) {
+                                int pn = snprintf(pair, sizeof pair, "%.*s.%.*s",
+                                                  (int)tlen[f], tok[f], (int)tlen[1 + f],
+                                                  tok[1 + f]);
+                                want[fi] = table_number(&mth, pair, (size_t)pn);
+                        }
+                        if ((fi == TM_JF_CLASS || fi == TM_JF_METHOD) && want[fi] >= UINT32_MAX)
+                                fail_msg("%s line %zu: a name no table lists", path, i + 1);
+                }
+                if ((i + 1) * 40 > bin.len)
+                        fail_msg("%s: binary ends at record %zu of ascii's", path, i);
+                const uint8_t *b = bin.p + i * 40;
+                static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}, w[TM_JF_N] = {8, 8, 4, 4, 8};
+                if (le(b, 4) != (uint64_t)k || le(b + 4, 4) != present)
+                        fail_msg("%s record %zu: kind %" PRIu64 " present %" PRIx64
+                                 ", ascii %d %" PRIx64,
+                                 path, i, le(b, 4), le(b + 4, 4), k, present);
+                for (unsigned fi = 0; fi < TM_JF_N; fi++)
+                        if (le(b + at[fi], w[fi]) != want[fi])
+                                fail_msg("%s record %zu field %s: %" PRIu64 ", want %" PRIu64,
+                                         path, i, tm_schema_java.field[fi].name,
+                                         le(b + at[fi], w[fi]), want[fi]);
+        }
+        assert_int_equal(i * 40, bin.len);
+        free(bin.p);
+        free(asc.p);
+        free(cls.p);
+        free(mth.p);
+        return i;
+}
+
+static void test_binary(void **state)
+{
+        (void)state;
+        make_trace();
+        assert_int_equal(tmt_spit(tmt_path("b.trace"), text.p, text.len), 0);
+        assert_int_equal(expect_binary(tmt_path("b.trace"), 0), nev);
+        /* damaged at line 301: the 300 records before it, numbered by the
+         * tables of those lines */
+        struct tmt_buf bad = {0};
+        assert_int_equal(tmt_put(&bad, text.p, line_off[300]), 0);
+        assert_int_equal(tmt_put(&bad, "MN:1:x\n", 7), 0);
+        assert_int_equal(tmt_put(&bad, text.p + line_off[300], text.len - line_off[300]), 0);
+        assert_int_equal(tmt_spit(tmt_path("bbad.trace"), bad.p, bad.len), 0);
+        assert_int_equal(expect_binary(tmt_path("bbad.trace"), -EIO), 300);
+        free(bad.p);
+}
+
+/* A trace naming more classes than the tables hold (TM_JAVA_NAMES_MAX, a
+ * constant: the bound is the format's documented one, so the trace is as
+ * large as it takes, 2^20 + 4 classes in 18 MB): binary numbers each class
+ * by its place, the ones past the bound and every method (the table was
+ * full before the first) TM_JAVA_UNNUMBERED, as sections/ says. */
+static void test_binary_bound(void **state)
+{
+        (void)state;
+        const uint64_t nc = TM_JAVA_NAMES_MAX + 4;
+        struct tmt_buf t = {0};
+        char line[64];
+        assert_int_equal(tmt_put(&t, "VS:1\n", 5), 0);
+        for (uint64_t i = 0; i < nc; i++) {
+                int k = snprintf(line, sizeof line, "CL:%" PRIu64 ":C%" PRIu64 "\n", i + 2, i);
+                assert_int_equal(tmt_put(&t, line, (size_t)k), 0);
+        }
+        static const char tail[] = "MN:9:1:C3:main:0\nMX:9:1:C1048577:main\nVD:10\n";
+        assert_int_equal(tmt_put(&t, tail, sizeof tail - 1), 0);
+        const char *path = tmt_path("big.trace");
+        assert_int_equal(tmt_spit(path, t.p, t.len), 0);
+        free(t.p);
+        struct tmt_buf bin = {0}, cls = {0};
+        assert_int_equal(read_view(path, "binary", &bin), 0);
+        assert_int_equal(read_view(path, "sections/classes", &cls), 0);
+        assert_int_equal(bin.len, (nc + 4) * 40);
+        for (uint64_t i = 0; i < nc; i++) {
+                uint64_t want = i < TM_JAVA_NAMES_MAX ? i : UINT32_MAX;
+                const uint8_t *b = bin.p + (1 + i) * 40;
+                if (le(b, 4) != TM_JK_CLASS_LOAD || le(b + 32, 4) != want)
+                        fail_msg("record %" PRIu64 ": kind %" PRIu64 " class %" PRIu64
+                                 ", want %" PRIu64,
+                                 1 + i, le(b, 4), le(b + 32, 4), want);
+        }
+        const uint8_t *mn = bin.p + (1 + nc) * 40, *mx = mn + 40;
+        assert_int_equal(le(mn + 32, 4), 3);
+        assert_int_equal(le(mn + 36, 4), UINT32_MAX);
+        assert_int_equal(le(mx + 32, 4), UINT32_MAX);
+        assert_int_equal(le(mx + 36, 4), UINT32_MAX);
+        /* the table lists the numbered ones and says it is full */
+        char last[64];
+        int k = snprintf(last, sizeof last, "\n%u C%u\n# more names not numbered",
+                         TM_JAVA_NAMES_MAX - 1, TM_JAVA_NAMES_MAX - 1);
+        assert_int_equal(tmt_put(&cls, "", 1), 0);
+        const char *hit = strstr((const char *)cls.p, last);
+        assert_non_null(hit);
+        assert_ptr_equal(strchr(hit + k, '\n'), (const char *)cls.p + cls.len - 2); /* the last line */
+        free(bin.p);
+        free(cls.p);
+}
+
 /* ---- bad lines ---- */
 
 static void expect_bad(const char *line, const char *why)
@@ -726,7 +893,8 @@ int main(void)
             cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
             cmocka_unit_test(test_bounds),      cmocka_unit_test(test_zip),
             cmocka_unit_test(test_bad_lines),   cmocka_unit_test(test_probe),
-            cmocka_unit_test(test_tables),
+            cmocka_unit_test(test_tables),      cmocka_unit_test(test_binary),
+            cmocka_unit_test(test_binary_bound),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
 }
