@@ -7,8 +7,9 @@
  * record, feeds a fresh accumulator of the family, and renders every
  * table; the views keep the text, and the accumulator for the family's
  * binary record, until the trace closes or is rewritten
- * (views/records.c); opening binary makes them too. Memory is what the family's accumulator bounds plus
- * the text, and a fixed input buffer (feed.h). A trace damaged part way
+ * (views/records.c); opening binary makes them too. Memory is what the
+ * family's accumulator bounds plus the text, and a fixed input buffer
+ * (feed.h). A trace damaged part way
  * gets the tables of its intact prefix, as its statistics are of that
  * prefix (the damage is reported by the index pass and the views of
  * records). */

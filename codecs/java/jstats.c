@@ -485,16 +485,18 @@ static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst,
 {
         (void)s; /* the accumulator's: tables was made for s */
         const struct tm_java_stats_acc *a = (const struct tm_java_stats_acc *)tables;
-        static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}; /* offset of each field */
+        /* each field's offset and bytes (jstats.h): a name is a number */
+        static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}, w[TM_JF_N] = {8, 8, 4, 4, 8};
         for (size_t i = 0; i < n; i++, dst += TM_JAVA_BIN_SIZE) {
                 const int8_t *pos = a->pos[r[i].kind];
                 uint32_t present = 0;
                 memset(dst, 0, TM_JAVA_BIN_SIZE);
                 put_le(dst, a->jk[r[i].kind] < 0 ? UINT32_MAX : (uint32_t)a->jk[r[i].kind], 4);
                 for (unsigned f = 0; f < TM_JF_N; f++)
-                        if (pos[f] >= 0) {
+                        if (pos[f] >= 0) { /* a name not text (another schema's) has no number */
                                 present |= 1u << f;
-                                put_le(dst + at[f], r[i].v[pos[f]], 8);
+                                put_le(dst + at[f], w[f] == 8 ? r[i].v[pos[f]] : TM_JAVA_UNNUMBERED,
+                                       w[f]);
                         }
                 put_le(dst + 4, present, 4);
                 struct jkey k;
