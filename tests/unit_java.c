@@ -699,9 +699,8 @@ static size_t expect_binary(const char *path, int rc)
                         else if (fi != TM_JF_METHOD)
                                 want[fi] = strtoull(tok[1 + f], NULL, 10);
                         if (fi == TM_JF_METHOD) {
-                                int pn = snprintf(pair, sizeof pair, "%.*s.%.*s",
-                                                  (int)tlen[f], tok[f], (int)tlen[1 + f],
-                                                  tok[1 + f]);
+                                int pn = snprintf(pair, sizeof pair, "%.*s.%.*s", (int)tlen[f],
+                                                  tok[f], (int)tlen[1 + f], tok[1 + f]);
                                 want[fi] = table_number(&mth, pair, (size_t)pn);
                         }
                         if ((fi == TM_JF_CLASS || fi == TM_JF_METHOD) && want[fi] >= UINT32_MAX)
@@ -710,16 +709,17 @@ static size_t expect_binary(const char *path, int rc)
                 if ((i + 1) * 40 > bin.len)
                         fail_msg("%s: binary ends at record %zu of ascii's", path, i);
                 const uint8_t *b = bin.p + i * 40;
-                static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}, w[TM_JF_N] = {8, 8, 4, 4, 8};
+                static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24},
+                                      w[TM_JF_N] = {8, 8, 4, 4, 8};
                 if (le(b, 4) != (uint64_t)k || le(b + 4, 4) != present)
                         fail_msg("%s record %zu: kind %" PRIu64 " present %" PRIx64
                                  ", ascii %d %" PRIx64,
                                  path, i, le(b, 4), le(b + 4, 4), k, present);
                 for (unsigned fi = 0; fi < TM_JF_N; fi++)
                         if (le(b + at[fi], w[fi]) != want[fi])
-                                fail_msg("%s record %zu field %s: %" PRIu64 ", want %" PRIu64,
-                                         path, i, tm_schema_java.field[fi].name,
-                                         le(b + at[fi], w[fi]), want[fi]);
+                                fail_msg("%s record %zu field %s: %" PRIu64 ", want %" PRIu64, path,
+                                         i, tm_schema_java.field[fi].name, le(b + at[fi], w[fi]),
+                                         want[fi]);
         }
         assert_int_equal(i * 40, bin.len);
         free(bin.p);
@@ -791,7 +791,8 @@ static void test_binary_bound(void **state)
         assert_int_equal(tmt_put(&cls, "", 1), 0);
         const char *hit = strstr((const char *)cls.p, last);
         assert_non_null(hit);
-        assert_ptr_equal(strchr(hit + k, '\n'), (const char *)cls.p + cls.len - 2); /* the last line */
+        assert_ptr_equal(strchr(hit + k, '\n'),
+                         (const char *)cls.p + cls.len - 2); /* the last line */
         free(bin.p);
         free(cls.p);
 }
@@ -890,10 +891,10 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_bounds),      cmocka_unit_test(test_zip),
-            cmocka_unit_test(test_bad_lines),   cmocka_unit_test(test_probe),
-            cmocka_unit_test(test_tables),      cmocka_unit_test(test_binary),
+            cmocka_unit_test(test_every_event),  cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_bounds),       cmocka_unit_test(test_zip),
+            cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_probe),
+            cmocka_unit_test(test_tables),       cmocka_unit_test(test_binary),
             cmocka_unit_test(test_binary_bound),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);

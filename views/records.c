@@ -58,9 +58,9 @@ struct tm_records {
         size_t stats_len, schema_len;
         unsigned nblobs; /* the codec's byte sections, then the family's tables */
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        unsigned ntables;          /* the last ntables blobs: their p NULL until made */
-        pthread_mutex_t tables_mu; /* one pass makes them (rt_tables) */
-        struct tm_family_acc *tacc; /* that pass's accumulator, for fam->binary; NULL till then */
+        unsigned ntables;           /* the last ntables blobs: their p NULL until made */
+        pthread_mutex_t tables_mu;  /* one pass makes them (rt_tables) */
+        struct tm_family_acc *tacc; /* that pass's accumulator (fam->binary's), or NULL */
         struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
                                        * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam;  /* the schema's family, or NULL */

@@ -441,8 +441,8 @@ static size_t addr_json(const void *block, const struct tm_schema *s,
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
  * the type, seven zero bytes. */
-static void addr_binary(const struct tm_family_acc *tables, uint8_t *dst,
-                        const struct tm_schema *s, const struct tm_rec *r, size_t n)
+static void addr_binary(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                        const struct tm_rec *r, size_t n)
 {
         (void)tables;
         (void)s;

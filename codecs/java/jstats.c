@@ -173,8 +173,7 @@ static void intern(struct tm_java_stats_acc *a, struct jnames *t, uint64_t *coun
                 return;
         struct tm_java_stats *st = &a->st;
         size_t n = key_len(k), need = NAME_HEAD + n;
-        if (st->classes + st->methods >= TM_JAVA_NAMES_MAX ||
-            a->alen + need > TM_JAVA_NAME_BYTES) {
+        if (st->classes + st->methods >= TM_JAVA_NAMES_MAX || a->alen + need > TM_JAVA_NAME_BYTES) {
                 st->names_inexact = 1;
                 return;
         }
@@ -480,8 +479,8 @@ static void put_le(uint8_t *dst, uint64_t v, unsigned bytes)
                 dst[b] = (uint8_t)(v >> (8 * b));
 }
 
-static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst,
-                       const struct tm_schema *s, const struct tm_rec *r, size_t n)
+static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                       const struct tm_rec *r, size_t n)
 {
         (void)s; /* the accumulator's: tables was made for s */
         const struct tm_java_stats_acc *a = (const struct tm_java_stats_acc *)tables;
@@ -521,9 +520,9 @@ static size_t fam_layout(char *dst, size_t cap)
             "    }; /* a field the event lacks is 0; a name past the tables' bound\n"
             "          (%u names) is %" PRIu32 " (2^32 - 1) */\n",
             TM_JAVA_NAMES_MAX, TM_JAVA_UNNUMBERED);
-        OUT("numpy:\n    np.dtype([(\"kind\", \"<u4\"), (\"present\", \"<u4\"), (\"time\", \"<u8\"), "
-            "(\"thread\", \"<u8\"), (\"object\", \"<u8\"), (\"class_no\", \"<u4\"), "
-            "(\"method_no\", \"<u4\")])\nkinds:");
+        OUT("numpy:\n    np.dtype([(\"kind\", \"<u4\"), (\"present\", \"<u4\"), "
+            "(\"time\", \"<u8\"), (\"thread\", \"<u8\"), (\"object\", \"<u8\"), "
+            "(\"class_no\", \"<u4\"), (\"method_no\", \"<u4\")])\nkinds:");
         for (unsigned k = 0; k < TM_JK_N; k++)
                 OUT(" %u=%s", k, tm_schema_java.kind[k].name);
         OUT("\n");

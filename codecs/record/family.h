@@ -123,8 +123,8 @@ struct tm_family {
          * so that a record can refer to a table's entries by number;
          * NULL for a family without. */
         size_t bin_size;
-        void (*binary)(const struct tm_family_acc *tables, uint8_t *dst,
-                       const struct tm_schema *s, const struct tm_rec *r, size_t n);
+        void (*binary)(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                       const struct tm_rec *r, size_t n);
         size_t (*bin_layout)(char *dst, size_t cap);
 
         /* A record of another schema of the family made a record of to
