@@ -760,7 +760,10 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
 size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
 {
         struct tm_family_info in;
+        char side[TM_SIDE_NOTES_MAX * (TM_ERR_MSG + 1)];
         rv_info(t, &in);
+        if (tm_trace_side_lines(t, side, sizeof side))
+                in.side = side;
         return tm_stats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
 
@@ -1232,21 +1235,45 @@ static size_t rv_batch(struct tm_cursor *f, char *dst, size_t cap)
         return w;
 }
 
-/* ascii through the codec's text decoder (tm_feed_text): whole lines
- * into dst (through the stage for a worker), then the next line, whole,
- * into f->line. Returns the bytes written to dst; nothing anywhere leaves
- * the next record to rv_next (more input, the end, an error). */
+/* Does f's view come from the codec's text decoder (tm_feed_text)?
+ * ascii, and streams/<kind> when the row's decoder takes kinds. */
+static int rv_texted(const struct tm_cursor *f)
+{
+        return f->feed.text &&
+               (f->kind == RV_ASCII || (f->kind == RV_STREAM && f->rt->codec->text_kinds));
+}
+
+/* ascii or a stream through the codec's text decoder (tm_feed_text):
+ * whole lines into dst (through the stage for a worker), then the next
+ * line, whole, into f->line. Returns the bytes written to dst; nothing
+ * anywhere leaves the next record to rv_next (more input, the end, an
+ * error, records of other kinds only). */
 static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
 {
         const struct tm_text_plan *p = f->rt->plan;
+        long kind = f->kind == RV_STREAM ? (long)f->sel : -1;
         char *o = f->stage ? f->stage : dst;
-        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX);
+        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX,
+                                kind);
         if (f->stage)
                 memcpy(dst, f->stage, w);
         f->line_pos = 0;
         f->line_len = w < n ? tm_feed_text(&f->feed, p, f->line,
-                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1)
+                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1, kind)
                             : 0;
+        return w;
+}
+
+/* binary through the codec's binary decoder (tm_feed_binary): whole
+ * records into dst, and when less than one is left, the next into
+ * f->line. Returns the bytes written to dst, as rv_text. */
+static size_t rv_bin(struct tm_cursor *f, char *dst, size_t n)
+{
+        size_t w = tm_feed_binary(&f->feed, (uint8_t *)dst, n, SIZE_MAX);
+        f->line_pos = 0;
+        f->line_len = w < n && n - w < f->recsize
+                          ? tm_feed_binary(&f->feed, (uint8_t *)f->line, f->recsize, 1)
+                          : 0;
         return w;
 }
 
@@ -1277,8 +1304,9 @@ static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *
                         if (done == n)
                                 break;
                 }
-                if (f->kind == RV_ASCII && f->feed.text && f->rpos == f->rcount) {
-                        size_t w = rv_text(f, dst + done, n - done);
+                if (f->rpos == f->rcount && (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
+                        size_t w = f->kind == RV_BINARY ? rv_bin(f, dst + done, n - done)
+                                                        : rv_text(f, dst + done, n - done);
                         done += w;
                         if (w || f->line_len)
                                 continue;

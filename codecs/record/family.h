@@ -44,6 +44,9 @@ struct tm_family_info {
         const char *notes;  /* what the trace says of itself, a line each (its
                              * leading comments: tracetool record's notes);
                              * NULL: none */
+        const char *side;   /* side files passed over and why (a DTD beside the
+                             * archive: docs/side-files.md), a line each;
+                             * NULL: none */
 };
 
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
@@ -157,6 +160,7 @@ struct tm_family {
 struct tm_json_head {
         const char *family, *name, *codec, *container;
         const char *damage; /* NULL: complete */
+        const char *side;   /* tm_family_info.side */
         uint64_t archive_size, raw_size, ascii_size;
 };
 void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);
