@@ -10,7 +10,7 @@
  * whole and in windows with the state copied out and back at every call,
  * as the index's checkpoints do. The records then go through family f's
  * pass, whose block stats_ok must accept, its tables (whole lines), its
- * report and its verify. A
+ * binary records, its report and its verify. A
  * failure aborts after a line on stderr naming the harness. */
 #ifndef TM_FZ_REC_H
 #define TM_FZ_REC_H
@@ -146,20 +146,28 @@ static int fzr_same(const struct fzr_recs *a, const struct fzr_recs *b)
         return 1;
 }
 
-/* Family f's pass over k's records (pointers restored). */
+/* Record i of k, its pointers restored. */
+static struct tm_rec fzr_rec(const struct fzr_recs *k, size_t i)
+{
+        struct tm_rec r = k->r[i];
+        unsigned slot = 0;
+        for (unsigned j = 0; j < k->s.kind[r.kind].nfields; j++)
+                if (fzr_is_var(&k->s, r.kind, j)) {
+                        r.var[slot] = k->bytes + (uintptr_t)r.var[slot];
+                        slot++;
+                }
+        return r;
+}
+
+/* Family f's pass over k's records; its binary records, numbered by the
+ * tables' accumulator, each into a buffer of exactly bin_size bytes. */
 static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
 {
         struct tm_family_acc *a = f->acc_start(&k->s);
         if (!a)
                 abort();
         for (size_t i = 0; i < k->n; i++) {
-                struct tm_rec r = k->r[i];
-                unsigned slot = 0;
-                for (unsigned j = 0; j < k->s.kind[r.kind].nfields; j++)
-                        if (fzr_is_var(&k->s, r.kind, j)) {
-                                r.var[slot] = k->bytes + (uintptr_t)r.var[slot];
-                                slot++;
-                        }
+                struct tm_rec r = fzr_rec(k, i);
                 f->acc_add(a, &r, 1);
         }
         static uint64_t block[TM_FAMILY_STATS_MAX / 8];
@@ -173,6 +181,12 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
                         abort();
                 free(t);
         }
+        uint8_t *bin = f->binary ? malloc(f->bin_size) : NULL;
+        for (size_t i = 0; bin && i < k->n; i++) {
+                struct tm_rec r = fzr_rec(k, i);
+                f->binary(f->tables ? a : NULL, bin, &k->s, &r, 1);
+        }
+        free(bin);
         f->acc_free(a);
         if (!f->stats_ok(block))
                 abort(); /* the pass made a block the loader would refuse */

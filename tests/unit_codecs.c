@@ -264,7 +264,7 @@ static void binary_of(const struct tm_rcodec *rc, const uint8_t *raw, size_t len
         for (size_t i = 0; i < n; i++) {
                 r.v[0] = want[i].type;
                 r.v[1] = want[i].addr;
-                tm_family_address.binary(exp + i * TM_ADDR_BIN_SIZE, NULL, &r, 1);
+                tm_family_address.binary(NULL, exp + i * TM_ADDR_BIN_SIZE, NULL, &r, 1);
         }
         for (size_t room = 7; room < 5000; room = room * 3 + 1) {
                 void *ctx = NULL;

@@ -9,6 +9,7 @@
  * Bad lines are -EIO naming the raw offset and the line; the probe takes
  * the trace and leaves other text. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -491,25 +493,39 @@ static void zip_deflated(struct tmt_buf *a, const struct zmember *m, size_t k)
         put16(a, 0);
 }
 
-/* A view read whole; its error code (0 at its end). */
-static int read_view(const char *path, const char *view, struct tmt_buf *out)
+static struct tm_trace *open_trace(const char *path)
 {
         struct tm_trace_opts o = {.no_save = 1};
         struct tm_trace *t = NULL;
         struct tm_err err = {0};
-        out->len = 0;
         if (tm_trace_open(path, &o, &t, &err) != 0)
                 fail_msg("%s: %s", path, err.msg);
+        return t;
+}
+
+/* A view of the open trace t read whole; its error code (0 at its end). */
+static int read_open(struct tm_trace *t, const char *view, struct tmt_buf *out)
+{
+        struct tm_err err = {0};
         struct tm_vfile *f;
+        out->len = 0;
         if (tm_vfile_open(t, view, &f, &err) != 0)
-                fail_msg("%s %s: %s", path, view, err.msg);
+                fail_msg("%s: %s", view, err.msg);
         uint8_t buf[65536];
         ssize_t r;
         while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
                 assert_int_equal(tmt_put(out, buf, (size_t)r), 0);
         tm_vfile_close(f);
-        tm_trace_close(t);
         return (int)r;
+}
+
+/* A view read whole from a fresh open of path; its error code. */
+static int read_view(const char *path, const char *view, struct tmt_buf *out)
+{
+        struct tm_trace *t = open_trace(path);
+        int rc = read_open(t, view, out);
+        tm_trace_close(t);
+        return rc;
 }
 
 static void expect_line(const char *stats, const char *fmt, ...)
@@ -629,6 +645,222 @@ static void test_tables(void **state)
         free(bad.p);
 }
 
+/* ---- binary: names by number ---- */
+
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+        uint64_t v = 0;
+        for (unsigned i = n; i--;)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* The number of name[0..n) in a sections/ table's text (`number name`
+ * lines), or UINT32_MAX when it lists no such name. */
+static uint64_t table_number(const struct tmt_buf *tab, const char *name, size_t n)
+{
+        const char *p = (const char *)tab->p, *end = p + tab->len;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                assert_non_null(nl);
+                char *sp;
+                uint64_t num = strtoull(p, &sp, 10);
+                if (*sp == ' ' && (size_t)(nl - sp - 1) == n && memcmp(sp + 1, name, n) == 0)
+                        return num;
+                p = nl + 1;
+        }
+        return UINT32_MAX;
+}
+
+/* The binary view of path, record by record, against its ascii lines
+ * (their fields by tm_schema_java's kinds) and its tables: the 40-byte
+ * record jstats.h lays out, a name's number its line in sections/.
+ * Returns the records; rc is what reading binary and ascii ends in (a
+ * damaged trace's views end in -EIO after the records before the damage). */
+static size_t expect_binary(const char *path, int rc)
+{
+        struct tmt_buf bin = {0}, asc = {0}, cls = {0}, mth = {0};
+        assert_int_equal(read_view(path, "binary", &bin), rc);
+        assert_int_equal(read_view(path, "ascii", &asc), rc);
+        assert_int_equal(read_view(path, "sections/classes", &cls), 0);
+        assert_int_equal(read_view(path, "sections/methods", &mth), 0);
+        const char *line = (const char *)asc.p, *end = line + asc.len;
+        size_t i = 0;
+        for (; line < end; i++, line = memchr(line, '\n', (size_t)(end - line)) + 1) {
+                const char *tok[8];
+                size_t tlen[8], nt = 0;
+                for (const char *p = line; nt < 8; p++) {
+                        const char *q = p;
+                        while (*q != ' ' && *q != '\n')
+                                q++;
+                        tok[nt] = p;
+                        tlen[nt++] = (size_t)(q - p);
+                        p = q;
+                        if (*q == '\n')
+                                break;
+                }
+                char kname[32];
+                snprintf(kname, sizeof kname, "%.*s", (int)tlen[0], tok[0]);
+                int k = tm_schema_kind(&tm_schema_java, kname);
+                assert_true(k >= 0);
+                const struct tm_kind *kd = &tm_schema_java.kind[k];
+                assert_int_equal(nt, 1 + kd->nfields);
+                uint64_t want[TM_JF_N] = {0}, present = 0;
+                char pair[256] = "";
+                for (unsigned f = 0; f < kd->nfields; f++) {
+                        unsigned fi = kd->field[f];
+                        present |= 1u << fi;
+                        if (fi == TM_JF_CLASS)
+                                want[fi] = table_number(&cls, tok[1 + f], tlen[1 + f]);
+                        else if (fi != TM_JF_METHOD)
+                                want[fi] = strtoull(tok[1 + f], NULL, 10);
+                        if (fi == TM_JF_METHOD) {
+                                int pn = snprintf(pair, sizeof pair, "%.*s.%.*s", (int)tlen[f],
+                                                  tok[f], (int)tlen[1 + f], tok[1 + f]);
+                                want[fi] = table_number(&mth, pair, (size_t)pn);
+                        }
+                        if ((fi == TM_JF_CLASS || fi == TM_JF_METHOD) && want[fi] >= UINT32_MAX)
+                                fail_msg("%s line %zu: a name no table lists", path, i + 1);
+                }
+                if ((i + 1) * 40 > bin.len)
+                        fail_msg("%s: binary ends at record %zu of ascii's", path, i);
+                const uint8_t *b = bin.p + i * 40;
+                static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24},
+                                      w[TM_JF_N] = {8, 8, 4, 4, 8};
+                if (le(b, 4) != (uint64_t)k || le(b + 4, 4) != present)
+                        fail_msg("%s record %zu: kind %" PRIu64 " present %" PRIx64
+                                 ", ascii %d %" PRIx64,
+                                 path, i, le(b, 4), le(b + 4, 4), k, present);
+                for (unsigned fi = 0; fi < TM_JF_N; fi++)
+                        if (le(b + at[fi], w[fi]) != want[fi])
+                                fail_msg("%s record %zu field %s: %" PRIu64 ", want %" PRIu64, path,
+                                         i, tm_schema_java.field[fi].name, le(b + at[fi], w[fi]),
+                                         want[fi]);
+        }
+        assert_int_equal(i * 40, bin.len);
+        free(bin.p);
+        free(asc.p);
+        free(cls.p);
+        free(mth.p);
+        return i;
+}
+
+static void test_binary(void **state)
+{
+        (void)state;
+        make_trace();
+        assert_int_equal(tmt_spit(tmt_path("b.trace"), text.p, text.len), 0);
+        assert_int_equal(expect_binary(tmt_path("b.trace"), 0), nev);
+        /* damaged at line 301: the 300 records before it, numbered by the
+         * tables of those lines */
+        struct tmt_buf bad = {0};
+        assert_int_equal(tmt_put(&bad, text.p, line_off[300]), 0);
+        assert_int_equal(tmt_put(&bad, "MN:1:x\n", 7), 0);
+        assert_int_equal(tmt_put(&bad, text.p + line_off[300], text.len - line_off[300]), 0);
+        assert_int_equal(tmt_spit(tmt_path("bbad.trace"), bad.p, bad.len), 0);
+        assert_int_equal(expect_binary(tmt_path("bbad.trace"), -EIO), 300);
+        free(bad.p);
+}
+
+/* path rewritten in place with p[0..n), modified at sec. */
+static void rewrite(const char *path, const void *p, size_t n, time_t sec)
+{
+        assert_int_equal(tmt_spit(path, p, n), 0);
+        struct timespec ts[2] = {{0, UTIME_OMIT}, {sec, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* A damaged trace whose binary was read (its tables made of the intact
+ * prefix), rewritten in place with a trace that names things in another
+ * order, is indexed again (views/records.c's retry): its binary and tables
+ * are then the new trace's, as a fresh open's, and the old tables' memory
+ * is freed (an ASan build's leak check). */
+static void test_binary_rewritten(void **state)
+{
+        (void)state;
+        make_trace();
+        const char *path = tmt_path("rw.trace");
+        struct tmt_buf bad = {0}, other = {0}, got = {0}, want = {0};
+        assert_int_equal(tmt_put(&bad, text.p, line_off[300]), 0);
+        assert_int_equal(tmt_put(&bad, "MN:1:x\n", 7), 0);
+        rewrite(path, bad.p, bad.len, 1000000000);
+        struct tm_trace *t = open_trace(path);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        assert_int_equal(read_open(t, "binary", &got), -EIO);
+        assert_int_equal(got.len, 300 * 40);
+        /* VS, then the events from line 201 on: names first met in another order */
+        assert_int_equal(tmt_put(&other, text.p, line_off[1]), 0);
+        assert_int_equal(tmt_put(&other, text.p + line_off[200], text.len - line_off[200]), 0);
+        rewrite(path, other.p, other.len, 1100000000);
+        if (tm_trace_index(t, NULL, NULL, &err) != 0)
+                fail_msg("%s rewritten: %s", path, err.msg);
+        static const char *const views[] = {"binary", "sections/classes", "sections/methods"};
+        for (size_t i = 0; i < 3; i++) {
+                assert_int_equal(read_open(t, views[i], &got), 0);
+                assert_int_equal(read_view(path, views[i], &want), 0);
+                if (got.len != want.len || memcmp(got.p, want.p, want.len) != 0)
+                        fail_msg("%s rewritten: %s differs from a fresh open's", path, views[i]);
+        }
+        tm_trace_close(t);
+        assert_int_equal(expect_binary(path, 0), nev - 200 + 1);
+        free(bad.p);
+        free(other.p);
+        free(got.p);
+        free(want.p);
+}
+
+/* A trace naming more classes than the tables hold (TM_JAVA_NAMES_MAX, a
+ * constant: the bound is the format's documented one, so the trace is as
+ * large as it takes, 2^20 + 4 classes in 18 MB): binary numbers each class
+ * by its place, the ones past the bound and every method (the table was
+ * full before the first) TM_JAVA_UNNUMBERED, as sections/ says. */
+static void test_binary_bound(void **state)
+{
+        (void)state;
+        const uint64_t nc = TM_JAVA_NAMES_MAX + 4;
+        struct tmt_buf t = {0};
+        char line[64];
+        assert_int_equal(tmt_put(&t, "VS:1\n", 5), 0);
+        for (uint64_t i = 0; i < nc; i++) {
+                int k = snprintf(line, sizeof line, "CL:%" PRIu64 ":C%" PRIu64 "\n", i + 2, i);
+                assert_int_equal(tmt_put(&t, line, (size_t)k), 0);
+        }
+        static const char tail[] = "MN:9:1:C3:main:0\nMX:9:1:C1048577:main\nVD:10\n";
+        assert_int_equal(tmt_put(&t, tail, sizeof tail - 1), 0);
+        const char *path = tmt_path("big.trace");
+        assert_int_equal(tmt_spit(path, t.p, t.len), 0);
+        free(t.p);
+        struct tmt_buf bin = {0}, cls = {0};
+        assert_int_equal(read_view(path, "binary", &bin), 0);
+        assert_int_equal(read_view(path, "sections/classes", &cls), 0);
+        assert_int_equal(bin.len, (nc + 4) * 40);
+        for (uint64_t i = 0; i < nc; i++) {
+                uint64_t want = i < TM_JAVA_NAMES_MAX ? i : UINT32_MAX;
+                const uint8_t *b = bin.p + (1 + i) * 40;
+                if (le(b, 4) != TM_JK_CLASS_LOAD || le(b + 32, 4) != want)
+                        fail_msg("record %" PRIu64 ": kind %" PRIu64 " class %" PRIu64
+                                 ", want %" PRIu64,
+                                 1 + i, le(b, 4), le(b + 32, 4), want);
+        }
+        const uint8_t *mn = bin.p + (1 + nc) * 40, *mx = mn + 40;
+        assert_int_equal(le(mn + 32, 4), 3);
+        assert_int_equal(le(mn + 36, 4), UINT32_MAX);
+        assert_int_equal(le(mx + 32, 4), UINT32_MAX);
+        assert_int_equal(le(mx + 36, 4), UINT32_MAX);
+        /* the table lists the numbered ones and says it is full */
+        char last[64];
+        int k = snprintf(last, sizeof last, "\n%u C%u\n# more names not numbered",
+                         TM_JAVA_NAMES_MAX - 1, TM_JAVA_NAMES_MAX - 1);
+        assert_int_equal(tmt_put(&cls, "", 1), 0);
+        const char *hit = strstr((const char *)cls.p, last);
+        assert_non_null(hit);
+        assert_ptr_equal(strchr(hit + k, '\n'),
+                         (const char *)cls.p + cls.len - 2); /* the last line */
+        free(bin.p);
+        free(cls.p);
+}
+
 /* ---- bad lines ---- */
 
 static void expect_bad(const char *line, const char *why)
@@ -723,10 +955,11 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_bounds),      cmocka_unit_test(test_zip),
-            cmocka_unit_test(test_bad_lines),   cmocka_unit_test(test_probe),
-            cmocka_unit_test(test_tables),
+            cmocka_unit_test(test_every_event),  cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_bounds),       cmocka_unit_test(test_zip),
+            cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_probe),
+            cmocka_unit_test(test_tables),       cmocka_unit_test(test_binary),
+            cmocka_unit_test(test_binary_bound), cmocka_unit_test(test_binary_rewritten),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
 }

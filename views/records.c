@@ -58,8 +58,9 @@ struct tm_records {
         size_t stats_len, schema_len;
         unsigned nblobs; /* the codec's byte sections, then the family's tables */
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        unsigned ntables;          /* the last ntables blobs: their p NULL until made */
-        pthread_mutex_t tables_mu; /* one pass makes them (rt_tables) */
+        unsigned ntables;           /* the last ntables blobs: their p NULL until made */
+        pthread_mutex_t tables_mu;  /* one pass makes them (rt_tables) */
+        struct tm_family_acc *tacc; /* that pass's accumulator (fam->binary's), or NULL */
         struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
                                        * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam;  /* the schema's family, or NULL */
@@ -393,6 +394,9 @@ int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *h
         rt->schema = n->schema;
         rt->st0 = n->st0;
         rt->hdr_len = n->hdr_len;
+        if (rt->tacc) /* the old version's tables' (no cursor reads it: none is open) */
+                rt->fam->acc_free(rt->tacc);
+        rt->tacc = NULL;
         rt->fam = n->fam;
         struct tm_blob old[TM_SCHEMA_SECTIONS_MAX]; /* n takes the old tables to free */
         memcpy(old, rt->blob, sizeof old);
@@ -450,6 +454,8 @@ void tm_records_close(struct tm_records *rt)
                 rt->codec->close(rt->ctx);
         for (unsigned i = rt->nblobs - rt->ntables; i < rt->nblobs; i++)
                 free((void *)rt->blob[i].p);
+        if (rt->tacc)
+                rt->fam->acc_free(rt->tacc);
         pthread_mutex_destroy(&rt->tables_mu);
         tm_index_free(rt->ix);
         free(rt->names);
@@ -667,12 +673,13 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
 }
 
 /* The family's tables, made once by their pass (tables.h) when sel (a
- * byte section) is one of them. 0 or the pass's error. */
+ * byte section) is one of them, or for binary (sel ~0u) when the family's
+ * record numbers their entries. 0 or the pass's error. */
 static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         unsigned first = rt->nblobs - rt->ntables;
-        if (sel < first)
+        if (!rt->ntables || sel < first || (sel == ~0u && !rt->fam->binary))
                 return 0;
         /* counted as a cursor: no retry (tm_records_reopen) replaces the
          * container and the codec's ctx under the pass */
@@ -686,8 +693,10 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
                 struct tm_tables_src src = {t->cont,     rt->codec, rt->ctx, &rt->schema,
                                             rt->hdr_len, &rt->st0,  t->path};
                 pthread_mutex_unlock(&t->mu);
-                rc = tm_tables_build(&src, rt->fam, text, len, err);
+                struct tm_family_acc *acc = NULL;
+                rc = tm_tables_build(&src, rt->fam, text, len, &acc, err);
                 pthread_mutex_lock(&t->mu); /* rv_text_of reads them under it */
+                rt->tacc = acc;
                 for (unsigned i = 0; rc == 0 && i < rt->ntables; i++) {
                         rt->blob[first + i].p = (const uint8_t *)text[i];
                         rt->blob[first + i].n = len[i];
@@ -827,6 +836,7 @@ struct tm_cursor {
          * cols.cap is 0 */
         struct tm_rbatch cols;
         uint32_t *lens; /* [cols.cap] */
+        const struct tm_family_acc *tables; /* binary: the family's tables (rt->tacc) */
 };
 
 void tm_records_vfile_close(struct tm_cursor *f)
@@ -888,7 +898,15 @@ int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor
         int text = f->kind == RV_STATS || f->kind == RV_SCHEMA || f->kind == RV_BLOB;
         if (f->kind == RV_SCHEMA || f->kind == RV_BLOB)
                 rv_text_of(t, f->kind, f->sel, &f->text, &f->size);
-        if (!text)
+        if (f->kind == RV_BINARY && (rc = rt_tables(t, ~0u, err)) == 0) {
+                pthread_mutex_lock(&t->mu);
+                f->tables = rt->tacc;
+                pthread_mutex_unlock(&t->mu);
+                if (!f->tables && rt->fam && rt->fam->binary && rt->fam->tables)
+                        rc = tm_err_set(err, -EIO, "%s: no room for the tables binary needs",
+                                        t->path);
+        }
+        if (!text && rc == 0)
                 rc = tm_creader_open(t->cont, &f->r, err);
         if (rc == 0 && !text && f->kind != RV_RAW) {
                 f->line = malloc(tm_text_line_max(&rt->schema, TM_FEED_CAP));
@@ -1010,7 +1028,7 @@ static void rv_binaries(const struct tm_cursor *f, uint8_t *dst, const struct tm
 {
         const struct tm_records *rt = f->rt;
         if (rt->fam && rt->fam->binary)
-                rt->fam->binary(dst, &rt->schema, r, n);
+                rt->fam->binary(f->tables, dst, &rt->schema, r, n);
         else
                 tm_text_binaries(dst, rt->plan, r, n);
 }

@@ -57,7 +57,7 @@ static int tables_pass(const struct tm_tables_src *src, const struct tm_family *
 }
 
 int tm_tables_build(const struct tm_tables_src *src, const struct tm_family *fam, char **text,
-                    size_t *len, struct tm_err *err)
+                    size_t *len, struct tm_family_acc **acc, struct tm_err *err)
 {
         struct tm_family_acc *a = fam->acc_start(src->s);
         if (!a)
@@ -74,9 +74,12 @@ int tm_tables_build(const struct tm_tables_src *src, const struct tm_family *fam
                 else
                         n++;
         }
-        fam->acc_free(a);
-        if (rc < 0)
+        if (rc < 0) {
+                fam->acc_free(a);
                 while (n)
                         free(text[--n]);
-        return rc;
+                return rc;
+        }
+        *acc = a;
+        return 0;
 }

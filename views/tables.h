@@ -5,9 +5,11 @@
  * with the trace, so a table is kept in neither: the first time one of a
  * trace's tables is asked for, this pass decodes the trace from its first
  * record, feeds a fresh accumulator of the family, and renders every
- * table; the views keep the text until the trace closes or is rewritten
- * (views/records.c). Memory is what the family's accumulator bounds plus
- * the text, and a fixed input buffer (feed.h). A trace damaged part way
+ * table; the views keep the text, and the accumulator for the family's
+ * binary record, until the trace closes or is rewritten
+ * (views/records.c); opening binary makes them too. Memory is what the
+ * family's accumulator bounds plus the text, and a fixed input buffer
+ * (feed.h). A trace damaged part way
  * gets the tables of its intact prefix, as its statistics are of that
  * prefix (the damage is reported by the index pass and the views of
  * records). */
@@ -33,10 +35,13 @@ struct tm_tables_src {
 };
 
 /* Every table of fam (which has tables) for src: text[i] (allocated, the
- * caller frees it) of len[i] bytes. Returns 0, or a negative errno with
- * err naming the file (-ENOMEM; the container's error when its first
- * bytes cannot be read); nothing is allocated then. */
+ * caller frees it) of len[i] bytes, and *acc, the finished accumulator
+ * they were made from, which the family's binary hook reads to number
+ * what the tables list (the caller frees it with fam->acc_free; it holds
+ * what the family bounds). Returns 0, or a negative errno with err naming
+ * the file (-ENOMEM; the container's error when its first bytes cannot
+ * be read); nothing is allocated then. */
 int tm_tables_build(const struct tm_tables_src *src, const struct tm_family *fam, char **text,
-                    size_t *len, struct tm_err *err);
+                    size_t *len, struct tm_family_acc **acc, struct tm_err *err);
 
 #endif

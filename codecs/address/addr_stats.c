@@ -443,8 +443,10 @@ static size_t addr_json(const void *block, const struct tm_schema *s,
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
  * the type, seven zero bytes. */
-static void addr_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n)
+static void addr_binary(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                        const struct tm_rec *r, size_t n)
 {
+        (void)tables;
         (void)s;
         for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE)
                 tm_addr_bin_put(dst, r[i].v[1], (uint32_t)r[i].v[0]);

@@ -14,26 +14,26 @@ _Static_assert(sizeof(struct tm_java_stats) % 8 == 0 &&
                    sizeof(struct tm_java_stats) <= TM_FAMILY_STATS_MAX,
                "the java statistics are a family block of words");
 
-enum { P_THREAD, P_CLASS, P_METHOD, P_N };
-
 /* One set of interned names: open addressing over offsets into the
- * arena (0: empty), each name stored as its 4-byte length and bytes. */
+ * arena (0: empty). Each name is stored as its 4-byte length, its 4-byte
+ * number (its line in the table: the set's count when it was added) and
+ * its bytes. */
 struct jnames {
         uint32_t *slot;
         size_t cap, n; /* cap a power of two */
 };
 
+#define NAME_HEAD 8 /* length, number */
+
 struct tm_java_stats_acc {
         const struct tm_schema *s;
         struct tm_java_stats st;
-        int8_t pos[TM_SCHEMA_KINDS_MAX][P_N]; /* position of each field, -1 */
-        int8_t var[TM_SCHEMA_KINDS_MAX][P_N]; /* var[] slot of class, method */
-        int8_t jk[TM_SCHEMA_KINDS_MAX];       /* enum tm_java_kind, -1 */
+        int8_t pos[TM_SCHEMA_KINDS_MAX][TM_JF_N]; /* position of each java field, -1 */
+        int8_t var[TM_SCHEMA_KINDS_MAX][TM_JF_N]; /* var[] slot of class, method */
+        int8_t jk[TM_SCHEMA_KINDS_MAX];           /* enum tm_java_kind, -1 */
         struct jnames classes, methods;
         uint8_t *arena;
         size_t alen, acap;
-        uint8_t *key; /* "class.method" */
-        size_t kcap;
         size_t peak;
 };
 
@@ -51,11 +51,10 @@ static struct tm_family_acc *fam_start(const struct tm_schema *s)
         if (!a)
                 return NULL;
         a->s = s;
-        static const char *const fname[P_N] = {"thread", "class", "method"};
         for (unsigned k = 0; k < s->nkinds; k++) {
                 a->jk[k] = (int8_t)tm_schema_kind(&tm_schema_java, s->kind[k].name);
-                for (unsigned p = 0; p < P_N; p++) {
-                        int f = tm_schema_field(s, fname[p]);
+                for (unsigned p = 0; p < TM_JF_N; p++) {
+                        int f = tm_schema_field(s, tm_schema_java.field[p].name);
                         int at = f < 0 ? -1 : tm_kind_pos(&s->kind[k], (unsigned)f);
                         a->pos[k][p] = (int8_t)at;
                         a->var[k][p] =
@@ -75,7 +74,6 @@ static void fam_free(struct tm_family_acc *fa)
         free(a->classes.slot);
         free(a->methods.slot);
         free(a->arena);
-        free(a->key);
         free(a);
 }
 
@@ -86,35 +84,65 @@ static size_t fam_peak_mem(const struct tm_family_acc *fa)
 
 static void note_mem(struct tm_java_stats_acc *a)
 {
-        size_t held = a->acap + a->kcap + (a->classes.cap + a->methods.cap) * sizeof(uint32_t);
+        size_t held = a->acap + (a->classes.cap + a->methods.cap) * sizeof(uint32_t);
         if (held > a->peak)
                 a->peak = held;
 }
 
 /* ---- interning ---- */
 
-static uint64_t name_hash(const uint8_t *p, size_t n)
+/* A name as a record holds it, looked up without copying: a class
+ * p[0..n), or a class.method pair p[0..n) '.' q[0..m) (q non-NULL). Class
+ * names use '/', so the pair is unambiguous. */
+struct jkey {
+        const uint8_t *p, *q;
+        size_t n, m;
+};
+
+static size_t key_len(const struct jkey *k)
 {
-        uint64_t h = 0xcbf29ce484222325ull;
+        return k->q ? k->n + 1 + k->m : k->n;
+}
+
+static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 h = (h ^ p[i]) * 0x100000001b3ull;
         return h;
 }
 
-static int name_eq(const struct tm_java_stats_acc *a, uint32_t off, const uint8_t *p, size_t n)
+static uint64_t key_hash(const struct jkey *k)
+{
+        uint64_t h = fnv(0xcbf29ce484222325ull, k->p, k->n);
+        return k->q ? fnv(fnv(h, (const uint8_t *)".", 1), k->q, k->m) : h;
+}
+
+static int name_eq(const struct tm_java_stats_acc *a, uint32_t off, const struct jkey *k)
 {
         uint32_t len;
         memcpy(&len, a->arena + off, 4);
-        return len == n && memcmp(a->arena + off + 4, p, n) == 0;
+        const uint8_t *b = a->arena + off + NAME_HEAD;
+        if (len != key_len(k) || memcmp(b, k->p, k->n) != 0)
+                return 0;
+        return !k->q || (b[k->n] == '.' && memcmp(b + k->n + 1, k->q, k->m) == 0);
 }
 
-static size_t slot_find(const struct tm_java_stats_acc *a, const struct jnames *t, const uint8_t *p,
-                        size_t n)
+/* The slot of t holding k, or the empty one where it would go. */
+static size_t slot_find(const struct tm_java_stats_acc *a, const struct jnames *t,
+                        const struct jkey *k)
 {
-        size_t j = (size_t)name_hash(p, n) & (t->cap - 1);
-        while (t->slot[j] && !name_eq(a, t->slot[j], p, n))
+        size_t j = (size_t)key_hash(k) & (t->cap - 1);
+        while (t->slot[j] && !name_eq(a, t->slot[j], k))
                 j = (j + 1) & (t->cap - 1);
         return j;
+}
+
+/* The stored name at arena offset off, as a key. */
+static struct jkey stored(const struct tm_java_stats_acc *a, uint32_t off)
+{
+        uint32_t len;
+        memcpy(&len, a->arena + off, 4);
+        return (struct jkey){a->arena + off + NAME_HEAD, NULL, len, 0};
 }
 
 static int names_grow(struct tm_java_stats_acc *a, struct jnames *t)
@@ -128,25 +156,24 @@ static int names_grow(struct tm_java_stats_acc *a, struct jnames *t)
         t->cap = ncap;
         for (size_t i = 0; i < o.cap; i++)
                 if (o.slot[i]) {
-                        uint32_t len;
-                        memcpy(&len, a->arena + o.slot[i], 4);
-                        ns[slot_find(a, t, a->arena + o.slot[i] + 4, len)] = o.slot[i];
+                        struct jkey k = stored(a, o.slot[i]);
+                        ns[slot_find(a, t, &k)] = o.slot[i];
                 }
         free(o.slot);
         note_mem(a);
         return 0;
 }
 
-/* Add name p[0..n) to t unless it is there; past the limits (or out of
- * memory) it is not added and the counts become lower bounds. */
-static void intern(struct tm_java_stats_acc *a, struct jnames *t, uint64_t *count, const uint8_t *p,
-                   size_t n)
+/* Add name k to t, numbered t->n, unless it is there; past the limits (or
+ * out of memory) it is not added and the counts become lower bounds. */
+static void intern(struct tm_java_stats_acc *a, struct jnames *t, uint64_t *count,
+                   const struct jkey *k)
 {
-        if (t->cap && t->slot[slot_find(a, t, p, n)])
+        if (t->cap && t->slot[slot_find(a, t, k)])
                 return;
         struct tm_java_stats *st = &a->st;
-        if (st->classes + st->methods >= TM_JAVA_NAMES_MAX ||
-            a->alen + 4 + n > TM_JAVA_NAME_BYTES) {
+        size_t n = key_len(k), need = NAME_HEAD + n;
+        if (st->classes + st->methods >= TM_JAVA_NAMES_MAX || a->alen + need > TM_JAVA_NAME_BYTES) {
                 st->names_inexact = 1;
                 return;
         }
@@ -156,9 +183,9 @@ static void intern(struct tm_java_stats_acc *a, struct jnames *t, uint64_t *coun
         }
         if (a->alen == 0)
                 a->alen = 1; /* offset 0 marks an empty slot */
-        if (a->alen + 4 + n > a->acap) {
+        if (a->alen + need > a->acap) {
                 size_t ncap = a->acap ? a->acap : 65536;
-                while (ncap < a->alen + 4 + n)
+                while (ncap < a->alen + need)
                         ncap *= 2;
                 uint8_t *na = realloc(a->arena, ncap);
                 if (!na) {
@@ -169,40 +196,44 @@ static void intern(struct tm_java_stats_acc *a, struct jnames *t, uint64_t *coun
                 a->acap = ncap;
                 note_mem(a);
         }
-        uint32_t len = (uint32_t)n, off = (uint32_t)a->alen;
-        memcpy(a->arena + off, &len, 4);
-        memcpy(a->arena + off + 4, p, n);
-        a->alen += 4 + n;
-        t->slot[slot_find(a, t, p, n)] = off;
+        uint32_t len = (uint32_t)n, num = (uint32_t)t->n, off = (uint32_t)a->alen;
+        uint8_t *b = a->arena + off;
+        memcpy(b, &len, 4);
+        memcpy(b + 4, &num, 4);
+        memcpy(b + NAME_HEAD, k->p, k->n);
+        if (k->q) {
+                b[NAME_HEAD + k->n] = '.';
+                memcpy(b + NAME_HEAD + k->n + 1, k->q, k->m);
+        }
+        a->alen += need;
+        t->slot[slot_find(a, t, k)] = off;
         t->n++;
         (*count)++;
 }
 
-static void intern_names(struct tm_java_stats_acc *a, const struct tm_rec *r)
+/* r's class (pair 0) or class.method pair (pair 1) as a key: 1, or 0 when
+ * r's kind lacks the fields. */
+static int rec_key(const struct tm_java_stats_acc *a, const struct tm_rec *r, int pair,
+                   struct jkey *k)
 {
         const int8_t *pos = a->pos[r->kind], *var = a->var[r->kind];
-        if (var[P_CLASS] < 0)
-                return;
-        const uint8_t *cl = r->var[var[P_CLASS]];
-        size_t cn = (size_t)r->v[pos[P_CLASS]];
-        intern(a, &a->classes, &a->st.classes, cl, cn);
-        if (var[P_METHOD] < 0)
-                return;
-        size_t mn = (size_t)r->v[pos[P_METHOD]], kn = cn + 1 + mn;
-        if (kn > a->kcap) {
-                uint8_t *nk = realloc(a->key, kn);
-                if (!nk) {
-                        a->st.names_inexact = 1;
-                        return;
-                }
-                a->key = nk;
-                a->kcap = kn;
-                note_mem(a);
+        if (var[TM_JF_CLASS] < 0 || (pair && var[TM_JF_METHOD] < 0))
+                return 0;
+        *k = (struct jkey){r->var[var[TM_JF_CLASS]], NULL, (size_t)r->v[pos[TM_JF_CLASS]], 0};
+        if (pair) {
+                k->q = r->var[var[TM_JF_METHOD]];
+                k->m = (size_t)r->v[pos[TM_JF_METHOD]];
         }
-        memcpy(a->key, cl, cn);
-        a->key[cn] = '.'; /* class names use '/', so the pair is unambiguous */
-        memcpy(a->key + cn + 1, r->var[var[P_METHOD]], mn);
-        intern(a, &a->methods, &a->st.methods, a->key, kn);
+        return 1;
+}
+
+static void intern_names(struct tm_java_stats_acc *a, const struct tm_rec *r)
+{
+        struct jkey k;
+        if (rec_key(a, r, 0, &k))
+                intern(a, &a->classes, &a->st.classes, &k);
+        if (rec_key(a, r, 1, &k))
+                intern(a, &a->methods, &a->st.methods, &k);
 }
 
 /* ---- counting ---- */
@@ -264,8 +295,8 @@ static void fam_add(struct tm_family_acc *fa, const struct tm_rec *r, size_t n)
                         else
                                 st->frees_not_live++;
                 }
-                if (a->pos[r[i].kind][P_THREAD] >= 0)
-                        thread_add(st, r[i].v[a->pos[r[i].kind][P_THREAD]], jk);
+                if (a->pos[r[i].kind][TM_JF_THREAD] >= 0)
+                        thread_add(st, r[i].v[a->pos[r[i].kind][TM_JF_THREAD]], jk);
                 intern_names(a, &r[i]);
         }
 }
@@ -395,10 +426,11 @@ static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
 static const char *const java_tables[] = {"classes", "methods", NULL};
 
 /* Table i (0 classes, 1 methods): a line `number name` for each name of
- * that set, numbered from 0 in the order they were first met (the arena's
- * order; an entry of the arena is of set t when t's slot for its bytes
- * holds its offset, so a class named like a class.method pair is told
- * apart), then, when the table was full, a `#` line saying so. */
+ * that set, in the order they were first met (the arena's order, which
+ * is the order of their numbers; an entry of the arena is of set t when
+ * t's slot for its bytes holds its offset, so a class named like a
+ * class.method pair is told apart), then, when the table was full, a `#`
+ * line saying so. */
 static int fam_table(struct tm_family_acc *fa, unsigned i, char **out, size_t *len)
 {
         struct tm_java_stats_acc *a = (struct tm_java_stats_acc *)fa;
@@ -407,18 +439,17 @@ static int fam_table(struct tm_family_acc *fa, unsigned i, char **out, size_t *l
         char *b = malloc(cap);
         if (!b)
                 return -ENOMEM;
-        uint64_t num = 0;
         for (size_t off = 1; off < a->alen;) {
-                uint32_t l;
-                memcpy(&l, a->arena + off, 4);
-                const uint8_t *p = a->arena + off + 4;
-                if (t->cap && t->slot[slot_find(a, t, p, l)] == off) {
-                        n += (size_t)snprintf(b + n, cap - n, "%" PRIu64 " ", num++);
-                        memcpy(b + n, p, l);
-                        n += l;
+                struct jkey k = stored(a, (uint32_t)off);
+                if (t->cap && t->slot[slot_find(a, t, &k)] == off) {
+                        uint32_t num;
+                        memcpy(&num, a->arena + off + 4, 4);
+                        n += (size_t)snprintf(b + n, cap - n, "%" PRIu32 " ", num);
+                        memcpy(b + n, k.p, k.n);
+                        n += k.n;
                         b[n++] = '\n';
                 }
-                off += 4 + l;
+                off += NAME_HEAD + k.n;
         }
         if (a->st.names_inexact)
                 n += (size_t)snprintf(b + n, cap - n,
@@ -428,6 +459,74 @@ static int fam_table(struct tm_family_acc *fa, unsigned i, char **out, size_t *l
         *out = b;
         *len = n;
         return 0;
+}
+
+/* ---- the binary record (jstats.h) ---- */
+
+/* k's number in t, or TM_JAVA_UNNUMBERED. */
+static uint32_t name_number(const struct tm_java_stats_acc *a, const struct jnames *t,
+                            const struct jkey *k)
+{
+        uint32_t off = t->cap ? t->slot[slot_find(a, t, k)] : 0, num = TM_JAVA_UNNUMBERED;
+        if (off)
+                memcpy(&num, a->arena + off + 4, 4);
+        return num;
+}
+
+static void put_le(uint8_t *dst, uint64_t v, unsigned bytes)
+{
+        for (unsigned b = 0; b < bytes; b++)
+                dst[b] = (uint8_t)(v >> (8 * b));
+}
+
+static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                       const struct tm_rec *r, size_t n)
+{
+        (void)s; /* the accumulator's: tables was made for s */
+        const struct tm_java_stats_acc *a = (const struct tm_java_stats_acc *)tables;
+        /* each field's offset and bytes (jstats.h): a name is a number */
+        static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}, w[TM_JF_N] = {8, 8, 4, 4, 8};
+        for (size_t i = 0; i < n; i++, dst += TM_JAVA_BIN_SIZE) {
+                const int8_t *pos = a->pos[r[i].kind];
+                uint32_t present = 0;
+                memset(dst, 0, TM_JAVA_BIN_SIZE);
+                put_le(dst, a->jk[r[i].kind] < 0 ? UINT32_MAX : (uint32_t)a->jk[r[i].kind], 4);
+                for (unsigned f = 0; f < TM_JF_N; f++)
+                        if (pos[f] >= 0) { /* a name not text (another schema's) has no number */
+                                present |= 1u << f;
+                                put_le(dst + at[f], w[f] == 8 ? r[i].v[pos[f]] : TM_JAVA_UNNUMBERED,
+                                       w[f]);
+                        }
+                put_le(dst + 4, present, 4);
+                struct jkey k;
+                if (rec_key(a, &r[i], 0, &k))
+                        put_le(dst + at[TM_JF_CLASS], name_number(a, &a->classes, &k), 4);
+                if (rec_key(a, &r[i], 1, &k))
+                        put_le(dst + at[TM_JF_METHOD], name_number(a, &a->methods, &k), 4);
+        }
+}
+
+static size_t fam_layout(char *dst, size_t cap)
+{
+        size_t n = 0;
+        OUT("binary: %u-byte little-endian records, one an event\n", TM_JAVA_BIN_SIZE);
+        OUT("C:\n    struct tm_java_rec {\n"
+            "        uint32_t kind;      /* the event type, below */\n"
+            "        uint32_t present;   /* bit i: the event has field i (0 time, 1 thread,\n"
+            "                               2 class, 3 method, 4 object) */\n"
+            "        uint64_t time;\n        uint64_t thread;\n        uint64_t object;\n"
+            "        uint32_t class_no;  /* the class's line number in sections/classes */\n"
+            "        uint32_t method_no; /* class.method's in sections/methods */\n"
+            "    }; /* a field the event lacks is 0; a name past the tables' bound\n"
+            "          (%u names) is %" PRIu32 " (2^32 - 1) */\n",
+            TM_JAVA_NAMES_MAX, TM_JAVA_UNNUMBERED);
+        OUT("numpy:\n    np.dtype([(\"kind\", \"<u4\"), (\"present\", \"<u4\"), "
+            "(\"time\", \"<u8\"), (\"thread\", \"<u8\"), (\"object\", \"<u8\"), "
+            "(\"class_no\", \"<u4\"), (\"method_no\", \"<u4\")])\nkinds:");
+        for (unsigned k = 0; k < TM_JK_N; k++)
+                OUT(" %u=%s", k, tm_schema_java.kind[k].name);
+        OUT("\n");
+        return n;
 }
 
 const struct tm_family tm_family_java = {
@@ -446,4 +545,7 @@ const struct tm_family tm_family_java = {
     .stream_ids = fam_stream_ids,
     .tables = java_tables,
     .table = fam_table,
+    .bin_size = TM_JAVA_BIN_SIZE,
+    .binary = fam_binary,
+    .bin_layout = fam_layout,
 };

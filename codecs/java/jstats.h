@@ -25,7 +25,27 @@
  * TM_JAVA_NAMES_MAX names and TM_JAVA_NAME_BYTES bytes of them; a name
  * met past that is not added and sets names_inexact, and the counts of
  * classes and methods are then lower bounds ("at least"). The thread ids
- * are the family's per-id streams (streams/thread/<id>). */
+ * are the family's per-id streams (streams/thread/<id>).
+ *
+ * The tables (the family's tables hook: sections/classes, sections/
+ * methods) list the interned names, a line `number name` each, numbered
+ * from 0 per set in the order first met. The binary view's record is the
+ * family's (its binary hook, given the accumulator that made the tables):
+ * TM_JAVA_BIN_SIZE bytes, little-endian, no padding:
+ *
+ *   offset  bytes  field
+ *    0      4      kind       enum tm_java_kind; 2^32 - 1 for a kind of a
+ *                             claimed schema that tm_schema_java lacks
+ *    4      4      present    bit f (enum tm_java_field): the kind has f
+ *    8      8      time
+ *   16      8      thread
+ *   24      8      object
+ *   32      4      class_no   the class's number in sections/classes
+ *   36      4      method_no  class.method's number in sections/methods
+ *
+ * A field the kind lacks is 0; a name that is not in its table (met past
+ * the bound) is TM_JAVA_UNNUMBERED, which no name can be given (numbers
+ * stay below TM_JAVA_NAMES_MAX). */
 #ifndef TM_JSTATS_H
 #define TM_JSTATS_H
 
@@ -37,6 +57,8 @@
 #define TM_JAVA_STATS_IDS TM_FAMILY_STREAMS_MAX
 #define TM_JAVA_NAMES_MAX (1u << 20)
 #define TM_JAVA_NAME_BYTES (64u << 20)
+#define TM_JAVA_BIN_SIZE 40
+#define TM_JAVA_UNNUMBERED UINT32_MAX
 
 /* The statistics block: 64-bit words only (family.h). */
 struct tm_java_stats {

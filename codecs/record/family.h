@@ -120,9 +120,14 @@ struct tm_family {
          * records of r[0..n) to dst, n * bin_size bytes, nothing past
          * them; bin_layout() describes the record (a C struct and a numpy
          * dtype, for the schema view) into dst, its length
-         * (snprintf-style). 0 / NULL: the generic record. */
+         * (snprintf-style). 0 / NULL: the generic record. tables: for a
+         * family with tables (below), the finished accumulator of the
+         * pass that made the trace's tables (views/tables.h), read only,
+         * so that a record can refer to a table's entries by number;
+         * NULL for a family without. */
         size_t bin_size;
-        void (*binary)(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n);
+        void (*binary)(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                       const struct tm_rec *r, size_t n);
         size_t (*bin_layout)(char *dst, size_t cap);
 
         /* A record of another schema of the family made a record of to
@@ -137,10 +142,12 @@ struct tm_family {
          * names, NULL-terminated, at most TM_FAMILY_TABLES_MAX; NULL:
          * none. They are not in the statistics block nor the index: the
          * views make them by a pass of their own when one is first asked
-         * for (views/tables.h), so the family must bound what its
-         * accumulator holds. table() writes table i of accumulator a
-         * (after acc_finish) as text into a buffer it allocates (*out,
-         * freed by the caller), *len bytes: 0, or -ENOMEM. */
+         * for (views/tables.h), or binary is opened (when the family has
+         * a binary hook), so the family must bound what its accumulator
+         * holds; the views keep that accumulator for binary(). table()
+         * writes table i of accumulator a (after acc_finish) as text into
+         * a buffer it allocates (*out, freed by the caller), *len bytes:
+         * 0, or -ENOMEM. */
         const char *const *tables;
         int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
 };

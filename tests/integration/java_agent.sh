@@ -6,7 +6,8 @@
 # the mounted ascii view (events per type, objects allocated and freed,
 # max live objects, method entries and max stack depth per thread), and
 # each streams/thread/<id> holds that thread's records, sections/classes
-# and sections/methods number the names awk finds in ascii; record's summary
+# and sections/methods number the names awk finds in ascii, binary unpacked
+# by Python equals ascii with names by those numbers; record's summary
 # line counts ascii's records; with the agent's option nothis (given to
 # java by hand), method entries carry object id 0.
 set -uo pipefail
@@ -89,6 +90,49 @@ for tab in classes methods; do
                 diff "$tab.want" "$D/sections/$tab" | head -5 >&2
         fi
 done
+# binary: 40-byte records (java.md "Names"), unpacked by hand: each
+# equals its ascii line, fields in the paper's order, names as their
+# numbers in sections/
+if nrec=$(python3 - "$D" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def table(name):
+    t = {}
+    for line in open(d + "/sections/" + name, "rb"):
+        if not line.startswith(b"#"):
+            num, _, s = line.rstrip(b"\n").partition(b" ")
+            t[s] = int(num)
+    return t
+cls, mth = table("classes"), table("methods")
+kinds = ("vm_start vm_init vm_death class_load object_alloc object_free thread_start "
+         "thread_end method_entry method_exit frame_pop").split()
+# t time, h thread, c class, m method, o object: bit 0..4 of present
+params = {"class_load": "tc", "object_alloc": "tco", "object_free": "tco", "thread_start": "th",
+          "thread_end": "th", "method_entry": "thcmo", "method_exit": "thcm", "frame_pop": "thcm"}
+rec = struct.Struct("<IIQQQII")
+b = open(d + "/binary", "rb").read()
+n = 0
+for n, line in enumerate(open("ascii", "rb"), 1):
+    w = line.split()
+    k = w[0].decode()
+    p = params.get(k, "t")
+    v = dict(zip(p, w[1:]))
+    want = (kinds.index(k), sum(1 << "thcmo".index(c) for c in p), int(v.get("t", 0)),
+            int(v.get("h", 0)), int(v.get("o", 0)), cls[v["c"]] if "c" in v else 0,
+            mth[v["c"] + b"." + v["m"]] if "m" in v else 0)
+    got = rec.unpack_from(b, 40 * (n - 1)) if 40 * n <= len(b) else None
+    if got != want:
+        sys.exit("binary record %d: %s, ascii and sections/ say %s" % (n - 1, got, want))
+if len(b) != 40 * n:
+    sys.exit("binary holds %d bytes for %d records" % (len(b), n))
+print(n)
+PY
+); then
+        ok "binary = ascii with names numbered as in sections/ ($nrec records)"
+else
+        fail "binary differs from ascii and sections/"
+fi
+check "schema gives binary's numpy dtype" grep -q '("class_no", "<u4"), ("method_no", "<u4")' "$D/schema"
 check "MN carries this: some method entries name an object" \
         awk '$1 == "method_entry" && $6 != 0 { f = 1 } END { exit !f }' ascii
 umount_tm "$MNT"
