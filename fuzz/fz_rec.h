@@ -102,7 +102,7 @@ static int fzr_decode(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
                 memcpy(&st, &copy, sizeof st);
                 if (n < 0) {
                         k->rc = (int)n;
-                        snprintf(k->msg, sizeof k->msg, "%s", err.msg);
+                        snprintf(k->msg, sizeof k->msg, "%.255s", err.msg);
                         break;
                 }
                 if (used > avail || (size_t)n > cap || (c->state_ok && !c->state_ok(ctx, &st)))

@@ -83,6 +83,21 @@ static int lr_state_ok(const void *ctx, const struct tm_rstate *st)
         return tm_rcodec_metatf.state_ok(ctx, st);
 }
 
+/* Meta-TF's decode, with the whole records before a cut last one returned
+ * first (its error comes with the next call), so that a decoder given the
+ * whole stream stops at the same record as one given it in windows. */
+static ssize_t lr_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                         uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                         struct tm_err *err)
+{
+        size_t cut = len % TM_LAPLACE_REC;
+        if (eof && cut && len > cut) {
+                len -= cut;
+                eof = 0;
+        }
+        return mtf_decode(ctx, st, in, len, eof, raw_off, used, out, cap, err);
+}
+
 const struct tm_rcodec tm_rcodec_laplace_raw = {
     .name = "laplace_raw",
     .suffix = ".lpr",
@@ -92,7 +107,7 @@ const struct tm_rcodec tm_rcodec_laplace_raw = {
     .close = lr_close,
     .state_size = sizeof(struct mtf_state),
     .state_ok = lr_state_ok,
-    .decode = mtf_decode,
+    .decode = lr_decode,
     .enc_open = tm_laplace_enc_open_raw,
     .enc_put = tm_laplace_enc_put,
     .enc_finish = tm_laplace_enc_finish,
