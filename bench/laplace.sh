@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/laplace.sh [N]: a Laplace raw trace of a real program, measured in one go.
 #
-# Runs `sort -n` over N random numbers (default 20000: about 4 million
+# Runs `sort -n` over N random numbers (default 1000: about 4.6 million
 # references) under valgrind's lackey, packs the log as a Laplace raw
 # trace (tracetool pack: zstd at pack's level, docs/formats/laplace.md
 # "From lackey"), then prints:
@@ -17,7 +17,7 @@
 # release build for figures), valgrind and a working /dev/fuse.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${1:-20000}
+N=${1:-1000}
 ROUNDS=${TM_BENCH_ROUNDS:-5}
 B=${TM_BUILD:-$PWD/build}
 TT=$B/tools/tracetool
