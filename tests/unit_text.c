@@ -75,8 +75,10 @@ static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm
         const struct tm_field *f = &s->field[k->field[pos]];
         uint64_t v = r->v[pos];
         if (!tm_field_is_var(f)) {
-                if (f->show == TM_SHOW_HEX)
+                if ((f->show & ~TM_SHOW_HIDDEN) == TM_SHOW_HEX)
                         sput(b, "0x%" PRIx64, v);
+                else if ((f->show & ~TM_SHOW_HIDDEN) == TM_SHOW_HEXN)
+                        sput(b, "%" PRIx64, v);
                 else if (f->type == TM_FT_INT)
                         sput(b, "%" PRId64, (int64_t)v);
                 else
@@ -109,6 +111,8 @@ static void ref_line(struct sbuf *b, const struct tm_schema *s, const struct tm_
         const struct tm_kind *k = &s->kind[r->kind];
         sput(b, "%s", k->name);
         for (unsigned i = 0; i < k->nfields; i++) {
+                if (s->field[k->field[i]].show & TM_SHOW_HIDDEN)
+                        continue;
                 sput(b, " ");
                 ref_token(b, s, r, i);
         }
@@ -133,7 +137,7 @@ static void ref_binary(uint8_t *d, const struct tm_schema *s, const struct tm_re
 
 /* ---- a handmade schema ---- */
 
-enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_N };
+enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_HN, F_HID, F_N };
 
 static struct tm_schema mixed;
 
@@ -153,10 +157,15 @@ static void mixed_init(void)
                 const char *name;
                 uint8_t type, show;
         } f[F_N] = {
-            {"u", TM_FT_UINT, TM_SHOW_DEC},  {"i", TM_FT_INT, TM_SHOW_DEC},
-            {"uh", TM_FT_UINT, TM_SHOW_HEX}, {"ih", TM_FT_INT, TM_SHOW_HEX},
-            {"t", TM_FT_TEXT, TM_SHOW_DEC},  {"b", TM_FT_BYTES, TM_SHOW_DEC},
+            {"u", TM_FT_UINT, TM_SHOW_DEC},
+            {"i", TM_FT_INT, TM_SHOW_DEC},
+            {"uh", TM_FT_UINT, TM_SHOW_HEX},
+            {"ih", TM_FT_INT, TM_SHOW_HEX},
+            {"t", TM_FT_TEXT, TM_SHOW_DEC},
+            {"b", TM_FT_BYTES, TM_SHOW_DEC},
             {"l", TM_FT_LIST, TM_SHOW_DEC},
+            {"hn", TM_FT_UINT, TM_SHOW_HEXN},
+            {"hid", TM_FT_UINT, TM_SHOW_DEC | TM_SHOW_HIDDEN},
         };
         memset(&mixed, 0, sizeof mixed);
         snprintf(mixed.name, sizeof mixed.name, "mixed");
@@ -176,6 +185,9 @@ static void mixed_init(void)
                    16);
         mixed_kind("b", (const uint8_t[]){F_B}, 1);
         mixed_kind("reversed", (const uint8_t[]){F_L, F_B, F_T, F_IH, F_UH, F_I, F_U}, 7);
+        mixed_kind("addr", (const uint8_t[]){F_HID, F_HN}, 2);
+        mixed_kind("hexn", (const uint8_t[]){F_HN, F_HID, F_U, F_HN, F_IH}, 5);
+        mixed_kind("hidden", (const uint8_t[]){F_HID}, 1);
         assert_int_equal(strlen(mixed.kind[2].name), 31);
 }
 
@@ -363,8 +375,8 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                 ref_line(&want, s, r);
                 size_t n = tm_text_line(line, s, r);
                 if (n != want.len || memcmp(line, want.p, n) != 0)
-                        fail_msg("record %zu: tm_text_line gave\n%.*s  want\n%s", i, (int)n,
-                                 line, want.p);
+                        fail_msg("record %zu: tm_text_line gave\n%.*s  want\n%s", i, (int)n, line,
+                                 want.p);
                 guard_intact(line, room);
                 if (tm_text_line_len(p, r) != want.len)
                         fail_msg("record %zu: tm_text_line_len %zu for\n%s", i,
@@ -378,14 +390,15 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                         sput(&want, "\n");
                         n = tm_text_field(line, s, r, j);
                         if (n != want.len || memcmp(line, want.p, n) != 0)
-                                fail_msg("record %zu field %u: tm_text_field gave %.*s want %s",
-                                         i, j, (int)n, line, want.p);
+                                fail_msg("record %zu field %u: tm_text_field gave %.*s want %s", i,
+                                         j, (int)n, line, want.p);
                         guard_intact(line, room);
                         assert_int_equal(tm_text_field_len(p, r, j), want.len);
                         assert_int_equal(tok[j], want.len);
                         assert_int_equal(p->kind[r->kind].pos[k->field[j]],
                                          tm_kind_pos(k, k->field[j]));
-                        sum += tok[j];
+                        if (!(s->field[k->field[j]].show & TM_SHOW_HIDDEN)) /* fields/ only */
+                                sum += tok[j];
                 }
                 assert_int_equal(sum, total);
                 ref_binary(want_bin, s, r);
@@ -761,12 +774,80 @@ static void test_nums(void **state)
         }
 }
 
+/* tm_text_batch_lens (the index pass's line lengths, hex lengths with
+ * AVX-512 where the CPU has it) against tm_text_lens record by record,
+ * both ways: schemas of numbers in every show, kinds with the same fields
+ * (the column path) and with others (the record path). */
+static void check_batch_lens(const struct tm_schema *s)
+{
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, s), 0);
+        enum { N = 1000 };
+        struct tm_rbatch b;
+        assert_int_equal(tm_rbatch_init(&b, s->nfields, N), 0);
+        static struct tm_rec r[N];
+        static uint32_t line[N];
+        b.n = N;
+        for (size_t i = 0; i < N; i++) {
+                unsigned k = (unsigned)(edge_value() % s->nkinds);
+                r[i].kind = b.kind[i] = k;
+                for (unsigned f = 0; f < s->nfields; f++)
+                        b.col[f][i] = 0;
+                for (unsigned j = 0; j < s->kind[k].nfields; j++)
+                        r[i].v[j] = b.col[s->kind[k].field[j]][i] = edge_value();
+        }
+        for (int scalar = 1; scalar >= 0; scalar--) {
+                tm_text_force_scalar(scalar);
+                uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
+                tm_text_batch_lens(&p, &b, line, fsum);
+                for (size_t i = 0; i < N; i++) {
+                        uint64_t tok[TM_SCHEMA_FIELDS_MAX];
+                        const struct tm_kind *k = &s->kind[r[i].kind];
+                        size_t len = tm_text_lens(&p, &r[i], tok);
+                        assert_int_equal(line[i] + p.kind[r[i].kind].head_len, len);
+                        for (unsigned j = 0; j < k->nfields; j++)
+                                want[k->field[j]] += tok[j];
+                }
+                assert_memory_equal(fsum, want, sizeof want);
+        }
+        tm_text_force_scalar(0);
+        tm_rbatch_free(&b);
+}
+
+static void test_batch_lens(void **state)
+{
+        (void)state;
+        static const uint8_t show[] = {TM_SHOW_DEC, TM_SHOW_HEX, TM_SHOW_HEXN,
+                                       TM_SHOW_HEXN | TM_SHOW_HIDDEN};
+        struct tm_schema s;
+        for (int same = 1; same >= 0; same--) {
+                memset(&s, 0, sizeof s);
+                snprintf(s.name, sizeof s.name, "nums");
+                s.nfields = 4;
+                for (unsigned f = 0; f < 4; f++) {
+                        snprintf(s.field[f].name, sizeof s.field[f].name, "f%u", f);
+                        s.field[f].type = TM_FT_UINT;
+                        s.field[f].show = show[f];
+                }
+                s.nkinds = 3;
+                for (unsigned k = 0; k < 3; k++) {
+                        snprintf(s.kind[k].name, sizeof s.kind[k].name, "k%u", k);
+                        s.kind[k].tag = k;
+                        s.kind[k].nfields = same ? 4 : (uint8_t)(k + 2);
+                        for (unsigned j = 0; j < s.kind[k].nfields; j++)
+                                s.kind[k].field[j] = (uint8_t)(same ? j : (j + k) % 4);
+                }
+                check_batch_lens(&s);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_heap_random), cmocka_unit_test(test_mixed_random),
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
+            cmocka_unit_test(test_batch_lens),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

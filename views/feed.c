@@ -96,11 +96,11 @@ ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
 }
 
 size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
-                     size_t maxrec)
+                     size_t maxrec, long kind)
 {
         size_t used = 0, nrec;
         size_t w = f->text(&f->st, f->buf + f->pos, f->len - f->pos, f->raw_off, &used, p, dst, cap,
-                           maxrec, &nrec);
+                           maxrec, kind, &nrec);
         f->pos += used;
         f->raw_off += used;
         return w;

@@ -58,11 +58,12 @@ ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
 
 /* The ascii lines of the buffered records through the codec's text
  * decoder (f->text, which must be set): whole lines into dst while they
- * fit in cap bytes, at most maxrec records. Returns the bytes written; 0
- * when the next record is for tm_feed_decode (more input, the end, an
- * error, a line that does not fit). Records are consumed as by
- * tm_feed_decode. */
+ * fit in cap bytes, at most maxrec lines; kind >= 0 (a row with
+ * text_kinds): only that kind's lines, the other records passed over.
+ * Returns the bytes written; 0 when the next record is for tm_feed_decode
+ * (more input, the end, an error, a line that does not fit) or all it
+ * decoded were of other kinds. Records are consumed as by tm_feed_decode. */
 size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
-                     size_t maxrec);
+                     size_t maxrec, long kind);
 
 #endif

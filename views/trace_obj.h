@@ -64,7 +64,7 @@ struct tm_trace {
         char *json; /* the stats.json view, made once under mu */
         size_t json_len;
         int damaged;          /* the index covers the intact prefix only */
-        unsigned nvfiles;     /* cursors open or being opened (atomic) */
+        unsigned nvfiles;     /* cursors open or being opened, sizes being computed (atomic) */
         struct tm_err damage; /* what ended it (set once, before TM_IX_READY) */
 
         pthread_mutex_t err_mu;
@@ -96,6 +96,10 @@ void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err);
 /* A side file passed over (err names it and why): kept for the stats view
  * (the first TM_SIDE_NOTES_MAX) and as the last error (the errors view). */
 void tm_trace_note_side(struct tm_trace *t, const struct tm_err *err);
+
+/* The side files passed over, a message a line, into dst (cap bytes,
+ * NUL-terminated); their count. */
+unsigned tm_trace_side_lines(struct tm_trace *t, char *dst, size_t cap);
 
 /* Insert a "side file" line for each side file passed over at the end of
  * the stats text's first paragraph (text: len bytes of cap). Returns the

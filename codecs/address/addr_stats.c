@@ -285,6 +285,7 @@ size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_in
                                  .codec = in->codec,
                                  .container = in->container,
                                  .damage = damage,
+                                 .side = in->side,
                                  .archive_size = in->archive_size,
                                  .raw_size = in->raw_size,
                                  .ascii_size = in->ascii_size};
@@ -420,6 +421,7 @@ static void addr_info(const struct tm_family_info *in, const struct tm_schema *s
             .raw_size = in->raw_size,
             .ascii_size = in->ascii_size,
             .damage = in->damage,
+            .side = in->side,
         };
 }
 

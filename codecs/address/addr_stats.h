@@ -80,6 +80,7 @@ struct tm_addr_info {
         uint64_t ascii_size;   /* bytes of the ascii view */
         const char *damage;    /* what ended the intact prefix the numbers
                                 * cover, or NULL: the whole trace */
+        const char *side;      /* tm_family_info.side */
 };
 
 /* Write the stats report (text) to buf of size cap, NUL-terminated.
