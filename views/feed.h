@@ -28,6 +28,7 @@ struct tm_feed {
         uint64_t raw_off;     /* raw offset of buf[pos] */
         int eof;              /* set by the owner: nothing follows buf[len] */
         tm_rtext_fn *text;    /* the codec's text decoder (tm_rcodec.text_of), or NULL */
+        tm_rbin_fn *bin;      /* its binary decoder (tm_rcodec.binary_of), or NULL */
 };
 
 /* Allocate the buffer. Returns 0 or -ENOMEM. */
@@ -65,5 +66,9 @@ ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
  * decoded were of other kinds. Records are consumed as by tm_feed_decode. */
 size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
                      size_t maxrec, long kind);
+
+/* The same for the binary view, through the codec's binary decoder
+ * (f->bin, which must be set): whole records, at most maxrec. */
+size_t tm_feed_binary(struct tm_feed *f, uint8_t *dst, size_t cap, size_t maxrec);
 
 #endif

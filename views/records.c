@@ -850,8 +850,9 @@ int tm_records_vfile_worker(struct tm_cursor *f)
         return f->stage ? 0 : -ENOMEM;
 }
 
-/* Set up the column path for f when its codec has one, its schema is of
- * numbers only and the view is one whose lengths it gives. 0 or -ENOMEM. */
+/* Set up the column path for f when its codec has one and the view is
+ * one whose lengths it gives (sections do not change them), with an
+ * arena when the schema has variable fields. 0 or -ENOMEM. */
 static int rv_cols_init(struct tm_cursor *f)
 {
         const struct tm_schema *s = &f->rt->schema;
@@ -859,11 +860,9 @@ static int rv_cols_init(struct tm_cursor *f)
             !(f->kind == RV_ASCII || f->kind == RV_FORM || f->kind == RV_STREAM ||
               f->kind == RV_BINARY))
                 return 0;
-        for (unsigned i = 0; i < s->nfields; i++)
-                if (tm_field_is_var(&s->field[i]))
-                        return 0;
         f->lens = malloc(RV_BATCH * sizeof *f->lens);
-        if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0)
+        if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0 ||
+            (tm_schema_has_var(s) && tm_rbatch_arena(&f->cols, TM_RBATCH_ARENA) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -1246,6 +1245,19 @@ static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
         return w;
 }
 
+/* binary through the codec's binary decoder (tm_feed_binary): whole
+ * records into dst, and when less than one is left, the next into
+ * f->line. Returns the bytes written to dst, as rv_text. */
+static size_t rv_bin(struct tm_cursor *f, char *dst, size_t n)
+{
+        size_t w = tm_feed_binary(&f->feed, (uint8_t *)dst, n, SIZE_MAX);
+        f->line_pos = 0;
+        f->line_len = w < n && n - w < f->recsize
+                          ? tm_feed_binary(&f->feed, (uint8_t *)f->line, f->recsize, 1)
+                          : 0;
+        return w;
+}
+
 static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *err)
 {
         size_t done = 0;
@@ -1273,8 +1285,9 @@ static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *
                         if (done == n)
                                 break;
                 }
-                if (f->rpos == f->rcount && rv_texted(f)) {
-                        size_t w = rv_text(f, dst + done, n - done);
+                if (f->rpos == f->rcount && (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
+                        size_t w = f->kind == RV_BINARY ? rv_bin(f, dst + done, n - done)
+                                                        : rv_text(f, dst + done, n - done);
                         done += w;
                         if (w || f->line_len)
                                 continue;

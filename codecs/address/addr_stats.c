@@ -446,13 +446,8 @@ static size_t addr_json(const void *block, const struct tm_schema *s,
 static void addr_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n)
 {
         (void)s;
-        for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE) {
-                uint64_t a = r[i].v[1];
-                for (unsigned b = 0; b < 8; b++)
-                        dst[b] = (uint8_t)(a >> (8 * b));
-                dst[8] = (uint8_t)r[i].v[0];
-                memset(dst + 9, 0, 7);
-        }
+        for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE)
+                tm_addr_bin_put(dst, r[i].v[1], (uint32_t)r[i].v[0]);
 }
 
 static size_t addr_layout(char *dst, size_t cap)
