@@ -29,6 +29,7 @@
 #include "heap/heap_stats.h"
 #include "heap/mtrace.h"
 #include "laplace/laplace.h"
+#include "laplace/laplace_stats.h"
 #include "java/jstats.h"
 #include "java/jtrace.h"
 #include "metatf/bound.h"
@@ -48,7 +49,7 @@ const struct tm_cont_ops *const tm_cont_table[] = {
 #define RCODECS                                                                                    \
         &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf,  \
             &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin,            \
-            &tm_rcodec_ptf, &tm_rcodec_laplace_text
+            &tm_rcodec_ptf, &tm_rcodec_laplace_text, &tm_rcodec_laplace_kev
 /* only counted: the table below is the one used */
 static const struct tm_rcodec *const rcodecs_own[] __attribute__((unused)) = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */
@@ -60,6 +61,7 @@ const struct tm_family *const tm_families[] = {
     &tm_family_heap,
     &tm_family_object,
     &tm_family_java,
+    &tm_family_laplace,
     NULL,
 };
 
@@ -67,13 +69,6 @@ const struct tm_family *const tm_families[] = {
  * codecs/metatf/dtd/ (docs/formats/bound.md). The rows
  * described at run time (TM_BOUND_FORMATS) are of the same struct. */
 const struct tm_bound tm_bound_rows[] = {
-    /* Laplace raw references: no magic, so the size rule and a check of
-     * every record's type and size (docs/formats/laplace.md) */
-    {.name = "laplace_raw",
-     .dtd = TM_LAPLACE_DTD,
-     .size_rule = 1,
-     .byteorder = MTF_LE,
-     .check = tm_laplace_raw_check},
     {.name = ""},
 };
 
@@ -107,6 +102,13 @@ static void report(void *arg, const struct tm_err *e)
  * out; nothing else changes. */
 __attribute__((constructor)) static void registry_start(void)
 {
+        /* Laplace raw references: a layout of a shipped DTD as a bound
+         * row's, with an encoder, so a row of C (laplace.h); no magic, so
+         * where a bound row by the size rule goes: after every row with
+         * one (docs/formats/laplace.md, "Detection") */
+        struct tm_err le = {0};
+        if (tm_rcodec_add(&tm_rcodec_laplace_raw, 1, &le) < 0)
+                fprintf(stderr, "tracemount: laplace_raw: %s\n", le.msg);
         for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++) {
                 struct tm_err e = {0};
                 if (tm_bound_add(b, &e) < 0)

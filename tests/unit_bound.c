@@ -353,7 +353,7 @@ static void test_order(void **state)
                 const struct tm_bound *b = shipped(n);
                 if (b && b->magic_len) {
                         assert_false(seen_magic || seen_size || seen_shipped_size);
-                } else if (b) {
+                } else if (b || strcmp(n, "laplace_raw") == 0) { /* a C row by size (laplace.h) */
                         assert_false(seen_size);
                         seen_shipped_size++;
                 } else if (strcmp(n, "tf3") == 0 || strcmp(n, "tf3be") == 0) {

@@ -605,6 +605,14 @@ static int is_address(const struct tm_rcodec *c)
         return c->family && strcmp(c->family, "address") == 0;
 }
 
+/* Is c a row of the laplace family (codecs/laplace/laplace.h)? Its
+ * encoders take its own schema, with values within the raw record's
+ * widths (laplace_fit). */
+static int is_laplace(const struct tm_rcodec *c)
+{
+        return c->family && strcmp(c->family, "laplace") == 0;
+}
+
 /* The schema c's encoder takes records in, into *out: the family of the
  * schema a trace of no records that it writes opens with (a Meta-TF
  * trace's family is its DTD's, hatf10v2.dtd's "heap"); an address row's
@@ -625,7 +633,20 @@ static void enc_schema(const struct tm_rcodec *c, struct tm_schema *out)
         if (c->close)
                 c->close(ctx);
         free(b.p);
-        *out = is_address(c) ? s : *family_schema(s.name);
+        *out = is_address(c) || is_laplace(c) ? s : *family_schema(s.name);
+}
+
+/* Laplace references within what both forms hold: a letter for the type
+ * (what the raw form's probe asks), a size of 1..64, a 32-bit space and
+ * address; the time as generated (64 bits). */
+static void laplace_fit(struct tm_rec *r, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                r[i].v[0] = (r[i].v[0] % 2 ? 'a' : 'A') + r[i].v[0] % 26;
+                r[i].v[2] = 1 + r[i].v[2] % 64;
+                r[i].v[3] &= 0xffffffffu;
+                r[i].v[4] &= 0xffffffffu;
+        }
 }
 
 /* The writer encodings of a record codec, NULL-terminated: the row's
@@ -759,7 +780,10 @@ static struct tm_rec *workload(const struct tm_rcodec *c, const struct tm_schema
         *arena = NULL;
         if (!is_address(c)) {
                 *name = "seed 1";
-                return w == 0 ? gen_records(fs, n, 1, arena) : NULL;
+                struct tm_rec *r = w == 0 ? gen_records(fs, n, 1, arena) : NULL;
+                if (r && is_laplace(c))
+                        laplace_fit(r, n);
+                return r;
         }
         /* an address row: addresses of 32 bits, which every encoding holds,
          * then of 64 */

@@ -208,7 +208,10 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
         for (unsigned f = 0; f < s->nfields; f++) {
                 if (!st->fseen[f])
                         continue;
-                if (s->field[f].show == TM_SHOW_HEX)
+                if (s->field[f].show == TM_SHOW_CHAR && st->fmin[f] > 0x20 && st->fmax[f] < 0x7f)
+                        OUT("  %-20s %" PRIu64 " %c %c\n", s->field[f].name, st->fseen[f],
+                            (char)st->fmin[f], (char)st->fmax[f]);
+                else if (s->field[f].show == TM_SHOW_HEX)
                         OUT("  %-20s %" PRIu64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
                 else

@@ -67,6 +67,8 @@ enum tm_fshow {
         TM_SHOW_DEC,  /* decimal */
         TM_SHOW_HEX,  /* 0x and lowercase hex: addresses */
         TM_SHOW_HEXN, /* lowercase hex without 0x (din's addresses) */
+        TM_SHOW_CHAR, /* one character: the byte itself when graphic ASCII
+                       * and not '%', else %XX (a type letter: Laplace's) */
 };
 /* Or'ed into tm_field.show: the field is not in the lines of the text
  * form (ascii, streams/), only in fields/<name> (where it shows as its

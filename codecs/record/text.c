@@ -287,6 +287,8 @@ static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, u
                 return TM_TOP_HEX;
         if (show == TM_SHOW_HEXN)
                 return digits ? TM_TOP_HEXW : TM_TOP_HEXN;
+        if (show == TM_SHOW_CHAR)
+                return TM_TOP_CHAR;
         return f->type == TM_FT_INT ? TM_TOP_SDEC : TM_TOP_UDEC;
 }
 
@@ -341,6 +343,10 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
                 return put_hex(p, v);
         case TM_TOP_BYTES:
                 return put_bytes(p, *var, v);
+        case TM_TOP_CHAR: {
+                uint8_t c = (uint8_t)v;
+                return put_bytes(p, &c, 1);
+        }
         default:
                 return put_list(p, *var, v);
         }
@@ -363,6 +369,10 @@ static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var,
                 return hex_len(v);
         case TM_TOP_BYTES:
                 return bytes_len(*var, v);
+        case TM_TOP_CHAR: {
+                uint8_t c = (uint8_t)v;
+                return bytes_len(&c, 1);
+        }
         default:
                 return list_len(*var, v);
         }

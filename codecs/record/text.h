@@ -81,6 +81,7 @@ enum tm_text_op {
         TM_TOP_HEXN,  /* lowercase hex without 0x */
         TM_TOP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
         TM_TOP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
+        TM_TOP_CHAR,  /* the low byte as one character, as a byte of TM_TOP_BYTES */
 };
 
 /* Is op one of a variable field (its bytes in a var[] slot)? */

@@ -265,7 +265,8 @@ rows_of a.din .din .pdt .pdt2
 rows_of l.lackey .lackey
 rows_of "$SRCDIR/tests/data/heap/heapprog.mtrace" .hatf .mtf
 rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb
-check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 7
+rows_of "$SRCDIR/tests/data/laplace/loop.lpt" .lpr .lpt
+check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 9
 # a record the output cannot hold: an error naming it, no output left
 "$TT" pack "$SRCDIR/examples/sort.hatf.zst" h.pdt2 2>err.txt
 check "heap trace -> .pdt2 fails with 1" test $? -eq 1

@@ -1,0 +1,249 @@
+/* The laplace family (laplace_stats.h). */
+#include "laplace_stats.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/tm_json.h"
+
+struct lp_acc {
+        struct tm_laplace_stats st;
+        /* per kind of the schema: -1 the reference kind, 0.. the kernel tag,
+         * -2 neither */
+        int8_t role[TM_SCHEMA_KINDS_MAX];
+        int8_t pos_type[TM_SCHEMA_KINDS_MAX], pos_space[TM_SCHEMA_KINDS_MAX]; /* -1: none */
+        unsigned last; /* the table entry of the last space met: runs are long */
+};
+
+/* The one rule (family.h), from kinds and fields: a reference kind with
+ * its five fields, or the kernel catalog. */
+static int lp_claims(const struct tm_schema *s)
+{
+        static const char *const ref_fields[] = {"type", "time", "size", "space", "address"};
+        int k = tm_schema_kind(s, "ref");
+        if (k >= 0) {
+                const struct tm_kind *kd = &s->kind[k];
+                for (unsigned i = 0; i < 5; i++) {
+                        int f = tm_schema_field(s, ref_fields[i]);
+                        if (f < 0 || tm_kind_pos(kd, (unsigned)f) < 0)
+                                return 0;
+                }
+                return 1;
+        }
+        for (unsigned t = 0; t < TM_LPK_N; t++)
+                if (tm_schema_kind(s, tm_schema_laplace_kev.kind[t].name) < 0)
+                        return 0;
+        return tm_schema_field(s, "space") >= 0;
+}
+
+static struct tm_family_acc *lp_start(const struct tm_schema *s)
+{
+        struct lp_acc *a = calloc(1, sizeof *a);
+        if (!a)
+                return NULL;
+        int ft = tm_schema_field(s, "type"), fs = tm_schema_field(s, "space");
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                const struct tm_kind *kd = &s->kind[k];
+                int tag = tm_schema_kind(&tm_schema_laplace_kev, kd->name);
+                a->role[k] = (int8_t)(strcmp(kd->name, "ref") == 0 ? -1 : tag >= 0 ? tag : -2);
+                a->pos_type[k] = (int8_t)(ft < 0 ? -1 : tm_kind_pos(kd, (unsigned)ft));
+                a->pos_space[k] = (int8_t)(fs < 0 ? -1 : tm_kind_pos(kd, (unsigned)fs));
+        }
+        return (struct tm_family_acc *)a;
+}
+
+static void lp_space(struct lp_acc *a, uint64_t id)
+{
+        struct tm_laplace_stats *st = &a->st;
+        if (a->last < st->nspaces && st->space_id[a->last] == id) {
+                st->space_n[a->last]++;
+                return;
+        }
+        for (unsigned i = 0; i < st->nspaces; i++)
+                if (st->space_id[i] == id) {
+                        st->space_n[a->last = i]++;
+                        return;
+                }
+        if (st->nspaces < TM_LAPLACE_SPACES) {
+                st->space_id[st->nspaces] = id;
+                st->space_n[a->last = (unsigned)st->nspaces++] = 1;
+                return;
+        }
+        st->spaces_inexact = 1;
+        st->other_n++;
+}
+
+static void lp_add(struct tm_family_acc *fa, const struct tm_rec *r, size_t n)
+{
+        struct lp_acc *a = (struct lp_acc *)fa;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t k = r[i].kind;
+                if (k >= TM_SCHEMA_KINDS_MAX || a->role[k] == -2)
+                        continue;
+                if (a->role[k] == -1) {
+                        a->st.refs++;
+                        if (a->pos_type[k] >= 0)
+                                a->st.type_n[(uint8_t)r[i].v[a->pos_type[k]]]++;
+                } else {
+                        a->st.events++;
+                        a->st.tag_n[a->role[k]]++;
+                }
+                if (a->pos_space[k] >= 0)
+                        lp_space(a, r[i].v[a->pos_space[k]]);
+        }
+}
+
+static void lp_finish(struct tm_family_acc *fa, void *block)
+{
+        memcpy(block, &((struct lp_acc *)fa)->st, sizeof(struct tm_laplace_stats));
+}
+
+static void lp_free(struct tm_family_acc *fa)
+{
+        free(fa);
+}
+
+static size_t lp_peak_mem(const struct tm_family_acc *fa)
+{
+        (void)fa;
+        return sizeof(struct lp_acc);
+}
+
+static uint64_t sum(const uint64_t *v, size_t n)
+{
+        uint64_t s = 0;
+        for (size_t i = 0; i < n; i++)
+                s += v[i];
+        return s;
+}
+
+/* Parts within their wholes: the types sum to the references, the tags to
+ * the events, the spaces (and the rest) to at most every record. */
+static int lp_stats_ok(const void *block)
+{
+        const struct tm_laplace_stats *st = block;
+        if (st->nspaces > TM_LAPLACE_SPACES || st->spaces_inexact > 1 ||
+            (st->other_n != 0) != (st->spaces_inexact != 0) ||
+            (st->spaces_inexact && st->nspaces != TM_LAPLACE_SPACES) ||
+            sum(st->type_n, 256) != st->refs || sum(st->tag_n, TM_LPK_N) != st->events ||
+            st->refs > UINT64_MAX / 2 || st->events > UINT64_MAX / 2)
+                return 0;
+        uint64_t all = st->other_n;
+        for (unsigned i = 0; i < st->nspaces; i++) {
+                if (st->space_n[i] == 0 || st->space_n[i] > st->refs + st->events)
+                        return 0;
+                all += st->space_n[i];
+        }
+        return all <= st->refs + st->events;
+}
+
+/* A type byte as the ascii view shows it: the character, or %XX (out:
+ * 5 bytes). */
+static void type_name(unsigned t, char *out)
+{
+        if (t > 0x20 && t < 0x7f && t != '%' && t != '-')
+                snprintf(out, 5, "%c", (char)t);
+        else
+                snprintf(out, 5, "%%%02X", (uint8_t)t);
+}
+
+#define OUT(...)                                                                                   \
+        do {                                                                                       \
+                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
+                if (k_ > 0)                                                                        \
+                        n += (size_t)k_;                                                           \
+        } while (0)
+
+static size_t lp_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
+{
+        const struct tm_laplace_stats *st = block;
+        size_t n = 0;
+        int refs = tm_schema_kind(s, "ref") >= 0;
+        OUT("\nlaplace\n");
+        if (refs) {
+                OUT("  references         %" PRIu64 "\n", st->refs);
+                OUT("  references per type\n");
+                for (unsigned t = 0; t < 256; t++) {
+                        char name[5];
+                        type_name(t, name);
+                        if (st->type_n[t])
+                                OUT("    %-3s %16" PRIu64 " %8.4f\n", name, st->type_n[t],
+                                    (double)st->type_n[t] / (double)st->refs);
+                }
+        } else {
+                OUT("  kernel events      %" PRIu64 "\n", st->events);
+                OUT("  events per tag\n");
+                for (unsigned t = 0; t < TM_LPK_N; t++)
+                        OUT("    %-8s %14" PRIu64 "\n", tm_schema_laplace_kev.kind[t].name,
+                            st->tag_n[t]);
+        }
+        OUT("  address spaces     %s%" PRIu64 "\n", st->spaces_inexact ? "at least " : "",
+            st->nspaces + st->spaces_inexact);
+        OUT("  %s per address space (the first %u to appear)\n", refs ? "references" : "events",
+            TM_LAPLACE_SPACES);
+        for (unsigned i = 0; i < st->nspaces; i++)
+                OUT("    0x%-16" PRIx64 " %14" PRIu64 "\n", st->space_id[i], st->space_n[i]);
+        if (st->spaces_inexact)
+                OUT("    %-18s %14" PRIu64 "\n", "(other spaces)", st->other_n);
+        return n;
+}
+
+static void lp_json(const void *block, const struct tm_schema *s, struct tm_json *o)
+{
+        const struct tm_laplace_stats *st = block;
+        tm_json_open(o, "laplace", '{');
+        if (tm_schema_kind(s, "ref") >= 0) {
+                tm_json_u64(o, "references", st->refs);
+                tm_json_open(o, "types", '{');
+                for (unsigned t = 0; t < 256; t++) {
+                        char name[5];
+                        type_name(t, name);
+                        if (st->type_n[t])
+                                tm_json_u64(o, name, st->type_n[t]);
+                }
+                tm_json_close(o, '}');
+        } else {
+                tm_json_u64(o, "events", st->events);
+                tm_json_open(o, "tags", '{');
+                for (unsigned t = 0; t < TM_LPK_N; t++)
+                        tm_json_u64(o, tm_schema_laplace_kev.kind[t].name, st->tag_n[t]);
+                tm_json_close(o, '}');
+        }
+        tm_json_u64(o, "spaces", st->nspaces + st->spaces_inexact);
+        tm_json_bool(o, "spaces_exact", !st->spaces_inexact);
+        tm_json_open(o, "per_space", '[');
+        for (unsigned i = 0; i < st->nspaces; i++) {
+                tm_json_open(o, NULL, '{');
+                tm_json_u64(o, "space", st->space_id[i]);
+                tm_json_u64(o, "records", st->space_n[i]);
+                tm_json_close(o, '}');
+        }
+        tm_json_close(o, ']');
+        tm_json_u64(o, "records_other_spaces", st->other_n);
+        tm_json_close(o, '}');
+}
+
+static unsigned lp_stream_ids(const void *block, const uint64_t **ids)
+{
+        const struct tm_laplace_stats *st = block;
+        *ids = st->space_id;
+        return (unsigned)st->nspaces;
+}
+
+const struct tm_family tm_family_laplace = {
+    .name = "laplace",
+    .claims = lp_claims,
+    .stats_size = sizeof(struct tm_laplace_stats),
+    .acc_start = lp_start,
+    .acc_add = lp_add,
+    .acc_finish = lp_finish,
+    .acc_free = lp_free,
+    .acc_peak_mem = lp_peak_mem,
+    .stats_ok = lp_stats_ok,
+    .report = lp_report,
+    .json = lp_json,
+    .stream_field = "space",
+    .stream_ids = lp_stream_ids,
+};
