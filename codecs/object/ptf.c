@@ -35,8 +35,12 @@ const struct tm_schema tm_schema_ptf =
                 [TM_PF_NUM_DATA] = F("NumberOfDataMembers", TM_FT_UINT),
                 [TM_PF_NUM_ARRAYS] = F("NumberOfArrayMembers", TM_FT_UINT),
                 [TM_PF_NAME_LEN] = F("LengthOfClassName", TM_FT_UINT),
-                [TM_PF_MEMBER_FORMATS] = F("MemberFormatIds", TM_FT_LIST),
-                [TM_PF_NAME] = F("NameOfClass", TM_FT_TEXT),
+                /* the line's own tokens: blanks between the ids, the name as
+                 * it is, neither there when empty (record.h) */
+                [TM_PF_MEMBER_FORMATS] = {.name = "MemberFormatIds",
+                                          .type = TM_FT_LIST,
+                                          .show = TM_SHOW_WORDS},
+                [TM_PF_NAME] = {.name = "NameOfClass", .type = TM_FT_TEXT, .show = TM_SHOW_WORDS},
                 [TM_PF_CONTAINER_OID] = F("ContainerOId", TM_FT_UINT),
                 [TM_PF_NUM_ELEMENTS] = F("NoOfElements", TM_FT_UINT),
                 [TM_PF_FROM_OID] = F("FromOId", TM_FT_UINT),
