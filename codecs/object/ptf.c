@@ -357,9 +357,14 @@ static ssize_t ptf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, si
         return (ssize_t)n;
 }
 
+void tm_ptf_enc_schema(struct tm_schema *s)
+{
+        *s = tm_schema_ptf;
+}
+
 const struct tm_rcodec tm_rcodec_ptf = {
     .name = "ptf",
-    .suffix = NULL, /* read only, for now */
+    .suffix = ".ptf",
     .family = "object",
     .probe = ptf_probe,
     .open = ptf_open,
@@ -367,4 +372,9 @@ const struct tm_rcodec tm_rcodec_ptf = {
     .state_size = sizeof(struct ptf_state),
     .state_ok = ptf_state_ok,
     .decode = ptf_decode,
+    .enc_open = tm_ptf_enc_open, /* ptf_write.c; one unnamed encoding */
+    .enc_put = tm_ptf_enc_put,
+    .enc_finish = tm_ptf_enc_finish,
+    .enc_free = tm_ptf_enc_free,
+    .enc_schema = tm_ptf_enc_schema,
 };

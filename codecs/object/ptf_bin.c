@@ -277,11 +277,6 @@ static int pb_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint6
         return tm_renc_each(pb_put_one, e, r, n, idx, err);
 }
 
-static void pb_enc_schema(struct tm_schema *s)
-{
-        *s = tm_schema_ptf;
-}
-
 static void pb_enc_free(struct tm_renc *e)
 {
         free(e);
@@ -309,5 +304,5 @@ const struct tm_rcodec tm_rcodec_ptf_bin = {
     .enc_put = pb_enc_put,
     .enc_finish = pb_enc_finish,
     .enc_free = pb_enc_free,
-    .enc_schema = pb_enc_schema, /* one unnamed encoding: no .encodings */
+    .enc_schema = tm_ptf_enc_schema, /* one unnamed encoding: no .encodings */
 };
