@@ -3,6 +3,7 @@
  * must give the same din text byte for byte. */
 #include "codec_test.h"
 
+#include "codecs/address/arec.h"
 #include "codecs/address/din.h"
 #include "codecs/address/lackey.h"
 #include "codecs/address/pdats.h"
@@ -183,13 +184,79 @@ static void test_err_prefix(void **state)
         assert_int_equal(tm_err_prefix(NULL, "x"), 0);
 }
 
+/* The address rows' decode_batch splits the decoder's references into the
+ * kind, type and address columns with AVX-512 where the CPU has it and a
+ * portable loop elsewhere: both give the references the codec decoded,
+ * for every count (runs of 8 and their tails), on PDATS II (the vector
+ * block decoder) and din. */
+static void batch_cols(const struct tm_rcodec *rc, const uint8_t *raw, size_t len,
+                       const struct tm_ref *want, size_t n)
+{
+        struct tm_rbatch b;
+        assert_int_equal(tm_rbatch_init(&b, 3, 4096), 0);
+        for (int scalar = 0; scalar < 2; scalar++) {
+                tm_arec_force_scalar(scalar);
+                void *ctx = NULL;
+                struct tm_schema sc;
+                struct tm_rstate st;
+                struct tm_err err = {0};
+                int hl = rc->open(raw, len, "t", &ctx, &sc, &st, &err);
+                assert_true(hl >= 0);
+                size_t at = (size_t)hl, got = 0;
+                for (size_t cap = 1; at < len; cap = cap % 37 + 5) {
+                        size_t used = 0;
+                        ssize_t k = rc->decode_batch(ctx, &st, raw + at, len - at, 1, at, &used, &b,
+                                                     cap, &err);
+                        assert_true(k >= 0 && (size_t)k <= cap && used > 0);
+                        assert_int_equal(b.n, (size_t)k);
+                        for (ssize_t i = 0; i < k; i++, got++) {
+                                assert_true(got < n);
+                                assert_int_equal(b.kind[i], want[got].type);
+                                assert_int_equal(b.col[0][i], want[got].type);
+                                assert_int_equal(b.col[1][i], want[got].addr);
+                        }
+                        at += used;
+                }
+                assert_int_equal(got, n);
+                size_t used = 0; /* one call for all of it: the vector loop's long runs */
+                rc->close(ctx);
+                hl = rc->open(raw, len, "t", &ctx, &sc, &st, &err);
+                ssize_t k = rc->decode_batch(ctx, &st, raw + hl, len - (size_t)hl, 1, (uint64_t)hl,
+                                             &used, &b, 4096, &err);
+                assert_int_equal(k, n < 4096 ? n : 4096);
+                for (ssize_t i = 0; i < k; i++) {
+                        assert_int_equal(b.kind[i], want[i].type);
+                        assert_int_equal(b.col[1][i], want[i].addr);
+                }
+                rc->close(ctx);
+        }
+        tm_arec_force_scalar(0);
+        tm_rbatch_free(&b);
+}
+
+static void test_batch_cols(void **unused)
+{
+        (void)unused;
+        size_t n = 3000, len = 0;
+        struct tm_ref *refs = malloc(n * sizeof *refs);
+        ct_gen_program(refs, n, 91, 64, 1, 3);
+        struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
+        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, refs, n, &len);
+        batch_cols(&tm_rcodec_pdats2, p2, len, refs, n);
+        free(p2);
+        uint8_t *d = encode_probed(&tm_codec_din, &o, refs, n, &len);
+        batch_cols(&tm_rcodec_din, d, len, refs, n);
+        free(d);
+        free(refs);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_table),         cmocka_unit_test(test_chain_table3),
-            cmocka_unit_test(test_chain_program), cmocka_unit_test(test_chain_lackey),
-            cmocka_unit_test(test_fallback),      cmocka_unit_test(test_example_file),
-            cmocka_unit_test(test_err_prefix),
+            cmocka_unit_test(test_table),        cmocka_unit_test(test_batch_cols),
+            cmocka_unit_test(test_chain_table3), cmocka_unit_test(test_chain_program),
+            cmocka_unit_test(test_chain_lackey), cmocka_unit_test(test_fallback),
+            cmocka_unit_test(test_example_file), cmocka_unit_test(test_err_prefix),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
  * other views stays failed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +495,58 @@ static void test_replaced_hatf(void **state)
         free(mtf.p);
 }
 
+/* Sizes asked while a damaged trace is rewritten and indexed again, over
+ * and over: the size of a view reads the index's totals, and the index is
+ * replaced only while no cursor is open and no size is being computed, so
+ * every size is the damaged prefix's (and ASan sees no read of a freed
+ * index). */
+struct sizer {
+        struct tm_trace *t;
+        uint64_t want;
+        int stop;
+        unsigned asked, wrong;
+};
+
+static void *sizer_run(void *arg)
+{
+        struct sizer *z = arg;
+        while (!__atomic_load_n(&z->stop, __ATOMIC_ACQUIRE)) {
+                uint64_t size = 0;
+                struct tm_err err = {0};
+                if (tm_trace_view_size(z->t, "binary", &size, &err) != 0 || size != z->want)
+                        z->wrong++;
+                z->asked++;
+        }
+        return NULL;
+}
+
+static void test_replaced_while_sized(void **state)
+{
+        (void)state;
+        struct vt_buf a = {0};
+        make_hatf(&a, 13, 6000, 1, 2);
+        char path[400];
+        snprintf(path, sizeof path, "%s/resized.hatf.zst", tmpdir);
+        rewrite(path, &a, 1, 1000000000);
+        struct tm_trace *t = open_trace(path);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
+        struct sizer z = {.t = t, .want = view_size(t, "binary")};
+        assert_true(z.want > 1);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, sizer_run, &z), 0);
+        for (int i = 1; i <= 60; i++) {
+                rewrite(path, &a, 1, 1000000000 + i); /* the same damage, a new mtime */
+                tm_trace_index(t, NULL, NULL, &err);
+        }
+        __atomic_store_n(&z.stop, 1, __ATOMIC_RELEASE);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_true(z.asked > 0);
+        assert_int_equal(z.wrong, 0);
+        tm_trace_close(t);
+        free(a.p);
+}
+
 /* A damaged Meta-TF trace (its header names hatf10.dtd) made whole again:
  * while a DTD beside it renames a record kind, the views would change and
  * it stays failed; with the DTD gone, it shows the whole trace. */
@@ -539,11 +592,9 @@ int main(void)
 {
         setenv("TM_READ_THREADS", "2", 1);
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_address),
-            cmocka_unit_test(test_heap),
-            cmocka_unit_test(test_repaired),
-            cmocka_unit_test(test_replaced_hatf),
-            cmocka_unit_test(test_replaced_metatf),
+            cmocka_unit_test(test_address),         cmocka_unit_test(test_heap),
+            cmocka_unit_test(test_repaired),        cmocka_unit_test(test_replaced_hatf),
+            cmocka_unit_test(test_replaced_metatf), cmocka_unit_test(test_replaced_while_sized),
         };
         return cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
 }

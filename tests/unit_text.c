@@ -363,8 +363,8 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                 ref_line(&want, s, r);
                 size_t n = tm_text_line(line, s, r);
                 if (n != want.len || memcmp(line, want.p, n) != 0)
-                        fail_msg("record %zu: tm_text_line gave\n%.*s  want\n%s", i, (int)n,
-                                 line, want.p);
+                        fail_msg("record %zu: tm_text_line gave\n%.*s  want\n%s", i, (int)n, line,
+                                 want.p);
                 guard_intact(line, room);
                 if (tm_text_line_len(p, r) != want.len)
                         fail_msg("record %zu: tm_text_line_len %zu for\n%s", i,
@@ -378,8 +378,8 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                         sput(&want, "\n");
                         n = tm_text_field(line, s, r, j);
                         if (n != want.len || memcmp(line, want.p, n) != 0)
-                                fail_msg("record %zu field %u: tm_text_field gave %.*s want %s",
-                                         i, j, (int)n, line, want.p);
+                                fail_msg("record %zu field %u: tm_text_field gave %.*s want %s", i,
+                                         j, (int)n, line, want.p);
                         guard_intact(line, room);
                         assert_int_equal(tm_text_field_len(p, r, j), want.len);
                         assert_int_equal(tok[j], want.len);
@@ -761,12 +761,80 @@ static void test_nums(void **state)
         }
 }
 
+/* tm_text_batch_lens (the index pass's line lengths, hex lengths with
+ * AVX-512 where the CPU has it) against tm_text_lens record by record,
+ * both ways: schemas of numbers in every show, kinds with the same fields
+ * (the column path) and with others (the record path). */
+static void check_batch_lens(const struct tm_schema *s)
+{
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, s), 0);
+        enum { N = 1000 };
+        struct tm_rbatch b;
+        assert_int_equal(tm_rbatch_init(&b, s->nfields, N), 0);
+        static struct tm_rec r[N];
+        static uint32_t line[N];
+        b.n = N;
+        for (size_t i = 0; i < N; i++) {
+                unsigned k = (unsigned)(edge_value() % s->nkinds);
+                r[i].kind = b.kind[i] = k;
+                for (unsigned f = 0; f < s->nfields; f++)
+                        b.col[f][i] = 0;
+                for (unsigned j = 0; j < s->kind[k].nfields; j++)
+                        r[i].v[j] = b.col[s->kind[k].field[j]][i] = edge_value();
+        }
+        for (int scalar = 1; scalar >= 0; scalar--) {
+                tm_text_force_scalar(scalar);
+                uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
+                tm_text_batch_lens(&p, &b, line, fsum);
+                for (size_t i = 0; i < N; i++) {
+                        uint64_t tok[TM_SCHEMA_FIELDS_MAX];
+                        const struct tm_kind *k = &s->kind[r[i].kind];
+                        size_t len = tm_text_lens(&p, &r[i], tok);
+                        assert_int_equal(line[i] + p.kind[r[i].kind].head_len, len);
+                        for (unsigned j = 0; j < k->nfields; j++)
+                                want[k->field[j]] += tok[j];
+                }
+                assert_memory_equal(fsum, want, sizeof want);
+        }
+        tm_text_force_scalar(0);
+        tm_rbatch_free(&b);
+}
+
+static void test_batch_lens(void **state)
+{
+        (void)state;
+        static const uint8_t show[] = {TM_SHOW_DEC, TM_SHOW_HEX, TM_SHOW_HEXN,
+                                       TM_SHOW_HEXN | TM_SHOW_HIDDEN};
+        struct tm_schema s;
+        for (int same = 1; same >= 0; same--) {
+                memset(&s, 0, sizeof s);
+                snprintf(s.name, sizeof s.name, "nums");
+                s.nfields = 4;
+                for (unsigned f = 0; f < 4; f++) {
+                        snprintf(s.field[f].name, sizeof s.field[f].name, "f%u", f);
+                        s.field[f].type = TM_FT_UINT;
+                        s.field[f].show = show[f];
+                }
+                s.nkinds = 3;
+                for (unsigned k = 0; k < 3; k++) {
+                        snprintf(s.kind[k].name, sizeof s.kind[k].name, "k%u", k);
+                        s.kind[k].tag = k;
+                        s.kind[k].nfields = same ? 4 : (uint8_t)(k + 2);
+                        for (unsigned j = 0; j < s.kind[k].nfields; j++)
+                                s.kind[k].field[j] = (uint8_t)(same ? j : (j + k) % 4);
+                }
+                check_batch_lens(&s);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_heap_random), cmocka_unit_test(test_mixed_random),
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
+            cmocka_unit_test(test_batch_lens),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

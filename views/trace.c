@@ -543,8 +543,7 @@ int tm_trace_json_text(struct tm_trace *t, const char **text, size_t *len, struc
         return 0;
 }
 
-int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
-                              struct tm_err *err)
+static int view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
 {
         enum tm_view_kind kind = TM_VIEW_ASCII;
         const char *text;
@@ -569,6 +568,18 @@ int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *si
         /* the views decoded from records end with the damage (docs/damage.md) */
         if (rc == 0 && t->damaged && kind != TM_VIEW_STATS)
                 *size += TM_DAMAGE_MARK;
+        return rc;
+}
+
+/* Counted as a cursor while it runs (nvfiles): the index whose totals it
+ * reads unlocked is replaced only while none exists
+ * (trace_retry_if_changed). */
+int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,
+                              struct tm_err *err)
+{
+        __atomic_fetch_add(&t->nvfiles, 1, __ATOMIC_ACQ_REL);
+        int rc = view_size(t, view, size, err);
+        __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
         return rc;
 }
 

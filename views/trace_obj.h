@@ -64,7 +64,7 @@ struct tm_trace {
         char *json; /* the stats.json view, made once under mu */
         size_t json_len;
         int damaged;          /* the index covers the intact prefix only */
-        unsigned nvfiles;     /* cursors open or being opened (atomic) */
+        unsigned nvfiles;     /* cursors open or being opened, sizes being computed (atomic) */
         struct tm_err damage; /* what ended it (set once, before TM_IX_READY) */
 
         pthread_mutex_t err_mu;

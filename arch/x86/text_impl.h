@@ -209,11 +209,36 @@ nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t 
         return (size_t)(o - dst);
 }
 
-/* lines_avx512 if this CPU (features: tm_cpu_features()) runs it, else
- * NULL; tm_text_nums then uses nums_avx512. */
-static lines_fn *text_arch_choose(unsigned features)
+/* hex_lens_scalar eight values a step: vplzcntq gives the leading zero
+ * bits, from which the digits follow as in the scalar loop. */
+__attribute__((target("avx512f,avx512cd"))) static uint64_t
+hex_lens_avx512(const uint64_t *c, size_t n, uint32_t *out, unsigned add)
 {
-        return (features & RR_AVX512_NEEDS) == RR_AVX512_NEEDS ? lines_avx512 : NULL;
+        const __m512i one = _mm512_set1_epi64(1);
+        const __m512i k67 = _mm512_set1_epi64(67 + 4 * (long long)add);
+        __m512i acc = _mm512_setzero_si512();
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+                __m512i v = _mm512_or_si512(_mm512_loadu_si512((const void *)(c + i)), one);
+                __m512i len = _mm512_srli_epi64(_mm512_sub_epi64(k67, _mm512_lzcnt_epi64(v)), 2);
+                acc = _mm512_add_epi64(acc, len);
+                if (out)
+                        _mm256_storeu_si256((__m256i *)(void *)(out + i),
+                                            _mm512_cvtepi64_epi32(len));
+        }
+        return (uint64_t)_mm512_reduce_add_epi64(acc) +
+               hex_lens_scalar(c + i, n - i, out ? out + i : NULL, add);
+}
+
+#define TEXT_AVX512_NEEDS (RR_AVX512_NEEDS | TM_CPU_AVX512CD)
+
+static const struct text_impl text_avx512 = {lines_avx512, hex_lens_avx512};
+
+/* The vector paths if this CPU (features: tm_cpu_features()) runs them,
+ * else NULL; tm_text_nums then uses nums_avx512 too. */
+static const struct text_impl *text_arch_choose(unsigned features)
+{
+        return (features & TEXT_AVX512_NEEDS) == TEXT_AVX512_NEEDS ? &text_avx512 : NULL;
 }
 
 #endif

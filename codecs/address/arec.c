@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/tm_cpu.h"
 #include "din.h"
 #include "lackey.h"
 #include "pdats.h"
 #include "pdats2.h"
 #include "render.h"
+
+#include <stdatomic.h>
 
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
 {
@@ -93,31 +96,35 @@ static _Thread_local struct tm_ref arec_refs[AREC_COLS];
 static _Thread_local uint32_t arec_sizes[AREC_COLS];
 
 /* The references of in[0..len) (at most cap, and AREC_COLS) into
- * arec_refs, their sizes into arec_sizes for a codec that has them: as
- * the codec's decode, the state moved on only when every one is of a
- * type the codec has. Their count, or a negative errno. */
-static ssize_t arec_refs_of(const struct arec_ctx *x, struct tm_rstate *st, const uint8_t *in,
+ * arec_refs, their sizes into arec_sizes for a codec that has them,
+ * decoded from the codec's state ds (moved on). Their count, or a
+ * negative errno. Types are not checked: arec_done does. */
+static ssize_t arec_refs_of(const struct arec_ctx *x, struct tm_dec_state *ds, const uint8_t *in,
                             size_t len, int eof, uint64_t raw_off, size_t *used, size_t cap,
                             struct tm_err *err)
 {
-        struct tm_ref *refs = arec_refs;
-        struct tm_dec_state ds;
-        memcpy(ds.b, st->b, TM_STATE_MAX);
         if (cap > AREC_COLS)
                 cap = AREC_COLS;
-        ssize_t n = x->c->decode_sized
-                        ? x->c->decode_sized(&ds, in, len, eof, raw_off, used, refs, arec_sizes,
-                                             cap, err)
-                        : x->c->decode(&ds, in, len, eof, raw_off, used, refs, cap, err);
-        uint32_t bad = 0;
-        for (ssize_t i = 0; i < n; i++)
-                bad |= refs[i].type >= x->ntypes;
+        return x->c->decode_sized
+                   ? x->c->decode_sized(ds, in, len, eof, raw_off, used, arec_refs, arec_sizes, cap,
+                                        err)
+                   : x->c->decode(ds, in, len, eof, raw_off, used, arec_refs, cap, err);
+}
+
+/* The end of a decode call that gave n references of arec_refs, bad
+ * nonzero when one has a type the codec does not have: that error, else
+ * n with the state ds kept in st (as the codec's decode: the state moves
+ * on only when every reference is good). */
+static ssize_t arec_done(const struct arec_ctx *x, struct tm_rstate *st,
+                         const struct tm_dec_state *ds, ssize_t n, uint32_t bad, uint64_t raw_off,
+                         struct tm_err *err)
+{
         for (ssize_t i = 0; bad && i < n; i++)
-                if (refs[i].type >= x->ntypes)
+                if (arec_refs[i].type >= x->ntypes)
                         return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
-                                          (unsigned long long)raw_off, refs[i].type);
+                                          (unsigned long long)raw_off, arec_refs[i].type);
         if (n >= 0)
-                memcpy(st->b, ds.b, TM_STATE_MAX);
+                memcpy(st->b, ds->b, TM_STATE_MAX);
         return n;
 }
 
@@ -126,15 +133,73 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
                            struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        ssize_t n = arec_refs_of(x, st, in, len, eof, raw_off, used, cap, err);
+        struct tm_dec_state ds;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        ssize_t n = arec_refs_of(x, &ds, in, len, eof, raw_off, used, cap, err);
+        uint32_t bad = 0;
         for (ssize_t i = 0; i < n; i++) {
-                out[i].kind = arec_refs[i].type;
+                uint32_t t = arec_refs[i].type;
+                bad |= t >= x->ntypes;
+                out[i].kind = t;
                 out[i].section = 0;
-                out[i].v[0] = arec_refs[i].type;
+                out[i].v[0] = t;
                 out[i].v[1] = arec_refs[i].addr;
                 out[i].v[2] = x->c->decode_sized ? arec_sizes[i] : 0;
         }
-        return n;
+        return arec_done(x, st, &ds, n, bad, raw_off, err);
+}
+
+/* The batch's kind, type and address columns of refs r[0..n): nonzero
+ * when one has a type of nt or above. */
+typedef uint32_t arec_cols_fn(const struct tm_ref *r, size_t n, uint32_t nt, uint32_t *kind,
+                              uint64_t *type, uint64_t *addr);
+
+static uint32_t arec_cols_scalar(const struct tm_ref *r, size_t n, uint32_t nt, uint32_t *kind,
+                                 uint64_t *type, uint64_t *addr)
+{
+        uint32_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t t = r[i].type;
+                bad |= t >= nt;
+                kind[i] = t;
+                type[i] = t;
+                addr[i] = r[i].addr;
+        }
+        return bad;
+}
+
+#ifdef TM_CPU_X86
+#include "../../arch/x86/arec_impl.h"
+#endif
+
+/* The split in use, NULL until chosen (every racing thread stores the
+ * same choice). */
+static _Atomic(arec_cols_fn *) arec_cols_impl;
+
+static arec_cols_fn *arec_cols_choose(void)
+{
+#ifdef TM_CPU_X86
+        arec_cols_fn *f = arec_arch_choose(tm_cpu_features());
+        if (f)
+                return f;
+#endif
+        return arec_cols_scalar;
+}
+
+static arec_cols_fn *arec_cols(void)
+{
+        arec_cols_fn *f = atomic_load_explicit(&arec_cols_impl, memory_order_relaxed);
+        if (!f) {
+                f = arec_cols_choose();
+                atomic_store_explicit(&arec_cols_impl, f, memory_order_relaxed);
+        }
+        return f;
+}
+
+void tm_arec_force_scalar(int on)
+{
+        atomic_store_explicit(&arec_cols_impl, on ? arec_cols_scalar : arec_cols_choose(),
+                              memory_order_relaxed);
 }
 
 static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
@@ -142,17 +207,18 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
                                  size_t cap, struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        ssize_t n = arec_refs_of(x, st, in, len, eof, raw_off, used, cap < b->cap ? cap : b->cap,
-                                 err);
-        uint32_t *kind = b->kind;
-        uint64_t *type = b->col[0], *addr = b->col[1];
-        for (ssize_t i = 0; i < n; i++) {
-                kind[i] = arec_refs[i].type;
-                type[i] = arec_refs[i].type;
-                addr[i] = arec_refs[i].addr;
-        }
+        struct tm_dec_state ds;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        b->n = 0;
+        ssize_t n =
+            arec_refs_of(x, &ds, in, len, eof, raw_off, used, cap < b->cap ? cap : b->cap, err);
+        if (n < 0)
+                return n;
+        uint32_t bad =
+            n ? arec_cols()(arec_refs, (size_t)n, x->ntypes, b->kind, b->col[0], b->col[1]) : 0;
         for (ssize_t i = 0; x->c->decode_sized && i < n; i++)
                 b->col[2][i] = arec_sizes[i];
+        n = arec_done(x, st, &ds, n, bad, raw_off, err);
         b->n = n > 0 ? (size_t)n : 0;
         return n;
 }
@@ -275,9 +341,9 @@ static int arec_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
                 return tm_err_set(err, -EINVAL, "record %llu: size %llu", (unsigned long long)idx,
                                   (unsigned long long)r->v[2]);
         struct tm_ref ref = {.addr = r->v[1], .type = r->kind};
-        int k = e->c->encode_sized ? e->c->encode_sized(&e->st, &ref, (uint32_t)r->v[2], idx,
-                                                        e->buf, err)
-                                   : e->c->encode(&e->st, &ref, idx, e->buf, err);
+        int k = e->c->encode_sized
+                    ? e->c->encode_sized(&e->st, &ref, (uint32_t)r->v[2], idx, e->buf, err)
+                    : e->c->encode(&e->st, &ref, idx, e->buf, err);
         return k > 0 ? e->sink(e->arg, e->buf, (size_t)k) : k;
 }
 
@@ -329,7 +395,7 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
                 return arec_open(&codec, head, n, ctx, schema, st, err);                           \
         }                                                                                          \
         static size_t nm##_text(struct tm_rstate *st, const uint8_t *in, size_t len,               \
-                                uint64_t raw_off, size_t *used, const struct tm_text_plan *p,   \
+                                uint64_t raw_off, size_t *used, const struct tm_text_plan *p,      \
                                 char *dst, size_t cap, size_t maxrec, size_t *nrec)                \
         {                                                                                          \
                 (void)p;                                                                           \

@@ -38,6 +38,11 @@
  * field and the xdin form when sized. */
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized);
 
+/* decode_batch splits references into columns with AVX-512 where the CPU
+ * has it (arch/x86/arec_impl.h); on = 1 makes it take the portable loop,
+ * 0 choose again (a test hook, as tm_render_force_scalar). */
+void tm_arec_force_scalar(int on);
+
 /* The rows (codecs/registry.c). */
 extern const struct tm_rcodec tm_rcodec_din, tm_rcodec_pdats, tm_rcodec_pdats2,
     tm_rcodec_lackey;

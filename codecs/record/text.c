@@ -313,7 +313,7 @@ static size_t listw_len(const uint8_t *b, uint64_t n)
 /* The op of field f shown as show (tm_field.show, or a form's), in
  * lines (fields/ when field_view: a hidden field shows there). */
 static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
-                                         int field_view)
+                                      int field_view)
 {
         int words = !field_view && (show & ~TM_SHOW_HIDDEN) == TM_SHOW_WORDS;
         if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
@@ -533,9 +533,7 @@ static void vplan_short(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
         vk->sconst = vk->sprefix = vk->svalid = a ? ~0ull >> (64 - a) : 0;
         for (unsigned i = 0; i < pk->nfields && vk->ok; i++) {
                 unsigned op = pk->op[i];
-                unsigned w = op == TM_TOP_UDEC || op == TM_TOP_SDEC ? 9
-                             : op == TM_TOP_HEX                      ? 16
-                                                                      : 2;
+                unsigned w = op == TM_TOP_UDEC || op == TM_TOP_SDEC ? 9 : op == TM_TOP_HEX ? 16 : 2;
                 if (a + w >= 64) /* and the '\n' */
                         return;
                 vk->simg[a] = ' ';
@@ -575,8 +573,7 @@ static void vplan_short(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
 
 static inline char *put_line(char *p, const struct tm_text_kind *k, const struct tm_rec *r);
 
-int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s,
-                         const struct tm_form *form)
+int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const struct tm_form *form)
 {
         memset(p, 0, sizeof *p);
         if (s->nkinds > TM_SCHEMA_KINDS_MAX || s->nfields > TM_SCHEMA_FIELDS_MAX)
@@ -636,8 +633,7 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s,
         p->same = s->nkinds > 0;
         for (unsigned k = 1; k < s->nkinds && p->same; k++) {
                 const struct tm_text_kind *a = &p->kind[0], *b = &p->kind[k];
-                p->same = a->nfields == b->nfields &&
-                          memcmp(a->op, b->op, a->nfields) == 0 &&
+                p->same = a->nfields == b->nfields && memcmp(a->op, b->op, a->nfields) == 0 &&
                           memcmp(a->fop, b->fop, a->nfields) == 0 &&
                           memcmp(a->width, b->width, a->nfields) == 0 &&
                           memcmp(a->field, b->field, a->nfields) == 0;
@@ -689,8 +685,8 @@ static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_re
 
 /* The line of the numbers v (kind k, number kind) at o when its worst
  * case fits before end; its end, or NULL. */
-static inline char *num_line(char *o, const char *end, const struct tm_text_kind *k,
-                             uint32_t kind, const struct tm_text_num *v)
+static inline char *num_line(char *o, const char *end, const struct tm_text_kind *k, uint32_t kind,
+                             const struct tm_text_num *v)
 {
         struct tm_rec r = {.kind = kind};
         memcpy(r.v, v->v, sizeof v->v);
@@ -700,9 +696,8 @@ static inline char *num_line(char *o, const char *end, const struct tm_text_kind
 }
 
 /* tm_text_nums without the vector path. */
-static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p,
-                          const uint32_t *kind, const struct tm_text_num *v, size_t n,
-                          size_t *nrec)
+static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+                          const struct tm_text_num *v, size_t n, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
         size_t i = 0;
@@ -737,8 +732,32 @@ static size_t lines_scalar(char *dst, size_t cap, const struct tm_text_plan *p,
         return (size_t)(o - dst);
 }
 
-typedef size_t lines_fn(char *dst, size_t cap, const struct tm_text_plan *p,
-                        const struct tm_rec *r, size_t n, long kind, size_t *nrec);
+typedef size_t lines_fn(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
+                        size_t n, long kind, size_t *nrec);
+
+/* out[i] = the hex digits of c[i] (at least one) + add, for i < n, when
+ * out is not NULL; returns their sum. */
+typedef uint64_t hex_lens_fn(const uint64_t *c, size_t n, uint32_t *out, unsigned add);
+
+static uint64_t hex_lens_scalar(const uint64_t *c, size_t n, uint32_t *out, unsigned add)
+{
+        uint64_t sum = 0;
+        if (!out) {
+                for (size_t i = 0; i < n; i++)
+                        sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+                return sum;
+        }
+        for (size_t i = 0; i < n; i++)
+                sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+        return sum;
+}
+
+/* What runs here: the line renderer and the hex lengths of the index
+ * pass, each portable or vector. */
+struct text_impl {
+        lines_fn *lines;
+        hex_lens_fn *hex_lens;
+};
 
 /* ---- vector paths: text_arch_choose ---- */
 
@@ -748,65 +767,66 @@ typedef size_t lines_fn(char *dst, size_t cap, const struct tm_text_plan *p,
 
 /* ---- dispatch ---- */
 
-/* The implementation in use, NULL until chosen; threads racing on the
- * first call all store the same choice. */
-static _Atomic(lines_fn *) lines_impl;
+static const struct text_impl text_scalar = {lines_scalar, hex_lens_scalar};
 
-static lines_fn *lines_choose(void)
+/* The implementations in use, NULL until chosen; threads racing on the
+ * first call all store the same choice. */
+static _Atomic(const struct text_impl *) text_impl;
+
+static const struct text_impl *text_choose(void)
 {
 #ifdef TM_CPU_X86
-        lines_fn *f = text_arch_choose(tm_cpu_features());
+        const struct text_impl *f = text_arch_choose(tm_cpu_features());
         if (f)
                 return f;
 #endif
-        return lines_scalar;
+        return &text_scalar;
 }
 
-static lines_fn *lines_get(void)
+static const struct text_impl *text_get(void)
 {
-        lines_fn *f = atomic_load_explicit(&lines_impl, memory_order_relaxed);
+        const struct text_impl *f = atomic_load_explicit(&text_impl, memory_order_acquire);
         if (!f) {
-                f = lines_choose();
-                atomic_store_explicit(&lines_impl, f, memory_order_relaxed);
+                f = text_choose();
+                atomic_store_explicit(&text_impl, f, memory_order_release);
         }
         return f;
 }
 
 const char *tm_text_lines_impl(void)
 {
-        return lines_get() == lines_scalar ? "scalar" : "avx512";
+        return text_get()->lines == lines_scalar ? "scalar" : "avx512";
 }
 
 void tm_text_force_scalar(int on)
 {
-        atomic_store_explicit(&lines_impl, on ? lines_scalar : lines_choose(),
-                              memory_order_relaxed);
+        atomic_store_explicit(&text_impl, on ? &text_scalar : text_choose(), memory_order_release);
 }
 
-size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p,
-                        const struct tm_rec *r, size_t n, size_t *nrec)
+size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
+                     size_t n, size_t *nrec)
 {
-        return lines_get()(dst, cap, p, r, n, -1, nrec);
+        return text_get()->lines(dst, cap, p, r, n, -1, nrec);
 }
 
 size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
-                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
+                          const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec)
 {
-        return lines_get()(dst, cap, p, r, n, (long)kind, nrec);
+        return text_get()->lines(dst, cap, p, r, n, (long)kind, nrec);
 }
 
 size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
-                       const struct tm_text_num *v, size_t n, size_t *nrec)
+                    const struct tm_text_num *v, size_t n, size_t *nrec)
 {
 #ifdef TM_CPU_X86
-        if (lines_get() == lines_avx512)
+        if (text_get()->lines == lines_avx512)
                 return nums_avx512(dst, cap, p, kind, v, n, nrec);
 #endif
         return nums_scalar(dst, cap, p, kind, v, n, nrec);
 }
 
-size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
-                         const struct tm_rec *r, size_t n, unsigned field, size_t *nrec)
+size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
+                      size_t n, unsigned field, size_t *nrec)
 {
         char *o = dst, *end = dst + cap;
         size_t i = 0;
@@ -821,7 +841,7 @@ size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
                 uint64_t v = r[i].v[pos];
                 size_t max = op == TM_TOP_BYTES  ? 3 * v + 1
                              : op == TM_TOP_LIST ? (NUM_MAX + 1) * v + 1
-                                                  : NUM_MAX;
+                                                 : NUM_MAX;
                 if (max + 1 + TM_TEXT_SLACK > (size_t)(end - o))
                         break;
                 o = put_tok(o, op, v, &r[i].var[k->slot[pos]], k->width[pos]);
@@ -831,8 +851,7 @@ size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
         return (size_t)(o - dst);
 }
 
-void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r,
-                         size_t n)
+void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r, size_t n)
 {
         size_t size = 8 + 8 * (size_t)p->nfields;
         for (size_t i = 0; i < n; i++, dst += size) {
@@ -883,11 +902,8 @@ size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64
 static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t n, uint32_t *out)
 {
         uint64_t sum = 0;
-        if (!out && op == TM_TOP_HEXN) {
-                for (size_t i = 0; i < n; i++)
-                        sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
-                return sum;
-        }
+        if (op == TM_TOP_HEXN || op == TM_TOP_HEX)
+                return text_get()->hex_lens(c, n, out, op == TM_TOP_HEX ? 3 : 1);
         if (!out && op == TM_TOP_UDEC) {
                 uint64_t max = 0;
                 for (size_t i = 0; i < n; i++)
@@ -905,14 +921,6 @@ static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t 
                 return sum;
         }
         switch (op) {
-        case TM_TOP_HEXN:
-                for (size_t i = 0; i < n; i++)
-                        sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 1;
-                return sum;
-        case TM_TOP_HEX:
-                for (size_t i = 0; i < n; i++)
-                        sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + 3;
-                return sum;
         case TM_TOP_HEXW:
                 for (size_t i = 0; i < n; i++)
                         out[i] = width + 1;
@@ -940,8 +948,8 @@ static uint64_t col_lens(unsigned op, unsigned width, const uint64_t *c, size_t 
 /* tm_text_batch_lens for a plan whose kinds share their positions:
  * field by field, the first shown field's lengths written straight into
  * line. */
-static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch *b,
-                            uint32_t *line, uint64_t *fsum)
+static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch *b, uint32_t *line,
+                            uint64_t *fsum)
 {
         const struct tm_text_kind *k0 = &p->kind[0];
         uint32_t t[256];
@@ -974,8 +982,8 @@ static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch
         }
 }
 
-void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
-                           uint32_t *line, uint64_t *fsum)
+void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b, uint32_t *line,
+                        uint64_t *fsum)
 {
         if (p->same && p->kind[0].nfields == p->nfields) {
                 batch_lens_same(p, b, line, fsum);
