@@ -12,9 +12,11 @@
  * report's Table 1, named by its abbreviation (fo co cao do sr gr dr dw
  * adr adw er ew ts te), and a kind Trace whose one field Marker is
  * "begin" or "end", so that the generic ascii view of a trace is the
- * trace's own text (the report's Figure 3 byte for byte). Fields are
- * named as section 3.2 names the parameters; fo's variable lists are one
- * TM_FT_LIST field, MemberFormatIds, in the order of the line.
+ * trace's own text (the report's Figure 3 byte for byte; single blanks,
+ * no event ids). Fields are named as section 3.2 names the parameters;
+ * fo's variable lists are one TM_FT_LIST field, MemberFormatIds, in the
+ * order of the line, shown TM_SHOW_WORDS with NameOfClass, so an fo line
+ * of any number of member formats is PTF text too.
  *
  *   tag  kind   fields
  *   0    Trace  Marker
