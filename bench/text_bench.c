@@ -341,7 +341,7 @@ static void pipe_text(struct pipe *q)
         while (pos < q->len) {
                 size_t used, k;
                 size_t w = q->text(&st, q->raw + pos, q->len - pos, pos, &used, &q->plan,
-                                   q->stage + o, PIPE_STAGE - o, SIZE_MAX, &k);
+                                   q->stage + o, PIPE_STAGE - o, SIZE_MAX, -1, &k);
                 pos += used;
                 o += w;
                 q->nrec += k;

@@ -9,7 +9,8 @@
  * the same outcome (the end, or the same error at the same raw offset)
  * whole and in windows with the state copied out and back at every call,
  * as the index's checkpoints do. The records then go through family f's
- * pass, whose block stats_ok must accept, its report and its verify. A
+ * pass, whose block stats_ok must accept, its tables (whole lines), its
+ * report and its verify. A
  * failure aborts after a line on stderr naming the harness. */
 #ifndef TM_FZ_REC_H
 #define TM_FZ_REC_H
@@ -102,7 +103,7 @@ static int fzr_decode(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
                 memcpy(&st, &copy, sizeof st);
                 if (n < 0) {
                         k->rc = (int)n;
-                        snprintf(k->msg, sizeof k->msg, "%s", err.msg);
+                        snprintf(k->msg, sizeof k->msg, "%.*s", (int)sizeof k->msg - 1, err.msg);
                         break;
                 }
                 if (used > avail || (size_t)n > cap || (c->state_ok && !c->state_ok(ctx, &st)))
@@ -165,6 +166,13 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
         if (f->stats_size > sizeof block)
                 abort();
         f->acc_finish(a, block);
+        for (unsigned i = 0; f->tables && f->tables[i]; i++) { /* whole lines, or nothing */
+                char *t = NULL;
+                size_t n = 0;
+                if (f->table(a, i, &t, &n) < 0 || (n && t[n - 1] != '\n'))
+                        abort();
+                free(t);
+        }
         f->acc_free(a);
         if (!f->stats_ok(block))
                 abort(); /* the pass made a block the loader would refuse */

@@ -50,6 +50,9 @@
 #include "fuzz/fuzz_index.c"
 #undef LLVMFuzzerTestOneInput
 #undef LLVMFuzzerInitialize
+#define LLVMFuzzerTestOneInput fz_java_one
+#include "fuzz/fuzz_java.c"
+#undef LLVMFuzzerTestOneInput
 
 struct harness {
         const char *name;
@@ -115,6 +118,7 @@ static struct harness harnesses[] = {
     {"fuzz_metatf", fz_metatf_one, fz_metatf_init, NULL},
     {"fuzz_dtd", fz_dtd_one, NULL, NULL},
     {"fuzz_index", fz_index_one, fz_index_init, NULL},
+    {"fuzz_java", fz_java_one, NULL, NULL},
 };
 
 #define H(i)                                                                                       \
@@ -125,7 +129,7 @@ static struct harness harnesses[] = {
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10),
+            H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10), H(11),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1205,7 +1205,7 @@ static int text_fused(tm_rtext_fn *fn, const struct tm_text_plan *p, const uint8
                         avail = len - pos;
                 char *dst = malloc(cap ? cap : 1);
                 size_t used = 0, nrec = 0;
-                size_t w = fn(&st, raw + pos, avail, pos, &used, p, dst, cap, maxrec, &nrec);
+                size_t w = fn(&st, raw + pos, avail, pos, &used, p, dst, cap, maxrec, -1, &nrec);
                 assert_true(w <= cap && used <= avail && nrec <= maxrec);
                 size_t lines = 0;
                 for (size_t i = 0; i < w; i++)

@@ -410,7 +410,8 @@ enum thin { THIN_NONE, THIN_HALVED, THIN_POINTS };
  * right. n references of a loop, which compresses to almost nothing;
  * noisy: its reads at random addresses, which compresses less. how: not
  * thinned (plain din text), thinned by halving (fewer than two restart
- * points fit), or to the checkpoints at restart points alone, every
+ * points fit, or they are fewer than half of what fits), or to the
+ * checkpoints at restart points alone, every
  * second or third... as many as fit (then K is the most records between
  * two of them). */
 static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int noisy,
@@ -465,6 +466,9 @@ static void test_budget(void **state)
         budget_case("din", TM_CONT_PLAIN, 600000, 0, THIN_NONE);
         budget_case("din", TM_CONT_ZSTD, 600000, 0, THIN_HALVED);
         budget_case("din", TM_CONT_ZSTD, 1200000, 1, THIN_POINTS);
+        /* a few frames where many more checkpoints fit: halving, which
+         * keeps checkpoints between them (not the frame starts alone) */
+        budget_case("pdats2", TM_CONT_ZSTD, 2400000, 1, THIN_HALVED);
 }
 
 /* ---- the file ---- */

@@ -373,6 +373,25 @@ static void test_bounds(void **state)
         static struct tm_java_stats st;
         f->acc_finish(a, &st);
         assert_true(f->acc_peak_mem(a) > 0);
+        /* the tables: the first TM_JAVA_NAMES_MAX classes numbered, then a
+         * line saying the table is full; no method made it */
+        char *tab;
+        size_t len;
+        assert_int_equal(f->table(a, 0, &tab, &len), 0);
+        assert_true(len > 0 && tab[len - 1] == '\n');
+        assert_memory_equal(tab, "0 C0\n1 C1\n", 10);
+        size_t lines = 0;
+        for (size_t i = 0; i < len; i++)
+                lines += tab[i] == '\n';
+        assert_int_equal(lines, TM_JAVA_NAMES_MAX + 1);
+        tab[len - 1] = '\0';
+        const char *last = strrchr(tab, '\n') + 1;
+        assert_true(strncmp(last, "# more names not numbered", 25) == 0);
+        assert_true(last >= tab + 17 && memcmp(last - 17, "1048575 C1048575\n", 17) == 0);
+        free(tab);
+        assert_int_equal(f->table(a, 1, &tab, &len), 0);
+        assert_true(strncmp(tab, "# more names not numbered", 25) == 0);
+        free(tab);
         f->acc_free(a);
         assert_true(f->stats_ok(&st));
         assert_int_equal(st.names_inexact, 1);
@@ -551,6 +570,65 @@ static void test_zip(void **state)
         free(t2.p);
 }
 
+/* ---- the tables: sections/classes, sections/methods ---- */
+
+/* The model of a table over ev[0..n): each distinct name (a class, or a
+ * class.method pair) numbered from 0 in the order first met. */
+static void model_table(size_t n, int methods_of, struct tmt_buf *out)
+{
+        static char seen[NEV_MAX][128];
+        size_t ns = 0;
+        out->len = 0;
+        for (size_t i = 0; i < n; i++) {
+                char key[128];
+                if (!ev[i].cls || (methods_of && !ev[i].method))
+                        continue;
+                snprintf(key, sizeof key, "%s%s%s", ev[i].cls, methods_of ? "." : "",
+                         methods_of ? ev[i].method : "");
+                size_t j = 0;
+                while (j < ns && strcmp(seen[j], key) != 0)
+                        j++;
+                if (j < ns)
+                        continue;
+                snprintf(seen[ns], sizeof seen[ns], "%s", key);
+                char line[160];
+                int k = snprintf(line, sizeof line, "%zu %s\n", ns++, key);
+                assert_int_equal(tmt_put(out, line, (size_t)k), 0);
+        }
+}
+
+static void expect_tables(const char *path, size_t nev_covered)
+{
+        static const char *const view[] = {"sections/classes", "sections/methods"};
+        for (int m = 0; m < 2; m++) {
+                struct tmt_buf got = {0}, want = {0};
+                assert_int_equal(read_view(path, view[m], &got), 0);
+                model_table(nev_covered, m, &want);
+                assert_true(want.len > 0);
+                if (got.len != want.len || memcmp(got.p, want.p, want.len) != 0)
+                        fail_msg("%s %s:\n%.*s\nwant:\n%.*s", path, view[m], (int)got.len,
+                                 (const char *)got.p, (int)want.len, (const char *)want.p);
+                free(got.p);
+                free(want.p);
+        }
+}
+
+static void test_tables(void **state)
+{
+        (void)state;
+        make_trace();
+        assert_int_equal(tmt_spit(tmt_path("t.trace"), text.p, text.len), 0);
+        expect_tables(tmt_path("t.trace"), nev);
+        /* damaged at line 301: the tables of the 300 lines before it */
+        struct tmt_buf bad = {0};
+        assert_int_equal(tmt_put(&bad, text.p, line_off[300]), 0);
+        assert_int_equal(tmt_put(&bad, "MN:1:x\n", 7), 0);
+        assert_int_equal(tmt_put(&bad, text.p + line_off[300], text.len - line_off[300]), 0);
+        assert_int_equal(tmt_spit(tmt_path("bad.trace"), bad.p, bad.len), 0);
+        expect_tables(tmt_path("bad.trace"), 300);
+        free(bad.p);
+}
+
 /* ---- bad lines ---- */
 
 static void expect_bad(const char *line, const char *why)
@@ -648,6 +726,7 @@ int main(void)
             cmocka_unit_test(test_every_event), cmocka_unit_test(test_stats),
             cmocka_unit_test(test_bounds),      cmocka_unit_test(test_zip),
             cmocka_unit_test(test_bad_lines),   cmocka_unit_test(test_probe),
+            cmocka_unit_test(test_tables),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
 }

@@ -150,6 +150,10 @@ static void check_passed_over(const char *why)
                 fail_msg("errors does not say '%s' of %s: '%s'", why, dtd, e);
         if (!strstr(s, "side file") || !strstr(s, dtd) || !strstr(s, why))
                 fail_msg("stats does not say '%s' of %s:\n%s", why, dtd, s);
+        char *j = view_text(t, "stats.json"), *sf = strstr(j, "\"side_files\":[\"");
+        if (!sf || !strstr(sf, why) || strstr(sf, "]") < strstr(sf, why))
+                fail_msg("stats.json's side_files do not say '%s':\n%s", why, j);
+        free(j);
         free(e);
         free(s);
         tm_trace_close(t);

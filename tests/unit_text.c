@@ -76,8 +76,10 @@ static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm
         const struct tm_field *f = &s->field[k->field[pos]];
         uint64_t v = r->v[pos];
         if (!tm_field_is_var(f)) {
-                if (f->show == TM_SHOW_HEX)
+                if ((f->show & ~TM_SHOW_HIDDEN) == TM_SHOW_HEX)
                         sput(b, "0x%" PRIx64, v);
+                else if ((f->show & ~TM_SHOW_HIDDEN) == TM_SHOW_HEXN)
+                        sput(b, "%" PRIx64, v);
                 else if (f->type == TM_FT_INT)
                         sput(b, "%" PRId64, (int64_t)v);
                 else
@@ -117,6 +119,8 @@ static void ref_line(struct sbuf *b, const struct tm_schema *s, const struct tm_
         const struct tm_kind *k = &s->kind[r->kind];
         sput(b, "%s", k->name);
         for (unsigned i = 0; i < k->nfields; i++) {
+                if (s->field[k->field[i]].show & TM_SHOW_HIDDEN)
+                        continue;
                 if (s->field[k->field[i]].show == TM_SHOW_WORDS && r->v[i] == 0)
                         continue; /* an empty TM_SHOW_WORDS field: not even the blank */
                 sput(b, " ");
@@ -143,7 +147,7 @@ static void ref_binary(uint8_t *d, const struct tm_schema *s, const struct tm_re
 
 /* ---- a handmade schema ---- */
 
-enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_TW, F_LW, F_N };
+enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_HN, F_HID, F_TW, F_LW, F_N };
 
 static struct tm_schema mixed;
 
@@ -163,11 +167,17 @@ static void mixed_init(void)
                 const char *name;
                 uint8_t type, show;
         } f[F_N] = {
-            {"u", TM_FT_UINT, TM_SHOW_DEC},  {"i", TM_FT_INT, TM_SHOW_DEC},
-            {"uh", TM_FT_UINT, TM_SHOW_HEX}, {"ih", TM_FT_INT, TM_SHOW_HEX},
-            {"t", TM_FT_TEXT, TM_SHOW_DEC},  {"b", TM_FT_BYTES, TM_SHOW_DEC},
+            {"u", TM_FT_UINT, TM_SHOW_DEC},
+            {"i", TM_FT_INT, TM_SHOW_DEC},
+            {"uh", TM_FT_UINT, TM_SHOW_HEX},
+            {"ih", TM_FT_INT, TM_SHOW_HEX},
+            {"t", TM_FT_TEXT, TM_SHOW_DEC},
+            {"b", TM_FT_BYTES, TM_SHOW_DEC},
             {"l", TM_FT_LIST, TM_SHOW_DEC},
-            {"tw", TM_FT_TEXT, TM_SHOW_WORDS}, {"lw", TM_FT_LIST, TM_SHOW_WORDS},
+            {"hn", TM_FT_UINT, TM_SHOW_HEXN},
+            {"hid", TM_FT_UINT, TM_SHOW_DEC | TM_SHOW_HIDDEN},
+            {"tw", TM_FT_TEXT, TM_SHOW_WORDS},
+            {"lw", TM_FT_LIST, TM_SHOW_WORDS},
         };
         memset(&mixed, 0, sizeof mixed);
         snprintf(mixed.name, sizeof mixed.name, "mixed");
@@ -187,6 +197,9 @@ static void mixed_init(void)
                    16);
         mixed_kind("b", (const uint8_t[]){F_B}, 1);
         mixed_kind("reversed", (const uint8_t[]){F_L, F_B, F_T, F_IH, F_UH, F_I, F_U}, 7);
+        mixed_kind("addr", (const uint8_t[]){F_HID, F_HN}, 2);
+        mixed_kind("hexn", (const uint8_t[]){F_HN, F_HID, F_U, F_HN, F_IH}, 5);
+        mixed_kind("hidden", (const uint8_t[]){F_HID}, 1);
         mixed_kind("words", (const uint8_t[]){F_U, F_LW, F_I, F_TW, F_L}, 5);
         assert_int_equal(strlen(mixed.kind[2].name), 31);
 }
@@ -397,7 +410,10 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                         assert_int_equal(tok[j], want.len);
                         assert_int_equal(p->kind[r->kind].pos[k->field[j]],
                                          tm_kind_pos(k, k->field[j]));
-                        if (s->field[k->field[j]].show != TM_SHOW_WORDS) {
+                        unsigned show = s->field[k->field[j]].show;
+                        if (show & TM_SHOW_HIDDEN) /* fields/ only */
+                                continue;
+                        if (show != TM_SHOW_WORDS) {
                                 sum += tok[j];
                                 continue;
                         }

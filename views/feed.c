@@ -14,6 +14,7 @@ int tm_feed_init(struct tm_feed *f, const struct tm_rcodec *codec, void *ctx)
                 return -ENOMEM;
         f->cap = TM_FEED_CAP;
         f->text = codec->text_of ? codec->text_of() : NULL;
+        f->bin = codec->binary_of ? codec->binary_of() : NULL;
         return 0;
 }
 
@@ -85,8 +86,7 @@ ssize_t tm_feed_decode(struct tm_feed *f, struct tm_rec *out, size_t cap, struct
         return feed_decode(f, out, NULL, cap, err);
 }
 
-ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
-                              struct tm_err *err)
+ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap, struct tm_err *err)
 {
         b->n = 0;
         ssize_t n = feed_decode(f, NULL, b, cap, err);
@@ -96,11 +96,21 @@ ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
 }
 
 size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
-                     size_t maxrec)
+                    size_t maxrec, long kind)
 {
         size_t used = 0, nrec;
         size_t w = f->text(&f->st, f->buf + f->pos, f->len - f->pos, f->raw_off, &used, p, dst, cap,
-                           maxrec, &nrec);
+                           maxrec, kind, &nrec);
+        f->pos += used;
+        f->raw_off += used;
+        return w;
+}
+
+size_t tm_feed_binary(struct tm_feed *f, uint8_t *dst, size_t cap, size_t maxrec)
+{
+        size_t used = 0, nrec;
+        size_t w = f->bin(&f->st, f->buf + f->pos, f->len - f->pos, f->raw_off, &used, dst, cap,
+                          maxrec, &nrec);
         f->pos += used;
         f->raw_off += used;
         return w;

@@ -28,6 +28,7 @@ struct tm_feed {
         uint64_t raw_off;     /* raw offset of buf[pos] */
         int eof;              /* set by the owner: nothing follows buf[len] */
         tm_rtext_fn *text;    /* the codec's text decoder (tm_rcodec.text_of), or NULL */
+        tm_rbin_fn *bin;      /* its binary decoder (tm_rcodec.binary_of), or NULL */
 };
 
 /* Allocate the buffer. Returns 0 or -ENOMEM. */
@@ -58,11 +59,16 @@ ssize_t tm_feed_decode_batch(struct tm_feed *f, struct tm_rbatch *b, size_t cap,
 
 /* The ascii lines of the buffered records through the codec's text
  * decoder (f->text, which must be set): whole lines into dst while they
- * fit in cap bytes, at most maxrec records. Returns the bytes written; 0
- * when the next record is for tm_feed_decode (more input, the end, an
- * error, a line that does not fit). Records are consumed as by
- * tm_feed_decode. */
+ * fit in cap bytes, at most maxrec lines; kind >= 0 (a row with
+ * text_kinds): only that kind's lines, the other records passed over.
+ * Returns the bytes written; 0 when the next record is for tm_feed_decode
+ * (more input, the end, an error, a line that does not fit) or all it
+ * decoded were of other kinds. Records are consumed as by tm_feed_decode. */
 size_t tm_feed_text(struct tm_feed *f, const struct tm_text_plan *p, char *dst, size_t cap,
-                     size_t maxrec);
+                     size_t maxrec, long kind);
+
+/* The same for the binary view, through the codec's binary decoder
+ * (f->bin, which must be set): whole records, at most maxrec. */
+size_t tm_feed_binary(struct tm_feed *f, uint8_t *dst, size_t cap, size_t maxrec);
 
 #endif

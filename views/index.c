@@ -453,6 +453,15 @@ static int build_finish(struct rbuild *b)
                       : tm_scan_end(&b->front, b->feed.len - b->feed.pos, b->feed.raw_off, b->err);
 }
 
+/* How many checkpoints of ix are at restart points of c. */
+static uint32_t points_of(const struct tm_index *ix, const struct tm_cont *c)
+{
+        uint32_t a = 0;
+        for (uint32_t i = 0; i < ix->n; i++)
+                a += (uint32_t)tm_index_at_point(ix, c, i);
+        return a;
+}
+
 /* Keep only checkpoints at restart points, at most max of them (>= 2):
  * every one, or every second, third... so that they fit; K becomes the
  * most records between two (or after the last, end the records counted).
@@ -461,9 +470,7 @@ static int build_finish(struct rbuild *b)
 static int index_keep_points(struct tm_index *ix, const struct tm_cont *c, uint64_t end,
                               uint64_t max)
 {
-        uint32_t a = 0;
-        for (uint32_t i = 0; i < ix->n; i++)
-                a += (uint32_t)tm_index_at_point(ix, c, i);
+        uint32_t a = points_of(ix, c);
         if (a < 2 || max < 2)
                 return 0;
         uint64_t step = (a + max - 1) / max, k = 1;
@@ -482,20 +489,24 @@ static int index_keep_points(struct tm_index *ix, const struct tm_cont *c, uint6
 
 /* The totals, from what has been counted (all, or the intact prefix).
  * Over the size budget, when checkpoints were placed at restart points
- * (aligned): those alone, as many as fit (halving keeps them only while
- * the others it must keep are few, then every other one: a heaptrack
- * trace in 15 frames kept 4, and its read-ahead held ~11 pieces of each
- * interval in fresh memory); else, or with fewer than two of them,
- * halving. (A 10 MB PDATS trace in gzip, whose three access points some
+ * (aligned) and those are at least half of what fits: those alone, as
+ * many as fit (halving keeps them only while the others it must keep are
+ * few, then every other one: a heaptrack trace in 15 frames kept 4, and
+ * its read-ahead held ~11 pieces of each interval in fresh memory); else,
+ * or with fewer than two of them, halving, which keeps them and others
+ * between. (A 10 MB PDATS trace in gzip, whose three access points some
  * checkpoints were near by chance, had kept 4 checkpoints 5.9 M records
- * apart where halving keeps 152: a random read cost 118 ms, not 20.) */
+ * apart where halving keeps 152: a random read cost 118 ms, not 20; a
+ * PDATS II trace of 2e7 references in 21 frames kept those 21 where 174
+ * fit: random reads of ascii 3x slower, its read-ahead in pieces.) */
 static void build_totals(struct rbuild *b, int budgeted)
 {
         struct tm_index *ix = b->ix;
         const struct tm_cont *pts = b->aligned ? b->cont : NULL;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
-        if (budgeted && pts && ix->n > 1 && (uint64_t)ix->n * per > budget)
+        if (budgeted && pts && ix->n > 1 && (uint64_t)ix->n * per > budget &&
+            2 * points_of(ix, pts) >= budget / per)
                 index_keep_points(ix, pts, b->at[TM_COL_REC], budget / per);
         while (budgeted && ix->n > 1 && (uint64_t)ix->n * per > budget)
                 index_halve(ix, pts, b->at[TM_COL_REC]);

@@ -1,12 +1,14 @@
 #include "records.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "feed.h"
 #include "index.h"
+#include "tables.h"
 #include "../codecs/record/text.h"
 #include "trace_obj.h"
 
@@ -54,8 +56,10 @@ struct tm_records {
         struct tm_index *ix;
         char *stats, *schema_text;
         size_t stats_len, schema_len;
-        unsigned nblobs;
+        unsigned nblobs; /* the codec's byte sections, then the family's tables */
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
+        unsigned ntables;          /* the last ntables blobs: their p NULL until made */
+        pthread_mutex_t tables_mu; /* one pass makes them (rt_tables) */
         struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
                                        * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam;  /* the schema's family, or NULL */
@@ -287,6 +291,10 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                 return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
+        for (unsigned i = 0; rt->fam && rt->fam->tables && rt->fam->tables[i] &&
+                             i < TM_FAMILY_TABLES_MAX && rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
+             i++, rt->ntables++)
+                snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", rt->fam->tables[i]);
         return rt_name_views(t, rt, err);
 }
 
@@ -300,6 +308,7 @@ int tm_records_open(struct tm_trace *t, const uint8_t *head, size_t headn, struc
         if (!rt)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         rt->codec = c;
+        pthread_mutex_init(&rt->tables_mu, NULL);
         int by_codec;
         int rc = rt_setup(t, t->cont, rt, head, headn, &by_codec, err);
         if (rc < 0 && by_codec && rc != -ENOMEM && open_failed(t, rt, rc, err) == 0) {
@@ -360,6 +369,7 @@ int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *h
         if (!n)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
         n->codec = rt->codec;
+        pthread_mutex_init(&n->tables_mu, NULL);
         int by_codec;
         int rc = rt_setup(t, cont, n, head, headn, &by_codec, err);
         /* Readers walk the views list and look names up in it without a
@@ -384,7 +394,10 @@ int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *h
         rt->st0 = n->st0;
         rt->hdr_len = n->hdr_len;
         rt->fam = n->fam;
+        struct tm_blob old[TM_SCHEMA_SECTIONS_MAX]; /* n takes the old tables to free */
+        memcpy(old, rt->blob, sizeof old);
         memcpy(rt->blob, n->blob, sizeof rt->blob);
+        memcpy(n->blob, old, sizeof old);
         struct tm_text_plan *plan = rt->plan;
         rt->plan = n->plan;
         n->plan = plan;
@@ -435,6 +448,9 @@ void tm_records_close(struct tm_records *rt)
                 return;
         if (rt->codec->close && !rt->failed)
                 rt->codec->close(rt->ctx);
+        for (unsigned i = rt->nblobs - rt->ntables; i < rt->nblobs; i++)
+                free((void *)rt->blob[i].p);
+        pthread_mutex_destroy(&rt->tables_mu);
         tm_index_free(rt->ix);
         free(rt->names);
         for (struct rt_ids *ids = rt->ids, *older; ids; ids = older) {
@@ -650,6 +666,39 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
         }
 }
 
+/* The family's tables, made once by their pass (tables.h) when sel (a
+ * byte section) is one of them. 0 or the pass's error. */
+static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
+{
+        struct tm_records *rt = t->rt;
+        unsigned first = rt->nblobs - rt->ntables;
+        if (sel < first)
+                return 0;
+        /* counted as a cursor: no retry (tm_records_reopen) replaces the
+         * container and the codec's ctx under the pass */
+        __atomic_fetch_add(&t->nvfiles, 1, __ATOMIC_ACQ_REL);
+        pthread_mutex_lock(&rt->tables_mu);
+        int rc = 0;
+        if (!rt->blob[first].p) {
+                char *text[TM_FAMILY_TABLES_MAX];
+                size_t len[TM_FAMILY_TABLES_MAX];
+                pthread_mutex_lock(&t->mu); /* after a retry that was under way */
+                struct tm_tables_src src = {t->cont,     rt->codec, rt->ctx, &rt->schema,
+                                            rt->hdr_len, &rt->st0,  t->path};
+                pthread_mutex_unlock(&t->mu);
+                rc = tm_tables_build(&src, rt->fam, text, len, err);
+                pthread_mutex_lock(&t->mu); /* rv_text_of reads them under it */
+                for (unsigned i = 0; rc == 0 && i < rt->ntables; i++) {
+                        rt->blob[first + i].p = (const uint8_t *)text[i];
+                        rt->blob[first + i].n = len[i];
+                }
+                pthread_mutex_unlock(&t->mu);
+        }
+        pthread_mutex_unlock(&rt->tables_mu);
+        __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
+        return rc;
+}
+
 int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
@@ -667,6 +716,9 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
                         *err = rt->open_err;
                 return rt->open_err.code;
         }
+        int trc = kind == RV_BLOB ? rt_tables(t, sel, err) : 0;
+        if (trc < 0)
+                return trc;
         if (kind == RV_SCHEMA || kind == RV_BLOB) {
                 const char *text;
                 rv_text_of(t, kind, sel, &text, size);
@@ -699,7 +751,10 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
 size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap)
 {
         struct tm_family_info in;
+        char side[TM_SIDE_NOTES_MAX * (TM_ERR_MSG + 1)];
         rv_info(t, &in);
+        if (tm_trace_side_lines(t, side, sizeof side))
+                in.side = side;
         return tm_stats_json(&t->rt->ix->stats, &t->rt->schema, &in, damage, dst, cap);
 }
 
@@ -1162,21 +1217,45 @@ static size_t rv_batch(struct tm_cursor *f, char *dst, size_t cap)
         return w;
 }
 
-/* ascii through the codec's text decoder (tm_feed_text): whole lines
- * into dst (through the stage for a worker), then the next line, whole,
- * into f->line. Returns the bytes written to dst; nothing anywhere leaves
- * the next record to rv_next (more input, the end, an error). */
+/* Does f's view come from the codec's text decoder (tm_feed_text)?
+ * ascii, and streams/<kind> when the row's decoder takes kinds. */
+static int rv_texted(const struct tm_cursor *f)
+{
+        return f->feed.text &&
+               (f->kind == RV_ASCII || (f->kind == RV_STREAM && f->rt->codec->text_kinds));
+}
+
+/* ascii or a stream through the codec's text decoder (tm_feed_text):
+ * whole lines into dst (through the stage for a worker), then the next
+ * line, whole, into f->line. Returns the bytes written to dst; nothing
+ * anywhere leaves the next record to rv_next (more input, the end, an
+ * error, records of other kinds only). */
 static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
 {
         const struct tm_text_plan *p = f->rt->plan;
+        long kind = f->kind == RV_STREAM ? (long)f->sel : -1;
         char *o = f->stage ? f->stage : dst;
-        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX);
+        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX,
+                                kind);
         if (f->stage)
                 memcpy(dst, f->stage, w);
         f->line_pos = 0;
         f->line_len = w < n ? tm_feed_text(&f->feed, p, f->line,
-                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1)
+                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1, kind)
                             : 0;
+        return w;
+}
+
+/* binary through the codec's binary decoder (tm_feed_binary): whole
+ * records into dst, and when less than one is left, the next into
+ * f->line. Returns the bytes written to dst, as rv_text. */
+static size_t rv_bin(struct tm_cursor *f, char *dst, size_t n)
+{
+        size_t w = tm_feed_binary(&f->feed, (uint8_t *)dst, n, SIZE_MAX);
+        f->line_pos = 0;
+        f->line_len = w < n && n - w < f->recsize
+                          ? tm_feed_binary(&f->feed, (uint8_t *)f->line, f->recsize, 1)
+                          : 0;
         return w;
 }
 
@@ -1207,8 +1286,9 @@ static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *
                         if (done == n)
                                 break;
                 }
-                if (f->kind == RV_ASCII && f->feed.text && f->rpos == f->rcount) {
-                        size_t w = rv_text(f, dst + done, n - done);
+                if (f->rpos == f->rcount && (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
+                        size_t w = f->kind == RV_BINARY ? rv_bin(f, dst + done, n - done)
+                                                        : rv_text(f, dst + done, n - done);
                         done += w;
                         if (w || f->line_len)
                                 continue;

@@ -235,6 +235,7 @@ size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                                  .codec = in->codec,
                                  .container = in->container,
                                  .damage = damage,
+                                 .side = in->side,
                                  .archive_size = in->archive_size,
                                  .raw_size = in->raw_size,
                                  .ascii_size = in->ascii_size};

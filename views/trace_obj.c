@@ -54,6 +54,19 @@ void tm_trace_note_side(struct tm_trace *t, const struct tm_err *err)
         tm_trace_note_err(t, err);
 }
 
+unsigned tm_trace_side_lines(struct tm_trace *t, char *dst, size_t cap)
+{
+        size_t n = 0;
+        pthread_mutex_lock(&t->err_mu);
+        unsigned k = t->nside;
+        if (cap)
+                dst[0] = 0;
+        for (unsigned i = 0; i < k && n < cap; i++)
+                n += (size_t)snprintf(dst + n, cap - n, "%s\n", t->side[i].msg);
+        pthread_mutex_unlock(&t->err_mu);
+        return k;
+}
+
 size_t tm_trace_stats_side(struct tm_trace *t, char *text, size_t len, size_t cap)
 {
         char lines[TM_SIDE_NOTES_MAX * (TM_ERR_MSG + 16)];

@@ -97,6 +97,10 @@ void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err);
  * (the first TM_SIDE_NOTES_MAX) and as the last error (the errors view). */
 void tm_trace_note_side(struct tm_trace *t, const struct tm_err *err);
 
+/* The side files passed over, a message a line, into dst (cap bytes,
+ * NUL-terminated); their count. */
+unsigned tm_trace_side_lines(struct tm_trace *t, char *dst, size_t cap);
+
 /* Insert a "side file" line for each side file passed over at the end of
  * the stats text's first paragraph (text: len bytes of cap). Returns the
  * new length. */

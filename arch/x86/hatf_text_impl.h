@@ -188,8 +188,10 @@ static int slow_run(struct hatf_state *s, const struct hatf_kplan *plan, const s
 __attribute__((target(HT_AVX512))) size_t hatf_text(struct tm_rstate *st, const uint8_t *in,
                                                     size_t len, uint64_t raw_off, size_t *used,
                                                     const struct tm_text_plan *p, char *dst,
-                                                    size_t cap, size_t maxrec, size_t *nrec)
+                                                    size_t cap, size_t maxrec, long kind,
+                                                    size_t *nrec)
 {
+        (void)kind; /* -1: the row does not set text_kinds */
         struct hatf_state *s = (struct hatf_state *)st->b;
         struct tm_text_num mini[MINI];
         uint32_t kinds[MINI];

@@ -193,7 +193,7 @@ nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t 
         for (; i < n; i++) {
                 const struct tm_text_kind *k = &p->kind[kind[i]];
                 const struct tm_text_vkind *vk = &p->vkind[kind[i]];
-                if (vk->ok && (size_t)(end - o) >= VEC_ROOM) { /* as lines_avx512 */
+                if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
                         char *e = put_line_v(o, &c, k, vk, v[i].v);
                         if (e) {
                                 o = e;

@@ -285,6 +285,7 @@ size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_in
                                  .codec = in->codec,
                                  .container = in->container,
                                  .damage = damage,
+                                 .side = in->side,
                                  .archive_size = in->archive_size,
                                  .raw_size = in->raw_size,
                                  .ascii_size = in->ascii_size};
@@ -420,6 +421,7 @@ static void addr_info(const struct tm_family_info *in, const struct tm_schema *s
             .raw_size = in->raw_size,
             .ascii_size = in->ascii_size,
             .damage = in->damage,
+            .side = in->side,
         };
 }
 
@@ -444,13 +446,8 @@ static size_t addr_json(const void *block, const struct tm_schema *s,
 static void addr_binary(uint8_t *dst, const struct tm_schema *s, const struct tm_rec *r, size_t n)
 {
         (void)s;
-        for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE) {
-                uint64_t a = r[i].v[1];
-                for (unsigned b = 0; b < 8; b++)
-                        dst[b] = (uint8_t)(a >> (8 * b));
-                dst[8] = (uint8_t)r[i].v[0];
-                memset(dst + 9, 0, 7);
-        }
+        for (size_t i = 0; i < n; i++, dst += TM_ADDR_BIN_SIZE)
+                tm_addr_bin_put(dst, r[i].v[1], (uint32_t)r[i].v[0]);
 }
 
 static size_t addr_layout(char *dst, size_t cap)

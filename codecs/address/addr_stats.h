@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "trace.h"
 #include "../common/tm_json.h"
@@ -80,6 +81,7 @@ struct tm_addr_info {
         uint64_t ascii_size;   /* bytes of the ascii view */
         const char *damage;    /* what ended the intact prefix the numbers
                                 * cover, or NULL: the whole trace */
+        const char *side;      /* tm_family_info.side */
 };
 
 /* Write the stats report (text) to buf of size cap, NUL-terminated.
@@ -100,5 +102,15 @@ size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_in
  * (struct tm_binary_ref, views/tm_binary.h). */
 #define TM_ADDR_BIN_SIZE 16
 extern const struct tm_family tm_family_address;
+
+/* One binary record at dst: the address little-endian, the type, 7 zero
+ * bytes (the family's binary, and the rows' binary decoder). */
+static inline void tm_addr_bin_put(uint8_t *dst, uint64_t addr, uint32_t type)
+{
+        for (unsigned b = 0; b < 8; b++)
+                dst[b] = (uint8_t)(addr >> (8 * b));
+        dst[8] = (uint8_t)type;
+        memset(dst + 9, 0, 7);
+}
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/tm_cpu.h"
+#include "addr_stats.h"
 #include "din.h"
 #include "lackey.h"
 #include "pdats.h"
@@ -230,19 +231,20 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
 #define AREC_TEXT_MIN 256
 
 /* The text decoder: references decoded into a batch, rendered by the din
- * renderer (render.h, AVX-512 where the CPU has it). */
+ * renderer (render.h, AVX-512 where the CPU has it); kind >= 0: only the
+ * references of that type (streams/<type>), moved together first. */
 static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
                         size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
-                        size_t maxrec, size_t *nrec)
+                        size_t maxrec, long kind, size_t *nrec)
 {
         struct tm_ref *refs = arec_refs;
         struct tm_dec_state ds;
         const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
-        size_t w = 0, done = 0, off = 0;
+        size_t w = 0, done = 0, lines = 0, off = 0;
         *nrec = 0;
         *used = 0;
         memcpy(ds.b, st->b, TM_STATE_MAX);
-        while (done < maxrec) {
+        while (lines < maxrec) {
                 size_t room = cap - w;
                 if (room < TM_RENDER_SLACK + TM_DIN_LINE_MAX)
                         break;
@@ -254,8 +256,8 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         break;
                 if (n > AREC_COLS)
                         n = AREC_COLS;
-                if (n > maxrec - done)
-                        n = maxrec - done;
+                if (n > maxrec - lines) /* each reference may be a line */
+                        n = maxrec - lines;
                 struct tm_dec_state keep = ds;
                 size_t u = 0;
                 struct tm_err e;
@@ -267,14 +269,65 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         ds = keep;
                         break;
                 }
-                w += tm_render_din_batch(dst + w, refs, (size_t)k);
+                size_t m = (size_t)k;
+                if (kind >= 0) {
+                        m = 0;
+                        for (ssize_t i = 0; i < k; i++) {
+                                refs[m] = refs[i];
+                                m += refs[i].type == (uint32_t)kind;
+                        }
+                }
+                w += tm_render_din_batch(dst + w, refs, m);
+                off += u;
+                done += (size_t)k;
+                lines += m;
+        }
+        memcpy(st->b, ds.b, TM_STATE_MAX);
+        *used = off;
+        *nrec = done;
+        return w;
+}
+
+/* The binary decoder: references decoded into a batch, written as the
+ * address family's 16-byte records. */
+static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
+                       size_t len, uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,
+                       size_t maxrec, size_t *nrec)
+{
+        struct tm_ref *refs = arec_refs;
+        struct tm_dec_state ds;
+        const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
+        size_t done = 0, off = 0;
+        memcpy(ds.b, st->b, TM_STATE_MAX);
+        for (;;) {
+                size_t n = (cap - done * TM_ADDR_BIN_SIZE) / TM_ADDR_BIN_SIZE;
+                if (n > AREC_COLS)
+                        n = AREC_COLS;
+                if (n > maxrec - done)
+                        n = maxrec - done;
+                if (n == 0)
+                        break;
+                struct tm_dec_state keep = ds;
+                size_t u = 0;
+                struct tm_err e;
+                ssize_t k = c->decode(&ds, in + off, len - off, 0, raw_off + off, &u, refs, n, &e);
+                uint32_t bad = 0;
+                for (ssize_t i = 0; i < k; i++)
+                        bad |= refs[i].type >= nt;
+                if (k <= 0 || bad) { /* more input, or what the generic path reports */
+                        ds = keep;
+                        break;
+                }
+                uint8_t *o = dst + done * TM_ADDR_BIN_SIZE;
+                for (ssize_t i = 0; i < k; i++, o += TM_ADDR_BIN_SIZE)
+                        tm_addr_bin_put(o, refs[i].addr, refs[i].type);
                 off += u;
                 done += (size_t)k;
         }
         memcpy(st->b, ds.b, TM_STATE_MAX);
         *used = off;
         *nrec = done;
-        return w;
+        return done * TM_ADDR_BIN_SIZE;
 }
 
 /* ---- encoding ---- */
@@ -396,14 +449,25 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
         }                                                                                          \
         static size_t nm##_text(struct tm_rstate *st, const uint8_t *in, size_t len,               \
                                 uint64_t raw_off, size_t *used, const struct tm_text_plan *p,      \
-                                char *dst, size_t cap, size_t maxrec, size_t *nrec)                \
+                                char *dst, size_t cap, size_t maxrec, long kind, size_t *nrec)     \
         {                                                                                          \
                 (void)p;                                                                           \
-                return arec_text(&codec, st, in, len, raw_off, used, dst, cap, maxrec, nrec);      \
+                return arec_text(&codec, st, in, len, raw_off, used, dst, cap, maxrec, kind,       \
+                                 nrec);                                                            \
         }                                                                                          \
         static tm_rtext_fn *nm##_text_of(void)                                                     \
         {                                                                                          \
                 return nm##_text;                                                                  \
+        }                                                                                          \
+        static size_t nm##_bin(struct tm_rstate *st, const uint8_t *in, size_t len,                \
+                               uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,           \
+                               size_t maxrec, size_t *nrec)                                        \
+        {                                                                                          \
+                return arec_bin(&codec, st, in, len, raw_off, used, dst, cap, maxrec, nrec);       \
+        }                                                                                          \
+        static tm_rbin_fn *nm##_binary_of(void)                                                    \
+        {                                                                                          \
+                return nm##_bin;                                                                   \
         }                                                                                          \
         static int nm##_enc_open(const char *e, tm_rsink sink, void *arg, struct tm_renc **out,    \
                                  struct tm_err *err)                                               \
@@ -431,6 +495,8 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
             .encodings = arec_encodings,                                                           \
             .enc_schema = nm##_enc_schema,                                                         \
             .text_of = nm##_text_of,                                                               \
+            .text_kinds = 1,                                                                       \
+            .binary_of = nm##_binary_of,                                                           \
             .decode_batch = arec_decode_batch,                                                     \
         }
 

@@ -29,6 +29,6 @@
 /* HATF's. */
 size_t hatf_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
                  size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
-                 size_t maxrec, size_t *nrec);
+                 size_t maxrec, long kind, size_t *nrec);
 
 #endif

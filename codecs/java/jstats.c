@@ -2,6 +2,7 @@
  * table (codecs/record/family.h). */
 #include "jstats.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +390,46 @@ static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
         return (unsigned)st->nthreads;
 }
 
+/* ---- the tables (sections/classes, sections/methods) ---- */
+
+static const char *const java_tables[] = {"classes", "methods", NULL};
+
+/* Table i (0 classes, 1 methods): a line `number name` for each name of
+ * that set, numbered from 0 in the order they were first met (the arena's
+ * order; an entry of the arena is of set t when t's slot for its bytes
+ * holds its offset, so a class named like a class.method pair is told
+ * apart), then, when the table was full, a `#` line saying so. */
+static int fam_table(struct tm_family_acc *fa, unsigned i, char **out, size_t *len)
+{
+        struct tm_java_stats_acc *a = (struct tm_java_stats_acc *)fa;
+        const struct jnames *t = i == 0 ? &a->classes : &a->methods;
+        size_t cap = a->alen + t->n * 10 + 160, n = 0;
+        char *b = malloc(cap);
+        if (!b)
+                return -ENOMEM;
+        uint64_t num = 0;
+        for (size_t off = 1; off < a->alen;) {
+                uint32_t l;
+                memcpy(&l, a->arena + off, 4);
+                const uint8_t *p = a->arena + off + 4;
+                if (t->cap && t->slot[slot_find(a, t, p, l)] == off) {
+                        n += (size_t)snprintf(b + n, cap - n, "%" PRIu64 " ", num++);
+                        memcpy(b + n, p, l);
+                        n += l;
+                        b[n++] = '\n';
+                }
+                off += 4 + l;
+        }
+        if (a->st.names_inexact)
+                n += (size_t)snprintf(b + n, cap - n,
+                                      "# more names not numbered: the table holds %u names "
+                                      "and %u bytes of them at most\n",
+                                      TM_JAVA_NAMES_MAX, TM_JAVA_NAME_BYTES);
+        *out = b;
+        *len = n;
+        return 0;
+}
+
 const struct tm_family tm_family_java = {
     .name = "java",
     .claims = java_claims,
@@ -403,4 +444,6 @@ const struct tm_family tm_family_java = {
     .json = fam_json,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
+    .tables = java_tables,
+    .table = fam_table,
 };

@@ -2,6 +2,10 @@
  * (codecs/registry.c). */
 #include "family.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/tm_err.h"
 #include "../common/tm_json.h"
 
 const struct tm_family *tm_family_of(const struct tm_schema *s)
@@ -36,6 +40,17 @@ void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h)
         tm_json_u64(o, "archive_bytes", h->archive_size);
         tm_json_u64(o, "raw_bytes", h->raw_size);
         tm_json_u64(o, "ascii_bytes", h->ascii_size);
+        tm_json_open(o, "side_files", '[');
+        for (const char *l = h->side; l && *l;) {
+                const char *e = strchr(l, '\n');
+                size_t n = e ? (size_t)(e - l) : strlen(l);
+                char line[TM_ERR_MSG];
+                snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1),
+                         l);
+                tm_json_str(o, NULL, line);
+                l += n + (e != NULL);
+        }
+        tm_json_close(o, ']');
 }
 
 size_t tm_json_stats_end(struct tm_json *o)

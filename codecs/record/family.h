@@ -44,6 +44,9 @@ struct tm_family_info {
         const char *notes;  /* what the trace says of itself, a line each (its
                              * leading comments: tracetool record's notes);
                              * NULL: none */
+        const char *side;   /* side files passed over and why (a DTD beside the
+                             * archive: docs/side-files.md), a line each;
+                             * NULL: none */
 };
 
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
@@ -128,7 +131,21 @@ struct tm_family {
          * from is the record's schema. NULL: names say all. */
         void (*rec_refine)(const struct tm_schema *from, const struct tm_schema *to,
                            struct tm_rec *o);
+
+        /* Tables the pass can make beside its statistics (java: the names
+         * it interned), each shown as the view sections/<name>: their
+         * names, NULL-terminated, at most TM_FAMILY_TABLES_MAX; NULL:
+         * none. They are not in the statistics block nor the index: the
+         * views make them by a pass of their own when one is first asked
+         * for (views/tables.h), so the family must bound what its
+         * accumulator holds. table() writes table i of accumulator a
+         * (after acc_finish) as text into a buffer it allocates (*out,
+         * freed by the caller), *len bytes: 0, or -ENOMEM. */
+        const char *const *tables;
+        int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
 };
+
+#define TM_FAMILY_TABLES_MAX 4 /* tables of a family, at most */
 
 /* A stats.json object: its opening and the members every one starts with
  * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
@@ -136,6 +153,7 @@ struct tm_family {
 struct tm_json_head {
         const char *family, *name, *codec, *container;
         const char *damage; /* NULL: complete */
+        const char *side;   /* tm_family_info.side */
         uint64_t archive_size, raw_size, ascii_size;
 };
 void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);

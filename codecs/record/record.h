@@ -171,14 +171,26 @@ struct tm_text_plan;
 /* A codec's text decoder (a fast path, tm_rcodec.text_of): the ascii
  * lines of the records in in[0..len) (in[0] at raw offset raw_off, state
  * st as for decode) into dst while they fit in cap bytes and fewer than
- * maxrec records are done. Returns the bytes written (whole lines); *used
- * receives the input bytes consumed, *nrec the records rendered. p is the
- * plan of the codec's schema (codecs/record/text.h). Never fails: it stops
- * where the generic decoder must go on (a record cut by the end of in,
- * anything decode() would reject), so errors are reported by one path. */
+ * maxrec lines are written. kind >= 0 (only when the row sets
+ * text_kinds; else it is -1): only the lines of records of that kind
+ * (streams/<kind>), the others decoded and passed over. Returns the bytes
+ * written (whole lines); *used receives the input bytes consumed, *nrec
+ * the records decoded. p is the plan of the codec's schema
+ * (codecs/record/text.h). Never fails: it stops where the generic decoder
+ * must go on (a record cut by the end of in, anything decode() would
+ * reject), so errors are reported by one path. */
 typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
                            size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
-                           size_t maxrec, size_t *nrec);
+                           size_t maxrec, long kind, size_t *nrec);
+
+/* A codec's binary decoder (a fast path, tm_rcodec.binary_of): the
+ * records of in[0..len) as its family's binary records (the binary view:
+ * family.h's bin_size bytes each, what the family's binary() makes of
+ * them) into dst while they fit in cap bytes and fewer than maxrec are
+ * done. Returns the bytes written (whole records); *used and *nrec, and
+ * where it stops, as tm_rtext_fn. */
+typedef size_t tm_rbin_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                          size_t *used, uint8_t *dst, size_t cap, size_t maxrec, size_t *nrec);
 
 struct tm_rcodec {
         const char *name;   /* "hatf" */
@@ -277,6 +289,11 @@ struct tm_rcodec {
          * text_of: the codec's text decoder on this machine (it may need
          * a CPU feature, and TM_NO_SIMD=1 may turn it off), or NULL. */
         tm_rtext_fn *(*text_of)(void);
+        /* 1: its text decoder also renders one kind's lines (kind >= 0),
+         * which the views use for streams/<kind>. */
+        int text_kinds;
+        /* binary_of: the codec's binary decoder, or NULL. */
+        tm_rbin_fn *(*binary_of)(void);
 
         /* decode() into a column batch (b->n records, at most cap, each
          * below b->cap), for schemas of numbers only: the same records,

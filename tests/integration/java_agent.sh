@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A Java trace recorded by the JVMTI agent (libtmjava.so) from a real Java
-# program (JavaWork.java, compiled here with javac), written by the agent
-# as a ready ZIP archive and mounted: every event type occurs, the archive
-# passes unzip -t, and stats.json's java figures equal an awk count over
+# program (JavaWork.java, compiled here with javac) through tracetool
+# record --java, written by the agent as a ready ZIP archive and mounted:
+# every event type occurs, the archive passes unzip -t, and stats.json's java figures equal an awk count over
 # the mounted ascii view (events per type, objects allocated and freed,
 # max live objects, method entries and max stack depth per thread), and
-# each streams/thread/<id> holds that thread's records; with the option
-# nothis, method entries carry object id 0.
+# each streams/thread/<id> holds that thread's records, sections/classes
+# and sections/methods number the names awk finds in ascii; record's summary
+# line counts ascii's records; with the agent's option nothis (given to
+# java by hand), method entries carry object id 0.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -15,8 +17,14 @@ command -v javac >/dev/null 2>&1 || skip "javac not found (build.sh installs def
 fuse_prologue
 mkdir -p "$SRC" classes
 javac -d classes "$HERE/JavaWork.java" || fail "javac JavaWork.java"
-java -agentpath:"$AGENT=$SRC/work.zip" -cp classes JavaWork >java.out 2>&1 || fail "java with the agent"
+# tracetool record --java, the agent found in the build tree beside tracetool
+env -u TM_JAVA_AGENT "$TT" record --java -o "$SRC/work.zip" -- java -cp classes JavaWork \
+        >java.out 2>rec.err || { cat rec.err >&2; fail "tracetool record --java"; }
 check "the program ran to its end" grep -q '^done ' java.out
+check "record --java sums the archive up" \
+        grep -q "^tracetool record: $SRC/work.zip: java in zip, [0-9]* records" java.out
+"$TT" record --java -o "$T/x.zip" -- sh -c true 2>/dev/null
+check "record --java refuses a PROGRAM that is not java (status 2)" test $? -eq 2
 if command -v unzip >/dev/null 2>&1; then
         check "unzip -t accepts the agent's archive" unzip -tq "$SRC/work.zip"
 fi
@@ -46,6 +54,9 @@ for t in j["threads"]:
     if t["method_entries"]:
         print("thread %d entries=%d max_depth=%d" % (t["id"], t["method_entries"], t["max_depth"]))' \
         "$D/stats.json" | sort >json.txt || fail "stats.json"
+recs=$(sed -n 's/.*, \([0-9]*\) records.*/\1/p' java.out)
+check "record --java's summary: as many records as ascii has lines ($recs)" \
+        test "$recs" -eq "$(wc -l <ascii)"
 if cmp -s awk.txt json.txt; then
         ok "stats.json = awk over ascii: $(head -c 300 json.txt)"
 else
@@ -64,6 +75,20 @@ for s in "$D"/streams/thread/*; do
         [ "$want" -eq "$got" ] || fail "streams/thread/$id: $got lines, ascii has $want"
 done
 ok "streams/thread/<id> hold each thread's records"
+# sections/classes, sections/methods: the names in order of first
+# appearance, numbered from 0, as awk finds them in ascii
+awk '$1 ~ /^(class_load|object_alloc|object_free)$/ { c = $3 }
+     $1 ~ /^(method_entry|method_exit|frame_pop)$/ { c = $4; m = c "." $5; if (!(m in ms)) { ms[m]; print nm++, m >"methods.want" } }
+     c != "" && !(c in cs) { cs[c]; print nc++, c >"classes.want" }
+     { c = "" }' ascii
+for tab in classes methods; do
+        if cmp -s "$tab.want" "$D/sections/$tab"; then
+                ok "sections/$tab = awk over ascii ($(wc -l <"$tab.want") names)"
+        else
+                fail "sections/$tab differs from awk over ascii"
+                diff "$tab.want" "$D/sections/$tab" | head -5 >&2
+        fi
+done
 check "MN carries this: some method entries name an object" \
         awk '$1 == "method_entry" && $6 != 0 { f = 1 } END { exit !f }' ascii
 umount_tm "$MNT"

@@ -36,7 +36,8 @@
 
 static void record_usage(FILE *f)
 {
-        fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n\n"
+        fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n"
+                   "       tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]\n\n"
                    "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
                    "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
                    "into the HATF archive OUT (.hatf.zst: seekable zstd, .hatf.gz, .hatf).\n\n"
@@ -53,13 +54,20 @@ static void record_usage(FILE *f)
                 "                          (default), nanoseconds, or the event's number\n"
                 "                          in one order shared by all threads (packs\n"
                 "                          smallest)\n"
+                "  --java[=nothis]         record a Java program instead: run the java\n"
+                "                          command with the JVMTI agent libtmjava.so\n"
+                "                          (-agentpath:AGENT=OUT inserted after 'java'),\n"
+                "                          which writes OUT (a ZIP of one member, trace),\n"
+                "                          then check OUT decodes and sum it up; nothis:\n"
+                "                          method entries without their object (faster)\n"
                 "  -h, --help              this help\n\n"
                 "Records are in the order the calls took effect, across threads.\n"
                 "Only PROGRAM's own process is recorded: not the children it forks, not\n"
                 "what it execs (tracetool says so, and the trace's stats carry it as a\n"
                 "note). Statically linked and set-user-ID programs cannot be\n"
                 "recorded (no LD_PRELOAD). The library is found beside tracetool, then in\n"
-                "the install libdir; TM_RECORD_LIB overrides.\n\n"
+                "the install libdir; TM_RECORD_LIB overrides (the Java agent: likewise,\n"
+                "TM_JAVA_AGENT).\n\n"
                 "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                 "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
                 PACK_RECORD_LEVEL, PACK_LEVEL);
@@ -79,9 +87,11 @@ static int file_exists(const char *p)
         return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int record_find_lib(const char *exe_dir, char *buf, size_t n)
+const struct record_lib record_lib_heap = {RECORD_LIB_NAME, "TM_RECORD_LIB", "record"};
+
+int record_find(const struct record_lib *l, const char *exe_dir, char *buf, size_t n)
 {
-        const char *env = getenv("TM_RECORD_LIB");
+        const char *env = getenv(l->env);
         if (env && *env) {
                 if ((size_t)snprintf(buf, n, "%s", env) >= n)
                         return -1;
@@ -99,17 +109,22 @@ int record_find_lib(const char *exe_dir, char *buf, size_t n)
                 }
         }
         if (exe_dir) {
-                /* The build tree (tools/tracetool beside tools/record/), then
+                /* The build tree (tools/tracetool beside tools/<subdir>/), then
                  * an install prefix (bin/ beside lib/...). */
                 static const char *const beside[] = {
-                    "%s/record/" RECORD_LIB_NAME, "%s/../" TM_RECORD_RELLIBDIR "/" RECORD_LIB_NAME,
-                    "%s/../lib/" RECORD_LIB_NAME};
+                    "%s/%s/%s", "%s/../" TM_RECORD_RELLIBDIR "/%.0s%s", "%s/../lib/%.0s%s"};
                 for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
-                        if ((size_t)snprintf(buf, n, beside[i], exe_dir) < n && file_exists(buf))
+                        if ((size_t)snprintf(buf, n, beside[i], exe_dir, l->subdir, l->name) < n &&
+                            file_exists(buf))
                                 return 0;
         }
-        snprintf(buf, n, "%s/%s", TM_RECORD_LIBDIR, RECORD_LIB_NAME);
+        snprintf(buf, n, "%s/%s", TM_RECORD_LIBDIR, l->name);
         return file_exists(buf) ? 0 : -1;
+}
+
+int record_find_lib(const char *exe_dir, char *buf, size_t n)
+{
+        return record_find(&record_lib_heap, exe_dir, buf, n);
 }
 
 int record_preload_value(const char *lib, const char *old, char *buf, size_t n)
@@ -123,11 +138,8 @@ int record_preload_value(const char *lib, const char *old, char *buf, size_t n)
 /* What the child does: restore the signals the parent ignores while it
  * waits, set the environment and exec. An exec failure's errno goes back
  * through err_fd (close-on-exec, so its end tells the parent exec worked). */
-static void child_exec(char **prog, int wfd, int err_fd, const char *preload,
-                       const struct sigaction *old_int, const struct sigaction *old_quit)
+static void child_exec(char **prog, int wfd, int err_fd, const char *preload)
 {
-        sigaction(SIGINT, old_int, NULL);
-        sigaction(SIGQUIT, old_quit, NULL);
         struct stat st;
         char target[96];
         int e = 0;
@@ -146,9 +158,7 @@ static void child_exec(char **prog, int wfd, int err_fd, const char *preload,
         _exit(127);
 }
 
-/* Did the exec work? Reads the child's error pipe to its end. Returns 0,
- * or the exec's errno. */
-static int exec_result(int err_fd)
+int record_exec_result(int err_fd)
 {
         int e = 0;
         ssize_t k;
@@ -170,7 +180,26 @@ static int pipe_ended_empty(int fd)
         return (p.revents & POLLHUP) && ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
 }
 
-static int report_status(const char *prog, int status)
+pid_t record_fork(struct record_sigs *s)
+{
+        struct sigaction ign = {.sa_handler = SIG_IGN};
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGINT, &ign, &s->old_int);
+        sigaction(SIGQUIT, &ign, &s->old_quit);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0)
+                record_sigs_restore(s);
+        return pid;
+}
+
+void record_sigs_restore(const struct record_sigs *s)
+{
+        sigaction(SIGINT, &s->old_int, NULL);
+        sigaction(SIGQUIT, &s->old_quit, NULL);
+}
+
+int record_report_status(const char *prog, int status)
 {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return 0;
@@ -187,7 +216,7 @@ static int report_status(const char *prog, int status)
 /* Options into *out, *enc; returns the index of PROGRAM in argv, or the
  * exit status (negated, <= 0) for --help or a usage error. */
 static int parse_args(int argc, char **argv, const char **out, const char **enc, const char **clock,
-                      const char **level)
+                      const char **level, int *java)
 {
         int i = 1;
         for (; i < argc; i++) {
@@ -201,6 +230,10 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
                         record_usage(stdout);
                         return -TOOL_OK;
+                }
+                if (strcmp(a, "--java") == 0 || strcmp(a, "--java=nothis") == 0) {
+                        *java = a[6] ? RECORD_JAVA_NOTHIS : RECORD_JAVA;
+                        continue;
                 }
                 const char **dst = NULL;
                 const char *val = NULL;
@@ -258,9 +291,14 @@ int record_main(int argc, char **argv)
          * noise that costs ~0.7 bytes a record after compression
          * (docs/record.md, "The clock") */
         const char *out = NULL, *enc = NULL, *clock = "us", *level_arg = NULL;
-        int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg);
+        int java = 0;
+        int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg, &java);
         if (at <= 0)
                 return -at;
+        if (java && (enc || level_arg || strcmp(clock, "us")))
+                return usage_error("%s", "--java: -e, --level and --clock are for heap recordings");
+        if (java)
+                return record_java(out, java == RECORD_JAVA_NOTHIS, argv + at);
         /* below pack's default: the program waits on the packer
          * (docs/record.md, "Compression level") */
         size_t ol = strlen(out);
@@ -297,19 +335,15 @@ int record_main(int argc, char **argv)
         }
         /* Like system(): a ^C is for the program; tracetool stays to pack
          * what it recorded. */
-        struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-        sigemptyset(&ign.sa_mask);
-        sigaction(SIGINT, &ign, &old_int);
-        sigaction(SIGQUIT, &ign, &old_quit);
-        fflush(NULL);
-        pid_t pid = fork();
+        struct record_sigs sigs;
+        pid_t pid = record_fork(&sigs);
         if (pid == 0) {
                 close(pfd[0]);
                 close(efd[0]);
                 /* The write end must survive the exec: a copy without
                  * close-on-exec (the library sets it again at start). */
                 int wfd = fcntl(pfd[1], F_DUPFD, 3);
-                child_exec(prog, wfd, efd[1], preload, &old_int, &old_quit);
+                child_exec(prog, wfd, efd[1], preload);
         }
         int rc = TOOL_OK;
         close(pfd[1]);
@@ -321,7 +355,7 @@ int record_main(int argc, char **argv)
                 rc = TOOL_FAIL;
                 goto restore;
         }
-        int e = exec_result(efd[0]);
+        int e = record_exec_result(efd[0]);
         close(efd[0]);
         if (e) {
                 fprintf(stderr, "tracetool record: cannot run %s: %s\n", prog[0], strerror(e));
@@ -361,13 +395,12 @@ int record_main(int argc, char **argv)
         if (w < 0) {
                 fprintf(stderr, "tracetool record: waitpid: %s\n", strerror(errno));
                 rc = TOOL_FAIL;
-        } else if (report_status(prog[0], status) < 0) {
+        } else if (record_report_status(prog[0], status) < 0) {
                 rc = TOOL_FAIL;
         }
         if (prc < 0)
                 rc = TOOL_FAIL;
 restore:
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
+        record_sigs_restore(&sigs);
         return rc;
 }
