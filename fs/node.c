@@ -34,8 +34,9 @@ struct node_trace {
         pthread_mutex_t lock; /* guards the fields below */
         struct tm_trace *t;
         int open_err;
-        uint64_t kept; /* views opened once in this entry, bit per index */
-        int noted;     /* the index's note (why it stays in memory) logged */
+        uint64_t kept;              /* views opened once in this entry, bit per index */
+        struct tm_members *members; /* t's, listed at the first lookup of members/ */
+        int noted;                  /* the index's note (why it stays in memory) logged */
         char lastlog[TM_ERR_MSG];
 };
 
@@ -72,6 +73,7 @@ int node_init(const char *src, const struct tm_trace_opts *o)
 
 static void node_free(struct node_trace *tr)
 {
+        tm_members_close(tr->members);
         if (tr->t)
                 tm_trace_close(tr->t);
         pthread_mutex_destroy(&tr->lock);
@@ -119,6 +121,8 @@ static void node_evict_locked(void)
                 struct node_trace *e = node_lru_locked(1);
                 if (!e)
                         break;
+                tm_members_close(e->members);
+                e->members = NULL;
                 tm_trace_close(e->t);
                 e->t = NULL;
                 e->kept = 0;
@@ -236,6 +240,7 @@ void node_res_put(struct node_res *r)
         node_trace_put(r->tr);
         r->tr = NULL;
         r->t = NULL;
+        r->mem = NULL;
 }
 
 /* Prefix the message with the archive path unless it names it already. */
@@ -358,6 +363,37 @@ int node_view_is_dir(struct tm_trace *t, const char *view)
         return 0;
 }
 
+/* view is "members" or below it in the trace r->t (open) of r->tr: list
+ * the members if not yet done, and fill in the node's kind. */
+static int node_resolve_member(struct node_res *r, const char *view)
+{
+        struct node_trace *tr = r->tr;
+        struct tm_err err = {0};
+        int rc = 0;
+        pthread_mutex_lock(&tr->lock);
+        if (!tr->members)
+                rc = tm_members_open(r->t, &tr->members, &err);
+        r->mem = tr->members;
+        pthread_mutex_unlock(&tr->lock);
+        if (rc < 0) {
+                node_trace_log(tr, &err);
+                node_res_put(r);
+                return -EIO;
+        }
+        r->member = r->view + NODE_MEMBERS_LEN + (view[NODE_MEMBERS_LEN] == '/');
+        switch (tm_members_find(r->mem, r->member, &r->msize)) {
+        case 1:
+                r->kind = NODE_MFILE;
+                return 0;
+        case 2:
+                r->kind = NODE_MDIR;
+                return 0;
+        default:
+                node_res_put(r);
+                return -ENOENT;
+        }
+}
+
 /* r->src names a regular file of the source tree: fill in its kind, and
  * for a trace with a non-empty view the view's kind. */
 static int node_resolve_file(struct node_res *r, const char *view)
@@ -387,6 +423,9 @@ static int node_resolve_file(struct node_res *r, const char *view)
                 node_res_put(r);
                 return rc;
         }
+        if (tm_trace_has_members(r->t) && strncmp(view, NODE_MEMBERS, NODE_MEMBERS_LEN) == 0 &&
+            (view[NODE_MEMBERS_LEN] == '/' || !view[NODE_MEMBERS_LEN]))
+                return node_resolve_member(r, view);
         tm_trace_view_lookup(r->t, view); /* views the index adds (view.h) */
         r->view_idx = node_view_index(r->t, view);
         if (r->view_idx >= 0) {
@@ -431,6 +470,8 @@ int node_resolve(const char *path, struct node_res *r)
 {
         r->tr = NULL;
         r->t = NULL;
+        r->mem = NULL;
+        r->member = NULL;
         r->view[0] = '\0';
         r->view_idx = -1;
         if (path[0] != '/')

@@ -5,7 +5,11 @@
  *               that is not a trace: shown as is;
  *   NODE_TRACE  a regular source file recognised as a trace: a directory;
  *   NODE_VDIR   a directory inside a trace (e.g. "streams");
- *   NODE_VFILE  a view file inside a trace (e.g. "ascii", "streams/read").
+ *   NODE_VFILE  a view file inside a trace (e.g. "ascii", "streams/read");
+ *   NODE_MDIR   "members" of a zip trace, or a directory inside it;
+ *   NODE_MFILE  a member of a zip trace's archive, "members/<path>".
+ * A zip trace's "members" is listed from the archive's directory at its
+ * first lookup (not at the trace's), once per cache entry.
  *
  * Traces are probed lazily, when a path naming them is resolved, and the
  * result is cached per source path together with the file's identity
@@ -26,19 +30,26 @@
 
 #include "views/view.h"
 
-enum node_kind { NODE_PASS, NODE_TRACE, NODE_VDIR, NODE_VFILE };
+enum node_kind { NODE_PASS, NODE_TRACE, NODE_VDIR, NODE_VFILE, NODE_MDIR, NODE_MFILE };
+
+/* The directory of a zip trace's other members (tm_members_open). */
+#define NODE_MEMBERS "members"
+#define NODE_MEMBERS_LEN 7
 
 /* One cached source file: its identity, probe result and opened trace. */
 struct node_trace;
 
 struct node_res {
         enum node_kind kind;
-        struct stat st;        /* lstat of the source entry (the archive for traces) */
-        char src[PATH_MAX];    /* absolute source path (the archive for traces) */
-        char view[PATH_MAX];   /* view path inside the trace, "" for NODE_TRACE */
-        struct node_trace *tr; /* referenced entry for TRACE/VDIR/VFILE, else NULL */
-        struct tm_trace *t;    /* tr's opened trace for VDIR/VFILE, else NULL */
-        int view_idx;          /* VFILE: index of view in tm_trace_views(t) */
+        struct stat st;         /* lstat of the source entry (the archive for traces) */
+        char src[PATH_MAX];     /* absolute source path (the archive for traces) */
+        char view[PATH_MAX];    /* view path inside the trace, "" for NODE_TRACE */
+        struct node_trace *tr;  /* referenced entry for TRACE/VDIR/VFILE, else NULL */
+        struct tm_trace *t;     /* tr's opened trace for VDIR/VFILE, else NULL */
+        int view_idx;           /* VFILE: index of view in tm_trace_views(t) */
+        struct tm_members *mem; /* MDIR/MFILE: tr's member table (tr's, held by r) */
+        const char *member;     /* MDIR/MFILE: the path in mem (in view) */
+        uint64_t msize;         /* MFILE: the member's size */
 };
 
 /* Set up the cache for the source directory src (an absolute path without

@@ -29,10 +29,11 @@
 struct ops_file {
         int fd; /* pass-through, else -1 */
         struct node_trace *tr;
-        pthread_mutex_t lock; /* serialises use of vf */
+        pthread_mutex_t lock; /* serialises use of vf or mf */
         struct tm_vfile *vf;
-        int cached;          /* read through the page cache: drop-behind applies */
-        struct drop_run run; /* see drop.h */
+        struct tm_member *mf;         /* a zip member, instead of vf */
+        int cached;                   /* read through the page cache: drop-behind applies */
+        struct drop_run run;          /* see drop.h */
         struct ops_file *prev, *next; /* ops_open_files: handles not yet released */
 };
 
@@ -97,7 +98,13 @@ static int ops_stat(const char *path, struct stat *st)
                 break;
         case NODE_TRACE:
         case NODE_VDIR:
+        case NODE_MDIR:
                 ops_trace_attr(&r, st, 1);
+                break;
+        case NODE_MFILE:
+                ops_trace_attr(&r, st, 0);
+                st->st_size = (off_t)r.msize;
+                st->st_blocks = (blkcnt_t)((r.msize + 511) / 512);
                 break;
         case NODE_VFILE: {
                 struct tm_err err = {0};
@@ -235,6 +242,7 @@ static void ops_file_free(struct ops_file *f)
                 close(f->fd);
         } else {
                 tm_vfile_close(f->vf);
+                tm_member_close(f->mf);
                 pthread_mutex_destroy(&f->lock);
                 node_trace_put(f->tr);
         }
@@ -248,7 +256,7 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         int rc = node_resolve(path, &r);
         if (rc < 0)
                 return rc;
-        if (r.kind == NODE_TRACE || r.kind == NODE_VDIR) {
+        if (r.kind == NODE_TRACE || r.kind == NODE_VDIR || r.kind == NODE_MDIR) {
                 node_res_put(&r);
                 return -EISDIR;
         }
@@ -284,7 +292,10 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
                 return 0;
         }
         struct tm_err err = {0};
-        rc = tm_vfile_open(r.t, r.view, &f->vf, &err);
+        if (r.kind == NODE_MFILE)
+                rc = tm_member_open(r.t, r.mem, r.member, &f->mf, &err);
+        else
+                rc = tm_vfile_open(r.t, r.view, &f->vf, &err);
         if (rc < 0) {
                 node_trace_log(r.tr, &err);
                 node_res_put(&r);
@@ -293,8 +304,10 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
-        f->cached = !(conf && conf->direct_io) && !tm_vfile_volatile(f->vf); /* errors */
-        if (f->cached)
+        f->cached = !(conf && conf->direct_io) && (f->mf || !tm_vfile_volatile(f->vf));
+        if (f->cached && f->mf)
+                fi->keep_cache = 0; /* read afresh at each open: not among the kept views */
+        else if (f->cached)
                 fi->keep_cache = node_trace_keep_cache(r.tr, (unsigned)r.view_idx);
         else
                 fi->direct_io = 1;
@@ -348,8 +361,11 @@ static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, si
                 struct tm_err err = {0};
                 pthread_mutex_lock(&f->lock);
                 while ((size_t)done < size) {
-                        ssize_t n = tm_vfile_pread(f->vf, buf + done, size - (size_t)done,
-                                                   (uint64_t)off + (size_t)done, &err);
+                        char *at = buf + done;
+                        size_t want = size - (size_t)done;
+                        uint64_t pos = (uint64_t)off + (size_t)done;
+                        ssize_t n = f->mf ? tm_member_pread(f->mf, at, want, pos, &err)
+                                          : tm_vfile_pread(f->vf, at, want, pos, &err);
                         /* The whole request fails even if some bytes came
                          * first: a short reply would read as the end of the
                          * file to the kernel, hiding the damage. */
@@ -387,7 +403,7 @@ static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         }
         if (size > INT_MAX)
                 size = INT_MAX;
-        if (f->fd < 0) {
+        if (f->vf) {
                 struct tm_vspan sp;
                 pthread_mutex_lock(&f->lock);
                 ssize_t n = tm_vfile_peek(f->vf, size, (uint64_t)off, &sp);
@@ -499,6 +515,31 @@ static int ops_list_view_dir(struct tm_trace *t, const char *dir, struct ops_dir
         return rc;
 }
 
+/* The trace's own directory: its views, and a zip trace's "members"
+ * (listed only when it is looked up). */
+static int ops_list_trace_dir(struct tm_trace *t, struct ops_dir *d)
+{
+        int rc = ops_list_view_dir(t, "", d);
+        if (rc == 0 && tm_trace_has_members(t))
+                rc = ops_dir_add(d, NODE_MEMBERS, NODE_MEMBERS_LEN);
+        return rc;
+}
+
+static int ops_member_name(void *arg, const char *name, int is_dir)
+{
+        (void)is_dir;
+        return ops_dir_add(arg, name, strlen(name));
+}
+
+/* The names directly under dir of a zip trace's members. */
+static int ops_list_member_dir(const struct node_res *r, struct ops_dir *d)
+{
+        int rc = ops_dir_add(d, ".", 1);
+        if (rc == 0)
+                rc = ops_dir_add(d, "..", 2);
+        return rc == 0 ? tm_members_list(r->mem, r->member, ops_member_name, d) : rc;
+}
+
 /* A directory's names are listed once, at opendir, and readdir serves
  * them by offset (an index into the list). */
 static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -518,7 +559,9 @@ static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         else if (r.kind == NODE_PASS)
                 rc = S_ISDIR(r.st.st_mode) ? ops_list_source_dir(r.src, d) : -ENOTDIR;
         else if (r.kind == NODE_TRACE)
-                rc = node_trace_open(r.tr, &r.t) == 0 ? ops_list_view_dir(r.t, "", d) : -EIO;
+                rc = node_trace_open(r.tr, &r.t) == 0 ? ops_list_trace_dir(r.t, d) : -EIO;
+        else if (r.kind == NODE_MDIR)
+                rc = ops_list_member_dir(&r, d);
         else if (r.kind == NODE_VDIR)
                 rc = ops_list_view_dir(r.t, r.view, d);
         else

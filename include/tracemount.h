@@ -267,6 +267,88 @@ TM_API int tm_vfile_volatile(const struct tm_vfile *f);
  * tm_vfile_peek to be given back. NULL is a no-op. */
 TM_API void tm_vfile_close(struct tm_vfile *f);
 
+/* ---- the other members of an archive (zip) ----
+ *
+ * A zip archive holds the trace as one member (its raw stream, the `raw`
+ * view) and may hold other files beside it. They are listed by a path
+ * made safe from the stored name (docs/formats/containers.md, "Members in
+ * the mount": '/' makes directories, empty components go, "." and ".."
+ * and bytes that are not printable UTF-8 are %-escaped, and a name that
+ * cannot be shown, too long or colliding, becomes "~<index>"), and read
+ * with random access through a cursor, struct tm_member. The trace's own
+ * member is not listed. */
+
+struct tm_members;
+struct tm_member;
+
+/* 1 if t's archive has members (zip), even when the trace's is its only
+ * one; else 0. Reads nothing. Never fails. */
+TM_API int tm_trace_has_members(const struct tm_trace *t);
+
+/* List the members of t's archive but the trace's own, reading the
+ * archive's central directory once (nothing of the members is read).
+ * At most 65536 members and 16 MiB of paths are listed; the rest, and
+ * members shown as "~<index>", are noted in t's errors view.
+ *
+ * Returns 0 and sets *out to a new table, which the caller frees with
+ * tm_members_close (before tm_trace_close(t)); an archive without members
+ * gives an empty table. Returns -EIO (err naming the archive offset) when
+ * the directory is damaged, or -ENOMEM. The table is read-only: any number
+ * of threads may use it at once. */
+TM_API int tm_members_open(struct tm_trace *t, struct tm_members **out, struct tm_err *err);
+
+/* Free m and the verified members it keeps. NULL is a no-op. Every cursor
+ * opened through m must be closed first. */
+TM_API void tm_members_close(struct tm_members *m);
+
+/* What path (relative to the members' directory, without a leading or
+ * trailing '/'; "" is that directory itself) is in m: 1 a member, with its
+ * uncompressed size (the directory's word) in *size (may be NULL); 2 a
+ * directory of members; 0 nothing. Never fails. */
+TM_API int tm_members_find(const struct tm_members *m, const char *path, uint64_t *size);
+
+/* Called by tm_members_list for each name (one component, NUL-terminated,
+ * valid during the call) directly under the listed directory; is_dir says
+ * whether it is a directory. A non-zero return stops the listing. */
+typedef int (*tm_members_fn)(void *arg, const char *name, int is_dir);
+
+/* Call fn once per name directly under directory dir of m ("" for the top),
+ * in byte order. Returns 0, fn's non-zero value, or -ENOENT when dir is
+ * not a directory of m. */
+TM_API int tm_members_list(const struct tm_members *m, const char *dir, tm_members_fn fn,
+                           void *arg);
+
+/* Open a cursor on the member at path of m (t: the trace m was opened
+ * on). The first open of a member reads all of it once, verifying its
+ * CRC-32 and both sizes against the central directory and keeping restart
+ * points (every MiB or so of a deflate member) for random access; m keeps
+ * the last few members so verified, and the last few that failed, whose
+ * error a later open returns without reading them again. No byte of a
+ * member is served before it passed.
+ *
+ * Returns 0 and sets *out. Returns -ENOENT when path is not a member of m,
+ * -EIO when the member is damaged (err names the archive, the member and
+ * the archive offset; the same line goes to t's errors view), -ENOTSUP for
+ * an encrypted member or one of a method other than stored and deflate,
+ * -ENOMEM. Thread-safe with respect to t and m. */
+TM_API int tm_member_open(struct tm_trace *t, struct tm_members *m, const char *path,
+                          struct tm_member **out, struct tm_err *err);
+
+/* The member's size in bytes (verified by the open). Never fails. */
+TM_API uint64_t tm_member_size(const struct tm_member *f);
+
+/* Read up to n bytes of f's member at offset off into buf: returns the
+ * count (short only at the end), 0 at or past the end, or a negative errno
+ * (-EIO with err naming the archive and offset, -ENOMEM). A read far from
+ * the last one restarts at the restart point before off: its cost is
+ * bounded by their spacing, whatever the member's size, and so is the
+ * cursor's memory. One thread at a time per cursor. */
+TM_API ssize_t tm_member_pread(struct tm_member *f, void *buf, size_t n, uint64_t off,
+                               struct tm_err *err);
+
+/* Close f. NULL is a no-op. */
+TM_API void tm_member_close(struct tm_member *f);
+
 /* ---- checking ---- */
 
 /* The full check of tracetool verify: decode all of t, verify the

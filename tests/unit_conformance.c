@@ -13,7 +13,8 @@
  * only the latter; a codec with neither fails here.
  *
  * Every decode call is also made through the row's decode_batch, when it
- * has one (a fast path): the same records, bytes used, state and error.
+ * has one (a fast path): the same records (variable bytes too), bytes
+ * used, state and error; and again in half the arena its values took.
  *
  * Checks, each a test per codec:
  *   round trip   decoded = what was encoded, record for record, byte for
@@ -228,27 +229,89 @@ static int state_ok(const struct dec *d, const void *st)
         return !d->c->rc->state_ok || d->c->rc->state_ok(d->ctx, st);
 }
 
-/* Are all of s's fields numbers (what decode_batch serves)? */
-static int numbers_only(const struct tm_schema *s)
+/* Is record i of batch b (schema s) record x: kind, values and the bytes
+ * of its variable fields? */
+static int batch_rec_is(const struct tm_rbatch *b, const struct tm_schema *s, size_t i,
+                        const struct tm_rec *x)
 {
-        for (unsigned f = 0; f < s->nfields; f++)
-                if (tm_field_is_var(&s->field[f]))
+        struct tm_rec r;
+        if (b->kind[i] != x->kind)
+                return 0;
+        tm_rbatch_rec(b, s, i, &r);
+        const struct tm_kind *k = &s->kind[x->kind];
+        unsigned slot = 0;
+        for (unsigned p = 0; p < k->nfields; p++) {
+                const struct tm_field *f = &s->field[k->field[p]];
+                if (r.v[p] != x->v[p])
                         return 0;
+                if (!tm_field_is_var(f))
+                        continue;
+                size_t n = f->type == TM_FT_LIST ? x->v[p] * 8 : x->v[p];
+                if (r.var[slot] + n > b->arena + b->arena_len ||
+                    (n && memcmp(r.var[slot], x->var[slot], n) != 0))
+                        return 0;
+                slot++;
+        }
         return 1;
+}
+
+/* decode_batch with the arena cut to half of what the call's values took
+ * (b as the full call left it): it stops before the first record that no
+ * longer fits, with the records decode gave before it, and decode from
+ * where it stopped gives the rest, the same bytes used and state; or, when
+ * the first record alone does not fit, -ENOSPC naming the raw offset. */
+static void check_batch_arena(const struct dec *d, struct tm_rbatch *b, const void *st0,
+                              const uint8_t *w, size_t len, int eof, uint64_t raw_off, size_t cap,
+                              ssize_t n, size_t used, const void *st, const struct tm_rec *recs)
+{
+        static struct tm_rstate s2;
+        static struct tm_rec rest[512];
+        size_t full = b->arena_cap;
+        b->arena_cap = b->arena_len / 2;
+        memcpy(&s2, st0, d->ssize);
+        size_t u = 0;
+        struct tm_err e = {0};
+        ssize_t k = d->c->rc->decode_batch(d->ctx, &s2, w, len, eof, raw_off, &u, b, cap, &e);
+        int ok = k == -ENOSPC ? strstr(e.msg, "raw offset") != NULL
+                              : k >= 0 && k < n && b->arena_len <= b->arena_cap;
+        for (ssize_t i = 0; ok && k > 0 && i < k; i++)
+                ok = batch_rec_is(b, &d->schema, (size_t)i, &recs[i]);
+        b->arena_cap = full;
+        if (ok && k > 0) {
+                size_t u2 = 0;
+                ssize_t m = d->c->rc->decode(d->ctx, &s2, w + u, len - u, eof, raw_off + u, &u2,
+                                             rest, cap - (size_t)k, &e);
+                ok = m == n - k && u + u2 == used && memcmp(&s2, st, d->ssize) == 0;
+                for (ssize_t i = 0; ok && i < m; i++)
+                        ok =
+                            rest[i].kind == recs[k + i].kind &&
+                            memcmp(rest[i].v, recs[k + i].v,
+                                   d->schema.kind[rest[i].kind].nfields * sizeof rest[i].v[0]) == 0;
+        }
+        if (!ok)
+                fail_msg("%s: raw offset %llu: decode_batch in half the arena gives %zd records "
+                         "(%s), decode %zd, or they differ",
+                         d->c->name, (unsigned long long)raw_off, k, e.msg, n);
 }
 
 /* The row's decode_batch on the call decode just made (from state st0,
  * in[0..len) and the rest as given to it), against what decode gave: n
- * records recs, *used, state st, error err. A fast path: the same records,
- * bytes used, state and error (record.h). */
+ * records recs, *used, state st, error err. A fast path: the same records
+ * (values and variable bytes), bytes used, state and error (record.h),
+ * given an arena that holds the values; in half of it, see
+ * check_batch_arena. */
 static void check_batch(const struct dec *d, const void *st0, const uint8_t *in, size_t len,
                         int eof, uint64_t raw_off, size_t cap, ssize_t n, size_t used,
                         const void *st, const struct tm_rec *recs, const struct tm_err *err)
 {
         static struct tm_rbatch b;
         static struct tm_rstate s2;
-        if (!b.cap)
+        size_t arena = 8 * len + 16 * cap + 64; /* more than any codec's values take */
+        if (b.arena_cap < arena) {
+                tm_rbatch_free(&b);
                 assert_int_equal(tm_rbatch_init(&b, TM_SCHEMA_FIELDS_MAX, 512), 0);
+                assert_int_equal(tm_rbatch_arena(&b, arena), 0);
+        }
         uint8_t *w = malloc(len ? len : 1);
         assert_non_null(w);
         memcpy(w, in, len);
@@ -256,21 +319,18 @@ static void check_batch(const struct dec *d, const void *st0, const uint8_t *in,
         size_t u = 0;
         struct tm_err e = {0};
         ssize_t k = d->c->rc->decode_batch(d->ctx, &s2, w, len, eof, raw_off, &u, &b, cap, &e);
-        free(w);
         if (k != n || (n < 0 && strcmp(e.msg, err->msg) != 0) ||
             (n >= 0 && (u != used || b.n != (size_t)n || memcmp(&s2, st, d->ssize) != 0)))
                 fail_msg("%s: raw offset %llu: decode_batch gives %zd records, %zu bytes (%s), "
                          "decode %zd, %zu (%s), or another state",
                          d->c->name, (unsigned long long)raw_off, k, u, e.msg, n, used, err->msg);
-        for (ssize_t i = 0; i < n; i++) {
-                const struct tm_kind *kd = &d->schema.kind[recs[i].kind];
-                int same = b.kind[i] == recs[i].kind;
-                for (unsigned p = 0; same && p < kd->nfields; p++)
-                        same = b.col[kd->field[p]][i] == recs[i].v[p];
-                if (!same)
+        for (ssize_t i = 0; i < n; i++)
+                if (!batch_rec_is(&b, &d->schema, (size_t)i, &recs[i]))
                         fail_msg("%s: raw offset %llu: decode_batch's record %zd differs",
                                  d->c->name, (unsigned long long)raw_off, i);
-        }
+        if (n > 0 && b.arena_len > 0)
+                check_batch_arena(d, &b, st0, w, len, eof, raw_off, cap, n, used, st, recs);
+        free(w);
 }
 
 /* One decode call on a private copy of in[0..len) (so that ASan sees a
@@ -291,7 +351,7 @@ static ssize_t dec_step(const struct dec *d, void *st, const uint8_t *in, size_t
         ssize_t n;
         *used = 0;
         const struct tm_codec *ac = d->c->ac;
-        int batch = !ac && d->c->rc->decode_batch && numbers_only(&d->schema);
+        int batch = !ac && d->c->rc->decode_batch;
         struct tm_rstate st0;
         if (batch)
                 memcpy(&st0, st, d->ssize);

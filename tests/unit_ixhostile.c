@@ -296,6 +296,8 @@ static void check_now(struct fmt *F, enum want want, const char *what)
                 struct vt_buf b = read_back(t, *v, what);
                 if (strcmp(*v, "stats") == 0) /* it names the file refused */
                         vt_drop_side_files(b.p, &b.len);
+                if (strcmp(*v, "stats.json") == 0) /* and so does this */
+                        vt_drop_side_files_json(b.p, &b.len);
                 if (strcmp(*v, "errors") == 0 && !loaded && b.len) { /* so does errors */
                         vt_put(&b, "", 1);
                         if (!strstr((char *)b.p, F->ix_path))

@@ -795,6 +795,25 @@ static void test_nums(void **state)
         }
 }
 
+/* tm_text_batch_lens of b (schema s, plan p; its records are r) against
+ * tm_text_lens record by record: the lines' lengths and the fields'
+ * sums. line has room for b->n. */
+static void check_lens_of(const struct tm_schema *s, const struct tm_text_plan *p,
+                          const struct tm_rbatch *b, const struct tm_rec *r, uint32_t *line)
+{
+        uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
+        tm_text_batch_lens(p, b, line, fsum);
+        for (size_t i = 0; i < b->n; i++) {
+                uint64_t tok[TM_SCHEMA_FIELDS_MAX];
+                const struct tm_kind *k = &s->kind[r[i].kind];
+                size_t len = tm_text_lens(p, &r[i], tok);
+                assert_int_equal(line[i] + p->kind[r[i].kind].head_len, len);
+                for (unsigned j = 0; j < k->nfields; j++)
+                        want[k->field[j]] += tok[j];
+        }
+        assert_memory_equal(fsum, want, sizeof want);
+}
+
 /* tm_text_batch_lens (the index pass's line lengths, hex lengths with
  * AVX-512 where the CPU has it) against tm_text_lens record by record,
  * both ways: schemas of numbers in every show, kinds with the same fields
@@ -819,17 +838,7 @@ static void check_batch_lens(const struct tm_schema *s)
         }
         for (int scalar = 1; scalar >= 0; scalar--) {
                 tm_text_force_scalar(scalar);
-                uint64_t fsum[TM_SCHEMA_FIELDS_MAX] = {0}, want[TM_SCHEMA_FIELDS_MAX] = {0};
-                tm_text_batch_lens(&p, &b, line, fsum);
-                for (size_t i = 0; i < N; i++) {
-                        uint64_t tok[TM_SCHEMA_FIELDS_MAX];
-                        const struct tm_kind *k = &s->kind[r[i].kind];
-                        size_t len = tm_text_lens(&p, &r[i], tok);
-                        assert_int_equal(line[i] + p.kind[r[i].kind].head_len, len);
-                        for (unsigned j = 0; j < k->nfields; j++)
-                                want[k->field[j]] += tok[j];
-                }
-                assert_memory_equal(fsum, want, sizeof want);
+                check_lens_of(s, &p, &b, r, line);
         }
         tm_text_force_scalar(0);
         tm_rbatch_free(&b);
@@ -862,13 +871,67 @@ static void test_batch_lens(void **state)
         }
 }
 
+/* tm_text_batch_lens of a batch with variable values (record.h's arena:
+ * the heap schema's attributes and comments, bytes that need escapes and
+ * empty ones) against tm_text_lens of the same records, whose var[]
+ * point at the test's own copies of the bytes. */
+static void test_batch_lens_var(void **state)
+{
+        (void)state;
+        const struct tm_schema *s = &tm_schema_heap;
+        struct tm_text_plan p;
+        assert_int_equal(tm_text_plan_init(&p, s), 0);
+        enum { N = 600, VMAX = 24 };
+        struct tm_rbatch b;
+        assert_int_equal(tm_rbatch_init(&b, s->nfields, N), 0);
+        assert_int_equal(tm_rbatch_arena(&b, N * VMAX), 0);
+        static struct tm_rec r[N];
+        static uint8_t bytes[N][VMAX];
+        static uint32_t line[N];
+        for (size_t i = 0; i < N; i++) {
+                unsigned k = (unsigned)(rnd() % s->nkinds);
+                const struct tm_kind *kd = &s->kind[k];
+                r[i].kind = b.kind[i] = k;
+                for (unsigned f = 0; f < s->nfields; f++)
+                        b.col[f][i] = 0;
+                for (unsigned j = 0; j < kd->nfields; j++) {
+                        if (!tm_field_is_var(&s->field[kd->field[j]])) {
+                                r[i].v[j] = b.col[kd->field[j]][i] = edge_value();
+                                continue;
+                        }
+                        size_t n = rnd() % 4 == 0 ? 0 : rnd() % VMAX;
+                        for (size_t q = 0; q < n; q++)
+                                bytes[i][q] = (uint8_t)(rnd() % 3 ? 'a' + rnd() % 26 : rnd());
+                        r[i].v[j] = b.col[kd->field[j]][i] = n;
+                        r[i].var[0] = bytes[i];
+                        tm_rbatch_put_var(&b, i, 0, bytes[i], n);
+                }
+        }
+        b.n = N;
+        check_lens_of(s, &p, &b, r, line);
+        for (size_t i = 0; i < N; i++) {
+                const struct tm_kind *k = &s->kind[r[i].kind];
+                struct tm_rec x; /* the batch's record as a tm_rec: the same bytes */
+                tm_rbatch_rec(&b, s, i, &x);
+                assert_int_equal(x.kind, r[i].kind);
+                assert_memory_equal(x.v, r[i].v, k->nfields * sizeof x.v[0]);
+                size_t vn = r[i].kind == TM_HK_COMMENT ? r[i].v[0] : r[i].v[k->nfields - 1];
+                if (vn)
+                        assert_memory_equal(x.var[0], r[i].var[0], vn);
+        }
+        tm_rbatch_free(&b);
+        assert_int_equal(tm_rbatch_init(&b, 1, 4), 0);
+        assert_int_equal(tm_rbatch_arena(&b, (size_t)UINT32_MAX + 1), -EINVAL);
+        tm_rbatch_free(&b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_heap_random), cmocka_unit_test(test_mixed_random),
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
-            cmocka_unit_test(test_batch_lens),
+            cmocka_unit_test(test_batch_lens),  cmocka_unit_test(test_batch_lens_var),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

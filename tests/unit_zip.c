@@ -9,9 +9,13 @@
  * open as traces whose ascii is the plain file's; damage (a flipped byte,
  * a cut archive, a directory outside the file, a huge entry count, sizes
  * that lie) is -EIO naming an archive offset, and no byte of a member
- * that failed its CRC is served. */
+ * that failed its CRC is served. The other members as files: their safe
+ * paths (hostile names: "..", absolute, duplicates, too long, not UTF-8),
+ * their bytes in order and at random offsets, a damaged one -EIO at open
+ * naming the member and an archive offset while the rest still serve. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -750,6 +754,380 @@ static void test_zip_program(void **state)
         }
 }
 
+/* ---- the other members as files (tm_members_*, tm_member_*) ---- */
+
+/* The member at path of the trace at archive, read whole through a cursor
+ * in pieces, then at NSEEKS random offsets: equal to want. */
+static void check_member_file(struct tm_trace *t, struct tm_members *ms, const char *path,
+                              const uint8_t *want, size_t n)
+{
+        struct tm_member *f;
+        struct tm_err err = {0};
+        uint64_t size = 0;
+        if (tm_members_find(ms, path, &size) != 1 || size != n)
+                fail_msg("members/%s: not a member of %zu bytes", path, n);
+        if (tm_member_open(t, ms, path, &f, &err) != 0)
+                fail_msg("members/%s: %s", path, err.msg);
+        assert_int_equal(tm_member_size(f), n);
+        uint8_t *got = malloc(n + 1);
+        size_t k = 0;
+        ssize_t r;
+        while ((r = tm_member_pread(f, got + k, 65536, k, &err)) > 0)
+                k += (size_t)r;
+        assert_int_equal(r, 0);
+        assert_int_equal(k, n);
+        assert_memory_equal(got, want, n);
+        uint64_t seed = 28;
+        for (unsigned i = 0; n > 0 && i < NSEEKS; i++) {
+                size_t off = (size_t)tmt_below(&seed, n), len = 1 + (size_t)tmt_below(&seed, 9000);
+                len = len < n - off ? len : n - off;
+                assert_int_equal(tm_member_pread(f, got, len, off, &err), (ssize_t)len);
+                assert_memory_equal(got, want + off, len);
+        }
+        free(got);
+        tm_member_close(f);
+}
+
+/* The trace at path (no index saved) and its members' table. */
+static struct tm_members *open_members(const char *path, struct tm_trace **t)
+{
+        struct tm_members *ms;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        if (tm_trace_open(path, &o, t, &err) != 0 || tm_members_open(*t, &ms, &err) != 0)
+                fail_msg("%s: %s", path, err.msg);
+        return ms;
+}
+
+static void close_members(struct tm_members *ms, struct tm_trace *t)
+{
+        tm_members_close(ms);
+        tm_trace_close(t);
+}
+
+/* The names directly under a directory of the members, "|"-joined, "/"
+ * after a directory's. */
+static int join_name(void *arg, const char *name, int is_dir)
+{
+        struct vt_buf *b = arg;
+        if (b->len)
+                vt_put(b, "|", 1);
+        vt_put(b, name, strlen(name));
+        if (is_dir)
+                vt_put(b, "/", 1);
+        return 0;
+}
+
+static void expect_listing(const struct tm_members *ms, const char *dir, const char *want)
+{
+        struct vt_buf b = {0};
+        assert_int_equal(tm_members_list(ms, dir, join_name, &b), 0);
+        vt_put(&b, "", 1);
+        if (strcmp((char *)b.p, want) != 0)
+                fail_msg("members/%s lists \"%s\", not \"%s\"", dir, (char *)b.p, want);
+        free(b.p);
+}
+
+/* The trace's errors view, as text. */
+static void errors_text(struct tm_trace *t, struct vt_buf *out)
+{
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        uint8_t buf[4096];
+        ssize_t r;
+        out->len = 0;
+        assert_int_equal(tm_vfile_open(t, "errors", &f, &err), 0);
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
+                vt_put(out, buf, (size_t)r);
+        vt_put(out, "", 1);
+        tm_vfile_close(f);
+}
+
+/* Member index of the archive at path, scanned, has a window point
+ * inside its size bytes. */
+static void expect_window_point(const char *path, uint64_t index, uint64_t size)
+{
+        struct tm_cont *c;
+        struct tm_err err = {0};
+        int fd = open(path, O_RDONLY);
+        assert_int_equal(tm_cont_open_member(fd, path, index, &c, &err), 0);
+        assert_int_equal(tm_cont_scan(c, NULL, NULL, &err), 0);
+        uint64_t next = 0;
+        assert_int_equal(tm_cont_next_point(c, 0, &next), 1);
+        assert_true(next > 0 && next < size);
+        tm_cont_close(c);
+        close(fd);
+}
+
+static void test_member_files(void **state)
+{
+        (void)state;
+        static const uint8_t hello[] = "hello\n", second[] = "second\n", x[] = "x";
+        char longname[301];
+        memset(longname, 'a', 300);
+        longname[300] = 0;
+        size_t dn = 200000; /* a deflate member damaged past its first bytes */
+        struct zm m[] = {
+            {"trace", din_raw.p, din_raw.len, 8, 0, 0, 0},
+            {"README", hello, 6, 0, 0, 0, 0},
+            {"doc/big.bin", din_raw.p, din_raw.len, 8, 0, 0, 0},
+            {"doc/sub/", NULL, 0, 0, 0, 0, 0},
+            {"../../etc/passwd", x, 1, 0, 0, 0, 0},
+            {"/abs//x", hello, 6, 8, 0, 0, 0},
+            {"bad\xff\x01name", x, 1, 0, 0, 0, 0},
+            {"README", second, 7, 0, 0, 0, 0},
+            {"doc", x, 1, 0, 0, 0, 0},
+            {longname, x, 1, 0, 0, 0, 0},
+            {"~tilde", x, 1, 0, 0, 0, 0},
+            {"damaged.bin", din_raw.p, dn, 8, 0, 0, 0},
+            {"\xc3\xa9t\xc3\xa9.txt", hello, 6, 0, 1, 0, 0},
+        };
+        size_t k = sizeof m / sizeof m[0];
+        struct vt_buf a = {0};
+        zip_build(&a, m, k, 0);
+        /* flip a byte in the middle of damaged.bin's deflate data (the first
+         * time its name is in the archive is its local header) */
+        size_t nl = strlen("damaged.bin");
+        uint8_t *h = memmem(a.p, a.len, "damaged.bin", nl);
+        assert_non_null(h);
+        size_t at = (size_t)(h - a.p) + nl + 5000;
+        a.p[at] ^= 0x10;
+        const char *path = tmt_path("members.zip");
+        vt_spit(path, a.p, a.len);
+
+        struct tm_trace *t;
+        struct tm_members *ms = open_members(path, &t);
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_has_members(t), 1);
+        expect_listing(ms, "",
+                       "%2E%2E/|%7Etilde|README|abs/|bad%FF%01name|damaged.bin|doc/|~7|~8|~9|"
+                       "\xc3\xa9t\xc3\xa9.txt");
+        expect_listing(ms, "doc", "big.bin");
+        expect_listing(ms, "%2E%2E", "%2E%2E/");
+        expect_listing(ms, "%2E%2E/%2E%2E/etc", "passwd");
+        assert_int_equal(tm_members_list(ms, "README", join_name, NULL), -ENOENT);
+        assert_int_equal(tm_members_find(ms, "doc/sub", NULL), 0); /* directory entries: none */
+        assert_int_equal(tm_members_find(ms, "trace", NULL), 0);   /* the raw view is it */
+        assert_int_equal(tm_members_find(ms, "..", NULL), 0);
+        check_member_file(t, ms, "README", hello, 6);
+        check_member_file(t, ms, "~7", second, 7);
+        check_member_file(t, ms, "~8", x, 1);
+        check_member_file(t, ms, "~9", x, 1);
+        check_member_file(t, ms, "%2E%2E/%2E%2E/etc/passwd", x, 1);
+        check_member_file(t, ms, "abs/x", hello, 6);
+        check_member_file(t, ms, "bad%FF%01name", x, 1);
+        check_member_file(t, ms, "%7Etilde", x, 1);
+        check_member_file(t, ms, "\xc3\xa9t\xc3\xa9.txt", hello, 6);
+        check_member_file(t, ms, "doc/big.bin", din_raw.p, din_raw.len);
+        struct vt_buf e = {0};
+        errors_text(t, &e);
+        if (!strstr((char *)e.p, "3 shown as ~<index> (member 9 \"aaaa"))
+                fail_msg("errors view: %s", (char *)e.p);
+
+        /* the damaged member: no cursor, no byte, the error in the errors
+         * view naming the archive, the member and an archive offset */
+        struct tm_member *f = NULL;
+        assert_int_equal(tm_member_open(t, ms, "damaged.bin", &f, &err), -EIO);
+        assert_null(f);
+        print_message("damaged.bin, byte %zu flipped: %s\n", at, err.msg);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "member damaged.bin"));
+        assert_non_null(strstr(err.msg, "archive offset"));
+        errors_text(t, &e);
+        assert_non_null(strstr((char *)e.p, "member damaged.bin"));
+        assert_int_equal(tm_member_open(t, ms, "nothing", &f, &err), -ENOENT);
+        /* the failure is remembered by the table: the member mended in
+         * place still fails through it, not through a new table */
+        int wfd = open(path, O_WRONLY);
+        uint8_t fixed = a.p[at] ^ 0x10;
+        assert_int_equal(pwrite(wfd, &fixed, 1, (off_t)at), 1);
+        close(wfd);
+        assert_int_equal(tm_member_open(t, ms, "damaged.bin", &f, &err), -EIO);
+        assert_non_null(strstr(err.msg, "member damaged.bin"));
+        struct tm_members *ms2;
+        assert_int_equal(tm_members_open(t, &ms2, &err), 0);
+        check_member_file(t, ms2, "damaged.bin", din_raw.p, dn);
+        tm_members_close(ms2);
+        /* the others and the trace still serve */
+        check_member_file(t, ms, "doc/big.bin", din_raw.p, din_raw.len);
+        check_member_file(t, ms, "README", hello, 6);
+        close_members(ms, t);
+        struct vt_buf want = {0}, got = {0};
+        int opened;
+        assert_int_equal(read_view(tmt_path("plain.din"), "ascii", &want, &opened), 0);
+        assert_int_equal(read_view(path, "ascii", &got, &opened), 0);
+        assert_int_equal(got.len, want.len);
+        assert_memory_equal(got.p, want.p, want.len);
+
+        /* a member whose CRC-32 the directory gives wrong, stored: EIO at
+         * open, nothing served */
+        struct zm one[] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0},
+                           {"s.bin", p2_raw.p, 70000, 0, 0, 0, 0}};
+        zip_build(&a, one, 2, 0);
+        h = memmem(a.p + 1000, a.len - 1000, "s.bin", 5); /* after the trace's data */
+        a.p[(size_t)(h - a.p) + 5 + 30000] ^= 1;
+        vt_spit(tmt_path("crc.zip"), a.p, a.len);
+        ms = open_members(tmt_path("crc.zip"), &t);
+        assert_int_equal(tm_member_open(t, ms, "s.bin", &f, &err), -EIO);
+        assert_non_null(strstr(err.msg, "CRC-32"));
+        assert_non_null(strstr(err.msg, "member s.bin"));
+        close_members(ms, t);
+
+        /* other containers: no members */
+        ms = open_members(tmt_path("plain.din"), &t);
+        assert_int_equal(tm_trace_has_members(t), 0);
+        assert_int_equal(tm_members_find(ms, "x", NULL), 0);
+        expect_listing(ms, "", "");
+        close_members(ms, t);
+        free(e.p);
+        free(want.p);
+        free(got.p);
+        free(a.p);
+}
+
+/* A deflate member big enough for window points: random reads restart
+ * at them, and give its bytes. */
+static void test_member_points(void **state)
+{
+        (void)state;
+        struct vt_buf big = {0};
+        for (int i = 0; i < 4; i++)
+                vt_put(&big, din_raw.p, din_raw.len);
+        struct zm m[] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0},
+                         {"big.din", big.p, big.len, 8, 0, 0, 0}};
+        const char *path = put_zip("points.zip", m, 2, 0);
+        expect_window_point(path, 1, big.len);
+        struct tm_trace *t;
+        struct tm_members *ms = open_members(path, &t);
+        check_member_file(t, ms, "big.din", big.p, big.len);
+        close_members(ms, t);
+        free(big.p);
+}
+
+/* More members than are listed: the first 65536 in directory order are,
+ * the others are counted in the errors view. */
+static void test_member_cap(void **state)
+{
+        (void)state;
+        enum { N = 65536 + 5 };
+        struct zm *m = calloc(N + 1, sizeof *m);
+        char(*names)[16] = calloc(N, sizeof *names);
+        static const uint8_t x[] = "x";
+        m[0] = (struct zm){"trace", din_raw.p, 1000, 0, 0, 0, 0};
+        for (size_t i = 0; i < N; i++) {
+                snprintf(names[i], sizeof names[i], "d%zu/%zu", i % 7, i);
+                m[i + 1] = (struct zm){names[i], x, 1, 0, 0, 0, 0};
+        }
+        struct vt_buf a = {0};
+        zip_build(&a, m, N + 1, 1);
+        vt_spit(tmt_path("many.zip"), a.p, a.len);
+        struct tm_trace *t;
+        struct tm_members *ms = open_members(tmt_path("many.zip"), &t);
+        assert_int_equal(tm_members_find(ms, "d0/0", NULL), 1);
+        assert_int_equal(tm_members_find(ms, "d1/65535", NULL), 1); /* the 65536th */
+        assert_int_equal(tm_members_find(ms, "d2/65536", NULL), 0); /* the 65537th */
+        check_member_file(t, ms, "d6/1000", x, 1);
+        struct vt_buf e = {0};
+        errors_text(t, &e);
+        if (!strstr((char *)e.p, "5 not listed (at most 65536 members"))
+                fail_msg("errors view: %s", (char *)e.p);
+        close_members(ms, t);
+        free(e.p);
+        free(a.p);
+        free(names);
+        free(m);
+}
+
+/* Threads opening and reading members at once through one table: more
+ * members than the table keeps, so slots are shared, reused and all in
+ * use (cursors with a container of their own). */
+struct mt_arg {
+        struct tm_trace *t;
+        struct tm_members *ms;
+        const struct vt_buf *data;
+        uint64_t seed;
+        int bad; /* reads that were not the member's bytes */
+};
+
+#define MT_MEMBERS 12
+
+static void *mt_reader(void *p)
+{
+        struct mt_arg *a = p;
+        uint8_t buf[4096];
+        for (int it = 0; it < 40; it++) {
+                unsigned k = (unsigned)tmt_below(&a->seed, MT_MEMBERS);
+                char name[16];
+                snprintf(name, sizeof name, "m%u", k);
+                struct tm_member *f;
+                struct tm_err err = {0};
+                if (tm_member_open(a->t, a->ms, name, &f, &err) != 0) {
+                        a->bad++;
+                        continue;
+                }
+                size_t len = a->data->len - k * 1000; /* member k: the bytes from k * 1000 */
+                size_t off = (size_t)tmt_below(&a->seed, len);
+                ssize_t r = tm_member_pread(f, buf, sizeof buf, off, &err);
+                size_t want = len - off < sizeof buf ? len - off : sizeof buf;
+                if (r != (ssize_t)want || memcmp(buf, a->data->p + k * 1000 + off, want) != 0)
+                        a->bad++;
+                tm_member_close(f);
+        }
+        return NULL;
+}
+
+static void test_member_threads(void **state)
+{
+        (void)state;
+        struct zm m[MT_MEMBERS + 1] = {{"trace", din_raw.p, 1000, 0, 0, 0, 0}};
+        char names[MT_MEMBERS][16];
+        for (unsigned k = 0; k < MT_MEMBERS; k++) {
+                snprintf(names[k], sizeof names[k], "m%u", k);
+                m[k + 1] = (struct zm){
+                    names[k], p2_raw.p + k * 1000, p2_raw.len - k * 1000, k % 2 ? 0 : 8, 0, 0, 0};
+        }
+        const char *path = put_zip("threads.zip", m, MT_MEMBERS + 1, 0);
+        struct tm_trace *t;
+        struct tm_members *ms = open_members(path, &t);
+        pthread_t th[4];
+        struct mt_arg a[4];
+        for (unsigned i = 0; i < 4; i++) {
+                a[i] = (struct mt_arg){t, ms, &p2_raw, 1000 + i, 0};
+                assert_int_equal(pthread_create(&th[i], NULL, mt_reader, &a[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(a[i].bad, 0);
+        }
+        close_members(ms, t);
+}
+
+/* zip -r: a subdirectory, stored and deflate members beside the trace. */
+static void test_zip_program_members(void **state)
+{
+        (void)state;
+        if (system("command -v zip >/dev/null 2>&1") != 0) {
+                print_message("SKIP: the zip program is not installed\n");
+                skip();
+        }
+        assert_int_equal(mkdir(tmt_path("zm"), 0755), 0);
+        assert_int_equal(mkdir(tmt_path("zm/sub"), 0755), 0);
+        vt_spit(tmt_path("zm/trace"), din_raw.p, din_raw.len);
+        vt_spit(tmt_path("zm/notes.txt"), "made by zip\n", 12);
+        vt_spit(tmt_path("zm/sub/p2.bin"), p2_raw.p, p2_raw.len);
+        char line[1200];
+        snprintf(line, sizeof line,
+                 "cd '%s' && zip -q -r m.zip trace sub && zip -q -0 m.zip notes.txt",
+                 tmt_path("zm"));
+        assert_int_equal(system(line), 0);
+        struct tm_trace *t;
+        struct tm_members *ms = open_members(tmt_path("zm/m.zip"), &t);
+        expect_listing(ms, "", "notes.txt|sub/");
+        check_member_file(t, ms, "notes.txt", (const uint8_t *)"made by zip\n", 12);
+        check_member_file(t, ms, "sub/p2.bin", p2_raw.p, p2_raw.len);
+        close_members(ms, t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -762,6 +1140,11 @@ int main(void)
             cmocka_unit_test(test_flip),
             cmocka_unit_test(test_hostile),
             cmocka_unit_test(test_zip_program),
+            cmocka_unit_test(test_member_files),
+            cmocka_unit_test(test_member_points),
+            cmocka_unit_test(test_member_cap),
+            cmocka_unit_test(test_member_threads),
+            cmocka_unit_test(test_zip_program_members),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

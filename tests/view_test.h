@@ -70,6 +70,26 @@ static inline void vt_drop_side_files(uint8_t *p, size_t *len)
         *len = out;
 }
 
+/* The same for stats.json: the strings of its side_files array dropped
+ * ("side_files":[] left), the array found by its key and its end by
+ * JSON's rules (strings, escapes). */
+static inline void vt_drop_side_files_json(uint8_t *p, size_t *len)
+{
+        static const char key[] = "\"side_files\":[";
+        uint8_t *k = memmem(p, *len, key, sizeof key - 1);
+        if (!k)
+                return;
+        size_t from = (size_t)(k - p) + sizeof key - 1, at = from;
+        for (int in = 0; at < *len && (in || p[at] != ']'); at++) {
+                if (in && p[at] == '\\')
+                        at++;
+                else if (p[at] == '"')
+                        in = !in;
+        }
+        memmove(p + from, p + at, *len - at);
+        *len -= at - from;
+}
+
 static uint64_t vt_rng = 1;
 
 static inline uint64_t vt_rand(void)

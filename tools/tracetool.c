@@ -54,6 +54,57 @@ static int tool_fail(const char *cmd, const struct tm_err *err, int rc)
         return TOOL_FAIL;
 }
 
+/* One read of cat's source at off: tm_vfile_pread or tm_member_pread. */
+typedef ssize_t (*cat_read_fn)(void *src, void *buf, size_t n, uint64_t off, struct tm_err *err);
+
+static ssize_t cat_read_view(void *src, void *buf, size_t n, uint64_t off, struct tm_err *err)
+{
+        return tm_vfile_pread(src, buf, n, off, err);
+}
+
+static ssize_t cat_read_member(void *src, void *buf, size_t n, uint64_t off, struct tm_err *err)
+{
+        return tm_member_pread(src, buf, n, off, err);
+}
+
+/* Copy all of src to stdout. Returns 0 or a negative errno (err filled). */
+static int cat_copy(cat_read_fn rd, void *src, struct tm_err *err)
+{
+        char *buf = malloc(CAT_BUF);
+        uint64_t off = 0;
+        ssize_t n = buf ? 0 : tm_err_set(err, -ENOMEM, "out of memory");
+        while (buf && (n = rd(src, buf, CAT_BUF, off, err)) > 0) {
+                off += (uint64_t)n;
+                int w = tool_write_all(STDOUT_FILENO, buf, (size_t)n);
+                if (w < 0) {
+                        n = tm_err_set(err, w, "<stdout>: %s", strerror(-w));
+                        break;
+                }
+        }
+        free(buf);
+        return n < 0 ? (int)n : 0;
+}
+
+/* cat ARCHIVE members/PATH: a member of a zip archive. */
+static int cat_member(struct tm_trace *t, const char *archive, const char *path)
+{
+        struct tm_members *m;
+        struct tm_member *f = NULL;
+        struct tm_err err = {0};
+        int rc = tm_members_open(t, &m, &err);
+        if (rc == 0) {
+                rc = tm_member_open(t, m, path, &f, &err);
+                if (rc == -ENOENT)
+                        fprintf(stderr, "tracetool cat: %s: no member '%s'\n", archive, path);
+                else if (rc == 0)
+                        rc = cat_copy(cat_read_member, f, &err);
+                tm_member_close(f);
+                tm_members_close(m);
+        }
+        tm_trace_close(t);
+        return rc == -ENOENT ? TOOL_FAIL : rc < 0 ? tool_fail("cat", &err, rc) : TOOL_OK;
+}
+
 static int cmd_cat(char **args)
 {
         struct tm_trace *t;
@@ -61,6 +112,8 @@ static int cmd_cat(char **args)
         struct tm_err err = {0};
         if (tool_open("cat", args[0], &t) < 0)
                 return TOOL_FAIL;
+        if (tm_trace_has_members(t) && strncmp(args[1], "members/", 8) == 0)
+                return cat_member(t, args[0], args[1] + 8);
         int rc = tm_vfile_open(t, args[1], &f, &err);
         if (rc == -ENOENT) {
                 fprintf(stderr, "tracetool cat: %s: no view '%s' (see tracetool views)\n", args[0],
@@ -72,21 +125,10 @@ static int cmd_cat(char **args)
                 tm_trace_close(t);
                 return tool_fail("cat", &err, rc);
         }
-        char *buf = malloc(CAT_BUF);
-        uint64_t off = 0;
-        ssize_t n = buf ? 0 : -ENOMEM;
-        while (buf && (n = tm_vfile_pread(f, buf, CAT_BUF, off, &err)) > 0) {
-                off += (uint64_t)n;
-                int w = tool_write_all(STDOUT_FILENO, buf, (size_t)n);
-                if (w < 0) {
-                        n = tm_err_set(&err, w, "<stdout>: %s", strerror(-w));
-                        break;
-                }
-        }
-        free(buf);
+        rc = cat_copy(cat_read_view, f, &err);
         tm_vfile_close(f);
         tm_trace_close(t);
-        return n < 0 ? tool_fail("cat", &err, (int)n) : TOOL_OK;
+        return rc < 0 ? tool_fail("cat", &err, rc) : TOOL_OK;
 }
 
 static int cmd_views(char **args)
@@ -220,8 +262,8 @@ static const struct command commands[] = {
     {"record", "-o OUT -- PROGRAM", "record a program's heap operations (see --help)", -1,
      NULL /* record_main parses its own options */},
     {"cat", "ARCHIVE VIEW",
-     "write a view (ascii, binary, raw, stats, streams/read, ...) "
-     "to stdout",
+     "write a view (ascii, binary, raw, stats, streams/read, ...), or a zip archive's "
+     "members/NAME, to stdout",
      2, cmd_cat},
     {"stat", "[--json] ARCHIVE",
      "codec, container, sizes, references by type, index location; --json: the stats.json view",

@@ -262,7 +262,7 @@ struct rbuild {
         uint64_t good_raw; /* raw offset after the last record counted */
         struct tm_rstate mark;
         /* the column path (tm_rcodec.decode_batch), when the codec has
-         * one and the schema only numbers; else batch.cap is 0 */
+         * one and the schema no sections; else batch.cap is 0 */
         struct tm_rbatch batch;
         uint32_t *line, *fline; /* [batch.cap] */
         uint64_t kind_n[TM_SCHEMA_KINDS_MAX]; /* the batch's records per kind */
@@ -522,15 +522,16 @@ static void batch_free(struct rbuild *b)
         free(b->fline);
 }
 
-/* The column path's buffers, when the schema is numbers only (else
- * none: batch.cap stays 0). 0 or -ENOMEM. */
+/* The column path's buffers, with an arena when the schema has variable
+ * fields, when it has no sections (a batch's records are outside any:
+ * else none, batch.cap stays 0). 0 or -ENOMEM. */
 static int batch_init(struct rbuild *b)
 {
         const struct tm_schema *s = b->s;
-        for (unsigned f = 0; f < s->nfields; f++)
-                if (tm_field_is_var(&s->field[f]))
-                        return 0;
-        if (tm_rbatch_init(&b->batch, s->nfields, BUILD_COLS) < 0)
+        if (s->nsections)
+                return 0;
+        if (tm_rbatch_init(&b->batch, s->nfields, BUILD_COLS) < 0 ||
+            (tm_schema_has_var(s) && tm_rbatch_arena(&b->batch, TM_RBATCH_ARENA) < 0))
                 return -ENOMEM;
         b->line = malloc(BUILD_COLS * sizeof *b->line);
         b->fline = malloc(BUILD_COLS * sizeof *b->fline);

@@ -850,8 +850,9 @@ int tm_records_vfile_worker(struct tm_cursor *f)
         return f->stage ? 0 : -ENOMEM;
 }
 
-/* Set up the column path for f when its codec has one, its schema is of
- * numbers only and the view is one whose lengths it gives. 0 or -ENOMEM. */
+/* Set up the column path for f when its codec has one and the view is
+ * one whose lengths it gives (sections do not change them), with an
+ * arena when the schema has variable fields. 0 or -ENOMEM. */
 static int rv_cols_init(struct tm_cursor *f)
 {
         const struct tm_schema *s = &f->rt->schema;
@@ -859,11 +860,9 @@ static int rv_cols_init(struct tm_cursor *f)
             !(f->kind == RV_ASCII || f->kind == RV_FORM || f->kind == RV_STREAM ||
               f->kind == RV_BINARY))
                 return 0;
-        for (unsigned i = 0; i < s->nfields; i++)
-                if (tm_field_is_var(&s->field[i]))
-                        return 0;
         f->lens = malloc(RV_BATCH * sizeof *f->lens);
-        if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0)
+        if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0 ||
+            (tm_schema_has_var(s) && tm_rbatch_arena(&f->cols, TM_RBATCH_ARENA) < 0))
                 return -ENOMEM;
         return 0;
 }

@@ -98,6 +98,8 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                 tm_rbatch_kinds(b, NULL, st->kind_n, NULL);
         for (size_t i = 0; i < b->n && a->same && !a->whole; i = b->n) /* every kind, every field */
                 for (unsigned f = 0; f < a->s->nfields; f++) {
+                        if (tm_field_is_var(&a->s->field[f]))
+                                continue;
                         uint64_t lo = st->fmin[f], hi = st->fmax[f];
                         const uint64_t *c = b->col[f];
                         for (size_t r = 0; r < b->n; r++) {
@@ -112,6 +114,8 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
                 const struct tm_kind *k = &a->s->kind[b->kind[i]];
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];
+                        if (tm_field_is_var(&a->s->field[f]))
+                                continue;
                         uint64_t v = b->col[f][i];
                         st->fseen[f]++;
                         if (v < st->fmin[f])
@@ -130,13 +134,8 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
         struct tm_rec r[64];
         for (size_t i = 0; i < b->n;) { /* the family's per-record hook */
                 size_t m = b->n - i < 64 ? b->n - i : 64;
-                for (size_t j = 0; j < m; j++) {
-                        r[j].kind = b->kind[i + j];
-                        r[j].section = 0;
-                        const struct tm_kind *k = &a->s->kind[r[j].kind];
-                        for (unsigned q = 0; q < k->nfields; q++)
-                                r[j].v[q] = b->col[k->field[q]][i + j];
-                }
+                for (size_t j = 0; j < m; j++)
+                        tm_rbatch_rec(b, a->s, i + j, &r[j]);
                 a->fam->acc_add(a->fa, r, m);
                 i += m;
         }

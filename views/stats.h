@@ -36,7 +36,7 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s);
 
 void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n);
 
-/* The same for a column batch (record.h: numbers only); kind_n: b's
+/* The same for a column batch (record.h); kind_n: b's
  * records per kind (tm_rbatch_kinds) when the caller has counted them,
  * else NULL. */
 void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,

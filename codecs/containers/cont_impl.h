@@ -72,8 +72,12 @@ struct tm_cont {
         int wfd_owned;         /* a temporary file made by scan */
         uint64_t wbase;        /* offset of the store in wfd */
         uint64_t wsize;        /* bytes in the store */
+        uint64_t member;       /* zip: the member to read, or TM_CONT_MEMBER_PICK */
         void *impl;            /* module state */
 };
+
+/* tm_cont.member of tm_cont_open: the container's own choice. */
+#define TM_CONT_MEMBER_PICK UINT64_MAX
 
 struct tm_creader {
         struct tm_cont *c;

@@ -7,7 +7,8 @@
  * plain; deflate members are inflated raw and get zran-style access points
  * (cont_zran.h) from the scan, as gzip does. The scan checks the member's
  * CRC-32 and both sizes; nothing of it is vouched for before its end. The
- * other members are listed by tm_cont_members and never read.
+ * other members are listed by tm_cont_members; tm_cont_open_member opens
+ * one of them in the chosen member's place (the same checks and readers).
  * docs/formats/containers.md ("zip") gives the choices and the limits. */
 #include <errno.h>
 #include <stdio.h>
@@ -15,51 +16,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "cont_zip_dir.h"
 #include "cont_zran.h"
 
-#define ZIP_LOCAL_SIG 0x04034b50u
-#define ZIP_CENTRAL_SIG 0x02014b50u
-#define ZIP_END_SIG 0x06054b50u
-#define ZIP64_END_SIG 0x06064b50u
-#define ZIP64_LOC_SIG 0x07064b50u
-#define ZIP_DESC_SIG 0x08074b50u
-#define ZIP_LOCAL_LEN 30u
-#define ZIP_CENTRAL_LEN 46u
-#define ZIP_END_LEN 22u
-#define ZIP64_END_LEN 56u
-#define ZIP64_LOC_LEN 20u
-#define ZIP_COMMENT_MAX 65535u
-#define ZIP64_EXTRA_ID 0x0001u
-#define ZIP_SAT16 0xFFFFu     /* a 16-bit field whose value is in the ZIP64 records */
-#define ZIP_SAT32 0xFFFFFFFFu /* likewise, 32-bit */
-#define ZIP_FLAG_ENCRYPTED 0x0001u
-#define ZIP_FLAG_DESCRIPTOR 0x0008u
-#define ZIP_FLAG_STRONG 0x0040u
-#define ZIP_STORED 0u
-#define ZIP_DEFLATE 8u
 #define ZIP_TRACE_NAME "trace"
-/* Central directory reads: a buffer that holds any one entry (46 bytes
- * and three fields of at most 65535). */
-#define ZIP_CD_BUF (256u << 10)
-#define ZIP_LIST_NAMES 4  /* members named when none can be chosen */
-#define ZIP_SHOW_NAME 64u /* bytes of a name shown in a message */
-
-/* Where the central directory is, from the end records. */
-struct zip_dir {
-        uint64_t off, size, count;
-        uint64_t end; /* the first end record: data and directory lie before it */
-        uint64_t rec; /* the record that gave the count (messages) */
-};
-
-/* One central directory entry; name points into the walk's buffer. */
-struct zip_entry {
-        uint64_t index, at; /* its place in the directory, its archive offset */
-        const uint8_t *name;
-        size_t nlen;
-        unsigned flags, method;
-        uint32_t crc;
-        uint64_t csize, usize, lho;
-};
+#define ZIP_LIST_NAMES 4 /* members named when none can be chosen */
 
 struct zip_cont {
         struct zip_dir dir;
@@ -76,286 +37,6 @@ static int zip_probe(const uint8_t *head, size_t n)
         return n >= 4 && tm_le32(head) == ZIP_LOCAL_SIG;
 }
 
-/* name as text for a message: at most ZIP_SHOW_NAME bytes, anything but
- * printable ASCII as '?'. */
-static void show_name(const uint8_t *name, size_t n, char *out)
-{
-        size_t k = n < ZIP_SHOW_NAME ? n : ZIP_SHOW_NAME;
-        for (size_t i = 0; i < k; i++)
-                out[i] = name[i] >= 0x20 && name[i] < 0x7f ? (char)name[i] : '?';
-        out[k] = 0;
-}
-
-static uint64_t le16(const uint8_t *p)
-{
-        return (uint64_t)p[0] | (uint64_t)p[1] << 8;
-}
-
-/* ---- the end records ---- */
-
-/* The end record: the last 22 bytes when the archive has no comment, else
- * found searching back through at most 64 KiB for a signature whose
- * comment length reaches exactly the archive's end. Returns its offset in
- * *at and its bytes in rec. */
-static int find_end(const struct tm_cont *c, uint64_t *at, uint8_t rec[ZIP_END_LEN],
-                    struct tm_err *err)
-{
-        if (c->asize < ZIP_END_LEN)
-                return tm_cont_eio(c, c->asize, err, "zip: archive too short for an end record");
-        uint64_t span =
-            c->asize < ZIP_END_LEN + ZIP_COMMENT_MAX ? c->asize : ZIP_END_LEN + ZIP_COMMENT_MAX;
-        uint8_t *tail = malloc((size_t)span);
-        if (!tail)
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        uint64_t base = c->asize - span;
-        int ret = tm_cont_pread(c, tail, (size_t)span, base, err);
-        for (size_t i = (size_t)(span - ZIP_END_LEN) + 1; ret == 0 && i-- > 0;) {
-                if (tm_le32(tail + i) == ZIP_END_SIG &&
-                    i + ZIP_END_LEN + le16(tail + i + 20) == span) {
-                        memcpy(rec, tail + i, ZIP_END_LEN);
-                        *at = base + i;
-                        free(tail);
-                        return 0;
-                }
-        }
-        free(tail);
-        return ret < 0 ? ret
-                       : tm_cont_eio(c, c->asize, err,
-                                     "zip: no end of central directory record (archive cut "
-                                     "short?)");
-}
-
-/* The ZIP64 end record through its locator, just before the end record at
- * at. Returns 1 and fills d, 0 when there is no locator. */
-static int read_zip64_end(const struct tm_cont *c, uint64_t at, struct zip_dir *d,
-                          struct tm_err *err)
-{
-        uint8_t loc[ZIP64_LOC_LEN], rec[ZIP64_END_LEN];
-        if (at < ZIP64_LOC_LEN)
-                return 0;
-        uint64_t lat = at - ZIP64_LOC_LEN;
-        int ret = tm_cont_pread(c, loc, sizeof loc, lat, err);
-        if (ret < 0)
-                return ret;
-        if (tm_le32(loc) != ZIP64_LOC_SIG)
-                return 0;
-        uint64_t z = tm_le64(loc + 8);
-        if (tm_le32(loc + 4) != 0 || tm_le32(loc + 16) > 1)
-                return tm_err_set(err, -ENOTSUP,
-                                  "%s: archive offset %llu: zip: split or spanned archives are "
-                                  "not read",
-                                  c->path, (unsigned long long)lat);
-        if (z > lat || lat - z < ZIP64_END_LEN)
-                return tm_cont_eio(c, lat, err,
-                                   "zip: the ZIP64 locator points at %llu, outside the archive "
-                                   "before it",
-                                   (unsigned long long)z);
-        if ((ret = tm_cont_pread(c, rec, sizeof rec, z, err)) < 0)
-                return ret;
-        if (tm_le32(rec) != ZIP64_END_SIG || tm_le64(rec + 4) < ZIP64_END_LEN - 12 ||
-            tm_le64(rec + 4) > lat - z - 12)
-                return tm_cont_eio(c, z, err,
-                                   "zip: no valid ZIP64 end record where the locator "
-                                   "points");
-        if (tm_le32(rec + 16) != 0 || tm_le32(rec + 20) != 0 ||
-            tm_le64(rec + 24) != tm_le64(rec + 32))
-                return tm_err_set(err, -ENOTSUP,
-                                  "%s: archive offset %llu: zip: split or spanned archives are "
-                                  "not read",
-                                  c->path, (unsigned long long)z);
-        d->count = tm_le64(rec + 32);
-        d->size = tm_le64(rec + 40);
-        d->off = tm_le64(rec + 48);
-        d->end = z;
-        d->rec = z + 32;
-        return 1;
-}
-
-/* The central directory's place, checked against the archive. */
-static int read_dir(const struct tm_cont *c, struct zip_dir *d, struct tm_err *err)
-{
-        uint8_t rec[ZIP_END_LEN] = {0};
-        uint64_t at = 0;
-        int ret = find_end(c, &at, rec, err);
-        if (ret < 0)
-                return ret;
-        uint64_t disk = le16(rec + 4), cdisk = le16(rec + 6), here = le16(rec + 8);
-        struct zip_dir z = {.count = le16(rec + 10),
-                            .size = tm_le32(rec + 12),
-                            .off = tm_le32(rec + 16),
-                            .end = at,
-                            .rec = at + 10};
-        int sat = z.count == ZIP_SAT16 || z.size == ZIP_SAT32 || z.off == ZIP_SAT32;
-        struct zip_dir z64 = {0};
-        if ((ret = read_zip64_end(c, at, &z64, err)) < 0)
-                return ret;
-        if (ret == 1) {
-                /* APPNOTE 4.4.1.4: the ZIP64 value stands for a saturated one */
-                z.count = z.count == ZIP_SAT16 ? z64.count : z.count;
-                z.size = z.size == ZIP_SAT32 ? z64.size : z.size;
-                z.off = z.off == ZIP_SAT32 ? z64.off : z.off;
-                z.end = z64.end;
-                z.rec = sat ? z64.rec : z.rec;
-                disk = cdisk = 0;
-                here = z.count;
-        } else if (sat) {
-                return tm_cont_eio(c, at, err,
-                                   "zip: the end record's fields are saturated (ZIP64) but there "
-                                   "is no ZIP64 end record");
-        }
-        if (disk != 0 || cdisk != 0 || here != z.count)
-                return tm_err_set(err, -ENOTSUP,
-                                  "%s: archive offset %llu: zip: split or spanned archives are "
-                                  "not read",
-                                  c->path, (unsigned long long)at);
-        if (z.off > z.end || z.size > z.end - z.off)
-                return tm_cont_eio(c, z.rec, err,
-                                   "zip: the central directory (%llu bytes at %llu) lies outside "
-                                   "the archive before its end record at %llu",
-                                   (unsigned long long)z.size, (unsigned long long)z.off,
-                                   (unsigned long long)z.end);
-        if (z.count > z.size / ZIP_CENTRAL_LEN)
-                return tm_cont_eio(c, z.rec, err,
-                                   "zip: %llu entries cannot fit in a central directory of %llu "
-                                   "bytes",
-                                   (unsigned long long)z.count, (unsigned long long)z.size);
-        if (z.count == 0)
-                return tm_cont_eio(c, z.rec, err,
-                                   "zip: the archive starts with a member but its directory "
-                                   "lists none");
-        *d = z;
-        return 0;
-}
-
-/* ---- the central directory ---- */
-
-/* The ZIP64 extended information of an entry or local header (extra
- * bytes x of n): replace each saturated value among vals (in the field
- * order of APPNOTE 4.5.3) by the next 8 bytes of the block. Returns 0 or
- * -1 when the block is missing or short. */
-static int zip64_extra(const uint8_t *x, size_t n, uint64_t *const vals[], unsigned nvals)
-{
-        int need = 0;
-        for (unsigned i = 0; i < nvals; i++)
-                need |= *vals[i] == ZIP_SAT32;
-        while (n >= 4) {
-                size_t id = (size_t)le16(x), sz = (size_t)le16(x + 2);
-                if (sz > n - 4)
-                        break;
-                if (id == ZIP64_EXTRA_ID) {
-                        const uint8_t *p = x + 4;
-                        for (unsigned i = 0; i < nvals; i++) {
-                                if (*vals[i] != ZIP_SAT32)
-                                        continue;
-                                if (p + 8 > x + 4 + sz)
-                                        return -1;
-                                *vals[i] = tm_le64(p);
-                                p += 8;
-                        }
-                        return 0;
-                }
-                x += 4 + sz;
-                n -= 4 + sz;
-        }
-        return need ? -1 : 0;
-}
-
-/* A window on the directory that holds any one entry. */
-struct cd_buf {
-        uint8_t *b;
-        size_t cap, len;
-        uint64_t off; /* archive offset of b[0] */
-};
-
-/* The bytes [at, at+n) of the directory, which ends at end. */
-static const uint8_t *cd_get(const struct tm_cont *c, struct cd_buf *cb, uint64_t at, size_t n,
-                             uint64_t end, struct tm_err *err, int *ret)
-{
-        if (at >= cb->off && at + n <= cb->off + cb->len)
-                return cb->b + (at - cb->off);
-        size_t want = end - at < cb->cap ? (size_t)(end - at) : cb->cap;
-        cb->len = 0;
-        if ((*ret = tm_cont_pread(c, cb->b, want, at, err)) < 0)
-                return NULL;
-        cb->off = at;
-        cb->len = want;
-        return cb->b;
-}
-
-typedef int (*zip_entry_fn)(void *arg, const struct zip_entry *e, struct tm_err *err);
-
-/* Parse the entry of len bytes at p (archive offset at) into e. */
-static int parse_entry(const struct tm_cont *c, const uint8_t *p, uint64_t at, struct zip_entry *e,
-                       struct tm_err *err)
-{
-        size_t nlen = (size_t)le16(p + 28), xlen = (size_t)le16(p + 30);
-        e->at = at;
-        e->name = p + ZIP_CENTRAL_LEN;
-        e->nlen = nlen;
-        e->flags = (unsigned)le16(p + 8);
-        e->method = (unsigned)le16(p + 10);
-        e->crc = tm_le32(p + 16);
-        e->csize = tm_le32(p + 20);
-        e->usize = tm_le32(p + 24);
-        e->lho = tm_le32(p + 42);
-        uint64_t *const vals[] = {&e->usize, &e->csize, &e->lho};
-        if (zip64_extra(p + ZIP_CENTRAL_LEN + nlen, xlen, vals, 3) < 0)
-                return tm_cont_eio(c, at, err,
-                                   "zip: central directory entry %llu: a saturated size or offset "
-                                   "without its ZIP64 extra field",
-                                   (unsigned long long)e->index);
-        return 0;
-}
-
-/* Call fn on every entry of the directory d, in order. */
-static int cd_walk(const struct tm_cont *c, const struct zip_dir *d, zip_entry_fn fn, void *arg,
-                   struct tm_err *err)
-{
-        struct cd_buf cb = {.cap = d->size < ZIP_CD_BUF ? (size_t)d->size : ZIP_CD_BUF};
-        if (!(cb.b = malloc(cb.cap ? cb.cap : 1)))
-                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        uint64_t at = d->off, end = d->off + d->size;
-        int ret = 0;
-        for (uint64_t i = 0; i < d->count && ret == 0; i++) {
-                const uint8_t *p;
-                if (end - at < ZIP_CENTRAL_LEN) {
-                        ret = tm_cont_eio(c, at, err,
-                                          "zip: central directory entry %llu of %llu runs past "
-                                          "the directory's end at %llu",
-                                          (unsigned long long)i, (unsigned long long)d->count,
-                                          (unsigned long long)end);
-                        break;
-                }
-                if (!(p = cd_get(c, &cb, at, ZIP_CENTRAL_LEN, end, err, &ret)))
-                        break;
-                if (tm_le32(p) != ZIP_CENTRAL_SIG) {
-                        ret = tm_cont_eio(c, at, err, "zip: no central directory entry here");
-                        break;
-                }
-                uint64_t len = ZIP_CENTRAL_LEN + le16(p + 28) + le16(p + 30) + le16(p + 32);
-                if (len > end - at) {
-                        ret = tm_cont_eio(c, at, err,
-                                          "zip: central directory entry %llu runs past the "
-                                          "directory's end at %llu",
-                                          (unsigned long long)i, (unsigned long long)end);
-                        break;
-                }
-                if (!(p = cd_get(c, &cb, at, (size_t)len, end, err, &ret)))
-                        break;
-                struct zip_entry e = {.index = i};
-                if ((ret = parse_entry(c, p, at, &e, err)) == 0)
-                        ret = fn(arg, &e, err);
-                at += len;
-        }
-        free(cb.b);
-        return ret;
-}
-
-static int is_dir(const struct zip_entry *e)
-{
-        return e->nlen > 0 && e->name[e->nlen - 1] == '/';
-}
-
 /* ---- choosing the member ---- */
 
 struct pick {
@@ -369,7 +50,7 @@ static int pick_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
 {
         (void)err;
         struct pick *k = arg;
-        if (is_dir(e))
+        if (tm_zip_is_dir(e))
                 return 0;
         if (e->nlen == strlen(ZIP_TRACE_NAME) && memcmp(e->name, ZIP_TRACE_NAME, e->nlen) == 0) {
                 k->trace = *e;
@@ -378,7 +59,7 @@ static int pick_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
         }
         if (k->files < ZIP_LIST_NAMES) {
                 char s[ZIP_SHOW_NAME + 1];
-                show_name(e->name, e->nlen, s);
+                tm_zip_show_name(e->name, e->nlen, s);
                 size_t at = strlen(k->list);
                 snprintf(k->list + at, sizeof k->list - at, "%s%s", at ? ", " : "", s);
         }
@@ -396,7 +77,7 @@ static int pick_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
 static int pick_member(const struct tm_cont *c, struct zip_cont *z, struct tm_err *err)
 {
         struct pick k = {0};
-        int ret = cd_walk(c, &z->dir, pick_entry, &k, err);
+        int ret = tm_zip_cd_walk(c, &z->dir, pick_entry, &k, err);
         if (ret == -ENOMEM)
                 tm_err_set(err, ret, "%s: out of memory", c->path);
         else if (ret == 0 && k.traces > 1)
@@ -418,10 +99,53 @@ static int pick_member(const struct tm_cont *c, struct zip_cont *z, struct tm_er
                 else
                         memcpy(z->name, z->m.name, z->m.nlen);
                 z->m.name = z->name;
-                show_name(z->m.name, z->m.nlen, z->shown);
+                tm_zip_show_name(z->m.name, z->m.nlen, z->shown);
         }
         free(k.first_name);
         return ret;
+}
+
+/* The member at directory index want (tm_cont_open_member). */
+struct pick_at {
+        uint64_t want;
+        int found;
+        struct zip_entry e;
+        uint8_t *name;
+};
+
+static int pick_at_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
+{
+        (void)err;
+        struct pick_at *k = arg;
+        if (e->index != k->want)
+                return 0;
+        if (!(k->name = malloc(e->nlen ? e->nlen : 1)))
+                return -ENOMEM;
+        memcpy(k->name, e->name, e->nlen);
+        k->e = *e;
+        k->e.name = k->name;
+        k->found = 1;
+        return 1; /* stop the walk */
+}
+
+static int pick_index(const struct tm_cont *c, struct zip_cont *z, struct tm_err *err)
+{
+        struct pick_at k = {.want = c->member};
+        int ret = tm_zip_cd_walk(c, &z->dir, pick_at_entry, &k, err);
+        if (ret == -ENOMEM)
+                return tm_err_set(err, ret, "%s: out of memory", c->path);
+        if (ret < 0)
+                return ret;
+        if (!k.found)
+                return tm_err_set(err, -ENOENT, "%s: zip: no member %llu in the directory", c->path,
+                                  (unsigned long long)c->member);
+        z->m = k.e;
+        z->name = k.name;
+        tm_zip_show_name(z->m.name, z->m.nlen, z->shown);
+        if (tm_zip_is_dir(&z->m))
+                return tm_err_set(err, -ENOTSUP, "%s: zip: member %s is a directory", c->path,
+                                  z->shown);
+        return 0;
 }
 
 /* ---- the member's local header and data descriptor ---- */
@@ -456,7 +180,7 @@ static int check_local_sums(const struct tm_cont *c, const struct zip_cont *z, c
         uint64_t *const vals[] = {&usize, &csize};
         if (m->flags & ZIP_FLAG_DESCRIPTOR)
                 return 0;
-        if (zip64_extra(extra, xlen, vals, 2) < 0 || tm_le32(h + 14) != m->crc ||
+        if (tm_zip_extra64(extra, xlen, vals, 2) < 0 || tm_le32(h + 14) != m->crc ||
             usize != m->usize || csize != m->csize)
                 return tm_cont_eio(c, m->lho, err,
                                    "zip: member %s: the local header's CRC-32 and sizes are not "
@@ -478,10 +202,10 @@ static int check_local(const struct tm_cont *c, struct zip_cont *z, struct tm_er
         int ret = tm_cont_pread(c, h, sizeof h, m->lho, err);
         if (ret < 0)
                 return ret;
-        size_t nlen = (size_t)le16(h + 26), xlen = (size_t)le16(h + 28);
+        size_t nlen = (size_t)tm_zip_le16(h + 26), xlen = (size_t)tm_zip_le16(h + 28);
         uint64_t data = m->lho + ZIP_LOCAL_LEN + nlen + xlen;
-        if (tm_le32(h) != ZIP_LOCAL_SIG || le16(h + 8) != m->method || nlen != m->nlen ||
-            ((unsigned)le16(h + 6) & ZIP_FLAG_ENCRYPTED) != (m->flags & ZIP_FLAG_ENCRYPTED))
+        if (tm_le32(h) != ZIP_LOCAL_SIG || tm_zip_le16(h + 8) != m->method || nlen != m->nlen ||
+            ((unsigned)tm_zip_le16(h + 6) & ZIP_FLAG_ENCRYPTED) != (m->flags & ZIP_FLAG_ENCRYPTED))
                 return tm_cont_eio(c, m->lho, err,
                                    "zip: member %s: no local header that matches its central "
                                    "directory entry here",
@@ -537,9 +261,10 @@ static int zip_open(struct tm_cont *c, struct tm_err *err)
         if (!z)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
         c->impl = z;
-        int ret = read_dir(c, &z->dir, err);
+        int ret = tm_zip_read_dir(c, &z->dir, err);
         if (ret == 0)
-                ret = pick_member(c, z, err);
+                ret = c->member == TM_CONT_MEMBER_PICK ? pick_member(c, z, err)
+                                                       : pick_index(c, z, err);
         if (ret == 0)
                 ret = check_supported(c, z, err);
         if (ret == 0)
@@ -891,7 +616,7 @@ static int list_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
             .size = e->usize,
             .csize = e->csize,
             .method = e->method,
-            .is_dir = is_dir(e) != 0,
+            .is_dir = tm_zip_is_dir(e) != 0,
             .is_encrypted = (e->flags & (ZIP_FLAG_ENCRYPTED | ZIP_FLAG_STRONG)) != 0,
             .is_raw = e->index == l->z->m.index,
         };
@@ -903,7 +628,7 @@ static int zip_members(const struct tm_cont *c, tm_cont_member_fn fn, void *arg,
         struct list l = {.z = c->impl, .fn = fn, .arg = arg, .name = malloc(ZIP_SAT16 + 1)};
         if (!l.name)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
-        int ret = cd_walk(c, &l.z->dir, list_entry, &l, err);
+        int ret = tm_zip_cd_walk(c, &l.z->dir, list_entry, &l, err);
         free(l.name);
         return ret;
 }

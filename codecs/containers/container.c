@@ -85,7 +85,10 @@ ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *e
         return k;
 }
 
-int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err)
+/* tm_cont_open, reading member (TM_CONT_MEMBER_PICK: the module's
+ * choice) of an archive that has members. */
+static int cont_open(int fd, const char *path, uint64_t member, struct tm_cont **out,
+                     struct tm_err *err)
 {
         *out = NULL;
         struct stat st;
@@ -99,6 +102,7 @@ int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *
         c->fd = fd;
         c->wfd = -1;
         c->asize = (uint64_t)st.st_size;
+        c->member = member;
 
         uint8_t head[4];
         size_t n = c->asize < sizeof head ? (size_t)c->asize : sizeof head;
@@ -111,6 +115,11 @@ int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *
                         break;
                 }
         }
+        if (member != TM_CONT_MEMBER_PICK && c->ops->kind != TM_CONT_ZIP) {
+                ret = tm_err_set(err, -ENOTSUP, "%s: a %s archive has no members", c->path,
+                                 c->ops->name);
+                goto fail;
+        }
         if (c->ops->open && (ret = c->ops->open(c, err)) < 0)
                 goto fail;
         *out = c;
@@ -118,6 +127,20 @@ int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *
 fail:
         tm_cont_close(c);
         return ret;
+}
+
+int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err)
+{
+        return cont_open(fd, path, TM_CONT_MEMBER_PICK, out, err);
+}
+
+int tm_cont_open_member(int fd, const char *path, uint64_t index, struct tm_cont **out,
+                        struct tm_err *err)
+{
+        if (index == TM_CONT_MEMBER_PICK)
+                return tm_err_set(err, -EINVAL, "%s: no member %llu", path,
+                                  (unsigned long long)index);
+        return cont_open(fd, path, index, out, err);
 }
 
 void tm_cont_close(struct tm_cont *c)

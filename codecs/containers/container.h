@@ -195,6 +195,18 @@ typedef int (*tm_cont_member_fn)(void *arg, const struct tm_cont_member *m);
  * naming the archive offset when the directory changed or is damaged). */
 int tm_cont_members(const struct tm_cont *c, tm_cont_member_fn fn, void *arg, struct tm_err *err);
 
+/* Open member index (its place in the directory, as tm_cont_members
+ * gives it) of the zip archive on fd as a container of its own, whose raw
+ * stream is that member's bytes: what tm_cont_open does for the member it
+ * chooses, with the same checks (its local header, its method, encryption)
+ * and the same readers; tm_cont_scan then verifies the member's CRC-32 and
+ * sizes and builds its seek index. Returns 0, -ENOTSUP for an archive that
+ * is not zip, a directory entry, an encrypted member or another method,
+ * -ENOENT when the directory has no member index, -EIO for damaged
+ * records (err names the archive offset and the member). */
+int tm_cont_open_member(int fd, const char *path, uint64_t index, struct tm_cont **out,
+                        struct tm_err *err);
+
 /* ---- writing (tracetool pack) ---- */
 
 /* TM_CONT_ZIP is read only: tm_cwriter_open refuses it (-ENOTSUP). */

@@ -54,6 +54,14 @@ int tm_kind_pos(const struct tm_kind *k, unsigned f)
         return -1;
 }
 
+int tm_schema_has_var(const struct tm_schema *s)
+{
+        for (unsigned f = 0; f < s->nfields; f++)
+                if (tm_field_is_var(&s->field[f]))
+                        return 1;
+        return 0;
+}
+
 unsigned tm_kind_var_slot(const struct tm_schema *s, const struct tm_kind *k, unsigned pos)
 {
         unsigned slot = 0;
@@ -78,12 +86,51 @@ int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap)
         return 0;
 }
 
+int tm_rbatch_arena(struct tm_rbatch *b, size_t bytes)
+{
+        if (bytes > UINT32_MAX || b->arena)
+                return -EINVAL;
+        b->arena = malloc(bytes ? bytes : 1);
+        int ok = b->arena != NULL;
+        for (unsigned j = 0; ok && j < TM_REC_VAR_MAX; j++)
+                ok = (b->var[j] = calloc(b->cap ? b->cap : 1, sizeof *b->var[j])) != NULL;
+        if (!ok) {
+                free(b->arena);
+                for (unsigned j = 0; j < TM_REC_VAR_MAX; j++)
+                        free(b->var[j]);
+                b->arena = NULL;
+                memset(b->var, 0, sizeof b->var);
+                return -ENOMEM;
+        }
+        b->arena_len = 0;
+        b->arena_cap = bytes;
+        return 0;
+}
+
 void tm_rbatch_free(struct tm_rbatch *b)
 {
         free(b->kind);
         for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 free(b->col[f]);
+        free(b->arena);
+        for (unsigned j = 0; j < TM_REC_VAR_MAX; j++)
+                free(b->var[j]);
         memset(b, 0, sizeof *b);
+}
+
+void tm_rbatch_rec(const struct tm_rbatch *b, const struct tm_schema *s, size_t i, struct tm_rec *r)
+{
+        const struct tm_kind *k = &s->kind[b->kind[i]];
+        unsigned slot = 0;
+        r->kind = b->kind[i];
+        r->section = 0;
+        for (unsigned q = 0; q < k->nfields; q++) {
+                r->v[q] = b->col[k->field[q]][i];
+                if (tm_field_is_var(&s->field[k->field[q]]) && slot < TM_REC_VAR_MAX) {
+                        r->var[slot] = b->arena ? b->arena + b->var[slot][i] : NULL;
+                        slot++;
+                }
+        }
 }
 
 /* Four sets of counters, record i in set i % 4, so that runs of one kind

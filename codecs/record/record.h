@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "../common/tm_err.h"
@@ -144,22 +145,63 @@ struct tm_blob {
         size_t n;
 };
 
-/* A column batch: records of a schema whose fields are all numbers, one
- * array per field (the bulk path between decoders and the index pass's
- * accounting and statistics; the per-record struct tm_rec stays for
- * random access and for schemas with variable fields). Record i is of
- * kind kind[i], outside any section; col[f][i] is the value of schema
- * field f, meaningful when the kind has f (0 otherwise). The arrays are
- * the owner's (tm_rbatch_init), cap records each. */
+/* A column batch: records of a schema, one array per field (the bulk
+ * path between decoders and the index pass's accounting and statistics;
+ * the per-record struct tm_rec stays for random access). Record i is of
+ * kind kind[i], outside any section (the views take the batch path only
+ * where sections do not matter, or the schema has none); col[f][i] is the
+ * value of schema field f, meaningful when the kind has f (0 otherwise),
+ * for a variable field its length as in tm_rec.v. The arrays are the
+ * owner's (tm_rbatch_init), cap records each.
+ *
+ * Variable values (text, bytes, lists) live in the arena, when the owner
+ * gave the batch one (tm_rbatch_arena): record i's variable field of
+ * var[] slot j (as tm_rec.var[j]) has its bytes at arena + var[j][i],
+ * copied there by the decoder; arena_len of the arena_cap bytes are in
+ * use. Both n and arena_len start from 0 at each decode_batch call, which
+ * stops before a record whose values would not fit in the rest of the
+ * arena as it stops at cap. A batch without an arena (arena_cap 0) takes
+ * records of numbers only. */
 struct tm_rbatch {
         size_t n, cap;
         uint32_t *kind;
         uint64_t *col[TM_SCHEMA_FIELDS_MAX];
+        uint8_t *arena;
+        size_t arena_len, arena_cap;
+        uint32_t *var[TM_REC_VAR_MAX]; /* [cap] each, with an arena */
 };
 
-/* Room for cap records of nfields columns; 0 or -ENOMEM. */
+/* The arena the views give a batch of a schema with variable fields:
+ * more than the values of any one record their input buffer holds. */
+#define TM_RBATCH_ARENA (256u << 10)
+
+/* Room for cap records of nfields columns, no arena; 0 or -ENOMEM. */
 int tm_rbatch_init(struct tm_rbatch *b, unsigned nfields, size_t cap);
+
+/* Give b (after tm_rbatch_init) an arena of bytes bytes (at most
+ * UINT32_MAX) for the variable values of its records, fixed from now on;
+ * 0, -EINVAL or -ENOMEM (b is then as init left it). */
+int tm_rbatch_arena(struct tm_rbatch *b, size_t bytes);
+
+/* Frees the arrays and the arena; b is then all zero. */
 void tm_rbatch_free(struct tm_rbatch *b);
+
+/* Copy n bytes at p into the arena as record i's var[] slot j: a
+ * decoder's step, after it made sure they fit (n <= arena_cap -
+ * arena_len). */
+static inline void tm_rbatch_put_var(struct tm_rbatch *b, size_t i, unsigned j, const void *p,
+                                     size_t n)
+{
+        b->var[j][i] = (uint32_t)b->arena_len;
+        if (n)
+                memcpy(b->arena + b->arena_len, p, n);
+        b->arena_len += n;
+}
+
+/* Record i of b, a record of schema s, as a struct tm_rec (var pointing
+ * into b's arena, valid while b is unchanged). */
+void tm_rbatch_rec(const struct tm_rbatch *b, const struct tm_schema *s, size_t i,
+                   struct tm_rec *r);
 
 /* Per kind k of b's records (kinds below TM_SCHEMA_KINDS_MAX): n[k] +=
  * how many, and, when bytes is not NULL, sum[k] += bytes[i] over them. */
@@ -296,8 +338,15 @@ struct tm_rcodec {
         tm_rbin_fn *(*binary_of)(void);
 
         /* decode() into a column batch (b->n records, at most cap, each
-         * below b->cap), for schemas of numbers only: the same records,
-         * the same *used, state and errors as decode() gives. */
+         * below b->cap; variable values into b's arena, which a schema
+         * with variable fields needs): the same records, the same *used,
+         * state and errors as decode() gives, except that a record whose
+         * values would not fit in the rest of the arena ends the call
+         * before it, as cap does (records that change only the
+         * representation before it may be consumed). When the first
+         * record's values alone do not fit, -ENOSPC with err: the caller
+         * decodes it with decode(). No row with variable fields has one
+         * today (docs/performance.md). */
         ssize_t (*decode_batch)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
@@ -352,6 +401,9 @@ static inline int tm_field_is_var(const struct tm_field *f)
 {
         return f->type == TM_FT_TEXT || f->type == TM_FT_BYTES || f->type == TM_FT_LIST;
 }
+
+/* Has s a variable-length field? */
+int tm_schema_has_var(const struct tm_schema *s);
 
 /* Position of field f (schema index) in kind k's records, or -1. */
 int tm_kind_pos(const struct tm_kind *k, unsigned f);

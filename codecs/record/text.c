@@ -982,11 +982,103 @@ static void batch_lens_same(const struct tm_text_plan *p, const struct tm_rbatch
         }
 }
 
+/* How every kind of p that has schema field f shows it (the heap
+ * schema: a field's show is the field's, whatever the kind), for
+ * batch_lens_kinds. */
+struct field_show {
+        uint32_t has; /* bit f: some kind has field f */
+        uint8_t op[TM_SCHEMA_FIELDS_MAX], fop[TM_SCHEMA_FIELDS_MAX];
+        uint8_t width[TM_SCHEMA_FIELDS_MAX], slot[TM_SCHEMA_FIELDS_MAX];
+};
+
+/* Fill *fs from p; 0 when a kind has a field twice or two kinds show one
+ * differently. */
+static int field_show_of(const struct tm_text_plan *p, struct field_show *fs)
+{
+        fs->has = 0;
+        for (unsigned k = 0; k < p->nkinds; k++) {
+                const struct tm_text_kind *tk = &p->kind[k];
+                for (unsigned j = 0; j < tk->nfields; j++) {
+                        unsigned f = tk->field[j];
+                        if (tk->pos[f] != (int)j)
+                                return 0;
+                        if (!(fs->has >> f & 1)) {
+                                fs->has |= 1u << f;
+                                fs->op[f] = tk->op[j];
+                                fs->fop[f] = tk->fop[j];
+                                fs->width[f] = tk->width[j];
+                                fs->slot[f] = tk->slot[j];
+                        } else if (fs->op[f] != tk->op[j] || fs->fop[f] != tk->fop[j] ||
+                                   fs->width[f] != tk->width[j] || fs->slot[f] != tk->slot[j]) {
+                                return 0;
+                        }
+                }
+        }
+        return 1;
+}
+
+/* tm_text_batch_lens for a plan whose kinds differ in their fields but
+ * show each field alike (field_show_of): field by field over the records,
+ * a record's token counted where its kind has the field. */
+static void batch_lens_kinds(const struct tm_text_plan *p, const struct field_show *fs,
+                             const struct tm_rbatch *b, uint32_t *line, uint64_t *fsum)
+{
+        uint32_t pm[256], t[256];
+        for (size_t at = 0; at < b->n; at += 256) {
+                size_t m = b->n - at < 256 ? b->n - at : 256;
+                uint32_t *ln = line + at;
+                for (size_t i = 0; i < m; i++)
+                        pm[i] = p->kind[b->kind[at + i]].present;
+                memset(ln, 0, m * sizeof *ln);
+                for (unsigned f = 0; f < p->nfields; f++) {
+                        if (!(fs->has >> f & 1))
+                                continue;
+                        const uint64_t *c = b->col[f] + at;
+                        unsigned op = fs->op[f], fop = fs->fop[f], w = fs->width[f];
+                        uint64_t sum = 0;
+                        if (tm_text_op_var(op) || tm_text_op_var(fop)) {
+                                for (size_t i = 0; i < m; i++) {
+                                        if (!(pm[i] >> f & 1))
+                                                continue;
+                                        const uint8_t *var = b->arena + b->var[fs->slot[f]][at + i];
+                                        uint32_t tl = (uint32_t)tok_len(fop, c[i], &var, w) + 1;
+                                        sum += tl;
+                                        if (op == fop)
+                                                ln[i] += tl;
+                                        else if (op != TM_TOP_SKIP)
+                                                ln[i] += (uint32_t)tok_len(op, c[i], &var, w) + 1;
+                                }
+                        } else {
+                                col_lens(fop, w, c, m, t);
+                                for (size_t i = 0; i < m; i++) {
+                                        t[i] = pm[i] >> f & 1 ? t[i] : 0;
+                                        sum += t[i];
+                                }
+                                if (op != fop && op != TM_TOP_SKIP) {
+                                        col_lens(op, w, c, m, t);
+                                        for (size_t i = 0; i < m; i++)
+                                                t[i] = pm[i] >> f & 1 ? t[i] : 0;
+                                }
+                                if (op != TM_TOP_SKIP)
+                                        for (size_t i = 0; i < m; i++)
+                                                ln[i] += t[i];
+                        }
+                        if (fsum)
+                                fsum[f] += sum;
+                }
+        }
+}
+
 void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b, uint32_t *line,
                         uint64_t *fsum)
 {
-        if (p->same && p->kind[0].nfields == p->nfields) {
+        if (p->same && p->kind[0].nfields == p->nfields && !b->arena) {
                 batch_lens_same(p, b, line, fsum);
+                return;
+        }
+        struct field_show fs;
+        if (field_show_of(p, &fs)) {
+                batch_lens_kinds(p, &fs, b, line, fsum);
                 return;
         }
         for (size_t i = 0; i < b->n; i++) {
@@ -995,13 +1087,16 @@ void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                 for (unsigned j = 0; j < k->nfields; j++) {
                         unsigned f = k->field[j];
                         uint64_t v = b->col[f][i];
-                        uint32_t t = (uint32_t)tok_len(k->fop[j], v, NULL, k->width[j]) + 1;
+                        const uint8_t *var = NULL; /* as tm_text_lens's var[slot[j]] */
+                        if (b->arena)
+                                var = b->arena + b->var[k->slot[j]][i];
+                        uint32_t t = (uint32_t)tok_len(k->fop[j], v, &var, k->width[j]) + 1;
                         if (fsum)
                                 fsum[f] += t;
                         if (k->op[j] == k->fop[j])
                                 len += t;
                         else if (k->op[j] != TM_TOP_SKIP)
-                                len += (uint32_t)tok_len(k->op[j], v, NULL, k->width[j]) + 1;
+                                len += (uint32_t)tok_len(k->op[j], v, &var, k->width[j]) + 1;
                 }
                 line[i] = len;
         }

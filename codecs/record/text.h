@@ -275,7 +275,8 @@ size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64
  * tm_text_line_len - p->kind[b->kind[i]].head_len (callers add the
  * labels per kind: count x head_len), and, when fsum is not NULL,
  * fsum[f] += the bytes the records add to fields/<f> for each schema
- * field f. Every b->kind[i] must be below p->nkinds. */
+ * field f. Every b->kind[i] must be below p->nkinds; variable fields
+ * need b's arena. */
 void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                            uint32_t *line, uint64_t *fsum);
 
