@@ -512,7 +512,6 @@ static void test_binary(void **state)
         free(text);
 }
 
-
 /* ---- conversion: both forms' writers ---- */
 
 /* The trace in in[0..len) (of row from) written by row to into out: each
@@ -602,8 +601,8 @@ static char *gen_trace(size_t n, uint64_t seed)
                         unsigned nd = (unsigned)(i / 14 % 4 == 3 ? 7 : i / 14 % 4);
                         unsigned na = (unsigned)(i / 56 % 3);
                         const char *nm = names[i / 14 % 6];
-                        OUT(" %llu %llu 2 %u %u %zu", (unsigned long long)b,
-                            (unsigned long long)a, nd, na, strlen(nm));
+                        OUT(" %llu %llu 2 %u %u %zu", (unsigned long long)b, (unsigned long long)a,
+                            nd, na, strlen(nm));
                         for (unsigned j = 0; j < nd + 2 * na; j++)
                                 OUT(" %llu", (unsigned long long)tmt_below(&seed, 1000));
                         if (*nm)
@@ -621,8 +620,8 @@ static char *gen_trace(size_t n, uint64_t seed)
                         break;
                 case TM_PK_ADR:
                 case TM_PK_ADW:
-                        OUT(" %llu %llu %lld 3 %llu", (unsigned long long)a,
-                            (unsigned long long)b, (long long)off, (unsigned long long)a);
+                        OUT(" %llu %llu %lld 3 %llu", (unsigned long long)a, (unsigned long long)b,
+                            (long long)off, (unsigned long long)a);
                         break;
                 case TM_PK_ER:
                         OUT(" %llu %llu 1", (unsigned long long)a, (unsigned long long)b);
@@ -679,8 +678,8 @@ static void test_text_writer_refusals(void **state)
         static const uint8_t list[16] = {11}, nl_name[] = "a\nb", cr_name[] = "ab\r",
                              begin[] = "begin", end[] = "end", other[] = "start";
         const struct tm_rec co = {.kind = TM_PK_CO, .v = {41, 42}};
-        const struct tm_rec fo = {.kind = TM_PK_FO, .v = {41, 0, 0, 1, 0, 3, 1, 3},
-                                  .var = {list, nl_name}};
+        const struct tm_rec fo = {
+            .kind = TM_PK_FO, .v = {41, 0, 0, 1, 0, 3, 1, 3}, .var = {list, nl_name}};
         const struct tm_rec mark = {.kind = TM_PK_TRACE, .v = {5}, .var = {begin}};
         struct {
                 const char *what;

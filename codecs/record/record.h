@@ -64,9 +64,9 @@ enum tm_ftype {
 
 /* How the text views show a number. */
 enum tm_fshow {
-        TM_SHOW_DEC,  /* decimal */
-        TM_SHOW_HEX,  /* 0x and lowercase hex: addresses */
-        TM_SHOW_HEXN, /* lowercase hex without 0x (din's addresses) */
+        TM_SHOW_DEC,   /* decimal */
+        TM_SHOW_HEX,   /* 0x and lowercase hex: addresses */
+        TM_SHOW_HEXN,  /* lowercase hex without 0x (din's addresses) */
         TM_SHOW_WORDS, /* a list or a text in the lines as the format's own
                         * text has it (PTF's fo): a list's numbers separated by
                         * blanks, a text's bytes as they are ('\n' as %0A);

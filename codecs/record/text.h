@@ -91,8 +91,7 @@ enum tm_text_op {
 /* Is op one of a variable field (its bytes in a var[] slot)? */
 static inline int tm_text_op_var(unsigned op)
 {
-        return op == TM_TOP_BYTES || op == TM_TOP_LIST || op == TM_TOP_TEXTW ||
-               op == TM_TOP_LISTW;
+        return op == TM_TOP_BYTES || op == TM_TOP_LIST || op == TM_TOP_TEXTW || op == TM_TOP_LISTW;
 }
 
 /* Is the field at a position of op with value v in the line (with the
