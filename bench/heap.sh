@@ -25,29 +25,8 @@ B=${TM_BUILD:-$PWD/build}
 TT=$B/tools/tracetool
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmheap.XXXXXX")
 MNT=$W/mnt
-PID=
-cleanup() {
-        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
-        [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
-        rm -rf "$W"
-}
-trap cleanup EXIT
+. bench/lib.sh
 mkdir -p "$W/arch" "$MNT" "$W/cache"
-
-now() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-mount_fresh() {
-        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
-        # shellcheck disable=SC2086
-        "$B/fs/tracemount" -f --cache-dir "$W/cache" $MOUNT_OPTS "$W/arch" "$MNT" \
-                < /dev/null >> "$W/daemon.log" 2>&1 &
-        PID=$!
-        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
-        echo "bench: mount failed" >&2
-        cat "$W/daemon.log" >&2
-        exit 1
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== workload: heapwork on $LINES lines =="
 perl -e 'srand(7); for (1..$ARGV[0]) { print join("", map { chr(97 + int(rand(20))) } 1..(1 + int(rand(14)))), "\n" }' \

@@ -24,29 +24,8 @@ AGENT=$B/tools/javaagent/libtmjava.so
 [ -e "$AGENT" ] || { echo "bench: $AGENT not built (no JDK found by meson?)" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmjava.XXXXXX")
 MNT=$W/mnt
-PID=
-cleanup() {
-        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
-        [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
-        rm -rf "$W"
-}
-trap cleanup EXIT
+. bench/lib.sh
 mkdir -p "$W/arch" "$W/classes" "$MNT" "$W/cache"
-
-now() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-per() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-mount_fresh() {
-        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
-        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" \
-                < /dev/null >> "$W/daemon.log" 2>&1 &
-        PID=$!
-        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
-        echo "bench: mount failed" >&2
-        cat "$W/daemon.log" >&2
-        exit 1
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== workload: JavaWork $N under the agent =="
 javac -d "$W/classes" tests/integration/JavaWork.java

@@ -18,7 +18,8 @@
 #   fuzz_index      index files (address and record) through tm_trace_index
 #   fuzz_java       the Java trace decoder, windowed against whole, and the
 #                   java family's statistics pass
-#   fuzz_ptf        the PTF decoders (ASCII, binary), windowed against whole, and
+#   fuzz_ptf        the PTF decoders (ASCII, binary), windowed against whole, the
+#                   ASCII writer over what they decode, and
 #                   the object family's pass
 #
 # Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows

@@ -335,12 +335,19 @@ static char *view_text(const char *path, const char *view)
         struct tm_err err = {0};
         if (tm_trace_open(path, &o, &t, &err) < 0 || tm_vfile_open(t, view, &f, &err) < 0)
                 fail_msg("%s %s: %s", path, view, err.msg);
-        size_t cap = 1 << 16;
+        size_t cap = 1 << 16, len = 0;
         char *b = malloc(cap + 1);
-        ssize_t n = tm_vfile_pread(f, b, cap, 0, &err);
-        if (n < 0)
-                fail_msg("%s", err.msg);
-        b[n] = 0;
+        for (;;) {
+                ssize_t n = tm_vfile_pread(f, b + len, cap - len, (off_t)len, &err);
+                if (n < 0)
+                        fail_msg("%s", err.msg);
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+                if (len == cap)
+                        b = realloc(b, (cap *= 2) + 1);
+        }
+        b[len] = 0;
         tm_vfile_close(f);
         tm_trace_close(t);
         return b;
@@ -505,6 +512,222 @@ static void test_binary(void **state)
         free(text);
 }
 
+/* ---- conversion: both forms' writers ---- */
+
+/* The trace in in[0..len) (of row from) written by row to into out: each
+ * decode call's records put before the next call (fo lists live until
+ * then). 0, or the writer's or decoder's error. */
+static int convert(const struct tm_rcodec *from, const uint8_t *in, size_t len,
+                   const struct tm_rcodec *to, struct tmt_buf *out, struct tm_err *err)
+{
+        struct tm_schema s;
+        struct tm_rstate st;
+        void *ctx;
+        int hl = from->open(in, len, "x", &ctx, &s, &st, err);
+        assert_true(hl >= 0);
+        struct tm_renc *e;
+        out->len = 0;
+        assert_int_equal(to->enc_open(NULL, sink_buf, out, &e, err), 0);
+        static struct tm_rec r[300];
+        size_t pos = (size_t)hl;
+        uint64_t idx = 0;
+        for (;;) {
+                size_t used = 0;
+                ssize_t n = from->decode(ctx, &st, in + pos, len - pos, 1, pos, &used, r, 300, err);
+                int rc = n < 0 ? (int)n : to->enc_put(e, r, (size_t)n, idx, err);
+                if (rc < 0) {
+                        to->enc_free(e);
+                        from->close(ctx);
+                        return rc;
+                }
+                if (n == 0 && used == 0)
+                        break;
+                idx += (uint64_t)n;
+                pos += used;
+        }
+        from->close(ctx);
+        return to->enc_finish(e, err);
+}
+
+/* ASCII -> binary -> ASCII: the same bytes; and the ascii view of both
+ * files is the text. */
+static void assert_both_ways(const char *text, const char *name)
+{
+        size_t len = strlen(text);
+        struct tmt_buf bin = {0}, back = {0};
+        struct tm_err err = {0};
+        if (convert(&tm_rcodec_ptf, (const uint8_t *)text, len, &tm_rcodec_ptf_bin, &bin, &err) <
+                0 ||
+            convert(&tm_rcodec_ptf_bin, bin.p, bin.len, &tm_rcodec_ptf, &back, &err) < 0)
+                fail_msg("%s: %s", name, err.msg);
+        if (back.len != len || memcmp(back.p, text, len) != 0)
+                fail_msg("%s: ascii -> binary -> ascii: %zu bytes, not the same %zu", name,
+                         back.len, len);
+        char file[64];
+        snprintf(file, sizeof file, "%s.ptf", name);
+        assert_int_equal(tmt_spit(tmt_path(file), text, len), 0);
+        snprintf(file, sizeof file, "%s.ptfb", name);
+        assert_int_equal(tmt_spit(tmt_path(file), bin.p, bin.len), 0);
+        for (int b = 0; b < 2; b++) {
+                snprintf(file, sizeof file, "%s.%s", name, b ? "ptfb" : "ptf");
+                char *ascii = view_text(tmt_path(file), "ascii");
+                if (strcmp(ascii, text) != 0)
+                        fail_msg("%s: the ascii view is not the text", file);
+                free(ascii);
+        }
+        free(bin.p);
+        free(back.p);
+}
+
+/* A trace of n events of every type of Table 1, parameters made up here
+ * with printf (not the renderer): fo with 0, 1 and several data members
+ * and 0, 1 and 2 arrays, class names with blanks, '%' and none at all,
+ * negative Offsets, 64-bit OIds. */
+static char *gen_trace(size_t n, uint64_t seed)
+{
+        size_t cap = 64 + n * 200, len = 0;
+        char *t = malloc(cap);
+        assert_non_null(t);
+#define OUT(...) (len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__))
+        OUT("Trace begin\n");
+        static const char *const names[] = {"", "X", "BinTreeNode", "a b", " lead%20 ", "x%"};
+        for (size_t i = 0; i < n; i++) {
+                unsigned k = (unsigned)(TM_PK_FO + i % (TM_PK_N - 1));
+                uint64_t a = tmt_below(&seed, 100), b = tmt_rand(&seed) >> tmt_below(&seed, 64);
+                int64_t off = (int64_t)tmt_below(&seed, 7) - 2;
+                OUT("%s", tm_schema_ptf.kind[k].name);
+                switch (k) {
+                case TM_PK_FO: {
+                        unsigned nd = (unsigned)(i / 14 % 4 == 3 ? 7 : i / 14 % 4);
+                        unsigned na = (unsigned)(i / 56 % 3);
+                        const char *nm = names[i / 14 % 6];
+                        OUT(" %llu %llu 2 %u %u %zu", (unsigned long long)b, (unsigned long long)a,
+                            nd, na, strlen(nm));
+                        for (unsigned j = 0; j < nd + 2 * na; j++)
+                                OUT(" %llu", (unsigned long long)tmt_below(&seed, 1000));
+                        if (*nm)
+                                OUT(" %s", nm);
+                        break;
+                }
+                case TM_PK_CAO:
+                        OUT(" %llu %llu %llu 100", (unsigned long long)a, (unsigned long long)b,
+                            (unsigned long long)a);
+                        break;
+                case TM_PK_DR:
+                case TM_PK_DW:
+                        OUT(" %llu %llu %lld", (unsigned long long)a, (unsigned long long)b,
+                            (long long)off);
+                        break;
+                case TM_PK_ADR:
+                case TM_PK_ADW:
+                        OUT(" %llu %llu %lld 3 %llu", (unsigned long long)a, (unsigned long long)b,
+                            (long long)off, (unsigned long long)a);
+                        break;
+                case TM_PK_ER:
+                        OUT(" %llu %llu 1", (unsigned long long)a, (unsigned long long)b);
+                        break;
+                case TM_PK_EW:
+                        OUT(" %llu %llu 0 %llu", (unsigned long long)a, (unsigned long long)b,
+                            (unsigned long long)a);
+                        break;
+                case TM_PK_GR:
+                case TM_PK_TS:
+                case TM_PK_TE:
+                        break;
+                default:
+                        OUT(" %llu %llu", (unsigned long long)a, (unsigned long long)b);
+                }
+                OUT("\n");
+        }
+        OUT("Trace end\n");
+#undef OUT
+        assert_true(len < cap);
+        return t;
+}
+
+/* The ASCII writer: Figure 3 and a generated trace with every event and
+ * fo lists of 0, 1 and several ids go to the binary form and back to the
+ * same bytes, and the ascii view of each form is the text; an fo line
+ * with several member formats (or none) is PTF text in the view. */
+static void test_text_writer(void **state)
+{
+        (void)state;
+        size_t len;
+        char *fig = (char *)tmt_slurp(FIGURE3, &len);
+        fig = realloc(fig, len + 1);
+        fig[len] = 0;
+        assert_both_ways(fig, "fig3");
+        free(fig);
+        const char *fo = "Trace begin\n"
+                         "fo 50 0 0 2 1 12 11 11 30 10 DesignObject\n"
+                         "fo 51 50 5 0 0 13 CompositePart\n"
+                         "fo 52 0 0 0 0 0\n"
+                         "fo 53 0 0 3 0 7 11 12 13 a b%c d\n"
+                         "Trace end\n";
+        assert_both_ways(fo, "fo");
+        char *gen = gen_trace(3000, 7);
+        assert_both_ways(gen, "gen");
+        free(gen);
+}
+
+/* What the ASCII form cannot hold is refused naming the record; the
+ * markers a record stream lacks are added. */
+static void test_text_writer_refusals(void **state)
+{
+        (void)state;
+        static const uint8_t list[16] = {11}, nl_name[] = "a\nb", cr_name[] = "ab\r",
+                             begin[] = "begin", end[] = "end", other[] = "start";
+        const struct tm_rec co = {.kind = TM_PK_CO, .v = {41, 42}};
+        const struct tm_rec fo = {
+            .kind = TM_PK_FO, .v = {41, 0, 0, 1, 0, 3, 1, 3}, .var = {list, nl_name}};
+        const struct tm_rec mark = {.kind = TM_PK_TRACE, .v = {5}, .var = {begin}};
+        struct {
+                const char *what;
+                struct tm_rec r[2];
+                size_t n; /* the second record is the bad one when 2 */
+        } bad[7] = {
+            {"a class name with a line end", {fo}, 1},
+            {"a class name with a line end", {fo}, 1},
+            {"LengthOfClassName", {fo}, 1},
+            {"NumberOfDataMembers", {fo}, 1},
+            {"a second 'Trace begin'", {co, mark}, 2},
+            {"other than 'begin' and 'end'", {mark}, 1},
+            {"a record after 'Trace end'", {mark, co}, 2},
+        };
+        bad[1].r[0].var[1] = cr_name; /* a name ending in '\r' */
+        bad[2].r[0].v[5] = 2;         /* LengthOfClassName 2, the name 3 bytes */
+        bad[3].r[0].v[6] = 2;         /* 1 data member, a list of 2 */
+        bad[5].r[0].var[0] = other;   /* "Trace start" */
+        bad[6].r[0].v[0] = 3;         /* Trace end, then co */
+        bad[6].r[0].var[0] = end;
+        for (size_t i = 0; i < 7; i++) {
+                struct tmt_buf b = {0};
+                struct tm_renc *e;
+                struct tm_err err = {0};
+                assert_int_equal(tm_rcodec_ptf.enc_open(NULL, sink_buf, &b, &e, &err), 0);
+                int rc = tm_rcodec_ptf.enc_put(e, bad[i].r, bad[i].n, 7, &err);
+                if (rc != -EINVAL || !strstr(err.msg, bad[i].what) ||
+                    !strstr(err.msg, bad[i].n == 2 ? "record 8:" : "record 7:"))
+                        fail_msg("case %zu: %d %s", i, rc, err.msg);
+                tm_rcodec_ptf.enc_free(e);
+                free(b.p);
+        }
+        /* records without markers (a binary trace need not have them) get
+         * both; no records at all are the empty trace */
+        struct tmt_buf b = {0};
+        struct tm_renc *e;
+        struct tm_err err = {0};
+        assert_int_equal(tm_rcodec_ptf.enc_open(NULL, sink_buf, &b, &e, &err), 0);
+        assert_int_equal(tm_rcodec_ptf.enc_put(e, &co, 1, 0, &err), 0);
+        assert_int_equal(tm_rcodec_ptf.enc_finish(e, &err), 0);
+        assert_int_equal(b.len, strlen("Trace begin\nco 41 42\nTrace end\n"));
+        assert_memory_equal(b.p, "Trace begin\nco 41 42\nTrace end\n", b.len);
+        b.len = 0;
+        assert_int_equal(tm_rcodec_ptf.enc_open(NULL, sink_buf, &b, &e, &err), 0);
+        assert_int_equal(tm_rcodec_ptf.enc_finish(e, &err), 0);
+        assert_memory_equal(b.p, "Trace begin\nTrace end\n", b.len);
+        free(b.p);
+}
 
 /* Past the verifier's table (TM_PTF_OIDS_MAX slots, filled to half) the
  * family's memory stays bounded: uses of new OIds are counted as not
@@ -562,6 +785,7 @@ int main(void)
             cmocka_unit_test(test_every_event),     cmocka_unit_test(test_errors),
             cmocka_unit_test(test_family_figure3),  cmocka_unit_test(test_family_rules),
             cmocka_unit_test(test_binary),          cmocka_unit_test(test_family_bounded),
+            cmocka_unit_test(test_text_writer),     cmocka_unit_test(test_text_writer_refusals),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, tmt_group_teardown);
 }

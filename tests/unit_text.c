@@ -67,9 +67,10 @@ static uint64_t ref_le64(const uint8_t *b)
         return v;
 }
 
-/* The token of the field at position pos, as rrender.h describes it. */
+/* The token of the field at position pos, as rrender.h describes it: in a
+ * line when line (TM_SHOW_WORDS applies), else in fields/. */
 static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm_rec *r,
-                      unsigned pos)
+                      unsigned pos, int line)
 {
         const struct tm_kind *k = &s->kind[r->kind];
         const struct tm_field *f = &s->field[k->field[pos]];
@@ -89,7 +90,14 @@ static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm
         for (unsigned i = 0; i < pos; i++)
                 slot += tm_field_is_var(&s->field[k->field[i]]);
         const uint8_t *d = r->var[slot];
-        if (v == 0) {
+        int words = line && f->show == TM_SHOW_WORDS;
+        if (words && f->type == TM_FT_LIST) { /* ' ', nothing when empty */
+                for (uint64_t i = 0; i < v; i++)
+                        sput(b, i ? " %" PRIu64 : "%" PRIu64, ref_le64(d + 8 * i));
+        } else if (words && f->type == TM_FT_TEXT) { /* as is, '\n' %0A */
+                for (uint64_t i = 0; i < v; i++)
+                        sput(b, d[i] == '\n' ? "%%0A" : "%c", d[i]);
+        } else if (v == 0) {
                 sput(b, "-");
         } else if (f->type == TM_FT_LIST) {
                 for (uint64_t i = 0; i < v; i++)
@@ -113,8 +121,10 @@ static void ref_line(struct sbuf *b, const struct tm_schema *s, const struct tm_
         for (unsigned i = 0; i < k->nfields; i++) {
                 if (s->field[k->field[i]].show & TM_SHOW_HIDDEN)
                         continue;
+                if (s->field[k->field[i]].show == TM_SHOW_WORDS && r->v[i] == 0)
+                        continue; /* an empty TM_SHOW_WORDS field: not even the blank */
                 sput(b, " ");
-                ref_token(b, s, r, i);
+                ref_token(b, s, r, i, 1);
         }
         sput(b, "\n");
 }
@@ -137,7 +147,7 @@ static void ref_binary(uint8_t *d, const struct tm_schema *s, const struct tm_re
 
 /* ---- a handmade schema ---- */
 
-enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_HN, F_HID, F_N };
+enum { F_U, F_I, F_UH, F_IH, F_T, F_B, F_L, F_HN, F_HID, F_TW, F_LW, F_N };
 
 static struct tm_schema mixed;
 
@@ -166,6 +176,8 @@ static void mixed_init(void)
             {"l", TM_FT_LIST, TM_SHOW_DEC},
             {"hn", TM_FT_UINT, TM_SHOW_HEXN},
             {"hid", TM_FT_UINT, TM_SHOW_DEC | TM_SHOW_HIDDEN},
+            {"tw", TM_FT_TEXT, TM_SHOW_WORDS},
+            {"lw", TM_FT_LIST, TM_SHOW_WORDS},
         };
         memset(&mixed, 0, sizeof mixed);
         snprintf(mixed.name, sizeof mixed.name, "mixed");
@@ -188,6 +200,7 @@ static void mixed_init(void)
         mixed_kind("addr", (const uint8_t[]){F_HID, F_HN}, 2);
         mixed_kind("hexn", (const uint8_t[]){F_HN, F_HID, F_U, F_HN, F_IH}, 5);
         mixed_kind("hidden", (const uint8_t[]){F_HID}, 1);
+        mixed_kind("words", (const uint8_t[]){F_U, F_LW, F_I, F_TW, F_L}, 5);
         assert_int_equal(strlen(mixed.kind[2].name), 31);
 }
 
@@ -386,7 +399,7 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                 size_t sum = p->kind[r->kind].head_len;
                 for (unsigned j = 0; j < k->nfields; j++) {
                         want.len = 0;
-                        ref_token(&want, s, r, j);
+                        ref_token(&want, s, r, j, 0);
                         sput(&want, "\n");
                         n = tm_text_field(line, s, r, j);
                         if (n != want.len || memcmp(line, want.p, n) != 0)
@@ -397,8 +410,16 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                         assert_int_equal(tok[j], want.len);
                         assert_int_equal(p->kind[r->kind].pos[k->field[j]],
                                          tm_kind_pos(k, k->field[j]));
-                        if (!(s->field[k->field[j]].show & TM_SHOW_HIDDEN)) /* fields/ only */
+                        unsigned show = s->field[k->field[j]].show;
+                        if (show & TM_SHOW_HIDDEN) /* fields/ only */
+                                continue;
+                        if (show != TM_SHOW_WORDS) {
                                 sum += tok[j];
+                                continue;
+                        }
+                        want.len = 0; /* its line token differs: with the blank, if any */
+                        ref_token(&want, s, r, j, 1);
+                        sum += want.len + (r->v[j] != 0);
                 }
                 assert_int_equal(sum, total);
                 ref_binary(want_bin, s, r);
@@ -437,7 +458,7 @@ static void ref_view(struct sbuf *b, const struct recset *t, enum which w, unsig
                 } else if (w == W_FIELD) {
                         int pos = tm_kind_pos(k, sel);
                         if (pos >= 0) {
-                                ref_token(b, t->s, r, (unsigned)pos);
+                                ref_token(b, t->s, r, (unsigned)pos, 0);
                                 sput(b, "\n");
                         }
                 }

@@ -35,8 +35,12 @@ const struct tm_schema tm_schema_ptf =
                 [TM_PF_NUM_DATA] = F("NumberOfDataMembers", TM_FT_UINT),
                 [TM_PF_NUM_ARRAYS] = F("NumberOfArrayMembers", TM_FT_UINT),
                 [TM_PF_NAME_LEN] = F("LengthOfClassName", TM_FT_UINT),
-                [TM_PF_MEMBER_FORMATS] = F("MemberFormatIds", TM_FT_LIST),
-                [TM_PF_NAME] = F("NameOfClass", TM_FT_TEXT),
+                /* the line's own tokens: blanks between the ids, the name as
+                 * it is, neither there when empty (record.h) */
+                [TM_PF_MEMBER_FORMATS] = {.name = "MemberFormatIds",
+                                          .type = TM_FT_LIST,
+                                          .show = TM_SHOW_WORDS},
+                [TM_PF_NAME] = {.name = "NameOfClass", .type = TM_FT_TEXT, .show = TM_SHOW_WORDS},
                 [TM_PF_CONTAINER_OID] = F("ContainerOId", TM_FT_UINT),
                 [TM_PF_NUM_ELEMENTS] = F("NoOfElements", TM_FT_UINT),
                 [TM_PF_FROM_OID] = F("FromOId", TM_FT_UINT),
@@ -353,9 +357,14 @@ static ssize_t ptf_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, si
         return (ssize_t)n;
 }
 
+void tm_ptf_enc_schema(struct tm_schema *s)
+{
+        *s = tm_schema_ptf;
+}
+
 const struct tm_rcodec tm_rcodec_ptf = {
     .name = "ptf",
-    .suffix = NULL, /* read only, for now */
+    .suffix = ".ptf",
     .family = "object",
     .probe = ptf_probe,
     .open = ptf_open,
@@ -363,4 +372,9 @@ const struct tm_rcodec tm_rcodec_ptf = {
     .state_size = sizeof(struct ptf_state),
     .state_ok = ptf_state_ok,
     .decode = ptf_decode,
+    .enc_open = tm_ptf_enc_open, /* ptf_write.c; one unnamed encoding */
+    .enc_put = tm_ptf_enc_put,
+    .enc_finish = tm_ptf_enc_finish,
+    .enc_free = tm_ptf_enc_free,
+    .enc_schema = tm_ptf_enc_schema,
 };

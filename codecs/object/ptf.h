@@ -12,9 +12,11 @@
  * report's Table 1, named by its abbreviation (fo co cao do sr gr dr dw
  * adr adw er ew ts te), and a kind Trace whose one field Marker is
  * "begin" or "end", so that the generic ascii view of a trace is the
- * trace's own text (the report's Figure 3 byte for byte). Fields are
- * named as section 3.2 names the parameters; fo's variable lists are one
- * TM_FT_LIST field, MemberFormatIds, in the order of the line.
+ * trace's own text (the report's Figure 3 byte for byte; single blanks,
+ * no event ids). Fields are named as section 3.2 names the parameters;
+ * fo's variable lists are one TM_FT_LIST field, MemberFormatIds, in the
+ * order of the line, shown TM_SHOW_WORDS with NameOfClass, so an fo line
+ * of any number of member formats is PTF text too.
  *
  *   tag  kind   fields
  *   0    Trace  Marker
@@ -43,6 +45,7 @@
 #define TM_PTF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../record/record.h"
 
@@ -97,8 +100,23 @@ enum tm_ptf_field {
 /* The object family's schema; its name is "object". */
 extern const struct tm_schema tm_schema_ptf;
 
-/* The ASCII form: probe by the first line, "Trace begin". Decode-only. */
+/* The ASCII form: probe by the first line, "Trace begin". Decoder (ptf.c)
+ * and writer (ptf_write.c); pack suffix .ptf. */
 extern const struct tm_rcodec tm_rcodec_ptf;
+
+/* The writer's hooks (tm_rcodec's enc_*; one unnamed encoding): records
+ * of tm_schema_ptf as the ASCII form, each line the record's ascii line;
+ * the Trace markers the records lack are added, what the grammar cannot
+ * hold is -EINVAL naming the record (ptf_write.c says what). */
+int tm_ptf_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
+                    struct tm_err *err);
+int tm_ptf_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                   struct tm_err *err);
+int tm_ptf_enc_finish(struct tm_renc *e, struct tm_err *err);
+void tm_ptf_enc_free(struct tm_renc *e);
+
+/* *s = tm_schema_ptf: the schema both forms' encoders take. */
+void tm_ptf_enc_schema(struct tm_schema *s);
 
 /* The binary form (report section 4.1, layout ours: docs/formats/ptf.md):
  * probe by the version line "PTF 1.0"; the header's note lines are the

@@ -64,11 +64,16 @@ enum tm_ftype {
 
 /* How the text views show a number. */
 enum tm_fshow {
-        TM_SHOW_DEC,  /* decimal */
-        TM_SHOW_HEX,  /* 0x and lowercase hex: addresses */
-        TM_SHOW_HEXN, /* lowercase hex without 0x (din's addresses) */
-        TM_SHOW_CHAR, /* one character: the byte itself when graphic ASCII
-                       * and not '%', else %XX (a type letter: Laplace's) */
+        TM_SHOW_DEC,   /* decimal */
+        TM_SHOW_HEX,   /* 0x and lowercase hex: addresses */
+        TM_SHOW_HEXN,  /* lowercase hex without 0x (din's addresses) */
+        TM_SHOW_CHAR,  /* one character: the byte itself when graphic ASCII
+                        * and not '%', else %XX (a type letter: Laplace's) */
+        TM_SHOW_WORDS, /* a list or a text in the lines as the format's own
+                        * text has it (PTF's fo): a list's numbers separated by
+                        * blanks, a text's bytes as they are ('\n' as %0A);
+                        * empty, nothing and no blank before it. fields/
+                        * shows it as one token all the same. */
 };
 /* Or'ed into tm_field.show: the field is not in the lines of the text
  * form (ascii, streams/), only in fields/<name> (where it shows as its

@@ -269,6 +269,45 @@ static size_t list_len(const uint8_t *b, uint64_t n)
         return len;
 }
 
+/* TM_SHOW_WORDS: a text's bytes as they are but '\n' (%0A), so that a
+ * line stays one line; a list's numbers separated by blanks. Empty
+ * values are not shown at all (tm_text_shown). */
+static char *put_textw(char *p, const uint8_t *b, uint64_t n)
+{
+        for (uint64_t i = 0; i < n; i++) {
+                if (b[i] == '\n') {
+                        memcpy(p, "%0A", 3);
+                        p += 3;
+                } else {
+                        *p++ = (char)b[i];
+                }
+        }
+        return p;
+}
+
+static size_t textw_len(const uint8_t *b, uint64_t n)
+{
+        size_t len = (size_t)n;
+        for (uint64_t i = 0; i < n; i++)
+                len += 2 * (b[i] == '\n');
+        return len;
+}
+
+static char *put_listw(char *p, const uint8_t *b, uint64_t n)
+{
+        for (uint64_t i = 0; i < n; i++) {
+                if (i)
+                        *p++ = ' ';
+                p = put_udec(p, le64(b + 8 * i));
+        }
+        return p;
+}
+
+static size_t listw_len(const uint8_t *b, uint64_t n)
+{
+        return n ? list_len(b, n) : 0;
+}
+
 /* ---- tokens ---- */
 
 /* The op of field f shown as show (tm_field.show, or a form's), in
@@ -276,10 +315,11 @@ static size_t list_len(const uint8_t *b, uint64_t n)
 static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
                                       int field_view)
 {
+        int words = !field_view && (show & ~TM_SHOW_HIDDEN) == TM_SHOW_WORDS;
         if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
-                return TM_TOP_BYTES;
+                return words && f->type == TM_FT_TEXT ? TM_TOP_TEXTW : TM_TOP_BYTES;
         if (f->type == TM_FT_LIST)
-                return TM_TOP_LIST;
+                return words ? TM_TOP_LISTW : TM_TOP_LIST;
         if ((show & TM_SHOW_HIDDEN) && !field_view)
                 return TM_TOP_SKIP;
         show &= ~TM_SHOW_HIDDEN;
@@ -347,6 +387,10 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
                 uint8_t c = (uint8_t)v;
                 return put_bytes(p, &c, 1);
         }
+        case TM_TOP_TEXTW:
+                return put_textw(p, *var, v);
+        case TM_TOP_LISTW:
+                return put_listw(p, *var, v);
         default:
                 return put_list(p, *var, v);
         }
@@ -373,6 +417,10 @@ static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var,
                 uint8_t c = (uint8_t)v;
                 return bytes_len(&c, 1);
         }
+        case TM_TOP_TEXTW:
+                return textw_len(*var, v);
+        case TM_TOP_LISTW:
+                return listw_len(*var, v);
         default:
                 return list_len(*var, v);
         }
@@ -401,10 +449,10 @@ size_t tm_text_line(char *dst, const struct tm_schema *s, const struct tm_rec *r
         for (unsigned i = 0; i < k->nfields; i++) {
                 const struct tm_field *f = &s->field[k->field[i]];
                 enum tm_text_op op = op_show(f, f->show, 0, 0);
-                if (op == TM_TOP_SKIP)
-                        continue;
-                *p++ = ' ';
-                p = put_tok(p, op, r->v[i], &r->var[slot], 0);
+                if (tm_text_shown(op, r->v[i])) {
+                        *p++ = ' ';
+                        p = put_tok(p, op, r->v[i], &r->var[slot], 0);
+                }
                 slot += tm_text_op_var(op);
         }
         *p++ = '\n';
@@ -622,7 +670,7 @@ static inline char *put_line(char *p, const struct tm_text_kind *k, const struct
         memcpy(p, k->head, TM_NAME_MAX);
         p += k->head_len;
         for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_TOP_SKIP)
+                if (!tm_text_shown(k->op[i], r->v[i]))
                         continue;
                 p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
                 *p++ = ' ';
@@ -637,9 +685,9 @@ static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_re
 {
         size_t max = k->fixed_max;
         for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_TOP_BYTES)
+                if (k->op[i] == TM_TOP_BYTES || k->op[i] == TM_TOP_TEXTW)
                         max += 3 * r->v[i];
-                else if (k->op[i] == TM_TOP_LIST)
+                else if (k->op[i] == TM_TOP_LIST || k->op[i] == TM_TOP_LISTW)
                         max += (NUM_MAX + 1) * r->v[i];
         }
         return max;
@@ -832,7 +880,7 @@ size_t tm_text_line_len(const struct tm_text_plan *p, const struct tm_rec *r)
         const struct tm_text_kind *k = &p->kind[r->kind];
         size_t len = k->head_len;
         for (unsigned i = 0; i < k->nfields; i++)
-                if (k->op[i] != TM_TOP_SKIP)
+                if (tm_text_shown(k->op[i], r->v[i]))
                         len += tok_len(k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]) + 1;
         return len;
 }
@@ -853,7 +901,7 @@ size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64
                 tok[i] = t;
                 if (k->op[i] == k->fop[i])
                         len += t;
-                else if (k->op[i] != TM_TOP_SKIP)
+                else if (tm_text_shown(k->op[i], r->v[i]))
                         len += tok_len(k->op[i], r->v[i], var, k->width[i]) + 1;
         }
         return len;

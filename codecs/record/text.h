@@ -8,7 +8,9 @@
  *         "%XX" (uppercase hex), so a token never holds a blank; the empty
  *         value is "-" and a value that is just "-" is "%2D". A list is its
  *         numbers joined by ',' ("-" when empty). So `awk '{print $3}'`
- *         splits every line the same way.
+ *         splits every line the same way, unless the schema shows a
+ *         list or text TM_SHOW_WORDS (record.h): then the line is the
+ *         format's own text (PTF's fo lines), and fields/ still one token.
  * field   the token of one field and '\n' (the fields/<name> views).
  * binary  one fixed-width little-endian record for every kind:
  *         uint32 kind (index in the schema), uint32 present (bit i set when
@@ -82,12 +84,22 @@ enum tm_text_op {
         TM_TOP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
         TM_TOP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
         TM_TOP_CHAR,  /* the low byte as one character, as a byte of TM_TOP_BYTES */
+        TM_TOP_TEXTW, /* text as it is, '\n' as %0A; empty: no token, no blank
+                       * (TM_SHOW_WORDS) */
+        TM_TOP_LISTW, /* numbers separated by ' '; empty: no token, no blank */
 };
 
 /* Is op one of a variable field (its bytes in a var[] slot)? */
 static inline int tm_text_op_var(unsigned op)
 {
-        return op == TM_TOP_BYTES || op == TM_TOP_LIST;
+        return op == TM_TOP_BYTES || op == TM_TOP_LIST || op == TM_TOP_TEXTW || op == TM_TOP_LISTW;
+}
+
+/* Is the field at a position of op with value v in the line (with the
+ * blank before it)? Not when hidden, nor a TM_SHOW_WORDS field when empty. */
+static inline int tm_text_shown(unsigned op, uint64_t v)
+{
+        return op != TM_TOP_SKIP && (v != 0 || (op != TM_TOP_TEXTW && op != TM_TOP_LISTW));
 }
 
 /* One kind of the plan. */

@@ -2,7 +2,8 @@
 # bench/run.sh still works: on a small trace it runs every step, the mount's
 # ascii is byte-identical to zstdcat of the din text, and every row the
 # issue asks for (cat and grep through the mount, FUSE alone, tail, RSS,
-# index size) is printed with a measured value. Timings themselves are not
+# index size) is printed with a measured value; bench/ptf.sh runs through
+# and its ascii is the PTF text. Timings themselves are not
 # judged here (bench/ does that on 10^8 references).
 # usage: bench_smoke.sh   (TRACEMOUNT, TRACETOOL and TM_BUILD in the environment)
 here=$(dirname "$0")
@@ -31,4 +32,11 @@ row "cat ascii, --direct-io" "$num +[0-9]+ +$num vs zstdcat"
 row "tail -n 1 ascii, fresh mount" "median $num s, worst $num s"
 row "daemon peak RSS" "[0-9]+ KiB"
 row "index build" "$num s, index [0-9]+ bytes = $num% of archive"
+# bench/ptf.sh on a small trace: every step runs, both ascii paths are the text
+TMPDIR=$T TM_BENCH_ROUNDS=1 bash "$here/../../bench/ptf.sh" 20000 >"$T/ptf" 2>&1 ||
+        fail "bench/ptf.sh exited $?"
+cat "$T/ptf"
+check "ptf.sh: ascii == the text" grep -q "== the text: identical" "$T/ptf"
+check "ptf.sh: bytes a record of the archive" grep -Eq "gen.ptfb.zst: [0-9]+ bytes, $num bytes a record" "$T/ptf"
+check "ptf.sh: the ratios" grep -Eq "tracetool cat [0-9.]+x, mount cat [0-9.]+x" "$T/ptf"
 finish

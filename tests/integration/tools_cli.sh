@@ -264,9 +264,18 @@ rows_of() { # IN SUFFIX...: pack IN as each suffix, plain and zstd; ascii == IN'
 rows_of a.din .din .pdt .pdt2
 rows_of l.lackey .lackey
 rows_of "$SRCDIR/tests/data/heap/heapprog.mtrace" .hatf .mtf
-rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb
+rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb .ptf
 rows_of "$SRCDIR/tests/data/laplace/loop.lpt" .lpr .lpt
-check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 9
+check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 10
+# PTF both ways: text -> binary -> text is the text, byte for byte
+for f in figure3 every_event; do
+        check "pack $f.ptf -> .ptfb.zst -> .ptf" \
+                "$TT" pack "$SRCDIR/tests/data/ptf/$f.ptf" p$f.ptfb.zst
+        check "..." "$TT" pack p$f.ptfb.zst p$f.ptf
+done
+check "... figure3: the same bytes" cmp -s pfigure3.ptf "$SRCDIR/tests/data/ptf/figure3.ptf"
+check "... every_event: the same bytes but the event ids" \
+        cmp -s pevery_event.ptf <(sed -E 's/^[0-9]+ //' "$SRCDIR/tests/data/ptf/every_event.ptf")
 # a record the output cannot hold: an error naming it, no output left
 "$TT" pack "$SRCDIR/examples/sort.hatf.zst" h.pdt2 2>err.txt
 check "heap trace -> .pdt2 fails with 1" test $? -eq 1
