@@ -182,7 +182,8 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
         return (size_t)(o - dst);
 }
 
-/* tm_text_nums, as lines_avx512. */
+/* tm_text_nums, as lines_avx512, for a plan whose kinds the vector path
+ * all takes (tm_text_plan.vall: tm_text_nums checks). */
 __attribute__((target(RR_AVX512))) static size_t
 nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
             const struct tm_text_num *v, size_t n, size_t *nrec)
@@ -193,7 +194,7 @@ nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t 
         for (; i < n; i++) {
                 const struct tm_text_kind *k = &p->kind[kind[i]];
                 const struct tm_text_vkind *vk = &p->vkind[kind[i]];
-                if (vk->ok && (size_t)(end - o) >= VEC_ROOM) {
+                if ((size_t)(end - o) >= VEC_ROOM) {
                         char *e = put_line_v(o, &c, k, vk, v[i].v);
                         if (e) {
                                 o = e;

@@ -640,6 +640,9 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                 if (!plain) /* hex without 0x, fixed widths, hidden fields: scalar */
                         p->vkind[k].ok = p->vkind[k].sok = 0;
         }
+        p->vall = 1;
+        for (unsigned k = 0; k < s->nkinds; k++)
+                p->vall &= p->vkind[k].ok;
         p->same = s->nkinds > 0;
         for (unsigned k = 1; k < s->nkinds && p->same; k++) {
                 const struct tm_text_kind *a = &p->kind[0], *b = &p->kind[k];
@@ -829,7 +832,9 @@ size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const u
                     const struct tm_text_num *v, size_t n, size_t *nrec)
 {
 #ifdef TM_CPU_X86
-        if (text_get()->lines == lines_avx512)
+        /* the vector path renders any kind it is given: only plans whose
+         * kinds it all takes (a check per line cost HATF's text ~10%) */
+        if (p->vall && text_get()->lines == lines_avx512)
                 return nums_avx512(dst, cap, p, kind, v, n, nrec);
 #endif
         return nums_scalar(dst, cap, p, kind, v, n, nrec);

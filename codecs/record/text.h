@@ -160,6 +160,8 @@ struct tm_text_plan {
         unsigned nkinds, nfields; /* as the schema's */
         int same;                 /* every kind has the same positions (fields, ops,
                                    * widths): the column path works field by field */
+        int vall;                 /* every kind's vkind is ok: tm_text_nums may take
+                                   * the vector path for any record */
         struct tm_text_kind kind[TM_SCHEMA_KINDS_MAX];
         struct tm_text_vkind vkind[TM_SCHEMA_KINDS_MAX];
 };
