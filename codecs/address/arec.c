@@ -230,6 +230,27 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
  * after some, it leaves to the next call. */
 #define AREC_TEXT_MIN 256
 
+/* One decode call of the fast paths: at most n references of in[0..len)
+ * into arec_refs, state ds moved on, *used the bytes. 0 (ds as it was)
+ * where the generic path must go on: more input, an error, a type the
+ * codec does not have; those are reported by that one path. */
+static ssize_t arec_chunk(const struct tm_codec *c, struct tm_dec_state *ds, const uint8_t *in,
+                          size_t len, uint64_t raw_off, size_t *used, size_t n)
+{
+        const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
+        struct tm_dec_state keep = *ds;
+        struct tm_err e;
+        ssize_t k = c->decode(ds, in, len, 0, raw_off, used, arec_refs, n, &e);
+        uint32_t bad = 0;
+        for (ssize_t i = 0; i < k; i++)
+                bad |= arec_refs[i].type >= nt;
+        if (k <= 0 || bad) {
+                *ds = keep;
+                return 0;
+        }
+        return k;
+}
+
 /* The text decoder: references decoded into a batch, rendered by the din
  * renderer (render.h, AVX-512 where the CPU has it); kind >= 0: only the
  * references of that type (streams/<type>), moved together first. */
@@ -239,7 +260,6 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
 {
         struct tm_ref *refs = arec_refs;
         struct tm_dec_state ds;
-        const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
         size_t w = 0, done = 0, lines = 0, off = 0;
         *nrec = 0;
         *used = 0;
@@ -258,17 +278,10 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         n = AREC_COLS;
                 if (n > maxrec - lines) /* each reference may be a line */
                         n = maxrec - lines;
-                struct tm_dec_state keep = ds;
                 size_t u = 0;
-                struct tm_err e;
-                ssize_t k = c->decode(&ds, in + off, len - off, 0, raw_off + off, &u, refs, n, &e);
-                uint32_t bad = 0;
-                for (ssize_t i = 0; i < k; i++)
-                        bad |= refs[i].type >= nt;
-                if (k <= 0 || bad) { /* more input, or what the generic path reports */
-                        ds = keep;
+                ssize_t k = arec_chunk(c, &ds, in + off, len - off, raw_off + off, &u, n);
+                if (k <= 0)
                         break;
-                }
                 size_t m = (size_t)k;
                 if (kind >= 0) {
                         m = 0;
@@ -296,7 +309,6 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
 {
         struct tm_ref *refs = arec_refs;
         struct tm_dec_state ds;
-        const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
         size_t done = 0, off = 0;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         for (;;) {
@@ -305,19 +317,10 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
                         n = AREC_COLS;
                 if (n > maxrec - done)
                         n = maxrec - done;
-                if (n == 0)
-                        break;
-                struct tm_dec_state keep = ds;
                 size_t u = 0;
-                struct tm_err e;
-                ssize_t k = c->decode(&ds, in + off, len - off, 0, raw_off + off, &u, refs, n, &e);
-                uint32_t bad = 0;
-                for (ssize_t i = 0; i < k; i++)
-                        bad |= refs[i].type >= nt;
-                if (k <= 0 || bad) { /* more input, or what the generic path reports */
-                        ds = keep;
+                ssize_t k = n ? arec_chunk(c, &ds, in + off, len - off, raw_off + off, &u, n) : 0;
+                if (k <= 0)
                         break;
-                }
                 uint8_t *o = dst + done * TM_ADDR_BIN_SIZE;
                 for (ssize_t i = 0; i < k; i++, o += TM_ADDR_BIN_SIZE)
                         tm_addr_bin_put(o, refs[i].addr, refs[i].type);
