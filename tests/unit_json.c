@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/addr_stats.h"
 #include "tmpdir_test.h"
 #include "view_test.h"
-#include "codecs/address/addr_stats.h"
 #include "views/view.h"
 
 #define NREFS 20000
@@ -435,9 +435,9 @@ static void test_escapes(void **state)
         for (unsigned t = 0; t < TM_NTYPES; t++)
                 s.addr_min[t] = UINT64_MAX;
         static const char name[] = "a\"b\\c\n\x01\x7f\xff\xc3\xa9\xe2\x82";
-        struct tm_addr_info in = {.name = name, .codec = "din", .container = "plain", .ntypes = 3};
+        struct tm_family_info in = {.name = name, .codec = "din", .container = "plain"};
         char buf[8192];
-        size_t n = tm_addr_stats_json(&s, &in, "x: \"bad\"\tline", buf, sizeof buf);
+        size_t n = tm_addr_stats_json(&s, &in, 3, "x: \"bad\"\tline", buf, sizeof buf);
         assert_true(n < sizeof buf);
         assert_int_equal(strlen(buf), n);
         struct jp *p = jp_parse(buf, n);
@@ -449,11 +449,11 @@ static void test_escapes(void **state)
         assert_string_equal(jp_get(p, "types.0.lowest"), "null");
         jp_free(p);
         char whole[8192];
-        size_t m = tm_addr_stats_json(&s, &in, NULL, whole, sizeof whole);
+        size_t m = tm_addr_stats_json(&s, &in, 3, NULL, whole, sizeof whole);
         for (size_t cap = 0; cap < m + 2; cap += 7) {
                 char small[8192];
                 memset(small, 'x', sizeof small);
-                assert_int_equal(tm_addr_stats_json(&s, &in, NULL, small, cap), m);
+                assert_int_equal(tm_addr_stats_json(&s, &in, 3, NULL, small, cap), m);
                 if (cap) /* a prefix, NUL-terminated */
                         assert_int_equal(small[cap <= m ? cap - 1 : m], 0);
                 if (cap > 1 && cap <= m)

@@ -85,8 +85,7 @@ void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n)
                 a->fam->acc_add(a->fa, r, n);
 }
 
-void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b,
-                         const uint64_t *kind_n)
+void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const uint64_t *kind_n)
 {
         struct tm_stats *st = &a->st;
         if (a->ended)
@@ -150,7 +149,7 @@ const struct tm_stats *tm_stats_get(struct tm_stats_acc *a)
 }
 
 unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *s,
-                              const uint64_t **ids)
+                             const uint64_t **ids)
 {
         const struct tm_family *fam = tm_family_of(s);
         if (!fam || !fam->stats_size || !fam->stream_ids || tm_family_stream_field(s) < 0)
@@ -161,19 +160,6 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
 
 /* ---- the report ---- */
 
-/* The next line of the notes at *l (tm_family_info.notes): its start, its
- * length in *len; NULL after the last. */
-static const char *note_line(const char **l, size_t *len)
-{
-        const char *s = *l;
-        if (!s || !*s)
-                return NULL;
-        const char *e = strchr(s, '\n');
-        *len = e ? (size_t)(e - s) : strlen(s);
-        *l = s + *len + (e != NULL);
-        return s;
-}
-
 #define OUT(...)                                                                                   \
         do {                                                                                       \
                 int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
@@ -182,7 +168,7 @@ static const char *note_line(const char **l, size_t *len)
         } while (0)
 
 size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
-                        const struct tm_family_info *in, char *dst, size_t cap)
+                       const struct tm_family_info *in, char *dst, size_t cap)
 {
         const struct tm_family *fam = tm_family_of(s);
         if (fam && fam->report_whole)
@@ -199,7 +185,7 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
             st->records ? (double)in->raw_size / (double)st->records : 0.0);
         OUT("ascii      %" PRIu64 " bytes\n", in->ascii_size);
         size_t nl;
-        for (const char *l = in->notes, *ln; (ln = note_line(&l, &nl));)
+        for (const char *l = in->notes, *ln; (ln = tm_family_line(&l, &nl));)
                 OUT("note       %.*s\n", (int)nl, ln);
         OUT("\nrecords per kind\n");
         for (unsigned k = 0; k < s->nkinds; k++)
@@ -226,31 +212,14 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
 /* ---- JSON ---- */
 
 size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
-                      const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
+                     const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
 {
         const struct tm_family *fam = tm_family_of(s);
         if (fam && fam->json_whole)
                 return fam->json_whole(st->fam, s, in, dst, cap);
         struct tm_json o = {dst, cap, 0, 0};
-        struct tm_json_head h = {.family = "record",
-                                 .name = in->name,
-                                 .codec = in->codec,
-                                 .container = in->container,
-                                 .damage = damage,
-                                 .side = in->side,
-                                 .archive_size = in->archive_size,
-                                 .raw_size = in->raw_size,
-                                 .ascii_size = in->ascii_size};
-        tm_json_stats_head(&o, &h);
-        tm_json_open(&o, "notes", '[');
-        size_t nl;
-        for (const char *l = in->notes, *ln; (ln = note_line(&l, &nl));) {
-                char line[512];
-                snprintf(line, sizeof line, "%.*s", (int)(nl < sizeof line ? nl : sizeof line - 1),
-                         ln);
-                tm_json_str(&o, NULL, line);
-        }
-        tm_json_close(&o, ']');
+        tm_json_stats_head(&o, "record", in, damage);
+        tm_json_lines(&o, "notes", in->notes);
         tm_json_str(&o, "schema", s->name);
         tm_json_u64(&o, "records", st->records);
         tm_json_open(&o, "kinds", '[');

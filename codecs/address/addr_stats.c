@@ -144,7 +144,7 @@ static void put_runs(struct tm_json *o, const char *title, const uint64_t *runs,
 static void put_offsets(struct tm_json *o, const struct tm_addr_stats *s)
 {
         static const char *const range[TM_ADDR_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
-                                                         "64-bit"};
+                                                              "64-bit"};
         uint64_t total = 0;
         for (unsigned i = 0; i < TM_ADDR_OFF_EXACT; i++)
                 total += s->data_off[i];
@@ -166,8 +166,8 @@ static void put_offsets(struct tm_json *o, const struct tm_addr_stats *s)
         }
 }
 
-size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_addr_info *in, char *buf,
-                       size_t cap)
+size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                            unsigned ntypes, char *buf, size_t cap)
 {
         struct tm_json o = {buf, cap, 0, 0};
         if (cap)
@@ -190,7 +190,7 @@ size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_addr_
         uint64_t lo = UINT64_MAX, hi = 0;
         put(&o, "\n  %-10s %14s %10s %18s %18s\n", "type", "references", "fraction", "lowest",
             "highest");
-        for (unsigned t = 0; t < in->ntypes && t < TM_NTYPES; t++) {
+        for (unsigned t = 0; t < ntypes && t < TM_NTYPES; t++) {
                 put(&o, "  %u %-8s %14" PRIu64 " %10.4f", t, tm_type_name(t), s->count[t],
                     ratio(s->count[t], s->refs));
                 if (s->count[t]) {
@@ -276,20 +276,11 @@ static void json_offsets(struct tm_json *o, const struct tm_addr_stats *s)
         tm_json_close(o, '}');
 }
 
-size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_info *in, const char *damage,
-                     char *buf, size_t cap)
+size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                          unsigned ntypes, const char *damage, char *buf, size_t cap)
 {
         struct tm_json o = {buf, cap, 0, 0};
-        struct tm_json_head h = {.family = "address",
-                                 .name = in->name,
-                                 .codec = in->codec,
-                                 .container = in->container,
-                                 .damage = damage,
-                                 .side = in->side,
-                                 .archive_size = in->archive_size,
-                                 .raw_size = in->raw_size,
-                                 .ascii_size = in->ascii_size};
-        tm_json_stats_head(&o, &h);
+        tm_json_stats_head(&o, "address", in, damage);
         tm_json_u64(&o, "references", s->refs);
         tm_json_open(&o, "refs_per_byte", '{');
         tm_json_real(&o, "archive", ratio(s->refs, in->archive_size));
@@ -301,7 +292,7 @@ size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_in
         tm_json_close(&o, '}');
         uint64_t lo = UINT64_MAX, hi = 0;
         tm_json_open(&o, "types", '[');
-        for (unsigned t = 0; t < in->ntypes && t < TM_NTYPES; t++) {
+        for (unsigned t = 0; t < ntypes && t < TM_NTYPES; t++) {
                 tm_json_open(&o, NULL, '{');
                 tm_json_u64(&o, "type", t);
                 tm_json_str(&o, "name", tm_type_name(t));
@@ -400,8 +391,7 @@ static int addr_stats_ok(const void *block)
                 const uint64_t *f[2] = {s->jump_fetches, s->clus_fetches};
                 for (unsigned j = 0; j < 2; j++) {
                         if (r[j][i] > s->refs || f[j][i] > s->refs ||
-                            (i < TM_ADDR_RUN_MAX ? f[j][i] != i * r[j][i]
-                                                  : f[j][i] < i * r[j][i]))
+                            (i < TM_ADDR_RUN_MAX ? f[j][i] != i * r[j][i] : f[j][i] < i * r[j][i]))
                                 return 0;
                         runs += f[j][i];
                 }
@@ -409,36 +399,16 @@ static int addr_stats_ok(const void *block)
         return sum == s->refs && runs <= 2 * s->count[TM_IFETCH];
 }
 
-static void addr_info(const struct tm_family_info *in, const struct tm_schema *s,
-                      struct tm_addr_info *out)
-{
-        *out = (struct tm_addr_info){
-            .name = in->name,
-            .codec = in->codec,
-            .container = in->container,
-            .ntypes = s->nkinds,
-            .archive_size = in->archive_size,
-            .raw_size = in->raw_size,
-            .ascii_size = in->ascii_size,
-            .damage = in->damage,
-            .side = in->side,
-        };
-}
-
 static size_t addr_report(const void *block, const struct tm_schema *s,
                           const struct tm_family_info *in, char *dst, size_t cap)
 {
-        struct tm_addr_info si;
-        addr_info(in, s, &si);
-        return tm_addr_stats_report(block, &si, dst, cap);
+        return tm_addr_stats_report(block, in, s->nkinds, dst, cap);
 }
 
 static size_t addr_json(const void *block, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap)
 {
-        struct tm_addr_info si;
-        addr_info(in, s, &si);
-        return tm_addr_stats_json(block, &si, in->damage, dst, cap);
+        return tm_addr_stats_json(block, in, s->nkinds, in->damage, dst, cap);
 }
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,

@@ -16,8 +16,8 @@
  * 4-byte instructions and variable-length ones up to 15 bytes).
  *
  * struct tm_addr_stats is all uint64_t so the index file stores it as an array
- * of little-endian words (views/index_file.c: the address family's block); struct tm_addr_acc is the
- * running state of the pass, never stored. */
+ * of little-endian words (views/index_file.c: the address family's block); struct tm_addr_acc is
+ * the running state of the pass, never stored. */
 #ifndef TM_ADDR_STATS_H
 #define TM_ADDR_STATS_H
 
@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "trace.h"
 #include "../common/tm_json.h"
 #include "../record/family.h"
+#include "trace.h"
 
 #define TM_ADDR_SEQ_MAX 16
 #define TM_ADDR_RUN_MAX 64 /* run-length histograms: 0..63 exact, last bucket >= 64 */
@@ -35,7 +35,13 @@
 #define TM_ADDR_OFF_EXACT (2 * TM_ADDR_OFF_MAX + 1)
 
 /* Data offsets outside -32..32, by the signed width that holds them. */
-enum { TM_ADDR_OFF_8BIT, TM_ADDR_OFF_16BIT, TM_ADDR_OFF_32BIT, TM_ADDR_OFF_64BIT, TM_ADDR_OFF_NRANGE };
+enum {
+        TM_ADDR_OFF_8BIT,
+        TM_ADDR_OFF_16BIT,
+        TM_ADDR_OFF_32BIT,
+        TM_ADDR_OFF_64BIT,
+        TM_ADDR_OFF_NRANGE
+};
 
 struct tm_addr_stats {
         uint64_t refs;
@@ -70,31 +76,18 @@ void tm_addr_stats_add(struct tm_addr_acc *a, const struct tm_ref *refs, size_t 
 /* Close the open run; a->s is then final. */
 void tm_addr_stats_finish(struct tm_addr_acc *a);
 
-/* What the stats report needs besides struct tm_addr_stats. */
-struct tm_addr_info {
-        const char *name;      /* archive file name */
-        const char *codec;     /* "pdats2" */
-        const char *container; /* "zstd" */
-        unsigned ntypes;       /* the codec's */
-        uint64_t archive_size; /* bytes of the archive */
-        uint64_t raw_size;     /* bytes of the raw stream */
-        uint64_t ascii_size;   /* bytes of the ascii view */
-        const char *damage;    /* what ended the intact prefix the numbers
-                                * cover, or NULL: the whole trace */
-        const char *side;      /* tm_family_info.side */
-};
-
-/* Write the stats report (text) to buf of size cap, NUL-terminated.
+/* Write the stats report (text) of a trace (in: its archive, sizes and
+ * damage; ntypes: its codec's types) to buf of size cap, NUL-terminated.
  * Returns its length, or the length it needs (>= cap) like snprintf. */
-size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_addr_info *in, char *buf,
-                       size_t cap);
+size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                            unsigned ntypes, char *buf, size_t cap);
 
 /* The same numbers as one JSON object (the stats.json view; the object is
  * documented in docs/stats-json.md). damage: the message of the damage
  * that ended the intact prefix these numbers cover, or NULL when they
  * cover the whole trace. Returns its length like tm_addr_stats_report. */
-size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_addr_info *in, const char *damage,
-                     char *buf, size_t cap);
+size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                          unsigned ntypes, const char *damage, char *buf, size_t cap);
 
 /* The address family (family.h): the statistics above as its block, the
  * stats view and stats.json laid out as the PDATS II paper's tables

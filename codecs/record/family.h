@@ -157,14 +157,18 @@ struct tm_family {
 /* A stats.json object: its opening and the members every one starts with
  * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
  * returns the length (snprintf-style). */
-struct tm_json_head {
-        const char *family, *name, *codec, *container;
-        const char *damage; /* NULL: complete */
-        const char *side;   /* tm_family_info.side */
-        uint64_t archive_size, raw_size, ascii_size;
-};
-void tm_json_stats_head(struct tm_json *o, const struct tm_json_head *h);
+void tm_json_stats_head(struct tm_json *o, const char *family, const struct tm_family_info *in,
+                        const char *damage);
 size_t tm_json_stats_end(struct tm_json *o);
+
+/* The next line of a text of lines (tm_family_info.notes, .side) at *l:
+ * its start, its length in *len, *l moved past it; NULL after the last
+ * (and for a NULL text). */
+const char *tm_family_line(const char **l, size_t *len);
+
+/* A JSON array member key of the lines of text (as tm_family_line takes
+ * them), each a string (cut at 511 bytes). */
+void tm_json_lines(struct tm_json *o, const char *key, const char *text);
 
 /* The family table, NULL-terminated (codecs/registry.c). */
 extern const struct tm_family *const tm_families[];
