@@ -9,6 +9,8 @@
 struct ino_node {
         uint64_t ino;
         uint64_t nlookup;
+        uint64_t obj_dev, obj_ino; /* the source object last told (ino_set_object) */
+        int obj_set;
         struct ino_node *by_path, *by_ino;
         char path[]; /* NUL-terminated */
 };
@@ -80,6 +82,7 @@ static struct ino_node *ino_new(const char *path, uint64_t ino)
         memcpy(n->path, path, len + 1);
         n->ino = ino;
         n->nlookup = 0;
+        n->obj_set = 0;
         return n;
 }
 
@@ -181,6 +184,27 @@ void ino_forget(uint64_t ino, uint64_t k)
                 }
         }
         pthread_mutex_unlock(&T.mu);
+}
+
+void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj)
+{
+        pthread_mutex_lock(&T.mu);
+        struct ino_node *n = ino_find_id(ino);
+        if (n) {
+                n->obj_dev = dev;
+                n->obj_ino = obj;
+                n->obj_set = 1;
+        }
+        pthread_mutex_unlock(&T.mu);
+}
+
+int ino_same_object(uint64_t ino, uint64_t dev, uint64_t obj)
+{
+        pthread_mutex_lock(&T.mu);
+        struct ino_node *n = ino_find_id(ino);
+        int rc = !n ? -ENOENT : !n->obj_set || (n->obj_dev == dev && n->obj_ino == obj);
+        pthread_mutex_unlock(&T.mu);
+        return rc;
 }
 
 size_t ino_count(void)

@@ -10,6 +10,12 @@
  *
  * An id names a path, not a source file: an archive replaced under the
  * mount keeps its id, and node.c sees the new file at the next resolve.
+ * What the kernel was last told the id stands for (a lookup's or
+ * getattr's reply: the source object's device and inode, the archive's
+ * for a trace's nodes) is kept with it (ino_set_object), so that an open
+ * can refuse another object found at the path since (ino_same_object):
+ * the kernel checked the caller's permissions against the attributes it
+ * was told, and another file's bytes must not pass that check.
  *
  * Threads: every function may be called from any FUSE worker thread. */
 #ifndef TMFS_INODE_H
@@ -37,6 +43,15 @@ uint64_t ino_ref(const char *path);
 /* Drop n kernel references to ino; the id goes at zero. Unknown ids and
  * the root are ignored. */
 void ino_forget(uint64_t ino, uint64_t n);
+
+/* The kernel was told that ino stands for the source object (dev, obj).
+ * Unknown ids are ignored. */
+void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj);
+
+/* Is (dev, obj) the object the kernel was last told ino stands for? 1
+ * (also when nothing was told yet), 0 if another, -ENOENT for an id not
+ * in the table. */
+int ino_same_object(uint64_t ino, uint64_t dev, uint64_t obj);
 
 /* Ids in the table besides the root (tests). */
 size_t ino_count(void);

@@ -1,6 +1,7 @@
 /* tracemount: mount a directory of trace archives, each shown as a
  * directory of decoded views. Option parsing and the FUSE session. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <mntent.h>
 #include <stddef.h>
@@ -310,6 +311,55 @@ static int main_abs_cache_dir(struct main_opts *o)
         return 0;
 }
 
+/* mkdir -p dir (absolute) as the library makes its cache directory:
+ * 0755, or 02775 below a setgid, group-writable directory (a lab's shared
+ * cache, docs/shared-cache.md). Errors are left to the open that follows. */
+static void main_mkdirs(const char *dir)
+{
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+                return;
+        for (char *s = p + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                char c = *s;
+                *s = '\0';
+                struct stat parent;
+                char *slash = strrchr(p, '/');
+                *slash = '\0';
+                int shared = stat(slash == p ? "/" : p, &parent) == 0 &&
+                             (parent.st_mode & (S_ISGID | S_IWGRP)) == (S_ISGID | S_IWGRP);
+                *slash = '/';
+                if (mkdir(p, shared ? 02775 : 0755) == 0 && shared)
+                        chmod(p, 02775); /* past the umask */
+                *s = c;
+                if (!c)
+                        return;
+        }
+}
+
+/* The --cache-dir directory, made if missing and opened once at mount:
+ * index files in it are then read and written through this descriptor,
+ * never through the path. 0 (the library then tries the path, and says
+ * why it cannot in its note) when it cannot be opened as a directory. */
+static int main_open_cache_dir(const char *dir)
+{
+        if (!dir || !*dir)
+                return 0;
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+                main_mkdirs(dir);
+                fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return 0;
+        if (fd == 0) { /* 0 means none in struct tm_trace_opts */
+                fd = fcntl(0, F_DUPFD_CLOEXEC, 1);
+                close(0);
+        }
+        return fd < 0 ? 0 : fd;
+}
+
 /* Everything before the FUSE session; returns -1 to go on, else an exit status.
  * src and mnt (PATH_MAX each) get the real paths of both directories. */
 static int main_prepare(struct main_opts *o, struct fuse_args *args, const char *prog, char *src,
@@ -373,6 +423,7 @@ int main(int argc, char *argv[])
         }
         struct tm_trace_opts topts = {
             .cache_dir = o.cache_dir,
+            .cache_dir_fd = main_open_cache_dir(o.cache_dir),
             .no_index_beside = o.no_index_beside,
             .trust_group_index = o.trust_group_index,
         };

@@ -1,15 +1,19 @@
 #include "node.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #define FUSE_USE_VERSION 35
 #include <fuse_log.h>
 
 #include "codecs/common/tm_err.h"
+#include "walk.h"
 
 /* Bounds of the cache: entries (probe results, a few hundred bytes each)
  * and entries with an opened trace (an fd and an index in memory each). */
@@ -48,8 +52,9 @@ static struct {
         uint64_t tick;
         char src[PATH_MAX];
         size_t srclen;
+        int rootfd; /* the source directory, opened once: every walk starts here */
         struct tm_trace_opts opts;
-} node = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} node = {.lock = PTHREAD_MUTEX_INITIALIZER, .rootfd = -1};
 
 static uint32_t node_hash(const char *s)
 {
@@ -64,11 +69,52 @@ int node_init(const char *src, const struct tm_trace_opts *o)
         size_t n = strlen(src);
         if (n >= sizeof node.src)
                 return -ENAMETOOLONG;
+        int fd = open(n ? src : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (node.rootfd >= 0)
+                close(node.rootfd);
+        node.rootfd = fd;
         memcpy(node.src, src, n + 1);
         node.srclen = n;
         if (o)
                 node.opts = *o;
         return 0;
+}
+
+/* The source path abs (node.src followed by '/' and the rest, or node.src
+ * itself) relative to the source root: "" for the root. */
+static const char *node_rel(const char *abs)
+{
+        return abs[node.srclen] ? abs + node.srclen + 1 : "";
+}
+
+static int node_same_object(const struct stat *a, const struct stat *b)
+{
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Open the regular file rel below the root for reading (O_NONBLOCK: a FIFO
+ * swapped in is not waited on), through its directory, which *dirfd gets
+ * (O_PATH) when dirfd is not NULL; *st gets the file's fstat. Returns the
+ * descriptor or a negative errno as walk_open. */
+static int node_open_file(const char *rel, struct stat *st, int *dirfd)
+{
+        const char *base;
+        int dfd = walk_open_parent(node.rootfd, rel, &base);
+        if (dfd < 0)
+                return dfd;
+        int fd = openat(dfd, base, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        int e = fd < 0 ? -errno : 0;
+        if (fd >= 0 && fstat(fd, st) < 0) {
+                e = -errno;
+                close(fd);
+        }
+        if (e < 0 || !dirfd)
+                close(dfd);
+        else
+                *dirfd = dfd;
+        return e < 0 ? e : fd;
 }
 
 static void node_free(struct node_trace *tr)
@@ -154,6 +200,20 @@ static struct node_trace *node_find_locked(const char *path, uint32_t h)
         return NULL;
 }
 
+/* Is the file of the new entry n a trace? Probed on a descriptor of the
+ * object n names (dev, ino, size, mtime), walked to below the root; 0 if
+ * another is there now (the next resolve sees it). */
+static int node_probe(const struct node_trace *n)
+{
+        struct stat st;
+        int fd = node_open_file(node_rel(n->path), &st, NULL);
+        if (fd < 0)
+                return 0;
+        int is = node_same_identity(n, &st) && tm_probe_fd(fd, n->path, NULL, NULL) == 1;
+        close(fd);
+        return is;
+}
+
 /* The cache entry of the regular file path whose lstat is st, probing it
  * if it is new or changed. Returns a referenced entry or NULL (-ENOMEM). */
 static struct node_trace *node_get(const char *path, const struct stat *st)
@@ -189,7 +249,7 @@ static struct node_trace *node_get(const char *path, const struct stat *st)
         n->ino = st->st_ino;
         n->size = st->st_size;
         n->mtime = st->st_mtim;
-        n->is_trace = tm_probe_path(path, NULL, NULL) == 1;
+        n->is_trace = node_probe(n);
         n->refs = 2; /* the table's and the caller's */
 
         pthread_mutex_lock(&node.lock);
@@ -286,15 +346,37 @@ void node_trace_note(struct node_trace *tr, struct tm_trace *t)
                 fuse_log(FUSE_LOG_WARNING, "tracemount: %s: %s\n", tr->path, note);
 }
 
+/* Open tr's trace from its archive walked to below the root: -ESTALE,
+ * with nothing remembered, when the object there is not the one tr names
+ * (replaced since it was resolved: the next resolve makes a new entry).
+ * Under tr->lock. */
+static int node_trace_open_fd(struct node_trace *tr, struct tm_err *err)
+{
+        struct stat st;
+        int dfd = -1;
+        int fd = node_open_file(node_rel(tr->path), &st, &dfd);
+        if (fd < 0)
+                return tm_err_set(err, fd, "%s: %s", tr->path, strerror(-fd));
+        int rc = node_same_identity(tr, &st) ? 0 : -ESTALE;
+        if (rc == 0)
+                rc = tm_trace_open_fd(fd, dfd, tr->path, &node.opts, &tr->t, err);
+        close(fd);
+        close(dfd);
+        return rc;
+}
+
 int node_trace_open(struct node_trace *tr, struct tm_trace **t)
 {
         struct tm_err err = {0};
         int opened = 0;
 
+        int stale = 0;
         pthread_mutex_lock(&tr->lock);
         if (!tr->t && !tr->open_err) {
-                int rc = tm_trace_open(tr->path, &node.opts, &tr->t, &err);
-                if (rc < 0) {
+                int rc = node_trace_open_fd(tr, &err);
+                if (rc == -ESTALE) {
+                        stale = 1;
+                } else if (rc < 0) {
                         tr->t = NULL;
                         tr->open_err = rc;
                 } else {
@@ -302,7 +384,7 @@ int node_trace_open(struct node_trace *tr, struct tm_trace **t)
                 }
         }
         *t = tr->t;
-        int rc = tr->t ? 0 : -EIO;
+        int rc = tr->t ? 0 : stale ? -ESTALE : -EIO;
         pthread_mutex_unlock(&tr->lock);
 
         if (opened) {
@@ -440,11 +522,12 @@ static int node_resolve_file(struct node_res *r, const char *view)
         return -ENOENT;
 }
 
-/* The error a failed lstat of src gives the kernel: what the path is
- * (missing, not a directory, not allowed, too long, a loop) as is; the
- * source failing (a network share gone: ENOTCONN, ESTALE, ...) as EIO,
- * as reads of views report it, and logged naming src (once in a row: the
- * kernel asks again and again). */
+/* The error a failed walk to src gives the kernel: what the path is
+ * (missing, not a directory, not allowed, too long, a symlink where a
+ * directory was: ELOOP) as is, one leaving the root (EXDEV) as missing;
+ * the source failing (a network share gone: ENOTCONN, ESTALE, ...) as
+ * EIO, as reads of views report it, and logged naming src (once in a row:
+ * the kernel asks again and again). */
 static int node_lstat_err(const char *src, int e)
 {
         static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -457,6 +540,8 @@ static int node_lstat_err(const char *src, int e)
         case ENAMETOOLONG:
         case ELOOP:
                 return -e;
+        case EXDEV:
+                return -ENOENT;
         default: {
                 char msg[sizeof last];
                 snprintf(msg, sizeof msg, "%s: stat: %s", src, strerror(e));
@@ -464,6 +549,39 @@ static int node_lstat_err(const char *src, int e)
                 return -EIO;
         }
         }
+}
+
+/* lstat of rel below the root, walked to with no symlink followed: the
+ * entry itself when it is one. 0 or a positive errno. */
+static int node_lstat(const char *rel, struct stat *st)
+{
+        int fd = walk_open(node.rootfd, rel, O_PATH);
+        if (fd < 0)
+                return -fd;
+        int e = fstat(fd, st) == 0 ? 0 : errno;
+        close(fd);
+        return e;
+}
+
+int node_open_entry(const struct node_res *r, int flags)
+{
+        int fd = walk_open(node.rootfd, r->rel, flags);
+        if (fd < 0)
+                return node_lstat_err(r->src, -fd);
+        struct stat st;
+        int e = fstat(fd, &st) < 0 ? node_lstat_err(r->src, errno) : 0;
+        if (e == 0 && !node_same_object(&st, &r->st))
+                e = -ESTALE;
+        if (e < 0) {
+                close(fd);
+                return e;
+        }
+        return fd;
+}
+
+int node_statvfs(struct statvfs *sv)
+{
+        return fstatvfs(node.rootfd, sv) == 0 ? 0 : node_lstat_err(node.src, errno);
 }
 
 int node_resolve(const char *path, struct node_res *r)
@@ -484,16 +602,18 @@ int node_resolve(const char *path, struct node_res *r)
         memcpy(r->src, node.src, node.srclen);
         memcpy(r->src + node.srclen, path, plen);
         r->src[node.srclen + plen] = '\0';
+        r->rel = node_rel(r->src);
 
-        if (lstat(r->src, &r->st) == 0) {
+        int e = node_lstat(r->rel, &r->st);
+        if (e == 0) {
                 if (!S_ISREG(r->st.st_mode)) {
                         r->kind = NODE_PASS;
                         return 0;
                 }
                 return node_resolve_file(r, "");
         }
-        if (errno != ENOTDIR)
-                return node_lstat_err(r->src, errno);
+        if (e != ENOTDIR)
+                return node_lstat_err(r->src, e);
 
         /* Some component is not a directory: find the first one. If it is
          * a trace, the rest of the path is a view inside it. */
@@ -501,8 +621,8 @@ int node_resolve(const char *path, struct node_res *r)
                 if (path[i] != '/')
                         continue;
                 r->src[node.srclen + i] = '\0';
-                if (lstat(r->src, &r->st) < 0)
-                        return node_lstat_err(r->src, errno);
+                if ((e = node_lstat(r->rel, &r->st)) != 0)
+                        return node_lstat_err(r->src, e);
                 if (S_ISDIR(r->st.st_mode)) {
                         r->src[node.srclen + i] = '/';
                         continue;
@@ -527,4 +647,7 @@ void node_fini(void)
                 }
         }
         pthread_mutex_unlock(&node.lock);
+        if (node.rootfd >= 0)
+                close(node.rootfd);
+        node.rootfd = -1;
 }

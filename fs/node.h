@@ -11,6 +11,13 @@
  * A zip trace's "members" is listed from the archive's directory at its
  * first lookup (not at the trace's), once per cache entry.
  *
+ * Every source entry is reached from a descriptor of the source directory
+ * opened at node_init, walked down with no symlink followed in any
+ * component (walk.h), never by a path string: a user who swaps a directory
+ * of theirs for a symlink makes the walk fail, not the daemon read or
+ * write where it points. What is opened is then checked against what was
+ * resolved (device and inode): another object is -ESTALE.
+ *
  * Traces are probed lazily, when a path naming them is resolved, and the
  * result is cached per source path together with the file's identity
  * (dev, ino, size, mtime). A resolve that sees a different identity drops
@@ -27,6 +34,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "views/view.h"
 
@@ -42,7 +50,8 @@ struct node_trace;
 struct node_res {
         enum node_kind kind;
         struct stat st;         /* lstat of the source entry (the archive for traces) */
-        char src[PATH_MAX];     /* absolute source path (the archive for traces) */
+        char src[PATH_MAX];     /* absolute source path (the archive for traces), for messages */
+        const char *rel;        /* src below the source root ("" for the root), in src */
         char view[PATH_MAX];    /* view path inside the trace, "" for NODE_TRACE */
         struct node_trace *tr;  /* referenced entry for TRACE/VDIR/VFILE, else NULL */
         struct tm_trace *t;     /* tr's opened trace for VDIR/VFILE, else NULL */
@@ -63,8 +72,21 @@ void node_fini(void);
 /* Resolve path (absolute, as FUSE gives it) into r. For trace kinds it
  * takes a reference on r->tr, which the caller gives back with
  * node_res_put. Returns 0, -ENOENT, -ENOTDIR, -ENAMETOOLONG, -EIO when the
- * trace cannot be opened, or another negative errno from lstat. */
+ * trace cannot be opened, -ESTALE when the archive was replaced meanwhile,
+ * or another negative errno of the walk (node_open_entry). */
 int node_resolve(const char *path, struct node_res *r);
+
+/* Open the source entry r names (resolved, any kind: the archive for a
+ * trace's nodes) with open flags as walk_open takes them (O_PATH,
+ * O_RDONLY | O_DIRECTORY, ...), walked to below the source root. Returns
+ * the descriptor; -ESTALE when the object there is not the one resolved
+ * (r->st's device and inode); else the walk's error as node_resolve
+ * gives it (a failing source: -EIO, logged). */
+int node_open_entry(const struct node_res *r, int flags);
+
+/* statvfs of the source directory (its descriptor). 0 or a negative
+ * errno (-EIO, logged, when the source fails). */
+int node_statvfs(struct statvfs *sv);
 
 /* Drop the reference r holds (if any). */
 void node_res_put(struct node_res *r);
@@ -73,8 +95,12 @@ void node_res_put(struct node_res *r);
 void node_trace_get(struct node_trace *tr);
 void node_trace_put(struct node_trace *tr);
 
-/* Open tr's trace if not yet open (once, whatever the threads) and set *t.
- * A failure is remembered and logged once. Returns 0 or -EIO. */
+/* Open tr's trace if not yet open (once, whatever the threads) and set *t:
+ * from a descriptor of the archive walked to below the source root and
+ * its directory's (for index files beside it), the archive checked to be
+ * the object tr was made for. A failure is remembered and logged once.
+ * Returns 0, -ESTALE (another file is at the path now; not remembered) or
+ * -EIO. */
 int node_trace_open(struct node_trace *tr, struct tm_trace **t);
 
 /* Whether kernel-cached pages of view number idx (index in tm_trace_views)

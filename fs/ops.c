@@ -135,6 +135,22 @@ static int ops_path(fuse_req_t req, fuse_ino_t ino, char *path)
         return rc;
 }
 
+/* node_resolve of ino's path for an open: -ESTALE when the source object
+ * there is not the one the kernel was last told ino stands for (it
+ * checked the caller's permissions against that one's attributes; the
+ * kernel then looks the path up again and retries once). */
+static int ops_resolve_told(fuse_ino_t ino, const char *path, struct node_res *r)
+{
+        int rc = node_resolve(path, r);
+        if (rc < 0)
+                return rc;
+        if (ino_same_object(ino, r->st.st_dev, r->st.st_ino) == 0) {
+                node_res_put(r);
+                return -ESTALE;
+        }
+        return 0;
+}
+
 static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
         char path[PATH_MAX];
@@ -156,6 +172,7 @@ static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
                 fuse_reply_err(req, -rc);
                 return;
         }
+        ino_set_object(e.ino, e.attr.st_dev, e.attr.st_ino);
         e.attr.st_ino = e.ino;
         e.attr_timeout = e.entry_timeout = OPS_TIMEOUT;
         if (fuse_reply_entry(req, &e) != 0)
@@ -187,6 +204,7 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
                 fuse_reply_err(req, -rc);
                 return;
         }
+        ino_set_object(ino, st.st_dev, st.st_ino);
         st.st_ino = ino;
         fuse_reply_attr(req, &st, OPS_TIMEOUT);
 }
@@ -197,14 +215,17 @@ static void ops_readlink(fuse_req_t req, fuse_ino_t ino)
         if (ops_path(req, ino, path) < 0)
                 return;
         struct node_res r;
-        int rc = node_resolve(path, &r);
+        int rc = ops_resolve_told(ino, path, &r);
         if (rc == 0) {
                 node_res_put(&r);
-                ssize_t n = r.kind != NODE_PASS ? (errno = EINVAL, -1)
-                                                : readlink(r.src, buf, sizeof buf - 1);
+                /* the symlink itself, reached with none followed */
+                int fd = r.kind == NODE_PASS ? node_open_entry(&r, O_PATH) : -EINVAL;
+                ssize_t n = fd < 0 ? (errno = -fd, -1) : readlinkat(fd, "", buf, sizeof buf - 1);
                 rc = n < 0 ? -errno : 0;
                 if (n >= 0)
                         buf[n] = '\0';
+                if (fd >= 0)
+                        close(fd);
         }
         if (rc < 0)
                 fuse_reply_err(req, -rc);
@@ -249,11 +270,13 @@ static void ops_file_free(struct ops_file *f)
         free(f);
 }
 
-/* Open path for reading into a new handle in fi. 0 or a negative errno. */
-static int ops_open_path(const char *path, struct fuse_file_info *fi, const struct tmfs_conf *conf)
+/* Open path, node ino, for reading into a new handle in fi. 0 or a
+ * negative errno. */
+static int ops_open_path(fuse_ino_t ino, const char *path, struct fuse_file_info *fi,
+                         const struct tmfs_conf *conf)
 {
         struct node_res r;
-        int rc = node_resolve(path, &r);
+        int rc = ops_resolve_told(ino, path, &r);
         if (rc < 0)
                 return rc;
         if (r.kind == NODE_TRACE || r.kind == NODE_VDIR || r.kind == NODE_MDIR) {
@@ -268,20 +291,18 @@ static int ops_open_path(const char *path, struct fuse_file_info *fi, const stru
         f->fd = -1;
         if (r.kind == NODE_PASS) {
                 /* Regular files only: a FIFO would block a worker and a
-                 * device would be opened with the daemon's rights. No
-                 * symlink either, in case the file was swapped for one
-                 * since it was looked up. */
-                f->fd = S_ISREG(r.st.st_mode)
-                            ? open(r.src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-                            : (errno = EACCES, -1);
+                 * device would be opened with the daemon's rights. The
+                 * walk follows no symlink and the object must be the one
+                 * resolved (node_open_entry). */
+                f->fd =
+                    S_ISREG(r.st.st_mode) ? node_open_entry(&r, O_RDONLY | O_NONBLOCK) : -EACCES;
                 struct stat st;
                 if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
                         close(f->fd);
-                        f->fd = -1;
-                        errno = EACCES;
+                        f->fd = -EACCES;
                 }
                 if (f->fd < 0) {
-                        rc = -errno;
+                        rc = f->fd;
                         free(f);
                         return rc;
                 }
@@ -327,7 +348,7 @@ static void ops_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         ops_read_ahead_once(conf);
         if (ops_path(req, ino, path) < 0)
                 return;
-        int rc = ops_open_path(path, fi, conf);
+        int rc = ops_open_path(ino, path, fi, conf);
         if (rc < 0)
                 fuse_reply_err(req, -rc);
         else if (fuse_reply_open(req, fi) != 0)
@@ -460,11 +481,19 @@ static void ops_dir_free(struct ops_dir *d)
         }
 }
 
-static int ops_list_source_dir(const char *src, struct ops_dir *d)
+/* The names of the source directory r names, opened with none of the
+ * path's symlinks followed (node_open_entry). */
+static int ops_list_source_dir(const struct node_res *r, struct ops_dir *d)
 {
-        DIR *dir = opendir(src);
-        if (!dir)
-                return -errno;
+        int fd = node_open_entry(r, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        DIR *dir = fdopendir(fd);
+        if (!dir) {
+                int e = -errno;
+                close(fd);
+                return e;
+        }
         struct dirent *de;
         int rc = 0;
         errno = 0;
@@ -548,7 +577,7 @@ static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         if (ops_path(req, ino, path) < 0)
                 return;
         struct node_res r;
-        int rc = node_resolve(path, &r);
+        int rc = ops_resolve_told(ino, path, &r);
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
@@ -557,7 +586,7 @@ static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         if (!d)
                 rc = -ENOMEM;
         else if (r.kind == NODE_PASS)
-                rc = S_ISDIR(r.st.st_mode) ? ops_list_source_dir(r.src, d) : -ENOTDIR;
+                rc = S_ISDIR(r.st.st_mode) ? ops_list_source_dir(&r, d) : -ENOTDIR;
         else if (r.kind == NODE_TRACE)
                 rc = node_trace_open(r.tr, &r.t) == 0 ? ops_list_trace_dir(r.t, d) : -EIO;
         else if (r.kind == NODE_MDIR)
@@ -610,14 +639,8 @@ static void ops_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 static void ops_statfs(fuse_req_t req, fuse_ino_t ino)
 {
         (void)ino;
-        struct node_res r;
         struct statvfs sv;
-        int rc = node_resolve("/", &r);
-        if (rc == 0) {
-                if (statvfs(r.src, &sv) < 0)
-                        rc = -errno;
-                node_res_put(&r); /* as after every node_resolve */
-        }
+        int rc = node_statvfs(&sv);
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;

@@ -96,6 +96,13 @@ struct tm_trace_opts {
          * writable. NULL: $XDG_CACHE_HOME/tracemount, or
          * $HOME/.cache/tracemount. */
         const char *cache_dir;
+        /* > 0: a descriptor of the cache directory (O_PATH is enough; the
+         * library keeps a copy): index files in the cache are read and
+         * written by name in it (a temporary file made with O_EXCL and
+         * renamed into place), never through a path, and cache_dir only
+         * names it in messages. 0: none, cache_dir as above (made if
+         * missing). */
+        int cache_dir_fd;
         /* 1: never write an index file beside the archive (always use
          * cache_dir). */
         int no_index_beside;
@@ -121,6 +128,12 @@ struct tm_trace_opts {
  * decodes more. Thread-safe. */
 TM_API int tm_probe_path(const char *path, const char **codec_name, const char **cont_name);
 
+/* tm_probe_path on fd, a descriptor open for reading on the file (the
+ * library reads it with pread and keeps no copy past the call); path
+ * only names the file in messages and is never opened. Returns 1 or 0 as
+ * tm_probe_path (0 for fd < 0). Thread-safe. */
+TM_API int tm_probe_fd(int fd, const char *path, const char **codec_name, const char **cont_name);
+
 /* Open the trace at path, probing it as tm_probe_path does, with options o
  * (NULL: all defaults).
  *
@@ -132,6 +145,29 @@ TM_API int tm_probe_path(const char *path, const char **codec_name, const char *
  * The archive's file descriptor stays open until tm_trace_close. */
 TM_API int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
                          struct tm_err *err);
+
+/* tm_trace_open of an archive the caller opened itself: for a program that
+ * must not open files by a name that someone else could redirect (a root
+ * daemon serving other users' directories reaches each file from a
+ * directory descriptor, with no symlink followed).
+ *
+ * fd: a descriptor open for reading on the archive; the library reads
+ * it with pread and keeps a copy (the caller keeps and closes its own).
+ * dirfd: a descriptor of the directory holding the archive (O_PATH is
+ * enough), or -1; the library keeps a copy. Index files beside the
+ * archive are looked up, judged (docs/index-format.md, "What the index
+ * trusts", against the directory's own stat) and written through it
+ * only, by name (".<name>.tmidx", name path's last component; written as
+ * a temporary file with O_CREAT | O_EXCL | O_NOFOLLOW renamed into place),
+ * never by path; -1: no index file beside the archive, the cache only.
+ * path: the archive's path, for messages and to name its index file in
+ * the cache (absolute, so that the name is stable); the library never
+ * opens it nor its directory by name.
+ *
+ * Returns as tm_trace_open (-EBADF for fd < 0), *out set only on
+ * success. */
+TM_API int tm_trace_open_fd(int fd, int dirfd, const char *path, const struct tm_trace_opts *o,
+                            struct tm_trace **out, struct tm_err *err);
 
 /* Close t and free everything it holds. Every struct tm_vfile opened on t
  * must be closed first, and no other call on t may run or follow. NULL is

@@ -75,6 +75,11 @@ struct tm_index_key {
          * file with a state it rejects is "inconsistent" and not used. */
         int (*state_ok)(const void *ctx, const void *state);
         const void *state_ctx;
+        /* Not stored: a descriptor of the directory the index file is in
+         * (its path's last component is its name there), through which it
+         * is read and written, never reopened by path; NULL: the
+         * directory of the path, by name. */
+        const int *dir_fd;
 };
 
 /* What an index pass's sink does first with each piece of the raw stream

@@ -175,7 +175,7 @@ int tm_index_save(const struct tm_index *ix, const struct tm_cont *c,
                    struct tm_err *err)
 {
         struct tm_ixfile x;
-        int rc = tm_ixfile_create(&x, path, err);
+        int rc = tm_ixfile_create(&x, key->dir_fd, path, err);
         if (rc < 0)
                 return rc;
         struct rhead h;
@@ -295,7 +295,7 @@ int tm_index_load(const char *path, const struct tm_index_key *key, const struct
                 fam = NULL;
         int fd;
         struct stat sb;
-        int rc = tm_ixfile_open(path, key->trust, &fd, &sb, err);
+        int rc = tm_ixfile_open(path, key->dir_fd, key->trust, &fd, &sb, err);
         if (rc < 0)
                 return rc;
         uint8_t hb[HEAD_BYTES];

@@ -1,7 +1,7 @@
 #include "ixfile.h"
 
-#include "index.h"
 #include "../codecs/containers/container.h"
+#include "index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,13 +58,32 @@ static void tmp_suffix(char *out)
         out[6] = 0;
 }
 
-int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err)
+/* A descriptor of the directory to create in, as tm_ixfile_create says;
+ * *base gets the name, *dsb the directory's stat. */
+static int ixfile_dir(const int *dir, const char *path, const char **base, struct stat *dsb)
+{
+        if (!dir)
+                return tm_side_open_dir(path, base, dsb);
+        const char *s = strrchr(path, '/');
+        *base = s ? s + 1 : path;
+        int fd = fcntl(*dir, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, dsb) < 0) {
+                int e = -errno;
+                close(fd);
+                return e;
+        }
+        return fd;
+}
+
+int tm_ixfile_create(struct tm_ixfile *x, const int *dir, const char *path, struct tm_err *err)
 {
         memset(x, 0, sizeof *x);
         x->fd = -1;
         x->path = path;
         struct stat dsb;
-        x->dirfd = tm_side_open_dir(path, &x->base, &dsb);
+        x->dirfd = ixfile_dir(dir, path, &x->base, &dsb);
         if (x->dirfd < 0)
                 return tm_err_set(err, x->dirfd, "%s: cannot create: %s", path,
                                   strerror(-x->dirfd));
@@ -132,10 +151,13 @@ int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len
         return rc;
 }
 
-int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out,
+int tm_ixfile_open(const char *path, const int *dir, const struct tm_side_trust *trust, int *fd_out,
                    struct stat *sb, struct tm_err *err)
 {
-        return tm_side_open(path, trust, 0, fd_out, sb, err);
+        if (!dir)
+                return tm_side_open(path, trust, 0, fd_out, sb, err);
+        const char *s = strrchr(path, '/');
+        return tm_side_openat(*dir, s ? s + 1 : path, path, trust, 0, fd_out, sb, err);
 }
 
 #define NAME_LEN 16

@@ -76,9 +76,11 @@ struct tm_ixfile {
                           directory, else 0644 */
 };
 
-/* Create a temporary file "<path>.XXXXXX" beside path (O_EXCL, never
- * through a symlink). Returns 0 or a negative errno. */
-int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
+/* Create a temporary file "<name>.XXXXXX" beside path (O_EXCL, never
+ * through a symlink), in the directory *dir (a descriptor, never reopened
+ * by name; path's last component is the name there) or, dir NULL, in
+ * path's directory opened by name. Returns 0 or a negative errno. */
+int tm_ixfile_create(struct tm_ixfile *x, const int *dir, const char *path, struct tm_err *err);
 
 /* Write head (head_len bytes, the file's first bytes, whose bytes 12-15
  * are filled with the CRC here) over the placeholder the body began with,
@@ -88,14 +90,15 @@ int tm_ixfile_create(struct tm_ixfile *x, const char *path, struct tm_err *err);
 int tm_ixfile_commit(struct tm_ixfile *x, int rc, uint8_t *head, size_t head_len,
                      uint64_t file_size, struct tm_err *err);
 
-/* Open the index file at path for reading: tm_side_open (codecs/common/
+/* Open the index file at path (in the directory *dir as for
+ * tm_ixfile_create, tm_side_openat; dir NULL: by path) for reading: tm_side_open (codecs/common/
  * tm_side.h) with trust (may be NULL), which says whom the file is
  * believed from (docs/index-format.md, "What the index trusts"): a
  * symlink, FIFO or device planted at the name is refused, never followed
  * or waited on. Returns 0 with *fd_out and *sb, -ENOENT, -EPERM (not
  * trusted) or -EIO (not a regular file), with err naming the file and the
  * reason. */
-int tm_ixfile_open(const char *path, const struct tm_side_trust *trust, int *fd_out,
+int tm_ixfile_open(const char *path, const int *dir, const struct tm_side_trust *trust, int *fd_out,
                    struct stat *sb, struct tm_err *err);
 
 /* The end of both index loads (index.c, index_file.c), fd's checks

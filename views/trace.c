@@ -10,10 +10,10 @@
 
 #include "../codecs/record/record.h"
 #include "cachepath.h"
-#include "ixfile.h"
 #include "index.h"
-#include "stats.h"
+#include "ixfile.h"
 #include "records.h"
+#include "stats.h"
 #include "trace_obj.h"
 
 #define STATS_CAP (64u << 10)
@@ -56,12 +56,14 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
         return 0;
 }
 
-/* open(2), container, head and codec: everything tm_probe_path needs. */
+/* open(2) unless the caller gave a descriptor, container, head and
+ * codec: everything tm_probe_path needs. */
 static int trace_probe(struct tm_trace *t, struct tm_err *err)
 {
         /* O_NONBLOCK: a FIFO swapped in for the archive is refused below
          * instead of waited on; reads of a regular file ignore it */
-        t->fd = open(t->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (t->fd < 0)
+                t->fd = open(t->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (t->fd < 0) {
                 int e = -errno;
                 return tm_err_set(err, e, "%s: %s", t->path, strerror(-e));
@@ -99,6 +101,8 @@ static struct tm_trace *trace_alloc(const char *path)
         if (!t)
                 return NULL;
         t->fd = -1;
+        t->dirfd = -1;
+        t->cache_fd = -1;
         t->ix_fd = -1;
         t->path = strdup(path);
         if (!t->path) {
@@ -109,6 +113,34 @@ static struct tm_trace *trace_alloc(const char *path)
         pthread_cond_init(&t->cv, NULL);
         pthread_mutex_init(&t->err_mu, NULL);
         return t;
+}
+
+/* A new trace for path; with fd >= 0, probed on a copy of that
+ * descriptor (path then only names it), else opened by path. */
+static struct tm_trace *trace_alloc_fd(int fd, const char *path)
+{
+        struct tm_trace *t = trace_alloc(path);
+        if (t && fd >= 0 && (t->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+                tm_trace_close(t);
+                return NULL;
+        }
+        return t;
+}
+
+int tm_probe_fd(int fd, const char *path, const char **codec_name, const char **cont_name)
+{
+        if (fd < 0)
+                return 0;
+        struct tm_trace *t = trace_alloc_fd(fd, path);
+        if (!t)
+                return 0;
+        int ok = trace_probe(t, NULL) == 0;
+        if (ok && codec_name)
+                *codec_name = tm_trace_codec(t);
+        if (ok && cont_name)
+                *cont_name = t->cont_name;
+        tm_trace_close(t);
+        return ok;
 }
 
 int tm_probe_path(const char *path, const char **codec_name, const char **cont_name)
@@ -153,8 +185,8 @@ static void trace_views_more(struct tm_trace *t)
         const char *const *rv = tm_records_views(t->rt);
         if (!t->views || t->views_n > t->views_open + 2)
                 return;
-        for (unsigned i = t->views_open; rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX;
-             i++)
+        for (unsigned i = t->views_open;
+             rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX; i++)
                 __atomic_store_n(&t->views[t->views_n++], rv[i], __ATOMIC_RELEASE);
 }
 
@@ -166,6 +198,45 @@ static uint64_t env_ckpt_refs(void)
         char *end;
         unsigned long long v = strtoull(s, &end, 10);
         return *end == 0 ? v : 0;
+}
+
+/* The directory holding the file at abs, opened by name (O_PATH), or
+ * -1. */
+static int trace_open_dir(const char *abs)
+{
+        const char *s = strrchr(abs, '/');
+        if (!s)
+                return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char *dir = s == abs ? strdup("/") : strndup(abs, (size_t)(s - abs));
+        int fd = dir ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        free(dir);
+        return fd;
+}
+
+/* The common end of both opens: t probed, t->abs and t->dirfd set. */
+static int trace_open_end(struct tm_trace *t, const struct tm_trace_opts *o, struct tm_trace **out,
+                          struct tm_err *err)
+{
+        if (o && o->cache_dir)
+                t->cache_dir = strdup(o->cache_dir);
+        if (o && o->cache_dir_fd > 0 &&
+            (t->cache_fd = fcntl(o->cache_dir_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+                int e = -errno;
+                tm_err_set(err, e, "%s: cache directory: %s", t->path, strerror(-e));
+                tm_trace_close(t);
+                return e;
+        }
+        if (!t->abs || (o && o->cache_dir && !t->cache_dir)) {
+                tm_trace_close(t);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        }
+        t->no_index_beside = o ? o->no_index_beside : 0;
+        t->no_save = o ? o->no_save : 0;
+        t->trust_group_index = o ? o->trust_group_index : 0;
+        t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
+        trace_views_make(t);
+        *out = t;
+        return 0;
 }
 
 int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
@@ -181,19 +252,32 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         }
         char *abs = realpath(path, NULL);
         t->abs = abs ? abs : strdup(path);
-        if (o && o->cache_dir)
-                t->cache_dir = strdup(o->cache_dir);
-        if (!t->abs || (o && o->cache_dir && !t->cache_dir)) {
-                tm_trace_close(t);
+        if (t->abs)
+                t->dirfd = trace_open_dir(t->abs);
+        return trace_open_end(t, o, out, err);
+}
+
+int tm_trace_open_fd(int fd, int dirfd, const char *path, const struct tm_trace_opts *o,
+                     struct tm_trace **out, struct tm_err *err)
+{
+        if (fd < 0)
+                return tm_err_set(err, -EBADF, "%s: no descriptor", path);
+        struct tm_trace *t = trace_alloc_fd(fd, path);
+        if (!t)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        int rc = trace_probe(t, err);
+        if (rc < 0) {
+                tm_trace_close(t);
+                return rc;
         }
-        t->no_index_beside = o ? o->no_index_beside : 0;
-        t->no_save = o ? o->no_save : 0;
-        t->trust_group_index = o ? o->trust_group_index : 0;
-        t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
-        trace_views_make(t);
-        *out = t;
-        return 0;
+        t->abs = strdup(path);
+        if (dirfd >= 0 && (t->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+                rc = -errno;
+                tm_err_set(err, rc, "%s: its directory: %s", path, strerror(-rc));
+                tm_trace_close(t);
+                return rc;
+        }
+        return trace_open_end(t, o, out, err);
 }
 
 void tm_trace_close(struct tm_trace *t)
@@ -206,6 +290,10 @@ void tm_trace_close(struct tm_trace *t)
                 close(t->ix_fd);
         if (t->fd >= 0)
                 close(t->fd);
+        if (t->dirfd >= 0)
+                close(t->dirfd);
+        if (t->cache_fd >= 0)
+                close(t->cache_fd);
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->err_mu);
@@ -253,7 +341,21 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
  * archive (tm_side.h), from its stat at open and its directory's now. */
 static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_trust *tr)
 {
-        tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
+        struct stat d;
+        if (t->dirfd < 0)
+                tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
+        else if (fstat(t->dirfd, &d) == 0) /* the directory itself, not its name */
+                *tr = (struct tm_side_trust){
+                    .a_uid = t->sb.st_uid,
+                    .a_gid = t->sb.st_gid,
+                    .a_mode = t->sb.st_mode,
+                    .d_uid = d.st_uid,
+                    .d_gid = d.st_gid,
+                    .d_mode = d.st_mode,
+                    .group_cache = t->trust_group_index,
+                };
+        else
+                tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
@@ -284,6 +386,21 @@ static void trace_ix_paths_free(char *p[IX_NPATHS])
                 free(p[i]);
 }
 
+/* The directory descriptor index file i of t is named in (key->dir_fd):
+ * the archive's beside it, the cache's when given as one, else NULL (by
+ * path). Returns whether something is at path i to try (a file beside an
+ * archive without a directory descriptor never is). */
+static int trace_ix_at(const struct tm_trace *t, int i, const char *path, struct tm_index_key *key)
+{
+        key->dir_fd = i == IX_BESIDE ? &t->dirfd : t->cache_fd >= 0 ? &t->cache_fd : NULL;
+        if (!path || (key->dir_fd && *key->dir_fd < 0))
+                return 0;
+        if (!key->dir_fd)
+                return access(path, F_OK) == 0;
+        const char *base = strrchr(path, '/');
+        return faccessat(*key->dir_fd, base ? base + 1 : path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* Try the index beside the archive, then the ones in the cache. A file
  * that fails to load is ignored; since its container part may have been
  * half applied, the container is then reopened so that a scan starts
@@ -298,7 +415,7 @@ static int trace_load(struct tm_trace *t)
         trace_ix_paths(t, paths);
         int rc = -ENOENT;
         for (int i = 0; i < IX_NPATHS && rc < 0; i++) {
-                if (!paths[i] || access(paths[i], F_OK) != 0)
+                if (!trace_ix_at(t, i, paths[i], &key))
                         continue;
                 struct tm_err e = {0};
                 rc = tm_records_load(t, paths[i], &key, &e);
@@ -328,8 +445,9 @@ static void trace_save(struct tm_trace *t)
         struct tm_side_trust tr;
         struct tm_index_key key = trace_key(t, &tr);
         struct tm_err e = {0};
-        if (!t->no_index_beside) {
+        if (!t->no_index_beside && t->dirfd >= 0) {
                 char *p = tm_cachepath_beside(t->abs);
+                key.dir_fd = &t->dirfd;
                 if (p && tm_records_save(t, &key, p, &e) == 0) {
                         t->ix_path = p;
                         return;
@@ -344,7 +462,8 @@ static void trace_save(struct tm_trace *t)
                 p = own;
         }
         memset(&e, 0, sizeof e);
-        int rc = p ? tm_cachepath_mkdirs(dir) : -ENOENT;
+        key.dir_fd = t->cache_fd >= 0 ? &t->cache_fd : NULL;
+        int rc = !p ? -ENOENT : key.dir_fd ? 0 : tm_cachepath_mkdirs(dir);
         if (rc < 0)
                 tm_err_set(&e, rc, "%s: %s", p ? dir : "no cache directory (no $HOME)",
                            strerror(-rc));
@@ -409,7 +528,8 @@ static void trace_retry_if_changed(struct tm_trace *t)
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
-        if (read_head(c, head, &headn, NULL) < 0 || tm_records_reopen(t, c, head, headn, NULL) < 0) {
+        if (read_head(c, head, &headn, NULL) < 0 ||
+            tm_records_reopen(t, c, head, headn, NULL) < 0) {
                 tm_cont_close(c); /* another codec, other views: stay failed */
                 return;
         }
@@ -611,7 +731,7 @@ static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **pa
         trace_ix_paths(t, paths);
         int rc = 0;
         for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
-                if (!paths[i] || access(paths[i], F_OK) != 0)
+                if (!trace_ix_at(t, i, paths[i], &key))
                         continue;
                 int r = tm_records_load_file(t, paths[i], &key, out, err);
                 if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {

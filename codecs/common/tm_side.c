@@ -153,9 +153,19 @@ int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned f
         int dfd = tm_side_open_dir(path, &base, &dsb);
         if (dfd < 0)
                 return tm_err_set(err, dfd, "%s: %s", path, strerror(-dfd));
+        int rc = tm_side_openat(dfd, base, path, trust, flags, fd_out, sb, err);
+        close(dfd);
+        return rc;
+}
+
+int tm_side_openat(int dfd, const char *base, const char *path, const struct tm_side_trust *trust,
+                   unsigned flags, int *fd_out, struct stat *sb, struct tm_err *err)
+{
+        struct stat dsb;
+        if (fstat(dfd, &dsb) < 0)
+                return tm_err_set(err, -errno, "%s: %s", path, strerror(errno));
         int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         int e = fd < 0 ? -errno : 0;
-        close(dfd);
         if (e == -ELOOP)
                 return tm_err_set(err, -EIO, "%s: a symlink, not followed", path);
         if (e < 0)

@@ -66,6 +66,13 @@ int tm_side_open_dir(const char *path, const char **base, struct stat *dsb);
 int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned flags, int *fd_out,
                  struct stat *sb, struct tm_err *err);
 
+/* tm_side_open of the name base in the directory dfd (any descriptor of
+ * it, O_PATH is enough), which is not reopened by name: for a caller that
+ * reached that directory itself (the daemon, below its source root).
+ * path names the file in messages only. Returns as tm_side_open. */
+int tm_side_openat(int dfd, const char *base, const char *path, const struct tm_side_trust *trust,
+                   unsigned flags, int *fd_out, struct stat *sb, struct tm_err *err);
+
 /* Read the whole side file fd (opened by tm_side_open, sb its stat) into
  * buf when it holds at most max bytes (buf has room for max). Returns its
  * length, or -EFBIG (over max, also when it grew since the stat) or
