@@ -584,6 +584,56 @@ int node_statvfs(struct statvfs *sv)
         return fstatvfs(node.rootfd, sv) == 0 ? 0 : node_lstat_err(node.src, errno);
 }
 
+/* The device the cached entry of the archive at src (a source path) was
+ * on, or 0 when none is cached. */
+static dev_t node_cached_dev(const char *src)
+{
+        uint32_t h = node_hash(src);
+        pthread_mutex_lock(&node.lock);
+        struct node_trace *e = node_find_locked(src, h);
+        dev_t dev = e ? e->dev : 0;
+        pthread_mutex_unlock(&node.lock);
+        return dev;
+}
+
+/* A walk to r->src (path below the mount) found nothing (e: ENOENT or
+ * ENOTDIR). If a prefix of it is an archive the cache knows and that
+ * archive's directory is now on another device than the archive was, the
+ * file system the archive was on went away under its directory (a share
+ * unmounted when its client exited): -EIO, logged, rather than a missing
+ * name, since the trace's directory was there a moment ago. Else -e. */
+static int node_walk_missing(struct node_res *r, const char *path, int e)
+{
+        static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+        static char last[sizeof r->src + 96];
+        size_t plen = strlen(path);
+        for (size_t i = plen; i > 1; i--) {
+                if (i < plen && path[i] != '/')
+                        continue;
+                char c = r->src[node.srclen + i];
+                r->src[node.srclen + i] = '\0';
+                dev_t dev = node_cached_dev(r->src);
+                char *slash = dev ? strrchr(r->src, '/') : NULL;
+                struct stat st;
+                int moved = 0;
+                if (slash) {
+                        *slash = '\0';
+                        moved = node_lstat(node_rel(r->src), &st) == 0 && st.st_dev != dev;
+                        *slash = '/';
+                }
+                if (moved) {
+                        char msg[sizeof last];
+                        snprintf(msg, sizeof msg, "%s: stat: its file system is gone (%s)", r->src,
+                                 strerror(e));
+                        node_log_once(&mu, last, msg);
+                }
+                r->src[node.srclen + i] = c;
+                if (dev)
+                        return moved ? -EIO : -e;
+        }
+        return -e;
+}
+
 int node_resolve(const char *path, struct node_res *r)
 {
         r->tr = NULL;
@@ -612,6 +662,8 @@ int node_resolve(const char *path, struct node_res *r)
                 }
                 return node_resolve_file(r, "");
         }
+        if (e == ENOENT)
+                return node_walk_missing(r, path, e);
         if (e != ENOTDIR)
                 return node_lstat_err(r->src, e);
 
@@ -621,8 +673,12 @@ int node_resolve(const char *path, struct node_res *r)
                 if (path[i] != '/')
                         continue;
                 r->src[node.srclen + i] = '\0';
-                if ((e = node_lstat(r->rel, &r->st)) != 0)
+                if ((e = node_lstat(r->rel, &r->st)) != 0 && e != ENOENT)
                         return node_lstat_err(r->src, e);
+                if (e) {
+                        r->src[node.srclen + i] = '/';
+                        return node_walk_missing(r, path, e);
+                }
                 if (S_ISDIR(r->st.st_mode)) {
                         r->src[node.srclen + i] = '/';
                         continue;

@@ -21,10 +21,11 @@
  * is rootfd's directory itself) with open flags (O_RDONLY, O_PATH,
  * O_DIRECTORY, O_NONBLOCK; O_CLOEXEC and O_NOFOLLOW are added). The last
  * component is not followed either: a symlink there gives, with O_PATH,
- * a descriptor of the symlink itself, else -ELOOP. Returns a descriptor
- * or a negative errno: -ELOOP (a symlink in some component), -EXDEV (the
- * path would leave rootfd), -ENOTDIR (a component before the last is not
- * a directory), or what openat gives (-ENOENT, -EACCES, -EIO, ...). */
+ * a descriptor of the symlink itself, else -ELOOP (-ENOTDIR with
+ * O_DIRECTORY). Returns a descriptor or a negative errno: -ELOOP (a
+ * symlink in some component), -EXDEV (the path would leave rootfd),
+ * -ENOTDIR (a component before the last is not a directory), or what
+ * openat gives (-ENOENT, -EACCES, -EIO, ...). */
 int walk_open(int rootfd, const char *rel, int flags);
 
 /* Open the directory holding rel's last component (O_PATH | O_DIRECTORY,
