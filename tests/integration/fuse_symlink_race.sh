@@ -12,6 +12,9 @@
 #      and while it runs `mv e e.old; ln -s SRC/rootdir e`: 3 tries, no
 #      file lands in rootdir, the index is written beside the archive where
 #      it was (e.old).
+# And a real directory swapped (no symlink): the open refuses the object
+# the kernel was not told of (ESTALE), the kernel looks the path up again,
+# and the new file reads whole, not cut to the old one's size.
 # Both were proven attacks before the daemon opened by descriptor below
 # its source root. Also: the user still reads its own file, a symlink of
 # the source shows as a symlink with its target, and the swapped path
@@ -92,6 +95,16 @@ for walk in openat2 components; do
                 test "$leaks" -eq 0
         check "$walk: attack 1: the swapped path gives an error, not data" \
                 grep -qi 'too many levels\|stale' "$T/a1.out"
+        # the same swap with a real directory (no symlink): the open finds
+        # another object than the kernel was told of (ESTALE), the kernel
+        # looks the path up again, and the new file reads whole, not cut to
+        # the size the kernel held for the old one
+        as_user sh -c "cd '$SRC/pub' && rm -rf r r.old && mkdir r &&
+                head -c 8192 /dev/zero | tr '\\0' u >r/f && cat '$MNT/pub/r/f' >/dev/null &&
+                mv r r.old && mkdir r && head -c 16384 /dev/zero | tr '\\0' v >r/f &&
+                cat '$MNT/pub/r/f'" >"$T/a1b.out" 2>&1
+        check "$walk: a real directory swapped: the new file reads whole (16384 bytes, got $(wc -c <"$T/a1b.out"))" \
+                sh -c "head -c 16384 /dev/zero | tr '\\0' v | cmp -s - '$T/a1b.out'"
         check "$walk: the user still reads its own file (moved) byte for byte" \
                 sh -c "head -c 8192 /dev/zero | tr '\\0' u | cmp -s - '$MNT/pub/d.old/f'"
         sleep 1.2 # the kernel's entry for d (a directory) expires
