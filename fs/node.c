@@ -596,8 +596,8 @@ static dev_t node_cached_dev(const char *src)
         return dev;
 }
 
-/* A walk to r->src (path below the mount) found nothing (e: ENOENT or
- * ENOTDIR). If a prefix of it is an archive the cache knows and that
+/* A walk to r->src (path below the mount) found nothing (e: ENOENT). If
+ * a prefix of it is an archive the cache knows and that
  * archive's directory is now on another device than the archive was, the
  * file system the archive was on went away under its directory (a share
  * unmounted when its client exited): -EIO, logged, rather than a missing
