@@ -554,6 +554,14 @@ static int ops_list_trace_dir(struct tm_trace *t, struct ops_dir *d)
         return rc;
 }
 
+/* The trace r resolved to, opened if not yet: its directory's names, or
+ * node_trace_open's -EIO or -ESTALE (the archive replaced since). */
+static int ops_list_trace(struct node_res *r, struct ops_dir *d)
+{
+        int rc = node_trace_open(r->tr, &r->t);
+        return rc < 0 ? rc : ops_list_trace_dir(r->t, d);
+}
+
 static int ops_member_name(void *arg, const char *name, int is_dir)
 {
         (void)is_dir;
@@ -588,7 +596,7 @@ static void ops_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         else if (r.kind == NODE_PASS)
                 rc = S_ISDIR(r.st.st_mode) ? ops_list_source_dir(&r, d) : -ENOTDIR;
         else if (r.kind == NODE_TRACE)
-                rc = node_trace_open(r.tr, &r.t) == 0 ? ops_list_trace_dir(r.t, d) : -EIO;
+                rc = ops_list_trace(&r, d);
         else if (r.kind == NODE_MDIR)
                 rc = ops_list_member_dir(&r, d);
         else if (r.kind == NODE_VDIR)
