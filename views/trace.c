@@ -127,11 +127,10 @@ static struct tm_trace *trace_alloc_fd(int fd, const char *path)
         return t;
 }
 
-int tm_probe_fd(int fd, const char *path, const char **codec_name, const char **cont_name)
+/* Probe t (NULL: out of memory, not a trace), set the names as
+ * tm_probe_path says and close t. 1 or 0. */
+static int trace_probe_once(struct tm_trace *t, const char **codec_name, const char **cont_name)
 {
-        if (fd < 0)
-                return 0;
-        struct tm_trace *t = trace_alloc_fd(fd, path);
         if (!t)
                 return 0;
         int ok = trace_probe(t, NULL) == 0;
@@ -143,18 +142,14 @@ int tm_probe_fd(int fd, const char *path, const char **codec_name, const char **
         return ok;
 }
 
+int tm_probe_fd(int fd, const char *path, const char **codec_name, const char **cont_name)
+{
+        return fd >= 0 && trace_probe_once(trace_alloc_fd(fd, path), codec_name, cont_name);
+}
+
 int tm_probe_path(const char *path, const char **codec_name, const char **cont_name)
 {
-        struct tm_trace *t = trace_alloc(path);
-        if (!t)
-                return 0;
-        int ok = trace_probe(t, NULL) == 0;
-        if (ok && codec_name)
-                *codec_name = tm_trace_codec(t);
-        if (ok && cont_name)
-                *cont_name = t->cont_name;
-        tm_trace_close(t);
-        return ok;
+        return trace_probe_once(trace_alloc(path), codec_name, cont_name);
 }
 
 /* A trace's views are its own (records.c) and ours: stats.json and
