@@ -174,6 +174,7 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         struct tm_trace *t = trace_alloc(path);
         if (!t)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        t->trust_group_dtd = o ? o->trust_group_dtd : 0;
         int rc = trace_probe(t, err);
         if (rc < 0) {
                 tm_trace_close(t);

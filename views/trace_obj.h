@@ -47,6 +47,7 @@ struct tm_trace {
         char *cache_dir;
         int no_index_beside, no_save;
         int trust_group_index; /* tm_trace_opts */
+        int trust_group_dtd;   /* tm_trace_opts: judges the DTD at every codec open */
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;
 
