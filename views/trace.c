@@ -10,10 +10,10 @@
 
 #include "../codecs/record/record.h"
 #include "cachepath.h"
-#include "ixfile.h"
 #include "index.h"
-#include "stats.h"
+#include "ixfile.h"
 #include "records.h"
+#include "stats.h"
 #include "trace_obj.h"
 
 #define STATS_CAP (64u << 10)
@@ -153,8 +153,8 @@ static void trace_views_more(struct tm_trace *t)
         const char *const *rv = tm_records_views(t->rt);
         if (!t->views || t->views_n > t->views_open + 2)
                 return;
-        for (unsigned i = t->views_open; rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX;
-             i++)
+        for (unsigned i = t->views_open;
+             rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX; i++)
                 __atomic_store_n(&t->views[t->views_n++], rv[i], __ATOMIC_RELEASE);
 }
 
@@ -250,15 +250,33 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
         return (uint64_t)t->sb.st_ino;
 }
 
+/* The fingerprint of the archive's content for the key (tm_ix_
+ * fingerprint), read the first time for each version of the archive
+ * (t->sb) and kept. */
+static void trace_key_fp(struct tm_trace *t)
+{
+        const struct stat *a = &t->sb, *b = &t->fp_sb;
+        if (t->fp_taken && b->st_ino == a->st_ino && b->st_size == a->st_size &&
+            b->st_mtim.tv_sec == a->st_mtim.tv_sec && b->st_mtim.tv_nsec == a->st_mtim.tv_nsec)
+                return;
+        t->fp_rc =
+            tm_ix_fingerprint(t->fd, (uint64_t)a->st_size, tm_cont_dir_offset(t->cont), &t->fp);
+        t->fp_sb = *a;
+        t->fp_taken = 1;
+}
+
 /* The key of the archive's index files; *tr gets who could change the
  * archive (tm_side.h), from its stat at open and its directory's now. */
-static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_trust *tr)
+static struct tm_index_key trace_key(struct tm_trace *t, struct tm_side_trust *tr)
 {
         tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
+        trace_key_fp(t);
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
             .ino = trace_key_ino(t),
+            .fingerprint = t->fp,
+            .fp_failed = t->fp_rc < 0,
             .codec = tm_trace_codec(t),
             .container = t->cont_name,
             .trust = tr,
@@ -303,9 +321,13 @@ static int trace_load(struct tm_trace *t)
                         continue;
                 struct tm_err e = {0};
                 rc = tm_records_load(t, paths[i], &key, &e);
-                if (rc == -EPERM && i == IX_SHARED)
+                /* not trusted (another user's, or writable by others): the
+                 * caller's own file goes beside it; another user's file
+                 * there is how a lab's cache works, not worth a note */
+                if ((rc == -EPERM || rc == -EACCES) && i == IX_SHARED)
                         t->ix_shared_refused = 1;
-                else if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM)
+                if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM &&
+                    !(rc == -EPERM && i == IX_SHARED))
                         tm_trace_note_side(t, &e); /* refused: say which and why */
                 if (rc == 0) {
                         t->ix_path = paths[i];
@@ -410,7 +432,8 @@ static void trace_retry_if_changed(struct tm_trace *t)
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
-        if (read_head(c, head, &headn, NULL) < 0 || tm_records_reopen(t, c, head, headn, NULL) < 0) {
+        if (read_head(c, head, &headn, NULL) < 0 ||
+            tm_records_reopen(t, c, head, headn, NULL) < 0) {
                 tm_cont_close(c); /* another codec, other views: stay failed */
                 return;
         }

@@ -5,8 +5,8 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -187,7 +187,8 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
 {
         const unsigned fm = f->st_mode, dm = d->st_mode;
         if (!user_ok(t, d, f->st_uid)) {
-                snprintf(why, cap, "written by another user, who cannot change the archive (uid %u)",
+                snprintf(why, cap,
+                         "written by another user, who cannot change the archive (uid %u)",
                          (unsigned)f->st_uid);
                 return -EPERM;
         }
@@ -195,7 +196,8 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                 snprintf(why, cap, "writable by all (mode %04o%s)", fm & 07777,
                          fm & S_IWOTH ? "" : " and an ACL");
         else if ((fm & S_IWGRP) && !group_ok(t, d, f->st_gid))
-                snprintf(why, cap, "writable by group %u (mode %04o), who cannot change the archive",
+                snprintf(why, cap,
+                         "writable by group %u (mode %04o), who cannot change the archive",
                          (unsigned)f->st_gid, fm & 07777);
         else if (!user_ok(t, d, d->st_uid))
                 snprintf(why, cap,
@@ -261,8 +263,8 @@ int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned f
                 return 0;
         }
         close(fd);
-        return tm_err_set(err, e, "%s: %s%s", path, e == -EPERM || e == -EACCES ? "not trusted: " : "",
-                          why);
+        return tm_err_set(err, e, "%s: %s%s", path,
+                          e == -EPERM || e == -EACCES ? "not trusted: " : "", why);
 }
 
 ssize_t tm_side_read(int fd, const struct stat *sb, const char *path, void *buf, size_t max,
