@@ -159,11 +159,20 @@ static int opt_group(const struct tm_side_trust *t, const struct stat *d, gid_t 
         return 1;
 }
 
-static int user_ok(const struct tm_side_trust *t, const struct stat *d, uid_t u)
+static int user_ok(const struct tm_side_trust *t, uid_t u)
+{
+        return u == 0 || u == geteuid() || (t && could_change(t, u));
+}
+
+/* The owner of the file with stat f in the directory with stat d: a user
+ * as above, or with the opt-in whoever wrote a file of the directory's
+ * group (a member, or one who was: only members create files of that
+ * group there) or is a member. */
+static int owner_ok(const struct tm_side_trust *t, const struct stat *f, const struct stat *d)
 {
         gid_t g;
-        return u == 0 || u == geteuid() || (t && could_change(t, u)) ||
-               (opt_group(t, d, &g) && user_in_group(u, g));
+        return user_ok(t, f->st_uid) ||
+               (opt_group(t, d, &g) && (f->st_gid == g || user_in_group(f->st_uid, g)));
 }
 
 static int group_ok(const struct tm_side_trust *t, const struct stat *d, gid_t g)
@@ -186,7 +195,7 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                     const struct tm_side_trust *t, char *why, size_t cap)
 {
         const unsigned fm = f->st_mode, dm = d->st_mode;
-        if (!user_ok(t, d, f->st_uid)) {
+        if (!owner_ok(t, f, d)) {
                 snprintf(why, cap,
                          "written by another user, who cannot change the archive (uid %u)",
                          (unsigned)f->st_uid);
@@ -199,7 +208,7 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                 snprintf(why, cap,
                          "writable by group %u (mode %04o), who cannot change the archive",
                          (unsigned)f->st_gid, fm & 07777);
-        else if (!user_ok(t, d, d->st_uid))
+        else if (!user_ok(t, d->st_uid))
                 snprintf(why, cap,
                          "its directory belongs to another user, who cannot change the archive "
                          "(uid %u)",
