@@ -36,6 +36,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/common/tm_side.h"
 #include "tmpdir_test.h"
 #include "view_test.h"
 #include "views/ixfile.h"
@@ -542,6 +543,63 @@ static void test_same_key_other_content(void **state)
         unlink(ix);
 }
 
+/* ---- 4. the rule, case by case (tm_side_open) ---- */
+
+struct rule_case {
+        unsigned a_mode, a_gid; /* the archive (root's, in root's 0755 directory) */
+        unsigned f_mode, f_gid; /* the side file (root's) */
+        unsigned d_mode, d_uid; /* its directory (group GID_LAB) */
+        int want;               /* 0, -EACCES */
+        const char *why;        /* in the message when refused */
+};
+
+static void test_rule(void **state)
+{
+        (void)state;
+        static const struct rule_case cases[] = {
+            {0100644, 0, 0644, 0, 0755, 0, 0, NULL},
+            {0100644, 0, 0666, 0, 0755, 0, -EACCES, "writable by all (mode 0666)"},
+            {0100666, 0, 0666, 0, 0755, 0, 0, NULL}, /* anyone may change the archive */
+            {0100644, 0, 0664, GID_LAB, 0755, 0, -EACCES, "writable by group 3001 (mode 0664)"},
+            {0100664, GID_LAB, 0664, GID_LAB, 0755, 0, 0, NULL}, /* the group may */
+            {0100664, GID_LAB + 1, 0664, GID_LAB, 0755, 0, -EACCES, "writable by group 3001"},
+            {0100644, 0, 0644, 0, 0777, 0, -EACCES, "writable by all and not sticky (mode 0777)"},
+            {0100644, 0, 0644, 0, 01777, 0, 0, NULL}, /* others replace only their own */
+            {0100644, 0, 0644, 0, 02775, 0, -EACCES, "writable by group 3001 and not sticky"},
+            {0100644, 0, 0644, 0, 03775, 0, 0, NULL},
+            {0100644, 0, 0644, 0, 0755, UID_B, -EACCES, "belongs to another user"},
+        };
+        assert_int_equal(chmod(tmpdir, 0755), 0);
+        char dir[300], p[400];
+        snprintf(dir, sizeof dir, "%s/rule", tmpdir);
+        snprintf(p, sizeof p, "%s/side", dir);
+        for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
+                const struct rule_case *c = &cases[i];
+                mkdir(dir, 0755);
+                vt_spit(p, "x", 1);
+                assert_int_equal(chown(p, 0, c->f_gid), 0);
+                assert_int_equal(chmod(p, c->f_mode), 0);
+                assert_int_equal(chown(dir, c->d_uid, GID_LAB), 0);
+                assert_int_equal(chmod(dir, c->d_mode), 0);
+                struct tm_side_trust tr = {.a_uid = 0,
+                                           .a_gid = c->a_gid,
+                                           .a_mode = c->a_mode,
+                                           .d_uid = 0,
+                                           .d_gid = 0,
+                                           .d_mode = 040755};
+                int fd = -1;
+                struct stat sb;
+                struct tm_err err = {0};
+                int rc = tm_side_open(p, &tr, 0, &fd, &sb, &err);
+                if (rc != c->want || (c->why && !strstr(err.msg, c->why)))
+                        fail_msg("case %u: %d '%s', not %d '%s'", i, rc, err.msg, c->want,
+                                 c->why ? c->why : "");
+                if (fd >= 0)
+                        close(fd);
+                unlink(p);
+        }
+}
+
 int main(void)
 {
         if (geteuid() != 0 || as_user(UID_A, UID_A, noop, NULL) != 0) {
@@ -558,6 +616,7 @@ int main(void)
             cmocka_unit_test(test_dtd_group_opt_in),
             cmocka_unit_test(test_shared_cache),
             cmocka_unit_test(test_same_key_other_content),
+            cmocka_unit_test(test_rule),
         };
         int rc = cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
         return rc;

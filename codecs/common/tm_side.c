@@ -195,13 +195,14 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                     const struct tm_side_trust *t, char *why, size_t cap)
 {
         const unsigned fm = f->st_mode, dm = d->st_mode;
+        const int all_ok = t && all_could_change(t);
         if (!owner_ok(t, f, d)) {
                 snprintf(why, cap,
                          "written by another user, who cannot change the archive (uid %u)",
                          (unsigned)f->st_uid);
                 return -EPERM;
         }
-        if ((fm & S_IWOTH) || ((fm & S_IWGRP) && has_acl(fd)))
+        if (!all_ok && ((fm & S_IWOTH) || ((fm & S_IWGRP) && has_acl(fd))))
                 snprintf(why, cap, "writable by all (mode %04o%s)", fm & 07777,
                          fm & S_IWOTH ? "" : " and an ACL");
         else if ((fm & S_IWGRP) && !group_ok(t, d, f->st_gid))
@@ -213,7 +214,7 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                          "its directory belongs to another user, who cannot change the archive "
                          "(uid %u)",
                          (unsigned)d->st_uid);
-        else if (replaceable(dm) && (dm & S_IWOTH))
+        else if (!all_ok && replaceable(dm) && (dm & S_IWOTH))
                 snprintf(why, cap, "its directory is writable by all and not sticky (mode %04o)",
                          dm & 07777);
         else if (replaceable(dm) && (dm & S_IWGRP) && !group_ok(t, d, d->st_gid))
