@@ -136,8 +136,8 @@ static void main_usage(const char *prog)
                "    -V, --version          print the version\n\n"
                "Each option above is also taken as -o name[=value] for mount(8) and\n"
                "/etc/fstab: cache_dir=DIR, no_index_beside, trust_group_index,\n"
-               "trust_group_dtd, direct_io, read_ahead=KB, drop_behind=MB, log_file=FILE. The mount is read-only\n"
-               "whatever -o says.\n\n",
+               "trust_group_dtd, direct_io, read_ahead=KB, drop_behind=MB, log_file=FILE.\n"
+               "The mount is read-only whatever -o says.\n\n",
                prog, BDI_READ_AHEAD_KB, DROP_KEEP_MB_DEFAULT);
 }
 
