@@ -181,6 +181,18 @@ static int group_ok(const struct tm_side_trust *t, const struct stat *d, gid_t g
         return t && (group_could_change(t, g) || (opt_group(t, d, &og) && og == g));
 }
 
+/* Group g's name, or its number when it has none, in buf (cap bytes). */
+static const char *group_name(gid_t g, char *buf, size_t cap)
+{
+        struct group gr, *res = NULL;
+        char tmp[4096];
+        if (getgrgid_r(g, &gr, tmp, sizeof tmp, &res) == 0 && res)
+                snprintf(buf, cap, "%s", gr.gr_name);
+        else
+                snprintf(buf, cap, "%u", (unsigned)g);
+        return buf;
+}
+
 /* Does the file open on fd have an access ACL (which may grant write to
  * users and groups its mode does not name)? */
 static int has_acl(int fd)
@@ -196,6 +208,7 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
 {
         const unsigned fm = f->st_mode, dm = d->st_mode;
         const int all_ok = t && all_could_change(t);
+        char gn[64];
         if (!owner_ok(t, f, d)) {
                 snprintf(why, cap,
                          "written by another user, who cannot change the archive (uid %u)",
@@ -207,8 +220,8 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                          fm & S_IWOTH ? "" : " and an ACL");
         else if ((fm & S_IWGRP) && !group_ok(t, d, f->st_gid))
                 snprintf(why, cap,
-                         "writable by group %u (mode %04o), who cannot change the archive",
-                         (unsigned)f->st_gid, fm & 07777);
+                         "writable by group %s (mode %04o), who cannot change the archive",
+                         group_name(f->st_gid, gn, sizeof gn), fm & 07777);
         else if (!user_ok(t, d->st_uid))
                 snprintf(why, cap,
                          "its directory belongs to another user, who cannot change the archive "
@@ -219,9 +232,9 @@ static int distrust(int fd, const struct stat *f, const struct stat *d,
                          dm & 07777);
         else if (replaceable(dm) && (dm & S_IWGRP) && !group_ok(t, d, d->st_gid))
                 snprintf(why, cap,
-                         "its directory is writable by group %u and not sticky (mode %04o), who "
+                         "its directory is writable by group %s and not sticky (mode %04o), who "
                          "cannot change the archive",
-                         (unsigned)d->st_gid, dm & 07777);
+                         group_name(d->st_gid, gn, sizeof gn), dm & 07777);
         else
                 return 0;
         return -EACCES;
