@@ -32,8 +32,8 @@
 #include "codecs/address/arec.h"
 #include "codecs/address/lackey.h"
 #include "tests/view_test.h"
-#include "views/index.h"
 #include "views/ixfile.h"
+#include "views/index.h"
 
 #define NREFS 20000
 
@@ -131,8 +131,8 @@ static struct tm_index *build(struct fix *fx, uint64_t k)
 {
         struct tm_index *ix;
         struct tm_err err = {0};
-        if (tm_index_build(fx->cont, fx->row, fx->ctx, &fx->s, fx->hdr_len, &fx->st0, k, NULL, NULL,
-                           &ix, &err) != 0)
+        if (tm_index_build(fx->cont, fx->row, fx->ctx, &fx->s, fx->hdr_len, &fx->st0, k, NULL,
+                            NULL, &ix, &err) != 0)
                 fail_msg("build %s: %s", fx->path, err.msg);
         return ix;
 }

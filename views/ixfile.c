@@ -1,9 +1,8 @@
 #include "ixfile.h"
 
-#include "../codecs/containers/container.h"
 #include "index.h"
-
 #include "../codecs/common/tm_io.h"
+#include "../codecs/containers/container.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,10 +10,10 @@
 
 #include "../codecs/record/record.h"
 #include "cachepath.h"
-#include "index.h"
 #include "ixfile.h"
-#include "records.h"
+#include "index.h"
 #include "stats.h"
+#include "records.h"
 #include "trace_obj.h"
 
 #define STATS_CAP (64u << 10)
@@ -153,8 +153,8 @@ static void trace_views_more(struct tm_trace *t)
         const char *const *rv = tm_records_views(t->rt);
         if (!t->views || t->views_n > t->views_open + 2)
                 return;
-        for (unsigned i = t->views_open;
-             rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX; i++)
+        for (unsigned i = t->views_open; rv[i] && t->views_n < t->views_open + 2 + TM_FAMILY_STREAMS_MAX;
+             i++)
                 __atomic_store_n(&t->views[t->views_n++], rv[i], __ATOMIC_RELEASE);
 }
 
@@ -432,8 +432,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
         size_t headn = 0;
         if (tm_cont_open(t->fd, t->path, &c, NULL) < 0)
                 return;
-        if (read_head(c, head, &headn, NULL) < 0 ||
-            tm_records_reopen(t, c, head, headn, NULL) < 0) {
+        if (read_head(c, head, &headn, NULL) < 0 || tm_records_reopen(t, c, head, headn, NULL) < 0) {
                 tm_cont_close(c); /* another codec, other views: stay failed */
                 return;
         }
