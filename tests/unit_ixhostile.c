@@ -302,8 +302,8 @@ static void check_now(struct fmt *F, enum want want, const char *what)
                 if (strcmp(*v, "errors") == 0 && !loaded && b.len) { /* so does errors */
                         vt_put(&b, "", 1);
                         if (!strstr((char *)b.p, F->ix_path))
-                                fail_msg("%s: %s: errors does not name the file: %s", F->name, what,
-                                         (char *)b.p);
+                                fail_msg("%s: %s: errors does not name the file: %s", F->name,
+                                         what, (char *)b.p);
                         b.len = 0;
                 }
                 if (b.len != F->ref[nv].len || memcmp(b.p, F->ref[nv].p, b.len) != 0)
