@@ -53,6 +53,7 @@ static inline void tm_ix_get_bytes(const uint8_t **p, void *dst, size_t n)
  * fingerprint of its content (tm_ix_fingerprint), and the codec and
  * container names, 16 bytes each, NUL-padded. */
 #define TM_IX_KEY_END 80
+#define TM_IX_FP_AT 40 /* where the fingerprint is in the key */
 struct tm_index_key;
 
 /* The fingerprint's parts (docs/index-format.md, "Whose archive it
