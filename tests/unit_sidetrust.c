@@ -140,7 +140,7 @@ static const char *views_differ(const struct views *a, const struct views *b)
                 return "(the list of views)";
         for (unsigned i = 0; i < a->n; i++)
                 if (strcmp(a->name[i], b->name[i]) || a->b[i].len != b->b[i].len ||
-                    memcmp(a->b[i].p, b->b[i].p, a->b[i].len))
+                    (a->b[i].len && memcmp(a->b[i].p, b->b[i].p, a->b[i].len)))
                         return a->name[i];
         return NULL;
 }
