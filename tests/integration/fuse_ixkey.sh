@@ -8,7 +8,8 @@
 # server: every view of that trace (stats and stats.json included, their
 # path and side-file lines aside) equals the same view of a local copy of
 # the server's file with no index, and the traces' stats differ (the test
-# is not vacuous). Plain din traces that differ in their first line.
+# is not vacuous); the same through a tracemount mount of the share.
+# Plain din traces that differ in their first line.
 # SKIPs loudly when sshd or sshfs cannot start.
 # usage: fuse_ixkey.sh   (TRACEMOUNT and TRACETOOL in the environment)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,12 +30,14 @@ sshfs_mount "$SRV" "$SHARE" || skip "sshfs cannot mount from the private sshd"
 # A view of a trace as text to compare: stats without the lines naming the
 # index file or side files, stats.json without its side_files.
 view_of() { # view_of ARCHIVE VIEW
-        "$TT" cat --cache-dir "$T/cache" "$1" "$2" 2>/dev/null |
-                case $2 in
-                stats) grep -v '^\(index\|side file\) ' ;;
-                stats.json) sed 's/"side_files":\[[^]]*\]/"side_files":[]/' ;;
-                *) cat ;;
-                esac
+        "$TT" cat --cache-dir "$T/cache" "$1" "$2" 2>/dev/null | filter "$2"
+}
+filter() { # filter VIEW: stdin without what names files
+        case $1 in
+        stats) grep -v '^\(index\|side file\) ' ;;
+        stats.json) sed 's/"side_files":\[[^]]*\]/"side_files":[]/' ;;
+        *) cat ;;
+        esac
 }
 
 # same_views ARCHIVE REF: every view of ARCHIVE equals REF's; prints the
@@ -49,6 +52,22 @@ same_views() {
                 fi
         done
         [ "$("$TT" views --cache-dir "$T/cache" "$1")" = "$("$TT" views --cache-dir "$T/cache" "$2")" ]
+}
+
+# mount_views DIR REF: every view in the trace directory DIR of a mount
+# equals REF's (tracetool cat of a local copy); prints the first that
+# differs.
+mount_views() {
+        local v n=0
+        for v in $("$TT" views --cache-dir "$T/cache" "$2"); do
+                [ "$v" = errors ] && continue
+                if ! cmp -s <(filter "$v" <"$1/$v") <(view_of "$2" "$v"); then
+                        echo "view $v of $1 differs" >&2
+                        return 1
+                fi
+                n=$((n + 1))
+        done
+        [ "$n" -gt 3 ]
 }
 
 # The reference counts of a trace's stats.
@@ -90,6 +109,14 @@ swap_case() {
         cp "$SRV/.x.$name.tmidx" "$SRV/.y.$name.tmidx"
         check "$name: with the other's index beside it, every view is the archive's own" \
                 same_views "$SHARE/y.$name" "ref/y.$name"
+        cp "$SRV/.x.$name.tmidx" "$SRV/.y.$name.tmidx"
+        if mount_tm "$T/log" "$T/mnt" --cache-dir "$T/cache" "$SHARE"; then
+                check "$name: ... and through a mount of the share" \
+                        mount_views "$T/mnt/y.$name" "ref/y.$name"
+                umount_tm "$T/mnt"
+        else
+                fail "$name: mount the share"
+        fi
 }
 
 # plain din: the first reference of one is a write, of the other a read
