@@ -17,8 +17,9 @@
  * of views picks the view read; the rest is the index file. Bit 3 set:
  * patch mode, the rest are edits of the archive's real index (2-byte
  * offset, 1 byte xor; a last odd byte cuts the file at a length it picks).
- * Bit 4 set: forged, the file gets the real key (bytes 16-71: archive
- * size, mtime, inode, codec, container) and a correct CRC (bytes 12-15,
+ * Bit 4 set: forged, the file gets the real key (bytes 16 to
+ * TM_IX_KEY_END: archive size, mtime, inode, content fingerprint, codec,
+ * container) and a correct CRC (bytes 12-15,
  * over byte 16 to the end), as someone writing a hostile index on purpose
  * would; without it, only the CRC guards. Bits 5-7: the read size. The
  * file is written over the index path, the archive opened and indexed;
@@ -50,6 +51,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
+#include "views/ixfile.h"
 #include "views/view.h"
 
 #ifndef TM_SOURCE_DIR
@@ -479,8 +481,8 @@ static uint8_t *fzi_file(const struct fzi_arch *a, const uint8_t *data, size_t s
         }
         if (!b)
                 abort();
-        if ((data[0] & 16) && *n >= 72) {
-                memcpy(b + 16, a->ix + 16, 56);
+        if ((data[0] & 16) && *n >= TM_IX_KEY_END) {
+                memcpy(b + 16, a->ix + 16, TM_IX_KEY_END - 16);
                 uint32_t crc = (uint32_t)crc32(0, b + 16, (uInt)(*n - 16));
                 for (int k = 0; k < 4; k++)
                         b[12 + k] = (uint8_t)(crc >> (8 * k));
@@ -509,7 +511,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsigned pick = data[1] % a->nv;
         unsigned wrong = fzi_check(a, t, pick, pieces[data[0] >> 5], !loaded);
         tm_trace_close(t);
-        int forged = (data[0] & 16) && n >= 72;
+        int forged = (data[0] & 16) && n >= TM_IX_KEY_END;
         fzi_forged_loaded += forged && loaded;
         fzi_forged_wrong += forged && loaded && wrong;
         if (wrong && (!forged || getenv("FZI_STRICT"))) {

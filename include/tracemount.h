@@ -110,6 +110,11 @@ struct tm_trace_opts {
          * cache directory wrote for archives they cannot change
          * (docs/shared-cache.md). */
         int trust_group_index;
+        /* 1: also believe a Meta-TF DTD beside the archive that members of
+         * the group of its directory may write, when that directory is
+         * group-writable, not by others, and the caller is in the group
+         * (docs/side-files.md). */
+        int trust_group_dtd;
         /* 1: keep the index in memory only. */
         int no_save;
         /* References between checkpoints to start with (0: the environment

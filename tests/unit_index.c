@@ -535,6 +535,7 @@ static void test_file(void **state)
         struct tm_index_key key = {.archive_size = 1234,
                                    .mtime_ns = 5678,
                                    .ino = 9,
+                                   .fingerprint = 0x0123456789abcdefull,
                                    .codec = "pdats",
                                    .container = "gzip",
                                    .state_ok = fix_state_ok,
@@ -570,6 +571,12 @@ static void test_file(void **state)
         assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
         k2 = key;
         k2.ino++;
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
+        k2 = key; /* the content differs (sshfs: size, mtime equal, no inode) */
+        k2.fingerprint ^= 1ull << 40;
+        assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
+        k2 = key; /* the content could not be read: no file matches */
+        k2.fp_failed = 1;
         assert_int_equal(load(&fx, path, &k2, &fx.s, stsize, &back), -ESTALE);
         k2 = key;
         k2.codec = "pdats2";

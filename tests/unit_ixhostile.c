@@ -29,6 +29,7 @@
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
 #include "view_test.h"
+#include "views/ixfile.h"
 #include "views/view.h"
 
 #define CKPT_REFS 16
@@ -360,17 +361,18 @@ static struct layout layout_of(const struct fmt *F)
         struct layout L = {0};
         const uint8_t *g = F->good.p;
         assert_memory_equal(g, "TMRINDEX", 8);
-        /* 72: schema_crc|stsize ncol|n k raw_size body_off stats_off
-         * cont_off file_size */
+        /* after the key: schema_crc|stsize ncol|n k raw_size body_off
+         * stats_off cont_off file_size */
+        const size_t h = TM_IX_KEY_END;
         L.nfields = 8;
         for (unsigned i = 0; i < L.nfields; i++)
-                L.fields[i] = 72 + 8 * i;
-        L.head = get64(g + 72 + 32);
-        uint64_t w3 = get64(g + 80);
+                L.fields[i] = h + 8 * i;
+        L.head = get64(g + h + 32);
+        uint64_t w3 = get64(g + h + 8);
         unsigned ncol = (unsigned)w3;
         L.nckpt = (unsigned)(w3 >> 32);
-        L.stsize = (size_t)(get64(g + 72) >> 32);
-        L.k = get64(g + 88);
+        L.stsize = (size_t)(get64(g + h) >> 32);
+        L.k = get64(g + h + 16);
         /* body: tot[ncol] raw[n] col[n * ncol] st[n * stsize] */
         L.ckpt_at = L.head + 8 * ncol; /* raw offsets, then columns */
         L.ckpt_len = 8;
@@ -393,10 +395,12 @@ static uint64_t ckpt_col(const struct layout *L, const uint8_t *g, unsigned i, u
 static void truncations(struct fmt *F, const struct layout *L)
 {
         size_t n = F->good.len;
-        size_t cuts[] = {
-            0,     1,      7,    8,  11,          12,      15,          16,
-            17,    71,     72,   73, L->head - 1, L->head, L->head + 1, L->head + L->ckpt_len / 2,
-            n / 2, n - 40, n - 1};
+        const size_t k = TM_IX_KEY_END;
+        size_t cuts[] = {0,           1,       7,           8,
+                         11,          12,      15,          16,
+                         17,          k - 1,   k,           k + 1,
+                         L->head - 1, L->head, L->head + 1, L->head + L->ckpt_len / 2,
+                         n / 2,       n - 40,  n - 1};
         uint8_t *p = malloc(n);
         for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
                 char what[64];
@@ -452,7 +456,7 @@ static void other_archive(struct fmt *F)
         size_t n = F->other_ix.len;
         uint8_t *p = malloc(n);
         memcpy(p, F->other_ix.p, n);
-        memcpy(p + 16, F->good.p + 16, 56);
+        memcpy(p + 16, F->good.p + 16, TM_IX_KEY_END - 16);
         fix_crc(p, n);
         try_bytes(F, p, n, MAY_LOAD, "another archive's index, key forged");
         free(p);

@@ -75,12 +75,12 @@ char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir
 }
 
 /* The mode of a new directory under one with stat parent: shared with the
- * group as the parent is (setgid and group-writable: 02775, so a lab's
- * cache directory stays shared below it, docs/shared-cache.md), else
- * 0755. */
+ * group as the parent is (setgid and group-writable: 03775, sticky so that
+ * a member replaces only their own files, so a lab's cache directory stays
+ * shared below it, docs/shared-cache.md), else 0755. */
 static mode_t child_mode(const struct stat *parent)
 {
-        return (parent->st_mode & (S_ISGID | S_IWGRP)) == (S_ISGID | S_IWGRP) ? 02775 : 0755;
+        return (parent->st_mode & (S_ISGID | S_IWGRP)) == (S_ISGID | S_IWGRP) ? 03775 : 0755;
 }
 
 int tm_cachepath_mkdirs(const char *dir)

@@ -25,7 +25,7 @@ char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir
  * ENOMEM. */
 char *tm_cachepath_own(const char *cache_path);
 
-/* mkdir -p dir: mode 0755, or 02775 below a setgid, group-writable
+/* mkdir -p dir: mode 0755, or 03775 below a setgid, group-writable
  * directory (a lab's shared cache). Returns 0 or a negative errno
  * (-ENOTDIR when dir exists but is not a directory). */
 int tm_cachepath_mkdirs(const char *dir);

@@ -64,6 +64,10 @@ struct tm_index_key {
         uint64_t archive_size;
         int64_t mtime_ns;
         uint64_t ino;
+        /* tm_ix_fingerprint of the archive's content (views/ixfile.h);
+         * fp_failed: it could not be read, and no file matches */
+        uint64_t fingerprint;
+        int fp_failed;
         const char *codec;
         const char *container;
         /* Not stored: who could change the archive, whose index files

@@ -1,6 +1,7 @@
-/* The index file (docs/index-format.md, "Byte layout, version 5"): the
+/* The index file (docs/index-format.md, "Byte layout, version 6"): the
  * checkpoints, view sizes and statistics of index.h, plus the container's
- * seek index, keyed by the archive's size, mtime and inode, the codec and
+ * seek index, keyed by the archive's size, mtime, inode and a fingerprint
+ * of its content (views/ixfile.h), the codec and
  * container names and a CRC of the schema (a Meta-TF trace's schema comes
  * from a DTD that can change beside it). Nothing in it is trusted: any
  * mismatch or inconsistency makes the load fail, and callers rebuild. */
@@ -17,7 +18,7 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 5
+#define RIX_VERSION 6
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics: the generic words, then the family's block ---- */
@@ -90,7 +91,7 @@ struct rhead {
         uint64_t k, raw_size, body_off, stats_off, cont_off, file_size;
 };
 
-/* The fields after the key (bytes 0-71: tm_ix_head_put). */
+/* The fields after the key (bytes 0-79: tm_ix_head_put). */
 static void head_encode(const struct rhead *h, uint8_t *b)
 {
         uint8_t *p = b + TM_IX_KEY_END;

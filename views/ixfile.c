@@ -1,5 +1,6 @@
 #include "ixfile.h"
 
+#include "../codecs/common/tm_io.h"
 #include "../codecs/containers/container.h"
 #include "index.h"
 
@@ -87,7 +88,7 @@ int tm_ixfile_create(struct tm_ixfile *x, const int *dir, const char *path, stru
         if (x->dirfd < 0)
                 return tm_err_set(err, x->dirfd, "%s: cannot create: %s", path,
                                   strerror(-x->dirfd));
-        x->mode = dsb.st_mode & S_IWGRP ? 0664 : 0644;
+        x->mode = 0644; /* writable by its writer alone: tm_side_open refuses more */
         size_t blen = strlen(x->base);
         x->tmp = malloc(blen + 8);
         int e = x->tmp ? -EEXIST : -ENOMEM;
@@ -160,6 +161,74 @@ int tm_ixfile_open(const char *path, const int *dir, const struct tm_side_trust 
         return tm_side_openat(*dir, s ? s + 1 : path, path, trust, 0, fd_out, sb, err);
 }
 
+/* ---- the archive's fingerprint ---- */
+
+#define FP_K1 0x9e3779b97f4a7c15ull
+#define FP_K2 0xff51afd7ed558ccdull
+
+/* h after the bytes p[0..n), read as little-endian words (the same value
+ * on every host: an index file may be shared over NFS). */
+static uint64_t fp_mix(uint64_t h, const uint8_t *p, size_t n)
+{
+        for (size_t i = 0; i < n; i += 8) {
+                uint64_t w = 0;
+                for (size_t j = 0; j < 8 && i + j < n; j++)
+                        w |= (uint64_t)p[i + j] << (8 * j);
+                h ^= w * FP_K1;
+                h = (h << 27 | h >> 37) * FP_K2 + n;
+        }
+        return h;
+}
+
+/* h after the bytes [from, to) of fd. */
+static int fp_range(int fd, uint64_t from, uint64_t to, uint64_t *h)
+{
+        uint8_t buf[64 << 10];
+        while (from < to) {
+                size_t want = to - from < sizeof buf ? (size_t)(to - from) : sizeof buf;
+                ssize_t r = tm_pread_full(fd, buf, want, from);
+                if (r != (ssize_t)want)
+                        return r < 0 ? (int)r : -EIO;
+                *h = fp_mix(*h, buf, want);
+                from += want;
+        }
+        return 0;
+}
+
+int tm_ix_fingerprint(int fd, uint64_t size, uint64_t dir_off, uint64_t *out)
+{
+        uint64_t head_end = size < TM_IX_FP_BLOCK ? size : TM_IX_FP_BLOCK;
+        uint64_t tail = size - (dir_off < size ? dir_off : size);
+        if (tail > TM_IX_FP_DIR_MAX)
+                tail = TM_IX_FP_DIR_MAX;
+        if (tail < TM_IX_FP_BLOCK)
+                tail = TM_IX_FP_BLOCK;
+        uint64_t tail_start = size > tail && size - tail > head_end ? size - tail : head_end;
+        uint8_t sz[8];
+        for (int i = 0; i < 8; i++)
+                sz[i] = (uint8_t)(size >> (8 * i));
+        uint64_t h = fp_mix(FP_K2, sz, sizeof sz);
+        int rc = fp_range(fd, 0, head_end, &h);
+        /* the middle: whole when short, else evenly spaced samples */
+        uint64_t mid = tail_start - head_end;
+        if (rc == 0 && mid <= (uint64_t)TM_IX_FP_SAMPLES * TM_IX_FP_SAMPLE)
+                rc = fp_range(fd, head_end, tail_start, &h);
+        for (unsigned i = 0;
+             rc == 0 && mid > (uint64_t)TM_IX_FP_SAMPLES * TM_IX_FP_SAMPLE && i < TM_IX_FP_SAMPLES;
+             i++) {
+                uint64_t at = head_end + (mid - TM_IX_FP_SAMPLE) / (TM_IX_FP_SAMPLES - 1) * i;
+                rc = fp_range(fd, at, at + TM_IX_FP_SAMPLE, &h);
+        }
+        if (rc == 0)
+                rc = fp_range(fd, tail_start, size, &h);
+        /* a final avalanche (MurmurHash3's) */
+        h ^= h >> 33;
+        h *= FP_K2;
+        h ^= h >> 33;
+        *out = h;
+        return rc;
+}
+
 #define NAME_LEN 16
 
 void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
@@ -175,6 +244,7 @@ void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
         tm_ix_put64(&p, key->archive_size);
         tm_ix_put64(&p, (uint64_t)key->mtime_ns);
         tm_ix_put64(&p, key->ino);
+        tm_ix_put64(&p, key->fingerprint);
         tm_ix_put_bytes(&p, codec, NAME_LEN);
         tm_ix_put_bytes(&p, container, NAME_LEN);
 }
@@ -193,11 +263,13 @@ int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
         const uint8_t *p = b + 16;
         char codec[NAME_LEN], container[NAME_LEN];
         uint64_t size = tm_ix_get64(&p), mtime = tm_ix_get64(&p), ino = tm_ix_get64(&p);
+        uint64_t fp = tm_ix_get64(&p);
         tm_ix_get_bytes(&p, codec, NAME_LEN);
         tm_ix_get_bytes(&p, container, NAME_LEN);
         codec[NAME_LEN - 1] = container[NAME_LEN - 1] = 0;
         if (size != key->archive_size || (int64_t)mtime != key->mtime_ns || ino != key->ino ||
-            strcmp(codec, key->codec) || strcmp(container, key->container))
+            fp != key->fingerprint || key->fp_failed || strcmp(codec, key->codec) ||
+            strcmp(container, key->container))
                 return -ESTALE;
         return 0;
 }

@@ -47,21 +47,43 @@ static inline void tm_ix_get_bytes(const uint8_t **p, void *dst, size_t n)
         *p += n;
 }
 
-/* Bytes 0-71 of both formats: an 8-byte magic, the version byte, three
- * zero bytes, the CRC (filled in by tm_ixfile_commit), then the key of the
- * archive the index belongs to: its size, mtime (ns) and inode, and the
- * codec and container names, 16 bytes each, NUL-padded. */
-#define TM_IX_KEY_END 72
+/* Bytes 0-79 of the file: an 8-byte magic, the version byte, three zero
+ * bytes, the CRC (filled in by tm_ixfile_commit), then the key of the
+ * archive the index belongs to: its size, mtime (ns) and inode, the
+ * fingerprint of its content (tm_ix_fingerprint), and the codec and
+ * container names, 16 bytes each, NUL-padded. */
+#define TM_IX_KEY_END 80
+#define TM_IX_FP_AT 40 /* where the fingerprint is in the key */
 struct tm_index_key;
 
-/* Write bytes 0-71 of a head (the CRC as zeros). */
+/* The fingerprint's parts (docs/index-format.md, "Whose archive it
+ * describes"): the first and the last TM_IX_FP_BLOCK bytes, the
+ * container's directory at the end (tm_cont_dir_offset) up to
+ * TM_IX_FP_DIR_MAX bytes, and the bytes between: all of them when they
+ * are at most TM_IX_FP_SAMPLES x TM_IX_FP_SAMPLE, else TM_IX_FP_SAMPLES
+ * blocks of TM_IX_FP_SAMPLE bytes evenly spaced. */
+#define TM_IX_FP_BLOCK (64u << 10)
+#define TM_IX_FP_DIR_MAX (16u << 20)
+#define TM_IX_FP_SAMPLES 16u
+#define TM_IX_FP_SAMPLE 4096u
+
+/* The fingerprint of the archive open on fd, size bytes, whose container
+ * keeps a directory at [dir_off, size) (size: none): a 64-bit hash of
+ * the size and of the parts above, read with pread. Tells apart two
+ * archives (or two versions of one) of equal size and mtime where the
+ * inode does not (sshfs; a file rewritten in place with its mtime kept),
+ * unless they differ only outside the parts hashed. Returns 0 and *out, or
+ * a negative errno (a failed read). */
+int tm_ix_fingerprint(int fd, uint64_t size, uint64_t dir_off, uint64_t *out);
+
+/* Write bytes 0-79 of a head (the CRC as zeros). */
 void tm_ix_head_put(uint8_t *b, const char magic[8], uint8_t version,
                     const struct tm_index_key *key);
 
-/* Check bytes 0-71 of a head: -ESTALE if it belongs to another archive
- * (or version of it), or is an older version of this format or the
- * address index it replaced (both rebuilt); -EIO if magic or version
- * differ otherwise; else 0. */
+/* Check bytes 0-79 of a head: -ESTALE if it belongs to another archive
+ * (or version of it; any key whose fingerprint could not be read), or is
+ * an older version of this format or the address index it replaced (both
+ * rebuilt); -EIO if magic or version differ otherwise; else 0. */
 int tm_ix_head_check(const uint8_t *b, const char magic[8], uint8_t version,
                      const struct tm_index_key *key);
 
@@ -72,8 +94,8 @@ struct tm_ixfile {
         int fd, dirfd;
         char *tmp;
         const char *path, *base;
-        unsigned mode; /* the final file's mode: 0664 in a group-writable
-                          directory, else 0644 */
+        unsigned mode; /* the final file's mode: 0644 (a file others may
+                          write is not believed: tm_side_open) */
 };
 
 /* Create a temporary file "<name>.XXXXXX" beside path (O_EXCL, never

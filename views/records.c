@@ -9,6 +9,7 @@
 #include "feed.h"
 #include "index.h"
 #include "tables.h"
+#include "../codecs/common/tm_side.h"
 #include "../codecs/record/text.h"
 #include "trace_obj.h"
 
@@ -269,7 +270,9 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                         return err && err->code ? err->code : -ENOMEM;
                 head = big;
         }
+        int dtd_was = tm_side_dtd_trust_group(t->trust_group_dtd); /* a DTD beside it */
         int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
+        tm_side_dtd_trust_group(dtd_was);
         if (hl < 0) {
                 free(big);
                 rt->ctx = NULL;

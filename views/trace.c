@@ -240,6 +240,7 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         struct tm_trace *t = trace_alloc(path);
         if (!t)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        t->trust_group_dtd = o ? o->trust_group_dtd : 0;
         int rc = trace_probe(t, err);
         if (rc < 0) {
                 tm_trace_close(t);
@@ -332,14 +333,27 @@ static uint64_t trace_key_ino(const struct tm_trace *t)
         return (uint64_t)t->sb.st_ino;
 }
 
+/* The fingerprint of the archive's content for the key (tm_ix_
+ * fingerprint), read the first time for each version of the archive
+ * (t->sb) and kept. */
+static void trace_key_fp(struct tm_trace *t)
+{
+        const struct stat *a = &t->sb, *b = &t->fp_sb;
+        if (t->fp_taken && b->st_ino == a->st_ino && b->st_size == a->st_size &&
+            b->st_mtim.tv_sec == a->st_mtim.tv_sec && b->st_mtim.tv_nsec == a->st_mtim.tv_nsec)
+                return;
+        t->fp_rc =
+            tm_ix_fingerprint(t->fd, (uint64_t)a->st_size, tm_cont_dir_offset(t->cont), &t->fp);
+        t->fp_sb = *a;
+        t->fp_taken = 1;
+}
+
 /* The key of the archive's index files; *tr gets who could change the
  * archive (tm_side.h), from its stat at open and its directory's now. */
-static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_trust *tr)
+static struct tm_index_key trace_key(struct tm_trace *t, struct tm_side_trust *tr)
 {
         struct stat d;
-        if (t->dirfd < 0)
-                tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
-        else if (fstat(t->dirfd, &d) == 0) /* the directory itself, not its name */
+        if (t->dirfd >= 0 && fstat(t->dirfd, &d) == 0) /* the directory itself, not its name */
                 *tr = (struct tm_side_trust){
                     .a_uid = t->sb.st_uid,
                     .a_gid = t->sb.st_gid,
@@ -347,14 +361,17 @@ static struct tm_index_key trace_key(const struct tm_trace *t, struct tm_side_tr
                     .d_uid = d.st_uid,
                     .d_gid = d.st_gid,
                     .d_mode = d.st_mode,
-                    .group_cache = t->trust_group_index,
+                    .trust_group = t->trust_group_index,
                 };
         else
                 tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
+        trace_key_fp(t);
         struct tm_index_key k = {
             .archive_size = (uint64_t)t->sb.st_size,
             .mtime_ns = (int64_t)t->sb.st_mtim.tv_sec * 1000000000 + t->sb.st_mtim.tv_nsec,
             .ino = trace_key_ino(t),
+            .fingerprint = t->fp,
+            .fp_failed = t->fp_rc < 0,
             .codec = tm_trace_codec(t),
             .container = t->cont_name,
             .trust = tr,
@@ -414,9 +431,13 @@ static int trace_load(struct tm_trace *t)
                         continue;
                 struct tm_err e = {0};
                 rc = tm_records_load(t, paths[i], &key, &e);
-                if (rc == -EPERM && i == IX_SHARED)
+                /* not trusted (another user's, or writable by others): the
+                 * caller's own file goes beside it; another user's file
+                 * there is how a lab's cache works, not worth a note */
+                if ((rc == -EPERM || rc == -EACCES) && i == IX_SHARED)
                         t->ix_shared_refused = 1;
-                else if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM)
+                if (rc < 0 && rc != -ESTALE && rc != -ENOENT && rc != -ENOMEM &&
+                    !(rc == -EPERM && i == IX_SHARED))
                         tm_trace_note_side(t, &e); /* refused: say which and why */
                 if (rc == 0) {
                         t->ix_path = paths[i];

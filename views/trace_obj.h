@@ -49,7 +49,15 @@ struct tm_trace {
         char *cache_dir;
         int no_index_beside, no_save;
         int trust_group_index; /* tm_trace_opts */
+        int trust_group_dtd;   /* tm_trace_opts: judges the DTD at every codec open */
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
+        /* The index key's fingerprint (trace_key), taken once for the
+         * archive version fp_sb (sb then) describes: before an index pass,
+         * so that the file saved after it never claims bytes read later */
+        uint64_t fp;
+        int fp_rc;    /* 0, or why it could not be read */
+        int fp_taken; /* fp and fp_rc are fp_sb's */
+        struct stat fp_sb;
         uint64_t ckpt_refs;
 
         const char **views; /* the trace's views and ours (trace_views_make) */

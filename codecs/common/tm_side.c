@@ -5,8 +5,10 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "tm_io.h"
@@ -39,7 +41,7 @@ int tm_side_open_dir(const char *path, const char **base, struct stat *dsb)
         return e < 0 ? e : fd;
 }
 
-void tm_side_trust_of(const char *path, const struct stat *asb, int group_cache,
+void tm_side_trust_of(const char *path, const struct stat *asb, int trust_group,
                       struct tm_side_trust *out)
 {
         struct stat a = {0}, d = {0};
@@ -60,8 +62,22 @@ void tm_side_trust_of(const char *path, const struct stat *asb, int group_cache,
             .d_uid = d.st_uid,
             .d_gid = d.st_gid,
             .d_mode = d.st_mode,
-            .group_cache = group_cache,
+            .trust_group = trust_group,
         };
+}
+
+static _Thread_local int dtd_trust_group;
+
+int tm_side_dtd_trust_group(int on)
+{
+        int was = dtd_trust_group;
+        dtd_trust_group = on;
+        return was;
+}
+
+int tm_side_dtd_trust_group_get(void)
+{
+        return dtd_trust_group;
 }
 
 static int in_group(gid_t g)
@@ -101,32 +117,127 @@ static int user_in_group(uid_t u, gid_t g)
         return found;
 }
 
-/* Could user w change what a reader sees in the archive trust describes
- * (tm_side.h)? */
-static int could_change(const struct tm_side_trust *t, uid_t w)
+/* Is the directory mode m one whose entries anyone with write permission
+ * may replace (not sticky)? */
+static int replaceable(unsigned m)
 {
-        const unsigned dir_open = !(t->d_mode & S_ISVTX);
-        if (w == t->a_uid || w == t->d_uid || (t->a_mode & S_IWOTH) ||
-            (dir_open && (t->d_mode & S_IWOTH)))
-                return 1;
-        return ((t->a_mode & S_IWGRP) && user_in_group(w, t->a_gid)) ||
-               (dir_open && (t->d_mode & S_IWGRP) && user_in_group(w, t->d_gid));
+        return !(m & S_ISVTX);
 }
 
-/* NULL if a file with stat f in the directory with stat d may be believed
- * (tm_side.h), else why not. */
-static const char *distrust(const struct stat *f, const struct stat *d,
-                            const struct tm_side_trust *t)
+/* Could everyone change what a reader sees in the archive trust
+ * describes (tm_side.h)? */
+static int all_could_change(const struct tm_side_trust *t)
 {
-        if (f->st_uid == geteuid() || f->st_uid == 0 || (t && could_change(t, f->st_uid)))
-                return NULL;
-        if (!t || !t->group_cache)
-                return "written by another user, who cannot change the archive";
-        if (!(d->st_mode & S_IWGRP) || (d->st_mode & S_IWOTH))
-                return "written by another user, in a directory not shared by a group";
-        if (f->st_gid != d->st_gid || !in_group(d->st_gid))
-                return "written by another user, not of this directory's group";
-        return NULL;
+        return (t->a_mode & S_IWOTH) || (replaceable(t->d_mode) && (t->d_mode & S_IWOTH));
+}
+
+/* Could every member of group g? */
+static int group_could_change(const struct tm_side_trust *t, gid_t g)
+{
+        return all_could_change(t) || ((t->a_mode & S_IWGRP) && g == t->a_gid) ||
+               (replaceable(t->d_mode) && (t->d_mode & S_IWGRP) && g == t->d_gid);
+}
+
+/* Could user w? */
+static int could_change(const struct tm_side_trust *t, uid_t w)
+{
+        if (w == t->a_uid || w == t->d_uid || all_could_change(t))
+                return 1;
+        return ((t->a_mode & S_IWGRP) && user_in_group(w, t->a_gid)) ||
+               (replaceable(t->d_mode) && (t->d_mode & S_IWGRP) && user_in_group(w, t->d_gid));
+}
+
+/* The group the opt-in (trust->trust_group) believes for a side file in
+ * the directory with stat d: 1 and *g when d is group-writable, not by
+ * others, and the caller is in its group; else 0. */
+static int opt_group(const struct tm_side_trust *t, const struct stat *d, gid_t *g)
+{
+        if (!t || !t->trust_group || !(d->st_mode & S_IWGRP) || (d->st_mode & S_IWOTH) ||
+            !in_group(d->st_gid))
+                return 0;
+        *g = d->st_gid;
+        return 1;
+}
+
+static int user_ok(const struct tm_side_trust *t, uid_t u)
+{
+        return u == 0 || u == geteuid() || (t && could_change(t, u));
+}
+
+/* The owner of the file with stat f in the directory with stat d: a user
+ * as above, or with the opt-in whoever wrote a file of the directory's
+ * group (a member, or one who was: only members create files of that
+ * group there) or is a member. */
+static int owner_ok(const struct tm_side_trust *t, const struct stat *f, const struct stat *d)
+{
+        gid_t g;
+        return user_ok(t, f->st_uid) ||
+               (opt_group(t, d, &g) && (f->st_gid == g || user_in_group(f->st_uid, g)));
+}
+
+static int group_ok(const struct tm_side_trust *t, const struct stat *d, gid_t g)
+{
+        gid_t og;
+        return t && (group_could_change(t, g) || (opt_group(t, d, &og) && og == g));
+}
+
+/* Group g's name, or its number when it has none, in buf (cap bytes). */
+static const char *group_name(gid_t g, char *buf, size_t cap)
+{
+        struct group gr, *res = NULL;
+        char tmp[4096];
+        if (getgrgid_r(g, &gr, tmp, sizeof tmp, &res) == 0 && res)
+                snprintf(buf, cap, "%s", gr.gr_name);
+        else
+                snprintf(buf, cap, "%u", (unsigned)g);
+        return buf;
+}
+
+/* Does the file open on fd have an access ACL (which may grant write to
+ * users and groups its mode does not name)? */
+static int has_acl(int fd)
+{
+        return fgetxattr(fd, "system.posix_acl_access", NULL, 0) > 0;
+}
+
+/* 0 if the file open on fd, with stat f, in the directory with stat d may
+ * be believed (tm_side.h); else -EPERM (its owner is not trusted) or
+ * -EACCES (others may write or replace it), and why[cap] says why. */
+static int distrust(int fd, const struct stat *f, const struct stat *d,
+                    const struct tm_side_trust *t, char *why, size_t cap)
+{
+        const unsigned fm = f->st_mode, dm = d->st_mode;
+        const int all_ok = t && all_could_change(t);
+        char gn[64];
+        if (!owner_ok(t, f, d)) {
+                snprintf(why, cap,
+                         "written by another user, who cannot change the archive (uid %u)",
+                         (unsigned)f->st_uid);
+                return -EPERM;
+        }
+        if (!all_ok && ((fm & S_IWOTH) || ((fm & S_IWGRP) && has_acl(fd))))
+                snprintf(why, cap, "writable by all (mode %04o%s)", fm & 07777,
+                         fm & S_IWOTH ? "" : " and an ACL");
+        else if ((fm & S_IWGRP) && !group_ok(t, d, f->st_gid))
+                snprintf(why, cap,
+                         "writable by group %s (mode %04o), who cannot change the archive",
+                         group_name(f->st_gid, gn, sizeof gn), fm & 07777);
+        else if (!user_ok(t, d->st_uid))
+                snprintf(why, cap,
+                         "its directory belongs to another user, who cannot change the archive "
+                         "(uid %u)",
+                         (unsigned)d->st_uid);
+        else if (!all_ok && replaceable(dm) && (dm & S_IWOTH))
+                snprintf(why, cap, "its directory is writable by all and not sticky (mode %04o)",
+                         dm & 07777);
+        else if (replaceable(dm) && (dm & S_IWGRP) && !group_ok(t, d, d->st_gid))
+                snprintf(why, cap,
+                         "its directory is writable by group %s and not sticky (mode %04o), who "
+                         "cannot change the archive",
+                         group_name(d->st_gid, gn, sizeof gn), dm & 07777);
+        else
+                return 0;
+        return -EACCES;
 }
 
 /* What a file of mode m is, for "not a regular file (...)". */
@@ -170,27 +281,23 @@ int tm_side_openat(int dfd, const char *base, const char *path, const struct tm_
                 return tm_err_set(err, -EIO, "%s: a symlink, not followed", path);
         if (e < 0)
                 return tm_err_set(err, e, "%s: %s", path, strerror(-e));
-        const char *why = NULL;
+        char why[160] = "";
         if (fstat(fd, sb) < 0) {
                 e = -errno;
-                why = strerror(errno);
+                snprintf(why, sizeof why, "%s", strerror(errno));
         } else if (!S_ISREG(sb->st_mode)) {
                 e = -EIO;
-        } else if (!(flags & TM_SIDE_ANY_OWNER) && (why = distrust(sb, &dsb, trust)) != NULL) {
-                e = -EPERM;
+                snprintf(why, sizeof why, "not a regular file (%s)", type_name(sb->st_mode));
+        } else if (!(flags & TM_SIDE_ANY_OWNER)) {
+                e = distrust(fd, sb, &dsb, trust, why, sizeof why);
         }
         if (e == 0) {
                 *fd_out = fd;
                 return 0;
         }
         close(fd);
-        if (e == -EPERM)
-                return tm_err_set(err, e, "%s: not trusted: %s (uid %u)", path, why,
-                                  (unsigned)sb->st_uid);
-        if (!why)
-                return tm_err_set(err, e, "%s: not a regular file (%s)", path,
-                                  type_name(sb->st_mode));
-        return tm_err_set(err, e, "%s: %s", path, why);
+        return tm_err_set(err, e, "%s: %s%s", path,
+                          e == -EPERM || e == -EACCES ? "not trusted: " : "", why);
 }
 
 ssize_t tm_side_read(int fd, const struct stat *sb, const char *path, void *buf, size_t max,

@@ -22,24 +22,26 @@
 /* Who could change the bytes a reader sees in the archive without the
  * side file: its owner, group and mode, and those of the directory
  * holding its name (whoever may replace that entry). A side file is
- * believed only from such a writer, so believing it gives nobody power
- * over the views that they did not have already (docs/index-format.md,
- * "What the index trusts"). */
+ * believed only when everyone who can write it, or replace it in its
+ * directory, is such a writer (or root, or the caller), so believing it
+ * gives nobody power over the views that they did not have already
+ * (docs/side-files.md, "Whom a side file is believed from"). */
 struct tm_side_trust {
         unsigned a_uid, a_gid, a_mode; /* the archive */
         unsigned d_uid, d_gid, d_mode; /* its directory */
-        /* Opt-in (--trust-group-index, index files only): also believe, in
-         * a group-writable directory that others cannot write, a file of
-         * that directory's group when the caller is in it (a lab that
-         * trusts its members with the archives they cannot change). */
-        int group_cache;
+        /* Opt-in (--trust-group-index for index files, --trust-group-dtd
+         * for DTDs): in a side file's directory that its group may write
+         * and others may not, also believe that group and its members
+         * when the caller is in it (a lab that trusts its members with
+         * the archives they cannot change). */
+        int trust_group;
 };
 
 /* The trust of the archive at path: asb is its stat (NULL: stat path
  * now, following symlinks), its directory (that of path as given) is
  * stat'ed now. What cannot be stat'ed counts as root's with mode 0, which
  * trusts nobody more than the caller and root. */
-void tm_side_trust_of(const char *path, const struct stat *asb, int group_cache,
+void tm_side_trust_of(const char *path, const struct stat *asb, int trust_group,
                       struct tm_side_trust *out);
 
 /* Open the directory holding path for lookups below it (O_PATH: search
@@ -48,21 +50,36 @@ void tm_side_trust_of(const char *path, const struct stat *asb, int group_cache,
  * stat. Returns a descriptor or a negative errno. */
 int tm_side_open_dir(const char *path, const char **base, struct stat *dsb);
 
-/* Flags of tm_side_open. TM_SIDE_ANY_OWNER: no owner rule, for a
+/* Flags of tm_side_open. TM_SIDE_ANY_OWNER: no writer rule, for a
  * directory the caller named (TM_DTD_PATH), not one beside an archive. */
 #define TM_SIDE_ANY_OWNER 1u
 
 /* Open the side file at path for reading, as above. Unless flags has
- * TM_SIDE_ANY_OWNER it must be written by a trusted user: the caller
- * (euid) or root; with trust (may be NULL), anyone who could change the
- * archive: its owner, the directory's owner, a member of the archive's
- * group when it is group-writable, of the directory's group when that is
- * group-writable and not sticky, anyone when either is writable by all
- * (the directory not sticky); with trust->group_cache, also the
- * group-shared directory rule above. Returns 0 with *fd_out and *sb;
- * -ENOENT (nothing at the name); -EIO (a symlink, or not a regular file);
- * -EPERM (not trusted); another negative errno (EACCES, ...). err names
- * path and the reason, e.g. "/d/x.dtd: not a regular file (a FIFO)". */
+ * TM_SIDE_ANY_OWNER, everyone who may change it must be trusted:
+ *
+ * - who may change it: its owner; its group when it is group-writable;
+ *   anyone when it is writable by all; its directory's owner; the
+ *   directory's group when that is group-writable and not sticky; anyone
+ *   when the directory is writable by all and not sticky (in a sticky
+ *   directory others may add names but replace only their own entries,
+ *   and the file's owner is counted already);
+ * - who is trusted: root and the caller (euid); with trust (may be NULL)
+ *   whoever could change the archive: its owner, the directory's owner, a
+ *   member of the archive's group when it is group-writable, of the
+ *   directory's group when that is group-writable and not sticky, anyone
+ *   when either is writable by all (the directory not sticky); a group is
+ *   trusted as a whole when it is one of these groups; with
+ *   trust->trust_group also the opt-in above.
+ *
+ * A file with an access ACL that lets more than its mode says write it
+ * (group bits with write, an ACL) counts as writable by all.
+ *
+ * Returns 0 with *fd_out and *sb; -ENOENT (nothing at the name); -EIO (a
+ * symlink, or not a regular file); -EPERM (its owner is not trusted);
+ * -EACCES (its owner is trusted, but others may write it or replace it);
+ * another negative errno (EACCES from open, ...). err names path and the
+ * reason, e.g. "/d/x.dtd: not a regular file (a FIFO)", "/d/x.dtd: not
+ * trusted: writable by all (mode 0666)". */
 int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned flags, int *fd_out,
                  struct stat *sb, struct tm_err *err);
 
@@ -72,6 +89,15 @@ int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned f
  * path names the file in messages only. Returns as tm_side_open. */
 int tm_side_openat(int dfd, const char *base, const char *path, const struct tm_side_trust *trust,
                    unsigned flags, int *fd_out, struct stat *sb, struct tm_err *err);
+
+/* Set, for the calling thread, whether a DTD beside an archive is judged
+ * with the opt-in of struct tm_side_trust (--trust-group-dtd); returns
+ * the previous setting. The views set it around a codec's open (the
+ * codec's open has the archive's path only). */
+int tm_side_dtd_trust_group(int on);
+
+/* The calling thread's setting of tm_side_dtd_trust_group. */
+int tm_side_dtd_trust_group_get(void);
 
 /* Read the whole side file fd (opened by tm_side_open, sb its stat) into
  * buf when it holds at most max bytes (buf has room for max). Returns its

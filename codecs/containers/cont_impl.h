@@ -62,6 +62,7 @@ struct tm_cont {
         int fd;
         char *path;
         uint64_t asize;
+        uint64_t dir_off; /* tm_cont_dir_offset: set by the module's open */
         int raw_known;
         uint64_t raw_size;
         int indexed;           /* the points are a complete seek index */

@@ -263,6 +263,8 @@ static int zip_open(struct tm_cont *c, struct tm_err *err)
         c->impl = z;
         int ret = tm_zip_read_dir(c, &z->dir, err);
         if (ret == 0)
+                c->dir_off = z->dir.off;
+        if (ret == 0)
                 ret = c->member == TM_CONT_MEMBER_PICK ? pick_member(c, z, err)
                                                        : pick_index(c, z, err);
         if (ret == 0)

@@ -43,6 +43,7 @@ static int zstd_open(struct tm_cont *c, struct tm_err *err)
                 return ret;
         z->seek_table = 1;
         z->table_raw = raw;
+        c->dir_off = z->loc.data_end;
         tm_cont_set_index(c, &pts, raw);
         return 0;
 }

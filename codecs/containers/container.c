@@ -102,6 +102,7 @@ static int cont_open(int fd, const char *path, uint64_t member, struct tm_cont *
         c->fd = fd;
         c->wfd = -1;
         c->asize = (uint64_t)st.st_size;
+        c->dir_off = c->asize;
         c->member = member;
 
         uint8_t head[4];
@@ -164,6 +165,11 @@ const char *tm_cont_name(const struct tm_cont *c)
 uint64_t tm_cont_archive_size(const struct tm_cont *c)
 {
         return c->asize;
+}
+
+uint64_t tm_cont_dir_offset(const struct tm_cont *c)
+{
+        return c->dir_off < c->asize ? c->dir_off : c->asize;
 }
 
 int tm_cont_raw_size(const struct tm_cont *c, uint64_t *size)

@@ -74,6 +74,13 @@ const char *tm_cont_name(const struct tm_cont *c);
 /* Size of the archive in bytes (compressed). */
 uint64_t tm_cont_archive_size(const struct tm_cont *c);
 
+/* Archive offset where the directory the container keeps at the
+ * archive's end begins (zstd: the seek table; zip: the central directory
+ * and its end records), as read at open; the archive size when there is
+ * none. Bytes [offset, size) describe the whole archive's layout (the
+ * index key's fingerprint hashes them: views/ixfile.h). */
+uint64_t tm_cont_dir_offset(const struct tm_cont *c);
+
 /* The raw (decompressed) size when it is known without decompressing
  * (plain; zstd in the seekable format, from its seek table; zip, from the
  * central directory; any container after scan or index load): returns 1

@@ -25,7 +25,9 @@ static int mtf_probe(const uint8_t *head, size_t n)
 
 /* Read the DTD dir/base (dlen bytes of dir) into buf (room for
  * MTF_DTD_TEXT_MAX bytes) through tm_side_open: a file beside the archive
- * with trust (only from whoever could change the archive), one in a
+ * with trust (only when no one but whoever could change the archive may
+ * write it; with --trust-group-dtd, tm_side_dtd_trust_group, also a lab
+ * group the caller is in), one in a
  * directory of TM_DTD_PATH with trust NULL (the caller named it: any
  * owner). Nothing at the name can block or redirect it (a FIFO, a symlink,
  * a device are refused). Returns the length + 1 (an empty file is found,
@@ -78,7 +80,7 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
         size_t dlen = slash ? (size_t)(slash - archive) + (slash == archive) : 1;
         if (archive) {
                 struct tm_side_trust tr; /* whoever could change the archive */
-                tm_side_trust_of(archive, NULL, 0, &tr);
+                tm_side_trust_of(archive, NULL, tm_side_dtd_trust_group_get(), &tr);
                 n = try_dir(dir, dlen, base, &tr, buf, found, fcap, note);
                 if (n > 0)
                         return n - 1;

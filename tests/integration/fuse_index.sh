@@ -192,14 +192,14 @@ mkdir -p "$T/arch" "$T/lab"
 cp "$SRC/a.pdt2.zst" "$T/arch/"
 chmod 755 "$T/arch"             # archives read-only for the users: indexes go to the cache
 chgrp tm_idx_g "$T/lab"
-chmod 2775 "$T/lab"
+chmod 3775 "$T/lab"             # docs/shared-cache.md: setgid, sticky, group-writable
 as() { local u=$1; shift; runuser -u "$u" -- env HOME=/nonexistent "$@"; }
 
 out=$(as tm_idx_a "$TT" index --cache-dir "$T/lab" "$T/arch/a.pdt2.zst" 2>&1)
 check "lab: the first user builds into the shared cache" sh -c "echo '$out' | grep -q 'index $T/lab/.*(built)'"
 ix=$(ls "$T"/lab/*-a.pdt2.zst.tmidx 2>/dev/null | head -1)
-check "lab: the index file is group-writable, of the lab's group" \
-        test "$(stat -c '%a %G %U' "$ix" 2>/dev/null)" = "664 tm_idx_g tm_idx_a"
+check "lab: the index file is its writer's alone (0644), of the lab's group" \
+        test "$(stat -c '%a %G %U' "$ix" 2>/dev/null)" = "644 tm_idx_g tm_idx_a"
 before=$(stat -c '%i %Y' "$ix" 2>/dev/null)
 uidb=$(id -u tm_idx_b)
 own=${ix%.tmidx}.u$uidb.tmidx

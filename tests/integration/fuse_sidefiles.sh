@@ -5,7 +5,8 @@
 #   Meta-TF archive (examples/heapwork.mtf.zst names hatf10.dtd): stat of
 #   the trace and of its views returns within seconds (`timeout`), ascii
 #   equals the one read with nothing beside it (the built-in DTD), errors
-#   and stats name the file and why; tracetool stat returns too;
+#   and stats name the file and why; tracetool stat returns too; so is a
+#   DTD of the caller's own that everyone may write (mode 0666: issue 33);
 # - an .mtf whose DTD exists nowhere is a directory, its ascii fails with
 #   EIO, its errors says where the DTD was looked for;
 # - tracetool cat ARCHIVE streams/thread/<id> equals the mount's bytes, for
@@ -15,14 +16,16 @@ here=$(dirname "$0")
 . "$here/lib.sh"
 fuse_prologue
 EX=${TM_SOURCE_DIR:-$here/../..}/examples
-mkdir -p "$SRC/fifo" "$SRC/link" "$SRC/other" "$SRC/missing"
-for d in fifo link other; do
+mkdir -p "$SRC/fifo" "$SRC/link" "$SRC/other" "$SRC/w666" "$SRC/missing"
+for d in fifo link other w666; do
         cp "$EX/heapwork.mtf.zst" "$SRC/$d/h.mtf.zst"
 done
 "$TT" cat "$EX/heapwork.mtf.zst" ascii >ref.txt || fail "tracetool cat the reference"
 printf '<!ELEMENT trace (nosuch)>\n<!ATTLIST broken\n' >"$T/bad.dtd"
 mkfifo "$SRC/fifo/hatf10.dtd"
 ln -s "$T/bad.dtd" "$SRC/link/hatf10.dtd"
+cp "$T/bad.dtd" "$SRC/w666/hatf10.dtd"
+chmod 666 "$SRC/w666/hatf10.dtd"
 other=
 if [ "$(id -u)" -eq 0 ]; then
         cp "$T/bad.dtd" "$SRC/other/hatf10.dtd"
@@ -62,6 +65,7 @@ passed_over() {
 passed_over fifo "FIFO"
 passed_over link "symlink, not followed"
 [ -n "$other" ] && passed_over other "not trusted"
+passed_over w666 "not trusted: writable by all (mode 0666)"
 
 # --- a DTD that exists nowhere ---
 m=$MNT/missing/m.mtf
