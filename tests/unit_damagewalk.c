@@ -436,9 +436,8 @@ static void expect_reads_at(struct tm_trace *t, const char *view, const struct v
 
 /* stats or stats.json of a damaged copy: the reference's, an error, or a
  * text that says it is of a damaged trace while the index call fails. */
-static void expect_stats(const char *view, const struct vt_buf *got, ssize_t r,
-                         const struct tm_err *err, const struct vt_buf *want, int ix,
-                         const char *what)
+static void expect_stats(const char *view, struct vt_buf *got, ssize_t r, const struct tm_err *err,
+                         const struct vt_buf *want, int ix, const char *what)
 {
         if (r < 0) {
                 if (!err->msg[0])
@@ -447,7 +446,7 @@ static void expect_stats(const char *view, const struct vt_buf *got, ssize_t r,
         }
         if (got->len == want->len && memcmp(got->p, want->p, want->len) == 0)
                 return;
-        vt_put((struct vt_buf *)got, "", 1); /* a NUL: strstr */
+        vt_put(got, "", 1); /* a NUL: strstr */
         const char *text = (const char *)got->p;
         int says = strcmp(view, "stats") == 0
                        ? strstr(text, "\ndamaged  ") || strstr(text, "\nerror      ")
