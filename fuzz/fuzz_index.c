@@ -52,6 +52,8 @@
 #include "codecs/record/record.h"
 #include "views/view.h"
 
+#include "fz_side.h"
+
 #ifndef TM_SOURCE_DIR
 #define TM_SOURCE_DIR "."
 #endif
@@ -359,44 +361,8 @@ static void fzi_reference(struct fzi_arch *a, struct tm_trace *t)
         }
 }
 
-/* Drop what names the side files passed over (docs/side-files.md) from
- * the text p of *len bytes of view vs: stats's "side file  " lines, the
- * strings of stats.json's side_files array (found by its key, its end by
- * JSON's rules), so that it compares with a trace's that met none. */
-static void fzi_drop_side(const char *vs, uint8_t *p, size_t *len)
-{
-        size_t out = 0;
-        if (strcmp(vs, "stats") == 0) {
-                for (size_t at = 0; at < *len;) {
-                        const uint8_t *nl = memchr(p + at, '\n', *len - at);
-                        size_t ll = nl ? (size_t)(nl - (p + at)) + 1 : *len - at;
-                        if (ll < 11 || memcmp(p + at, "side file  ", 11) != 0) {
-                                memmove(p + out, p + at, ll);
-                                out += ll;
-                        }
-                        at += ll;
-                }
-                *len = out;
-                return;
-        }
-        static const char key[] = "\"side_files\":[";
-        uint8_t *k = memmem(p, *len, key, sizeof key - 1);
-        if (!k)
-                return;
-        size_t from = (size_t)(k - p) + sizeof key - 1, at = from;
-        for (int in = 0; at < *len && (in || p[at] != ']'); at++) {
-                if (in && p[at] == '\\')
-                        at++;
-                else if (p[at] == '"')
-                        in = !in;
-        }
-        at = at < *len ? at : *len;
-        memmove(p + from, p + at, *len - at);
-        *len -= at - from;
-}
-
 /* Read view vs of t whole in pieces of piece bytes and compare it with
- * its reference v, both without the side files they name (fzi_drop_side):
+ * its reference v, both without the side files they name (fz_side.h):
  * a refused index file is one (stats and stats.json list it, by design).
  * Returns 1 if the bytes differ, 0 if they match or the read failed with
  * a message. */
@@ -426,8 +392,10 @@ static unsigned fzi_read_sans_side(struct tm_trace *t, const char *vs, const str
                 fzi_die("read", vs);
         size_t gn = (size_t)off, wn = v->n;
         memcpy(want, v->b, wn);
-        fzi_drop_side(vs, got, &gn);
-        fzi_drop_side(vs, want, &wn);
+        void (*drop)(uint8_t *, size_t *) =
+            strcmp(vs, "stats") == 0 ? fz_drop_side_lines : fz_drop_side_json;
+        drop(got, &gn);
+        drop(want, &wn);
         unsigned wrong = n >= 0 && (gn != wn || memcmp(got, want, wn) != 0);
         free(got);
         free(want);
