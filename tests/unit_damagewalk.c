@@ -74,15 +74,17 @@ static const struct fixture fixtures[] = {
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
-/* A Java trace of some 3000 events naming 240 classes and 900 methods,
- * so that a damaged prefix has tables of its own. */
+/* A Java trace of 8000 events over 240 classes and 30 method names: some
+ * 190 KB, so that a zstd frame of it has blocks that decode before its
+ * checksum is met (the trace is recognised when the frame is damaged),
+ * and a damaged prefix has tables of its own. */
 static void make_java(struct vt_buf *raw)
 {
         uint64_t s = 77;
         char line[160];
         raw->len = 0;
         vt_put(raw, "VS:1000\nVI:1010\n", 16);
-        for (unsigned i = 0; i < 3000; i++) {
+        for (unsigned i = 0; i < 8000; i++) {
                 unsigned c = (unsigned)tmt_below(&s, 240), m = (unsigned)tmt_below(&s, 30);
                 int n = i % 40 == 0 ? snprintf(line, sizeof line, "CL:%u:pkg/C%u\n", 1020 + i, c)
                                     : snprintf(line, sizeof line, "MN:%u:1:pkg/C%u:m%u:0\n",
