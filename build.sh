@@ -9,11 +9,12 @@ cd "$(dirname "$0")"
 # Debian 12 packages: build, runtime, tests (perl/gawk for integration checks,
 # sshfs + openssh-server for the network-filesystem test over loopback,
 # default-jdk-headless for the JVMTI agent's jvmti.h and javac of its test,
-# unzip to check the archives it writes).
+# unzip to check the archives it writes, clang and its libFuzzer runtime for
+# the fuzz harnesses the suite runs: tests/fuzz_smoke.sh).
 PKGS="build-essential meson ninja-build pkg-config libfuse3-dev fuse3 zlib1g-dev
       libzstd-dev zstd libcmocka-dev gzip perl gawk python3 heaptrack
       sshfs openssh-server openssh-client
-      default-jdk-headless unzip"
+      default-jdk-headless unzip clang libclang-rt-dev"
 
 deps() {
         local missing=()

@@ -54,6 +54,8 @@
 #include "views/ixfile.h"
 #include "views/view.h"
 
+#include "fz_side.h"
+
 #ifndef TM_SOURCE_DIR
 #define TM_SOURCE_DIR "."
 #endif
@@ -361,11 +363,54 @@ static void fzi_reference(struct fzi_arch *a, struct tm_trace *t)
         }
 }
 
+/* Read view vs of t whole in pieces of piece bytes and compare it with
+ * its reference v, both without the side files they name (fz_side.h):
+ * a refused index file is one (stats and stats.json list it, by design).
+ * Returns 1 if the bytes differ, 0 if they match or the read failed with
+ * a message. */
+static unsigned fzi_read_sans_side(struct tm_trace *t, const char *vs, const struct fzi_view *v,
+                                   size_t piece)
+{
+        static uint8_t buf[1 << 16];
+        struct tm_err err = {0};
+        uint64_t size;
+        struct tm_vfile *f;
+        if (tm_trace_view_size(t, vs, &size, &err) != 0 || tm_vfile_open(t, vs, &f, &err) != 0) {
+                if (!err.msg[0])
+                        fzi_die("view size or open", vs);
+                return 0;
+        }
+        uint8_t *got = malloc(size + 1), *want = malloc(v->n + 1);
+        if (!got || !want)
+                abort();
+        uint64_t off = 0;
+        ssize_t n = 1;
+        while (off < size && (n = tm_vfile_pread(f, buf, piece, off, &err)) > 0) {
+                memcpy(got + off, buf, (size_t)n);
+                off += (uint64_t)n;
+        }
+        tm_vfile_close(f);
+        if (n < 0 && !err.msg[0])
+                fzi_die("read", vs);
+        size_t gn = (size_t)off, wn = v->n;
+        memcpy(want, v->b, wn);
+        void (*drop)(uint8_t *, size_t *) =
+            strcmp(vs, "stats") == 0 ? fz_drop_side_lines : fz_drop_side_json;
+        drop(got, &gn);
+        drop(want, &wn);
+        unsigned wrong = n >= 0 && (gn != wn || memcmp(got, want, wn) != 0);
+        free(got);
+        free(want);
+        return wrong;
+}
+
 /* Check t against a's reference: the same views, each of the same size
  * (both from the index alone), and view pick, if its size is right, read
  * whole in pieces of piece bytes. With refused (the index file was not
- * loaded), stats and errors are left out: they name the file refused and
- * why (docs/side-files.md). Returns the number of views that were wrong. */
+ * loaded), errors is left out, and stats and stats.json, which name the
+ * file refused and why (docs/side-files.md), are compared without the
+ * side files they name when picked. Returns the number of views that
+ * were wrong. */
 static unsigned fzi_check(struct fzi_arch *a, struct tm_trace *t, unsigned pick, size_t piece,
                           int refused)
 {
@@ -382,8 +427,12 @@ static unsigned fzi_check(struct fzi_arch *a, struct tm_trace *t, unsigned pick,
                  * time): checked when it is the view picked */
                 if (i != pick && strcmp(vs[i], "stats.json") == 0)
                         continue;
-                if (refused && (strcmp(vs[i], "stats") == 0 || strcmp(vs[i], "errors") == 0))
+                if (refused && strcmp(vs[i], "errors") == 0)
                         continue;
+                if (refused && (strcmp(vs[i], "stats") == 0 || strcmp(vs[i], "stats.json") == 0)) {
+                        wrong += i == pick ? fzi_read_sans_side(t, vs[i], v, piece) : 0;
+                        continue;
+                }
                 struct tm_err err = {0};
                 uint64_t size;
                 if (tm_trace_view_size(t, vs[i], &size, &err) != 0) {

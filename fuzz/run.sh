@@ -25,10 +25,12 @@
 #                   windowed against whole, and the laplace family's pass
 #
 # Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows
-# from the committed seeds in fuzz/corpus/<harness>/. Crashes land in
-# fuzz/out/<harness>-crash-...; each run's log in fuzz/out/<harness>.log.
-# A finding goes to tests/data/fuzz/<harness>/, which unit_fuzzregress
-# replays through the same entry points in the test suite.
+# from the committed seeds in fuzz/corpus/<harness>/ and the findings in
+# tests/data/fuzz/<harness>/. Crashes land in fuzz/out/<harness>-crash-...;
+# each run's log in fuzz/out/<harness>.log. A finding goes to
+# tests/data/fuzz/<harness>/, which unit_fuzzregress replays through the
+# same entry points in the test suite. Exit status 1 when a harness had a
+# finding (tests/fuzz_smoke.sh runs every harness a few seconds so).
 # Environment: FUZZ_JOBS (default 1) parallel workers per harness;
 # FUZZ_KEEP_GOING=1 starts a harness again after a finding (its input is
 # saved) until its time is used, so a long run keeps its whole time;
@@ -118,10 +120,12 @@ done
 # faster with it. A caller's ASAN_OPTIONS come after, and win.
 export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
+found=
 for h in $HARNESSES; do
         mkdir -p "$O/corpus/$h"
         seeds=()
         [ -d "fuzz/corpus/$h" ] && seeds=("fuzz/corpus/$h")
+        [ -d "tests/data/fuzz/$h" ] && seeds+=("tests/data/fuzz/$h")
         export FZI_SEEDS=
         [ "$h" = fuzz_index ] && export FZI_SEEDS=$O/corpus/$h
         jobs=
@@ -136,6 +140,7 @@ for h in $HARNESSES; do
                         ${FUZZ_ARGS:-} "$O/corpus/$h" "${seeds[@]}" >>"$O/$h.log" 2>&1; then
                         break
                 fi
+                found=1
                 echo "$h: FINDING: $(grep -o "Test unit written to .*" "$O/$h.log" | tail -1)" >&2
                 grep -E "^(SUMMARY|fuzz_|==[0-9]+==ERROR)" "$O/$h.log" | tail -n 3 >&2
                 # FUZZ_KEEP_GOING=1: start again for the time left (the
@@ -150,3 +155,4 @@ for h in $HARNESSES; do
         grep -E 'fuzz_index: [0-9]+ runs' "$O/$h.log" | tail -n 1 || true
         echo "corpus: $(find "$O/corpus/$h" -type f | wc -l) files"
 done
+[ -z "$found" ] # a finding: exit 1

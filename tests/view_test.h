@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../fuzz/fz_side.h"
 #include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
 #include "support/tmtest.h"
@@ -52,42 +53,16 @@ static inline void vt_slurp(const char *path, struct vt_buf *b)
         free(p);
 }
 
-/* Drop the stats view's "side file" lines (side files passed over, e.g.
- * a forged index file refused: docs/side-files.md) from the text p of
- * *len bytes, so that it compares with a trace's that met none. */
+/* A stats or stats.json text without the side files it names
+ * (fuzz/fz_side.h), so that it compares with a trace's that met none. */
 static inline void vt_drop_side_files(uint8_t *p, size_t *len)
 {
-        size_t out = 0;
-        for (size_t at = 0; at < *len;) {
-                const uint8_t *nl = memchr(p + at, '\n', *len - at);
-                size_t ll = nl ? (size_t)(nl - (p + at)) + 1 : *len - at;
-                if (ll < 11 || memcmp(p + at, "side file  ", 11) != 0) {
-                        memmove(p + out, p + at, ll);
-                        out += ll;
-                }
-                at += ll;
-        }
-        *len = out;
+        fz_drop_side_lines(p, len);
 }
 
-/* The same for stats.json: the strings of its side_files array dropped
- * ("side_files":[] left), the array found by its key and its end by
- * JSON's rules (strings, escapes). */
 static inline void vt_drop_side_files_json(uint8_t *p, size_t *len)
 {
-        static const char key[] = "\"side_files\":[";
-        uint8_t *k = memmem(p, *len, key, sizeof key - 1);
-        if (!k)
-                return;
-        size_t from = (size_t)(k - p) + sizeof key - 1, at = from;
-        for (int in = 0; at < *len && (in || p[at] != ']'); at++) {
-                if (in && p[at] == '\\')
-                        at++;
-                else if (p[at] == '"')
-                        in = !in;
-        }
-        memmove(p + from, p + at, *len - at);
-        *len -= at - from;
+        fz_drop_side_json(p, len);
 }
 
 static uint64_t vt_rng = 1;

@@ -127,6 +127,10 @@ static int cmd_cat(char **args)
         }
         rc = cat_copy(cat_read_view, f, &err);
         tm_vfile_close(f);
+        /* a view that describes a damaged trace's prefix (stats) is read
+         * whole: the damage still fails the command */
+        if (rc == 0)
+                rc = tm_trace_index(t, NULL, NULL, &err);
         tm_trace_close(t);
         return rc < 0 ? tool_fail("cat", &err, rc) : TOOL_OK;
 }

@@ -632,6 +632,8 @@ static int index_build(struct tm_cont *c, const struct tm_rcodec *codec, void *c
         rc = index_pass(c, codec, ctx, s, hdr_len, st0, k, like, NULL, NULL, &limit, out, err);
         if (err && rc >= 0)
                 *err = damage;
+        if (rc >= 0)
+                (*out)->head_unverified = limit < hdr_len;
         return rc == 0 ? TM_INDEX_PREFIX : rc;
 }
 

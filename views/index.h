@@ -155,6 +155,10 @@ struct tm_index {
         uint8_t *st;   /* [cap * stsize] */
         uint64_t *tot; /* [ncol] positions at the end: view sizes */
         uint64_t raw_size;
+        /* a damaged archive whose verified bytes end before the header
+         * does: what the header gives (schema, byte sections) is not
+         * served (docs/damage.md) */
+        int head_unverified;
         const struct tm_family *fam; /* the schema's, when it has statistics; else NULL */
         struct tm_stats stats;
 };

@@ -675,14 +675,22 @@ static unsigned rv_col(const struct tm_schema *s, enum rv_kind kind, unsigned se
         }
 }
 
-/* The family's tables, made once by their pass (tables.h) when sel (a
- * byte section) is one of them, or for binary (sel ~0u) when the family's
- * record numbers their entries. 0 or the pass's error. */
+/* Is byte section sel one of the family's tables (the last ntables)? */
+static int rt_is_table(const struct tm_records *rt, unsigned sel)
+{
+        return rt->ntables && sel >= rt->nblobs - rt->ntables;
+}
+
+/* The family's tables, made once by their pass (tables.h) over the
+ * records the index pass counted, when sel (a byte section) is one of
+ * them, or for binary (sel ~0u) when the family's record numbers their
+ * entries. The index must be ready. 0 or the pass's error. */
 static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         unsigned first = rt->nblobs - rt->ntables;
-        if (!rt->ntables || sel < first || (sel == ~0u && !rt->fam->binary))
+        if (!rt->ntables || (sel != ~0u && !rt_is_table(rt, sel)) ||
+            (sel == ~0u && !rt->fam->binary))
                 return 0;
         /* counted as a cursor: no retry (tm_records_reopen) replaces the
          * container and the codec's ctx under the pass */
@@ -693,8 +701,14 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
                 char *text[TM_FAMILY_TABLES_MAX];
                 size_t len[TM_FAMILY_TABLES_MAX];
                 pthread_mutex_lock(&t->mu); /* after a retry that was under way */
-                struct tm_tables_src src = {t->cont,     rt->codec, rt->ctx, &rt->schema,
-                                            rt->hdr_len, &rt->st0,  t->path};
+                struct tm_tables_src src = {.cont = t->cont,
+                                            .codec = rt->codec,
+                                            .ctx = rt->ctx,
+                                            .s = &rt->schema,
+                                            .hdr_len = rt->hdr_len,
+                                            .st0 = &rt->st0,
+                                            .nrec = rt->ix->tot[TM_COL_REC],
+                                            .path = t->path};
                 pthread_mutex_unlock(&t->mu);
                 struct tm_family_acc *acc = NULL;
                 rc = tm_tables_build(&src, rt->fam, text, len, &acc, err);
@@ -708,7 +722,31 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
         }
         pthread_mutex_unlock(&rt->tables_mu);
         __atomic_fetch_sub(&t->nvfiles, 1, __ATOMIC_RELEASE);
+        if (rc < 0 && err)
+                tm_trace_note_err(t, err);
         return rc;
+}
+
+/* Ready to serve the schema or byte section sel (kind): only what the
+ * index pass verified is served, so this waits for that pass; a damaged
+ * archive whose verified bytes end inside its header fails with the
+ * damage (the header's views would be made of unverified bytes), and
+ * the family's tables are made. 0 or a negative errno (err filled). */
+static int rv_text_ready(struct tm_trace *t, enum rv_kind kind, unsigned sel, struct tm_err *err)
+{
+        struct tm_records *rt = t->rt;
+        int rc = tm_trace_index_ready(t, err);
+        if (rc < 0)
+                return rc;
+        if (kind == RV_BLOB && rt_is_table(rt, sel))
+                return rt_tables(t, sel, err);
+        if (t->damaged && rt->ix->head_unverified) {
+                if (err)
+                        *err = t->damage;
+                tm_trace_note_err(t, &t->damage);
+                return t->damage.code;
+        }
+        return 0;
 }
 
 int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err)
@@ -728,13 +766,12 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
                         *err = rt->open_err;
                 return rt->open_err.code;
         }
-        int trc = kind == RV_BLOB ? rt_tables(t, sel, err) : 0;
-        if (trc < 0)
-                return trc;
         if (kind == RV_SCHEMA || kind == RV_BLOB) {
+                int trc = rv_text_ready(t, kind, sel, err);
                 const char *text;
-                rv_text_of(t, kind, sel, &text, size);
-                return 0;
+                if (trc == 0)
+                        rv_text_of(t, kind, sel, &text, size);
+                return trc;
         }
         int rc = tm_trace_index_ready(t, err);
         if (rc < 0)
@@ -804,9 +841,10 @@ int tm_records_view_kind(struct tm_trace *t, const char *view)
                 return TM_VIEW_BINARY;
         case RV_RAW:
                 return TM_VIEW_RAW;
+        case RV_BLOB:
+                return rt_is_table(t->rt, sel) ? TM_VIEW_TABLE : TM_VIEW_STATS;
         case RV_STATS:
         case RV_SCHEMA:
-        case RV_BLOB:
                 return TM_VIEW_STATS;
         default:
                 return TM_VIEW_ASCII;

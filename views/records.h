@@ -93,8 +93,9 @@ uint64_t *tm_records_segments(struct tm_trace *t, const char *view, uint32_t *n)
 size_t tm_records_stats_json(struct tm_trace *t, const char *damage, char *dst, size_t cap);
 
 /* How the vfile layer should treat view: TM_VIEW_ASCII (text decoded from
- * records: ascii, streams/, fields/), TM_VIEW_BINARY, TM_VIEW_RAW or
- * TM_VIEW_STATS (a text made once: stats, schema); -1 if unknown. */
+ * records: ascii, streams/, fields/), TM_VIEW_BINARY, TM_VIEW_RAW,
+ * TM_VIEW_STATS (a text made once: stats, schema, a codec's byte section)
+ * or TM_VIEW_TABLE (a family's table, sections/classes); -1 if unknown. */
 int tm_records_view_kind(struct tm_trace *t, const char *view);
 
 /* Read the record index file at path for t, leaving t alone (verify):

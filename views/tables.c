@@ -9,9 +9,22 @@
 
 #define TB_BATCH 256
 
-/* Feed every record of src to the accumulator a, to the end or to the
- * first bad record (the intact prefix). 0, or the container's error at
- * the start, or -ENOMEM. */
+/* The pass's error e (a container's or decoder's, which may lack the
+ * path) as err, naming src's file. */
+static int tables_fail(const struct tm_tables_src *src, struct tm_err *e, struct tm_err *err)
+{
+        if (!e->code)
+                tm_err_set(e, -EIO, "cannot read the trace");
+        if (!strstr(e->msg, src->path))
+                tm_err_prefix(e, "%s", src->path);
+        if (err)
+                *err = *e;
+        return e->code;
+}
+
+/* Feed the first src->nrec records of src to the accumulator a, through
+ * a verifying reader (tm_creader_open). 0, or the error that came before
+ * the last of them (tables_fail), or -ENOMEM. */
 static int tables_pass(const struct tm_tables_src *src, const struct tm_family *fam,
                        struct tm_family_acc *a, struct tm_err *err)
 {
@@ -22,38 +35,55 @@ static int tables_pass(const struct tm_tables_src *src, const struct tm_family *
                 free(recs);
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", src->path);
         }
-        int rc = tm_creader_open(src->cont, &r, err);
+        struct tm_err e = {0};
+        int rc = tm_creader_open(src->cont, &r, &e);
         if (rc == 0)
-                rc = tm_creader_seek(r, src->hdr_len, err);
+                rc = tm_creader_seek(r, src->hdr_len, &e);
         tm_feed_reset(&feed, src->hdr_len, src->st0->b);
-        struct tm_err e = {0}; /* damage past the start: the prefix's end */
-        size_t cap = TB_BATCH;
-        while (rc == 0) {
+        uint64_t done = 0;
+        int one = 0; /* a batch failed: its good records one at a time */
+        while (rc == 0 && done < src->nrec) {
                 struct tm_feed at = feed; /* the state and place before the call */
+                uint64_t left = src->nrec - done;
+                size_t cap = one ? 1 : left < TB_BATCH ? (size_t)left : TB_BATCH;
                 ssize_t n = tm_feed_decode(&feed, recs, cap, &e);
                 if (n > 0) {
                         fam->acc_add(a, recs, (size_t)n);
+                        done += (uint64_t)n;
                         continue;
                 }
-                if (n < 0 && cap > 1) { /* the good records before the bad one, one at a time */
+                if (n < 0 && !one) { /* a decoder may fail a whole batch */
                         feed = at;
-                        cap = 1;
+                        one = 1;
+                        memset(&e, 0, sizeof e);
                         continue;
                 }
-                if (n < 0 || feed.eof)
+                if (n < 0 || feed.eof) {
+                        if (n == 0)
+                                tm_err_set(&e, -EIO,
+                                           "raw offset %llu: the trace ends before the %llu "
+                                           "records its index counted",
+                                           (unsigned long long)feed.raw_off,
+                                           (unsigned long long)src->nrec);
+                        rc = -EIO;
                         break;
+                }
                 size_t room;
                 uint8_t *dst = tm_feed_space(&feed, &room);
                 ssize_t k = tm_creader_read(r, dst, room, &e);
-                if (k < 0)
+                if (k < 0) {
+                        rc = (int)k;
                         break;
+                }
                 feed.eof = k == 0;
                 tm_feed_commit(&feed, (size_t)k);
         }
         tm_creader_close(r);
         tm_feed_free(&feed);
         free(recs);
-        return rc;
+        if (rc == -ENOMEM)
+                return tm_err_set(err, rc, "%s: out of memory", src->path);
+        return rc < 0 ? tables_fail(src, &e, err) : 0;
 }
 
 int tm_tables_build(const struct tm_tables_src *src, const struct tm_family *fam, char **text,

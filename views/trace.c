@@ -569,8 +569,8 @@ int tm_trace_index(struct tm_trace *t, tm_progress_fn progress, void *arg, struc
         pthread_mutex_lock(&t->mu);
         while (t->ix_state == TM_IX_BUILDING)
                 pthread_cond_wait(&t->cv, &t->mu);
-        /* idle: not even a cursor on schema or a byte section, which need
-         * no index and so may be open on a failed trace */
+        /* idle: no cursor at all, not even one on a damaged trace's
+         * prefix (its views stay open on the index that kept it) */
         int idle = __atomic_load_n(&t->nvfiles, __ATOMIC_ACQUIRE) == 0;
         if (idle && (t->ix_state == TM_IX_FAILED || (t->ix_state == TM_IX_READY && t->damaged)))
                 trace_retry_if_changed(t);

@@ -20,7 +20,9 @@ enum tm_view_kind {
         TM_VIEW_ASCII,
         TM_VIEW_BINARY,
         TM_VIEW_RAW,
-        TM_VIEW_STATS, /* a text made once: stats, schema, a byte section */
+        TM_VIEW_STATS,  /* a text made once: stats, schema, a byte section */
+        TM_VIEW_TABLE,  /* a family's table: made once from the records, so a damaged
+                         * trace's ends with the damage as theirs do */
         TM_VIEW_JSON,   /* stats.json: a text made once, as stats */
         TM_VIEW_ERRORS, /* errors: the last error, read as it was at open */
 };
