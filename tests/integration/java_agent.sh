@@ -105,10 +105,11 @@ def table(name):
     return t
 cls, mth = table("classes"), table("methods")
 kinds = ("vm_start vm_init vm_death class_load object_alloc object_free thread_start "
-         "thread_end method_entry method_exit frame_pop").split()
+         "thread_end method_entry method_exit frame_pop comment").split()
 # t time, h thread, c class, m method, o object: bit 0..4 of present
 params = {"class_load": "tc", "object_alloc": "tco", "object_free": "tco", "thread_start": "th",
-          "thread_end": "th", "method_entry": "thcmo", "method_exit": "thcm", "frame_pop": "thcm"}
+          "thread_end": "th", "method_entry": "thcmo", "method_exit": "thcm", "frame_pop": "thcm",
+          "comment": ""}  # a note: its text is not in binary
 rec = struct.Struct("<IIQQQII")
 b = open(d + "/binary", "rb").read()
 n = 0
