@@ -28,8 +28,22 @@
  * tagged when first met, marked so that its free writes no OF (the trace
  * has no OA of it: OF lines are of objects the trace saw allocated). Method events are enabled at
  * VMInit: the start phase's own calls are not recorded. Class names are the JVM's internal form
- * (java/lang/Object; arrays as their descriptor, [I); a ':' in a name (the format's separator,
+ * (java/lang/Object; arrays as their descriptor, [I; a hidden class as
+ * Main$$Lambda$1.0x00007f0860000a08); a ':' in a name (the format's separator,
  * legal in a JVM name) is written as '_'.
+ *
+ * Every allocation of every thread from VMInit on (docs/formats/java.md
+ * "What JVMTI sees"): the sampling interval is 0 from Agent_OnLoad, before
+ * any Java thread exists; at VMInit, after enabling SampledObjectAlloc, a
+ * collection retires every thread's allocation buffer (whose end was set
+ * while the event was off), and two objects the agent allocates must both
+ * be reported (they are counted, not written).
+ *
+ * Notes: what the agent could not see (classes loaded before VMStart,
+ * allocations and calls before VMInit, frees not collected, nothis, a
+ * failed allocation check) is written as comment lines, `# text`, before
+ * VS: the lines written before VMInit are held in memory until VMInit has
+ * counted what the notes say, then follow the notes.
  *
  * Limits: at most 2^20 class names and 2^42 objects (the tag's fields);
  * the ZIP has no ZIP64 records, so the agent stops writing (and says so
