@@ -283,9 +283,11 @@ static uint64_t hash(const char *s)
         return h;
 }
 
+#define NAME_NONE UINT32_MAX /* name_number: not in the table, add not set */
+
 /* The number of name s in t, interned on first sight when add is set;
  * under the lock. CLASSES_MAX - 1 when the table is full (or out of
- * memory), or when s is not in t and add is not set. */
+ * memory), NAME_NONE when s is not in t and add is not set. */
 static uint32_t name_number(struct names *t, const char *s, int add)
 {
         if (t->n + 1 >= CLASSES_MAX)
@@ -316,7 +318,9 @@ static uint32_t name_number(struct names *t, const char *s, int add)
                 j = (j + 1) & (t->cap - 1);
         if (t->slot[j])
                 return t->slot[j] - 1;
-        char *d = add ? strdup(s) : NULL;
+        if (!add)
+                return NAME_NONE;
+        char *d = strdup(s);
         if (!d)
                 return CLASSES_MAX - 1;
         t->names[t->n] = d;
@@ -456,7 +460,7 @@ static int count_classes(jvmtiEnv *j, JNIEnv *e, uint64_t *n)
                 if ((*j)->GetClassStatus(j, ks[i], &st) == JVMTI_ERROR_NONE &&
                     !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE))) {
                         klass_name(j, ks[i], name, sizeof name);
-                        *n += name_number(&g.loaded, name, 0) == CLASSES_MAX - 1;
+                        *n += name_number(&g.loaded, name, 0) == NAME_NONE;
                 }
                 (*e)->DeleteLocalRef(e, ks[i]);
         }
