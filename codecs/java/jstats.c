@@ -357,13 +357,15 @@ static size_t fam_report(const void *block, const struct tm_schema *s, char *dst
                 OUT("    %c%c %-14s %" PRIu64 "\n", (char)(tag >> 8), (char)tag,
                     tm_schema_java.kind[k].name, st->events[k]);
         }
-        OUT("  classes loaded     %" PRIu64 "\n", st->events[TM_JK_CLASS_LOAD]);
+        /* what a recorder could not see is in its notes (comments) */
+        const char *as = st->events[TM_JK_COMMENT] ? " (as recorded: see the notes)" : "";
+        OUT("  classes loaded     %" PRIu64 "%s\n", st->events[TM_JK_CLASS_LOAD], as);
         OUT("  classes named      %s%" PRIu64 "\n", least, st->classes);
         OUT("  methods named      %s%" PRIu64 "\n", least, st->methods);
         if (st->names_inexact)
                 OUT("  (the name table is full: at most %u names, %u bytes)\n", TM_JAVA_NAMES_MAX,
                     TM_JAVA_NAME_BYTES);
-        OUT("  objects allocated  %" PRIu64 "\n", st->allocs);
+        OUT("  objects allocated  %" PRIu64 "%s\n", st->allocs, as);
         OUT("  objects freed      %" PRIu64 "\n", st->frees);
         OUT("  max live objects   %" PRIu64 "\n", st->max_live);
         OUT("  live at end        %" PRIu64 "\n", st->live);
