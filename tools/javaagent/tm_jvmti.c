@@ -472,22 +472,18 @@ static int count_classes(jvmtiEnv *j, JNIEnv *e, uint64_t *n)
  * the held lines; under the lock. */
 static void write_notes(const struct before_init *b)
 {
-        char line[512];
-#define NOTE(...) out_line(line, (size_t)snprintf(line, sizeof line, "# " __VA_ARGS__))
+        char line[512], classes[32] = "not counted", objects[32] = "not counted";
         if (b->classes_ok)
-                NOTE("classes loaded before VMStart: %llu, without a CL line (JVMTI reports "
-                     "class loads from VMStart on; array classes have none)\n",
-                     (unsigned long long)b->classes);
-        else
-                NOTE("classes loaded before VMStart: not counted (GetLoadedClasses failed), "
-                     "without a CL line\n");
+                snprintf(classes, sizeof classes, "%llu", (unsigned long long)b->classes);
         if (b->heap_ok)
-                NOTE("objects allocated before VMInit: no OA line (JVMTI reports allocations "
-                     "from VMInit on); %llu objects were on the heap at VMInit\n",
-                     (unsigned long long)b->objects);
-        else
-                NOTE("objects allocated before VMInit: no OA line (JVMTI reports allocations "
-                     "from VMInit on)\n");
+                snprintf(objects, sizeof objects, "%llu", (unsigned long long)b->objects);
+#define NOTE(...) out_line(line, (size_t)snprintf(line, sizeof line, "# " __VA_ARGS__))
+        NOTE("classes loaded before VMStart: %s, without a CL line (JVMTI reports class loads "
+             "from VMStart on; array classes have none)\n",
+             classes);
+        NOTE("objects allocated before VMInit: no OA line (JVMTI reports allocations from VMInit "
+             "on); objects on the heap at VMInit: %s\n",
+             objects);
         if (g.interval_err == JVMTI_ERROR_NONE && b->gc_ok && b->alloc_ok)
                 NOTE("allocations from VMInit on: every one, of every thread (sampling interval "
                      "0 from load, allocation buffers retired at VMInit, checked)\n");
