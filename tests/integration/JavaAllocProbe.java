@@ -32,8 +32,9 @@ public class JavaAllocProbe {
             keep[N + i] = new Second(i);
         t.join();
         int at = 3 * N;
-        // below the JVM's inflation threshold (15 calls): the native
-        // accessor, where the JVM allocates the object itself
+        // below the JVM's inflation threshold (15 calls): in Java 17 the
+        // native accessor, where the JVM allocates the object itself
+        // (later Java reflects through method handles)
         for (int i = 0; i < REFLECTED; i++)
             keep[at++] = Fourth.class.getDeclaredConstructor().newInstance();
         Fifth f = new Fifth();
