@@ -34,6 +34,7 @@ struct jev {
         uint64_t time, thread;
         const char *cls, *method;
         uint64_t object;
+        const char *text; /* a comment's */
 };
 
 #define NEV_MAX 4096
@@ -42,15 +43,26 @@ static size_t nev;
 static struct tmt_buf text;      /* the trace's lines */
 static size_t line_off[NEV_MAX]; /* raw offset of each line */
 
-static const char *const classes[] = {"java/lang/Object", "java/lang/String", "Hello",
-                                      "Hello$Worker", "java/util/ArrayList"};
+/* The last is a JVM hidden class's name: a '.' in a class name. */
+static const char *const classes[] = {
+    "java/lang/Object", "java/lang/String",    "Hello",
+    "Hello$Worker",     "java/util/ArrayList", "java/lang/invoke/LambdaForm$MH.0x00007f12"};
+#define NCLASSES (sizeof classes / sizeof classes[0])
+/* The notes the trace begins with (comment lines). */
+static const char *const trace_notes[] = {"recorded by unit_java", "classes before VMStart: 0"};
 static const char *const methods[] = {"<init>", "main", "run", "work", "add", "toString"};
 
 static void add(unsigned k, uint64_t thread, const char *cls, const char *method, uint64_t obj)
 {
         assert_true(nev < NEV_MAX);
-        ev[nev] = (struct jev){k, 1000 + 7 * nev, thread, cls, method, obj};
+        ev[nev] = (struct jev){k, 1000 + 7 * nev, thread, cls, method, obj, NULL};
         nev++;
+}
+
+static void add_comment(const char *text)
+{
+        assert_true(nev < NEV_MAX);
+        ev[nev++] = (struct jev){.k = TM_JK_COMMENT, .text = text};
 }
 
 /* Lines in the paper's syntax (jtrace.h): the two letters of the tag. */
@@ -61,8 +73,11 @@ static void render(void)
                 const struct jev *e = &ev[i];
                 uint32_t tag = tm_schema_java.kind[e->k].tag;
                 char line[512];
-                int n = snprintf(line, sizeof line, "%c%c:%" PRIu64, (char)(tag >> 8), (char)tag,
-                                 e->time);
+                /* one comment with the space after '#', one without */
+                int n = e->k == TM_JK_COMMENT
+                            ? snprintf(line, sizeof line, "#%s%s", i ? "" : " ", e->text)
+                            : snprintf(line, sizeof line, "%c%c:%" PRIu64, (char)(tag >> 8),
+                                       (char)tag, e->time);
                 switch (e->k) {
                 case TM_JK_CLASS_LOAD:
                         n += snprintf(line + n, sizeof line - (size_t)n, ":%s", e->cls);
@@ -101,17 +116,19 @@ static void make_trace(void)
 {
         uint64_t s = 28;
         nev = 0;
+        for (size_t i = 0; i < sizeof trace_notes / sizeof trace_notes[0]; i++)
+                add_comment(trace_notes[i]);
         add(TM_JK_VM_START, 0, NULL, NULL, 0);
         add(TM_JK_CLASS_LOAD, 0, classes[0], NULL, 0);
         add(TM_JK_VM_INIT, 0, NULL, NULL, 0);
-        for (unsigned c = 1; c < 5; c++)
+        for (unsigned c = 1; c < NCLASSES; c++)
                 add(TM_JK_CLASS_LOAD, 0, classes[c], NULL, 0);
         uint64_t depth[3] = {0}, next_obj = 100, live[64], nlive = 0;
         for (uint64_t t = 1; t <= 3; t++)
                 add(TM_JK_THREAD_START, t, NULL, NULL, 0);
         for (unsigned i = 0; i < 600; i++) {
                 uint64_t t = 1 + tmt_below(&s, 3);
-                const char *cl = classes[tmt_below(&s, 5)], *m = methods[tmt_below(&s, 6)];
+                const char *cl = classes[tmt_below(&s, NCLASSES)], *m = methods[tmt_below(&s, 6)];
                 unsigned r = (unsigned)tmt_below(&s, 10);
                 if (r < 3 || depth[t - 1] == 0) {
                         add(TM_JK_METHOD_ENTRY, t, cl, m, r == 0 ? 0 : next_obj - 1);
@@ -203,6 +220,9 @@ static void expect_event(const struct tm_rec *r, const struct jev *e, size_t i)
                         break;
                 case TM_JF_METHOD:
                         name = e->method;
+                        break;
+                case TM_JF_TEXT:
+                        name = e->text;
                         break;
                 }
                 if (name) {
@@ -562,10 +582,21 @@ static void test_zip(void **state)
         model_count(&w);
         const char *s = (const char *)stats.p;
         expect_line(s, "format     java (java family) in zip");
-        for (unsigned k = 0; k < TM_JK_N; k++)
+        for (unsigned k = 0; k < TM_JK_EVENTS; k++)
                 expect_line(s, " %-14s %" PRIu64 "\n", tm_schema_java.kind[k].name, w.events[k]);
-        expect_line(s, "classes loaded     %" PRIu64 "\n", w.events[TM_JK_CLASS_LOAD]);
-        expect_line(s, "objects allocated  %" PRIu64 "\n", w.allocs);
+        /* the leading comments are the trace's notes, in stats and stats.json */
+        for (size_t i = 0; i < sizeof trace_notes / sizeof trace_notes[0]; i++)
+                expect_line(s, "\nnote       %s\n", trace_notes[i]);
+        struct tmt_buf js = {0};
+        assert_int_equal(read_view(tmt_path("x.zip"), "stats.json", &js), 0);
+        assert_int_equal(tmt_put(&js, "", 1), 0);
+        expect_line((const char *)js.p, "\"notes\":[\"%s\",\"%s\"]", trace_notes[0],
+                    trace_notes[1]);
+        free(js.p);
+        /* a trace with notes: these figures are as recorded */
+        expect_line(s, "classes loaded     %" PRIu64 " (as recorded: see the notes)\n",
+                    w.events[TM_JK_CLASS_LOAD]);
+        expect_line(s, "objects allocated  %" PRIu64 " (as recorded: see the notes)\n", w.allocs);
         expect_line(s, "objects freed      %" PRIu64 "\n", w.frees);
         expect_line(s, "max live objects   %" PRIu64 "\n", w.max_live);
         expect_line(s, "max stack depth    %" PRIu64 "\n", w.max_depth);
@@ -629,6 +660,50 @@ static void expect_tables(const char *path, size_t nev_covered)
                 free(got.p);
                 free(want.p);
         }
+}
+
+/* A method's key splits at its last '.' (tm_java_method_split): the
+ * class of a hidden class's method keeps its '.'; every line of
+ * sections/methods of the synthetic trace (which calls methods of one)
+ * splits into a class and a method that an event of the trace pairs. */
+static void test_method_split(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *key, *cls;
+        } k[] = {
+            {"java/lang/invoke/LambdaForm$MH.0x00007f12.invoke",
+             "java/lang/invoke/LambdaForm$MH.0x00007f12"},
+            {"Hello$$Lambda$14.0x0000000800c02a00.run", "Hello$$Lambda$14.0x0000000800c02a00"},
+            {"Hello.<init>", "Hello"},
+            {"Hello", "Hello"}, /* no '.': not a key, the whole */
+        };
+        for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+                assert_int_equal(tm_java_method_split((const uint8_t *)k[i].key, strlen(k[i].key)),
+                                 strlen(k[i].cls));
+        make_trace();
+        assert_int_equal(tmt_spit(tmt_path("m.trace"), text.p, text.len), 0);
+        struct tmt_buf mth = {0};
+        assert_int_equal(read_view(tmt_path("m.trace"), "sections/methods", &mth), 0);
+        assert_int_equal(tmt_put(&mth, "", 1), 0);
+        size_t hidden = 0;
+        for (char *l = (char *)mth.p, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
+                char *key = strchr(l, ' ') + 1;
+                size_t n = (size_t)(nl - key), c = tm_java_method_split((uint8_t *)key, n);
+                assert_true(c < n);
+                size_t j = 0;
+                while (j < nev &&
+                       !(ev[j].method && strlen(ev[j].cls) == c && memcmp(ev[j].cls, key, c) == 0 &&
+                         strlen(ev[j].method) == n - c - 1 &&
+                         memcmp(ev[j].method, key + c + 1, n - c - 1) == 0))
+                        j++;
+                if (j == nev)
+                        fail_msg("sections/methods: %.*s splits into no event's class and method",
+                                 (int)n, key);
+                hidden += memchr(key, '.', c) != NULL;
+        }
+        assert_true(hidden > 0);
+        free(mth.p);
 }
 
 static void test_tables(void **state)
@@ -707,10 +782,12 @@ static size_t expect_binary(const char *path, int rc)
                 assert_true(k >= 0);
                 const struct tm_kind *kd = &tm_schema_java.kind[k];
                 assert_int_equal(nt, 1 + kd->nfields);
-                uint64_t want[TM_JF_N] = {0}, present = 0;
+                uint64_t want[TM_JF_EVENTS] = {0}, present = 0;
                 char pair[256] = "";
                 for (unsigned f = 0; f < kd->nfields; f++) {
                         unsigned fi = kd->field[f];
+                        if (fi == TM_JF_TEXT) /* a comment's: not in binary */
+                                continue;
                         present |= 1u << fi;
                         if (fi == TM_JF_CLASS)
                                 want[fi] = table_number(&cls, tok[1 + f], tlen[1 + f]);
@@ -727,13 +804,13 @@ static size_t expect_binary(const char *path, int rc)
                 if ((i + 1) * 40 > bin.len)
                         fail_msg("%s: binary ends at record %zu of ascii's", path, i);
                 const uint8_t *b = bin.p + i * 40;
-                static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24},
-                                      w[TM_JF_N] = {8, 8, 4, 4, 8};
+                static const unsigned at[TM_JF_EVENTS] = {8, 16, 32, 36, 24},
+                                      w[TM_JF_EVENTS] = {8, 8, 4, 4, 8};
                 if (le(b, 4) != (uint64_t)k || le(b + 4, 4) != present)
                         fail_msg("%s record %zu: kind %" PRIu64 " present %" PRIx64
                                  ", ascii %d %" PRIx64,
                                  path, i, le(b, 4), le(b + 4, 4), k, present);
-                for (unsigned fi = 0; fi < TM_JF_N; fi++)
+                for (unsigned fi = 0; fi < TM_JF_EVENTS; fi++)
                         if (le(b + at[fi], w[fi]) != want[fi])
                                 fail_msg("%s record %zu field %s: %" PRIu64 ", want %" PRIu64, path,
                                          i, tm_schema_java.field[fi].name, le(b + at[fi], w[fi]),
@@ -791,8 +868,9 @@ static void test_binary_rewritten(void **state)
         assert_int_equal(tm_trace_index(t, NULL, NULL, &err), -EIO);
         assert_int_equal(read_open(t, "binary", &got), -EIO);
         assert_int_equal(got.len, 300 * 40);
-        /* VS, then the events from line 201 on: names first met in another order */
-        assert_int_equal(tmt_put(&other, text.p, line_off[1]), 0);
+        /* the notes and VS, then the events from line 201 on: names first
+         * met in another order */
+        assert_int_equal(tmt_put(&other, text.p, line_off[3]), 0);
         assert_int_equal(tmt_put(&other, text.p + line_off[200], text.len - line_off[200]), 0);
         rewrite(path, other.p, other.len, 1100000000);
         if (tm_trace_index(t, NULL, NULL, &err) != 0)
@@ -805,7 +883,7 @@ static void test_binary_rewritten(void **state)
                         fail_msg("%s rewritten: %s differs from a fresh open's", path, views[i]);
         }
         tm_trace_close(t);
-        assert_int_equal(expect_binary(path, 0), nev - 200 + 1);
+        assert_int_equal(expect_binary(path, 0), nev - 200 + 3);
         free(bad.p);
         free(other.p);
         free(got.p);
@@ -898,6 +976,8 @@ static void test_bad_lines(void **state)
         expect_bad("OF:1:Foo:-3\n", "bad object id");
         expect_bad("MN:1:1::main:0\n", "empty class name");
         expect_bad("MX:1:1:Foo:\n", "empty method name");
+        expect_bad("MX:1:1:Foo:a.b\n", "a '.' in a method name");
+        expect_bad("# a note\n", "a comment (#) after the first event");
         expect_bad("VS:1\n", "a second VM start");
         expect_bad("VI:1\n", "a second VM start");
         expect_bad("\n", "not an event line");
@@ -909,6 +989,7 @@ static void test_bad_lines(void **state)
             {"VI:1\n", "raw offset 0: java line 1: the first event is not the VM start"},
             {"VS:1\nVD:2\nCL:3:Foo\n", "raw offset 10: java line 3: an event after the VM death"},
             {"VS:1\nCL:3:Foo", "raw offset 5: java line 2: truncated"},
+            {"# a\n#b\nVI:1\n", "raw offset 7: java line 3: the first event is not the VM start"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 struct dec d;
@@ -939,10 +1020,15 @@ static void test_probe(void **state)
             "VS\n",                  /* too short */
             "= Start\n+ 0x1 0x10\n", /* mtrace */
             "0 1000\n1 2000\n",      /* din */
+            "# only notes\n#\n",     /* no VS in the head */
+            "# a\nVI:1\n",           /* not VS first after the notes */
+            "# a\nVS:1\n# b\n",      /* a comment after the first event */
+            "#!/bin/sh\necho hi\n",  /* a script */
         };
         for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
                 assert_int_equal(tm_rcodec_java.probe((const uint8_t *)no[i], strlen(no[i])), 0);
-        static const char *const yes[] = {"VS:1\n", "VS:1\nCL:2:Foo\n", "VS:1\nCL:2:Fo"};
+        static const char *const yes[] = {"VS:1\n", "VS:1\nCL:2:Foo\n", "VS:1\nCL:2:Fo",
+                                          "# a note\n#\nVS:1\n", "#x\nVS:1\nCL:2:Fo"};
         for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
                 assert_int_equal(tm_rcodec_java.probe((const uint8_t *)yes[i], strlen(yes[i])), 1);
 }
@@ -962,6 +1048,7 @@ int main(void)
             cmocka_unit_test(test_bad_lines),    cmocka_unit_test(test_probe),
             cmocka_unit_test(test_tables),       cmocka_unit_test(test_binary),
             cmocka_unit_test(test_binary_bound), cmocka_unit_test(test_binary_rewritten),
+            cmocka_unit_test(test_method_split),
         };
         return cmocka_run_group_tests(tests, tmt_group_setup, teardown);
 }

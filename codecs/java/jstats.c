@@ -92,12 +92,21 @@ static void note_mem(struct tm_java_stats_acc *a)
 /* ---- interning ---- */
 
 /* A name as a record holds it, looked up without copying: a class
- * p[0..n), or a class.method pair p[0..n) '.' q[0..m) (q non-NULL). Class
- * names use '/', so the pair is unambiguous. */
+ * p[0..n), or a class.method pair p[0..n) '.' q[0..m) (q non-NULL). A
+ * method name has no '.', so the pair's last '.' ends its class
+ * (tm_java_method_split). */
 struct jkey {
         const uint8_t *p, *q;
         size_t n, m;
 };
+
+size_t tm_java_method_split(const uint8_t *key, size_t n)
+{
+        for (size_t i = n; i > 0; i--)
+                if (key[i - 1] == '.')
+                        return i - 1;
+        return n;
+}
 
 static size_t key_len(const struct jkey *k)
 {
@@ -343,18 +352,20 @@ static size_t fam_report(const void *block, const struct tm_schema *s, char *dst
         const char *least = st->names_inexact ? "at least " : "";
         OUT("\njava\n");
         OUT("  events per type\n");
-        for (unsigned k = 0; k < TM_JK_N; k++) {
+        for (unsigned k = 0; k < TM_JK_EVENTS; k++) {
                 uint32_t tag = tm_schema_java.kind[k].tag;
                 OUT("    %c%c %-14s %" PRIu64 "\n", (char)(tag >> 8), (char)tag,
                     tm_schema_java.kind[k].name, st->events[k]);
         }
-        OUT("  classes loaded     %" PRIu64 "\n", st->events[TM_JK_CLASS_LOAD]);
+        /* what a recorder could not see is in its notes (comments) */
+        const char *as = st->events[TM_JK_COMMENT] ? " (as recorded: see the notes)" : "";
+        OUT("  classes loaded     %" PRIu64 "%s\n", st->events[TM_JK_CLASS_LOAD], as);
         OUT("  classes named      %s%" PRIu64 "\n", least, st->classes);
         OUT("  methods named      %s%" PRIu64 "\n", least, st->methods);
         if (st->names_inexact)
                 OUT("  (the name table is full: at most %u names, %u bytes)\n", TM_JAVA_NAMES_MAX,
                     TM_JAVA_NAME_BYTES);
-        OUT("  objects allocated  %" PRIu64 "\n", st->allocs);
+        OUT("  objects allocated  %" PRIu64 "%s\n", st->allocs, as);
         OUT("  objects freed      %" PRIu64 "\n", st->frees);
         OUT("  max live objects   %" PRIu64 "\n", st->max_live);
         OUT("  live at end        %" PRIu64 "\n", st->live);
@@ -381,7 +392,7 @@ static void fam_json(const void *block, const struct tm_schema *s, struct tm_jso
         const struct tm_java_stats *st = block;
         tm_json_open(o, "java", '{');
         tm_json_open(o, "events", '{');
-        for (unsigned k = 0; k < TM_JK_N; k++)
+        for (unsigned k = 0; k < TM_JK_EVENTS; k++)
                 tm_json_u64(o, tm_schema_java.kind[k].name, st->events[k]);
         tm_json_close(o, '}');
         tm_json_u64(o, "classes_loaded", st->events[TM_JK_CLASS_LOAD]);
@@ -485,13 +496,14 @@ static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst, const s
         (void)s; /* the accumulator's: tables was made for s */
         const struct tm_java_stats_acc *a = (const struct tm_java_stats_acc *)tables;
         /* each field's offset and bytes (jstats.h): a name is a number */
-        static const unsigned at[TM_JF_N] = {8, 16, 32, 36, 24}, w[TM_JF_N] = {8, 8, 4, 4, 8};
+        static const unsigned at[TM_JF_EVENTS] = {8, 16, 32, 36, 24},
+                              w[TM_JF_EVENTS] = {8, 8, 4, 4, 8};
         for (size_t i = 0; i < n; i++, dst += TM_JAVA_BIN_SIZE) {
                 const int8_t *pos = a->pos[r[i].kind];
                 uint32_t present = 0;
                 memset(dst, 0, TM_JAVA_BIN_SIZE);
                 put_le(dst, a->jk[r[i].kind] < 0 ? UINT32_MAX : (uint32_t)a->jk[r[i].kind], 4);
-                for (unsigned f = 0; f < TM_JF_N; f++)
+                for (unsigned f = 0; f < TM_JF_EVENTS; f++)
                         if (pos[f] >= 0) { /* a name not text (another schema's) has no number */
                                 present |= 1u << f;
                                 put_le(dst + at[f], w[f] == 8 ? r[i].v[pos[f]] : TM_JAVA_UNNUMBERED,

@@ -7,6 +7,8 @@
  *   classes loaded    class_load records
  *   classes, methods  distinct class names and distinct class.method
  *                     pairs named by any record: the interning table
+ *   notes             comment records (their text: the trace's notes,
+ *                     which the views show) are counted, not events
  *   objects           allocated (object_alloc), freed (object_free), live
  *                     at the end and at most: the paper makes an object id
  *                     unique, so live = allocated - freed so far; a free
@@ -49,6 +51,7 @@
 #ifndef TM_JSTATS_H
 #define TM_JSTATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../record/family.h"
@@ -76,6 +79,13 @@ struct tm_java_stats {
         uint64_t thread_max_depth[TM_JAVA_STATS_IDS];
         uint64_t thread_other, thread_other_entries;
 };
+
+/* A method's key in sections/methods (key[0..n)): its class, a '.', its
+ * method. A class name can hold '.' (a JVM hidden class:
+ * java/lang/invoke/LambdaForm$MH.0x00007f12) and a method name cannot (the
+ * JVM's rule for method names), so the class is key[0..i) with i the last
+ * '.': returns i, or n when key holds no '.'. */
+size_t tm_java_method_split(const uint8_t *key, size_t n);
 
 /* The java family's row of tm_families. */
 extern const struct tm_family tm_family_java;

@@ -26,6 +26,7 @@ const struct tm_schema tm_schema_java = {
             [TM_JF_CLASS] = F("class", TM_FT_TEXT),
             [TM_JF_METHOD] = F("method", TM_FT_TEXT),
             [TM_JF_OBJECT] = F("object", TM_FT_UINT),
+            [TM_JF_TEXT] = F("text", TM_FT_TEXT),
         },
     .kind =
         {
@@ -45,6 +46,7 @@ const struct tm_schema tm_schema_java = {
                 K("method_exit", 'M', 'X', 4, TM_JF_TIME, TM_JF_THREAD, TM_JF_CLASS, TM_JF_METHOD),
             [TM_JK_FRAME_POP] =
                 K("frame_pop", 'F', 'P', 4, TM_JF_TIME, TM_JF_THREAD, TM_JF_CLASS, TM_JF_METHOD),
+            [TM_JK_COMMENT] = {.name = "comment", .tag = '#', .nfields = 1, .field = {TM_JF_TEXT}},
         },
 };
 
@@ -78,6 +80,14 @@ static const char *jt_parse(const char *line, size_t len, struct tm_rec *r)
 {
         if (len && line[len - 1] == '\r')
                 len--;
+        if (len && line[0] == '#') {
+                size_t skip = len > 1 && line[1] == ' ' ? 2 : 1;
+                memset(r, 0, sizeof *r);
+                r->kind = TM_JK_COMMENT;
+                r->v[0] = len - skip;
+                r->var[0] = (const uint8_t *)line + skip;
+                return NULL;
+        }
         if (len < 4 || line[2] != ':')
                 return "not an event line (XX:<time stamp>...)";
         int k = tm_schema_kind_by_tag(&tm_schema_java, TAG((uint8_t)line[0], (uint8_t)line[1]));
@@ -100,6 +110,8 @@ static const char *jt_parse(const char *line, size_t len, struct tm_rec *r)
                         if (n == 0)
                                 return kd->field[i] == TM_JF_CLASS ? "empty class name"
                                                                    : "empty method name";
+                        if (kd->field[i] == TM_JF_METHOD && memchr(p, '.', n))
+                                return "a '.' in a method name";
                         r->v[i] = n;
                         r->var[nvar++] = (const uint8_t *)p;
                 } else if (jt_number(p, n, &r->v[i]) < 0) {
@@ -118,13 +130,15 @@ int tm_java_line_ok(const char *line, size_t len)
         return jt_parse(line, len, &r) == NULL;
 }
 
-/* The order rules (jtrace.h) for an event of kind k as line line + 1,
- * updating seen; NULL or what is wrong. */
-static const char *jt_order(uint64_t line, uint64_t *seen, unsigned k)
+/* The order rules (jtrace.h) for a record of kind k, updating seen; NULL
+ * or what is wrong. */
+static const char *jt_order(uint64_t *seen, unsigned k)
 {
+        if (k == TM_JK_COMMENT)
+                return *seen ? "a comment (#) after the first event" : NULL;
         if (*seen & SEEN_VD)
                 return "an event after the VM death event (VD)";
-        if (line == 0 && k != TM_JK_VM_START)
+        if (!*seen && k != TM_JK_VM_START)
                 return "the first event is not the VM start event (VS)";
         unsigned bit = k == TM_JK_VM_START   ? SEEN_VS
                        : k == TM_JK_VM_INIT  ? SEEN_VI
@@ -136,22 +150,28 @@ static const char *jt_order(uint64_t line, uint64_t *seen, unsigned k)
         return NULL;
 }
 
-/* The head begins with a VS line, and every whole line in it is an event
- * line (a head cut inside its first line is judged on what it has). */
+/* The head begins with a VS line or a comment, and every whole line in it
+ * follows the order rules; one that begins with comments has its VS line
+ * in the head (any text of `#` lines is not taken). A head cut inside a
+ * line is judged on its whole lines and what the cut one has. */
 static int jt_probe(const uint8_t *head, size_t n)
 {
         const char *s = (const char *)head, *end = s + n;
-        if (n < 4 || memcmp(s, "VS:", 3) != 0)
+        if (n < 1 || (head[0] != '#' && (n < 4 || memcmp(s, "VS:", 3) != 0)))
                 return 0;
+        uint64_t seen = 0;
+        struct tm_rec r;
         while (s < end) {
                 const char *nl = memchr(s, '\n', (size_t)(end - s));
                 if (!nl)
-                        return s != (const char *)head || tm_java_line_ok(s, (size_t)(end - s));
-                if (!tm_java_line_ok(s, (size_t)(nl - s)))
+                        return seen ? 1
+                                    : s == (const char *)head && head[0] == 'V' &&
+                                          tm_java_line_ok(s, (size_t)(end - s));
+                if (jt_parse(s, (size_t)(nl - s), &r) || jt_order(&seen, r.kind))
                         return 0;
                 s = nl + 1;
         }
-        return 1;
+        return seen != 0;
 }
 
 static int jt_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -172,15 +192,15 @@ static void jt_close(void *ctx)
         (void)ctx;
 }
 
-/* What decoding can reach: seen holds known bits, VS among them once a
- * line was consumed (the first line must be VS), none before. */
+/* What decoding can reach: seen holds known bits, none before a line was
+ * consumed, VS among any (the first event is VS; comments set none). */
 static int jt_state_ok(const void *ctx, const struct tm_rstate *st)
 {
         (void)ctx;
         const struct jt_state *s = (const struct jt_state *)st->b;
         if (s->seen & ~(uint64_t)(SEEN_VS | SEEN_VI | SEEN_VD))
                 return 0;
-        return s->line == 0 ? s->seen == 0 : (s->seen & SEEN_VS) != 0;
+        return s->line == 0 ? s->seen == 0 : s->seen == 0 || (s->seen & SEEN_VS) != 0;
 }
 
 static int jt_fail(struct tm_err *err, uint64_t off, uint64_t line, const char *what)
@@ -210,7 +230,7 @@ static ssize_t jt_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
                 else if (!nl)
                         break;
                 else if (!(bad = jt_parse((const char *)in + pos, ll, &out[n])))
-                        bad = jt_order(s->line, &seen, out[n].kind);
+                        bad = jt_order(&seen, out[n].kind);
                 /* the records before a bad line are returned first; the
                  * next call fails on it */
                 if (bad && n > 0)

@@ -8,8 +8,9 @@
 # each streams/thread/<id> holds that thread's records, sections/classes
 # and sections/methods number the names awk finds in ascii, binary unpacked
 # by Python equals ascii with names by those numbers; record's summary
-# line counts ascii's records; with the agent's option nothis (given to
-# java by hand), method entries carry object id 0.
+# line counts ascii's records; every Node object the program made has its
+# object_alloc line, as many as its constructor's entries; with the agent's
+# option nothis (given to java by hand), method entries carry object id 0.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -105,10 +106,11 @@ def table(name):
     return t
 cls, mth = table("classes"), table("methods")
 kinds = ("vm_start vm_init vm_death class_load object_alloc object_free thread_start "
-         "thread_end method_entry method_exit frame_pop").split()
+         "thread_end method_entry method_exit frame_pop comment").split()
 # t time, h thread, c class, m method, o object: bit 0..4 of present
 params = {"class_load": "tc", "object_alloc": "tco", "object_free": "tco", "thread_start": "th",
-          "thread_end": "th", "method_entry": "thcmo", "method_exit": "thcm", "frame_pop": "thcm"}
+          "thread_end": "th", "method_entry": "thcmo", "method_exit": "thcm", "frame_pop": "thcm",
+          "comment": ""}  # a note: its text is not in binary
 rec = struct.Struct("<IIQQQII")
 b = open(d + "/binary", "rb").read()
 n = 0
@@ -133,6 +135,12 @@ else
         fail "binary differs from ascii and sections/"
 fi
 check "schema gives binary's numpy dtype" grep -q '("class_no", "<u4"), ("method_no", "<u4")' "$D/schema"
+# every Node the program made, by either worker or by main: as many
+# object_alloc lines as entries of its constructor (2 * 200 + 10)
+nodes=$(awk '$1 == "object_alloc" && $3 == "JavaWork$Node"' ascii | wc -l)
+inits=$(awk '$1 == "method_entry" && $4 == "JavaWork$Node" && $5 == "<init>"' ascii | wc -l)
+check "every JavaWork\$Node allocated is in the trace ($nodes object_alloc, $inits <init>, 410 made)" \
+        test "$nodes" -eq 410 -a "$inits" -eq 410
 check "MN carries this: some method entries name an object" \
         awk '$1 == "method_entry" && $6 != 0 { f = 1 } END { exit !f }' ascii
 umount_tm "$MNT"

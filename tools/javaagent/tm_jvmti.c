@@ -28,8 +28,22 @@
  * tagged when first met, marked so that its free writes no OF (the trace
  * has no OA of it: OF lines are of objects the trace saw allocated). Method events are enabled at
  * VMInit: the start phase's own calls are not recorded. Class names are the JVM's internal form
- * (java/lang/Object; arrays as their descriptor, [I); a ':' in a name (the format's separator,
+ * (java/lang/Object; arrays as their descriptor, [I; a hidden class as
+ * Main$$Lambda$1.0x00007f0860000a08); a ':' in a name (the format's separator,
  * legal in a JVM name) is written as '_'.
+ *
+ * Every allocation of every thread from VMInit on (docs/formats/java.md
+ * "What JVMTI sees"): the sampling interval is 0 from Agent_OnLoad, before
+ * any Java thread exists; at VMInit, after enabling SampledObjectAlloc, a
+ * collection retires every thread's allocation buffer (whose end was set
+ * while the event was off), and two objects the agent allocates must both
+ * be reported (they are counted, not written).
+ *
+ * Notes: what the agent could not see (classes loaded before VMStart,
+ * allocations and calls before VMInit, frees not collected, nothis, a
+ * failed allocation check) is written as comment lines, `# text`, before
+ * VS: the lines written before VMInit are held in memory until VMInit has
+ * counted what the notes say, then follow the notes.
  *
  * Limits: at most 2^20 class names and 2^42 objects (the tag's fields);
  * the ZIP has no ZIP64 records, so the agent stops writing (and says so
@@ -51,19 +65,34 @@
 #define ID_SHIFT (CLASS_BITS + 1)
 #define ZIP_LIMIT 0xffff0000u /* bytes of the member, below ZIP64's need */
 
+/* Interned names: names[i], a hash table of indexes + 1. */
+struct names {
+        char **names;
+        uint32_t n, *slot;
+        size_t cap;
+};
+
 static struct {
         jvmtiEnv *jvmti;
         pthread_mutex_t lock;
         FILE *f;
         int zip, closed, full, nothis;
+        uint16_t dos_time, dos_date; /* the member's time: when recording began */
         z_stream zs;
         uint32_t crc;
         uint64_t in, out; /* member bytes, deflated bytes */
         uint64_t next_thread, next_object;
-        /* class names interned: names[i], a hash table of indexes + 1 */
-        char **names;
-        uint32_t nnames, *slot;
-        size_t cap;
+        /* The lines written before VMInit's notes are known (VS, the start
+         * phase's CL lines), held to go after the notes; a write error of
+         * the held copy (out of memory) flushes it and gives up the notes. */
+        struct {
+                char *p;
+                size_t len, cap;
+                int on, lost;
+        } held;
+        jvmtiError interval_err; /* SetHeapSamplingInterval(0) at load */
+        struct names classes;    /* of objects' tags */
+        struct names loaded;     /* of CL lines written */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
@@ -102,6 +131,20 @@ static void zip_deflate(const void *p, size_t n, int flush)
         } while (g.zs.avail_out == 0 || (flush == Z_FINISH && g.zs.avail_in));
 }
 
+/* The MS-DOS time and date of t in local time, as ZIP headers hold it
+ * (2-second steps; a time before 1980 is 1980-01-01 00:00). */
+static void dos_stamp(time_t t, uint16_t *dtime, uint16_t *ddate)
+{
+        struct tm lt;
+        if (!localtime_r(&t, &lt) || lt.tm_year < 80 || lt.tm_year > 80 + 127) {
+                *dtime = 0;
+                *ddate = 1 << 5 | 1;
+                return;
+        }
+        *dtime = (uint16_t)(lt.tm_hour << 11 | lt.tm_min << 5 | lt.tm_sec / 2);
+        *ddate = (uint16_t)((lt.tm_year - 80) << 9 | (lt.tm_mon + 1) << 5 | lt.tm_mday);
+}
+
 /* The local header of `trace`: deflate, sizes and CRC in the descriptor. */
 static void zip_start(void)
 {
@@ -109,7 +152,8 @@ static void zip_start(void)
         put16(20);
         put16(8); /* bit 3: a data descriptor follows the data */
         put16(8);
-        put32(0);
+        put16(g.dos_time);
+        put16(g.dos_date);
         put32(0);
         put32(0);
         put32(0);
@@ -133,7 +177,8 @@ static void zip_finish(void)
         put16(20);
         put16(8);
         put16(8);
-        put32(0);
+        put16(g.dos_time);
+        put16(g.dos_date);
         put32(g.crc);
         put32((uint32_t)g.out);
         put32((uint32_t)g.in);
@@ -155,8 +200,8 @@ static void zip_finish(void)
         put16(0);
 }
 
-/* One line (with its newline), under the lock. */
-static void emit(const char *line, size_t n)
+/* One line (with its newline) into the output, under the lock. */
+static void out_line(const char *line, size_t n)
 {
         if (g.closed || g.full)
                 return;
@@ -173,6 +218,43 @@ static void emit(const char *line, size_t n)
         } else {
                 fwrite(line, 1, n, g.f);
         }
+}
+
+/* The held lines into the output, and no more held; under the lock. */
+static void held_flush(void)
+{
+        if (g.held.len)
+                out_line(g.held.p, g.held.len);
+        free(g.held.p);
+        g.held.p = NULL;
+        g.held.len = g.held.cap = 0;
+        g.held.on = 0;
+}
+
+/* One line (with its newline), under the lock: held while the notes are
+ * not written yet (the notes come first in the trace), else written. */
+static void emit(const char *line, size_t n)
+{
+        if (g.held.on && g.held.len + n > g.held.cap) {
+                size_t ncap = g.held.cap ? g.held.cap * 2 : 65536;
+                while (ncap < g.held.len + n)
+                        ncap *= 2;
+                char *np = realloc(g.held.p, ncap);
+                if (!np) {
+                        fprintf(stderr, "tmjava: out of memory: the trace has no notes\n");
+                        g.held.lost = 1;
+                        held_flush();
+                } else {
+                        g.held.p = np;
+                        g.held.cap = ncap;
+                }
+        }
+        if (!g.held.on) {
+                out_line(line, n);
+                return;
+        }
+        memcpy(g.held.p + g.held.len, line, n);
+        g.held.len += n;
 }
 
 static void emitf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -201,49 +283,60 @@ static uint64_t hash(const char *s)
         return h;
 }
 
-/* The number of class name s (interned on first sight), under the lock;
- * CLASSES_MAX when the table is full. */
-static uint32_t class_number(const char *s)
+#define NAME_NONE UINT32_MAX /* name_number: not in the table, add not set */
+
+/* The number of name s in t, interned on first sight when add is set;
+ * under the lock. CLASSES_MAX - 1 when the table is full (or out of
+ * memory), NAME_NONE when s is not in t and add is not set. */
+static uint32_t name_number(struct names *t, const char *s, int add)
 {
-        if (g.nnames + 1 >= CLASSES_MAX)
+        if (t->n + 1 >= CLASSES_MAX)
                 return CLASSES_MAX - 1;
-        if ((g.nnames + 1) * 2 > g.cap) {
-                size_t ncap = g.cap ? g.cap * 2 : 4096;
+        if ((t->n + 1) * 2 > t->cap) {
+                size_t ncap = t->cap ? t->cap * 2 : 4096;
                 uint32_t *ns = calloc(ncap, sizeof *ns);
-                char **nn = realloc(g.names, ncap / 2 * sizeof *nn);
+                char **nn = realloc(t->names, ncap / 2 * sizeof *nn);
                 if (!ns || !nn) {
                         free(ns);
                         if (nn)
-                                g.names = nn;
+                                t->names = nn;
                         return CLASSES_MAX - 1;
                 }
-                g.names = nn;
-                for (uint32_t i = 0; i < g.nnames; i++) {
-                        size_t j = hash(g.names[i]) & (ncap - 1);
+                t->names = nn;
+                for (uint32_t i = 0; i < t->n; i++) {
+                        size_t j = hash(t->names[i]) & (ncap - 1);
                         while (ns[j])
                                 j = (j + 1) & (ncap - 1);
                         ns[j] = i + 1;
                 }
-                free(g.slot);
-                g.slot = ns;
-                g.cap = ncap;
+                free(t->slot);
+                t->slot = ns;
+                t->cap = ncap;
         }
-        size_t j = hash(s) & (g.cap - 1);
-        while (g.slot[j] && strcmp(g.names[g.slot[j] - 1], s) != 0)
-                j = (j + 1) & (g.cap - 1);
-        if (g.slot[j])
-                return g.slot[j] - 1;
+        size_t j = hash(s) & (t->cap - 1);
+        while (t->slot[j] && strcmp(t->names[t->slot[j] - 1], s) != 0)
+                j = (j + 1) & (t->cap - 1);
+        if (t->slot[j])
+                return t->slot[j] - 1;
+        if (!add)
+                return NAME_NONE;
         char *d = strdup(s);
         if (!d)
                 return CLASSES_MAX - 1;
-        g.names[g.nnames] = d;
-        g.slot[j] = ++g.nnames;
-        return g.nnames - 1;
+        t->names[t->n] = d;
+        t->slot[j] = ++t->n;
+        return t->n - 1;
+}
+
+/* The number of class name s (for a tag), under the lock. */
+static uint32_t class_number(const char *s)
+{
+        return name_number(&g.classes, s, 1);
 }
 
 static const char *class_name(uint32_t i)
 {
-        return i < g.nnames ? g.names[i] : "?";
+        return i < g.classes.n ? g.classes.names[i] : "?";
 }
 
 /* A class signature ("Ljava/lang/String;", "[I") in the trace's form:
@@ -308,9 +401,108 @@ static void JNICALL on_vm_start(jvmtiEnv *j, JNIEnv *e)
         pthread_mutex_unlock(&g.lock);
 }
 
+/* Set while the agent allocates its check objects (on_vm_init): their
+ * SampledObjectAlloc events are counted, not written. */
+static __thread int checking;
+static int checked_samples;
+
+/* The allocation check: two objects allocated by the agent on this thread
+ * (the first refills its allocation buffer, the second is taken from it),
+ * each of which must reach on_alloc. 1 when both did, else 0. */
+static int alloc_check(JNIEnv *e)
+{
+        jclass k = (*e)->FindClass(e, "java/lang/Object");
+        if (!k) {
+                (*e)->ExceptionClear(e);
+                return 0;
+        }
+        checked_samples = 0;
+        checking = 1;
+        for (int i = 0; i < 2; i++) {
+                jobject o = (*e)->AllocObject(e, k);
+                if (o)
+                        (*e)->DeleteLocalRef(e, o);
+        }
+        checking = 0;
+        (*e)->ExceptionClear(e);
+        (*e)->DeleteLocalRef(e, k);
+        return checked_samples == 2;
+}
+
+static jint JNICALL count_object(jlong class_tag, jlong size, jlong *tag, jint len, void *n)
+{
+        (void)class_tag, (void)size, (void)tag, (void)len;
+        ++*(uint64_t *)n;
+        return 0;
+}
+
+/* What the agent sees at VMInit of what came before it. */
+struct before_init {
+        int gc_ok, alloc_ok; /* the collection ran; the check objects were seen */
+        int classes_ok;      /* classes counted */
+        uint64_t classes;    /* classes loaded (not arrays) without a CL line */
+        int heap_ok;         /* objects counted */
+        uint64_t objects;    /* objects on the heap */
+};
+
+/* Loaded classes that are neither arrays nor primitive types whose names
+ * have no CL line (GetLoadedClasses, GetClassStatus); under the lock. */
+static int count_classes(jvmtiEnv *j, JNIEnv *e, uint64_t *n)
+{
+        jint nk = 0;
+        jclass *ks = NULL;
+        if ((*j)->GetLoadedClasses(j, &nk, &ks) != JVMTI_ERROR_NONE)
+                return 0;
+        *n = 0;
+        for (jint i = 0; i < nk; i++) {
+                jint st = 0;
+                char name[2048];
+                if ((*j)->GetClassStatus(j, ks[i], &st) == JVMTI_ERROR_NONE &&
+                    !(st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE))) {
+                        klass_name(j, ks[i], name, sizeof name);
+                        *n += name_number(&g.loaded, name, 0) == NAME_NONE;
+                }
+                (*e)->DeleteLocalRef(e, ks[i]);
+        }
+        (*j)->Deallocate(j, (unsigned char *)ks);
+        return 1;
+}
+
+/* The notes (docs/formats/java.md "Notes"): comment lines, written before
+ * the held lines; under the lock. */
+static void write_notes(const struct before_init *b)
+{
+        char line[512], classes[32] = "not counted", objects[32] = "not counted";
+        if (b->classes_ok)
+                snprintf(classes, sizeof classes, "%llu", (unsigned long long)b->classes);
+        if (b->heap_ok)
+                snprintf(objects, sizeof objects, "%llu", (unsigned long long)b->objects);
+#define NOTE(...) out_line(line, (size_t)snprintf(line, sizeof line, "# " __VA_ARGS__))
+        NOTE("classes loaded before VMStart: %s, without a CL line (JVMTI reports class loads "
+             "from VMStart on; array classes have none)\n",
+             classes);
+        NOTE("objects allocated before VMInit: no OA line (JVMTI reports allocations from VMInit "
+             "on); objects on the heap at VMInit: %s\n",
+             objects);
+        if (g.interval_err == JVMTI_ERROR_NONE && b->gc_ok && b->alloc_ok)
+                NOTE("allocations from VMInit on: every one, of every thread (sampling interval "
+                     "0 from load, allocation buffers retired at VMInit, checked)\n");
+        else
+                NOTE("allocations from VMInit on: some may be missing (%s)\n",
+                     g.interval_err != JVMTI_ERROR_NONE ? "the sampling interval could not be "
+                                                          "set to 0 at load"
+                     : !b->gc_ok ? "no collection at VMInit to retire allocation buffers"
+                                 : "an object allocated at VMInit was not reported");
+        NOTE("method calls before VMInit: no MN, MX or FP line\n");
+        NOTE("OF lines: objects freed by a collection before VMDeath; the others stay live\n");
+        if (g.nothis)
+                NOTE("nothis: MN lines carry object 0 (this was not looked up)\n");
+#undef NOTE
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *e, jthread t)
 {
-        (void)e, (void)t;
+        (void)t;
         pthread_mutex_lock(&g.lock);
         emitf("VI:%llu", (unsigned long long)now_ns());
         pthread_mutex_unlock(&g.lock);
@@ -318,9 +510,26 @@ static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *e, jthread t)
             JVMTI_EVENT_METHOD_ENTRY, JVMTI_EVENT_METHOD_EXIT, JVMTI_EVENT_THREAD_START,
             JVMTI_EVENT_THREAD_END,   JVMTI_EVENT_OBJECT_FREE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
         };
-        (*j)->SetHeapSamplingInterval(j, 0);
         for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
                 (*j)->SetEventNotificationMode(j, JVMTI_ENABLE, live[i], NULL);
+        /* A thread allocates from its buffer with no event until the
+         * buffer's end, set when the thread last took the slow path:
+         * the sampled event is enabled only now, so each thread's buffer
+         * ends where it was filled. A collection retires every buffer:
+         * each thread's next allocation refills its buffer, is sampled,
+         * and the sampler (interval 0) sets the buffer's end at its top. */
+        struct before_init b = {0};
+        b.gc_ok = (*j)->ForceGarbageCollection(j) == JVMTI_ERROR_NONE;
+        b.alloc_ok = alloc_check(e);
+        jvmtiHeapCallbacks hc = {0};
+        hc.heap_iteration_callback = count_object;
+        b.heap_ok = (*j)->IterateThroughHeap(j, 0, NULL, &hc, &b.objects) == JVMTI_ERROR_NONE;
+        pthread_mutex_lock(&g.lock);
+        b.classes_ok = count_classes(j, e, &b.classes);
+        if (!g.held.lost)
+                write_notes(&b);
+        held_flush();
+        pthread_mutex_unlock(&g.lock);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *j, JNIEnv *e)
@@ -328,6 +537,7 @@ static void JNICALL on_vm_death(jvmtiEnv *j, JNIEnv *e)
         (void)j, (void)e;
         pthread_mutex_lock(&g.lock);
         emitf("VD:%llu", (unsigned long long)now_ns());
+        held_flush(); /* no VMInit: the held lines without notes */
         if (g.zip)
                 zip_finish();
         fclose(g.f);
@@ -341,6 +551,7 @@ static void JNICALL on_class_load(jvmtiEnv *j, JNIEnv *e, jthread t, jclass k)
         char name[2048];
         klass_name(j, k, name, sizeof name);
         pthread_mutex_lock(&g.lock);
+        name_number(&g.loaded, name, 1);
         emitf("CL:%llu:%s", (unsigned long long)now_ns(), name);
         pthread_mutex_unlock(&g.lock);
 }
@@ -348,6 +559,10 @@ static void JNICALL on_class_load(jvmtiEnv *j, JNIEnv *e, jthread t, jclass k)
 static void JNICALL on_alloc(jvmtiEnv *j, JNIEnv *e, jthread t, jobject o, jclass k, jlong size)
 {
         (void)e, (void)t, (void)size;
+        if (checking) {
+                checked_samples++;
+                return;
+        }
         char name[2048];
         klass_name(j, k, name, sizeof name);
         pthread_mutex_lock(&g.lock);
@@ -478,6 +693,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         jvmtiError err = (*j)->AddCapabilities(j, &caps);
         if (err != JVMTI_ERROR_NONE)
                 return fail("AddCapabilities", err);
+        /* Allowed in the OnLoad phase: every thread's first sample point is
+         * drawn with interval 0 (a point drawn with the default, 512 KiB,
+         * would hold until that thread's next sample). */
+        g.interval_err = (*j)->SetHeapSamplingInterval(j, 0);
         jvmtiEventCallbacks cb = {0};
         cb.VMStart = on_vm_start;
         cb.VMInit = on_vm_init;
@@ -503,9 +722,12 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
                 return JNI_ERR;
         }
         setvbuf(g.f, NULL, _IOFBF, 1 << 20);
+        g.held.on = 1;
         size_t n = strlen(out);
         g.zip = n >= 4 && strcmp(out + n - 4, ".zip") == 0;
-        if (g.zip)
+        if (g.zip) {
+                dos_stamp(time(NULL), &g.dos_time, &g.dos_date);
                 zip_start();
+        }
         return JNI_OK;
 }
