@@ -1,4 +1,4 @@
-/* The index file (docs/index-format.md, "Byte layout, version 5"): the
+/* The index file (docs/index-format.md, "Byte layout, version 6"): the
  * checkpoints, view sizes and statistics of index.h, plus the container's
  * seek index, keyed by the archive's size, mtime and inode, the codec and
  * container names and a CRC of the schema (a Meta-TF trace's schema comes
@@ -17,7 +17,7 @@
 #include "ixfile.h"
 
 static const char rix_magic[8] = {'T', 'M', 'R', 'I', 'N', 'D', 'E', 'X'};
-#define RIX_VERSION 5
+#define RIX_VERSION 6
 #define HEAD_BYTES (TM_IX_KEY_END + 4 * 4 + 8 * 6)
 
 /* ---- the statistics: the generic words, then the family's block ---- */
