@@ -103,6 +103,8 @@ static int src_identify(struct pack_src *s, struct tm_err *err)
         int rc = read_head(s, TM_RHEAD_MIN, err);
         if (rc < 0)
                 return rc;
+        if (s->headn == 0)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: empty file", s->name);
         s->row = tm_rcodec_probe(s->head, s->headn);
         if (!s->row) {
                 if (!heapin_detect(s->head, s->headn))

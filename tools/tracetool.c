@@ -37,11 +37,7 @@ static int tool_open(const char *cmd, const char *path, struct tm_trace **t)
 {
         struct tm_err err = {0};
         int rc = tm_trace_open(path, &tool_opts, t, &err);
-        if (rc == -EMEDIUMTYPE) {
-                fprintf(stderr, "tracetool %s: %s: not a trace this build can read\n", cmd, path);
-                return -1;
-        }
-        if (rc < 0) {
+        if (rc < 0) { /* -EMEDIUMTYPE: "PATH: empty file", "PATH: not a trace ..." */
                 fprintf(stderr, "tracetool %s: %s\n", cmd, err.msg[0] ? err.msg : strerror(-rc));
                 return -1;
         }
