@@ -167,7 +167,9 @@ int pack_src_open(struct pack_src *s, const char *path, int fd, const char *name
 static ssize_t heap_read(void *arg, void *buf, size_t n)
 {
         struct pack_src *s = arg;
-        return src_read(s, buf, n, s->err);
+        ssize_t k = src_read(s, buf, n, s->err);
+        progress_update(&s->prog, s->raw, s->total);
+        return k;
 }
 
 static int heap_event(void *arg, const struct tm_heap_ev *ev)

@@ -260,7 +260,7 @@ static const struct command commands[] = {
     {"stat", "[--json] ARCHIVE",
      "the stats view, then the index location and each view's size; --json: the stats.json view", 1,
      cmd_stat},
-    {"index", "ARCHIVE", "build or load the index (progress on a terminal)", 1, cmd_index},
+    {"index", "ARCHIVE", "build or load the index (progress on stderr)", 1, cmd_index},
     {"verify", "ARCHIVE", "decode everything and check checksums and index; exit 1 on error", 1,
      cmd_verify},
     {"views", "ARCHIVE", "list the views of a trace", 1, cmd_views},
