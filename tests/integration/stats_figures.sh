@@ -11,7 +11,7 @@
 #   table keeps one column for sizes whatever the names' lengths;
 # - an empty file is "empty", by name, in every command that opens it.
 # usage: stats_figures.sh   (TRACEMOUNT and TRACETOOL in the environment)
-here=$(dirname "$0")
+here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 need_programs
 setup_tmp
