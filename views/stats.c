@@ -37,6 +37,16 @@ static inline void range_add(uint64_t *lo, uint64_t *hi, uint64_t v)
         *hi = v > *hi ? v : *hi;
 }
 
+/* Count value v of field f, whose order_bias is bias. */
+static inline void field_add(struct tm_stats *st, unsigned f, uint64_t bias, uint64_t v)
+{
+        uint64_t lo = st->fmin[f] ^ bias, hi = st->fmax[f] ^ bias;
+        range_add(&lo, &hi, v ^ bias);
+        st->fmin[f] = lo ^ bias;
+        st->fmax[f] = hi ^ bias;
+        st->fseen[f]++;
+}
+
 struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
 {
         struct tm_stats_acc *a = calloc(1, sizeof *a);
@@ -91,11 +101,7 @@ void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n)
                         unsigned f = k->field[j];
                         if (tm_field_is_var(&a->s->field[f]))
                                 continue;
-                        uint64_t b = a->bias[f], lo = st->fmin[f] ^ b, hi = st->fmax[f] ^ b;
-                        range_add(&lo, &hi, r[i].v[j] ^ b);
-                        st->fmin[f] = lo ^ b;
-                        st->fmax[f] = hi ^ b;
-                        st->fseen[f]++;
+                        field_add(st, f, a->bias[f], r[i].v[j]);
                 }
         }
         st->records += n;
@@ -131,11 +137,7 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const
                         unsigned f = k->field[j];
                         if (tm_field_is_var(&a->s->field[f]))
                                 continue;
-                        uint64_t bs = a->bias[f], lo = st->fmin[f] ^ bs, hi = st->fmax[f] ^ bs;
-                        range_add(&lo, &hi, b->col[f][i] ^ bs);
-                        st->fmin[f] = lo ^ bs;
-                        st->fmax[f] = hi ^ bs;
-                        st->fseen[f]++;
+                        field_add(st, f, a->bias[f], b->col[f][i]);
                 }
         }
         st->records += b->n;
