@@ -145,7 +145,8 @@ TM_API int tm_probe_fd(int fd, const char *path, const char **codec_name, const 
  * Returns 0 and sets *out to a new trace, which the caller closes with
  * tm_trace_close. Otherwise returns a negative errno and fills err:
  * -ENOENT-style errors from open(2), -EMEDIUMTYPE when the file is not a
- * non-empty file or not a trace in a known format, -EIO when its
+ * regular file, is empty (err: "PATH: empty file") or is not a trace in a
+ * known format ("PATH: not a trace this build can read"), -EIO when its
  * container's header is corrupt, -ENOMEM; *out is not set then.
  * The archive's file descriptor stays open until tm_trace_close. */
 TM_API int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,

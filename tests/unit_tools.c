@@ -233,15 +233,47 @@ static void test_bdi_find_dev(void **state)
         assert_int_equal(bdi_find_dev(path, "/mnt/t", dev, sizeof dev), -1);
 }
 
+/* Progress off a terminal (a log, a pipe): quiet until PROGRESS_LINE_S
+ * seconds have passed since the last line (at first, since the job
+ * began), then one plain line saying how far; no bar, no carriage return.
+ * The clock is moved by hand: nothing waits. */
+static void test_progress_lines(void **state)
+{
+        (void)state;
+        struct progress p;
+        progress_init(&p, "packing");
+        p.tty = 0;
+        p.out = tmpfile();
+        assert_non_null(p.out);
+        p.last.tv_sec += 3600; /* the last line in the future: too soon */
+        progress_update(&p, 10, 100);
+        assert_int_equal(ftell(p.out), 0);
+        p.start.tv_sec -= 3600 + 2 * PROGRESS_LINE_S;
+        p.last.tv_sec -= 3600 + 2 * PROGRESS_LINE_S;
+        progress_update(&p, (uint64_t)42 << 20, (uint64_t)100 << 20);
+        progress_update(&p, (uint64_t)43 << 20, (uint64_t)100 << 20); /* within the interval */
+        progress_end(&p);
+        char buf[256] = {0};
+        rewind(p.out);
+        size_t n = fread(buf, 1, sizeof buf - 1, p.out);
+        fclose(p.out);
+        assert_true(n > 0 && buf[n - 1] == '\n');
+        assert_ptr_equal(strchr(buf, '\n'), buf + n - 1); /* one line */
+        assert_null(strchr(buf, '\r'));
+        const char *want = "packing: 42%, 42.0 of 100.0 MiB, ";
+        assert_memory_equal(buf, want, strlen(want));
+        long secs = strtol(buf + strlen(want), NULL, 10);
+        assert_true(secs >= 2 * PROGRESS_LINE_S);
+        assert_string_equal(strchr(buf + strlen(want), ' '), " s\n");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_pack_guess),
-                cmocka_unit_test(test_bdi_find_dev),
-                cmocka_unit_test(test_hidden_name),
-                cmocka_unit_test(test_resolve_kinds),
-                cmocka_unit_test(test_resolve_fields),
-                cmocka_unit_test(test_cache_identity),
+            cmocka_unit_test(test_pack_guess),     cmocka_unit_test(test_bdi_find_dev),
+            cmocka_unit_test(test_hidden_name),    cmocka_unit_test(test_resolve_kinds),
+            cmocka_unit_test(test_resolve_fields), cmocka_unit_test(test_cache_identity),
+            cmocka_unit_test(test_progress_lines),
         };
         return cmocka_run_group_tests(tests, setup_tree, teardown_tree);
 }

@@ -46,8 +46,9 @@ struct run {
         unsigned nenc, best; /* the encodings; the one kept */
         int width;           /* encs[0] is the job's address encoding, to widen */
         int level;
-        uint64_t records;
-        int data_out; /* a record other than a comment has been put */
+        uint64_t records; /* put, the notes among them */
+        unsigned notes;   /* notes put as comment records (put_comment) */
+        int data_out;     /* a record other than a comment has been put */
 };
 
 int pack_enc_listed(const struct tm_rcodec *row, const char *name)
@@ -99,7 +100,9 @@ static int put_comment(struct run *r, const char *text)
             .kind = TM_HK_COMMENT, .attr = (const uint8_t *)text, .attr_len = strlen(text)};
         struct tm_rec rec;
         tm_heap_ev_to_rec(&ev, &rec);
-        return put(r, &r->heap_map, &rec);
+        int rc = put(r, &r->heap_map, &rec);
+        r->notes += rc == 0;
+        return rc;
 }
 
 static int wire_emit(void *arg, const struct tm_rec *rec)
@@ -169,6 +172,7 @@ static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
 {
         struct job *j = r->j;
         r->records = 0;
+        r->notes = 0;
         r->data_out = 0;
         struct tm_cwriter_opts wo = {.level = r->level, .frame_size = j->o->frame_size};
         int rc =
@@ -276,17 +280,23 @@ static void run_close(struct run *r)
         pack_src_close(&r->src);
 }
 
-/* The line saying what was written. */
+/* The line saying what was written: the records of OUT, the notes that
+ * went in as comment records among them (a recording's calls are the
+ * rest: pack_trace's line). */
 static void say_size(struct job *j, const struct run *r)
 {
         const struct pack_cand *c = &r->out.c[r->best];
         if (!j->o->msg || !j->out)
                 return;
         double n = r->records ? (double)r->records : 1.0;
+        char notes[48] = "";
+        if (r->notes)
+                snprintf(notes, sizeof notes, " (%u of them %s)", r->notes,
+                         r->notes > 1 ? "notes" : "a note");
         fprintf(j->o->msg,
-                "tracetool pack: %s: %llu records, encoding %s: %llu bytes raw (%.2f a record), "
+                "tracetool pack: %s: %llu records%s, encoding %s: %llu bytes raw (%.2f a record), "
                 "%lld packed (%.2f a record)\n",
-                j->name, (unsigned long long)r->records, j->chosen ? j->chosen : "default",
+                j->name, (unsigned long long)r->records, notes, j->chosen ? j->chosen : "default",
                 (unsigned long long)c->raw, r->records ? (double)c->raw / n : 0.0,
                 (long long)c->size, r->records ? (double)c->size / n : 0.0);
 }
@@ -364,8 +374,8 @@ int pack_trace(const char *in, int fd, const char *in_name, const char *out,
         FILE *msg = o->msg;
         if (rc == 0 && msg && j->wired)
                 fprintf(msg,
-                        "tracetool: %s: %llu records in the order of the calls (reorder window: "
-                        "%llu records at most, of %zu)\n",
+                        "tracetool: %s: %llu calls of the program, records in the order they "
+                        "took effect (reorder window: %llu records at most, of %zu)\n",
                         j->name, (unsigned long long)j->wire.ord.seen,
                         (unsigned long long)j->wire.ord.max_held, j->wire.ord.max);
         for (unsigned i = 0; msg && i < j->nnotes; i++)

@@ -114,7 +114,7 @@ static int cand_finish(struct pack_out *o, struct pack_cand *c, struct tm_err *e
                 rc = wc;
         }
         struct stat sb;
-        if (rc == 0 && c->tmp && (fsync(c->fd) < 0 || fstat(c->fd, &sb) < 0))
+        if (rc == 0 && c->tmp && fstat(c->fd, &sb) < 0)
                 rc = tm_err_set(err, -errno, "%s: %s", c->tmp, strerror(errno));
         if (rc == 0 && c->tmp)
                 c->size = sb.st_size;
@@ -140,10 +140,13 @@ int pack_out_finish(struct pack_out *o, const char *out, unsigned *best, struct 
         struct pack_cand *c = &o->c[b];
         if (!out)
                 return 0;
-        int fd = c->fd;
+        int fd = c->fd; /* the one kept is synced before its rename, the others unlinked */
         c->fd = -1;
-        if (close(fd) < 0)
-                return tm_err_set(err, -errno, "%s: %s", c->tmp, strerror(errno));
+        int e = fsync(fd) < 0 ? errno : 0;
+        if (close(fd) < 0 && !e)
+                e = errno;
+        if (e)
+                return tm_err_set(err, -e, "%s: %s", c->tmp, strerror(e));
         if (rename(c->tmp, out) < 0)
                 return tm_err_set(err, -errno, "rename %s: %s", out, strerror(errno));
         free(c->tmp);

@@ -103,6 +103,8 @@ static int src_identify(struct pack_src *s, struct tm_err *err)
         int rc = read_head(s, TM_RHEAD_MIN, err);
         if (rc < 0)
                 return rc;
+        if (s->headn == 0)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: empty file", s->name);
         s->row = tm_rcodec_probe(s->head, s->headn);
         if (!s->row) {
                 if (!heapin_detect(s->head, s->headn))
@@ -165,7 +167,9 @@ int pack_src_open(struct pack_src *s, const char *path, int fd, const char *name
 static ssize_t heap_read(void *arg, void *buf, size_t n)
 {
         struct pack_src *s = arg;
-        return src_read(s, buf, n, s->err);
+        ssize_t k = src_read(s, buf, n, s->err);
+        progress_update(&s->prog, s->raw, s->total);
+        return k;
 }
 
 static int heap_event(void *arg, const struct tm_heap_ev *ev)

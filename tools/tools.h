@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #define TOOL_OK 0
@@ -16,19 +17,29 @@
 /* tracetool pack [options] IN OUT (pack.c; the packer: pack.h). */
 int pack_main(int argc, char **argv);
 
-/* A progress bar on stderr, drawn only when stderr is a terminal. */
+/* Progress of a long pass on stderr. On a terminal, a bar redrawn in place
+ * at most ten times a second; otherwise (a log, a pipe) one line every
+ * PROGRESS_LINE_S seconds once the job has run that long, so a short job
+ * prints nothing. The job's clock starts at the process's first
+ * progress_init: a tracetool process runs one command, whose passes (pack's
+ * second pass, a retry) are one job. */
+#define PROGRESS_LINE_S 5
+
 struct progress {
-        int enabled;
+        int enabled; /* 0: nothing is ever printed */
+        int tty;     /* out is a terminal: the bar; else lines */
+        FILE *out;   /* stderr */
         const char *label;
-        struct timespec last; /* last redraw */
-        int drawn;
+        struct timespec start; /* the job's start */
+        struct timespec last;  /* last redraw or line */
+        int drawn;             /* the bar is on the screen */
 };
 
-/* Set p up; the bar is enabled when stderr is a terminal. */
+/* Set p up for out = stderr: the bar when it is a terminal, else lines. */
 void progress_init(struct progress *p, const char *label);
 
-/* A tm_progress_fn: arg is a struct progress. Redraws at most ten times a
- * second. total 0 means unknown (shows bytes only). */
+/* A tm_progress_fn: arg is a struct progress. total 0 means unknown
+ * (shows bytes only). */
 void progress_update(void *arg, uint64_t done, uint64_t total);
 
 /* Erase the bar (if drawn) so that the next message starts a clean line. */

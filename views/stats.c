@@ -19,7 +19,33 @@ struct tm_stats_acc {
         int same;  /* every kind has every field, in schema order (columns) */
         int whole; /* the family reports the whole stats: the fields' ranges go
                     * unshown, and uncounted */
+        uint64_t bias[TM_SCHEMA_FIELDS_MAX]; /* order_bias of each field */
 };
+
+/* What a field's values are XORed with so that unsigned comparison orders
+ * them as the field's type does: the sign bit for a signed field (two's
+ * complement), nothing for an unsigned one. */
+static uint64_t order_bias(const struct tm_field *f)
+{
+        return f->type == TM_FT_INT ? UINT64_C(1) << 63 : 0;
+}
+
+/* Widen the range [*lo, *hi] to hold v, all three biased (order_bias). */
+static inline void range_add(uint64_t *lo, uint64_t *hi, uint64_t v)
+{
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+}
+
+/* Count value v of field f, whose order_bias is bias. */
+static inline void field_add(struct tm_stats *st, unsigned f, uint64_t bias, uint64_t v)
+{
+        uint64_t lo = st->fmin[f] ^ bias, hi = st->fmax[f] ^ bias;
+        range_add(&lo, &hi, v ^ bias);
+        st->fmin[f] = lo ^ bias;
+        st->fmax[f] = hi ^ bias;
+        st->fseen[f]++;
+}
 
 struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
 {
@@ -27,8 +53,11 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
         if (!a)
                 return NULL;
         a->s = s;
-        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
-                a->st.fmin[f] = UINT64_MAX;
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++) {
+                a->bias[f] = f < s->nfields ? order_bias(&s->field[f]) : 0;
+                a->st.fmin[f] = UINT64_MAX ^ a->bias[f]; /* the type's largest */
+                a->st.fmax[f] = a->bias[f];              /* and smallest */
+        }
         a->same = s->nkinds > 0;
         for (unsigned k = 0; k < s->nkinds && a->same; k++) {
                 a->same = s->kind[k].nfields == s->nfields;
@@ -72,12 +101,7 @@ void tm_stats_add(struct tm_stats_acc *a, const struct tm_rec *r, size_t n)
                         unsigned f = k->field[j];
                         if (tm_field_is_var(&a->s->field[f]))
                                 continue;
-                        uint64_t v = r[i].v[j];
-                        st->fseen[f]++;
-                        if (v < st->fmin[f])
-                                st->fmin[f] = v;
-                        if (v > st->fmax[f])
-                                st->fmax[f] = v;
+                        field_add(st, f, a->bias[f], r[i].v[j]);
                 }
         }
         st->records += n;
@@ -99,14 +123,12 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const
                 for (unsigned f = 0; f < a->s->nfields; f++) {
                         if (tm_field_is_var(&a->s->field[f]))
                                 continue;
-                        uint64_t lo = st->fmin[f], hi = st->fmax[f];
+                        uint64_t bs = a->bias[f], lo = st->fmin[f] ^ bs, hi = st->fmax[f] ^ bs;
                         const uint64_t *c = b->col[f];
-                        for (size_t r = 0; r < b->n; r++) {
-                                lo = c[r] < lo ? c[r] : lo;
-                                hi = c[r] > hi ? c[r] : hi;
-                        }
-                        st->fmin[f] = lo;
-                        st->fmax[f] = hi;
+                        for (size_t r = 0; r < b->n; r++)
+                                range_add(&lo, &hi, c[r] ^ bs);
+                        st->fmin[f] = lo ^ bs;
+                        st->fmax[f] = hi ^ bs;
                         st->fseen[f] += b->n;
                 }
         for (size_t i = 0; i < b->n && !a->same && !a->whole; i++) {
@@ -115,12 +137,7 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const
                         unsigned f = k->field[j];
                         if (tm_field_is_var(&a->s->field[f]))
                                 continue;
-                        uint64_t v = b->col[f][i];
-                        st->fseen[f]++;
-                        if (v < st->fmin[f])
-                                st->fmin[f] = v;
-                        if (v > st->fmax[f])
-                                st->fmax[f] = v;
+                        field_add(st, f, a->bias[f], b->col[f][i]);
                 }
         }
         st->records += b->n;
@@ -200,6 +217,9 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                 else if (s->field[f].show == TM_SHOW_HEX)
                         OUT("  %-20s %" PRIu64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
+                else if (s->field[f].type == TM_FT_INT)
+                        OUT("  %-20s %" PRIu64 " %" PRId64 " %" PRId64 "\n", s->field[f].name,
+                            st->fseen[f], (int64_t)st->fmin[f], (int64_t)st->fmax[f]);
                 else
                         OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
                             st->fseen[f], st->fmin[f], st->fmax[f]);
@@ -237,8 +257,13 @@ size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                 tm_json_open(&o, NULL, '{');
                 tm_json_str(&o, "name", s->field[f].name);
                 tm_json_u64(&o, "records", st->fseen[f]);
-                tm_json_u64(&o, "min", st->fmin[f]);
-                tm_json_u64(&o, "max", st->fmax[f]);
+                if (s->field[f].type == TM_FT_INT) {
+                        tm_json_i64(&o, "min", (int64_t)st->fmin[f]);
+                        tm_json_i64(&o, "max", (int64_t)st->fmax[f]);
+                } else {
+                        tm_json_u64(&o, "min", st->fmin[f]);
+                        tm_json_u64(&o, "max", st->fmax[f]);
+                }
                 tm_json_close(&o, '}');
         }
         tm_json_close(&o, ']');

@@ -72,9 +72,11 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
                 int e = -errno;
                 return tm_err_set(err, e, "%s: %s", t->path, strerror(-e));
         }
-        if (!S_ISREG(t->sb.st_mode) || t->sb.st_size == 0)
-                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace (not a non-empty file)",
+        if (!S_ISREG(t->sb.st_mode))
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace (not a regular file)",
                                   t->path);
+        if (t->sb.st_size == 0)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: empty file", t->path);
         int fl = fcntl(t->fd, F_GETFL);
         if (fl >= 0)
                 fcntl(t->fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -91,7 +93,8 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
                         return rc;
         }
         if (!t->rt)
-                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace this build can read",
+                                  t->path);
         return 0;
 }
 

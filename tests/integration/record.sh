@@ -288,6 +288,26 @@ check "... it warns: what was exec'd, after how many records" \
 "$TT" cat shim.hatf.zst stats >shim.stats
 check "... the stats view carries the note" grep -q "^note  *./shim exec'd .*ls after" shim.stats
 check "... and stats.json" sh -c '"$1" stat --json shim.hatf.zst | grep -q "\"notes\":\[\"./shim exec'"'"'d "' sh "$TT"
+# the counts tracetool prints agree: OUT's records (pack's line) are the
+# program's calls (the reorder line) and the notes (comment records); the
+# exec came after all the calls
+n_out=$(sed -n 's/^tracetool pack: shim.hatf.zst: \([0-9]*\) records.*/\1/p' shim.err)
+n_notes=$(sed -n 's/^tracetool pack: shim.hatf.zst: [0-9]* records (\([0-9]*\) of them.*/\1/p' shim.err)
+n_calls=$(sed -n 's/^tracetool: shim.hatf.zst: \([0-9]*\) calls of the program.*/\1/p' shim.err)
+n_exec=$(sed -n "s/.*note: .\/shim exec'd .* after \([0-9]*\) records.*/\1/p" shim.err)
+check "... pack's records ($n_out) = the calls ($n_calls) + the notes ($n_notes)" \
+        test -n "$n_out" -a -n "$n_calls" -a -n "$n_notes" -a "$n_out" = "$((n_calls + n_notes))"
+check "... = the ascii view's lines" test "$n_out" = "$("$TT" cat shim.hatf.zst ascii | wc -l)"
+check "... the notes are its comment records" \
+        test "$n_notes" = "$("$TT" cat shim.hatf.zst ascii | grep -c '^comment ')"
+check "... the exec came after all $n_calls calls" test "$n_exec" = "$n_calls"
+# a vfork child's exec (as dash runs a command) is a program started, not
+# the end of the trace: the program's records after it are there
+"$TT" record -o apv.hatf.zst -- "$TM_ALLOC_PATTERN" vfork >apv.out 2>&1
+check "record alloc_pattern vfork: exit 0" test $? -eq 0
+check "... no exec note" sh -c '! grep -q "exec'"'"'d" apv.out'
+check "... a note of the program started" grep -q "note: .*alloc_pattern started 1 program(s) (/bin/true)" apv.out
+check "... the block allocated after it is there" grep -q "^alloc 888 " <("$TT" cat apv.hatf.zst ascii)
 "$TT" record -o true.hatf.zst -- "$TM_ALLOC_PATTERN" >/dev/null 2>true.err
 check "no exec: no exec note" sh -c '! grep -q "exec'"'"'d" true.err'
 

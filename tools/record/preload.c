@@ -39,7 +39,8 @@
  *   identity, so no exec'd program records (the process's own exec ends
  *   its recording too) and none can mistake another file for the pipe.
  *   A notice names what is exec'd (and a second one says if it failed),
- *   so that tracetool can say the trace stops there.
+ *   so that tracetool can say the trace stops there; an exec in a vfork
+ *   child is a spawn notice instead (the program goes on).
  * - The pipe's identity is checked before every write: a program that
  *   closed the fd and reused the number never gets trace bytes.
  * - A write that fails (tracetool gone: EPIPE) stops recording; SIGPIPE is
@@ -112,6 +113,8 @@ static struct {
         int fd;
         dev_t dev;
         ino_t ino;
+        pid_t pid;            /* the recorded process */
+        pid_t spawned;        /* the last vfork child whose exec was noted */
         uint64_t t0;          /* CLOCK_MONOTONIC ns at start */
         int clock;            /* TM_RECORD_CLOCK: 0 ns, 1 us, 2 seq (the sequence) */
         _Atomic uint64_t seq; /* the records' sequence: the last number taken */
@@ -466,6 +469,7 @@ __attribute__((constructor)) static void tmrec_start(void)
                 return;
         me.guard = 1;
         g.fd = fd;
+        g.pid = getpid();
         g.dev = st.st_dev;
         g.ino = st.st_ino;
         fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
@@ -717,10 +721,27 @@ static const char *path_search(const char *file, char *buf, size_t cap)
         }
 }
 
+/* An exec in a child that vfork made (sharing our memory, so recording
+ * looks on) starts another program, as posix_spawn does: the program goes
+ * on, so the notice is "spawn", once a child, for the first program that
+ * exists (a shell's PATH search tries several). */
+static int vfork_exec(const char *what)
+{
+        if (!atomic_load(&g.on) || getpid() == g.pid)
+                return 0;
+        if (g.spawned != getpid() && what && access(what, X_OK) == 0) {
+                g.spawned = getpid();
+                exec_notice("spawn", what);
+        }
+        return 1;
+}
+
 #define EXEC_HOOK(call, name)                                                                      \
         do {                                                                                       \
                 if (!ready() || !real.name)                                                        \
                         return errno = ENOSYS, -1;                                                 \
+                if (vfork_exec(what))                                                              \
+                        return call;                                                               \
                 exec_notice("exec", what); /* every buffer goes out first */                       \
                 int rc_ = call;                                                                    \
                 exec_notice("exec-failed", what);                                                  \

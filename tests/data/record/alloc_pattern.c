@@ -17,7 +17,9 @@
  * Then the main thread forks a child that allocates 777 and 778 bytes
  * (the child is not recorded), and after the child has exited allocates
  * 555 bytes itself. With the argument "exec" it finally allocates 999
- * bytes and execs "ls /" (not recorded); otherwise it exits.
+ * bytes and execs "ls /" (not recorded); with "vfork" a vfork child
+ * execs /bin/true and, after it, the main thread allocates 888 bytes;
+ * otherwise it exits.
  *
  * Output: one line "thread SCALE TID" per thread, so the test can find
  * each thread's records. Exit 0, or 1 if an allocation it expects fails. */
@@ -121,6 +123,16 @@ int main(int argc, char **argv)
                 sink = malloc(999);
                 execl("/bin/ls", "ls", "/", (char *)NULL);
                 return 1;
+        }
+        if (argc > 1 && strcmp(argv[1], "vfork") == 0) {
+                pid_t c = vfork();
+                if (c == 0) {
+                        execl("/bin/true", "true", (char *)NULL);
+                        _exit(127);
+                }
+                if (c < 0 || waitpid(c, &status, 0) != c || status != 0)
+                        return 1;
+                sink = malloc(888);
         }
         return 0;
 }
