@@ -5,6 +5,7 @@
  * gives all of it back. Deterministic: one thread reads, the accounting
  * is checked after every read. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,69 @@ static void test_readahead_in_budget(void **state)
         setenv("TM_READ_THREADS", "0", 1);
 }
 
+/* Threads reading files of one trace at once, each its own, with room
+ * for two files: they park one another's files (only those not in a
+ * read), every read gives the reference bytes, and the count never
+ * passes the budget (it is checked under the pool's lock at every
+ * change, so it holds at any moment, not only between reads). */
+struct reader {
+        struct tm_trace *t;
+        const char *view;
+        const uint8_t *ref;
+        uint64_t size, budget, seed;
+        int bad;
+};
+
+static void *reader_main(void *arg)
+{
+        struct reader *a = arg;
+        struct tm_err err = {0};
+        struct tm_vfile *f[4];
+        uint8_t *buf = malloc(CHUNK);
+        for (unsigned i = 0; i < 4; i++)
+                if (tm_vfile_open(a->t, a->view, &f[i], &err) != 0)
+                        a->bad++;
+        for (unsigned i = 0; i < 200 && !a->bad; i++) {
+                a->seed = a->seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t off = (a->seed >> 20) % a->size;
+                ssize_t k = tm_vfile_pread(f[i % 4], buf, CHUNK, off, &err);
+                if (k <= 0 || memcmp(buf, a->ref + off, (size_t)k) != 0 ||
+                    tm_handle_memory_in_use() > a->budget)
+                        a->bad++;
+        }
+        for (unsigned i = 0; i < 4; i++)
+                tm_vfile_close(f[i]);
+        free(buf);
+        return NULL;
+}
+
+static void test_budget_threads(void **state)
+{
+        (void)state;
+        struct tm_trace *t = open_example("gzip.din.zst");
+        uint64_t size;
+        tm_handle_memory_set(1ull << 40);
+        uint8_t *ref = read_all(t, "ascii", &size);
+        uint64_t one = one_file(t, "ascii");
+        uint64_t parks = tm_hmem_parks();
+        tm_handle_memory_set(one * 2);
+        struct reader r[4];
+        pthread_t th[4];
+        for (unsigned i = 0; i < 4; i++) {
+                r[i] = (struct reader){t, "ascii", ref, size, one * 2, i + 1, 0};
+                assert_int_equal(pthread_create(&th[i], NULL, reader_main, &r[i]), 0);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(r[i].bad, 0);
+        }
+        assert_true(tm_hmem_parks() > parks);
+        assert_int_equal(tm_handle_memory_in_use(), 0);
+        free(ref);
+        tm_trace_close(t);
+        tm_handle_memory_set(0);
+}
+
 /* A trace closed and opened again gives the same bytes in every view
  * (what a daemon's bound on open traces does to it), and says what it
  * holds. */
@@ -226,9 +290,8 @@ int main(void)
          * when they will */
         setenv("TM_READ_THREADS", "0", 1);
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_budget_zstd),
-            cmocka_unit_test(test_budget_gzip),
-            cmocka_unit_test(test_readahead_in_budget),
+            cmocka_unit_test(test_budget_zstd),         cmocka_unit_test(test_budget_gzip),
+            cmocka_unit_test(test_readahead_in_budget), cmocka_unit_test(test_budget_threads),
             cmocka_unit_test(test_reopen_same),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

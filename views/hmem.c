@@ -127,7 +127,6 @@ void tm_hmem_leave(struct tm_hmem_user *u)
         set_locked(u, 0);
         pthread_mutex_unlock(&pool.lock);
         pthread_mutex_destroy(&u->mu);
-        tm_hmem_trim();
 }
 
 void tm_hmem_begin(struct tm_hmem_user *u)

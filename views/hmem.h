@@ -1,6 +1,7 @@
 /* hmem: the memory budget of the process's open view files.
  *
- * Each cursor of a view (records.c) holds a container reader (a zstd
+ * Each cursor of a view (records.c) and of a zip member (members.c)
+ * holds a container reader (a zstd
  * context and a decoded frame of up to TM_ZSTD_VERIFY_MAX bytes, or a
  * gzip window), an input buffer, a batch of records and a line buffer:
  * from a few hundred KiB to several MiB while it is in use. Readahead
@@ -57,8 +58,8 @@ uint64_t tm_hmem_parks(void);
 /* Set up u (holding nothing) with its park function. */
 void tm_hmem_join(struct tm_hmem_user *u, void (*park)(struct tm_hmem_user *u));
 
-/* Forget u, which must hold nothing the pool counts any more (its owner
- * frees it next); may return freed memory to the system (tm_hmem_trim). */
+/* Forget u, before its owner frees what it holds (from then on no other
+ * thread parks it); the owner calls tm_hmem_trim once it has. */
 void tm_hmem_leave(struct tm_hmem_user *u);
 
 /* Before a use: lock u->mu. */

@@ -614,9 +614,9 @@ void tm_member_close(struct tm_member *f)
 {
         if (!f)
                 return;
+        tm_hmem_leave(&f->hm); /* first: then no other thread parks f */
         tm_creader_close(f->r);
-        f->r = NULL;
-        tm_hmem_leave(&f->hm);
         member_put(f);
         free(f);
+        tm_hmem_trim();
 }

@@ -944,10 +944,11 @@ void tm_records_vfile_close(struct tm_cursor *f)
 {
         if (!f)
                 return;
-        rv_state_free(f);
         if (rv_reads(f))
-                tm_hmem_leave(&f->hm);
+                tm_hmem_leave(&f->hm); /* first: then no other thread parks f */
+        rv_state_free(f);
         free(f);
+        tm_hmem_trim();
 }
 
 int tm_records_vfile_worker(struct tm_cursor *f)
