@@ -49,7 +49,6 @@ static struct {
         unsigned max_open;   /* node_set_bounds */
         uint64_t max_bytes;  /* node_set_bounds */
         uint64_t open_bytes; /* the mem of the counted entries */
-        uint64_t nclosed;    /* traces closed by the bounds */
         uint64_t tick;
         char src[PATH_MAX];
         size_t srclen;
@@ -136,14 +135,6 @@ void node_set_bounds(unsigned max_open, uint64_t max_bytes)
         pthread_mutex_unlock(&node.lock);
 }
 
-uint64_t node_traces_closed(void)
-{
-        pthread_mutex_lock(&node.lock);
-        uint64_t n = node.nclosed;
-        pthread_mutex_unlock(&node.lock);
-        return n;
-}
-
 /* Record what tr's trace holds now that nobody but the table holds tr
  * (so no other thread uses the trace: a new holder must take node.lock
  * first); node.lock held. */
@@ -179,7 +170,6 @@ static unsigned node_close_over_locked(void)
                 e->t = NULL;
                 e->kept = 0;
                 node_uncount_locked(e);
-                node.nclosed++;
                 closed++;
         }
         return closed;

@@ -78,9 +78,6 @@ void node_res_put(struct node_res *r);
 #define NODE_OPEN_MB_DEFAULT 32
 void node_set_bounds(unsigned max_open, uint64_t max_bytes);
 
-/* Traces the bounds have closed since the start (for the log and tests). */
-uint64_t node_traces_closed(void);
-
 /* Take one more reference on tr (for an open file handle). */
 void node_trace_get(struct node_trace *tr);
 void node_trace_put(struct node_trace *tr);
