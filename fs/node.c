@@ -15,11 +15,11 @@
 #include "codecs/common/tm_err.h"
 #include "walk.h"
 
-/* Bounds of the cache: entries (probe results, a few hundred bytes each)
- * and entries with an opened trace (an fd and an index in memory each). */
+/* Bounds of the cache: entries (probe results, a few hundred bytes each);
+ * entries with an opened trace (an fd and an index in memory each) are
+ * bounded by node_set_bounds. */
 #define NODE_BUCKETS 4096
 #define NODE_MAX_ENTRIES 16384
-#define NODE_MAX_OPEN 256
 
 struct node_trace {
         struct node_trace *next; /* hash chain */
@@ -34,6 +34,7 @@ struct node_trace {
         int counted;   /* t is open and counted in node.nopen; under node.lock */
         unsigned refs; /* the table's own reference counts; under node.lock */
         uint64_t tick; /* last use, for eviction; under node.lock */
+        uint64_t mem;  /* t's bytes when last idle, counted in node.open_bytes; under node.lock */
 
         pthread_mutex_t lock; /* guards the fields below */
         struct tm_trace *t;
@@ -49,12 +50,18 @@ static struct {
         struct node_trace *bucket[NODE_BUCKETS];
         unsigned nentries;
         unsigned nopen;
+        unsigned max_open;   /* node_set_bounds */
+        uint64_t max_bytes;  /* node_set_bounds */
+        uint64_t open_bytes; /* the mem of the counted entries */
         uint64_t tick;
         char src[PATH_MAX];
         size_t srclen;
         int rootfd; /* the source directory, opened once: every walk starts here */
         struct tm_trace_opts opts;
-} node = {.lock = PTHREAD_MUTEX_INITIALIZER, .rootfd = -1};
+} node = {.lock = PTHREAD_MUTEX_INITIALIZER,
+          .rootfd = -1,
+          .max_open = NODE_OPEN_DEFAULT,
+          .max_bytes = (uint64_t)NODE_OPEN_MB_DEFAULT << 20};
 
 static uint32_t node_hash(const char *s)
 {
@@ -127,6 +134,15 @@ static void node_free(struct node_trace *tr)
         free(tr);
 }
 
+/* tr's trace no longer counts in the bounds; node.lock held. */
+static void node_uncount_locked(struct node_trace *tr)
+{
+        node.nopen--;
+        node.open_bytes -= tr->mem;
+        tr->mem = 0;
+        tr->counted = 0;
+}
+
 /* Unlink tr from the table; node.lock held. Returns 1 if tr must be freed
  * by the caller (outside the lock). */
 static int node_unlink_locked(struct node_trace *tr)
@@ -139,8 +155,7 @@ static int node_unlink_locked(struct node_trace *tr)
         tr->in_table = 0;
         node.nentries--;
         if (tr->counted)
-                node.nopen--;
-        tr->counted = 0;
+                node_uncount_locked(tr);
         return --tr->refs == 0;
 }
 
@@ -159,11 +174,40 @@ static struct node_trace *node_lru_locked(int with_trace)
         return best;
 }
 
-/* Keep the cache within its bounds; node.lock held. Closing a trace of an
- * entry nobody holds is safe: a new holder must take node.lock first. */
-static void node_evict_locked(void)
+void node_set_bounds(unsigned max_open, uint64_t max_bytes)
 {
-        while (node.nopen > NODE_MAX_OPEN) {
+        pthread_mutex_lock(&node.lock);
+        node.max_open = max_open ? max_open : 1;
+        node.max_bytes = max_bytes;
+        pthread_mutex_unlock(&node.lock);
+}
+
+/* Record what tr's trace holds now that nobody but the table holds tr
+ * (so no other thread uses the trace: a new holder must take node.lock
+ * first); node.lock held. */
+static void node_weigh_locked(struct node_trace *tr)
+{
+        if (!tr->counted || tr->refs != 1)
+                return;
+        uint64_t m = tm_trace_memory(tr->t);
+        node.open_bytes = node.open_bytes - tr->mem + m;
+        tr->mem = m;
+}
+
+static int node_over_locked(void)
+{
+        return node.nopen > node.max_open || (node.open_bytes > node.max_bytes && node.nopen > 1);
+}
+
+/* Close the least recently used traces nobody holds while the open ones
+ * are over a bound (count or bytes); node.lock held. Returns how many it
+ * closed. Closing a trace of an entry nobody holds is safe: a new holder
+ * must take node.lock first; the next access opens it again and loads its
+ * index file (or builds the index again, when it has none). */
+static unsigned node_close_over_locked(void)
+{
+        unsigned closed = 0;
+        while (node_over_locked()) {
                 struct node_trace *e = node_lru_locked(1);
                 if (!e)
                         break;
@@ -172,11 +216,19 @@ static void node_evict_locked(void)
                 tm_trace_close(e->t);
                 e->t = NULL;
                 e->kept = 0;
-                e->counted = 0;
-                node.nopen--;
+                node_uncount_locked(e);
+                closed++;
         }
+        return closed;
+}
+
+/* Keep the cache within its bounds; node.lock held. Returns the traces
+ * it closed (the caller then calls tm_memory_trim, outside the lock). */
+static unsigned node_evict_locked(void)
+{
+        unsigned closed = node_close_over_locked();
         if (node.nentries <= NODE_MAX_ENTRIES)
-                return;
+                return closed;
         while (node.nentries > NODE_MAX_ENTRIES / 8 * 7) {
                 struct node_trace *e = node_lru_locked(0);
                 if (!e)
@@ -184,6 +236,7 @@ static void node_evict_locked(void)
                 if (node_unlink_locked(e))
                         node_free(e);
         }
+        return closed;
 }
 
 static int node_same_identity(const struct node_trace *tr, const struct stat *st)
@@ -270,10 +323,12 @@ static struct node_trace *node_get(const char *path, const struct stat *st)
         n->in_table = 1;
         n->tick = ++node.tick;
         node.nentries++;
-        node_evict_locked();
+        unsigned closed = node_evict_locked();
         pthread_mutex_unlock(&node.lock);
         if (old)
                 node_free(old);
+        if (closed)
+                tm_memory_trim();
         return n;
 }
 
@@ -288,11 +343,19 @@ void node_trace_put(struct node_trace *tr)
 {
         if (!tr)
                 return;
+        unsigned closed = 0;
         pthread_mutex_lock(&node.lock);
         int last = --tr->refs == 0;
+        if (tr->refs == 1 && tr->in_table) {
+                node_weigh_locked(tr);
+                if (node_over_locked())
+                        closed = node_evict_locked();
+        }
         pthread_mutex_unlock(&node.lock);
         if (last)
                 node_free(tr);
+        if (closed)
+                tm_memory_trim();
 }
 
 void node_res_put(struct node_res *r)
@@ -389,12 +452,15 @@ int node_trace_open(struct node_trace *tr, struct tm_trace **t)
 
         if (opened) {
                 pthread_mutex_lock(&node.lock);
+                unsigned closed = 0;
                 if (tr->in_table && !tr->counted) {
                         tr->counted = 1;
                         node.nopen++;
-                        node_evict_locked();
+                        closed = node_evict_locked();
                 }
                 pthread_mutex_unlock(&node.lock);
+                if (closed)
+                        tm_memory_trim();
         }
         if (rc < 0 && err.code)
                 node_trace_log(tr, &err);

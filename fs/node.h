@@ -91,6 +91,15 @@ int node_statvfs(struct statvfs *sv);
 /* Drop the reference r holds (if any). */
 void node_res_put(struct node_res *r);
 
+/* Bounds of the traces kept open (tracemount's --max-traces and
+ * --trace-memory): the least recently used traces nobody holds are
+ * closed while more than max_open are open or they hold more than
+ * max_bytes (tm_trace_memory, weighed when a trace is let go); the next
+ * access opens one again from its index file. */
+#define NODE_OPEN_DEFAULT 64
+#define NODE_OPEN_MB_DEFAULT 32
+void node_set_bounds(unsigned max_open, uint64_t max_bytes);
+
 /* Take one more reference on tr (for an open file handle). */
 void node_trace_get(struct node_trace *tr);
 void node_trace_put(struct node_trace *tr);

@@ -180,6 +180,26 @@ TM_API int tm_trace_open_fd(int fd, int dirfd, const char *path, const struct tm
  * a no-op. */
 TM_API void tm_trace_close(struct tm_trace *t);
 
+/* The bytes t holds in memory (its schema, index, texts), for a cache of
+ * open traces to bound: call it only while no other thread uses t. */
+TM_API uint64_t tm_trace_memory(const struct tm_trace *t);
+
+/* The budget of open view files (tm_vfile): what their decoders, buffers
+ * and readahead segments may hold together, in bytes (0: the default,
+ * 256 MiB). Past it, the files least recently read give back what they
+ * hold and their next read resumes from a checkpoint; so between reads
+ * the files hold at most bytes together, and during reads that much plus
+ * what the reads in flight need. */
+TM_API void tm_handle_memory_set(uint64_t bytes);
+
+/* What the open view files hold now, in bytes. */
+TM_API uint64_t tm_handle_memory_in_use(void);
+
+/* Return heap memory freed since to the system (malloc_trim), at most
+ * once a second unless no view file holds any: for a daemon after it
+ * closes files or traces. */
+TM_API void tm_memory_trim(void);
+
 /* The name of t's trace codec ("pdats2", "hatf", ...) and of its container
  * ("plain", "gzip", "zstd", ...): static strings, valid for the life of
  * the process. Never fail. */

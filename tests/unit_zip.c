@@ -31,6 +31,7 @@
 
 #include "tmpdir_test.h"
 #include "view_test.h"
+#include "views/hmem.h"
 #include "views/view.h"
 
 #define NREFS 300000 /* about 3.6 MB of din text: several deflate points */
@@ -859,6 +860,21 @@ static void expect_window_point(const char *path, uint64_t index, uint64_t size)
         close(fd);
 }
 
+static void test_member_files(void **state);
+
+/* The same with a budget of open files too small for one reader
+ * (tm_handle_memory_set): every read opens its reader again and seeks,
+ * and gives it back after; the bytes are the same and nothing stays. */
+static void test_member_files_parked(void **state)
+{
+        uint64_t parks = tm_hmem_parks();
+        tm_handle_memory_set(1);
+        test_member_files(state);
+        assert_true(tm_hmem_parks() > parks);
+        assert_int_equal(tm_handle_memory_in_use(), 0);
+        tm_handle_memory_set(0);
+}
+
 static void test_member_files(void **state)
 {
         (void)state;
@@ -1141,6 +1157,7 @@ int main(void)
             cmocka_unit_test(test_hostile),
             cmocka_unit_test(test_zip_program),
             cmocka_unit_test(test_member_files),
+            cmocka_unit_test(test_member_files_parked),
             cmocka_unit_test(test_member_points),
             cmocka_unit_test(test_member_cap),
             cmocka_unit_test(test_member_threads),

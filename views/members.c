@@ -14,10 +14,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hmem.h"
 #include "trace_obj.h"
 
 #define MEMBERS_MAX 65536u        /* members listed, at most */
@@ -62,9 +64,17 @@ struct tm_member {
         struct tm_members *m;
         struct mem_keep *slot; /* NULL: c is this cursor's own */
         struct tm_cont *c;
-        struct tm_creader *r;
+        struct tm_creader *r; /* NULL: parked by the budget (hmem.h), opened again at a read */
         uint64_t size;
+        struct tm_hmem_user hm;
 };
+
+static void member_park(struct tm_hmem_user *u)
+{
+        struct tm_member *f = (struct tm_member *)((char *)u - offsetof(struct tm_member, hm));
+        tm_creader_close(f->r);
+        f->r = NULL;
+}
 
 int tm_trace_has_members(const struct tm_trace *t)
 {
@@ -571,6 +581,9 @@ int tm_member_open(struct tm_trace *t, struct tm_members *m, const char *path,
                 tm_trace_note_err(t, err);
                 return rc < 0 ? rc : -EIO;
         }
+        tm_hmem_join(&f->hm, member_park);
+        tm_hmem_begin(&f->hm);
+        tm_hmem_end(&f->hm, tm_creader_mem(f->r));
         *out = f;
         return 0;
 }
@@ -586,8 +599,12 @@ ssize_t tm_member_pread(struct tm_member *f, void *buf, size_t n, uint64_t off, 
                 return 0;
         if (n > f->size - off)
                 n = (size_t)(f->size - off);
-        int rc = tm_creader_tell(f->r) == off ? 0 : tm_creader_seek(f->r, off, err);
+        tm_hmem_begin(&f->hm);
+        int rc = f->r ? 0 : tm_creader_open(f->c, &f->r, err); /* parked */
+        if (rc == 0 && tm_creader_tell(f->r) != off)
+                rc = tm_creader_seek(f->r, off, err);
         ssize_t got = rc < 0 ? rc : tm_creader_read_full(f->r, buf, n, err);
+        tm_hmem_end(&f->hm, f->r ? tm_creader_mem(f->r) : 0);
         if (got < 0)
                 tm_trace_note_err(f->t, err);
         return got;
@@ -597,7 +614,9 @@ void tm_member_close(struct tm_member *f)
 {
         if (!f)
                 return;
+        tm_hmem_leave(&f->hm); /* first: then no other thread parks f */
         tm_creader_close(f->r);
         member_put(f);
         free(f);
+        tm_hmem_trim();
 }

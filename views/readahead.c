@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hmem.h"
 #include "records.h"
 
 /* Workers alive in the process, all readaheads together: many sequential
@@ -322,8 +323,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 return NULL;
         for (unsigned i = 0; i < TM_RA_THREADS_MAX; i++)
                 ra->w[i].next = UINT32_MAX;
-        ra->start =
-            tm_records_segments(t, view, &ra->nseg);
+        ra->start = tm_records_segments(t, view, &ra->nseg);
         if (ra->start)
                 ra->start = cut_long(ra->start, &ra->nseg, size, &ra->ck);
         if (!ra->start || ra->nseg < 2) {
@@ -355,12 +355,13 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 nthreads -= over;
         }
         ra->reserved = nthreads;
-        /* Segment buffers of all readaheads share TM_RA_MEM_TOTAL: take
-         * fewer workers, or none, when it is spent. */
+        /* Segment buffers of all readaheads share TM_RA_MEM_TOTAL, and
+         * come out of the budget of open views (hmem.h): take fewer
+         * workers, or none, when either is spent. */
         uint64_t seg = slot_bytes(big), budget = ra_mem_budget();
         while (nthreads > 0) {
                 uint64_t want = ra_slots(ra, nthreads) * seg;
-                if (atomic_fetch_add(&ra_mem, want) + want <= budget) {
+                if (atomic_fetch_add(&ra_mem, want) + want <= budget && tm_hmem_take(want) == 0) {
                         ra->mem = want;
                         break;
                 }
@@ -415,6 +416,7 @@ void tm_ra_close(struct tm_ra *ra)
         free(ra->ck);
         atomic_fetch_sub(&ra_live, ra->reserved);
         atomic_fetch_sub(&ra_mem, ra->mem);
+        tm_hmem_give(ra->mem);
         pthread_mutex_destroy(&ra->mu);
         pthread_cond_destroy(&ra->cv);
         free(ra);

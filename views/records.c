@@ -2,15 +2,17 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codecs/record/text.h"
 #include "feed.h"
+#include "hmem.h"
 #include "index.h"
 #include "tables.h"
 #include "../codecs/common/tm_side.h"
-#include "../codecs/record/text.h"
 #include "trace_obj.h"
 
 #define RV_BATCH 256
@@ -59,13 +61,13 @@ struct tm_records {
         size_t stats_len, schema_len;
         unsigned nblobs; /* the codec's byte sections, then the family's tables */
         struct tm_blob blob[TM_SCHEMA_SECTIONS_MAX];
-        unsigned ntables;           /* the last ntables blobs: their p NULL until made */
-        pthread_mutex_t tables_mu;  /* one pass makes them (rt_tables) */
-        struct tm_family_acc *tacc; /* that pass's accumulator (fam->binary's), or NULL */
-        struct tm_text_plan *plan; /* how the schema renders, shared read-only: ascii's
-                                       * plan, then one per form (tm_index_plans) */
-        const struct tm_family *fam;  /* the schema's family, or NULL */
-        unsigned nfixed;              /* views known at open; per-id streams follow */
+        unsigned ntables;            /* the last ntables blobs: their p NULL until made */
+        pthread_mutex_t tables_mu;   /* one pass makes them (rt_tables) */
+        struct tm_family_acc *tacc;  /* that pass's accumulator (fam->binary's), or NULL */
+        struct tm_text_plan *plan;   /* how the schema renders, shared read-only: ascii's
+                                      * plan, then one per form (tm_index_plans) */
+        const struct tm_family *fam; /* the schema's family, or NULL */
+        unsigned nfixed;             /* views known at open; per-id streams follow */
         char *notes; /* the trace's leading comments, a line each (the stats print them) */
         /* The codec's open failed on an archive its probe took (a Meta-TF
          * DTD missing or bad): the trace is a directory whose views fail
@@ -104,8 +106,8 @@ static uint8_t *read_head(struct tm_trace *t, struct tm_cont *cont, size_t want,
 
 /* The schema view: the DTD, then the binary layout as // comments (the
  * layout's C struct holds comments of its own). Returns the length. */
-static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam,
-                          const char *codec, char *dst)
+static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam, const char *codec,
+                          char *dst)
 {
         size_t n = tm_schema_dtd(s, codec, dst, RV_TEXT_CAP);
         char layout[8192];
@@ -212,6 +214,16 @@ const struct tm_err *tm_records_open_error(const struct tm_records *rt)
         return rt && rt->failed ? &rt->open_err : NULL;
 }
 
+/* buf (RV_TEXT_CAP bytes, len of them a text) cut to the text and its
+ * NUL: a trace keeps its stats and schema texts while it is open, and a
+ * daemon keeps many traces open. buf itself when realloc fails. */
+static char *text_fit(char *buf, size_t len)
+{
+        buf[len] = '\0';
+        char *p = realloc(buf, len + 1);
+        return p ? p : buf;
+}
+
 /* rt's view names (rt->schema's and the byte sections') and its schema
  * view. Returns 0 or -ENOMEM. */
 static int rt_name_views(struct tm_trace *t, struct tm_records *rt, struct tm_err *err)
@@ -250,6 +262,7 @@ static int rt_name_views(struct tm_trace *t, struct tm_records *rt, struct tm_er
         }
         rt->nfixed = v;
         rt->schema_len = schema_text(s, rt->fam, rt->codec->name, rt->schema_text);
+        rt->schema_text = text_fit(rt->schema_text, rt->schema_len);
         return 0;
 }
 
@@ -303,7 +316,7 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
 }
 
 int tm_records_open(struct tm_trace *t, const uint8_t *head, size_t headn, struct tm_records **out,
-                   struct tm_err *err)
+                    struct tm_err *err)
 {
         const struct tm_rcodec *c = tm_rcodec_probe(head, headn);
         if (!c)
@@ -358,7 +371,7 @@ static void rt_forget_ids(struct tm_records *rt, struct tm_records *n)
 }
 
 int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
-                     struct tm_err *err)
+                      struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         /* a trace whose codec's open failed has the five fixed views, one
@@ -474,6 +487,32 @@ void tm_records_close(struct tm_records *rt)
         free(rt);
 }
 
+/* The bytes of ix's arrays. */
+static uint64_t ix_mem(const struct tm_index *ix)
+{
+        if (!ix)
+                return 0;
+        return sizeof *ix +
+               (uint64_t)ix->cap * (sizeof *ix->raw + ix->ncol * sizeof *ix->col + ix->stsize) +
+               ix->ncol * sizeof *ix->tot;
+}
+
+uint64_t tm_records_mem(const struct tm_records *rt)
+{
+        if (!rt)
+                return 0;
+        const struct tm_schema *s = &rt->schema;
+        unsigned nnames = s->nkinds + s->nforms + s->nfields + s->nsections + rt->nblobs;
+        uint64_t n = sizeof *rt + (1 + s->nforms) * sizeof *rt->plan +
+                     (nnames + 1) * (sizeof *rt->names + sizeof *rt->views) + rt->stats_len +
+                     rt->schema_len + ix_mem(rt->ix);
+        for (const struct rt_ids *i = rt->ids; i; i = i->older)
+                n += sizeof *i;
+        for (unsigned i = 0; i < rt->ntables; i++)
+                n += rt->blob[rt->nblobs - rt->ntables + i].n;
+        return n;
+}
+
 const char *tm_records_codec(const struct tm_records *rt)
 {
         return rt->codec->name;
@@ -493,7 +532,7 @@ int tm_records_build(struct tm_trace *t, tm_progress_fn progress, void *arg, str
                 return rt->open_err.code;
         }
         int rc = tm_index_build(t->cont, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                 t->ckpt_refs, progress, arg, &rt->ix, err);
+                                t->ckpt_refs, progress, arg, &rt->ix, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
         add_id_views(rt);
@@ -518,11 +557,11 @@ static int rt_load(struct tm_trace *t, const char *path, const struct tm_index_k
                 k.state_ctx = rt;
         }
         return tm_index_load(path, &k, &rt->schema, rt->codec->state_size, rt->hdr_len, c, out,
-                              fd_out, err);
+                             fd_out, err);
 }
 
 int tm_records_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-                   struct tm_err *err)
+                    struct tm_err *err)
 {
         int rc = rt_load(t, path, key, t->cont, &t->rt->ix, &t->ix_fd, err);
         if (rc == 0)
@@ -531,7 +570,7 @@ int tm_records_load(struct tm_trace *t, const char *path, const struct tm_index_
 }
 
 int tm_records_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
-                   struct tm_err *err)
+                    struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         return tm_index_save(rt->ix, t->cont, key, tm_index_schema_crc(&rt->schema), path, err);
@@ -542,11 +581,11 @@ int tm_records_save(struct tm_trace *t, const struct tm_index_key *key, const ch
 /* Bytes of one record of the binary view: the family's, or generic. */
 static size_t rt_bin_size(const struct tm_records *rt)
 {
-        return rt->fam && rt->fam->bin_size ? rt->fam->bin_size
-                                            : tm_text_binary_size(&rt->schema);
+        return rt->fam && rt->fam->bin_size ? rt->fam->bin_size : tm_text_binary_size(&rt->schema);
 }
 
-static int rv_parse(const struct tm_records *rt, const char *view, enum rv_kind *kind, unsigned *sel)
+static int rv_parse(const struct tm_records *rt, const char *view, enum rv_kind *kind,
+                    unsigned *sel)
 {
         const struct tm_schema *s = &rt->schema;
         for (unsigned i = 0; rt->views[i]; i++) {
@@ -627,11 +666,13 @@ static int rv_stats(struct tm_trace *t, const char **text, size_t *len, struct t
                 rv_info(t, &in);
                 char *buf = malloc(RV_TEXT_CAP);
                 if (buf) {
-                        size_t n = tm_stats_report(&rt->ix->stats, &rt->schema, &in, buf,
-                                                    RV_TEXT_CAP);
+                        size_t n =
+                            tm_stats_report(&rt->ix->stats, &rt->schema, &in, buf, RV_TEXT_CAP);
                         rt->stats_len = n < RV_TEXT_CAP ? n : RV_TEXT_CAP - 1;
                         rt->stats_len = tm_trace_stats_side(t, buf, rt->stats_len, RV_TEXT_CAP);
-                        rt->stats = buf;
+                        rt->stats_len =
+                            rt->stats_len < RV_TEXT_CAP ? rt->stats_len : RV_TEXT_CAP - 1;
+                        rt->stats = text_fit(buf, rt->stats_len);
                 }
         }
         pthread_mutex_unlock(&t->mu);
@@ -859,13 +900,13 @@ struct tm_cursor {
         enum rv_kind kind;
         unsigned sel, col;
         uint64_t size;
-        size_t recsize;                     /* binary */
+        size_t recsize;                  /* binary */
         const struct tm_text_plan *plan; /* the view's text form's */
-        const char *text;                   /* schema and byte sections: their bytes */
+        const char *text;                /* schema and byte sections: their bytes */
         struct tm_creader *r;
         struct tm_feed feed;
         struct tm_rstate mark; /* the decoder's state before the batch (rv_salvage) */
-        struct tm_rec recs[RV_BATCH];
+        struct tm_rec *recs;   /* [RV_BATCH] */
         size_t rpos, rcount;
         uint64_t pos; /* view offset of the next byte returned */
         int valid;
@@ -876,29 +917,92 @@ struct tm_cursor {
          * one and the view is ascii, a form, a stream or binary; else
          * cols.cap is 0 */
         struct tm_rbatch cols;
-        uint32_t *lens; /* [cols.cap] */
+        uint32_t *lens;                     /* [cols.cap] */
         const struct tm_family_acc *tables; /* binary: the family's tables (rt->tacc) */
+        int worker;                         /* a readahead worker's: it has a stage */
+        /* The budget (hmem.h): r, the feed's buffer, recs, line, stage,
+         * cols and lens are what the cursor holds while it reads; parked
+         * (r NULL), it holds none of them and the next read makes them
+         * anew and starts from a checkpoint. */
+        struct tm_hmem_user hm;
 };
+
+/* Whether f reads through a container reader (the views not served from
+ * a text): the cursors the budget counts. */
+static int rv_reads(const struct tm_cursor *f)
+{
+        return f->kind != RV_STATS && f->kind != RV_SCHEMA && f->kind != RV_BLOB;
+}
+
+/* Free what f holds to read (its state invalid then). */
+static void rv_state_free(struct tm_cursor *f)
+{
+        tm_creader_close(f->r);
+        f->r = NULL;
+        tm_rbatch_free(&f->cols);
+        free(f->lens);
+        f->lens = NULL;
+        tm_feed_free(&f->feed);
+        free(f->line);
+        f->line = NULL;
+        free(f->stage);
+        f->stage = NULL;
+        free(f->recs);
+        f->recs = NULL;
+        f->valid = 0;
+        f->rpos = f->rcount = 0;
+        f->line_len = f->line_pos = 0;
+}
+
+static void rv_park(struct tm_hmem_user *u)
+{
+        struct tm_cursor *f = (struct tm_cursor *)((char *)u - offsetof(struct tm_cursor, hm));
+        rv_state_free(f);
+}
+
+/* The bytes f holds to read, for the budget. */
+static uint64_t rv_state_bytes(const struct tm_cursor *f)
+{
+        if (!f->r)
+                return 0;
+        uint64_t n = tm_creader_mem(f->r) + f->feed.cap;
+        if (f->recs)
+                n += RV_BATCH * sizeof *f->recs;
+        if (f->line)
+                n += tm_text_line_max(&f->rt->schema, TM_FEED_CAP);
+        if (f->stage)
+                n += RV_STAGE;
+        if (f->lens)
+                n += f->cols.cap * (sizeof *f->lens + sizeof *f->cols.kind +
+                                    f->rt->schema.nfields * sizeof **f->cols.col);
+        n += f->cols.arena_cap;
+        for (unsigned j = 0; j < TM_REC_VAR_MAX; j++)
+                n += f->cols.var[j] ? f->cols.cap * sizeof *f->cols.var[j] : 0;
+        return n;
+}
 
 void tm_records_vfile_close(struct tm_cursor *f)
 {
         if (!f)
                 return;
-        tm_creader_close(f->r);
-        tm_rbatch_free(&f->cols);
-        free(f->lens);
-        tm_feed_free(&f->feed);
-        free(f->line);
-        free(f->stage);
+        if (rv_reads(f))
+                tm_hmem_leave(&f->hm); /* first: then no other thread parks f */
+        rv_state_free(f);
         free(f);
+        tm_hmem_trim();
 }
 
 int tm_records_vfile_worker(struct tm_cursor *f)
 {
-        if (f->stage || !f->line) /* text views only */
+        if (f->worker || !rv_reads(f) || f->kind == RV_RAW) /* text views only */
                 return 0;
-        f->stage = malloc(RV_STAGE);
-        return f->stage ? 0 : -ENOMEM;
+        tm_hmem_begin(&f->hm);
+        f->worker = 1;
+        if (f->r && !f->stage)
+                f->stage = malloc(RV_STAGE);
+        int rc = f->r && !f->stage ? -ENOMEM : 0;
+        tm_hmem_end(&f->hm, rv_state_bytes(f));
+        return rc;
 }
 
 /* Set up the column path for f when its codec has one and the view is
@@ -907,9 +1011,8 @@ int tm_records_vfile_worker(struct tm_cursor *f)
 static int rv_cols_init(struct tm_cursor *f)
 {
         const struct tm_schema *s = &f->rt->schema;
-        if (!f->rt->codec->decode_batch ||
-            !(f->kind == RV_ASCII || f->kind == RV_FORM || f->kind == RV_STREAM ||
-              f->kind == RV_BINARY))
+        if (!f->rt->codec->decode_batch || !(f->kind == RV_ASCII || f->kind == RV_FORM ||
+                                             f->kind == RV_STREAM || f->kind == RV_BINARY))
                 return 0;
         f->lens = malloc(RV_BATCH * sizeof *f->lens);
         if (!f->lens || tm_rbatch_init(&f->cols, s->nfields, RV_BATCH) < 0 ||
@@ -918,8 +1021,27 @@ static int rv_cols_init(struct tm_cursor *f)
         return 0;
 }
 
+/* Make what f needs to read (f->r NULL: new or parked): a container
+ * reader, and for the decoded views the feed, records, line and column
+ * batch. 0, or a negative errno (what was made is freed). */
+static int rv_state_open(struct tm_cursor *f, struct tm_err *err)
+{
+        struct tm_records *rt = f->rt;
+        int rc = tm_creader_open(f->t->cont, &f->r, err);
+        if (rc < 0 || f->kind == RV_RAW)
+                return rc;
+        f->line = malloc(tm_text_line_max(&rt->schema, TM_FEED_CAP));
+        f->recs = malloc(RV_BATCH * sizeof *f->recs);
+        if (!f->line || !f->recs || tm_feed_init(&f->feed, rt->codec, rt->ctx) < 0 ||
+            rv_cols_init(f) < 0 || (f->worker && !(f->stage = malloc(RV_STAGE)))) {
+                rv_state_free(f);
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", f->t->path);
+        }
+        return 0;
+}
+
 int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor **out,
-                         struct tm_err *err)
+                          struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         uint64_t size;
@@ -947,13 +1069,13 @@ int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor
                         rc = tm_err_set(err, -EIO, "%s: no room for the tables binary needs",
                                         t->path);
         }
-        if (!text && rc == 0)
-                rc = tm_creader_open(t->cont, &f->r, err);
-        if (rc == 0 && !text && f->kind != RV_RAW) {
-                f->line = malloc(tm_text_line_max(&rt->schema, TM_FEED_CAP));
-                if (!f->line || tm_feed_init(&f->feed, rt->codec, rt->ctx) < 0 ||
-                    rv_cols_init(f) < 0)
-                        rc = tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
+        if (!text) {
+                tm_hmem_join(&f->hm, rv_park);
+                if (rc == 0) {
+                        tm_hmem_begin(&f->hm);
+                        rc = rv_state_open(f, err);
+                        tm_hmem_end(&f->hm, rv_state_bytes(f));
+                }
         }
         if (rc < 0) {
                 tm_records_vfile_close(f);
@@ -1194,7 +1316,7 @@ static int rv_skip(struct tm_cursor *f, uint64_t pos, uint64_t off, struct tm_er
                         return rc ? rc : tm_err_set(err, -EIO, "view ends early");
                 uint64_t len = f->kind == RV_BINARY ? f->recsize
                                                     : tm_index_len(&f->rt->schema, f->rt->plan,
-                                                                    f->rt->ix, f->col, r);
+                                                                   f->rt->ix, f->col, r);
                 if (pos + len > off) {
                         rv_render(f, r);
                         f->line_pos = (size_t)(off - pos);
@@ -1293,13 +1415,13 @@ static size_t rv_text(struct tm_cursor *f, char *dst, size_t n)
         const struct tm_text_plan *p = f->rt->plan;
         long kind = f->kind == RV_STREAM ? (long)f->sel : -1;
         char *o = f->stage ? f->stage : dst;
-        size_t w = tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX,
-                                kind);
+        size_t w =
+            tm_feed_text(&f->feed, p, o, f->stage && n > RV_STAGE ? RV_STAGE : n, SIZE_MAX, kind);
         if (f->stage)
                 memcpy(dst, f->stage, w);
         f->line_pos = 0;
         f->line_len = w < n ? tm_feed_text(&f->feed, p, f->line,
-                                            tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1, kind)
+                                           tm_text_line_max(&f->rt->schema, TM_FEED_CAP), 1, kind)
                             : 0;
         return w;
 }
@@ -1344,7 +1466,8 @@ static ssize_t rv_fill(struct tm_cursor *f, char *dst, size_t n, struct tm_err *
                         if (done == n)
                                 break;
                 }
-                if (f->rpos == f->rcount && (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
+                if (f->rpos == f->rcount &&
+                    (rv_texted(f) || (f->kind == RV_BINARY && f->feed.bin))) {
                         size_t w = f->kind == RV_BINARY ? rv_bin(f, dst + done, n - done)
                                                         : rv_text(f, dst + done, n - done);
                         done += w;
@@ -1375,8 +1498,9 @@ ssize_t tm_records_pread(struct tm_cursor *f, void *buf, size_t n, uint64_t off,
                 memcpy(buf, text + off, n);
                 return (ssize_t)n;
         }
-        int rc = 0;
-        if (!f->valid || f->pos != off) {
+        tm_hmem_begin(&f->hm);
+        int rc = f->r ? 0 : rv_state_open(f, err); /* parked */
+        if (rc == 0 && (!f->valid || f->pos != off)) {
                 rc = f->kind == RV_RAW ? tm_creader_seek(f->r, off, err) : rv_seek(f, off, err);
                 f->valid = rc == 0;
                 f->pos = off;
@@ -1385,17 +1509,19 @@ ssize_t tm_records_pread(struct tm_cursor *f, void *buf, size_t n, uint64_t off,
         if (rc == 0)
                 got = f->kind == RV_RAW ? tm_creader_read_full(f->r, buf, n, err)
                                         : rv_fill(f, buf, n, err);
-        return tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
+        got = tm_trace_read_done(f->t, got, n, off, &f->valid, &f->pos, err);
+        tm_hmem_end(&f->hm, rv_state_bytes(f));
+        return got;
 }
 
 int tm_records_load_file(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-                        struct tm_index **out, struct tm_err *err)
+                         struct tm_index **out, struct tm_err *err)
 {
         return rt_load(t, path, key, NULL, out, NULL, err);
 }
 
 int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const char *path,
-                     tm_progress_fn progress, void *arg, struct tm_err *err)
+                      tm_progress_fn progress, void *arg, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         struct tm_cont *c = NULL;
@@ -1403,10 +1529,10 @@ int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const cha
         int rc = tm_cont_open(t->fd, t->path, &c, err);
         if (rc == 0 && file)
                 rc = tm_index_build_like(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                          file, progress, arg, &ix, err);
+                                         file, progress, arg, &ix, err);
         else if (rc == 0)
                 rc = tm_index_build(c, rt->codec, rt->ctx, &rt->schema, rt->hdr_len, &rt->st0,
-                                     t->ckpt_refs, progress, arg, &ix, err);
+                                    t->ckpt_refs, progress, arg, &ix, err);
         if (rc == TM_INDEX_PREFIX)
                 rc = -EIO;
         if (rc < 0)

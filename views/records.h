@@ -57,6 +57,11 @@ const struct tm_err *tm_records_open_error(const struct tm_records *rt);
 int tm_records_view_pending(const struct tm_records *rt, const char *view);
 
 const char *tm_records_codec(const struct tm_records *rt);
+
+/* The bytes rt holds (schema, plans, names, texts, index, tables' texts),
+ * for the bound of open traces; read it only when no other thread uses
+ * the trace. */
+uint64_t tm_records_mem(const struct tm_records *rt);
 const char *const *tm_records_views(const struct tm_records *rt);
 
 /* Build the index, or load / save it as a file at path (under

@@ -306,6 +306,11 @@ void tm_trace_close(struct tm_trace *t)
         free(t);
 }
 
+uint64_t tm_trace_memory(const struct tm_trace *t)
+{
+        return sizeof *t + t->json_len + tm_records_mem(t->rt);
+}
+
 const char *tm_trace_codec(const struct tm_trace *t)
 {
         return tm_records_codec(t->rt);

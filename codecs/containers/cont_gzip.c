@@ -166,6 +166,16 @@ static int gzip_r_open(struct tm_creader *r, struct tm_err *err)
         return gzip_r_restart(r, NULL, err);
 }
 
+/* zlib's inflate state and its 32 KiB window (zlib allocates the window
+ * at the first block), not counted by zlib itself. */
+#define GZ_INFLATE_MEM (7168u + TM_GZ_WINDOW)
+
+static size_t gzip_r_mem(const struct tm_creader *r)
+{
+        const struct greader *g = r->impl;
+        return sizeof *g + g->in.cap + GZ_INFLATE_MEM + tm_zran_win_mem(&g->w);
+}
+
 static void gzip_r_close(struct tm_creader *r)
 {
         struct greader *g = r->impl;
@@ -321,6 +331,7 @@ const struct tm_cont_ops tm_cont_gzip_ops = {
     .r_close = gzip_r_close,
     .r_restart = gzip_r_restart,
     .r_read = gzip_r_read,
+    .r_mem = gzip_r_mem,
     .w_open = gzip_w_open,
     .w_write = gzip_w_write,
     .w_finish = gzip_w_finish,

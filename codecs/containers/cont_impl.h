@@ -132,6 +132,9 @@ struct tm_cont_ops {
         /* Read up to n raw bytes at r->pos (which the shared layer then
          * advances); 0 at the end. */
         ssize_t (*r_read)(struct tm_creader *r, void *buf, size_t n, struct tm_err *err);
+        /* Optional: the bytes r->impl holds (tm_creader_mem); NULL: its
+         * input buffer's size is all it reports. */
+        size_t (*r_mem)(const struct tm_creader *r);
 
         /* Optional: tm_cont_members. */
         int (*members)(const struct tm_cont *c, tm_cont_member_fn fn, void *arg,

@@ -501,6 +501,14 @@ static int zip_r_restart(struct tm_creader *r, const struct tm_cpoint *p, struct
         return tm_zran_restart(r->c, &g->zs, &g->w, p, err);
 }
 
+/* As gzip_r_mem: zlib's state and window, for a deflate member. */
+static size_t zip_r_mem(const struct tm_creader *r)
+{
+        const struct zreader *g = r->impl;
+        return sizeof *g + g->in.cap + (g->zs_ok ? 7168u + TM_GZ_WINDOW : 0) +
+               tm_zran_win_mem(&g->w);
+}
+
 static void zip_r_close(struct tm_creader *r)
 {
         struct zreader *g = r->impl;
@@ -638,7 +646,7 @@ static int zip_members(const struct tm_cont *c, tm_cont_member_fn fn, void *arg,
 #define ZIP_COMMON_OPS                                                                             \
         .name = "zip", .kind = TM_CONT_ZIP, .probe = zip_probe, .open = zip_open,                  \
         .close = zip_close, .scan = zip_scan, .check_index = zip_check_index,                      \
-        .r_open = zip_r_open, .r_close = zip_r_close, .members = zip_members
+        .r_open = zip_r_open, .r_close = zip_r_close, .r_mem = zip_r_mem, .members = zip_members
 
 /* The table's row: a deflate member (open switches a stored one to the
  * variant below). */

@@ -77,6 +77,12 @@ struct tm_zran_win {
         uint8_t *win, *cwin;
 };
 
+/* The bytes w holds. */
+static inline size_t tm_zran_win_mem(const struct tm_zran_win *w)
+{
+        return (w->win ? TM_GZ_WINDOW : 0) + (w->cwin ? TM_GZ_WINDOW_CMAX : 0);
+}
+
 /* Restart zs (an inflate stream of any mode) as a raw inflate at the
  * window point p (p->wlen > 0), whose window is in c's window store. The
  * caller positions its input at p->coff. Returns 0 or a negative errno:

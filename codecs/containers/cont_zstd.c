@@ -17,8 +17,8 @@
 #define ZSTD_DEFAULT_FRAME (1u << 20) /* see docs/formats/containers.md */
 
 struct zstd_cont {
-        int seek_table;     /* the archive has a seekable-format table */
-        uint64_t table_raw; /* raw size the table claims */
+        int seek_table;       /* the archive has a seekable-format table */
+        uint64_t table_raw;   /* raw size the table claims */
         struct zseek_loc loc; /* its entries */
 };
 
@@ -110,8 +110,7 @@ static int scan_check_order(struct tm_cont *c, struct zscan *s, uint64_t coff, u
         uint32_t n, crc;
         uint64_t raw;
         int ret;
-        if (e->csize != ZSEEK_ORDER_FRAME ||
-            (ret = tm_cont_pread(c, f, sizeof f, coff, err)) < 0 ||
+        if (e->csize != ZSEEK_ORDER_FRAME || (ret = tm_cont_pread(c, f, sizeof f, coff, err)) < 0 ||
             tm_le32(f) != ZSEEK_ORDER_MAGIC || !zseek_order_get(f + 8, &n, &raw, &crc))
                 return 0;
         if (n != i || raw != s->raw || crc != s->order_crc) {
@@ -121,8 +120,8 @@ static int scan_check_order(struct tm_cont *c, struct zscan *s, uint64_t coff, u
                                    "zstd: the order record says %u frames of %llu raw bytes "
                                    "(entries' CRC %08x), the archive has %u of %llu (%08x): "
                                    "frames reordered, dropped or repeated",
-                                   n, (unsigned long long)raw, crc, i,
-                                   (unsigned long long)s->raw, s->order_crc);
+                                   n, (unsigned long long)raw, crc, i, (unsigned long long)s->raw,
+                                   s->order_crc);
         }
         return 0;
 }
@@ -260,7 +259,7 @@ struct zreader {
         struct tm_cin in;
         int boundary; /* between frames */
         int eof;
-        size_t next_pt; /* first point after the restart position */
+        size_t next_pt;   /* first point after the restart position */
         uint64_t fr_coff; /* archive offset of the frame being decoded */
         /* A frame decoded whole and verified before any of it is served
          * (zstd_r_read): fbuf[fpos..flen) is still to be read. */
@@ -310,6 +309,12 @@ static int zstd_r_open(struct tm_creader *r, struct tm_err *err)
 static void zstd_r_close(struct tm_creader *r)
 {
         zr_free(r->impl);
+}
+
+static size_t zstd_r_mem(const struct tm_creader *r)
+{
+        const struct zreader *z = r->impl;
+        return sizeof *z + z->in.cap + z->fcap + ZSTD_sizeof_DCtx(z->d);
 }
 
 /* A frame ended at archive offset coff, raw offset raw: the seek index
@@ -626,6 +631,7 @@ const struct tm_cont_ops tm_cont_zstd_ops = {
     .r_close = zstd_r_close,
     .r_restart = zstd_r_restart,
     .r_read = zstd_r_read,
+    .r_mem = zstd_r_mem,
     .w_open = zstd_w_open,
     .w_write = zstd_w_write,
     .w_boundary = zstd_w_boundary,

@@ -247,6 +247,12 @@ void tm_creader_close(struct tm_creader *r)
         free(r);
 }
 
+size_t tm_creader_mem(const struct tm_creader *r)
+{
+        size_t n = sizeof *r + r->scap;
+        return r->c->ops->r_mem ? n + r->c->ops->r_mem(r) : n;
+}
+
 uint64_t tm_creader_tell(const struct tm_creader *r)
 {
         return r->pos;

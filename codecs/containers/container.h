@@ -173,6 +173,11 @@ uint64_t tm_creader_tell(const struct tm_creader *r);
 /* Free r. NULL is allowed. */
 void tm_creader_close(struct tm_creader *r);
 
+/* The bytes r holds now (its decompression context, windows and buffers,
+ * as its row counts them), for the budget of open views
+ * (views/hmem.h). */
+size_t tm_creader_mem(const struct tm_creader *r);
+
 /* ---- the other members of an archive (zip) ---- */
 
 /* One member as the archive's directory lists it. */
