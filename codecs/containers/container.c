@@ -181,12 +181,36 @@ int tm_cont_seekable(const struct tm_cont *c)
         return c->indexed && c->raw_known && c->pts.n > 0 && c->max_gap <= TM_CONT_SEEKABLE_GAP;
 }
 
+/* Raw bytes every scan of the process has made (tm_cont_scanned). */
+static uint64_t cont_scanned;
+
+/* The caller's sink behind a counter of the bytes the scan makes. */
+struct scan_count {
+        tm_cont_sink sink;
+        void *arg;
+};
+
+static int scan_count_sink(void *arg, const uint8_t *buf, size_t n)
+{
+        struct scan_count *k = arg;
+        __atomic_fetch_add(&cont_scanned, (uint64_t)n, __ATOMIC_RELAXED);
+        return k->sink ? k->sink(k->arg, buf, n) : 0;
+}
+
+uint64_t tm_cont_scanned(void)
+{
+        return __atomic_load_n(&cont_scanned, __ATOMIC_RELAXED);
+}
+
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err)
 {
         struct tm_cpoints pts = {0};
         uint64_t raw = 0;
         c->scan_good = 0;
-        int ret = c->ops->scan(c, &pts, &raw, sink, arg, err);
+        struct scan_count k = {sink, arg};
+        /* plain with no sink reads nothing: keep it so */
+        tm_cont_sink counted = !sink && c->ops->kind == TM_CONT_PLAIN ? NULL : scan_count_sink;
+        int ret = c->ops->scan(c, &pts, &raw, counted, &k, err);
         if (ret != 0) {
                 tm_cpoints_free(&pts);
                 return ret;

@@ -111,6 +111,11 @@ typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
  * answers. Returns 0, a sink's non-zero value, or a negative errno. */
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err);
 
+/* Raw bytes that every tm_cont_scan of this process has decompressed
+ * and handed on, whatever its sink (a debug counter: tests check with it
+ * that what was scanned once is not scanned again). */
+uint64_t tm_cont_scanned(void);
+
 /* After tm_cont_scan: how many of the raw bytes it handed to the sink
  * passed every check the container can make. A zstd frame's bytes count
  * once the frame has ended with its checksum (and, in the seekable format,
