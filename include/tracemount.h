@@ -116,9 +116,13 @@ struct tm_trace_opts {
  *
  * Returns 1 if it is a trace, and then sets *codec_name and *cont_name
  * (each may be NULL) to static strings, such as "pdats2" and "zstd",
- * valid for the life of the process. Returns 0 if it is not a trace,
- * including unreadable, missing and empty files; never an error, never
- * decodes more. Thread-safe. */
+ * valid for the life of the process. A damaged archive is a trace too
+ * when its container's magic (gzip, zstd, zip) or its codec's header is
+ * recognised: cut, emptied, or with a bad header or directory (the codec
+ * is then "unknown" when nothing of it could be read;
+ * docs/damage.md). Returns 0 if it is not a trace, including
+ * unreadable, missing and empty files and intact archives that hold
+ * something else; never an error, never decodes more. Thread-safe. */
 TM_API int tm_probe_path(const char *path, const char **codec_name, const char **cont_name);
 
 /* Open the trace at path, probing it as tm_probe_path does, with options o
@@ -127,8 +131,9 @@ TM_API int tm_probe_path(const char *path, const char **codec_name, const char *
  * Returns 0 and sets *out to a new trace, which the caller closes with
  * tm_trace_close. Otherwise returns a negative errno and fills err:
  * -ENOENT-style errors from open(2), -EMEDIUMTYPE when the file is not a
- * non-empty file or not a trace in a known format, -EIO when its
- * container's header is corrupt, -ENOMEM; *out is not set then.
+ * non-empty file or not a trace in a known format, -ENOMEM; *out is not
+ * set then. A damaged archive that tm_probe_path takes opens:
+ * tm_trace_open_error says why and its errors view holds it.
  * The archive's file descriptor stays open until tm_trace_close. */
 TM_API int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
                          struct tm_err *err);
@@ -143,6 +148,12 @@ TM_API void tm_trace_close(struct tm_trace *t);
  * the process. Never fail. */
 TM_API const char *tm_trace_codec(const struct tm_trace *t);
 TM_API const char *tm_trace_container(const struct tm_trace *t);
+
+/* Why t, a damaged archive or one whose codec could not open it, has no
+ * views but stats and errors (every other view fails with -EIO): the
+ * message naming the archive and the offset, or NULL when t opened
+ * whole. Valid until tm_trace_close. */
+TM_API const struct tm_err *tm_trace_open_error(const struct tm_trace *t);
 
 /* Called now and then by long passes with the raw bytes done and the raw
  * total (0 if unknown), from the thread that called the pass. */

@@ -79,7 +79,7 @@ struct tm_member {
 
 int tm_trace_has_members(const struct tm_trace *t)
 {
-        return strcmp(t->cont_name, "zip") == 0;
+        return t->cont && strcmp(t->cont_name, "zip") == 0; /* a broken zip has none */
 }
 
 static const char *ent_path(const struct tm_members *m, size_t i)

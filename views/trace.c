@@ -56,7 +56,43 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
         return 0;
 }
 
-/* open(2), container, head and codec: everything tm_probe_path needs. */
+/* The container whose magic t's archive starts with ("gzip", "zstd",
+ * "zip"), or NULL (plain, or unreadable). */
+static const char *trace_magic(const struct tm_trace *t)
+{
+        uint8_t m[4];
+        size_t n = t->sb.st_size < (off_t)sizeof m ? (size_t)t->sb.st_size : sizeof m;
+        return pread(t->fd, m, n, 0) == (ssize_t)n ? tm_cont_magic(m, n) : NULL;
+}
+
+/* Container, head and codec of the archive open on t->fd. Returns 0 with
+ * t->rt set, -EMEDIUMTYPE when no codec takes it, -ENODATA when the
+ * container holds no raw bytes, or the error that stopped it. */
+static int trace_probe_codec(struct tm_trace *t, struct tm_err *err)
+{
+        int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
+        if (rc == 0) {
+                t->cont_name = tm_cont_name(t->cont);
+                rc = read_head(t->cont, t->head, &t->headn, err);
+        }
+        if (rc < 0)
+                return rc;
+        if (!t->headn)
+                return tm_err_set(err, -ENODATA, "%s: archive offset 0: %s: no raw bytes (empty)",
+                                  t->path, t->cont_name);
+        rc = tm_records_open(t, t->head, t->headn, &t->rt, err);
+        if (rc < 0)
+                return rc;
+        if (!t->rt)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
+        return 0;
+}
+
+/* open(2), container, head and codec: everything tm_probe_path needs. An
+ * archive with a container's magic that is damaged (-EIO) or empty before
+ * a codec could be told is a broken trace (tm_records_open_broken) whose
+ * errors view says why; one that reads whole but holds no trace is not a
+ * trace. */
 static int trace_probe(struct tm_trace *t, struct tm_err *err)
 {
         /* O_NONBLOCK: a FIFO swapped in for the archive is refused below
@@ -76,21 +112,23 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         int fl = fcntl(t->fd, F_GETFL);
         if (fl >= 0)
                 fcntl(t->fd, F_SETFL, fl & ~O_NONBLOCK);
-        int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
-        if (rc == 0) {
-                t->cont_name = tm_cont_name(t->cont);
-                rc = read_head(t->cont, t->head, &t->headn, err);
-        }
-        if (rc < 0)
-                return rc;
-        if (t->headn) {
-                rc = tm_records_open(t, t->head, t->headn, &t->rt, err);
+        struct tm_err e = {0};
+        int rc = trace_probe_codec(t, &e);
+        const char *magic = rc == -EIO || rc == -ENODATA ? trace_magic(t) : NULL;
+        if (magic && !t->rt) {
+                tm_cont_close(t->cont);
+                t->cont = NULL;
+                t->cont_name = magic;
+                if (!strstr(e.msg, t->path))
+                        tm_err_prefix(&e, "%s", t->path);
+                e.code = -EIO;
+                rc = tm_records_open_broken(t, &e, &t->rt);
                 if (rc < 0)
-                        return rc;
+                        tm_err_set(&e, rc, "%s: out of memory", t->path);
         }
-        if (!t->rt)
-                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace in a known format", t->path);
-        return 0;
+        if (rc < 0 && err)
+                *err = e;
+        return rc;
 }
 
 static struct tm_trace *trace_alloc(const char *path)
@@ -227,6 +265,11 @@ const char *tm_trace_codec(const struct tm_trace *t)
 const char *tm_trace_container(const struct tm_trace *t)
 {
         return t->cont_name;
+}
+
+const struct tm_err *tm_trace_open_error(const struct tm_trace *t)
+{
+        return tm_records_open_error(t->rt);
 }
 
 const char *const *tm_trace_views(const struct tm_trace *t)

@@ -129,6 +129,14 @@ fail:
         return ret;
 }
 
+const char *tm_cont_magic(const uint8_t *head, size_t n)
+{
+        for (size_t i = 0; tm_cont_table[i]; i++)
+                if (tm_cont_table[i]->kind != TM_CONT_PLAIN && tm_cont_table[i]->probe(head, n))
+                        return tm_cont_table[i]->name;
+        return NULL;
+}
+
 int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err)
 {
         return cont_open(fd, path, TM_CONT_MEMBER_PICK, out, err);

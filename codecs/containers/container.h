@@ -65,6 +65,12 @@ struct tm_creader;
  * out of range -EIO). Returns 0 or a negative errno. */
 int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err);
 
+/* The name of the container whose magic the first n bytes of an archive
+ * (head) start with: "gzip", "zstd" or "zip"; NULL for none (plain). An
+ * archive with such magic is taken for that container whatever its
+ * damage. */
+const char *tm_cont_magic(const uint8_t *head, size_t n);
+
 /* Free c. Readers must be closed first. NULL is allowed. */
 void tm_cont_close(struct tm_cont *c);
 
