@@ -31,6 +31,7 @@
 #include "views/view.h"
 
 #define NREFS 200000
+#define NREFS_BIG 800000 /* din text of more than TM_ZSTD_VERIFY_MAX: a frame streamed */
 
 static struct tm_ref *refs;
 static struct vt_buf p2_raw; /* a PDATS II stream */
@@ -40,8 +41,8 @@ static int setup(void **state)
         if (tmp_setup(state) != 0)
                 return -1;
         const struct tm_codec *p2 = tm_codec_by_name("pdats2");
-        refs = calloc(NREFS, sizeof *refs);
-        vt_gen(3303, refs, NREFS, p2->ntypes, 0);
+        refs = calloc(NREFS_BIG, sizeof *refs);
+        vt_gen(3303, refs, NREFS_BIG, p2->ntypes, 0);
         vt_make(tmt_path("plain.pdt2"), p2, TM_CONT_PLAIN, 0, refs, NREFS, &p2_raw);
         return 0;
 }
@@ -259,10 +260,227 @@ static void test_broken_are_traces(void **state)
         assert_int_equal(tm_probe_path(tmt_path("readme.gz"), NULL, NULL), 0);
 }
 
+/* ---- an archive rewritten in place under readers ---- */
+
+#define RW_READERS 4
+#define RW_ROUNDS 4
+#define RW_STABLE_US 150000 /* each version stays this long between rewrites */
+#define RW_VERSIONS 3
+
+struct rw_shared {
+        const char *path;
+        struct vt_buf want[RW_VERSIONS]; /* each version's ascii */
+        int done;                        /* the writer has finished (atomic) */
+        struct vt_buf arch[RW_VERSIONS]; /* each version's archive bytes */
+};
+
+struct rw_reader {
+        struct rw_shared *sh;
+        uint64_t seed;
+        unsigned long reads, good, errors, neither, zeros, reopens;
+};
+
+/* A handle on the archive as it is now: the trace and its ascii view,
+ * and the view's size; 0 or the error (the archive may be half written:
+ * the caller tries again). */
+static int rw_open(const char *path, struct tm_trace **t, struct tm_vfile **f, uint64_t *size)
+{
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1, .ckpt_refs = 512};
+        int rc = tm_trace_open(path, &o, t, &err);
+        if (rc < 0)
+                return rc;
+        rc = tm_vfile_open(*t, "ascii", f, &err);
+        if (rc == 0)
+                rc = tm_trace_view_size(*t, "ascii", size, &err);
+        if (rc < 0) {
+                if (*f)
+                        tm_vfile_close(*f);
+                tm_trace_close(*t);
+                *f = NULL;
+                *t = NULL;
+        }
+        return rc;
+}
+
+/* Bytes p[0..n) at off: those of some version's ascii? */
+static int rw_some_version(const struct rw_shared *sh, const uint8_t *p, size_t n, uint64_t off)
+{
+        for (int v = 0; v < RW_VERSIONS; v++)
+                if (off + n <= sh->want[v].len && memcmp(sh->want[v].p + off, p, n) == 0)
+                        return 1;
+        return 0;
+}
+
+/* Random reads until the writer is done; a failed read (or open) is
+ * followed by a reopen, as docs/damage.md says. */
+static void *rw_read(void *arg)
+{
+        struct rw_reader *r = arg;
+        struct rw_shared *sh = r->sh;
+        uint8_t *buf = malloc(65536);
+        struct tm_trace *t = NULL;
+        struct tm_vfile *f = NULL;
+        uint64_t size = 0;
+        while (!__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
+                if (!f && rw_open(sh->path, &t, &f, &size) < 0) {
+                        r->errors++;
+                        continue;
+                }
+                if (size == 0) {
+                        r->reopens++;
+                        tm_vfile_close(f);
+                        tm_trace_close(t);
+                        f = NULL;
+                        continue;
+                }
+                uint64_t off = tmt_below(&r->seed, size);
+                size_t n = 1 + (size_t)tmt_below(&r->seed, 8192);
+                struct tm_err err = {0};
+                ssize_t k = tm_vfile_pread(f, buf, n, off, &err);
+                r->reads++;
+                if (k > 0 && rw_some_version(sh, buf, (size_t)k, off)) {
+                        r->good++;
+                        continue;
+                }
+                if (k > 0) {
+                        if (r->neither++ == 0)
+                                fprintf(stderr, "%zd bytes at %llu of neither version\n", k,
+                                        (unsigned long long)off);
+                } else if (k == 0) {
+                        r->zeros++; /* inside the size, with no error */
+                } else {
+                        r->errors++;
+                }
+                tm_vfile_close(f); /* reopen: the archive changed */
+                tm_trace_close(t);
+                f = NULL;
+                r->reopens++;
+        }
+        if (f) {
+                tm_vfile_close(f);
+                tm_trace_close(t);
+        }
+        free(buf);
+        return NULL;
+}
+
+/* Rewrite the archive in place (as cp does: truncate, then write) with
+ * version v, in pieces of about 16 KiB; lines: each piece ends at a line's
+ * end (plain din text, which has no framing, so that a reader opening it
+ * half written sees a shorter trace, not a cut line: docs/damage.md,
+ * "What cannot be seen"). */
+static void rw_rewrite(const struct rw_shared *sh, int v, int lines)
+{
+        int fd = open(sh->path, O_WRONLY | O_TRUNC);
+        assert_true(fd >= 0);
+        const struct vt_buf *a = &sh->arch[v];
+        for (size_t at = 0; at < a->len;) {
+                size_t n = a->len - at < 16384 ? a->len - at : 16384;
+                while (lines && at + n < a->len && a->p[at + n - 1] != '\n')
+                        n++;
+                assert_int_equal(write(fd, a->p + at, n), (ssize_t)n);
+                at += n;
+                usleep(200);
+        }
+        close(fd);
+}
+
+/* The ascii of the archive at path, whole. */
+static void ascii_of(const char *path, struct vt_buf *out)
+{
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        if (tm_trace_open(path, &o, &t, &err) != 0)
+                fail_msg("%s: %s", path, err.msg);
+        if (read_all(t, "ascii", out, &err) != 0)
+                fail_msg("%s: ascii: %s", path, err.msg);
+        tm_trace_close(t);
+}
+
+/* One container: versions 0 (din text), 1 (another trace of the same
+ * size: the same lines with other addresses), 2 (another trace, shorter,
+ * in PDATS II, which decodes whatever bytes it is given). */
+static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame, size_t nrefs,
+                                           const char *name)
+{
+        const struct tm_codec *din = tm_codec_by_name("din"), *p2 = tm_codec_by_name("pdats2");
+        struct vt_buf raw[RW_VERSIONS] = {{0}};
+        struct tm_ref *r2 = calloc(nrefs, sizeof *r2);
+        vt_make(tmt_path("rw0.din"), din, TM_CONT_PLAIN, 0, refs, nrefs, &raw[0]);
+        vt_put(&raw[1], raw[0].p, raw[0].len);
+        for (size_t i = 1; i < raw[1].len; i++) /* the address digits, not the type */
+                if (raw[1].p[i - 1] != '\n' && raw[1].p[i] >= '0' && raw[1].p[i] <= '8' &&
+                    raw[1].p[i - 1] != ' ')
+                        raw[1].p[i]++;
+        vt_gen(3304, r2, nrefs * 2 / 3, p2->ntypes, 0);
+        vt_make(tmt_path("rw2.pdt2"), p2, TM_CONT_PLAIN, 0, r2, nrefs * 2 / 3, &raw[2]);
+        struct rw_shared sh = {.path = tmt_path(name)};
+        for (int v = 0; v < RW_VERSIONS; v++) {
+                char vn[64];
+                snprintf(vn, sizeof vn, "v%d.%s", v, name);
+                put_archive(tmt_path(vn), kind, frame, raw[v].p, raw[v].len);
+                vt_slurp(tmt_path(vn), &sh.arch[v]);
+                ascii_of(tmt_path(vn), &sh.want[v]);
+        }
+        assert_int_equal(sh.want[0].len, sh.want[1].len);
+        assert_memory_not_equal(sh.want[0].p, sh.want[1].p, sh.want[0].len);
+        vt_spit(sh.path, sh.arch[0].p, sh.arch[0].len);
+        usleep(20000); /* the rewrites' times differ from the first write's */
+
+        pthread_t th[RW_READERS];
+        struct rw_reader rd[RW_READERS];
+        for (int i = 0; i < RW_READERS; i++) {
+                rd[i] = (struct rw_reader){.sh = &sh, .seed = 77 + (uint64_t)i};
+                assert_int_equal(pthread_create(&th[i], NULL, rw_read, &rd[i]), 0);
+        }
+        usleep(50000);
+        for (int round = 0; round < RW_ROUNDS; round++) {
+                rw_rewrite(&sh, 1 + round % 2, kind == TM_CONT_PLAIN);
+                usleep(RW_STABLE_US);
+                rw_rewrite(&sh, 0, kind == TM_CONT_PLAIN);
+                usleep(RW_STABLE_US);
+        }
+        __atomic_store_n(&sh.done, 1, __ATOMIC_RELEASE);
+        struct rw_reader sum = {0};
+        for (int i = 0; i < RW_READERS; i++) {
+                pthread_join(th[i], NULL);
+                sum.reads += rd[i].reads;
+                sum.good += rd[i].good;
+                sum.errors += rd[i].errors;
+                sum.neither += rd[i].neither;
+                sum.zeros += rd[i].zeros;
+                sum.reopens += rd[i].reopens;
+        }
+        printf("%s: %lu reads: %lu of a version, %lu errors, %lu of neither version, %lu of 0 "
+               "bytes inside the size; %lu reopens\n",
+               name, sum.reads, sum.good, sum.errors, sum.neither, sum.zeros, sum.reopens);
+        for (int v = 0; v < RW_VERSIONS; v++) {
+                free(raw[v].p);
+                free(sh.want[v].p);
+                free(sh.arch[v].p);
+        }
+        free(r2);
+        return sum.good == 0 ? 1 : sum.neither + sum.zeros; /* failures */
+}
+
+/* Issue 33 item 8: cp over an archive while four threads read it. */
+static void test_rewrite_under_readers(void **state)
+{
+        (void)state;
+        unsigned long bad = rewrite_under_readers(TM_CONT_PLAIN, 0, NREFS / 2, "rw.din");
+        bad += rewrite_under_readers(TM_CONT_GZIP, 0, NREFS / 2, "rw.din.gz");
+        bad += rewrite_under_readers(TM_CONT_ZSTD, 64 << 10, NREFS / 2, "rw.din.zst");
+        bad += rewrite_under_readers(TM_CONT_ZSTD, SIZE_MAX, NREFS_BIG, "rw1.din.zst");
+        assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_broken_are_traces),
+            cmocka_unit_test(test_rewrite_under_readers),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

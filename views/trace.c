@@ -435,8 +435,8 @@ static void trace_views_forget(struct tm_trace *t)
 }
 
 /* After a failed build, or one that kept a damaged archive's prefix, with
- * no cursor open: if the archive was rewritten in place since (size or
- * mtime differ) and still holds a trace of the same codec with the same
+ * no cursor open: if the archive was rewritten in place since (size,
+ * mtime or ctime differ) and still holds a trace of the same codec with the same
  * views, forget the failure and start over with a fresh container and the
  * codec opened again on the new header (tm_records_reopen). Else it stays
  * failed. No reader of the index exists, since readers need it. Under mu. */
@@ -446,7 +446,9 @@ static void trace_retry_if_changed(struct tm_trace *t)
         struct tm_cont *c;
         if (fstat(t->fd, &sb) < 0 ||
             (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
-             sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
+             sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec &&
+             sb.st_ctim.tv_sec == t->sb.st_ctim.tv_sec &&
+             sb.st_ctim.tv_nsec == t->sb.st_ctim.tv_nsec))
                 return;
         uint8_t head[TM_RHEAD_MIN];
         size_t headn = 0;

@@ -57,11 +57,22 @@ struct tm_cin {
         uint64_t off;         /* archive offset of buf[0] */
 };
 
+/* What identifies the archive's version: its fstat at open. Any pread
+ * of the archive is followed by an fstat that must give the same
+ * (tm_cont_pread, tm_cin_fill): a write updates the size or the times
+ * before its bytes can be read, so bytes read while this holds are the
+ * version the container (and its index) was made for. */
+struct tm_cont_id {
+        uint64_t dev, ino, size;
+        int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
 struct tm_cont {
         const struct tm_cont_ops *ops;
         int fd;
         char *path;
         uint64_t asize;
+        struct tm_cont_id id;
         int raw_known;
         uint64_t raw_size;
         int indexed;           /* the points are a complete seek index */
@@ -81,9 +92,9 @@ struct tm_cont {
 
 struct tm_creader {
         struct tm_cont *c;
-        uint64_t pos; /* raw offset */
-        int broken;   /* decoder state undefined after an error: restart */
-        int head;     /* tm_creader_open_head: nothing decoded whole first */
+        uint64_t pos;     /* raw offset */
+        int broken;       /* decoder state undefined after an error: restart */
+        int head;         /* tm_creader_open_head: nothing decoded whole first */
         uint8_t *scratch; /* discarded bytes of forward seeks, sized by need */
         size_t scap;      /* its size, at most TM_CONT_SCRATCH */
         void *impl;

@@ -23,12 +23,51 @@ int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const
                           (unsigned long long)off, what);
 }
 
+static void cont_id_of(const struct stat *st, struct tm_cont_id *id)
+{
+        *id = (struct tm_cont_id){
+            .dev = (uint64_t)st->st_dev,
+            .ino = (uint64_t)st->st_ino,
+            .size = (uint64_t)st->st_size,
+            .mtime_s = (int64_t)st->st_mtim.tv_sec,
+            .mtime_ns = (int64_t)st->st_mtim.tv_nsec,
+            .ctime_s = (int64_t)st->st_ctim.tv_sec,
+            .ctime_ns = (int64_t)st->st_ctim.tv_nsec,
+        };
+}
+
+/* After a read at archive offset off: is the archive still the version
+ * c was opened on? 0, or -EIO naming what changed. */
+static int cont_same(const struct tm_cont *c, uint64_t off, struct tm_err *err)
+{
+        struct stat st;
+        struct tm_cont_id now;
+        if (fstat(c->fd, &st) < 0)
+                return tm_err_set(err, -errno, "%s: archive offset %llu: stat: %s", c->path,
+                                  (unsigned long long)off, strerror(errno));
+        cont_id_of(&st, &now);
+        if (memcmp(&now, &c->id, sizeof now) == 0)
+                return 0;
+        return tm_cont_eio(c, off, err,
+                           "the archive changed while it was read (%s; %llu bytes, were %llu): "
+                           "reopen it",
+                           now.size != c->id.size ? "its size"
+                           : now.mtime_s != c->id.mtime_s || now.mtime_ns != c->id.mtime_ns
+                               ? "its modification time"
+                           : now.ino != c->id.ino || now.dev != c->id.dev ? "its inode"
+                                                                          : "its change time",
+                           (unsigned long long)now.size, (unsigned long long)c->id.size);
+}
+
 int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         ssize_t k = tm_pread_full(c->fd, buf, n, off);
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)off, strerror((int)-k));
+        int ret = cont_same(c, off, err);
+        if (ret < 0)
+                return ret;
         if ((size_t)k < n)
                 return tm_cont_eio(c, off + (uint64_t)k, err, "unexpected end of archive");
         return 0;
@@ -77,6 +116,9 @@ ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *e
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)in->off, strerror((int)-k));
+        int ret = cont_same(c, in->off, err);
+        if (ret < 0)
+                return ret;
         if ((size_t)k < want)
                 return tm_cont_eio(c, in->off + (uint64_t)k, err,
                                    "archive shrank while reading (was %llu bytes)",
@@ -102,6 +144,7 @@ static int cont_open(int fd, const char *path, uint64_t member, struct tm_cont *
         c->fd = fd;
         c->wfd = -1;
         c->asize = (uint64_t)st.st_size;
+        cont_id_of(&st, &c->id);
         c->member = member;
 
         uint8_t head[4];
