@@ -28,6 +28,7 @@ struct main_opts {
         char *cache_dir;
         int no_index_beside;
         int trust_group_index;
+        int unverified_prefix;
         int direct_io;
         char *read_ahead_s; /* --read-ahead's value, parsed by main_prepare */
         long read_ahead;    /* KiB; -1: BDI_READ_AHEAD_KB */
@@ -54,6 +55,7 @@ static const struct fuse_opt main_optspec[] = {
     {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
     MAIN_OPT("--no-index-beside", no_index_beside),
     MAIN_OPT("--trust-group-index", trust_group_index),
+    MAIN_OPT("--unverified-prefix", unverified_prefix),
     MAIN_OPT("--direct-io", direct_io),
     {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     {"--drop-behind=%s", offsetof(struct main_opts, drop_s), 0},
@@ -62,6 +64,7 @@ static const struct fuse_opt main_optspec[] = {
     {"cache_dir=%s", offsetof(struct main_opts, cache_dir), 0},
     MAIN_OPT("no_index_beside", no_index_beside),
     MAIN_OPT("trust_group_index", trust_group_index),
+    MAIN_OPT("unverified_prefix", unverified_prefix),
     MAIN_OPT("direct_io", direct_io),
     {"read_ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     {"drop_behind=%s", offsetof(struct main_opts, drop_s), 0},
@@ -114,6 +117,9 @@ static void main_usage(const char *prog)
                "    --trust-group-index    believe indexes that members of a group-shared\n"
                "                           cache wrote for archives they cannot change\n"
                "                           (docs/shared-cache.md)\n"
+               "    --unverified-prefix    a damaged gzip or zip member shows what decoded\n"
+               "                           before the damage, unchecked; errors says so\n"
+               "                           (default: nothing of a damaged member)\n"
                "    --direct-io            views bypass the kernel page cache: steadier\n"
                "                           one-pass reads; no caching, readahead, mmap\n"
                "    --read-ahead KB        the kernel's readahead for this mount, set when\n"
@@ -129,9 +135,9 @@ static void main_usage(const char *prog)
                "    -h, --help             this help, then the FUSE options\n"
                "    -V, --version          print the version\n\n"
                "Each option above is also taken as -o name[=value] for mount(8) and\n"
-               "/etc/fstab: cache_dir=DIR, no_index_beside, trust_group_index, direct_io,\n"
-               "read_ahead=KB, drop_behind=MB, log_file=FILE. The mount is read-only\n"
-               "whatever -o says.\n\n",
+               "/etc/fstab: cache_dir=DIR, no_index_beside, trust_group_index,\n"
+               "unverified_prefix, direct_io, read_ahead=KB, drop_behind=MB, log_file=FILE.\n"
+               "The mount is read-only whatever -o says.\n\n",
                prog, BDI_READ_AHEAD_KB, DROP_KEEP_MB_DEFAULT);
 }
 
@@ -375,6 +381,7 @@ int main(int argc, char *argv[])
             .cache_dir = o.cache_dir,
             .no_index_beside = o.no_index_beside,
             .trust_group_index = o.trust_group_index,
+            .unverified_prefix = o.unverified_prefix,
         };
         char extra[PATH_MAX + 64];
         if (strchr(src, ',') || strchr(src, '\\'))

@@ -105,6 +105,11 @@ struct tm_trace_opts {
         int trust_group_index;
         /* 1: keep the index in memory only. */
         int no_save;
+        /* 1: a damaged gzip or zip member serves what decoded before the
+         * damage although its CRC-32 never vouched for it (the views then
+         * say so in errors and stats; docs/damage.md, "The unverified
+         * prefix"). 0 (the default): nothing of a damaged member. */
+        int unverified_prefix;
         /* References between checkpoints to start with (0: the environment
          * variable TM_CKPT_REFS if set, else 64Ki). Smaller means faster
          * seeks and a bigger index; tests use tiny values. */

@@ -476,11 +476,112 @@ static void test_rewrite_under_readers(void **state)
         assert_int_equal(bad, 0);
 }
 
+/* ---- the unverified prefix, on request ---- */
+
+/* What zlib recovers of the gzip file at path (cut inside its member),
+ * up to the last whole line: zcat's output, decoded by nobody else. */
+static void zcat_lines(const char *path, struct vt_buf *out)
+{
+        struct vt_buf a = {0};
+        vt_slurp(path, &a);
+        z_stream zs = {0};
+        assert_int_equal(inflateInit2(&zs, 31), Z_OK);
+        uint8_t buf[65536];
+        zs.next_in = a.p;
+        zs.avail_in = (uInt)a.len;
+        out->len = 0;
+        int zret;
+        do {
+                zs.next_out = buf;
+                zs.avail_out = sizeof buf;
+                zret = inflate(&zs, Z_NO_FLUSH);
+                vt_put(out, buf, sizeof buf - zs.avail_out);
+        } while (zret == Z_OK && zs.avail_out == 0);
+        inflateEnd(&zs);
+        while (out->len && out->p[out->len - 1] != '\n')
+                out->len--;
+        free(a.p);
+}
+
+/* The ascii of path with opts o: its bytes up to the first error, the
+ * error (or 0), and the errors view. */
+static ssize_t ascii_with(const char *path, int unverified, struct vt_buf *out,
+                          struct vt_buf *errors)
+{
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1, .unverified_prefix = unverified};
+        if (tm_trace_open(path, &o, &t, &err) != 0)
+                fail_msg("%s: %s", path, err.msg);
+        ssize_t k = read_all(t, "ascii", out, &err);
+        assert_int_equal(read_all(t, "errors", errors, &err), 0);
+        tm_trace_close(t);
+        return k;
+}
+
+/* A din text trace in one gzip member cut in half: nothing by default;
+ * with unverified_prefix, the lines zcat recovers (decoded as a plain
+ * file of them), then EIO, and errors says the prefix is unverified. A
+ * zip member whose CRC-32 is wrong: all of it on request, nothing else. */
+static void test_unverified_prefix(void **state)
+{
+        (void)state;
+        const struct tm_codec *din = tm_codec_by_name("din");
+        struct vt_buf raw = {0}, got = {0}, errs = {0}, zl = {0}, want = {0};
+        vt_make(tmt_path("u.din"), din, TM_CONT_PLAIN, 0, refs, NREFS, &raw);
+        put_archive(tmt_path("u.din.gz"), TM_CONT_GZIP, 0, raw.p, raw.len);
+        const char *half =
+            cut_copy(tmt_path("u.din.gz"), "half.din.gz", file_size(tmt_path("u.din.gz")) / 2);
+
+        assert_int_equal(ascii_with(half, 0, &got, &errs), -EIO);
+        assert_int_equal(got.len, 0);
+        vt_put(&errs, "", 1);
+        assert_null(strstr((char *)errs.p, "unverified"));
+
+        zcat_lines(half, &zl);
+        assert_true(zl.len > raw.len / 4);
+        vt_spit(tmt_path("zcat.din"), zl.p, zl.len);
+        ascii_of(tmt_path("zcat.din"), &want);
+        assert_int_equal(ascii_with(half, 1, &got, &errs), -EIO);
+        assert_int_equal(got.len, want.len);
+        assert_memory_equal(got.p, want.p, want.len);
+        vt_put(&errs, "", 1);
+        if (!strstr((char *)errs.p, "archive ends inside a member") ||
+            !strstr((char *)errs.p, "unverified prefix served"))
+                fail_msg("errors: %s", (char *)errs.p);
+        printf("half.din.gz: %zu ascii bytes unverified, as zcat's %zu raw bytes decode\n", got.len,
+               zl.len);
+
+        /* zip: the member whole, its CRC-32 wrong in both headers */
+        struct vt_buf z = {0};
+        zip_stored(raw.p, raw.len, &z);
+        size_t cd = z.len - 22 - 51;
+        z.p[14] ^= 1;
+        z.p[cd + 16] ^= 1;
+        vt_spit(tmt_path("crc.zip"), z.p, z.len);
+        ascii_of(tmt_path("u.din"), &want);
+        assert_int_equal(ascii_with(tmt_path("crc.zip"), 0, &got, &errs), -EIO);
+        assert_int_equal(got.len, 0);
+        assert_int_equal(ascii_with(tmt_path("crc.zip"), 1, &got, &errs), -EIO);
+        assert_int_equal(got.len, want.len);
+        assert_memory_equal(got.p, want.p, want.len);
+        vt_put(&errs, "", 1);
+        if (!strstr((char *)errs.p, "CRC-32") || !strstr((char *)errs.p, "unverified prefix"))
+                fail_msg("errors: %s", (char *)errs.p);
+        free(z.p);
+        free(raw.p);
+        free(got.p);
+        free(errs.p);
+        free(zl.p);
+        free(want.p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_broken_are_traces),
             cmocka_unit_test(test_rewrite_under_readers),
+            cmocka_unit_test(test_unverified_prefix),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

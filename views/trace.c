@@ -227,6 +227,7 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         }
         t->no_index_beside = o ? o->no_index_beside : 0;
         t->no_save = o ? o->no_save : 0;
+        t->unverified_prefix = o ? o->unverified_prefix : 0;
         t->trust_group_index = o ? o->trust_group_index : 0;
         t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
         trace_views_make(t);
@@ -400,8 +401,20 @@ static void trace_save(struct tm_trace *t)
         free(dir);
 }
 
+/* The damage message of a prefix served unverified, on request. */
+static void trace_note_unverified(const struct tm_trace *t, struct tm_err *err)
+{
+        size_t n = strlen(err->msg);
+        if (tm_cont_unverified(t->cont) && n < sizeof err->msg)
+                snprintf(err->msg + n, sizeof err->msg - n,
+                         " (unverified prefix served: the bytes before the damage in its "
+                         "member passed no CRC-32)");
+}
+
 static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
+        if (t->cont)
+                tm_cont_set_unverified(t->cont, t->unverified_prefix);
         int rc = tm_records_build(t, progress, arg, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
@@ -410,6 +423,7 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
                 tm_trace_err_path(t, -EIO, err);
                 if (err->code == 0)
                         tm_err_set(err, -EIO, "%s: cannot index", t->path);
+                trace_note_unverified(t, err);
                 t->damage = *err;
                 t->damaged = 1;
                 return 0;

@@ -46,6 +46,7 @@ struct tm_trace {
         size_t headn;
         char *cache_dir;
         int no_index_beside, no_save;
+        int unverified_prefix; /* tm_trace_opts */
         int trust_group_index; /* tm_trace_opts */
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
         uint64_t ckpt_refs;

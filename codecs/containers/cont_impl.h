@@ -84,6 +84,7 @@ struct tm_cont {
         uint64_t wbase;        /* offset of the store in wfd */
         uint64_t wsize;        /* bytes in the store */
         uint64_t member;       /* zip: the member to read, or TM_CONT_MEMBER_PICK */
+        int unverified;        /* tm_cont_set_unverified */
         void *impl;            /* module state */
 };
 

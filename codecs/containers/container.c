@@ -271,6 +271,16 @@ int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err 
         return 0;
 }
 
+void tm_cont_set_unverified(struct tm_cont *c, int on)
+{
+        c->unverified = on;
+}
+
+int tm_cont_unverified(const struct tm_cont *c)
+{
+        return c->unverified && (c->ops->kind == TM_CONT_GZIP || c->ops->kind == TM_CONT_ZIP);
+}
+
 uint64_t tm_cont_scan_good(const struct tm_cont *c)
 {
         return c->scan_good;

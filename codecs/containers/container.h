@@ -133,6 +133,13 @@ uint64_t tm_cont_scanned(void);
  * (docs/damage.md). After a scan that succeeded it is the raw size. */
 uint64_t tm_cont_scan_good(const struct tm_cont *c);
 
+/* Ask that the index pass keep what decoded before a damaged member even
+ * though the member's CRC-32 never vouched for it (on: 1). Only streamed
+ * members can: gzip and zip; tm_cont_unverified says whether c is such
+ * a container with the request on. */
+void tm_cont_set_unverified(struct tm_cont *c, int on);
+int tm_cont_unverified(const struct tm_cont *c);
+
 /* Append the seek index to f; returns the number of bytes written or a
  * negative errno. Valid after tm_cont_scan or tm_cont_index_load. */
 int64_t tm_cont_index_save(const struct tm_cont *c, FILE *f, struct tm_err *err);

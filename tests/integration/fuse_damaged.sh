@@ -51,4 +51,24 @@ expect_dir half.zip "no end of central directory record"
 expect_dir empty.gz "no raw bytes (empty)"
 expect_dir empty.zst "no raw bytes (empty)"
 umount_tm "$MNT"
+
+# --- the unverified prefix of the half gzip member, on request ---
+"$TT" cat a.pdt.gz ascii >whole.ascii || fail "tracetool cat a.pdt.gz"
+"$TT" cat --unverified-prefix "$SRC/half.pdt.gz" ascii >half.ascii 2>half.err
+check "tracetool cat --unverified-prefix fails at the damage" test $? -ne 0
+check "... after the intact trace's first $(stat -c %s half.ascii) bytes" \
+        cmp -s half.ascii <(head -c "$(stat -c %s half.ascii)" whole.ascii)
+check "... which are more than a third of its lines" \
+        test "$(wc -l <half.ascii)" -gt "$(($(wc -l <whole.ascii) / 3))"
+check "... and says they are unverified" grep -q "unverified prefix served" half.err
+mount_tm log2 "$MNT" -o unverified_prefix --direct-io "$SRC" || { fail "mount"; finish; }
+check "mount -o unverified_prefix: errors says so" \
+        grep -q "unverified prefix served" "$MNT/half.pdt.gz/errors"
+n=$(($(stat -c %s half.ascii) - 131072))
+check "... ascii serves the prefix" cmp -s <(head -c "$n" "$MNT/half.pdt.gz/ascii") \
+        <(head -c "$n" half.ascii)
+check "... stats counts its references" grep -q "unverified prefix served" "$MNT/half.pdt.gz/stats"
+check "... a damaged zstd frame still serves nothing" \
+        bash -c "! cat '$MNT/one.pdt2.zst/ascii' >/dev/null 2>&1"
+umount_tm "$MNT"
 finish
