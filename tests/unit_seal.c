@@ -263,9 +263,11 @@ static void test_broken_are_traces(void **state)
 /* ---- an archive rewritten in place under readers ---- */
 
 #define RW_READERS 4
-#define RW_ROUNDS 4
-#define RW_STABLE_US 150000 /* each version stays this long between rewrites */
-#define RW_VERSIONS 3
+#define RW_ROUNDS 6
+#define RW_STABLE_US                                                                               \
+        150000 /* each version stays this long between rewrites; 3 times as                        \
+                * long for the streamed frame, whose reads take longer */
+#define RW_VERSIONS 4
 
 struct rw_shared {
         const char *path;
@@ -401,7 +403,8 @@ static void ascii_of(const char *path, struct vt_buf *out)
 
 /* One container: versions 0 (din text), 1 (another trace of the same
  * size: the same lines with other addresses), 2 (another trace, shorter,
- * in PDATS II, which decodes whatever bytes it is given). */
+ * in PDATS II, which decodes whatever bytes it is given), 3 (another din
+ * trace, of another size), each written over version 0 in turn. */
 static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame, size_t nrefs,
                                            const char *name)
 {
@@ -416,6 +419,8 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
                         raw[1].p[i]++;
         vt_gen(3304, r2, nrefs * 2 / 3, p2->ntypes, 0);
         vt_make(tmt_path("rw2.pdt2"), p2, TM_CONT_PLAIN, 0, r2, nrefs * 2 / 3, &raw[2]);
+        vt_gen(3305, r2, nrefs * 3 / 4, din->ntypes, 0);
+        vt_make(tmt_path("rw3.din"), din, TM_CONT_PLAIN, 0, r2, nrefs * 3 / 4, &raw[3]);
         struct rw_shared sh = {.path = tmt_path(name)};
         for (int v = 0; v < RW_VERSIONS; v++) {
                 char vn[64];
@@ -436,11 +441,12 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
                 assert_int_equal(pthread_create(&th[i], NULL, rw_read, &rd[i]), 0);
         }
         usleep(50000);
+        useconds_t stable = nrefs > NREFS ? 3 * RW_STABLE_US : RW_STABLE_US;
         for (int round = 0; round < RW_ROUNDS; round++) {
-                rw_rewrite(&sh, 1 + round % 2, kind == TM_CONT_PLAIN);
-                usleep(RW_STABLE_US);
+                rw_rewrite(&sh, 1 + round % 3, kind == TM_CONT_PLAIN);
+                usleep(stable);
                 rw_rewrite(&sh, 0, kind == TM_CONT_PLAIN);
-                usleep(RW_STABLE_US);
+                usleep(stable);
         }
         __atomic_store_n(&sh.done, 1, __ATOMIC_RELEASE);
         struct rw_reader sum = {0};
