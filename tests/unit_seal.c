@@ -582,12 +582,47 @@ static void test_unverified_prefix(void **state)
         free(want.p);
 }
 
+/* A read at the end of a view (what a reader whose idea of the size is
+ * the new version's asks of a handle on the old one) after the archive
+ * was rewritten: EIO naming the change, not 0 bytes; 0 while it was not. */
+static void test_end_after_rewrite(void **state)
+{
+        (void)state;
+        const struct tm_codec *din = tm_codec_by_name("din");
+        struct vt_buf raw = {0}, big = {0};
+        vt_make(tmt_path("e.din"), din, TM_CONT_PLAIN, 0, refs, 1000, &raw);
+        vt_make(tmt_path("e2.din"), din, TM_CONT_PLAIN, 0, refs, 3000, &big);
+        const char *path = tmt_path("end.din");
+        vt_spit(path, raw.p, raw.len);
+        struct tm_trace *t;
+        struct tm_vfile *f;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(tm_vfile_open(t, "raw", &f, &err), 0);
+        uint8_t buf[4096];
+        assert_int_equal(tm_vfile_pread(f, buf, sizeof buf, raw.len, &err), 0);
+        usleep(20000);
+        int fd = open(path, O_WRONLY | O_TRUNC);
+        assert_int_equal(write(fd, big.p, big.len), (ssize_t)big.len);
+        close(fd);
+        assert_int_equal(tm_vfile_pread(f, buf, sizeof buf, raw.len, &err), -EIO);
+        if (!strstr(err.msg, "the archive changed") || !strstr(err.msg, path))
+                fail_msg("read at the end after a rewrite: %s", err.msg);
+        assert_int_equal(tm_vfile_pread(f, buf, sizeof buf, 0, &err), -EIO);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+        free(raw.p);
+        free(big.p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_broken_are_traces),
             cmocka_unit_test(test_rewrite_under_readers),
             cmocka_unit_test(test_unverified_prefix),
+            cmocka_unit_test(test_end_after_rewrite),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

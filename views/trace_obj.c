@@ -30,6 +30,26 @@ ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t o
         return got;
 }
 
+ssize_t tm_trace_read_end(struct tm_trace *t, uint64_t off, struct tm_err *err)
+{
+        struct stat sb;
+        if (fstat(t->fd, &sb) == 0 && sb.st_size == t->sb.st_size &&
+            sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
+            sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec &&
+            sb.st_ctim.tv_sec == t->sb.st_ctim.tv_sec &&
+            sb.st_ctim.tv_nsec == t->sb.st_ctim.tv_nsec)
+                return 0;
+        struct tm_err e;
+        tm_err_set(&e, -EIO,
+                   "%s: view offset %llu: the archive changed while it was read (the end of "
+                   "the version this view was made for): reopen it",
+                   t->path, (unsigned long long)off);
+        tm_trace_note_err(t, &e);
+        if (err)
+                *err = e;
+        return e.code;
+}
+
 void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err)
 {
         if (!err || err->code == 0 || err->code == -ENOENT)

@@ -130,6 +130,13 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
                            int *valid, uint64_t *pos, struct tm_err *err);
 
+/* A read at or past the end of a view of t at off: 0 (the end) while the
+ * archive is as t was opened or last indexed on (size, mtime, ctime of
+ * t->sb), else -EIO "the archive changed", so that a reader never takes
+ * the end of the old version for the end of the view (docs/damage.md,
+ * "Rewritten under readers"). */
+ssize_t tm_trace_read_end(struct tm_trace *t, uint64_t off, struct tm_err *err);
+
 /* Make f a readahead worker's cursor: it never starts a readahead of its
  * own, and it renders through a small buffer of its own before copying to
  * the caller's (the memory it fills is read on another core next; see

@@ -160,6 +160,8 @@ static int vf_ra_start(struct tm_vfile *f)
 
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
+        if (off >= f->size && n && !f->text) /* the end, or the old version's end */
+                return tm_trace_read_end(f->t, off, err);
         if (off >= f->size || n == 0)
                 return 0;
         if (n > f->size - off)
