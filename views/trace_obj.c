@@ -30,7 +30,7 @@ ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t o
         return got;
 }
 
-ssize_t tm_trace_read_end(struct tm_trace *t, uint64_t off, struct tm_err *err)
+int tm_trace_read_check(struct tm_trace *t, uint64_t off, struct tm_err *err)
 {
         struct stat sb;
         if (fstat(t->fd, &sb) == 0 && sb.st_size == t->sb.st_size &&
@@ -41,8 +41,8 @@ ssize_t tm_trace_read_end(struct tm_trace *t, uint64_t off, struct tm_err *err)
                 return 0;
         struct tm_err e;
         tm_err_set(&e, -EIO,
-                   "%s: view offset %llu: the archive changed while it was read (the end of "
-                   "the version this view was made for): reopen it",
+                   "%s: view offset %llu: the archive changed while it was read (since this "
+                   "view's version was opened): reopen it",
                    t->path, (unsigned long long)off);
         tm_trace_note_err(t, &e);
         if (err)
