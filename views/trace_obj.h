@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "../codecs/containers/container.h"
 #include "../codecs/record/record.h"
+#include "../codecs/containers/container.h"
 #include "index.h"
 #include "view.h"
 
@@ -20,7 +20,7 @@ enum tm_view_kind {
         TM_VIEW_ASCII,
         TM_VIEW_BINARY,
         TM_VIEW_RAW,
-        TM_VIEW_STATS,  /* a text made once: stats, schema, a byte section */
+        TM_VIEW_STATS, /* a text made once: stats, schema, a byte section */
         TM_VIEW_JSON,   /* stats.json: a text made once, as stats */
         TM_VIEW_ERRORS, /* errors: the last error, read as it was at open */
 };
@@ -38,10 +38,10 @@ struct tm_trace {
         char *path; /* as given, for messages */
         char *abs;  /* absolute, for index file names */
         int fd;
-        struct stat sb;        /* of the archive at open */
-        struct tm_cont *cont;  /* replaced only while no index and no reader exist */
-        const char *cont_name; /* static: usable by any thread at any time */
-        struct tm_records *rt; /* its records (records.h) */
+        struct stat sb;               /* of the archive at open */
+        struct tm_cont *cont;         /* replaced only while no index and no reader exist */
+        const char *cont_name;        /* static: usable by any thread at any time */
+        struct tm_records *rt;         /* its records (records.h) */
         uint8_t head[TM_RHEAD_MIN];
         size_t headn;
         char *cache_dir;
@@ -127,8 +127,8 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
  * from a checkpoint and meets the error again), 0 bytes is "view ends
  * early" (the sizes said there were more), an error gets the archive's
  * path; *pos moves past the bytes returned. Returns got or the error. */
-ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off, int *valid,
-                           uint64_t *pos, struct tm_err *err);
+ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
+                           int *valid, uint64_t *pos, struct tm_err *err);
 
 /* Before a read of a view of t at off: 0 while the archive is as t was
  * opened or last indexed on (size, mtime, ctime of t->sb), else -EIO
