@@ -458,11 +458,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
         struct tm_cont *c;
-        if (fstat(t->fd, &sb) < 0 ||
-            (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
-             sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec &&
-             sb.st_ctim.tv_sec == t->sb.st_ctim.tv_sec &&
-             sb.st_ctim.tv_nsec == t->sb.st_ctim.tv_nsec))
+        if (fstat(t->fd, &sb) < 0 || tm_trace_same_version(&sb, &t->sb))
                 return;
         uint8_t head[TM_RHEAD_MIN];
         size_t headn = 0;

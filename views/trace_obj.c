@@ -30,14 +30,18 @@ ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t o
         return got;
 }
 
+int tm_trace_same_version(const struct stat *now, const struct stat *then)
+{
+        return now->st_size == then->st_size && now->st_mtim.tv_sec == then->st_mtim.tv_sec &&
+               now->st_mtim.tv_nsec == then->st_mtim.tv_nsec &&
+               now->st_ctim.tv_sec == then->st_ctim.tv_sec &&
+               now->st_ctim.tv_nsec == then->st_ctim.tv_nsec;
+}
+
 int tm_trace_read_check(struct tm_trace *t, uint64_t off, struct tm_err *err)
 {
         struct stat sb;
-        if (fstat(t->fd, &sb) == 0 && sb.st_size == t->sb.st_size &&
-            sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
-            sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec &&
-            sb.st_ctim.tv_sec == t->sb.st_ctim.tv_sec &&
-            sb.st_ctim.tv_nsec == t->sb.st_ctim.tv_nsec)
+        if (fstat(t->fd, &sb) == 0 && tm_trace_same_version(&sb, &t->sb))
                 return 0;
         struct tm_err e;
         tm_err_set(&e, -EIO,

@@ -130,6 +130,10 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
 ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
                            int *valid, uint64_t *pos, struct tm_err *err);
 
+/* Is the archive whose fstat is now the version whose fstat was then
+ * (the same size, modification and change times)? */
+int tm_trace_same_version(const struct stat *now, const struct stat *then);
+
 /* Before a read of a view of t at off: 0 while the archive is as t was
  * opened or last indexed on (size, mtime, ctime of t->sb), else -EIO
  * "the archive changed" (kept as the last error): no byte decoded before
