@@ -37,6 +37,7 @@ struct main_opts {
         int no_index_beside;
         int trust_group_index;
         int trust_group_dtd;
+        int unverified_prefix;
         int direct_io;
         char *read_ahead_s; /* --read-ahead's value, parsed by main_prepare */
         long read_ahead;    /* KiB; -1: BDI_READ_AHEAD_KB */
@@ -70,6 +71,7 @@ static const struct fuse_opt main_optspec[] = {
     MAIN_OPT("--no-index-beside", no_index_beside),
     MAIN_OPT("--trust-group-index", trust_group_index),
     MAIN_OPT("--trust-group-dtd", trust_group_dtd),
+    MAIN_OPT("--unverified-prefix", unverified_prefix),
     MAIN_OPT("--direct-io", direct_io),
     {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     {"--drop-behind=%s", offsetof(struct main_opts, drop_s), 0},
@@ -82,6 +84,7 @@ static const struct fuse_opt main_optspec[] = {
     MAIN_OPT("no_index_beside", no_index_beside),
     MAIN_OPT("trust_group_index", trust_group_index),
     MAIN_OPT("trust_group_dtd", trust_group_dtd),
+    MAIN_OPT("unverified_prefix", unverified_prefix),
     MAIN_OPT("direct_io", direct_io),
     {"read_ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
     {"drop_behind=%s", offsetof(struct main_opts, drop_s), 0},
@@ -140,6 +143,9 @@ static void main_usage(const char *prog)
                "    --trust-group-dtd      believe Meta-TF DTDs beside an archive that\n"
                "                           members of its directory's group may write\n"
                "                           (docs/side-files.md)\n"
+               "    --unverified-prefix    a damaged gzip or zip member shows what decoded\n"
+               "                           before the damage, unchecked; errors says so\n"
+               "                           (default: nothing of a damaged member)\n"
                "    --direct-io            views bypass the kernel page cache: steadier\n"
                "                           one-pass reads; no caching, readahead, mmap\n"
                "    --read-ahead KB        the kernel's readahead for this mount, set when\n"
@@ -166,9 +172,9 @@ static void main_usage(const char *prog)
                "    -V, --version          print the version\n\n"
                "Each option above is also taken as -o name[=value] for mount(8) and\n"
                "/etc/fstab: cache_dir=DIR, no_index_beside, trust_group_index,\n"
-               "trust_group_dtd, direct_io, read_ahead=KB, drop_behind=MB, handle_memory=MB,\n"
-               "max_traces=N, trace_memory=MB, log_file=FILE. The mount is read-only\n"
-               "whatever -o says.\n\n",
+               "trust_group_dtd, unverified_prefix, direct_io, read_ahead=KB, drop_behind=MB,\n"
+               "handle_memory=MB, max_traces=N, trace_memory=MB, log_file=FILE. The mount is\n"
+               "read-only whatever -o says.\n\n",
                prog, BDI_READ_AHEAD_KB, DROP_KEEP_MB_DEFAULT, MAIN_HANDLE_MB, NODE_OPEN_DEFAULT,
                NODE_OPEN_MB_DEFAULT);
 }
@@ -472,6 +478,7 @@ int main(int argc, char *argv[])
             .no_index_beside = o.no_index_beside,
             .trust_group_index = o.trust_group_index,
             .trust_group_dtd = o.trust_group_dtd,
+            .unverified_prefix = o.unverified_prefix,
         };
         char extra[PATH_MAX + 64];
         if (strchr(src, ',') || strchr(src, '\\'))

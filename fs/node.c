@@ -464,6 +464,8 @@ int node_trace_open(struct node_trace *tr, struct tm_trace **t)
         }
         if (rc < 0 && err.code)
                 node_trace_log(tr, &err);
+        if (opened && tm_trace_open_error(*t)) /* a damaged archive: say why once */
+                node_trace_log(tr, tm_trace_open_error(*t));
         return rc;
 }
 

@@ -117,6 +117,11 @@ struct tm_trace_opts {
         int trust_group_dtd;
         /* 1: keep the index in memory only. */
         int no_save;
+        /* 1: a damaged gzip or zip member serves what decoded before the
+         * damage although its CRC-32 never vouched for it (the views then
+         * say so in errors and stats; docs/damage.md, "The unverified
+         * prefix"). 0 (the default): nothing of a damaged member. */
+        int unverified_prefix;
         /* References between checkpoints to start with (0: the environment
          * variable TM_CKPT_REFS if set, else 64Ki). Smaller means faster
          * seeks and a bigger index; tests use tiny values. */
@@ -128,9 +133,13 @@ struct tm_trace_opts {
  *
  * Returns 1 if it is a trace, and then sets *codec_name and *cont_name
  * (each may be NULL) to static strings, such as "pdats2" and "zstd",
- * valid for the life of the process. Returns 0 if it is not a trace,
- * including unreadable, missing and empty files; never an error, never
- * decodes more. Thread-safe. */
+ * valid for the life of the process. A damaged archive is a trace too
+ * when its container's magic (gzip, zstd, zip) or its codec's header is
+ * recognised: cut, emptied, or with a bad header or directory (the codec
+ * is then "unknown" when nothing of it could be read;
+ * docs/damage.md). Returns 0 if it is not a trace, including
+ * unreadable, missing and empty files and intact archives that hold
+ * something else; never an error, never decodes more. Thread-safe. */
 TM_API int tm_probe_path(const char *path, const char **codec_name, const char **cont_name);
 
 /* tm_probe_path on fd, a descriptor open for reading on the file (the
@@ -146,8 +155,9 @@ TM_API int tm_probe_fd(int fd, const char *path, const char **codec_name, const 
  * tm_trace_close. Otherwise returns a negative errno and fills err:
  * -ENOENT-style errors from open(2), -EMEDIUMTYPE when the file is not a
  * regular file, is empty (err: "PATH: empty file") or is not a trace in a
- * known format ("PATH: not a trace this build can read"), -EIO when its
- * container's header is corrupt, -ENOMEM; *out is not set then.
+ * known format ("PATH: not a trace this build can read"), -ENOMEM; *out
+ * is not set then. A damaged archive that tm_probe_path takes opens:
+ * tm_trace_open_error says why and its errors view holds it.
  * The archive's file descriptor stays open until tm_trace_close. */
 TM_API int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_trace **out,
                          struct tm_err *err);
@@ -205,6 +215,12 @@ TM_API void tm_memory_trim(void);
  * the process. Never fail. */
 TM_API const char *tm_trace_codec(const struct tm_trace *t);
 TM_API const char *tm_trace_container(const struct tm_trace *t);
+
+/* Why t, a damaged archive or one whose codec could not open it, has no
+ * views but stats and errors (every other view fails with -EIO): the
+ * message naming the archive and the offset, or NULL when t opened
+ * whole. Valid until tm_trace_close. */
+TM_API const struct tm_err *tm_trace_open_error(const struct tm_trace *t);
 
 /* Called now and then by long passes with the raw bytes done and the raw
  * total (0 if unknown), from the thread that called the pass. */

@@ -287,14 +287,16 @@ static void command_usage(FILE *f, const struct command *c)
 {
         fprintf(f,
                 "usage: tracetool %s [--cache-dir DIR] [--no-index-beside] [--trust-group-index]\n"
-                "       [--trust-group-dtd] %s\n\n%s\n\n"
+                "       [--trust-group-dtd] [--unverified-prefix] %s\n\n%s\n\n"
                 "  --cache-dir DIR     where indexes go when the archive's directory is not\n"
                 "                      writable (default $XDG_CACHE_HOME/tracemount)\n"
                 "  --no-index-beside   never write an index beside the archive\n"
                 "  --trust-group-index believe indexes that members of a group-shared cache\n"
                 "                      wrote for archives they cannot change\n"
                 "  --trust-group-dtd   believe a Meta-TF DTD beside the archive that members\n"
-                "                      of its directory's group may write\n",
+                "                      of its directory's group may write\n"
+                "  --unverified-prefix a damaged gzip or zip member: show what decoded before\n"
+                "                      the damage, unchecked (the damage message says so)\n",
                 c->name, c->args, c->help);
 }
 
@@ -315,6 +317,8 @@ static int tool_options(int argc, char **argv, const struct command *c)
                         tool_opts.trust_group_index = 1;
                 } else if (strcmp(s, "--trust-group-dtd") == 0) {
                         tool_opts.trust_group_dtd = 1;
+                } else if (strcmp(s, "--unverified-prefix") == 0) {
+                        tool_opts.unverified_prefix = 1;
                 } else if (strcmp(s, "--json") == 0 && c->run == cmd_stat) {
                         tool_json = 1;
                 } else if (s[0] == '-' && s[1]) {

@@ -10,28 +10,37 @@
  * the member's CRC-32 and sizes and gives it a seek index, so that no byte
  * is served unverified and a read anywhere costs one restart point's
  * spacing. The table keeps the last MEMBERS_KEEP scanned containers for
- * the next opens of the same members, and the last MEMBERS_KEEP failures. */
+ * the next opens of the same members, and the last MEMBERS_KEEP failures.
+ * What a scan learnt (the member's seek index, its windows, and that its
+ * CRC-32 and sizes passed) is saved in a temporary file of the table's
+ * (tm_cont_index_save, up to MEMBERS_STORE bytes), so a member is
+ * inflated whole once per trace: a later open past the kept ones loads
+ * its index from there instead. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hmem.h"
 #include "trace_obj.h"
 
-#define MEMBERS_MAX 65536u        /* members listed, at most */
-#define MEMBERS_BYTES (16u << 20) /* bytes of their paths, at most */
-#define MEMBER_PATH_MAX 1024u     /* bytes of one path, at most */
-#define MEMBER_COMPONENT_MAX 255u /* bytes of one component (NAME_MAX) */
-#define MEMBERS_KEEP 8            /* scanned members kept for the next opens */
-#define MEMBER_SHOW 64u           /* bytes of a stored name in a message */
+#define MEMBERS_MAX 65536u         /* members listed, at most */
+#define MEMBERS_BYTES (16u << 20)  /* bytes of their paths, at most */
+#define MEMBER_PATH_MAX 1024u      /* bytes of one path, at most */
+#define MEMBER_COMPONENT_MAX 255u  /* bytes of one component (NAME_MAX) */
+#define MEMBERS_KEEP 8             /* scanned members kept for the next opens */
+#define MEMBER_SHOW 64u            /* bytes of a stored name in a message */
+#define MEMBERS_STORE (256u << 20) /* bytes of saved seek indexes, at most */
 
 struct mem_ent {
         size_t at; /* its path: the table's arena + at */
         uint64_t index, size;
+        uint64_t ix_off, ix_len; /* its saved seek index in the store (len 0: none); under mu */
 };
 
 /* A verified member's container, shared by its cursors. */
@@ -56,7 +65,9 @@ struct tm_members {
                 uint64_t index;
                 struct tm_err err; /* err.code 0: unused */
         } fail[MEMBERS_KEEP];
-        unsigned nfail; /* fails made, the next one goes to fail[nfail % KEEP] */
+        unsigned nfail;      /* fails made, the next one goes to fail[nfail % KEEP] */
+        FILE *store;         /* the scanned members' seek indexes, or NULL; under mu */
+        uint64_t store_used; /* its bytes */
 };
 
 struct tm_member {
@@ -78,7 +89,7 @@ static void member_park(struct tm_hmem_user *u)
 
 int tm_trace_has_members(const struct tm_trace *t)
 {
-        return strcmp(t->cont_name, "zip") == 0;
+        return t->cont && strcmp(t->cont_name, "zip") == 0; /* a broken zip has none */
 }
 
 static const char *ent_path(const struct tm_members *m, size_t i)
@@ -395,6 +406,8 @@ void tm_members_close(struct tm_members *m)
                 return;
         for (unsigned i = 0; i < MEMBERS_KEEP; i++)
                 tm_cont_close(m->keep[i].c);
+        if (m->store)
+                fclose(m->store);
         pthread_mutex_destroy(&m->mu);
         free(m->e);
         free(m->arena);
@@ -522,19 +535,68 @@ static int keep_find(struct tm_member *f, uint64_t index, struct tm_err *err)
         return 0;
 }
 
-/* The verified container of member e for f: a kept one, else scanned now
- * (and kept, see keep_install). */
-static int member_get(struct tm_member *f, const struct mem_ent *e, struct tm_err *err)
+/* An unlinked temporary file for the store, in $TMPDIR or /tmp; NULL
+ * when none can be made (members are then scanned at each open). */
+static FILE *store_open(void)
+{
+        const char *dir = getenv("TMPDIR");
+        int fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        FILE *f = fd >= 0 ? fdopen(fd, "w+") : tmpfile();
+        if (!f && fd >= 0)
+                close(fd);
+        return f;
+}
+
+/* Save c's seek index (member e's, just scanned) in the store; m->mu
+ * held. Nothing is saved past MEMBERS_STORE bytes or on a failure. */
+static void store_save(struct tm_members *m, struct mem_ent *e, const struct tm_cont *c)
+{
+        if (e->ix_len || m->store_used >= MEMBERS_STORE ||
+            (!m->store && !(m->store = store_open())))
+                return;
+        if (fseeko(m->store, (off_t)m->store_used, SEEK_SET) != 0)
+                return;
+        int64_t n = tm_cont_index_save(c, m->store, NULL);
+        if (n <= 0 || fflush(m->store) != 0)
+                return;
+        e->ix_off = m->store_used;
+        e->ix_len = (uint64_t)n;
+        m->store_used += (uint64_t)n;
+}
+
+/* A new container of member e with the seek index a scan saved at
+ * [off, off+len) of the store: verified once, not inflated again. */
+static int member_load(struct tm_trace *t, const struct tm_members *m, const struct mem_ent *e,
+                       uint64_t off, uint64_t len, struct tm_cont **out, struct tm_err *err)
+{
+        struct tm_cont *c;
+        int rc = tm_cont_open_member(t->fd, t->path, e->index, &c, err);
+        if (rc == 0 && (rc = tm_cont_index_load(c, fileno(m->store), off, len, err)) != 0)
+                tm_cont_close(c);
+        if (rc == 0)
+                *out = c;
+        return rc;
+}
+
+/* The verified container of member e for f: a kept one, else one with
+ * the seek index its first scan saved, else scanned now (and kept, see
+ * keep_install, and its index saved). */
+static int member_get(struct tm_member *f, struct mem_ent *e, struct tm_err *err)
 {
         struct tm_members *m = f->m;
         struct tm_cont *c = NULL, *old = NULL;
         pthread_mutex_lock(&m->mu);
         int rc = keep_find(f, e->index, err);
+        uint64_t off = e->ix_off, len = e->ix_len;
         pthread_mutex_unlock(&m->mu);
         if (f->c || rc < 0)
                 return rc;
-        rc = member_scan(f->t, e, &c, err);
+        int loaded = len && member_load(f->t, m, e, off, len, &c, err) == 0;
+        if (!loaded)
+                rc = member_scan(f->t, e, &c, err);
         pthread_mutex_lock(&m->mu);
+        if (rc == 0 && !loaded)
+                store_save(m, e, c);
         if (rc == 0)
                 f->slot = keep_install(m, e->index, c, &old);
         else if (rc != -ENOMEM)

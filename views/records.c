@@ -209,6 +209,25 @@ static int open_failed(struct tm_trace *t, struct tm_records *rt, int rc, struct
         return 0;
 }
 
+/* The row of a broken trace: a name, nothing to decode with. */
+static const struct tm_rcodec rt_broken_codec = {.name = "unknown"};
+
+int tm_records_open_broken(struct tm_trace *t, const struct tm_err *why, struct tm_records **out)
+{
+        struct tm_records *rt = calloc(1, sizeof *rt);
+        if (!rt)
+                return -ENOMEM;
+        rt->codec = &rt_broken_codec;
+        pthread_mutex_init(&rt->tables_mu, NULL);
+        struct tm_err e = *why;
+        if (open_failed(t, rt, why->code < 0 ? why->code : -EIO, &e) < 0) {
+                tm_records_close(rt);
+                return -ENOMEM;
+        }
+        *out = rt;
+        return 0;
+}
+
 const struct tm_err *tm_records_open_error(const struct tm_records *rt)
 {
         return rt && rt->failed ? &rt->open_err : NULL;

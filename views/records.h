@@ -48,6 +48,12 @@ struct tm_cont;
 int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *head, size_t headn,
                      struct tm_err *err);
 
+/* A trace whose container is recognised but nothing of which a codec
+ * could open (the container damaged or cut before its first raw bytes,
+ * or empty): a failed record trace (below) of codec "unknown" whose
+ * views fail with why. Returns 0 or -ENOMEM. */
+int tm_records_open_broken(struct tm_trace *t, const struct tm_err *why, struct tm_records **out);
+
 /* The codec's open failed on an archive its probe took: the error every
  * view but stats and errors fails with (code -EIO), or NULL. */
 const struct tm_err *tm_records_open_error(const struct tm_records *rt);

@@ -56,8 +56,43 @@ static int read_head(struct tm_cont *c, uint8_t *head, size_t *n, struct tm_err 
         return 0;
 }
 
-/* open(2) unless the caller gave a descriptor, container, head and
- * codec: everything tm_probe_path needs. */
+/* The container whose magic t's archive starts with ("gzip", "zstd",
+ * "zip"), or NULL (plain, or unreadable). */
+static const char *trace_magic(const struct tm_trace *t)
+{
+        uint8_t m[4];
+        size_t n = t->sb.st_size < (off_t)sizeof m ? (size_t)t->sb.st_size : sizeof m;
+        return pread(t->fd, m, n, 0) == (ssize_t)n ? tm_cont_magic(m, n) : NULL;
+}
+
+/* Container, head and codec of the archive open on t->fd. Returns 0 with
+ * t->rt set, -EMEDIUMTYPE when no codec takes it, -ENODATA when the
+ * container holds no raw bytes, or the error that stopped it. */
+static int trace_probe_codec(struct tm_trace *t, struct tm_err *err)
+{
+        int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
+        if (rc == 0) {
+                t->cont_name = tm_cont_name(t->cont);
+                rc = read_head(t->cont, t->head, &t->headn, err);
+        }
+        if (rc < 0)
+                return rc;
+        if (!t->headn)
+                return tm_err_set(err, -ENODATA, "%s: archive offset 0: %s: no raw bytes (empty)",
+                                  t->path, t->cont_name);
+        rc = tm_records_open(t, t->head, t->headn, &t->rt, err);
+        if (rc < 0)
+                return rc;
+        if (!t->rt)
+                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace this build can read",
+                                  t->path);
+        return 0;
+}
+
+/* open(2) unless the caller gave a descriptor, container, head and codec: everything tm_probe_path
+ * needs. An archive with a container's magic that is damaged (-EIO) or empty before a codec could
+ * be told is a broken trace (tm_records_open_broken) whose errors view says why; one that reads
+ * whole but holds no trace is not a trace. */
 static int trace_probe(struct tm_trace *t, struct tm_err *err)
 {
         /* O_NONBLOCK: a FIFO swapped in for the archive is refused below
@@ -80,22 +115,23 @@ static int trace_probe(struct tm_trace *t, struct tm_err *err)
         int fl = fcntl(t->fd, F_GETFL);
         if (fl >= 0)
                 fcntl(t->fd, F_SETFL, fl & ~O_NONBLOCK);
-        int rc = tm_cont_open(t->fd, t->path, &t->cont, err);
-        if (rc == 0) {
-                t->cont_name = tm_cont_name(t->cont);
-                rc = read_head(t->cont, t->head, &t->headn, err);
-        }
-        if (rc < 0)
-                return rc;
-        if (t->headn) {
-                rc = tm_records_open(t, t->head, t->headn, &t->rt, err);
+        struct tm_err e = {0};
+        int rc = trace_probe_codec(t, &e);
+        const char *magic = rc == -EIO || rc == -ENODATA ? trace_magic(t) : NULL;
+        if (magic && !t->rt) {
+                tm_cont_close(t->cont);
+                t->cont = NULL;
+                t->cont_name = magic;
+                if (!strstr(e.msg, t->path))
+                        tm_err_prefix(&e, "%s", t->path);
+                e.code = -EIO;
+                rc = tm_records_open_broken(t, &e, &t->rt);
                 if (rc < 0)
-                        return rc;
+                        tm_err_set(&e, rc, "%s: out of memory", t->path);
         }
-        if (!t->rt)
-                return tm_err_set(err, -EMEDIUMTYPE, "%s: not a trace this build can read",
-                                  t->path);
-        return 0;
+        if (rc < 0 && err)
+                *err = e;
+        return rc;
 }
 
 static struct tm_trace *trace_alloc(const char *path)
@@ -230,6 +266,7 @@ static int trace_open_end(struct tm_trace *t, const struct tm_trace_opts *o, str
         }
         t->no_index_beside = o ? o->no_index_beside : 0;
         t->no_save = o ? o->no_save : 0;
+        t->unverified_prefix = o ? o->unverified_prefix : 0;
         t->trust_group_index = o ? o->trust_group_index : 0;
         t->ckpt_refs = o && o->ckpt_refs ? o->ckpt_refs : env_ckpt_refs();
         trace_views_make(t);
@@ -319,6 +356,11 @@ const char *tm_trace_codec(const struct tm_trace *t)
 const char *tm_trace_container(const struct tm_trace *t)
 {
         return t->cont_name;
+}
+
+const struct tm_err *tm_trace_open_error(const struct tm_trace *t)
+{
+        return tm_records_open_error(t->rt);
 }
 
 const char *const *tm_trace_views(const struct tm_trace *t)
@@ -500,8 +542,20 @@ static void trace_save(struct tm_trace *t)
         free(dir);
 }
 
+/* The damage message of a prefix served unverified, on request. */
+static void trace_note_unverified(const struct tm_trace *t, struct tm_err *err)
+{
+        size_t n = strlen(err->msg);
+        if (tm_cont_unverified(t->cont) && n < sizeof err->msg)
+                snprintf(err->msg + n, sizeof err->msg - n,
+                         " (unverified prefix served: the bytes before the damage in its "
+                         "member passed no CRC-32)");
+}
+
 static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, struct tm_err *err)
 {
+        if (t->cont)
+                tm_cont_set_unverified(t->cont, t->unverified_prefix);
         int rc = tm_records_build(t, progress, arg, err);
         if (rc < 0)
                 return tm_trace_err_path(t, rc, err);
@@ -510,6 +564,7 @@ static int trace_build(struct tm_trace *t, tm_progress_fn progress, void *arg, s
                 tm_trace_err_path(t, -EIO, err);
                 if (err->code == 0)
                         tm_err_set(err, -EIO, "%s: cannot index", t->path);
+                trace_note_unverified(t, err);
                 t->damage = *err;
                 t->damaged = 1;
                 return 0;
@@ -535,8 +590,8 @@ static void trace_views_forget(struct tm_trace *t)
 }
 
 /* After a failed build, or one that kept a damaged archive's prefix, with
- * no cursor open: if the archive was rewritten in place since (size or
- * mtime differ) and still holds a trace of the same codec with the same
+ * no cursor open: if the archive was rewritten in place since (size,
+ * mtime or ctime differ) and still holds a trace of the same codec with the same
  * views, forget the failure and start over with a fresh container and the
  * codec opened again on the new header (tm_records_reopen). Else it stays
  * failed. No reader of the index exists, since readers need it. Under mu. */
@@ -544,9 +599,7 @@ static void trace_retry_if_changed(struct tm_trace *t)
 {
         struct stat sb;
         struct tm_cont *c;
-        if (fstat(t->fd, &sb) < 0 ||
-            (sb.st_size == t->sb.st_size && sb.st_mtim.tv_sec == t->sb.st_mtim.tv_sec &&
-             sb.st_mtim.tv_nsec == t->sb.st_mtim.tv_nsec))
+        if (fstat(t->fd, &sb) < 0 || tm_trace_same_version(&sb, &t->sb))
                 return;
         uint8_t head[TM_RHEAD_MIN];
         size_t headn = 0;

@@ -30,6 +30,30 @@ ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t o
         return got;
 }
 
+int tm_trace_same_version(const struct stat *now, const struct stat *then)
+{
+        return now->st_size == then->st_size && now->st_mtim.tv_sec == then->st_mtim.tv_sec &&
+               now->st_mtim.tv_nsec == then->st_mtim.tv_nsec &&
+               now->st_ctim.tv_sec == then->st_ctim.tv_sec &&
+               now->st_ctim.tv_nsec == then->st_ctim.tv_nsec;
+}
+
+int tm_trace_read_check(struct tm_trace *t, uint64_t off, struct tm_err *err)
+{
+        struct stat sb;
+        if (fstat(t->fd, &sb) == 0 && tm_trace_same_version(&sb, &t->sb))
+                return 0;
+        struct tm_err e;
+        tm_err_set(&e, -EIO,
+                   "%s: view offset %llu: the archive changed while it was read (since this "
+                   "view's version was opened): reopen it",
+                   t->path, (unsigned long long)off);
+        tm_trace_note_err(t, &e);
+        if (err)
+                *err = e;
+        return e.code;
+}
+
 void tm_trace_note_err(struct tm_trace *t, const struct tm_err *err)
 {
         if (!err || err->code == 0 || err->code == -ENOENT)

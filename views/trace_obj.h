@@ -50,6 +50,7 @@ struct tm_trace {
         size_t headn;
         char *cache_dir;
         int no_index_beside, no_save;
+        int unverified_prefix; /* tm_trace_opts */
         int trust_group_index; /* tm_trace_opts */
         int trust_group_dtd;   /* tm_trace_opts: judges the DTD at every codec open */
         int ix_shared_refused; /* the cache's shared file is an untrusted user's */
@@ -140,6 +141,18 @@ int tm_trace_err_path(const struct tm_trace *t, int rc, struct tm_err *err);
  * path; *pos moves past the bytes returned. Returns got or the error. */
 ssize_t tm_trace_read_done(struct tm_trace *t, ssize_t got, size_t n, uint64_t off,
                            int *valid, uint64_t *pos, struct tm_err *err);
+
+/* Is the archive whose fstat is now the version whose fstat was then
+ * (the same size, modification and change times)? */
+int tm_trace_same_version(const struct stat *now, const struct stat *then);
+
+/* Before a read of a view of t at off: 0 while the archive is as t was
+ * opened or last indexed on (size, mtime, ctime of t->sb), else -EIO
+ * "the archive changed" (kept as the last error): no byte decoded before
+ * the change (a carry, a read-ahead segment) is served after it, and the
+ * end of the old version is not taken for the end of the view
+ * (docs/damage.md, "Rewritten under readers"). */
+int tm_trace_read_check(struct tm_trace *t, uint64_t off, struct tm_err *err);
 
 /* Make f a readahead worker's cursor: it never starts a readahead of its
  * own, and it renders through a small buffer of its own before copying to

@@ -160,6 +160,9 @@ static int vf_ra_start(struct tm_vfile *f)
 
 ssize_t tm_vfile_pread(struct tm_vfile *f, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
+        int rc = f->text || !n ? 0 : tm_trace_read_check(f->t, off, err);
+        if (rc < 0) /* the archive changed: nothing of the old version */
+                return rc;
         if (off >= f->size || n == 0)
                 return 0;
         if (n > f->size - off)
@@ -216,8 +219,8 @@ ssize_t tm_vfile_peek(struct tm_vfile *f, size_t n, uint64_t off, struct tm_vspa
                 f->reads = 1;
                 vf_ra_start(f);
         }
-        if (!f->ra || off >= f->size || n == 0)
-                return -1;
+        if (!f->ra || off >= f->size || n == 0 || tm_trace_read_check(f->t, off, NULL) < 0)
+                return -1; /* the archive changed: pread says so */
         ssize_t got = tm_ra_peek(f->ra, n, off, sp);
         if (got <= 0)
                 return -1; /* late, a jump, a failure, or too wide: pread decides */

@@ -57,12 +57,23 @@ struct tm_cin {
         uint64_t off;         /* archive offset of buf[0] */
 };
 
+/* What identifies the archive's version: its fstat at open. Any pread
+ * of the archive is followed by an fstat that must give the same
+ * (tm_cont_pread, tm_cin_fill): a write updates the size or the times
+ * before its bytes can be read, so bytes read while this holds are the
+ * version the container (and its index) was made for. */
+struct tm_cont_id {
+        uint64_t dev, ino, size;
+        int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
 struct tm_cont {
         const struct tm_cont_ops *ops;
         int fd;
         char *path;
         uint64_t asize;
         uint64_t dir_off; /* tm_cont_dir_offset: set by the module's open */
+        struct tm_cont_id id;
         int raw_known;
         uint64_t raw_size;
         int indexed;           /* the points are a complete seek index */
@@ -74,6 +85,7 @@ struct tm_cont {
         uint64_t wbase;        /* offset of the store in wfd */
         uint64_t wsize;        /* bytes in the store */
         uint64_t member;       /* zip: the member to read, or TM_CONT_MEMBER_PICK */
+        int unverified;        /* tm_cont_set_unverified */
         void *impl;            /* module state */
 };
 
@@ -82,9 +94,9 @@ struct tm_cont {
 
 struct tm_creader {
         struct tm_cont *c;
-        uint64_t pos; /* raw offset */
-        int broken;   /* decoder state undefined after an error: restart */
-        int head;     /* tm_creader_open_head: nothing decoded whole first */
+        uint64_t pos;     /* raw offset */
+        int broken;       /* decoder state undefined after an error: restart */
+        int head;         /* tm_creader_open_head: nothing decoded whole first */
         uint8_t *scratch; /* discarded bytes of forward seeks, sized by need */
         size_t scap;      /* its size, at most TM_CONT_SCRATCH */
         void *impl;

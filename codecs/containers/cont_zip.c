@@ -263,6 +263,8 @@ static int zip_open(struct tm_cont *c, struct tm_err *err)
         c->impl = z;
         int ret = tm_zip_read_dir(c, &z->dir, err);
         if (ret == 0)
+                ret = tm_zip_check_ranges(c, &z->dir, err);
+        if (ret == 0)
                 c->dir_off = z->dir.off;
         if (ret == 0)
                 ret = c->member == TM_CONT_MEMBER_PICK ? pick_member(c, z, err)
@@ -402,6 +404,7 @@ static int scan_deflate(struct tm_cont *c, struct tm_cpoints *pts, struct crc_si
         const struct zip_cont *z = c->impl;
         struct tm_zran_scan s;
         int ret = tm_zran_scan_init(&s, c, TM_ZRAN_WBITS_RAW, err);
+        s.limit = z->m.usize; /* never inflate past the declared size */
         struct tm_cpoint start = {.coff = z->data};
         if (ret == 0 && tm_cpoints_add(pts, &start) < 0)
                 ret = tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
@@ -543,6 +546,10 @@ static ssize_t zip_r_read(struct tm_creader *r, void *buf, size_t n, struct tm_e
         const struct zip_cont *z = c->impl;
         if (n > UINT32_MAX)
                 n = UINT32_MAX;
+        /* never inflate past the declared size: one byte more tells a
+         * member that has more */
+        if (r->pos <= z->m.usize && n > z->m.usize - r->pos)
+                n = (size_t)(z->m.usize - r->pos) + 1;
         while (!g->eof) {
                 ssize_t k = tm_cin_fill(c, &g->in, err);
                 if (k < 0)

@@ -269,3 +269,107 @@ int tm_zip_cd_walk(const struct tm_cont *c, const struct zip_dir *d, zip_entry_f
         free(cb.b);
         return ret;
 }
+
+/* ---- member ranges ---- */
+
+/* The least extent of an entry's member in the archive: its local header
+ * (with the central entry's name), its data and, with bit 3, the shortest
+ * data descriptor. */
+struct zip_range {
+        uint64_t lho, end, index;
+};
+
+struct ranges {
+        struct zip_range *r;
+        size_t n, cap;
+};
+
+static int range_add(void *arg, const struct zip_entry *e, struct tm_err *err)
+{
+        (void)err;
+        struct ranges *rs = arg;
+        if (rs->n == rs->cap)
+                return -ENOMEM; /* sized by the directory's count: cannot happen */
+        uint64_t least = ZIP_LOCAL_LEN + e->nlen + (e->flags & ZIP_FLAG_DESCRIPTOR ? 12 : 0);
+        uint64_t end =
+            e->csize > UINT64_MAX - e->lho - least ? UINT64_MAX : e->lho + least + e->csize;
+        rs->r[rs->n++] = (struct zip_range){e->lho, end, e->index};
+        return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+        const struct zip_range *x = a, *y = b;
+        if (x->lho != y->lho)
+                return x->lho < y->lho ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+struct name_of {
+        uint64_t want;
+        char shown[ZIP_SHOW_NAME + 1];
+};
+
+static int name_of_entry(void *arg, const struct zip_entry *e, struct tm_err *err)
+{
+        (void)err;
+        struct name_of *k = arg;
+        if (e->index != k->want)
+                return 0;
+        tm_zip_show_name(e->name, e->nlen, k->shown);
+        return 1;
+}
+
+/* The shown name of entry index into out (ZIP_SHOW_NAME + 1 bytes). */
+static void entry_name(const struct tm_cont *c, const struct zip_dir *d, uint64_t index, char *out)
+{
+        struct name_of k = {.want = index, .shown = "?"};
+        struct tm_err e = {0};
+        tm_zip_cd_walk(c, d, name_of_entry, &k, &e);
+        memcpy(out, k.shown, sizeof k.shown);
+}
+
+/* Entries a and b (a's local header first) share archive bytes. */
+static int overlap_err(const struct tm_cont *c, const struct zip_dir *d, const struct zip_range *a,
+                       const struct zip_range *b, struct tm_err *err)
+{
+        char na[ZIP_SHOW_NAME + 1], nb[ZIP_SHOW_NAME + 1];
+        entry_name(c, d, a->index, na);
+        entry_name(c, d, b->index, nb);
+        return tm_cont_eio(c, b->lho, err,
+                           "zip: members overlap: %s (entry %llu, local header at %llu, data to "
+                           "%llu) and %s (entry %llu, local header at %llu); an archive whose "
+                           "members share bytes is refused",
+                           na, (unsigned long long)a->index, (unsigned long long)a->lho,
+                           (unsigned long long)a->end, nb, (unsigned long long)b->index,
+                           (unsigned long long)b->lho);
+}
+
+int tm_zip_check_ranges(const struct tm_cont *c, const struct zip_dir *d, struct tm_err *err)
+{
+        struct ranges rs = {.cap = (size_t)d->count};
+        if (!(rs.r = malloc((rs.cap ? rs.cap : 1) * sizeof *rs.r)))
+                return tm_err_set(err, -ENOMEM, "%s: out of memory", c->path);
+        int ret = tm_zip_cd_walk(c, d, range_add, &rs, err);
+        if (ret == -ENOMEM)
+                ret = tm_err_set(err, ret, "%s: out of memory", c->path);
+        if (ret == 0)
+                qsort(rs.r, rs.n, sizeof *rs.r, range_cmp);
+        for (size_t i = 0; ret == 0 && i < rs.n; i++) {
+                const struct zip_range *a = &rs.r[i];
+                if (a->end > d->off) {
+                        char na[ZIP_SHOW_NAME + 1];
+                        entry_name(c, d, a->index, na);
+                        ret = tm_cont_eio(c, a->lho, err,
+                                          "zip: member %s (entry %llu): its local header offset "
+                                          "%llu and its data run into the central directory at "
+                                          "%llu",
+                                          na, (unsigned long long)a->index,
+                                          (unsigned long long)a->lho, (unsigned long long)d->off);
+                } else if (i + 1 < rs.n && a->end > rs.r[i + 1].lho) {
+                        ret = overlap_err(c, d, a, &rs.r[i + 1], err);
+                }
+        }
+        free(rs.r);
+        return ret;
+}

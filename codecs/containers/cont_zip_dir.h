@@ -91,4 +91,15 @@ int tm_zip_extra64(const uint8_t *x, size_t n, uint64_t *const vals[], unsigned 
 int tm_zip_cd_walk(const struct tm_cont *c, const struct zip_dir *d, zip_entry_fn fn, void *arg,
                    struct tm_err *err);
 
+/* Every member of the directory d in a range of the archive of its own:
+ * its local header (at least 30 bytes and the entry's name), its
+ * compressed data and, with bit 3, a data descriptor (at least 12 bytes),
+ * before the central directory and apart from every other member's.
+ * Entries that share bytes (a member listed twice, members whose data
+ * holds another's header: what an overlapping zip bomb is made of) are
+ * -EIO naming both entries (names, indices, offsets). Memory: 24 bytes an
+ * entry (the count is bounded by the directory's size). Returns 0 or a
+ * negative errno. */
+int tm_zip_check_ranges(const struct tm_cont *c, const struct zip_dir *d, struct tm_err *err);
+
 #endif

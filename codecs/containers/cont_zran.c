@@ -23,6 +23,7 @@ int tm_zran_scan_init(struct tm_zran_scan *s, const struct tm_cont *c, int wbits
 {
         memset(s, 0, sizeof *s);
         s->tmpfd = -1;
+        s->limit = UINT64_MAX;
         s->out = malloc(TM_ZRAN_SCAN_OUT);
         s->ring = malloc(TM_GZ_WINDOW);
         if (!s->out || !s->ring || tm_cin_init(&s->in, c) < 0 ||
@@ -182,8 +183,10 @@ int tm_zran_scan_step(const struct tm_cont *c, struct tm_zran_scan *s, size_t av
                       struct tm_cpoints *pts, tm_cont_sink sink, void *arg, int *zret,
                       struct tm_err *err)
 {
-        size_t got;
-        *zret = tm_zran_inflate(&s->zs, &s->in, avail, s->out, TM_ZRAN_SCAN_OUT, Z_BLOCK, &got);
+        size_t got, n = TM_ZRAN_SCAN_OUT;
+        if (s->raw <= s->limit && s->limit - s->raw < n)
+                n = (size_t)(s->limit - s->raw) + 1;
+        *zret = tm_zran_inflate(&s->zs, &s->in, avail, s->out, n, Z_BLOCK, &got);
         if (*zret != Z_OK && *zret != Z_STREAM_END && *zret != Z_BUF_ERROR)
                 return 0;
         int ret;

@@ -41,7 +41,9 @@ struct tm_zran_scan {
         int tmpfd;     /* the window store, -1 until the first window */
         int no_store;  /* no temporary file: points without windows only */
         uint64_t wsize;
-        uint64_t est; /* saved size of the last window point, 0 if none yet */
+        uint64_t est;   /* saved size of the last window point, 0 if none yet */
+        uint64_t limit; /* raw bytes the stream may make (UINT64_MAX: any): a
+                         * step inflates at most one byte past it */
 };
 
 /* Set up s for c, inflating with windowBits wbits (31: gzip, -15: raw).
@@ -56,7 +58,9 @@ int tm_zran_inflate(z_stream *zs, struct tm_cin *in, size_t avail, void *buf, si
                     size_t *got);
 
 /* One inflate(Z_BLOCK) over at most avail of the unread bytes of s->in
- * (the caller has filled it): the output goes to the ring and to sink (may
+ * (the caller has filled it), of at most TM_ZRAN_SCAN_OUT bytes and at
+ * most one byte past s->limit (so that a stream longer than its declared
+ * size is seen without inflating the rest): the output goes to the ring and to sink (may
  * be NULL), and at a block boundary that is not the stream's end a window
  * point may be added to pts. *zret receives inflate's code; on an error
  * code (other than Z_OK, Z_STREAM_END, Z_BUF_ERROR) nothing is handed on

@@ -23,12 +23,51 @@ int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const
                           (unsigned long long)off, what);
 }
 
+static void cont_id_of(const struct stat *st, struct tm_cont_id *id)
+{
+        *id = (struct tm_cont_id){
+            .dev = (uint64_t)st->st_dev,
+            .ino = (uint64_t)st->st_ino,
+            .size = (uint64_t)st->st_size,
+            .mtime_s = (int64_t)st->st_mtim.tv_sec,
+            .mtime_ns = (int64_t)st->st_mtim.tv_nsec,
+            .ctime_s = (int64_t)st->st_ctim.tv_sec,
+            .ctime_ns = (int64_t)st->st_ctim.tv_nsec,
+        };
+}
+
+/* After a read at archive offset off: is the archive still the version
+ * c was opened on? 0, or -EIO naming what changed. */
+static int cont_same(const struct tm_cont *c, uint64_t off, struct tm_err *err)
+{
+        struct stat st;
+        struct tm_cont_id now;
+        if (fstat(c->fd, &st) < 0)
+                return tm_err_set(err, -errno, "%s: archive offset %llu: stat: %s", c->path,
+                                  (unsigned long long)off, strerror(errno));
+        cont_id_of(&st, &now);
+        if (memcmp(&now, &c->id, sizeof now) == 0)
+                return 0;
+        return tm_cont_eio(c, off, err,
+                           "the archive changed while it was read (%s; %llu bytes, were %llu): "
+                           "reopen it",
+                           now.size != c->id.size ? "its size"
+                           : now.mtime_s != c->id.mtime_s || now.mtime_ns != c->id.mtime_ns
+                               ? "its modification time"
+                           : now.ino != c->id.ino || now.dev != c->id.dev ? "its inode"
+                                                                          : "its change time",
+                           (unsigned long long)now.size, (unsigned long long)c->id.size);
+}
+
 int tm_cont_pread(const struct tm_cont *c, void *buf, size_t n, uint64_t off, struct tm_err *err)
 {
         ssize_t k = tm_pread_full(c->fd, buf, n, off);
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)off, strerror((int)-k));
+        int ret = cont_same(c, off, err);
+        if (ret < 0)
+                return ret;
         if ((size_t)k < n)
                 return tm_cont_eio(c, off + (uint64_t)k, err, "unexpected end of archive");
         return 0;
@@ -77,6 +116,9 @@ ssize_t tm_cin_fill(const struct tm_cont *c, struct tm_cin *in, struct tm_err *e
         if (k < 0)
                 return tm_err_set(err, (int)k, "%s: archive offset %llu: read: %s", c->path,
                                   (unsigned long long)in->off, strerror((int)-k));
+        int ret = cont_same(c, in->off, err);
+        if (ret < 0)
+                return ret;
         if ((size_t)k < want)
                 return tm_cont_eio(c, in->off + (uint64_t)k, err,
                                    "archive shrank while reading (was %llu bytes)",
@@ -103,6 +145,7 @@ static int cont_open(int fd, const char *path, uint64_t member, struct tm_cont *
         c->wfd = -1;
         c->asize = (uint64_t)st.st_size;
         c->dir_off = c->asize;
+        cont_id_of(&st, &c->id);
         c->member = member;
 
         uint8_t head[4];
@@ -128,6 +171,14 @@ static int cont_open(int fd, const char *path, uint64_t member, struct tm_cont *
 fail:
         tm_cont_close(c);
         return ret;
+}
+
+const char *tm_cont_magic(const uint8_t *head, size_t n)
+{
+        for (size_t i = 0; tm_cont_table[i]; i++)
+                if (tm_cont_table[i]->kind != TM_CONT_PLAIN && tm_cont_table[i]->probe(head, n))
+                        return tm_cont_table[i]->name;
+        return NULL;
 }
 
 int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err)
@@ -187,12 +238,36 @@ int tm_cont_seekable(const struct tm_cont *c)
         return c->indexed && c->raw_known && c->pts.n > 0 && c->max_gap <= TM_CONT_SEEKABLE_GAP;
 }
 
+/* Raw bytes every scan of the process has made (tm_cont_scanned). */
+static uint64_t cont_scanned;
+
+/* The caller's sink behind a counter of the bytes the scan makes. */
+struct scan_count {
+        tm_cont_sink sink;
+        void *arg;
+};
+
+static int scan_count_sink(void *arg, const uint8_t *buf, size_t n)
+{
+        struct scan_count *k = arg;
+        __atomic_fetch_add(&cont_scanned, (uint64_t)n, __ATOMIC_RELAXED);
+        return k->sink ? k->sink(k->arg, buf, n) : 0;
+}
+
+uint64_t tm_cont_scanned(void)
+{
+        return __atomic_load_n(&cont_scanned, __ATOMIC_RELAXED);
+}
+
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err)
 {
         struct tm_cpoints pts = {0};
         uint64_t raw = 0;
         c->scan_good = 0;
-        int ret = c->ops->scan(c, &pts, &raw, sink, arg, err);
+        struct scan_count k = {sink, arg};
+        /* plain with no sink reads nothing: keep it so */
+        tm_cont_sink counted = !sink && c->ops->kind == TM_CONT_PLAIN ? NULL : scan_count_sink;
+        int ret = c->ops->scan(c, &pts, &raw, counted, &k, err);
         if (ret != 0) {
                 tm_cpoints_free(&pts);
                 return ret;
@@ -200,6 +275,16 @@ int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err 
         tm_cont_set_index(c, &pts, raw);
         c->scan_good = raw;
         return 0;
+}
+
+void tm_cont_set_unverified(struct tm_cont *c, int on)
+{
+        c->unverified = on;
+}
+
+int tm_cont_unverified(const struct tm_cont *c)
+{
+        return c->unverified && (c->ops->kind == TM_CONT_GZIP || c->ops->kind == TM_CONT_ZIP);
 }
 
 uint64_t tm_cont_scan_good(const struct tm_cont *c)

@@ -65,6 +65,12 @@ struct tm_creader;
  * out of range -EIO). Returns 0 or a negative errno. */
 int tm_cont_open(int fd, const char *path, struct tm_cont **out, struct tm_err *err);
 
+/* The name of the container whose magic the first n bytes of an archive
+ * (head) start with: "gzip", "zstd" or "zip"; NULL for none (plain). An
+ * archive with such magic is taken for that container whatever its
+ * damage. */
+const char *tm_cont_magic(const uint8_t *head, size_t n);
+
 /* Free c. Readers must be closed first. NULL is allowed. */
 void tm_cont_close(struct tm_cont *c);
 
@@ -118,6 +124,11 @@ typedef int (*tm_cont_sink)(void *arg, const uint8_t *buf, size_t n);
  * answers. Returns 0, a sink's non-zero value, or a negative errno. */
 int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err *err);
 
+/* Raw bytes that every tm_cont_scan of this process has decompressed
+ * and handed on, whatever its sink (a debug counter: tests check with it
+ * that what was scanned once is not scanned again). */
+uint64_t tm_cont_scanned(void);
+
 /* After tm_cont_scan: how many of the raw bytes it handed to the sink
  * passed every check the container can make. A zstd frame's bytes count
  * once the frame has ended with its checksum (and, in the seekable format,
@@ -128,6 +139,13 @@ int tm_cont_scan(struct tm_cont *c, tm_cont_sink sink, void *arg, struct tm_err 
  * the frame or member the damage is in: bytes past it reached the sink unverified, and may be wrong
  * (docs/damage.md). After a scan that succeeded it is the raw size. */
 uint64_t tm_cont_scan_good(const struct tm_cont *c);
+
+/* Ask that the index pass keep what decoded before a damaged member even
+ * though the member's CRC-32 never vouched for it (on: 1). Only streamed
+ * members can: gzip and zip; tm_cont_unverified says whether c is such
+ * a container with the request on. */
+void tm_cont_set_unverified(struct tm_cont *c, int on);
+int tm_cont_unverified(const struct tm_cont *c);
 
 /* Append the seek index to f; returns the number of bytes written or a
  * negative errno. Valid after tm_cont_scan or tm_cont_index_load. */
