@@ -13,7 +13,10 @@
  *                then an error naming that block's raw offset; never a
  *                wrong record, never one of the damaged block;
  *   sizes        a block over TMN_BODY_MAX of random records is written
- *                as halves that all decode. */
+ *                as halves that all decode;
+ *   text         the row's text decoder (text_of) in calls of odd sizes,
+ *                decode() taking over where it stops, gives the din lines
+ *                of the records, every type and each one's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -331,13 +334,76 @@ static void test_split(void **unused)
         free(r);
 }
 
+/* The din lines of f's records through the row's text decoder, in calls
+ * of small and odd sizes, the generic decode() taking a record where it
+ * stops (as the views' feed does); kind >= 0: that type's lines only. */
+static size_t text_all(const struct out *f, long kind, char *dst, size_t cap)
+{
+        tm_rtext_fn *text = tm_rcodec_native.text_of();
+        void *ctx = NULL;
+        struct tm_schema s;
+        struct tm_rstate st;
+        struct tm_err err = {0};
+        int hl = tm_rcodec_native.open(f->p, f->len, "t.tmn", &ctx, &s, &st, &err);
+        assert_true(hl > 0);
+        size_t pos = (size_t)hl, w = 0;
+        uint64_t seed = 99;
+        for (int idle = 0; idle < 2;) {
+                size_t used = 0, nrec = 0, room = 100 + rnd(&seed) % 3000;
+                room = room < cap - w ? room : cap - w;
+                size_t k = text(&st, f->p + pos, f->len - pos, pos, &used, NULL, dst + w, room,
+                                1 + rnd(&seed) % 700, kind, &nrec);
+                w += k;
+                pos += used;
+                if (nrec)
+                        continue;
+                struct tm_rec r;
+                ssize_t n = tm_rcodec_native.decode(ctx, &st, f->p + pos, f->len - pos, 1, pos,
+                                                    &used, &r, 1, &err);
+                assert_true(n >= 0);
+                pos += used;
+                if (n == 1 && (kind < 0 || r.kind == (uint32_t)kind))
+                        w += (size_t)snprintf(dst + w, cap - w, "%u %llx\n", r.kind,
+                                              (unsigned long long)r.v[1]);
+                idle += n == 0 && used == 0;
+        }
+        assert_int_equal(pos, f->len);
+        tm_rcodec_native.close(ctx);
+        return w;
+}
+
+static void test_text(void **unused)
+{
+        (void)unused;
+        size_t n = 3000;
+        struct tm_rec *r = program(n, 0, 13);
+        for (size_t i = 700; i < 800; i++)
+                r[i].v[1] = 0x9e3779b97f4a7c15ull * i;
+        struct out f = encode("b6", r, n);
+        size_t cap = 20 * n + 4096;
+        char *want = malloc(cap), *got = malloc(cap);
+        for (long kind = -1; kind < 3; kind++) {
+                size_t wl = 0;
+                for (size_t i = 0; i < n; i++)
+                        if (kind < 0 || r[i].kind == (uint32_t)kind)
+                                wl += (size_t)snprintf(want + wl, cap - wl, "%u %llx\n", r[i].kind,
+                                                       (unsigned long long)r[i].v[1]);
+                size_t gl = text_all(&f, kind, got, cap);
+                assert_int_equal(gl, wl);
+                assert_memory_equal(got, want, wl);
+        }
+        free(want);
+        free(got);
+        free(f.p);
+        free(r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_predictors),
-            cmocka_unit_test(test_blocks_alone),
-            cmocka_unit_test(test_damage),
-            cmocka_unit_test(test_split),
+            cmocka_unit_test(test_predictors), cmocka_unit_test(test_blocks_alone),
+            cmocka_unit_test(test_damage),     cmocka_unit_test(test_split),
+            cmocka_unit_test(test_text),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../address/arec.h"
+#include "../address/render.h"
 
 /* ---- decoding ---- */
 
@@ -33,9 +34,10 @@ struct nctx {
 
 /* The decoder state (struct tm_rstate's first bytes). */
 struct nstate {
-        uint64_t total; /* records returned before this call */
-        uint32_t done;  /* of them, in the block at the raw offset */
-        uint32_t ended; /* 1: the end mark is consumed */
+        uint64_t total;              /* records returned before this call */
+        uint32_t done;               /* of them, in the block at the raw offset */
+        uint8_t ended;               /* 1: the end mark is consumed */
+        uint8_t ntypes, sized, log2; /* the file header's (for the text decoder) */
 };
 
 static _Atomic uint64_t next_id = 1;
@@ -61,7 +63,9 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
         x->ntypes = ntypes;
         x->sized = sized;
         x->max_rec = 1u << log2;
-        memset(st->b, 0, sizeof(struct nstate));
+        struct nstate s0 = {
+            .ntypes = (uint8_t)ntypes, .sized = (uint8_t)sized, .log2 = (uint8_t)log2};
+        memcpy(st->b, &s0, sizeof s0);
         tm_addr_schema(schema, ntypes, sized);
         *ctx = x;
         return TMN_FILE_HDR;
@@ -77,18 +81,22 @@ static int native_state_ok(const void *ctx, const struct tm_rstate *st)
         const struct nctx *x = ctx;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
-        return s.done < x->max_rec && s.ended <= 1 && !(s.ended && s.done);
+        return s.done < x->max_rec && s.ended <= 1 && !(s.ended && s.done) &&
+               s.ntypes == x->ntypes && s.sized == x->sized && 1u << s.log2 == x->max_rec;
 }
 
-/* One thread's decoded block. */
+/* One thread's decoded block: the records, and the block's bytes with
+ * the header's ntypes and sized (what the text decoder, which has no ctx,
+ * compares); id 0 when the text decoder filled it. */
 struct tcache {
         uint64_t id, raw_off;
         uint32_t crc, nrec, body;
-        int valid;
+        int valid, ntypes, sized;
         size_t cap;
         uint8_t *type;
         uint64_t *addr;
         uint32_t *size;
+        uint8_t bytes[TMN_BLK_HDR + TMN_BODY_MAX];
         struct tmn_ws *ws;
 };
 
@@ -147,6 +155,30 @@ static uint32_t rd32(const uint8_t *p)
         return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* t filled with the block at in (whole: nrec records, body bytes). */
+static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
+                   uint32_t nrec, uint32_t body, uint64_t raw_off, struct tm_err *err)
+{
+        t->valid = 0;
+        if (tc_room(t, nrec) < 0)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        size_t len = TMN_BLK_HDR + (size_t)body;
+        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr, t->size,
+                                  err);
+        if (rc < 0)
+                return rc;
+        memcpy(t->bytes, in, len);
+        t->id = id;
+        t->raw_off = raw_off;
+        t->crc = rd32(in + 12);
+        t->nrec = nrec;
+        t->body = body;
+        t->ntypes = (int)ntypes;
+        t->sized = sized;
+        t->valid = 1;
+        return 0;
+}
+
 /* The block at in (whole: nrec records, body bytes) decoded, from this
  * thread's cache or into it. */
 static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uint32_t body,
@@ -155,30 +187,27 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
         struct tcache *t = tc_get();
         if (!t)
                 return tm_err_set(err, -ENOMEM, "out of memory");
-        uint32_t crc = rd32(in + 12);
         *out = t;
-        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == crc &&
+        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == rd32(in + 12) &&
             t->nrec == nrec && t->body == body)
                 return 0;
-        t->valid = 0;
-        if (tc_room(t, nrec) < 0)
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        int rc = tmn_block_decode(t->ws, in, TMN_BLK_HDR + (size_t)body, x->ntypes, x->sized,
-                                  raw_off, t->type, t->addr, t->size, err);
-        if (rc < 0)
-                return rc;
-        *t = (struct tcache){.id = x->id,
-                             .raw_off = raw_off,
-                             .crc = crc,
-                             .nrec = nrec,
-                             .body = body,
-                             .valid = 1,
-                             .cap = t->cap,
-                             .type = t->type,
-                             .addr = t->addr,
-                             .size = t->size,
-                             .ws = t->ws};
-        return 0;
+        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, err);
+}
+
+/* The same for the text decoder, by the block's bytes: NULL when it
+ * does not decode (the generic path reports why). */
+static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, uint32_t nrec,
+                                     uint32_t body)
+{
+        struct tcache *t = tc_get();
+        struct tm_err e;
+        if (!t)
+                return NULL;
+        size_t len = TMN_BLK_HDR + (size_t)body;
+        if (t->valid && t->nrec == nrec && t->body == body && t->ntypes == s->ntypes &&
+            t->sized == s->sized && memcmp(t->bytes, in, len) == 0)
+                return t;
+        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, &e) < 0 ? NULL : t;
 }
 
 static uint64_t rd64(const uint8_t *p)
@@ -280,7 +309,7 @@ static void advance(struct nstate *s, const struct tcache *t, size_t m, int end,
         if (s->done == t->nrec) {
                 s->done = 0;
                 *used = TMN_BLK_HDR + (size_t)t->body + (end ? TMN_END_LEN : 0);
-                s->ended = (uint32_t)end;
+                s->ended = (uint8_t)end;
         }
 }
 
@@ -345,6 +374,71 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
         advance(&s, t, m, end, used);
         memcpy(st->b, &s, sizeof s);
         return (ssize_t)m;
+}
+
+/* ---- the text decoder (tm_rcodec.text_of) ---- */
+
+#define TEXT_COLS 4096 /* references rendered a step */
+#define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
+static _Thread_local struct tm_ref text_refs[TEXT_COLS];
+
+/* The ascii lines (din's) of the records at in: whole blocks' records
+ * from this thread's block cache, through the din renderer (render.h);
+ * kind >= 0: only that type's. Stops where decode() must go on. */
+static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                          size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
+                          size_t maxrec, long kind, size_t *nrec)
+{
+        (void)p;
+        (void)raw_off;
+        struct nstate s;
+        memcpy(&s, st->b, sizeof s);
+        size_t w = 0, off = 0, done = 0, lines = 0;
+        const uint8_t *seen = NULL; /* the block checked against the cache in this call */
+        struct tcache *t = NULL;
+        while (lines < maxrec && !s.ended && cap - w >= TM_RENDER_SLACK + TM_DIN_LINE_MAX) {
+                size_t n = (cap - w - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                if (done && n < TEXT_MIN)
+                        break;
+                n = n < TEXT_COLS ? n : TEXT_COLS;
+                n = n < maxrec - lines ? n : maxrec - lines;
+                const uint8_t *b = in + off;
+                uint32_t nr, body;
+                struct tm_err e;
+                if (len - off < TMN_BLK_HDR ||
+                    tmn_block_head(b, 1u << s.log2, 0, &nr, &body, &e) < 0 || nr == 0 ||
+                    len - off < TMN_BLK_HDR + (size_t)body || s.done >= nr)
+                        break;
+                if (b != seen && !(t = block_by_bytes(&s, b, nr, body)))
+                        break;
+                seen = b;
+                int end;
+                size_t m = nr - s.done < n ? nr - s.done : n;
+                m = take(&s, t, b, len - off, 0, m, &end);
+                if (m == 0)
+                        break;
+                size_t k = 0;
+                for (size_t i = 0; i < m; i++) {
+                        text_refs[k] = (struct tm_ref){.addr = t->addr[s.done + i],
+                                                       .type = t->type[s.done + i]};
+                        k += kind < 0 || t->type[s.done + i] == (uint32_t)kind;
+                }
+                w += tm_render_din_batch(dst + w, text_refs, k);
+                size_t u = 0;
+                advance(&s, t, m, end, &u);
+                off += u;
+                done += m;
+                lines += k;
+        }
+        memcpy(st->b, &s, sizeof s);
+        *used = off;
+        *nrec = done;
+        return w;
+}
+
+static tm_rtext_fn *native_text_of(void)
+{
+        return native_text;
 }
 
 /* ---- encoding ---- */
@@ -525,5 +619,7 @@ const struct tm_rcodec tm_rcodec_native = {
     .enc_free = native_enc_free,
     .encodings = native_encodings,
     .enc_schema = native_enc_schema,
+    .text_of = native_text_of,
+    .text_kinds = 1,
     .decode_batch = native_decode_batch,
 };
