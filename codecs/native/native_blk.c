@@ -32,7 +32,7 @@ struct tmn_ws {
         struct ient *it;
         struct dent *dt;
         struct buf s[TMN_NSTREAMS]; /* raw streams */
-        struct buf out, alt;        /* a block, and the other candidate */
+        struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
 };
@@ -78,6 +78,7 @@ void tmn_ws_free(struct tmn_ws *w)
                 free(w->s[i].p);
         free(w->out.p);
         free(w->alt.p);
+        free(w->fin.p);
         ZSTD_freeCCtx(w->cc);
         ZSTD_freeDCtx(w->dc);
         free(w);
@@ -297,7 +298,7 @@ static int enc_plain(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int s
 }
 
 /* The block of n records, mode and w->s[0..ns) as they are, into o at
- * zstd level level. */
+ * zstd level level (its body may pass TMN_BODY_MAX). */
 static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int ns, int level,
                         struct tmn_bstats *st)
 {
@@ -337,9 +338,7 @@ static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int
                 }
                 at += k;
         }
-        size_t body = at - TMN_BLK_HDR;
-        if (body > TMN_BODY_MAX)
-                return -EFBIG;
+        size_t body = at - TMN_BLK_HDR; /* the caller checks it against TMN_BODY_MAX */
         le32(o->p, TMN_BLK_MAGIC);
         le32(o->p + 4, (uint32_t)n);
         le32(o->p + 8, (uint32_t)body);
@@ -349,52 +348,62 @@ static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int
         return 0;
 }
 
+/* The chosen candidate at the level asked into w->fin (the streams in
+ * w->s), kept when smaller than cand; the block to write. */
+static const struct buf *enc_final(struct tmn_ws *w, const struct buf *cand, size_t n, int mode,
+                                   int level, struct tmn_bstats *st)
+{
+        struct tmn_bstats sf = {0};
+        int ns = mode == TMN_PLAIN ? TMN_PLAIN_STREAMS : TMN_NSTREAMS;
+        if (level <= 1 || enc_assemble(w, &w->fin, n, mode, ns, level, &sf) < 0 ||
+            w->fin.len >= cand->len)
+                return cand;
+        *st = sf;
+        return &w->fin;
+}
+
 int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized, int level,
                      const uint8_t **out, size_t *len, struct tmn_bstats *st)
 {
         if (n == 0 || n > (1u << TMN_LOG_MAX))
                 return -EINVAL;
-        struct tmn_bstats s1 = {0}, s2 = {0};
+        struct tmn_bstats sp = {0}, sq = {0};
         int mode = enc_predict(w, c, n, sized);
         if (mode < 0)
                 return mode;
-        int rp = enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, level, &s1);
-        if (rp < 0 && rp != -EFBIG)
-                return rp;
-        /* plain columns, tried fast; packed at the level asked when smaller */
-        enc_plain(w, c, n, sized);
-        int rq = enc_assemble(w, &w->alt, n, TMN_PLAIN, TMN_PLAIN_STREAMS, 1, &s2);
-        if (rq < 0 && rq != -EFBIG)
-                return rq;
-        if (rq == 0 && (rp == -EFBIG || w->alt.len < w->out.len)) {
-                if (level > 1) {
-                        struct buf keep = w->alt;
-                        w->alt = (struct buf){0};
-                        int r2 =
-                            enc_assemble(w, &w->alt, n, TMN_PLAIN, TMN_PLAIN_STREAMS, level, &s1);
-                        if (r2 == 0 && w->alt.len < keep.len) {
-                                free(keep.p);
-                        } else {
-                                free(w->alt.p);
-                                w->alt = keep;
-                                s1 = s2;
-                        }
-                } else {
-                        s1 = s2;
+        if (enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, 1, &sp) < 0 ||
+            enc_plain(w, c, n, sized) < 0 ||
+            enc_assemble(w, &w->alt, n, TMN_PLAIN, TMN_PLAIN_STREAMS, 1, &sq) < 0)
+                return -ENOMEM;
+        /* both at level 1 choose the coding, and say early when the block
+         * cannot fit: a higher level rarely halves these streams */
+        int plain = w->alt.len < w->out.len;
+        size_t best = plain ? w->alt.len : w->out.len;
+        if (best - TMN_BLK_HDR > 2 * (size_t)TMN_BODY_MAX)
+                return -EFBIG;
+        const struct buf *b;
+        struct tmn_bstats sb;
+        if (plain) {
+                sb = sq;
+                b = enc_final(w, &w->alt, n, TMN_PLAIN, level, &sb);
+        } else {
+                sb = sp;
+                if (enc_predict(w, c, n, sized) < 0)
+                        return -ENOMEM;
+                b = enc_final(w, &w->out, n, mode, level, &sb);
+                if (b->len > w->alt.len) { /* never larger than the plain columns */
+                        b = &w->alt;
+                        sb = sq;
+                        mode = TMN_PLAIN;
                 }
-                struct buf t = w->out;
-                w->out = w->alt;
-                w->alt = t;
-                mode = TMN_PLAIN;
-                rp = 0;
         }
-        if (rp < 0)
-                return rp;
-        s1.mode = mode;
+        if (b->len - TMN_BLK_HDR > TMN_BODY_MAX)
+                return -EFBIG;
+        sb.mode = plain ? TMN_PLAIN : mode;
         if (st)
-                *st = s1;
-        *out = w->out.p;
-        *len = w->out.len;
+                *st = sb;
+        *out = b->p;
+        *len = b->len;
         return 0;
 }
 
