@@ -15,7 +15,9 @@
 #     thread, in memory) and where the bytes go (per stream);
 #   - `tracetool cat X ascii > /dev/null` of the .tmn and the .pdt2.zst
 #     against `zstdcat` of the din -19 file, TM_BENCH_ROUNDS alternating
-#     rounds (default 3), medians, MB/s of din text and references/s.
+#     rounds (default 3), medians of wall and of CPU (user + sys) seconds,
+#     MB/s of din text and references/s (CPU time is the figure on a busy
+#     machine: the cores are shared).
 # Needs a release build (TM_BUILD, default ./build) and valgrind. Heavy
 # steps run under nice.
 set -euo pipefail
@@ -31,8 +33,6 @@ command -v valgrind > /dev/null || { echo "bench: valgrind not installed (apt-ge
 mkdir -p "$C"
 T=$C/sort$N
 
-now() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 size() { stat -c %s "$1"; }
 
@@ -65,18 +65,21 @@ row "native b20 (pack OUT.tmn)" "$(size "$T.tmn")"
 echo
 nice "$NB" "$T.tmn" 16/19 18/19 20/19 16/3 18/3 20/3
 echo
-declare -a tz tn tp
+# wall and CPU seconds (user + sys) of a command, its output to /dev/null
+run() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 > /dev/null | tail -1; }
+declare -a wz wn wp cz cn cp
 for r in $(seq "$ROUNDS"); do
-        a=$(now); zstdcat "$T.din.zst" > /dev/null; b=$(now); tz+=("$(secs "$a" "$b")")
-        a=$(now); "$TT" cat "$T.tmn" ascii > /dev/null; b=$(now); tn+=("$(secs "$a" "$b")")
-        a=$(now); "$TT" cat "$T.pdt2.zst" ascii > /dev/null; b=$(now); tp+=("$(secs "$a" "$b")")
+        read -r w u s < <(run zstdcat "$T.din.zst"); wz+=("$w"); cz+=("$(echo "$u + $s" | bc -l)")
+        read -r w u s < <(run "$TT" cat "$T.tmn" ascii); wn+=("$w"); cn+=("$(echo "$u + $s" | bc -l)")
+        read -r w u s < <(run "$TT" cat "$T.pdt2.zst" ascii); wp+=("$w"); cp+=("$(echo "$u + $s" | bc -l)")
 done
-mz=$(printf '%s\n' "${tz[@]}" | median)
-mn=$(printf '%s\n' "${tn[@]}" | median)
-mp=$(printf '%s\n' "${tp[@]}" | median)
-sp() { awk -v s="$1" -v d="$DIN" -v n="$REFS" -v z="$mz" \
-        'BEGIN { printf "%8.3f s %8.0f MB/s %8.1f Mrefs/s %6.2fx zstdcat\n", s, d / s / 1e6, n / s / 1e6, z / s }'; }
-echo "ascii, medians of $ROUNDS alternating rounds (page cache):"
-printf '  %-30s %s\n' "zstdcat din.zst" "$(sp "$mz")"
-printf '  %-30s %s\n' "tracetool cat X.tmn ascii" "$(sp "$mn")"
-printf '  %-30s %s\n' "tracetool cat X.pdt2.zst ascii" "$(sp "$mp")"
+med() { printf '%s\n' "$@" | median; }
+mz=$(med "${wz[@]}"); mn=$(med "${wn[@]}"); mp=$(med "${wp[@]}")
+kz=$(med "${cz[@]}"); kn=$(med "${cn[@]}"); kp=$(med "${cp[@]}")
+sp() { awk -v s="$1" -v c="$2" -v d="$DIN" -v n="$REFS" -v z="$mz" -v zc="$kz" \
+        'BEGIN { printf "%7.2f s wall %6.0f MB/s %5.2fx | %7.2f s cpu %6.0f MB/s %7.1f Mrefs/s %5.2fx\n",
+                 s, d / s / 1e6, z / s, c, d / c / 1e6, n / c / 1e6, zc / c }'; }
+echo "ascii to /dev/null, medians of $ROUNDS alternating rounds (page cache; x: zstdcat's time / its):"
+printf '  %-30s %s\n' "zstdcat din.zst" "$(sp "$mz" "$kz")"
+printf '  %-30s %s\n' "tracetool cat X.tmn ascii" "$(sp "$mn" "$kn")"
+printf '  %-30s %s\n' "tracetool cat X.pdt2.zst ascii" "$(sp "$mp" "$kp")"
