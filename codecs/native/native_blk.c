@@ -31,6 +31,7 @@ struct buf {
 struct tmn_ws {
         struct ient *it;
         struct dent *dt;
+        unsigned shift;             /* 64 - the index bits of this block's tables */
         struct buf s[TMN_NSTREAMS]; /* raw streams */
         struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
         ZSTD_CCtx *cc;
@@ -132,16 +133,16 @@ static inline uint64_t unzigzag(uint64_t z)
 
 /* ---- the predictors' keys ---- */
 
-static inline uint32_t hash_pc(uint64_t pc)
+static inline uint32_t hash_pc(uint64_t pc, unsigned shift)
 {
-        return (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - TMN_TABLE_LOG));
+        return (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
-static inline uint32_t hash_data(uint64_t pc, size_t pos)
+static inline uint32_t hash_data(uint64_t pc, size_t pos, unsigned shift)
 {
         uint64_t p = pos < TMN_POS_MAX ? pos : TMN_POS_MAX;
         return (uint32_t)(((pc ^ (p + 1) * 0xD6E8FEB86659FD93ull) * 0x9E3779B97F4A7C15ull) >>
-                          (64 - TMN_TABLE_LOG));
+                          shift);
 }
 
 /* The pattern of k data types t[0..k): k in bits 0..4, type j in bits
@@ -156,10 +157,17 @@ static uint64_t pattern(const uint8_t *t, size_t k)
         return p;
 }
 
-static void tables_reset(struct tmn_ws *w)
+/* The tables of a block of n records, all zero: 2^bits entries each,
+ * bits = min(TMN_TABLE_LOG, ceil(log2 n) + 2) (a block uses at most n
+ * entries of each: a small block clears and touches less). */
+static void tables_reset(struct tmn_ws *w, size_t n)
 {
-        memset(w->it, 0, sizeof *w->it << TMN_TABLE_LOG);
-        memset(w->dt, 0, sizeof *w->dt << TMN_TABLE_LOG);
+        unsigned bits = 2;
+        while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
+                bits++;
+        w->shift = 64 - bits;
+        memset(w->it, 0, sizeof *w->it << bits);
+        memset(w->dt, 0, sizeof *w->dt << bits);
 }
 
 /* ---- encoding ---- */
@@ -178,7 +186,7 @@ static inline void put_size(struct buf *b, uint32_t *p, uint32_t sz)
 /* The fetch at record i (its PC pc) after the one at prev (size psz). */
 static void enc_fetch(struct tmn_ws *w, uint64_t pc, uint64_t prev, uint32_t psz, int sized)
 {
-        struct ient *e = &w->it[hash_pc(prev)];
+        struct ient *e = &w->it[hash_pc(prev, w->shift)];
         uint8_t code = 3;
         if (pc == e->s1)
                 code = 0;
@@ -199,7 +207,7 @@ static void enc_fetch(struct tmn_ws *w, uint64_t pc, uint64_t prev, uint32_t psz
 static void enc_data(struct tmn_ws *w, uint64_t pc, size_t pos, uint64_t a, uint32_t sz,
                      uint64_t *prev, int sized)
 {
-        struct dent *d = &w->dt[hash_data(pc, pos)];
+        struct dent *d = &w->dt[hash_data(pc, pos, w->shift)];
         uint8_t code;
         if (a == d->a1) {
                 code = 0;
@@ -236,7 +244,7 @@ static int enc_room(struct tmn_ws *w, size_t k)
 /* The predicted streams of c[0..n) into w->s; the block's mode. */
 static int enc_predict(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized)
 {
-        tables_reset(w);
+        tables_reset(w, n);
         for (int s = 0; s < TMN_NSTREAMS; s++)
                 w->s[s].len = 0;
         uint64_t prev_pc = 0, prev_data = 0;
@@ -253,7 +261,7 @@ static int enc_predict(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int
                 uint64_t pc = fetch ? c->addr[i] : 0;
                 if (fetch)
                         enc_fetch(w, pc, prev_pc, prev_sz, sized);
-                struct ient *q = &w->it[hash_pc(pc)];
+                struct ient *q = &w->it[hash_pc(pc, w->shift)];
                 uint64_t pat = pattern(c->type + j, k);
                 struct buf *t = &w->s[TMN_S_TYPE];
                 if (pat != NO_PAT && pat == q->pat) {
@@ -533,7 +541,7 @@ static int bad(uint64_t raw_off, int s, size_t i, struct tm_err *err)
 static int dec_fetch(struct tmn_ws *w, struct rd *r, uint64_t prev, uint32_t psz, int sized,
                      uint64_t *pc)
 {
-        struct ient *e = &w->it[hash_pc(prev)];
+        struct ient *e = &w->it[hash_pc(prev, w->shift)];
         uint8_t code;
         uint64_t z;
         if (rd_byte(&r[TMN_S_IHIT], &code) < 0)
@@ -597,7 +605,7 @@ static int dec_types(struct ient *q, struct rd *r, unsigned ntypes, uint8_t *t, 
 static int dec_data(struct tmn_ws *w, struct rd *r, uint64_t pc, size_t pos, uint64_t *prev,
                     uint64_t *a, uint32_t *sz, int sized)
 {
-        struct dent *d = &w->dt[hash_data(pc, pos)];
+        struct dent *d = &w->dt[hash_data(pc, pos, w->shift)];
         uint8_t code;
         uint64_t z;
         if (rd_byte(&r[TMN_S_DHIT], &code) < 0 || code > 4)
@@ -631,7 +639,7 @@ static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, in
                 r[s] = (struct rd){w->s[s].p, w->s[s].p + w->s[s].len};
         if (!sized && w->s[TMN_S_SIZE].len)
                 return bad(raw_off, TMN_S_SIZE, 0, err);
-        tables_reset(w);
+        tables_reset(w, n);
         uint64_t prev_pc = 0, prev_data = 0;
         uint32_t prev_sz = 0, sz = 0;
         for (size_t i = 0; i < n;) {
@@ -641,7 +649,7 @@ static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, in
                         return bad(raw_off, TMN_S_IHIT, i, err);
                 if (fetch && (s = dec_fetch(w, r, prev_pc, prev_sz, sized, &pc)) >= 0)
                         return bad(raw_off, s, i, err);
-                struct ient *q = &w->it[hash_pc(pc)];
+                struct ient *q = &w->it[hash_pc(pc, w->shift)];
                 size_t j = i + (size_t)fetch, k;
                 if (dec_types(q, &r[TMN_S_TYPE], ntypes, type + j, n - j, &k) < 0)
                         return bad(raw_off, TMN_S_TYPE, i, err);
