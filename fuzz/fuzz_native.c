@@ -20,30 +20,19 @@
 #include "codecs/native/native.h"
 #include "fz_rec.h"
 
-static uint32_t rd32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void le32(uint8_t *p, uint32_t v)
-{
-        for (int i = 0; i < 4; i++)
-                p[i] = (uint8_t)(v >> 8 * i);
-}
-
 /* The checksums of the file f[0..n) made right where it can be walked. */
 static void fix_crcs(uint8_t *f, size_t n)
 {
         if (n < TMN_FILE_HDR)
                 return;
-        le32(f + 16, (uint32_t)crc32(0, f, 16));
+        tmn_put32(f + 16, (uint32_t)crc32(0, f, 16));
         size_t pos = TMN_FILE_HDR;
         while (n - pos >= TMN_BLK_HDR) {
-                uint32_t body = rd32(f + pos + 8);
+                uint32_t body = tmn_get32(f + pos + 8);
                 if (body > n - pos - TMN_BLK_HDR)
                         return;
                 uLong c = crc32_z(crc32(0, f + pos, 12), f + pos + TMN_BLK_HDR, body);
-                le32(f + pos + 12, (uint32_t)c);
+                tmn_put32(f + pos + 12, (uint32_t)c);
                 pos += TMN_BLK_HDR + body;
         }
 }

@@ -38,6 +38,23 @@
 #define TMN_LOG_DEFAULT 20        /* the row's default encoding */
 #define TMN_LEVEL_DEFAULT 19
 
+/* Little-endian fields of the layout. */
+static inline uint32_t tmn_get32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t tmn_get64(const uint8_t *p)
+{
+        return (uint64_t)tmn_get32(p) | (uint64_t)tmn_get32(p + 4) << 32;
+}
+
+static inline void tmn_put32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> 8 * i);
+}
+
 /* Block codings (the body's first byte). */
 enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1 };
 

@@ -87,26 +87,10 @@ void tmn_ws_free(struct tmn_ws *w)
 
 /* ---- little-endian fields, varints ---- */
 
-static void le32(uint8_t *p, uint32_t v)
-{
-        for (int i = 0; i < 4; i++)
-                p[i] = (uint8_t)(v >> 8 * i);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void le64(uint8_t *p, uint64_t v)
 {
         for (int i = 0; i < 8; i++)
                 p[i] = (uint8_t)(v >> 8 * i);
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-        return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
 /* Unchecked: the caller made room for 10 bytes. */
@@ -298,7 +282,7 @@ static int enc_plain(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int s
         for (size_t i = 0; i < n; i++)
                 le64(w->s[1].p + 8 * i, c->addr[i]);
         for (size_t i = 0; sized && i < n; i++)
-                le32(w->s[2].p + 4 * i, c->size[i]);
+                tmn_put32(w->s[2].p + 4 * i, c->size[i]);
         w->s[0].len = n;
         w->s[1].len = 8 * n;
         w->s[2].len = sized ? 4 * n : 0;
@@ -338,8 +322,8 @@ static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int
                         }
                 }
                 tab[s * TMN_STREAM_ENTRY] = coding;
-                le32(tab + s * TMN_STREAM_ENTRY + 1, (uint32_t)k);
-                le32(tab + s * TMN_STREAM_ENTRY + 5, (uint32_t)r->len);
+                tmn_put32(tab + s * TMN_STREAM_ENTRY + 1, (uint32_t)k);
+                tmn_put32(tab + s * TMN_STREAM_ENTRY + 5, (uint32_t)r->len);
                 if (st) {
                         st->stored[s] = k;
                         st->raw[s] = r->len;
@@ -347,11 +331,11 @@ static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int
                 at += k;
         }
         size_t body = at - TMN_BLK_HDR; /* the caller checks it against TMN_BODY_MAX */
-        le32(o->p, TMN_BLK_MAGIC);
-        le32(o->p + 4, (uint32_t)n);
-        le32(o->p + 8, (uint32_t)body);
+        tmn_put32(o->p, TMN_BLK_MAGIC);
+        tmn_put32(o->p + 4, (uint32_t)n);
+        tmn_put32(o->p + 8, (uint32_t)body);
         uLong crc = crc32_z(crc32(0, o->p, 12), o->p + TMN_BLK_HDR, body);
-        le32(o->p + 12, (uint32_t)crc);
+        tmn_put32(o->p + 12, (uint32_t)crc);
         o->len = at;
         return 0;
 }
@@ -421,10 +405,10 @@ int tmn_block_head(const uint8_t *p, uint32_t max_rec, uint64_t raw_off, uint32_
                    uint32_t *body, struct tm_err *err)
 {
         unsigned long long o = (unsigned long long)raw_off;
-        if (rd32(p) != TMN_BLK_MAGIC)
+        if (tmn_get32(p) != TMN_BLK_MAGIC)
                 return tm_err_set(err, -EIO, "raw offset %llu: no block here (bad block magic)", o);
-        *nrec = rd32(p + 4);
-        *body = rd32(p + 8);
+        *nrec = tmn_get32(p + 4);
+        *body = tmn_get32(p + 8);
         if (*nrec > max_rec)
                 return tm_err_set(err, -EIO, "raw offset %llu: block of %u records (at most %u)", o,
                                   *nrec, max_rec);
@@ -476,7 +460,7 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                 return tm_err_set(err, -ENOMEM, "out of memory");
         for (int s = 0; s < ns; s++) {
                 const uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
-                uint32_t k = rd32(e + 1), raw = rd32(e + 5);
+                uint32_t k = tmn_get32(e + 1), raw = tmn_get32(e + 5);
                 if (e[0] > 1 || k > len - at || raw > lim || (e[0] == 0 && k != raw))
                         return tm_err_set(err, -EIO, "raw offset %llu: stream %d: bad table entry",
                                           o, s);
@@ -511,9 +495,9 @@ static int dec_plain(struct tmn_ws *w, size_t n, unsigned ntypes, int sized, uin
                 if (type[i] >= ntypes)
                         return tm_err_set(err, -EIO, "raw offset %llu: record %zu: type %u",
                                           (unsigned long long)raw_off, i, type[i]);
-                addr[i] = rd64(w->s[1].p + 8 * i);
+                addr[i] = tmn_get64(w->s[1].p + 8 * i);
                 if (size)
-                        size[i] = sized ? rd32(w->s[2].p + 4 * i) : 0;
+                        size[i] = sized ? tmn_get32(w->s[2].p + 4 * i) : 0;
         }
         return 0;
 }
@@ -685,11 +669,11 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                      struct tm_err *err)
 {
         unsigned long long o = (unsigned long long)raw_off;
-        uint32_t n = rd32(p + 4), body = rd32(p + 8);
+        uint32_t n = tmn_get32(p + 4), body = tmn_get32(p + 8);
         if (len != (size_t)TMN_BLK_HDR + body || n == 0)
                 return tm_err_set(err, -EIO, "raw offset %llu: block length", o);
         uLong crc = crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, body);
-        if ((uint32_t)crc != rd32(p + 12))
+        if ((uint32_t)crc != tmn_get32(p + 12))
                 return tm_err_set(err, -EIO, "raw offset %llu: block checksum mismatch", o);
         const uint8_t *b = p + TMN_BLK_HDR;
         int mode = b[0];
@@ -715,7 +699,7 @@ void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2)
         p[10] = (uint8_t)ntypes;
         p[11] = sized ? 1 : 0;
         p[12] = (uint8_t)log2;
-        le32(p + 16, (uint32_t)crc32(0, p, 16));
+        tmn_put32(p + 16, (uint32_t)crc32(0, p, 16));
 }
 
 int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, unsigned *log2,
@@ -723,7 +707,7 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
 {
         if (n < TMN_FILE_HDR || memcmp(p, TMN_MAGIC, 8) != 0)
                 return tm_err_set(err, -EIO, "raw offset 0: not a native trace header");
-        if ((uint32_t)crc32(0, p, 16) != rd32(p + 16))
+        if ((uint32_t)crc32(0, p, 16) != tmn_get32(p + 16))
                 return tm_err_set(err, -EIO, "raw offset 0: header checksum mismatch");
         if (p[8] != TMN_VERSION || p[9] != TMN_SCHEMA_ADDRESS)
                 return tm_err_set(err, -ENOTSUP, "raw offset 8: version %u schema %u", p[8], p[9]);
@@ -738,9 +722,9 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
 
 void tmn_end_put(uint8_t *p, uint64_t records)
 {
-        le32(p, TMN_BLK_MAGIC);
-        le32(p + 4, 0);
-        le32(p + 8, 8);
+        tmn_put32(p, TMN_BLK_MAGIC);
+        tmn_put32(p + 4, 0);
+        tmn_put32(p + 8, 8);
         le64(p + TMN_BLK_HDR, records);
-        le32(p + 12, (uint32_t)crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, 8));
+        tmn_put32(p + 12, (uint32_t)crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, 8));
 }

@@ -150,11 +150,6 @@ static int tc_room(struct tcache *t, size_t n)
         return t->cap ? 0 : -ENOMEM;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* t filled with the block at in (whole: nrec records, body bytes). */
 static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
                    uint32_t nrec, uint32_t body, uint64_t raw_off, struct tm_err *err)
@@ -170,7 +165,7 @@ static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, co
         memcpy(t->bytes, in, len);
         t->id = id;
         t->raw_off = raw_off;
-        t->crc = rd32(in + 12);
+        t->crc = tmn_get32(in + 12);
         t->nrec = nrec;
         t->body = body;
         t->ntypes = (int)ntypes;
@@ -188,7 +183,7 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
         if (!t)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         *out = t;
-        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == rd32(in + 12) &&
+        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
             t->nrec == nrec && t->body == body)
                 return 0;
         return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, err);
@@ -210,24 +205,19 @@ static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, 
         return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, &e) < 0 ? NULL : t;
 }
 
-static uint64_t rd64(const uint8_t *p)
-{
-        return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 /* The end mark at in (whole): checked against the records returned. */
 static int end_mark(const uint8_t *in, size_t len, int eof, const struct nstate *s,
                     uint64_t raw_off, struct tm_err *err)
 {
         unsigned long long o = (unsigned long long)raw_off;
         uint8_t want[TMN_END_LEN];
-        tmn_end_put(want, rd64(in + TMN_BLK_HDR));
+        tmn_end_put(want, tmn_get64(in + TMN_BLK_HDR));
         if (memcmp(want, in, TMN_END_LEN) != 0)
                 return tm_err_set(err, -EIO, "raw offset %llu: end mark checksum mismatch", o);
-        if (s->done || rd64(in + TMN_BLK_HDR) != s->total)
+        if (s->done || tmn_get64(in + TMN_BLK_HDR) != s->total)
                 return tm_err_set(
                     err, -EIO, "raw offset %llu: end mark says %llu records, %llu decoded", o,
-                    (unsigned long long)rd64(in + TMN_BLK_HDR), (unsigned long long)s->total);
+                    (unsigned long long)tmn_get64(in + TMN_BLK_HDR), (unsigned long long)s->total);
         if (len > TMN_END_LEN || (eof && len < TMN_END_LEN))
                 return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
                                   o + TMN_END_LEN);
@@ -288,7 +278,7 @@ static size_t take(const struct nstate *s, const struct tcache *t, const uint8_t
         if (s->done + m < t->nrec)
                 return m;
         const uint8_t *p = in + blk;
-        int mark = rest >= 8 && rd32(p) == TMN_BLK_MAGIC && rd32(p + 4) == 0;
+        int mark = rest >= 8 && tmn_get32(p) == TMN_BLK_MAGIC && tmn_get32(p + 4) == 0;
         if (rest >= TMN_END_LEN || eof || (rest >= 8 && !mark)) {
                 struct nstate after = *s;
                 after.done = 0;
