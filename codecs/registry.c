@@ -34,6 +34,7 @@
 #include "java/jtrace.h"
 #include "metatf/bound.h"
 #include "metatf/metatf.h"
+#include "native/native.h"
 #include "object/ptf.h"
 #include "object/ptf_stats.h"
 
@@ -48,8 +49,8 @@ const struct tm_cont_ops *const tm_cont_table[] = {
 
 #define RCODECS                                                                                    \
         &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf,  \
-            &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java, &tm_rcodec_ptf_bin,            \
-            &tm_rcodec_ptf, &tm_rcodec_laplace_text, &tm_rcodec_laplace_kev
+            &tm_rcodec_native, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java,             \
+            &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text, &tm_rcodec_laplace_kev
 /* only counted: the table below is the one used */
 static const struct tm_rcodec *const rcodecs_own[] __attribute__((unused)) = {RCODECS};
 /* with room for the bound rows added at start-up (tm_rcodec_add) */

@@ -23,6 +23,8 @@
 #                   the object family's pass
 #   fuzz_laplace    the three Laplace decoders (raw, text, kernel events),
 #                   windowed against whole, and the laplace family's pass
+#   fuzz_native     the native encoding: files with their checksums made
+#                   right, windowed against whole; records round-tripped
 #
 # Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows
 # from the committed seeds in fuzz/corpus/<harness>/ and the findings in
@@ -42,7 +44,7 @@ SECS=${1:-120}
 shift || true
 ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
 fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index fuzz_ptf
-fuzz_java fuzz_laplace"
+fuzz_java fuzz_laplace fuzz_native"
 HARNESSES=${*:-$ALL}
 O=${FUZZ_OUT:-fuzz/out}
 # The library as committed at FUZZ_REV (default HEAD; "worktree": the

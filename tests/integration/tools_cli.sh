@@ -262,11 +262,11 @@ rows_of() { # IN SUFFIX...: pack IN as each suffix, plain and zstd; ascii == IN'
         done
 }
 rows_of a.din .din .pdt .pdt2
-rows_of l.lackey .lackey
+rows_of l.lackey .lackey .tmn
 rows_of "$SRCDIR/tests/data/heap/heapprog.mtrace" .hatf .mtf
 rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb .ptf
 rows_of "$SRCDIR/tests/data/laplace/loop.lpt" .lpr .lpt
-check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 10
+check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 11
 # PTF both ways: text -> binary -> text is the text, byte for byte
 for f in figure3 every_event; do
         check "pack $f.ptf -> .ptfb.zst -> .ptf" \

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/native.sh [N]: the native encoding (docs/formats/native.md) on a
+# real lackey trace, against din text + zstd -19 and PDATS II + zstd.
+#
+# Makes the trace itself, once: valgrind's lackey over `sort` of 40,000
+# lines (about 1.8e8 references), of which the first N lackey lines
+# (default 30,000,000: a little more references, lackey's M lines are two)
+# are kept, zstd-compressed, in the cache ($TM_BENCH_CACHE, default
+# bench/.cache/, never committed), with what is made from it: the din text
+# as zstd -19, PDATS II as pack writes it by default, the native archive
+# as pack writes it (.tmn). Then prints:
+#   - bytes and references a byte of each, and the ratio to din + zstd -19;
+#   - bench/native_bench over the .tmn: blocks of 2^16, 2^18, 2^20 at zstd
+#     levels 19 and 3: bytes, encode time, the block decoder's speed (one
+#     thread, in memory) and where the bytes go (per stream);
+#   - `tracetool cat X ascii > /dev/null` of the .tmn and the .pdt2.zst
+#     against `zstdcat` of the din -19 file, TM_BENCH_ROUNDS alternating
+#     rounds (default 3), medians of wall and of CPU (user + sys) seconds,
+#     MB/s of din text and references/s (CPU time is the figure on a busy
+#     machine: the cores are shared).
+# Needs a release build (TM_BUILD, default ./build) and valgrind. Heavy
+# steps run under nice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-30000000}
+ROUNDS=${TM_BENCH_ROUNDS:-3}
+B=${TM_BUILD:-$PWD/build}
+TT=$B/tools/tracetool
+NB=$B/bench/native_bench
+C=${TM_BENCH_CACHE:-$PWD/bench/.cache}
+command -v valgrind > /dev/null || { echo "bench: valgrind not installed (apt-get install -y valgrind)" >&2; exit 1; }
+[ -x "$NB" ] || { echo "bench: $NB missing (ninja -C $B)" >&2; exit 1; }
+mkdir -p "$C"
+T=$C/sort$N
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+size() { stat -c %s "$1"; }
+
+if [ ! -s "$T.lackey.zst" ]; then
+        echo "bench: making the lackey trace (valgrind, some minutes)" >&2
+        seq 1 40000 | awk '{ print ($1 * 7919) % 100003, "line", $1 }' > "$C/sort.in"
+        nice valgrind --tool=lackey --trace-mem=yes --log-file="$C/sort.log" sort "$C/sort.in" > /dev/null
+        grep -v '^==' "$C/sort.log" | head -n "$N" | nice zstd -q -3 -o "$T.lackey.zst.tmp"
+        mv "$T.lackey.zst.tmp" "$T.lackey.zst"
+        rm -f "$C/sort.log"
+fi
+[ -s "$T.tmn" ] || nice "$TT" pack "$T.lackey.zst" "$T.tmn" 2> /dev/null
+[ -s "$T.pdt2.zst" ] || nice "$TT" pack "$T.lackey.zst" "$T.pdt2.zst" 2> /dev/null
+if [ ! -s "$T.din.zst" ]; then
+        echo "bench: din text + zstd -19 (some minutes)" >&2
+        "$TT" cat "$T.tmn" ascii | nice zstd -q -19 -o "$T.din.zst.tmp"
+        mv "$T.din.zst.tmp" "$T.din.zst"
+fi
+
+REFS=$("$TT" stat "$T.tmn" | awk '$1 == "references" { print $2 }')
+DIN=$("$TT" stat "$T.tmn" | awk '$1 == "din" && $2 == "bytes" { print $3 }')
+BASE=$(size "$T.din.zst")
+echo "trace: lackey of sort (40,000 lines), first $N lines: $REFS references, din text $DIN bytes"
+echo
+printf '%-34s %12s %10s %10s\n' encoding bytes refs/byte "x din+zstd"
+row() { printf '%-34s %12s %10.2f %10.2f\n' "$1" "$2" "$(echo "$REFS / $2" | bc -l)" "$(echo "$BASE / $2" | bc -l)"; }
+row "din text + zstd -19" "$BASE"
+row "PDATS II + zstd (pack's default)" "$(size "$T.pdt2.zst")"
+row "native b20 (pack OUT.tmn)" "$(size "$T.tmn")"
+echo
+nice "$NB" "$T.tmn" 16/19 18/19 20/19 16/3 18/3 20/3
+echo
+# wall and CPU seconds (user + sys) of a command, its output to /dev/null
+run() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 > /dev/null | tail -1; }
+declare -a wz wn wp cz cn cp
+for r in $(seq "$ROUNDS"); do
+        read -r w u s < <(run zstdcat "$T.din.zst"); wz+=("$w"); cz+=("$(echo "$u + $s" | bc -l)")
+        read -r w u s < <(run "$TT" cat "$T.tmn" ascii); wn+=("$w"); cn+=("$(echo "$u + $s" | bc -l)")
+        read -r w u s < <(run "$TT" cat "$T.pdt2.zst" ascii); wp+=("$w"); cp+=("$(echo "$u + $s" | bc -l)")
+done
+med() { printf '%s\n' "$@" | median; }
+mz=$(med "${wz[@]}"); mn=$(med "${wn[@]}"); mp=$(med "${wp[@]}")
+kz=$(med "${cz[@]}"); kn=$(med "${cn[@]}"); kp=$(med "${cp[@]}")
+sp() { awk -v s="$1" -v c="$2" -v d="$DIN" -v n="$REFS" -v z="$mz" -v zc="$kz" \
+        'BEGIN { printf "%7.2f s wall %6.0f MB/s %5.2fx | %7.2f s cpu %6.0f MB/s %7.1f Mrefs/s %5.2fx\n",
+                 s, d / s / 1e6, z / s, c, d / c / 1e6, n / c / 1e6, zc / c }'; }
+echo "ascii to /dev/null, medians of $ROUNDS alternating rounds (page cache; x: zstdcat's time / its):"
+printf '  %-30s %s\n' "zstdcat din.zst" "$(sp "$mz" "$kz")"
+printf '  %-30s %s\n' "tracetool cat X.tmn ascii" "$(sp "$mn" "$kn")"
+printf '  %-30s %s\n' "tracetool cat X.pdt2.zst ascii" "$(sp "$mp" "$kp")"

@@ -1,0 +1,133 @@
+/* native: tracemount's own block-predictive trace encoding (.tmn), for
+ * address traces (docs/formats/native.md is the byte layout; this header
+ * its constants and the block codec's contract).
+ *
+ * A file is a header, blocks, an end mark. A block holds up to 2^log2
+ * records of the address schema (type, address, size) and decodes with no
+ * state from before it: its predictor tables start empty. Within a block
+ * the records are either predicted (a type pattern per instruction, hit
+ * codes against per-PC and per-(PC, position) tables, misses as zigzag
+ * varint deltas: six streams) or stored plainly (three columns), each
+ * stream stored as it is or as one zstd frame, whichever is smaller; the
+ * block carries a CRC-32 of its header and body.
+ *
+ * The block codec below is what the row (native_row.c) and the tests and
+ * benchmarks use; it allocates nothing per call beyond its workspace. */
+#ifndef TM_NATIVE_H
+#define TM_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/tm_err.h"
+#include "../record/record.h"
+
+#define TMN_MAGIC "\x89TMN\r\n\x1a\n" /* 8 bytes */
+#define TMN_VERSION 1
+#define TMN_SCHEMA_ADDRESS 1
+#define TMN_FILE_HDR 20           /* file header bytes */
+#define TMN_BLK_HDR 16            /* block header bytes */
+#define TMN_BLK_MAGIC 0x424e4d54u /* "TMNB" little-endian */
+#define TMN_LOG_MIN 4             /* records a block: 2^4 .. */
+#define TMN_LOG_MAX 20            /* .. 2^20 */
+#define TMN_BODY_MAX (200u << 10) /* bytes of a block's body, at most */
+#define TMN_TABLE_LOG 16          /* predictor table entries: 2^16 each */
+#define TMN_POS_MAX 15            /* positions of a data access keyed apart */
+#define TMN_PAT_K 19              /* data accesses a remembered pattern holds */
+#define TMN_LOG_DEFAULT 20        /* the row's default encoding */
+#define TMN_LEVEL_DEFAULT 19
+
+/* Little-endian fields of the layout. */
+static inline uint32_t tmn_get32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t tmn_get64(const uint8_t *p)
+{
+        return (uint64_t)tmn_get32(p) | (uint64_t)tmn_get32(p + 4) << 32;
+}
+
+static inline void tmn_put32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* Block codings (the body's first byte). */
+enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1 };
+
+/* Streams of a predicted block, in the stream table's order. */
+enum tmn_stream {
+        TMN_S_TYPE,  /* per instruction: its data types, or a hit */
+        TMN_S_IHIT,  /* per instruction fetch: 0 last successor, 1 second, 2 fall-through, 3 miss */
+        TMN_S_IMISS, /* zigzag varint PC deltas */
+        TMN_S_DHIT,  /* per data access: 0 last, 1 second-last, 2 previous data, 3/4 miss */
+        TMN_S_DMISS, /* zigzag varint deltas from the nearer base */
+        TMN_S_SIZE,  /* per record: 0 predicted, else varint(size + 1) */
+        TMN_NSTREAMS
+};
+#define TMN_PLAIN_STREAMS 3 /* type bytes, addresses u64 LE, sizes u32 LE */
+#define TMN_STREAM_ENTRY 9  /* coding u8, stored u32, raw u32 */
+
+/* Columns of a block's records. size may be NULL for an unsized trace. */
+struct tmn_cols {
+        const uint8_t *type;
+        const uint64_t *addr;
+        const uint32_t *size;
+};
+
+/* What an encoder or decoder works in: the predictor tables, the streams,
+ * the zstd contexts. Opaque; tmn_ws_new / tmn_ws_free. About 3.5 MiB of
+ * tables plus streams that grow to a block's needs. */
+struct tmn_ws;
+struct tmn_ws *tmn_ws_new(void);
+void tmn_ws_free(struct tmn_ws *w);
+
+/* Statistics of the last block tmn_block_encode wrote: bytes per stream
+ * as stored (predicted streams, or the plain ones at [0..3)). */
+struct tmn_bstats {
+        int mode;
+        size_t stored[TMN_NSTREAMS];
+        size_t raw[TMN_NSTREAMS];
+};
+
+/* Encode n records (1 .. 2^TMN_LOG_MAX) of c (types below 8; sizes when
+ * sized) as one block at zstd level level into w's output: *out points
+ * to the block (header and body), *len its length, valid until the next
+ * call with w. Returns 0, -ENOMEM, or -EFBIG when the body would exceed
+ * TMN_BODY_MAX (the caller splits the records). st, when not NULL,
+ * receives where the bytes went. */
+int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized, int level,
+                     const uint8_t **out, size_t *len, struct tmn_bstats *st);
+
+/* The block header at p (TMN_BLK_HDR bytes): its record count and body
+ * length, checked against the limits (max_rec: the file's 2^log2). 0, or
+ * -EIO with err naming raw_off. An end mark has nrec 0. */
+int tmn_block_head(const uint8_t *p, uint32_t max_rec, uint64_t raw_off, uint32_t *nrec,
+                   uint32_t *body, struct tm_err *err);
+
+/* Decode the block at p (its header and body, len bytes as
+ * tmn_block_head says) of a file whose header has ntypes and sized into
+ * the columns type, addr, size (room for nrec each; size may be NULL when
+ * unsized). Checks the CRC first. 0, -ENOMEM, or -EIO with err naming
+ * raw_off (the block's) and what is wrong. */
+int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned ntypes, int sized,
+                     uint64_t raw_off, uint8_t *type, uint64_t *addr, uint32_t *size,
+                     struct tm_err *err);
+
+/* The file header: write one (TMN_FILE_HDR bytes) / parse one (0 or -EIO
+ * / -ENOTSUP with err). */
+void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2);
+int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, unsigned *log2,
+                      struct tm_err *err);
+
+/* The end mark (TMN_BLK_HDR + 8 bytes: the trace's record count). */
+#define TMN_END_LEN (TMN_BLK_HDR + 8)
+void tmn_end_put(uint8_t *p, uint64_t records);
+
+/* The row (codecs/registry.c). */
+extern const struct tm_rcodec tm_rcodec_native;
+
+#endif

@@ -1,0 +1,730 @@
+/* native_blk: one block of the native encoding, both directions
+ * (native.h; docs/formats/native.md is the layout and the predictors). */
+#include "native.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define IFETCH 2 /* the type that starts an instruction */
+
+/* The instruction table, keyed by a PC: its successors, its data types
+ * pattern, its fetch's size. */
+struct ient {
+        uint64_t s1, s2, pat;
+        uint32_t isz, pad;
+};
+
+/* The data table, keyed by (PC, position): its addresses, its size. */
+struct dent {
+        uint64_t a1, a2;
+        uint32_t sz, pad;
+};
+
+struct buf {
+        uint8_t *p;
+        size_t len, cap;
+};
+
+struct tmn_ws {
+        struct ient *it;
+        struct dent *dt;
+        unsigned shift;             /* 64 - the index bits of this block's tables */
+        struct buf s[TMN_NSTREAMS]; /* raw streams */
+        struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
+        ZSTD_CCtx *cc;
+        ZSTD_DCtx *dc;
+};
+
+#define NO_PAT UINT64_MAX /* a pattern no table entry predicts */
+
+static int buf_room(struct buf *b, size_t more)
+{
+        if (b->cap - b->len >= more)
+                return 0;
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < more)
+                cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p)
+                return -ENOMEM;
+        b->p = p;
+        b->cap = cap;
+        return 0;
+}
+
+struct tmn_ws *tmn_ws_new(void)
+{
+        struct tmn_ws *w = calloc(1, sizeof *w);
+        if (!w)
+                return NULL;
+        w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
+        w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
+        if (!w->it || !w->dt) {
+                tmn_ws_free(w);
+                return NULL;
+        }
+        return w;
+}
+
+void tmn_ws_free(struct tmn_ws *w)
+{
+        if (!w)
+                return;
+        free(w->it);
+        free(w->dt);
+        for (int i = 0; i < TMN_NSTREAMS; i++)
+                free(w->s[i].p);
+        free(w->out.p);
+        free(w->alt.p);
+        free(w->fin.p);
+        ZSTD_freeCCtx(w->cc);
+        ZSTD_freeDCtx(w->dc);
+        free(w);
+}
+
+/* ---- little-endian fields, varints ---- */
+
+static void le64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* Unchecked: the caller made room for 10 bytes. */
+static inline void put_var(struct buf *b, uint64_t v)
+{
+        uint8_t *p = b->p + b->len;
+        while (v >= 0x80) {
+                *p++ = (uint8_t)(v | 0x80);
+                v >>= 7;
+        }
+        *p++ = (uint8_t)v;
+        b->len = (size_t)(p - b->p);
+}
+
+static inline uint64_t zigzag(uint64_t d)
+{
+        return d << 1 ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+        return z >> 1 ^ (0 - (z & 1));
+}
+
+/* ---- the predictors' keys ---- */
+
+static inline uint32_t hash_pc(uint64_t pc, unsigned shift)
+{
+        return (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+static inline uint32_t hash_data(uint64_t pc, size_t pos, unsigned shift)
+{
+        uint64_t p = pos < TMN_POS_MAX ? pos : TMN_POS_MAX;
+        return (uint32_t)(((pc ^ (p + 1) * 0xD6E8FEB86659FD93ull) * 0x9E3779B97F4A7C15ull) >>
+                          shift);
+}
+
+/* The pattern of k data types t[0..k): k in bits 0..4, type j in bits
+ * 5 + 3j .. 7 + 3j; NO_PAT when k > TMN_PAT_K. */
+static uint64_t pattern(const uint8_t *t, size_t k)
+{
+        if (k > TMN_PAT_K)
+                return NO_PAT;
+        uint64_t p = k;
+        for (size_t j = 0; j < k; j++)
+                p |= (uint64_t)(t[j] & 7) << (5 + 3 * j);
+        return p;
+}
+
+/* The tables of a block of n records, all zero: 2^bits entries each,
+ * bits = min(TMN_TABLE_LOG, ceil(log2 n) + 2) (a block uses at most n
+ * entries of each: a small block clears and touches less). */
+static void tables_reset(struct tmn_ws *w, size_t n)
+{
+        unsigned bits = 2;
+        while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
+                bits++;
+        w->shift = 64 - bits;
+        memset(w->it, 0, sizeof *w->it << bits);
+        memset(w->dt, 0, sizeof *w->dt << bits);
+}
+
+/* ---- encoding ---- */
+
+/* A size against its prediction p (then p = the size). */
+static inline void put_size(struct buf *b, uint32_t *p, uint32_t sz)
+{
+        if (sz == *p) {
+                b->p[b->len++] = 0;
+                return;
+        }
+        put_var(b, (uint64_t)sz + 1);
+        *p = sz;
+}
+
+/* The fetch at record i (its PC pc) after the one at prev (size psz). */
+static void enc_fetch(struct tmn_ws *w, uint64_t pc, uint64_t prev, uint32_t psz, int sized)
+{
+        struct ient *e = &w->it[hash_pc(prev, w->shift)];
+        uint8_t code = 3;
+        if (pc == e->s1)
+                code = 0;
+        else if (pc == e->s2)
+                code = 1;
+        else if (sized && pc == prev + psz)
+                code = 2;
+        else
+                put_var(&w->s[TMN_S_IMISS], zigzag(pc - prev));
+        w->s[TMN_S_IHIT].p[w->s[TMN_S_IHIT].len++] = code;
+        if (pc != e->s1) {
+                e->s2 = e->s1;
+                e->s1 = pc;
+        }
+}
+
+/* The data access a (size sz) at position pos of the instruction pc. */
+static void enc_data(struct tmn_ws *w, uint64_t pc, size_t pos, uint64_t a, uint32_t sz,
+                     uint64_t *prev, int sized)
+{
+        struct dent *d = &w->dt[hash_data(pc, pos, w->shift)];
+        uint8_t code;
+        if (a == d->a1) {
+                code = 0;
+        } else if (a == d->a2) {
+                code = 1;
+        } else if (a == *prev) {
+                code = 2;
+        } else {
+                uint64_t d1 = a - d->a1, d2 = a - *prev;
+                uint64_t z1 = zigzag(d1), z2 = zigzag(d2);
+                code = z1 <= z2 ? 3 : 4;
+                put_var(&w->s[TMN_S_DMISS], code == 3 ? z1 : z2);
+        }
+        w->s[TMN_S_DHIT].p[w->s[TMN_S_DHIT].len++] = code;
+        if (sized)
+                put_size(&w->s[TMN_S_SIZE], &d->sz, sz);
+        if (a != d->a1) {
+                d->a2 = d->a1;
+                d->a1 = a;
+        }
+        *prev = a;
+}
+
+/* Room in every stream for an instruction of k data accesses. */
+static int enc_room(struct tmn_ws *w, size_t k)
+{
+        static const size_t per[TMN_NSTREAMS] = {1, 1, 10, 1, 10, 5};
+        for (int s = 0; s < TMN_NSTREAMS; s++)
+                if (buf_room(&w->s[s], 16 + per[s] * (k + 1)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The predicted streams of c[0..n) into w->s; the block's mode. */
+static int enc_predict(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized)
+{
+        tables_reset(w, n);
+        for (int s = 0; s < TMN_NSTREAMS; s++)
+                w->s[s].len = 0;
+        uint64_t prev_pc = 0, prev_data = 0;
+        uint32_t prev_sz = 0;
+        int mode = c->type[0] == IFETCH ? 1 : 2;
+        for (size_t i = 0; i < n;) {
+                int fetch = c->type[i] == IFETCH;
+                size_t j = i + (size_t)fetch, e = j;
+                while (e < n && c->type[e] != IFETCH)
+                        e++;
+                size_t k = e - j;
+                if (enc_room(w, k) < 0)
+                        return -ENOMEM;
+                uint64_t pc = fetch ? c->addr[i] : 0;
+                if (fetch)
+                        enc_fetch(w, pc, prev_pc, prev_sz, sized);
+                struct ient *q = &w->it[hash_pc(pc, w->shift)];
+                uint64_t pat = pattern(c->type + j, k);
+                struct buf *t = &w->s[TMN_S_TYPE];
+                if (pat != NO_PAT && pat == q->pat) {
+                        t->p[t->len++] = 0;
+                } else {
+                        put_var(t, (uint64_t)k + 1);
+                        memcpy(t->p + t->len, c->type + j, k);
+                        t->len += k;
+                }
+                q->pat = pat;
+                if (fetch && sized) {
+                        put_size(&w->s[TMN_S_SIZE], &q->isz, c->size[i]);
+                        prev_sz = c->size[i];
+                }
+                if (fetch)
+                        prev_pc = pc;
+                for (size_t d = 0; d < k; d++)
+                        enc_data(w, pc, d, c->addr[j + d], sized ? c->size[j + d] : 0, &prev_data,
+                                 sized);
+                i = e;
+        }
+        return mode;
+}
+
+/* The plain columns of c[0..n) into w->s[0..3). */
+static int enc_plain(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized)
+{
+        for (int s = 0; s < TMN_NSTREAMS; s++)
+                w->s[s].len = 0;
+        if (buf_room(&w->s[0], n) < 0 || buf_room(&w->s[1], 8 * n) < 0 ||
+            buf_room(&w->s[2], 4 * n) < 0)
+                return -ENOMEM;
+        memcpy(w->s[0].p, c->type, n);
+        for (size_t i = 0; i < n; i++)
+                le64(w->s[1].p + 8 * i, c->addr[i]);
+        for (size_t i = 0; sized && i < n; i++)
+                tmn_put32(w->s[2].p + 4 * i, c->size[i]);
+        w->s[0].len = n;
+        w->s[1].len = 8 * n;
+        w->s[2].len = sized ? 4 * n : 0;
+        return TMN_PLAIN;
+}
+
+/* The block of n records, mode and w->s[0..ns) as they are, into o at
+ * zstd level level (its body may pass TMN_BODY_MAX). */
+static int enc_assemble(struct tmn_ws *w, struct buf *o, size_t n, int mode, int ns, int level,
+                        struct tmn_bstats *st)
+{
+        size_t need = TMN_BLK_HDR + 1 + (size_t)ns * TMN_STREAM_ENTRY;
+        for (int s = 0; s < ns; s++)
+                need += ZSTD_compressBound(w->s[s].len);
+        o->len = 0;
+        if (buf_room(o, need) < 0)
+                return -ENOMEM;
+        if (!w->cc && !(w->cc = ZSTD_createCCtx()))
+                return -ENOMEM;
+        uint8_t *tab = o->p + TMN_BLK_HDR + 1;
+        o->p[TMN_BLK_HDR] = (uint8_t)mode;
+        size_t at = TMN_BLK_HDR + 1 + (size_t)ns * TMN_STREAM_ENTRY;
+        for (int s = 0; s < ns; s++) {
+                const struct buf *r = &w->s[s];
+                uint8_t coding = 0;
+                size_t k = r->len;
+                if (r->len) {
+                        size_t z =
+                            ZSTD_compressCCtx(w->cc, o->p + at, need - at, r->p, r->len, level);
+                        if (ZSTD_isError(z))
+                                return -ENOMEM;
+                        if (z < r->len) {
+                                coding = 1;
+                                k = z;
+                        } else {
+                                memcpy(o->p + at, r->p, r->len);
+                        }
+                }
+                tab[s * TMN_STREAM_ENTRY] = coding;
+                tmn_put32(tab + s * TMN_STREAM_ENTRY + 1, (uint32_t)k);
+                tmn_put32(tab + s * TMN_STREAM_ENTRY + 5, (uint32_t)r->len);
+                if (st) {
+                        st->stored[s] = k;
+                        st->raw[s] = r->len;
+                }
+                at += k;
+        }
+        size_t body = at - TMN_BLK_HDR; /* the caller checks it against TMN_BODY_MAX */
+        tmn_put32(o->p, TMN_BLK_MAGIC);
+        tmn_put32(o->p + 4, (uint32_t)n);
+        tmn_put32(o->p + 8, (uint32_t)body);
+        uLong crc = crc32_z(crc32(0, o->p, 12), o->p + TMN_BLK_HDR, body);
+        tmn_put32(o->p + 12, (uint32_t)crc);
+        o->len = at;
+        return 0;
+}
+
+/* The chosen candidate at the level asked into w->fin (the streams in
+ * w->s), kept when smaller than cand; the block to write. */
+static const struct buf *enc_final(struct tmn_ws *w, const struct buf *cand, size_t n, int mode,
+                                   int level, struct tmn_bstats *st)
+{
+        struct tmn_bstats sf = {0};
+        int ns = mode == TMN_PLAIN ? TMN_PLAIN_STREAMS : TMN_NSTREAMS;
+        if (level <= 1 || enc_assemble(w, &w->fin, n, mode, ns, level, &sf) < 0 ||
+            w->fin.len >= cand->len)
+                return cand;
+        *st = sf;
+        return &w->fin;
+}
+
+int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int sized, int level,
+                     const uint8_t **out, size_t *len, struct tmn_bstats *st)
+{
+        if (n == 0 || n > (1u << TMN_LOG_MAX))
+                return -EINVAL;
+        struct tmn_bstats sp = {0}, sq = {0};
+        int mode = enc_predict(w, c, n, sized);
+        if (mode < 0)
+                return mode;
+        if (enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, 1, &sp) < 0 ||
+            enc_plain(w, c, n, sized) < 0 ||
+            enc_assemble(w, &w->alt, n, TMN_PLAIN, TMN_PLAIN_STREAMS, 1, &sq) < 0)
+                return -ENOMEM;
+        /* both at level 1 choose the coding, and say early when the block
+         * cannot fit: a higher level rarely halves these streams */
+        int plain = w->alt.len < w->out.len;
+        size_t best = plain ? w->alt.len : w->out.len;
+        if (best - TMN_BLK_HDR > 2 * (size_t)TMN_BODY_MAX)
+                return -EFBIG;
+        const struct buf *b;
+        struct tmn_bstats sb;
+        if (plain) {
+                sb = sq;
+                b = enc_final(w, &w->alt, n, TMN_PLAIN, level, &sb);
+        } else {
+                sb = sp;
+                if (enc_predict(w, c, n, sized) < 0)
+                        return -ENOMEM;
+                b = enc_final(w, &w->out, n, mode, level, &sb);
+                if (b->len > w->alt.len) { /* never larger than the plain columns */
+                        b = &w->alt;
+                        sb = sq;
+                        mode = TMN_PLAIN;
+                }
+        }
+        if (b->len - TMN_BLK_HDR > TMN_BODY_MAX)
+                return -EFBIG;
+        sb.mode = plain ? TMN_PLAIN : mode;
+        if (st)
+                *st = sb;
+        *out = b->p;
+        *len = b->len;
+        return 0;
+}
+
+/* ---- decoding ---- */
+
+int tmn_block_head(const uint8_t *p, uint32_t max_rec, uint64_t raw_off, uint32_t *nrec,
+                   uint32_t *body, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        if (tmn_get32(p) != TMN_BLK_MAGIC)
+                return tm_err_set(err, -EIO, "raw offset %llu: no block here (bad block magic)", o);
+        *nrec = tmn_get32(p + 4);
+        *body = tmn_get32(p + 8);
+        if (*nrec > max_rec)
+                return tm_err_set(err, -EIO, "raw offset %llu: block of %u records (at most %u)", o,
+                                  *nrec, max_rec);
+        if (*nrec == 0 ? *body != 8 : *body > TMN_BODY_MAX || *body < 1)
+                return tm_err_set(err, -EIO, "raw offset %llu: block body of %u bytes", o, *body);
+        return 0;
+}
+
+/* A stream being read: its bytes, where the reader is. */
+struct rd {
+        const uint8_t *p, *end;
+};
+
+static inline int rd_var(struct rd *r, uint64_t *v)
+{
+        uint64_t x = 0;
+        for (unsigned sh = 0; sh < 64 && r->p < r->end; sh += 7) {
+                uint8_t b = *r->p++;
+                x |= (uint64_t)(b & 0x7f) << sh;
+                if (!(b & 0x80)) {
+                        *v = x;
+                        return 0;
+                }
+        }
+        return -1;
+}
+
+static inline int rd_byte(struct rd *r, uint8_t *v)
+{
+        if (r->p == r->end)
+                return -1;
+        *v = *r->p++;
+        return 0;
+}
+
+static const char *const stream_name[TMN_NSTREAMS] = {"type", "ihit",  "imiss",
+                                                      "dhit", "dmiss", "size"};
+
+/* The streams of the block body b (len bytes, ns streams, each raw at
+ * most lim bytes) into w->s. */
+static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, size_t lim,
+                       uint64_t raw_off, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        size_t at = 1 + (size_t)ns * TMN_STREAM_ENTRY;
+        if (len < at)
+                return tm_err_set(err, -EIO, "raw offset %llu: block body cut in its table", o);
+        if (!w->dc && !(w->dc = ZSTD_createDCtx()))
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        for (int s = 0; s < ns; s++) {
+                const uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
+                uint32_t k = tmn_get32(e + 1), raw = tmn_get32(e + 5);
+                if (e[0] > 1 || k > len - at || raw > lim || (e[0] == 0 && k != raw))
+                        return tm_err_set(err, -EIO, "raw offset %llu: stream %d: bad table entry",
+                                          o, s);
+                w->s[s].len = 0;
+                if (buf_room(&w->s[s], raw + 1) < 0)
+                        return tm_err_set(err, -ENOMEM, "out of memory");
+                if (e[0] == 0) {
+                        memcpy(w->s[s].p, b + at, k);
+                } else {
+                        size_t z = ZSTD_decompressDCtx(w->dc, w->s[s].p, raw, b + at, k);
+                        if (ZSTD_isError(z) || z != raw)
+                                return tm_err_set(
+                                    err, -EIO, "raw offset %llu: stream %d: bad zstd frame", o, s);
+                }
+                w->s[s].len = raw;
+                at += k;
+        }
+        if (at != len)
+                return tm_err_set(err, -EIO, "raw offset %llu: %zu bytes after the streams", o,
+                                  len - at);
+        return 0;
+}
+
+static int dec_plain(struct tmn_ws *w, size_t n, unsigned ntypes, int sized, uint8_t *type,
+                     uint64_t *addr, uint32_t *size, uint64_t raw_off, struct tm_err *err)
+{
+        if (w->s[0].len != n || w->s[1].len != 8 * n || w->s[2].len != (sized ? 4 * n : 0))
+                return tm_err_set(err, -EIO, "raw offset %llu: plain columns of wrong lengths",
+                                  (unsigned long long)raw_off);
+        for (size_t i = 0; i < n; i++) {
+                type[i] = w->s[0].p[i];
+                if (type[i] >= ntypes)
+                        return tm_err_set(err, -EIO, "raw offset %llu: record %zu: type %u",
+                                          (unsigned long long)raw_off, i, type[i]);
+                addr[i] = tmn_get64(w->s[1].p + 8 * i);
+                if (size)
+                        size[i] = sized ? tmn_get32(w->s[2].p + 4 * i) : 0;
+        }
+        return 0;
+}
+
+/* A size code against its prediction *p. */
+static inline int rd_size(struct rd *r, uint32_t *p, uint32_t *sz)
+{
+        uint64_t v;
+        if (rd_var(r, &v) < 0 || v > (uint64_t)UINT32_MAX + 1)
+                return -1;
+        if (v)
+                *p = (uint32_t)(v - 1);
+        *sz = *p;
+        return 0;
+}
+
+/* Why a predicted block is refused: the stream, the record. */
+static int bad(uint64_t raw_off, int s, size_t i, struct tm_err *err)
+{
+        return tm_err_set(err, -EIO, "raw offset %llu: record %zu: stream %s is bad",
+                          (unsigned long long)raw_off, i, stream_name[s]);
+}
+
+/* The fetch of record i after prev (size psz): its PC into *pc. */
+static int dec_fetch(struct tmn_ws *w, struct rd *r, uint64_t prev, uint32_t psz, int sized,
+                     uint64_t *pc)
+{
+        struct ient *e = &w->it[hash_pc(prev, w->shift)];
+        uint8_t code;
+        uint64_t z;
+        if (rd_byte(&r[TMN_S_IHIT], &code) < 0)
+                return TMN_S_IHIT;
+        switch (code) {
+        case 0:
+                *pc = e->s1;
+                break;
+        case 1:
+                *pc = e->s2;
+                break;
+        case 2:
+                if (!sized)
+                        return TMN_S_IHIT;
+                *pc = prev + psz;
+                break;
+        case 3:
+                if (rd_var(&r[TMN_S_IMISS], &z) < 0)
+                        return TMN_S_IMISS;
+                *pc = prev + unzigzag(z);
+                break;
+        default:
+                return TMN_S_IHIT;
+        }
+        if (*pc != e->s1) {
+                e->s2 = e->s1;
+                e->s1 = *pc;
+        }
+        return -1;
+}
+
+/* The data types of an instruction into t (room for max): *k of them. */
+static int dec_types(struct ient *q, struct rd *r, unsigned ntypes, uint8_t *t, size_t max,
+                     size_t *k)
+{
+        uint64_t v;
+        if (rd_var(r, &v) < 0)
+                return -1;
+        if (v == 0) {
+                if (q->pat == NO_PAT || (q->pat & 31) > max)
+                        return -1;
+                *k = (size_t)(q->pat & 31);
+                for (size_t j = 0; j < *k; j++)
+                        t[j] = (uint8_t)(q->pat >> (5 + 3 * j) & 7);
+                return 0;
+        }
+        if (v - 1 > max || v - 1 > (size_t)(r->end - r->p))
+                return -1;
+        *k = (size_t)(v - 1);
+        for (size_t j = 0; j < *k; j++) {
+                t[j] = r->p[j];
+                if (t[j] >= ntypes || t[j] == IFETCH)
+                        return -1;
+        }
+        r->p += *k;
+        q->pat = pattern(t, *k);
+        return 0;
+}
+
+/* The data access at position pos of instruction pc: its address. */
+static int dec_data(struct tmn_ws *w, struct rd *r, uint64_t pc, size_t pos, uint64_t *prev,
+                    uint64_t *a, uint32_t *sz, int sized)
+{
+        struct dent *d = &w->dt[hash_data(pc, pos, w->shift)];
+        uint8_t code;
+        uint64_t z;
+        if (rd_byte(&r[TMN_S_DHIT], &code) < 0 || code > 4)
+                return TMN_S_DHIT;
+        if (code == 0)
+                *a = d->a1;
+        else if (code == 1)
+                *a = d->a2;
+        else if (code == 2)
+                *a = *prev;
+        else if (rd_var(&r[TMN_S_DMISS], &z) < 0)
+                return TMN_S_DMISS;
+        else
+                *a = (code == 3 ? d->a1 : *prev) + unzigzag(z);
+        if (sized && rd_size(&r[TMN_S_SIZE], &d->sz, sz) < 0)
+                return TMN_S_SIZE;
+        if (*a != d->a1) {
+                d->a2 = d->a1;
+                d->a1 = *a;
+        }
+        *prev = *a;
+        return -1;
+}
+
+static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized,
+                       uint8_t *type, uint64_t *addr, uint32_t *size, uint64_t raw_off,
+                       struct tm_err *err)
+{
+        struct rd r[TMN_NSTREAMS];
+        for (int s = 0; s < TMN_NSTREAMS; s++)
+                r[s] = (struct rd){w->s[s].p, w->s[s].p + w->s[s].len};
+        if (!sized && w->s[TMN_S_SIZE].len)
+                return bad(raw_off, TMN_S_SIZE, 0, err);
+        tables_reset(w, n);
+        uint64_t prev_pc = 0, prev_data = 0;
+        uint32_t prev_sz = 0, sz = 0;
+        for (size_t i = 0; i < n;) {
+                int fetch = i > 0 || mode == 1, s;
+                uint64_t pc = 0;
+                if (fetch && ntypes <= IFETCH)
+                        return bad(raw_off, TMN_S_IHIT, i, err);
+                if (fetch && (s = dec_fetch(w, r, prev_pc, prev_sz, sized, &pc)) >= 0)
+                        return bad(raw_off, s, i, err);
+                struct ient *q = &w->it[hash_pc(pc, w->shift)];
+                size_t j = i + (size_t)fetch, k;
+                if (dec_types(q, &r[TMN_S_TYPE], ntypes, type + j, n - j, &k) < 0)
+                        return bad(raw_off, TMN_S_TYPE, i, err);
+                if (fetch) {
+                        type[i] = IFETCH;
+                        addr[i] = pc;
+                        if (sized && rd_size(&r[TMN_S_SIZE], &q->isz, &sz) < 0)
+                                return bad(raw_off, TMN_S_SIZE, i, err);
+                        if (size)
+                                size[i] = sized ? sz : 0;
+                        prev_sz = sz;
+                        prev_pc = pc;
+                }
+                for (size_t d = 0; d < k; d++) {
+                        s = dec_data(w, r, pc, d, &prev_data, &addr[j + d], &sz, sized);
+                        if (s >= 0)
+                                return bad(raw_off, s, j + d, err);
+                        if (size)
+                                size[j + d] = sized ? sz : 0;
+                }
+                i = j + k;
+        }
+        for (int s = 0; s < TMN_NSTREAMS; s++)
+                if (r[s].p != r[s].end)
+                        return tm_err_set(err, -EIO, "raw offset %llu: stream %s: %zu bytes left",
+                                          (unsigned long long)raw_off, stream_name[s],
+                                          (size_t)(r[s].end - r[s].p));
+        return 0;
+}
+
+int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned ntypes, int sized,
+                     uint64_t raw_off, uint8_t *type, uint64_t *addr, uint32_t *size,
+                     struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        uint32_t n = tmn_get32(p + 4), body = tmn_get32(p + 8);
+        if (len != (size_t)TMN_BLK_HDR + body || n == 0)
+                return tm_err_set(err, -EIO, "raw offset %llu: block length", o);
+        uLong crc = crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, body);
+        if ((uint32_t)crc != tmn_get32(p + 12))
+                return tm_err_set(err, -EIO, "raw offset %llu: block checksum mismatch", o);
+        const uint8_t *b = p + TMN_BLK_HDR;
+        int mode = b[0];
+        if (mode > 2)
+                return tm_err_set(err, -EIO, "raw offset %llu: block coding %d", o, mode);
+        int ns = mode == TMN_PLAIN ? TMN_PLAIN_STREAMS : TMN_NSTREAMS;
+        int rc = dec_streams(w, b, body, ns, 11 * (size_t)n + 16, raw_off, err);
+        if (rc < 0)
+                return rc;
+        if (mode == TMN_PLAIN)
+                return dec_plain(w, n, ntypes, sized, type, addr, size, raw_off, err);
+        return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
+}
+
+/* ---- the file header and the end mark ---- */
+
+void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2)
+{
+        memset(p, 0, TMN_FILE_HDR);
+        memcpy(p, TMN_MAGIC, 8);
+        p[8] = TMN_VERSION;
+        p[9] = TMN_SCHEMA_ADDRESS;
+        p[10] = (uint8_t)ntypes;
+        p[11] = sized ? 1 : 0;
+        p[12] = (uint8_t)log2;
+        tmn_put32(p + 16, (uint32_t)crc32(0, p, 16));
+}
+
+int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, unsigned *log2,
+                      struct tm_err *err)
+{
+        if (n < TMN_FILE_HDR || memcmp(p, TMN_MAGIC, 8) != 0)
+                return tm_err_set(err, -EIO, "raw offset 0: not a native trace header");
+        if ((uint32_t)crc32(0, p, 16) != tmn_get32(p + 16))
+                return tm_err_set(err, -EIO, "raw offset 0: header checksum mismatch");
+        if (p[8] != TMN_VERSION || p[9] != TMN_SCHEMA_ADDRESS)
+                return tm_err_set(err, -ENOTSUP, "raw offset 8: version %u schema %u", p[8], p[9]);
+        if (p[10] < 1 || p[10] > 8 || p[11] > 1 || p[12] < TMN_LOG_MIN || p[12] > TMN_LOG_MAX ||
+            p[13] || p[14] || p[15])
+                return tm_err_set(err, -EIO, "raw offset 10: bad header fields");
+        *ntypes = p[10];
+        *sized = p[11];
+        *log2 = p[12];
+        return 0;
+}
+
+void tmn_end_put(uint8_t *p, uint64_t records)
+{
+        tmn_put32(p, TMN_BLK_MAGIC);
+        tmn_put32(p + 4, 0);
+        tmn_put32(p + 8, 8);
+        le64(p + TMN_BLK_HDR, records);
+        tmn_put32(p + 12, (uint32_t)crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, 8));
+}

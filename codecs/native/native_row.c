@@ -1,0 +1,615 @@
+/* native_row: the native encoding as a row of the registry (native.h).
+ *
+ * Decoding: a call returns records of one block. The block is decoded
+ * whole, once, into this thread's block cache (one block of columns and a
+ * workspace per thread that decodes, freed when the thread ends), keyed
+ * by the trace's open (a serial number), the block's raw offset and its
+ * checksum; the calls that follow copy from it. *used stays at the block's
+ * start until its last record is returned, so a checkpoint inside a block
+ * is its start and the state's count of records already returned.
+ *
+ * Encoding: records are buffered into columns of one block (2^log2 of
+ * them) and written a block at a time; a block whose body would pass
+ * TMN_BODY_MAX is written as two halves. */
+#include "native.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../address/arec.h"
+#include "../address/render.h"
+
+/* ---- decoding ---- */
+
+struct nctx {
+        uint64_t id; /* this open's serial: the block cache's key */
+        unsigned ntypes;
+        int sized;
+        uint32_t max_rec;
+};
+
+/* The decoder state (struct tm_rstate's first bytes). */
+struct nstate {
+        uint64_t total;              /* records returned before this call */
+        uint32_t done;               /* of them, in the block at the raw offset */
+        uint8_t ended;               /* 1: the end mark is consumed */
+        uint8_t ntypes, sized, log2; /* the file header's (for the text decoder) */
+};
+
+static _Atomic uint64_t next_id = 1;
+
+static int native_probe(const uint8_t *head, size_t n)
+{
+        return n >= 8 && memcmp(head, TMN_MAGIC, 8) == 0;
+}
+
+static int native_open(const uint8_t *head, size_t n, const char *path, void **ctx,
+                       struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        (void)path;
+        unsigned ntypes, log2;
+        int sized;
+        int rc = tmn_file_head_get(head, n, &ntypes, &sized, &log2, err);
+        if (rc < 0)
+                return rc;
+        struct nctx *x = malloc(sizeof *x);
+        if (!x)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        x->id = atomic_fetch_add(&next_id, 1);
+        x->ntypes = ntypes;
+        x->sized = sized;
+        x->max_rec = 1u << log2;
+        struct nstate s0 = {
+            .ntypes = (uint8_t)ntypes, .sized = (uint8_t)sized, .log2 = (uint8_t)log2};
+        memcpy(st->b, &s0, sizeof s0);
+        tm_addr_schema(schema, ntypes, sized);
+        *ctx = x;
+        return TMN_FILE_HDR;
+}
+
+static void native_close(void *ctx)
+{
+        free(ctx);
+}
+
+static int native_state_ok(const void *ctx, const struct tm_rstate *st)
+{
+        const struct nctx *x = ctx;
+        struct nstate s;
+        memcpy(&s, st->b, sizeof s);
+        return s.done < x->max_rec && s.ended <= 1 && !(s.ended && s.done) &&
+               s.ntypes == x->ntypes && s.sized == x->sized && 1u << s.log2 == x->max_rec;
+}
+
+/* One thread's decoded block: the records, and the block's bytes with
+ * the header's ntypes and sized (what the text decoder, which has no ctx,
+ * compares); id 0 when the text decoder filled it. */
+struct tcache {
+        uint64_t id, raw_off;
+        uint32_t crc, nrec, body;
+        int valid, ntypes, sized;
+        size_t cap;
+        uint8_t *type;
+        uint64_t *addr;
+        uint32_t *size;
+        uint8_t bytes[TMN_BLK_HDR + TMN_BODY_MAX];
+        struct tmn_ws *ws;
+};
+
+static pthread_key_t tc_key;
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct tcache *tc_mine;
+
+static void tc_free(void *p)
+{
+        struct tcache *t = p;
+        if (!t)
+                return;
+        free(t->type);
+        free(t->addr);
+        free(t->size);
+        tmn_ws_free(t->ws);
+        free(t);
+}
+
+static void tc_make_key(void)
+{
+        pthread_key_create(&tc_key, tc_free);
+}
+
+static struct tcache *tc_get(void)
+{
+        if (tc_mine)
+                return tc_mine;
+        pthread_once(&tc_once, tc_make_key);
+        struct tcache *t = calloc(1, sizeof *t);
+        if (!t || !(t->ws = tmn_ws_new())) {
+                free(t);
+                return NULL;
+        }
+        pthread_setspecific(tc_key, t);
+        tc_mine = t;
+        return t;
+}
+
+static int tc_room(struct tcache *t, size_t n)
+{
+        if (t->cap >= n)
+                return 0;
+        free(t->type);
+        free(t->addr);
+        free(t->size);
+        t->type = malloc(n);
+        t->addr = malloc(n * sizeof *t->addr);
+        t->size = malloc(n * sizeof *t->size);
+        t->cap = t->type && t->addr && t->size ? n : 0;
+        return t->cap ? 0 : -ENOMEM;
+}
+
+/* t filled with the block at in (whole: nrec records, body bytes). */
+static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
+                   uint32_t nrec, uint32_t body, uint64_t raw_off, struct tm_err *err)
+{
+        t->valid = 0;
+        if (tc_room(t, nrec) < 0)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        size_t len = TMN_BLK_HDR + (size_t)body;
+        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr, t->size,
+                                  err);
+        if (rc < 0)
+                return rc;
+        memcpy(t->bytes, in, len);
+        t->id = id;
+        t->raw_off = raw_off;
+        t->crc = tmn_get32(in + 12);
+        t->nrec = nrec;
+        t->body = body;
+        t->ntypes = (int)ntypes;
+        t->sized = sized;
+        t->valid = 1;
+        return 0;
+}
+
+/* The block at in (whole: nrec records, body bytes) decoded, from this
+ * thread's cache or into it. */
+static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uint32_t body,
+                     uint64_t raw_off, struct tcache **out, struct tm_err *err)
+{
+        struct tcache *t = tc_get();
+        if (!t)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        *out = t;
+        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
+            t->nrec == nrec && t->body == body)
+                return 0;
+        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, err);
+}
+
+/* The same for the text decoder, by the block's bytes: NULL when it
+ * does not decode (the generic path reports why). */
+static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, uint32_t nrec,
+                                     uint32_t body)
+{
+        struct tcache *t = tc_get();
+        struct tm_err e;
+        if (!t)
+                return NULL;
+        size_t len = TMN_BLK_HDR + (size_t)body;
+        if (t->valid && t->nrec == nrec && t->body == body && t->ntypes == s->ntypes &&
+            t->sized == s->sized && memcmp(t->bytes, in, len) == 0)
+                return t;
+        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, &e) < 0 ? NULL : t;
+}
+
+/* The end mark at in (whole): checked against the records returned. */
+static int end_mark(const uint8_t *in, size_t len, int eof, const struct nstate *s,
+                    uint64_t raw_off, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        uint8_t want[TMN_END_LEN];
+        tmn_end_put(want, tmn_get64(in + TMN_BLK_HDR));
+        if (memcmp(want, in, TMN_END_LEN) != 0)
+                return tm_err_set(err, -EIO, "raw offset %llu: end mark checksum mismatch", o);
+        if (s->done || tmn_get64(in + TMN_BLK_HDR) != s->total)
+                return tm_err_set(
+                    err, -EIO, "raw offset %llu: end mark says %llu records, %llu decoded", o,
+                    (unsigned long long)tmn_get64(in + TMN_BLK_HDR), (unsigned long long)s->total);
+        if (len > TMN_END_LEN || (eof && len < TMN_END_LEN))
+                return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
+                                  o + TMN_END_LEN);
+        return 0;
+}
+
+/* Where the next records are: the block at in[0..len) decoded (*t, nrec
+ * records of which s->done are returned), or 0 for none (more input, the
+ * end: *used says what was consumed), or an error. 1 when *t is ready. */
+static int next_block(const struct nctx *x, struct nstate *s, const uint8_t *in, size_t len,
+                      int eof, uint64_t raw_off, size_t *used, struct tcache **t,
+                      struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        *used = 0;
+        if (s->ended) {
+                if (len)
+                        return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
+                                          o);
+                return 0;
+        }
+        if (len < TMN_BLK_HDR)
+                return eof ? tm_err_set(err, -EIO, "raw offset %llu: truncated (no end mark)", o)
+                           : 0;
+        uint32_t nrec, body;
+        int rc = tmn_block_head(in, x->max_rec, raw_off, &nrec, &body, err);
+        if (rc < 0)
+                return rc;
+        if (len < TMN_BLK_HDR + (size_t)body)
+                return eof ? tm_err_set(err, -EIO, "raw offset %llu: truncated block", o) : 0;
+        if (nrec == 0) {
+                rc = end_mark(in, len, eof, s, raw_off, err);
+                if (rc < 0)
+                        return rc;
+                s->ended = 1;
+                *used = TMN_END_LEN;
+                return 0;
+        }
+        if (s->done >= nrec)
+                return tm_err_set(err, -EIO, "raw offset %llu: resumed at record %u of %u", o,
+                                  s->done, nrec);
+        rc = block_get(x, in, nrec, body, raw_off, t, err);
+        return rc < 0 ? rc : 1;
+}
+
+/* How many of the m records the call returns, when they would end the
+ * block *t at in (its header at raw_off): the end mark after the trace's
+ * last block is consumed with its last record, so that the raw offset
+ * after the last record is the stream's end (the index's raw size); while
+ * what follows the block cannot be told from an end mark yet (it is cut by
+ * the end of the input, no eof), the last record waits for more input.
+ * *end receives 1 when the end mark goes with them. */
+static size_t take(const struct nstate *s, const struct tcache *t, const uint8_t *in, size_t len,
+                   int eof, size_t m, int *end)
+{
+        *end = 0;
+        size_t blk = TMN_BLK_HDR + (size_t)t->body, rest = len - blk;
+        if (s->done + m < t->nrec)
+                return m;
+        const uint8_t *p = in + blk;
+        int mark = rest >= 8 && tmn_get32(p) == TMN_BLK_MAGIC && tmn_get32(p + 4) == 0;
+        if (rest >= TMN_END_LEN || eof || (rest >= 8 && !mark)) {
+                struct nstate after = *s;
+                after.done = 0;
+                after.total += m;
+                struct tm_err e;
+                *end = mark && rest >= TMN_END_LEN && end_mark(p, rest, eof, &after, 0, &e) == 0;
+                return m;
+        }
+        return m - 1;
+}
+
+/* After m records of the block *t returned (end: with the end mark): the
+ * state and *used. */
+static void advance(struct nstate *s, const struct tcache *t, size_t m, int end, size_t *used)
+{
+        s->done += (uint32_t)m;
+        s->total += m;
+        if (s->done == t->nrec) {
+                s->done = 0;
+                *used = TMN_BLK_HDR + (size_t)t->body + (end ? TMN_END_LEN : 0);
+                s->ended = (uint8_t)end;
+        }
+}
+
+static ssize_t native_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
+                             int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
+                             size_t cap, struct tm_err *err)
+{
+        struct nstate s;
+        memcpy(&s, st->b, sizeof s);
+        struct tcache *t = NULL;
+        int rc = next_block(ctx, &s, in, len, eof, raw_off, used, &t, err);
+        if (rc <= 0) {
+                if (rc == 0)
+                        memcpy(st->b, &s, sizeof s);
+                return rc;
+        }
+        size_t m = t->nrec - s.done < cap ? t->nrec - s.done : cap;
+        int end;
+        m = take(&s, t, in, len, eof, m, &end);
+        for (size_t i = 0; i < m; i++) {
+                size_t j = s.done + i;
+                out[i].kind = t->type[j];
+                out[i].section = 0;
+                out[i].v[0] = t->type[j];
+                out[i].v[1] = t->addr[j];
+                out[i].v[2] = t->size[j];
+        }
+        advance(&s, t, m, end, used);
+        memcpy(st->b, &s, sizeof s);
+        return (ssize_t)m;
+}
+
+static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
+                                   int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
+                                   size_t cap, struct tm_err *err)
+{
+        const struct nctx *x = ctx;
+        struct nstate s;
+        memcpy(&s, st->b, sizeof s);
+        b->n = 0;
+        struct tcache *t = NULL;
+        int rc = next_block(x, &s, in, len, eof, raw_off, used, &t, err);
+        if (rc <= 0) {
+                if (rc == 0)
+                        memcpy(st->b, &s, sizeof s);
+                return rc;
+        }
+        if (cap > b->cap)
+                cap = b->cap;
+        size_t m = t->nrec - s.done < cap ? t->nrec - s.done : cap;
+        int end;
+        m = take(&s, t, in, len, eof, m, &end);
+        for (size_t i = 0; i < m; i++) {
+                uint32_t ty = t->type[s.done + i];
+                b->kind[i] = ty;
+                b->col[0][i] = ty;
+        }
+        memcpy(b->col[1], t->addr + s.done, m * sizeof *t->addr);
+        for (size_t i = 0; x->sized && i < m; i++)
+                b->col[2][i] = t->size[s.done + i];
+        b->n = m;
+        advance(&s, t, m, end, used);
+        memcpy(st->b, &s, sizeof s);
+        return (ssize_t)m;
+}
+
+/* ---- the text decoder (tm_rcodec.text_of) ---- */
+
+#define TEXT_COLS 4096 /* references rendered a step */
+#define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
+static _Thread_local struct tm_ref text_refs[TEXT_COLS];
+
+/* The ascii lines (din's) of the records at in: whole blocks' records
+ * from this thread's block cache, through the din renderer (render.h);
+ * kind >= 0: only that type's. Stops where decode() must go on. */
+static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
+                          size_t *used, const struct tm_text_plan *p, char *dst, size_t cap,
+                          size_t maxrec, long kind, size_t *nrec)
+{
+        (void)p;
+        (void)raw_off;
+        struct nstate s;
+        memcpy(&s, st->b, sizeof s);
+        size_t w = 0, off = 0, done = 0, lines = 0;
+        const uint8_t *seen = NULL; /* the block checked against the cache in this call */
+        struct tcache *t = NULL;
+        while (lines < maxrec && !s.ended && cap - w >= TM_RENDER_SLACK + TM_DIN_LINE_MAX) {
+                size_t n = (cap - w - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
+                if (done && n < TEXT_MIN)
+                        break;
+                n = n < TEXT_COLS ? n : TEXT_COLS;
+                n = n < maxrec - lines ? n : maxrec - lines;
+                const uint8_t *b = in + off;
+                uint32_t nr, body;
+                struct tm_err e;
+                if (len - off < TMN_BLK_HDR ||
+                    tmn_block_head(b, 1u << s.log2, 0, &nr, &body, &e) < 0 || nr == 0 ||
+                    len - off < TMN_BLK_HDR + (size_t)body || s.done >= nr)
+                        break;
+                if (b != seen && !(t = block_by_bytes(&s, b, nr, body)))
+                        break;
+                seen = b;
+                int end;
+                size_t m = nr - s.done < n ? nr - s.done : n;
+                m = take(&s, t, b, len - off, 0, m, &end);
+                if (m == 0)
+                        break;
+                size_t k = 0;
+                for (size_t i = 0; i < m; i++) {
+                        text_refs[k] = (struct tm_ref){.addr = t->addr[s.done + i],
+                                                       .type = t->type[s.done + i]};
+                        k += kind < 0 || t->type[s.done + i] == (uint32_t)kind;
+                }
+                w += tm_render_din_batch(dst + w, text_refs, k);
+                size_t u = 0;
+                advance(&s, t, m, end, &u);
+                off += u;
+                done += m;
+                lines += k;
+        }
+        memcpy(st->b, &s, sizeof s);
+        *used = off;
+        *nrec = done;
+        return w;
+}
+
+static tm_rtext_fn *native_text_of(void)
+{
+        return native_text;
+}
+
+/* ---- encoding ---- */
+
+struct tm_renc {
+        tm_rsink sink;
+        void *arg;
+        int level;
+        size_t n, cap; /* records buffered, a block's */
+        uint8_t *type;
+        uint64_t *addr;
+        uint32_t *size;
+        struct tmn_ws *ws;
+        uint64_t total;
+};
+
+/* Encoding names: bK (blocks of 2^K records, K 4..20) with an optional
+ * /zL (zstd level L, 1..22; default 19). */
+static int enc_name(const char *enc, unsigned *log2, int *level)
+{
+        *log2 = TMN_LOG_DEFAULT;
+        *level = TMN_LEVEL_DEFAULT;
+        if (!enc)
+                return 0;
+        char *end;
+        if (enc[0] != 'b')
+                return -1;
+        unsigned long k = strtoul(enc + 1, &end, 10);
+        if (end == enc + 1 || k < TMN_LOG_MIN || k > TMN_LOG_MAX)
+                return -1;
+        *log2 = (unsigned)k;
+        if (!*end)
+                return 0;
+        if (end[0] != '/' || end[1] != 'z')
+                return -1;
+        const char *l = end + 2;
+        unsigned long z = strtoul(l, &end, 10);
+        if (end == l || *end || z < 1 || z > 22)
+                return -1;
+        *level = (int)z;
+        return 0;
+}
+
+static void enc_release(struct tm_renc *e)
+{
+        free(e->type);
+        free(e->addr);
+        free(e->size);
+        tmn_ws_free(e->ws);
+        free(e);
+}
+
+static int native_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
+                           struct tm_err *err)
+{
+        unsigned log2;
+        int level;
+        if (enc_name(enc, &log2, &level) < 0)
+                return tm_err_set(err, -EINVAL, "native: no encoding %s (bK[/zL]: K 4..20)", enc);
+        struct tm_renc *e = calloc(1, sizeof *e);
+        if (!e)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        e->sink = sink;
+        e->arg = arg;
+        e->level = level;
+        e->cap = (size_t)1 << log2;
+        e->type = malloc(e->cap);
+        e->addr = malloc(e->cap * sizeof *e->addr);
+        e->size = malloc(e->cap * sizeof *e->size);
+        e->ws = tmn_ws_new();
+        if (!e->type || !e->addr || !e->size || !e->ws) {
+                enc_release(e);
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        }
+        uint8_t h[TMN_FILE_HDR];
+        tmn_file_head_put(h, TM_NTYPES, 1, log2);
+        int rc = sink(arg, h, sizeof h);
+        if (rc < 0) {
+                enc_release(e);
+                return tm_err_set(err, rc, "native: writing the header failed");
+        }
+        *out = e;
+        return 0;
+}
+
+/* The buffered records [lo, lo + n) as blocks: one, or halves when its
+ * body would be too long. */
+static int enc_flush(struct tm_renc *e, size_t lo, size_t n, struct tm_err *err)
+{
+        struct tmn_cols c = {e->type + lo, e->addr + lo, e->size + lo};
+        const uint8_t *p;
+        size_t len;
+        int rc = tmn_block_encode(e->ws, &c, n, 1, e->level, &p, &len, NULL);
+        if (rc == -EFBIG && n > 1) {
+                rc = enc_flush(e, lo, n / 2, err);
+                return rc < 0 ? rc : enc_flush(e, lo + n / 2, n - n / 2, err);
+        }
+        if (rc < 0)
+                return tm_err_set(err, rc, "native: encoding block of record %llu failed",
+                                  (unsigned long long)(e->total + lo));
+        rc = e->sink(e->arg, p, len);
+        return rc < 0 ? tm_err_set(err, rc, "native: writing a block failed") : 0;
+}
+
+static int enc_block(struct tm_renc *e, struct tm_err *err)
+{
+        if (!e->n)
+                return 0;
+        int rc = enc_flush(e, 0, e->n, err);
+        e->total += e->n;
+        e->n = 0;
+        return rc;
+}
+
+static int native_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                          struct tm_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                const struct tm_rec *x = &r[i];
+                unsigned long long k = (unsigned long long)(idx + i);
+                if (x->kind >= TM_NTYPES || x->v[0] != x->kind)
+                        return tm_err_set(err, -EINVAL, "record %llu: type %llu, kind %u", k,
+                                          (unsigned long long)x->v[0], x->kind);
+                if (x->v[2] > UINT32_MAX)
+                        return tm_err_set(err, -EINVAL, "record %llu: size %llu", k,
+                                          (unsigned long long)x->v[2]);
+                e->type[e->n] = (uint8_t)x->kind;
+                e->addr[e->n] = x->v[1];
+                e->size[e->n] = (uint32_t)x->v[2];
+                if (++e->n == e->cap) {
+                        int rc = enc_block(e, err);
+                        if (rc < 0)
+                                return rc;
+                }
+        }
+        return 0;
+}
+
+static int native_enc_finish(struct tm_renc *e, struct tm_err *err)
+{
+        int rc = enc_block(e, err);
+        if (rc == 0) {
+                uint8_t m[TMN_END_LEN];
+                tmn_end_put(m, e->total);
+                rc = e->sink(e->arg, m, sizeof m);
+                if (rc < 0)
+                        tm_err_set(err, rc, "native: writing the end mark failed");
+        }
+        enc_release(e);
+        return rc;
+}
+
+static void native_enc_free(struct tm_renc *e)
+{
+        enc_release(e);
+}
+
+static const char *const native_encodings[] = {"b20", NULL};
+
+static void native_enc_schema(struct tm_schema *s)
+{
+        tm_addr_schema(s, TM_NTYPES, 1);
+}
+
+const struct tm_rcodec tm_rcodec_native = {
+    .name = "native",
+    .suffix = ".tmn",
+    .family = "address",
+    .probe = native_probe,
+    .open = native_open,
+    .close = native_close,
+    .state_size = sizeof(struct nstate),
+    .state_ok = native_state_ok,
+    .decode = native_decode,
+    .enc_open = native_enc_open,
+    .enc_put = native_enc_put,
+    .enc_finish = native_enc_finish,
+    .enc_free = native_enc_free,
+    .encodings = native_encodings,
+    .enc_schema = native_enc_schema,
+    .text_of = native_text_of,
+    .text_kinds = 1,
+    .decode_batch = native_decode_batch,
+};

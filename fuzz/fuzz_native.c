@@ -1,0 +1,149 @@
+/* fuzz_native: libFuzzer harness for the native encoding (codecs/native,
+ * docs/formats/native.md).
+ *
+ * Byte 0, bit 0 picks what the rest is:
+ *  0  a .tmn file (after fz_rec.h's two bytes of cap and window) whose
+ *     checksums the harness makes right (the file header's, then every
+ *     block's it can walk to), so that the fuzzer gets past them to the
+ *     block decoder: decoded whole and in windows with the state copied at
+ *     every call, which must agree (as fzr_run), then the address family's
+ *     pass over the records (its block must pass stats_ok);
+ *  1  records, 10 bytes each (type, size, a signed address step of 8
+ *     bytes), written through the row in blocks of 2^4 at zstd level 1
+ *     and decoded back whole and in windows: the same records, or abort. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "codecs/address/addr_stats.h"
+#include "codecs/native/native.h"
+#include "fz_rec.h"
+
+/* The checksums of the file f[0..n) made right where it can be walked. */
+static void fix_crcs(uint8_t *f, size_t n)
+{
+        if (n < TMN_FILE_HDR)
+                return;
+        tmn_put32(f + 16, (uint32_t)crc32(0, f, 16));
+        size_t pos = TMN_FILE_HDR;
+        while (n - pos >= TMN_BLK_HDR) {
+                uint32_t body = tmn_get32(f + pos + 8);
+                if (body > n - pos - TMN_BLK_HDR)
+                        return;
+                uLong c = crc32_z(crc32(0, f + pos, 12), f + pos + TMN_BLK_HDR, body);
+                tmn_put32(f + pos + 12, (uint32_t)c);
+                pos += TMN_BLK_HDR + body;
+        }
+}
+
+struct grow {
+        uint8_t *p;
+        size_t len, cap;
+};
+
+static int sink(void *arg, const void *p, size_t n)
+{
+        struct grow *b = arg;
+        if (b->len + n > b->cap) {
+                b->cap = (b->len + n) * 2;
+                b->p = realloc(b->p, b->cap);
+                if (!b->p)
+                        abort();
+        }
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+        return 0;
+}
+
+static void round_trip(const uint8_t *d, size_t n)
+{
+        static struct tm_rec r[FZR_MAX];
+        size_t k = 0;
+        uint64_t a = 0;
+        for (; n >= 10 && k < FZR_MAX; d += 10, n -= 10, k++) {
+                uint64_t step = 0;
+                for (int i = 0; i < 8; i++)
+                        step |= (uint64_t)d[2 + i] << 8 * i;
+                a += (uint64_t)((int64_t)step >> (d[1] & 63));
+                r[k] = (struct tm_rec){.kind = d[0] & 7u, .v = {d[0] & 7u, a, d[1] >> 3}};
+        }
+        static struct grow out;
+        out.len = 0;
+        struct tm_renc *e;
+        struct tm_err err = {0};
+        if (tm_rcodec_native.enc_open("b4/z1", sink, &out, &e, &err) < 0 ||
+            tm_rcodec_native.enc_put(e, r, k, 0, &err) < 0 ||
+            tm_rcodec_native.enc_finish(e, &err) < 0)
+                abort();
+        static struct fzr_recs whole, windows;
+        const uint8_t *raw = out.p;
+        if (fzr_decode(&tm_rcodec_native, raw, out.len, 0, FZR_MAX, &whole) < 0 ||
+            fzr_decode(&tm_rcodec_native, raw, out.len, 1 + k % 97, 1 + k % 13, &windows) < 0)
+                abort();
+        if (whole.rc || whole.n != k || !fzr_same(&whole, &windows))
+                abort();
+        for (size_t i = 0; i < k; i++)
+                if (whole.r[i].kind != r[i].kind || whole.r[i].v[1] != r[i].v[1] ||
+                    whole.r[i].v[2] != r[i].v[2])
+                        abort();
+}
+
+/* The address family's pass over k's records: its block must pass
+ * stats_ok, and its report be written (the family has a layout of its
+ * own, report_whole, which fzr_run's pass does not know). */
+static void family_pass(const struct fzr_recs *k)
+{
+        const struct tm_family *f = &tm_family_address;
+        struct tm_family_acc *a = f->acc_start(&k->s);
+        if (!a)
+                abort();
+        f->acc_add(a, k->r, k->n);
+        static uint64_t block[TM_FAMILY_STATS_MAX / 8];
+        if (f->stats_size > sizeof block)
+                abort();
+        f->acc_finish(a, block);
+        f->acc_free(a);
+        if (!f->stats_ok(block))
+                abort();
+        static char text[1 << 16];
+        struct tm_family_info in = {.name = "fuzz", .codec = "native", .container = "plain"};
+        f->report_whole(block, &k->s, &in, text, sizeof text);
+        f->json_whole(block, &k->s, &in, text, sizeof text);
+}
+
+/* A file: whole against windows (as fzr_run), then the family's pass. */
+static void file_run(const uint8_t *data, size_t size)
+{
+        if (size < 2)
+                return;
+        const size_t cap = 1 + (data[0] & 63), piece = (size_t)data[1] * 3;
+        size_t len = size - 2;
+        static struct fz_buf rawb;
+        uint8_t *raw = fz_buf_get(&rawb, len);
+        memcpy(raw, data + 2, len);
+        fix_crcs(raw, len);
+        tm_rcodec_native.probe(raw, len < TM_RHEAD_MIN ? len : TM_RHEAD_MIN);
+        static struct fzr_recs whole, windows;
+        if (fzr_decode(&tm_rcodec_native, raw, len, 0, FZR_MAX, &whole) < 0)
+                return;
+        fzr_decode(&tm_rcodec_native, raw, len, piece, cap, &windows);
+        if (whole.n < FZR_MAX && !fzr_same(&whole, &windows)) {
+                fprintf(stderr,
+                        "fuzz_native: windows of %zu, cap %zu differ (%d \"%s\", %d \"%s\")\n",
+                        piece, cap, whole.rc, whole.msg, windows.rc, windows.msg);
+                abort();
+        }
+        family_pass(&whole);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        if (size < 1)
+                return 0;
+        if (data[0] & 1)
+                round_trip(data + 1, size - 1);
+        else
+                file_run(data + 1, size - 1);
+        return 0;
+}
