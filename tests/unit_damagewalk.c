@@ -71,6 +71,7 @@ static const struct fixture fixtures[] = {
     {"laplace_raw", "tests/data/laplace/loop.lpr", 0},
     {"laplace_text", "tests/data/laplace/loop.lpt", 0},
     {"laplace_kev", "tests/data/laplace/loop.lpk", 0},
+    {"native", "tests/data/native/true.tmn", 0},
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 

@@ -82,7 +82,8 @@ static int native_state_ok(const void *ctx, const struct tm_rstate *st)
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
         return s.done < x->max_rec && s.ended <= 1 && !(s.ended && s.done) &&
-               s.ntypes == x->ntypes && s.sized == x->sized && 1u << s.log2 == x->max_rec;
+               s.ntypes == x->ntypes && s.sized == x->sized && s.log2 < 32 &&
+               1u << s.log2 == x->max_rec;
 }
 
 /* One thread's decoded block: the records, and the block's bytes with
