@@ -10,6 +10,7 @@ struct ino_node {
         uint64_t ino;
         uint64_t nlookup;
         uint64_t obj_dev, obj_ino; /* the source object last told (ino_set_object) */
+        uint64_t obj_size;         /* the size last told */
         int obj_set;
         struct ino_node *by_path, *by_ino;
         char path[]; /* NUL-terminated */
@@ -186,13 +187,14 @@ void ino_forget(uint64_t ino, uint64_t k)
         pthread_mutex_unlock(&T.mu);
 }
 
-void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj)
+void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj, uint64_t size)
 {
         pthread_mutex_lock(&T.mu);
         struct ino_node *n = ino_find_id(ino);
         if (n) {
                 n->obj_dev = dev;
                 n->obj_ino = obj;
+                n->obj_size = size;
                 n->obj_set = 1;
         }
         pthread_mutex_unlock(&T.mu);
@@ -205,6 +207,40 @@ int ino_same_object(uint64_t ino, uint64_t dev, uint64_t obj)
         int rc = !n ? -ENOENT : !n->obj_set || (n->obj_dev == dev && n->obj_ino == obj);
         pthread_mutex_unlock(&T.mu);
         return rc;
+}
+
+int ino_told_size(uint64_t ino, uint64_t *size)
+{
+        pthread_mutex_lock(&T.mu);
+        struct ino_node *n = ino_find_id(ino);
+        int rc = !n ? -ENOENT : n->obj_set;
+        if (rc == 1)
+                *size = n->obj_size;
+        pthread_mutex_unlock(&T.mu);
+        return rc;
+}
+
+/* Is p path itself or below it (path absolute, "/" holding everything)? */
+static int ino_is_under(const char *p, const char *path, size_t len)
+{
+        if (len == 1)
+                return 1;
+        return strncmp(p, path, len) == 0 && (p[len] == '\0' || p[len] == '/');
+}
+
+size_t ino_under(const char *path, uint64_t *ids, size_t max)
+{
+        size_t len = strlen(path), k = 0;
+        pthread_mutex_lock(&T.mu);
+        for (size_t b = 0; b < T.nb; b++)
+                for (const struct ino_node *n = T.ino_tab[b]; n; n = n->by_ino)
+                        if (ino_is_under(n->path, path, len)) {
+                                if (k < max)
+                                        ids[k] = n->ino;
+                                k++;
+                        }
+        pthread_mutex_unlock(&T.mu);
+        return k;
 }
 
 size_t ino_count(void)

@@ -15,7 +15,12 @@
  * for a trace's nodes) is kept with it (ino_set_object), so that an open
  * can refuse another object found at the path since (ino_same_object):
  * the kernel checked the caller's permissions against the attributes it
- * was told, and another file's bytes must not pass that check.
+ * was told, and another file's bytes must not pass that check. The size
+ * told is kept too (ino_told_size): the kernel holds it as the file's
+ * size until it asks again, and a read inside it that finds the view
+ * ended is an error, not the end of the file (ops.c). ino_under lists the
+ * ids below a trace's directory, whose cached attributes and pages the
+ * kernel must drop when the archive behind them changes (inval.h).
  *
  * Threads: every function may be called from any FUSE worker thread. */
 #ifndef TMFS_INODE_H
@@ -44,9 +49,20 @@ uint64_t ino_ref(const char *path);
  * the root are ignored. */
 void ino_forget(uint64_t ino, uint64_t n);
 
-/* The kernel was told that ino stands for the source object (dev, obj).
- * Unknown ids are ignored. */
-void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj);
+/* The kernel was told that ino stands for the source object (dev, obj)
+ * and has size bytes (the size of a view, 0 for a directory). Unknown ids
+ * are ignored. */
+void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj, uint64_t size);
+
+/* The size the kernel was last told ino has into *size: 1, 0 when nothing
+ * was told yet, -ENOENT for an id not in the table. */
+int ino_told_size(uint64_t ino, uint64_t *size);
+
+/* The ids of path (absolute, as ino_path gives) and of every path below
+ * it ("/": every id), root included when it is one: the first max of them
+ * into ids. Returns how many there are (more than max: call again with a
+ * larger array). One pass over the table. */
+size_t ino_under(const char *path, uint64_t *ids, size_t max);
 
 /* Is (dev, obj) the object the kernel was last told ino stands for? 1
  * (also when nothing was told yet), 0 if another, -ENOENT for an id not

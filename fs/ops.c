@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
+#include "codecs/common/tm_err.h"
 #include "codecs/common/tm_io.h"
 #include "drop.h"
 #include "inode.h"
@@ -172,7 +173,7 @@ static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(e.ino, e.attr.st_dev, e.attr.st_ino);
+        ino_set_object(e.ino, e.attr.st_dev, e.attr.st_ino, (uint64_t)e.attr.st_size);
         e.attr.st_ino = e.ino;
         e.attr_timeout = e.entry_timeout = OPS_TIMEOUT;
         if (fuse_reply_entry(req, &e) != 0)
@@ -200,11 +201,13 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         if (ops_path(req, ino, path) < 0)
                 return;
         int rc = ops_stat(path, &st);
+        if (rc == -ENOTDIR && ino != INO_ROOT)
+                rc = -EIO; /* a trace's node whose archive is not a trace now (mid-rewrite) */
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(ino, st.st_dev, st.st_ino);
+        ino_set_object(ino, st.st_dev, st.st_ino, (uint64_t)st.st_size);
         st.st_ino = ino;
         fuse_reply_attr(req, &st, OPS_TIMEOUT);
 }
@@ -270,6 +273,22 @@ static void ops_file_free(struct ops_file *f)
         free(f);
 }
 
+/* An open of view vf (r's) through node ino, whose size the kernel was
+ * told: -ESTALE when that size is not the view's (the archive changed
+ * since the kernel was told: it looks the name up again, learns the new
+ * size, and retries the open once), else 0. Views whose size changes
+ * while the trace is open (tm_vfile_volatile: errors) are not checked. */
+static int ops_open_told_size(fuse_ino_t ino, const struct node_res *r, const struct tm_vfile *vf)
+{
+        uint64_t told, size;
+        struct tm_err err = {0};
+        if (tm_vfile_volatile(vf) || ino_told_size(ino, &told) != 1)
+                return 0;
+        if (tm_trace_view_size(r->t, r->view, &size, &err) < 0)
+                return 0; /* its reads say why */
+        return size == told ? 0 : -ESTALE;
+}
+
 /* Open path, node ino, for reading into a new handle in fi. 0 or a
  * negative errno. */
 static int ops_open_path(fuse_ino_t ino, const char *path, struct fuse_file_info *fi,
@@ -323,6 +342,12 @@ static int ops_open_path(fuse_ino_t ino, const char *path, struct fuse_file_info
                 free(f);
                 return rc == -ENOENT ? -ENOENT : -EIO;
         }
+        if (f->vf && (rc = ops_open_told_size(ino, &r, f->vf)) < 0) {
+                tm_vfile_close(f->vf);
+                node_res_put(&r);
+                free(f);
+                return rc;
+        }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
         f->cached = !(conf && conf->direct_io) && (f->mf || !tm_vfile_volatile(f->vf));
@@ -363,6 +388,23 @@ static void ops_note_read(struct ops_file *f, fuse_ino_t ino, off_t off, size_t 
                 drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
 }
 
+/* A view's read of node ino met the view's end at end. The kernel holds
+ * the size it was last told as the file's size: an end inside it is not
+ * the end of the file but another version's (the archive changed since,
+ * and the handle is of the other version): -EIO, with err saying so, so
+ * that no reader takes it for the end and the kernel does not cut the
+ * file's size there. Else 0. */
+static int ops_read_end(fuse_ino_t ino, const struct ops_file *f, uint64_t end, struct tm_err *err)
+{
+        uint64_t told;
+        if (f->mf || ino_told_size(ino, &told) != 1 || end >= told)
+                return 0;
+        return tm_err_set(err, -EIO,
+                          "view offset %llu: the view ends there, inside the size of %llu bytes "
+                          "the kernel was given: the archive changed, reopen it",
+                          (unsigned long long)end, (unsigned long long)told);
+}
+
 /* Read by copying: pass-through files, and views when tm_vfile_peek
  * cannot serve the bytes in place. */
 static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, size_t size,
@@ -399,8 +441,13 @@ static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, si
                         done += n;
                 }
                 pthread_mutex_unlock(&f->lock);
-                if (done < 0)
+                if (done >= 0 && (size_t)done < size &&
+                    ops_read_end(ino, f, (uint64_t)off + (uint64_t)done, &err) < 0)
+                        done = -EIO;
+                if (done < 0) {
                         node_trace_log(f->tr, &err);
+                        (void)node_trace_changed(f->tr); /* then the kernel drops the old */
+                }
         }
         if (done < 0) {
                 fuse_reply_err(req, (int)-done);
