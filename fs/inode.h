@@ -41,9 +41,24 @@ void ino_fini(void);
  * 0, -ENOENT for an id not in the table, -ENAMETOOLONG. */
 int ino_path(uint64_t ino, char *buf, size_t n);
 
-/* The id of path (absolute, as ino_path gives), made if new, with one more
- * kernel reference. 0 when out of memory. */
+/* The id of path (absolute, as ino_path gives) for version ver of what
+ * it stands for, made if new, with one more kernel reference. 0 when out
+ * of memory. When the path's id is of another version (a trace's node
+ * whose archive changed: ops.c gives each archive identity its own
+ * version), that id is retired: it keeps its path for ino_path, and stays
+ * until the kernel forgets it, but a lookup of the path gets a new id.
+ * So the kernel keeps another inode, with its own size and pages, for
+ * each version of an archive: pages of two versions never meet in one
+ * file, and the old version's open files keep their size. The root is
+ * never retired. */
+uint64_t ino_ref_ver(const char *path, uint64_t ver);
+
+/* ino_ref_ver(path, 0). */
 uint64_t ino_ref(const char *path);
+
+/* Is ver the version ino was made for? 1 (always for the root), 0 if
+ * not, -ENOENT for an id not in the table. */
+int ino_same_version(uint64_t ino, uint64_t ver);
 
 /* Drop n kernel references to ino; the id goes at zero. Unknown ids and
  * the root are ignored. */

@@ -85,13 +85,33 @@ static void ops_trace_attr(const struct node_res *r, struct stat *st, int dir)
         st->st_blksize = 1 << 20;
 }
 
-/* The stat of path (absolute, under the mount) as the mount shows it. */
-static int ops_stat(const char *path, struct stat *st)
+/* The version of what r stands for (inode.h ino_ref_ver): for a trace's
+ * nodes its archive's identity (device, inode, size, modification time),
+ * never 0; 0 for the source's own entries (their pages are the kernel's
+ * to refresh: FUSE_CAP_AUTO_INVAL_DATA). */
+static uint64_t ops_version(const struct node_res *r)
+{
+        if (r->kind == NODE_PASS)
+                return 0;
+        const uint64_t v[] = {(uint64_t)r->st.st_dev, (uint64_t)r->st.st_ino,
+                              (uint64_t)r->st.st_size, (uint64_t)r->st.st_mtim.tv_sec,
+                              (uint64_t)r->st.st_mtim.tv_nsec};
+        uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the fields */
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+                for (int b = 0; b < 64; b += 8)
+                        h = (h ^ ((v[i] >> b) & 0xff)) * 0x100000001b3ull;
+        return h ? h : 1;
+}
+
+/* The stat of path (absolute, under the mount) as the mount shows it, and
+ * its version (ops_version) into *ver. */
+static int ops_stat(const char *path, struct stat *st, uint64_t *ver)
 {
         struct node_res r;
         int rc = node_resolve(path, &r);
         if (rc < 0)
                 return rc;
+        *ver = ops_version(&r);
         switch (r.kind) {
         case NODE_PASS:
                 *st = r.st;
@@ -145,7 +165,8 @@ static int ops_resolve_told(fuse_ino_t ino, const char *path, struct node_res *r
         int rc = node_resolve(path, r);
         if (rc < 0)
                 return rc;
-        if (ino_same_object(ino, r->st.st_dev, r->st.st_ino) == 0) {
+        if (ino_same_object(ino, r->st.st_dev, r->st.st_ino) == 0 ||
+            ino_same_version(ino, ops_version(r)) == 0) {
                 node_res_put(r);
                 return -ESTALE;
         }
@@ -166,8 +187,9 @@ static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
                 path[n++] = '/';
         memcpy(path + n, name, len + 1);
         struct fuse_entry_param e = {0};
-        int rc = ops_stat(path, &e.attr);
-        if (rc == 0 && (e.ino = ino_ref(path)) == 0)
+        uint64_t ver = 0;
+        int rc = ops_stat(path, &e.attr, &ver);
+        if (rc == 0 && (e.ino = ino_ref_ver(path, ver)) == 0)
                 rc = -ENOMEM;
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
@@ -200,9 +222,15 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         struct stat st;
         if (ops_path(req, ino, path) < 0)
                 return;
-        int rc = ops_stat(path, &st);
+        uint64_t ver = 0;
+        int rc = ops_stat(path, &st, &ver);
         if (rc == -ENOTDIR && ino != INO_ROOT)
                 rc = -EIO; /* a trace's node whose archive is not a trace now (mid-rewrite) */
+        /* another version of the archive is at the path now: this node's
+         * open files keep the size they had, and fail their reads (a new
+         * lookup gets the new version's node, ino_ref_ver) */
+        if (rc == 0 && ino_same_version(ino, ver) == 0)
+                rc = -EIO;
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
