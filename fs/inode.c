@@ -4,13 +4,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One id: chained in two hash tables, by path and by id. */
 struct ino_node {
         uint64_t ino;
         uint64_t nlookup;
         uint64_t obj_dev, obj_ino; /* the source object last told (ino_set_object) */
-        uint64_t obj_size;         /* the size last told */
+        struct stat told;          /* the attributes last told (obj_set) */
         uint64_t ver;              /* the version of the archive (ino_ref_ver) */
         int obj_set;
         int retired; /* another version has the path: in the id table only */
@@ -227,17 +228,28 @@ void ino_forget(uint64_t ino, uint64_t k)
         pthread_mutex_unlock(&T.mu);
 }
 
-void ino_set_object(uint64_t ino, uint64_t dev, uint64_t obj, uint64_t size)
+void ino_set_object(uint64_t ino, const struct stat *st)
 {
         pthread_mutex_lock(&T.mu);
         struct ino_node *n = ino_find_id(ino);
         if (n) {
-                n->obj_dev = dev;
-                n->obj_ino = obj;
-                n->obj_size = size;
+                n->obj_dev = (uint64_t)st->st_dev;
+                n->obj_ino = (uint64_t)st->st_ino;
+                n->told = *st;
                 n->obj_set = 1;
         }
         pthread_mutex_unlock(&T.mu);
+}
+
+int ino_told_attr(uint64_t ino, struct stat *st)
+{
+        pthread_mutex_lock(&T.mu);
+        struct ino_node *n = ino_find_id(ino);
+        int rc = !n ? -ENOENT : n->obj_set;
+        if (rc == 1)
+                *st = n->told;
+        pthread_mutex_unlock(&T.mu);
+        return rc;
 }
 
 int ino_same_object(uint64_t ino, uint64_t dev, uint64_t obj)
@@ -251,12 +263,10 @@ int ino_same_object(uint64_t ino, uint64_t dev, uint64_t obj)
 
 int ino_told_size(uint64_t ino, uint64_t *size)
 {
-        pthread_mutex_lock(&T.mu);
-        struct ino_node *n = ino_find_id(ino);
-        int rc = !n ? -ENOENT : n->obj_set;
+        struct stat st;
+        int rc = ino_told_attr(ino, &st);
         if (rc == 1)
-                *size = n->obj_size;
-        pthread_mutex_unlock(&T.mu);
+                *size = (uint64_t)st.st_size;
         return rc;
 }
 

@@ -195,7 +195,7 @@ static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(e.ino, e.attr.st_dev, e.attr.st_ino, (uint64_t)e.attr.st_size);
+        ino_set_object(e.ino, &e.attr);
         e.attr.st_ino = e.ino;
         e.attr_timeout = e.entry_timeout = OPS_TIMEOUT;
         if (fuse_reply_entry(req, &e) != 0)
@@ -224,18 +224,26 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
                 return;
         uint64_t ver = 0;
         int rc = ops_stat(path, &st, &ver);
-        if (rc == -ENOTDIR && ino != INO_ROOT)
-                rc = -EIO; /* a trace's node whose archive is not a trace now (mid-rewrite) */
-        /* another version of the archive is at the path now: this node's
-         * open files keep the size they had, and fail their reads (a new
-         * lookup gets the new version's node, ino_ref_ver) */
-        if (rc == 0 && ino_same_version(ino, ver) == 0)
-                rc = -EIO;
+        /* Another version of the archive is at the path now, or a file
+         * that is no trace (mid-rewrite): a trace's node (version not 0)
+         * stays what it was told to be, so that its open files keep their
+         * size (their reads fail: the archive changed) and an open through
+         * it passes the kernel's permission check and gets -ESTALE from
+         * ops_resolve_told, after which the kernel looks the name up again
+         * and gets the new version's node (ino_ref_ver). */
+        int other = rc == 0 ? ino_same_version(ino, ver) == 0
+                            : rc == -ENOTDIR && ino_same_version(ino, 0) == 0;
+        struct stat told;
+        if (other && ino_told_attr(ino, &told) == 1) {
+                told.st_ino = ino;
+                fuse_reply_attr(req, &told, OPS_TIMEOUT);
+                return;
+        }
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(ino, st.st_dev, st.st_ino, (uint64_t)st.st_size);
+        ino_set_object(ino, &st);
         st.st_ino = ino;
         fuse_reply_attr(req, &st, OPS_TIMEOUT);
 }
