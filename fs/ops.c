@@ -429,11 +429,12 @@ static void ops_note_read(struct ops_file *f, fuse_ino_t ino, off_t off, size_t 
  * the end of the file but another version's (the archive changed since,
  * and the handle is of the other version): -EIO, with err saying so, so
  * that no reader takes it for the end and the kernel does not cut the
- * file's size there. Else 0. */
+ * file's size there. Else 0. Views whose size changes while the trace
+ * is open (tm_vfile_volatile: errors) end where they end. */
 static int ops_read_end(fuse_ino_t ino, const struct ops_file *f, uint64_t end, struct tm_err *err)
 {
         uint64_t told;
-        if (f->mf || ino_told_size(ino, &told) != 1 || end >= told)
+        if (f->mf || tm_vfile_volatile(f->vf) || ino_told_size(ino, &told) != 1 || end >= told)
                 return 0;
         return tm_err_set(err, -EIO,
                           "view offset %llu: the view ends there, inside the size of %llu bytes "
