@@ -15,6 +15,7 @@
 #include "bdi.h"
 #include "drop.h"
 #include "inode.h"
+#include "inval.h"
 #include "log.h"
 #include "node.h"
 #include "ops.h"
@@ -262,6 +263,14 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                                         fuse_log(FUSE_LOG_WARNING,
                                                  "tracemount: no drop-behind: %s\n",
                                                  strerror(-drc));
+                                int irc = inval_start(se);
+                                if (irc < 0)
+                                        fuse_log(FUSE_LOG_WARNING,
+                                                 "tracemount: no invalidation of changed "
+                                                 "archives' pages: %s\n",
+                                                 strerror(-irc));
+                                else
+                                        node_set_change_hook(inval_note);
                                 if (co->singlethread) {
                                         rc = fuse_session_loop(se);
                                 } else if ((cfg = fuse_loop_cfg_create()) != NULL) {
@@ -271,6 +280,8 @@ static int main_serve(struct fuse_args *args, const struct fuse_cmdline_opts *co
                                         rc = fuse_session_loop_mt(se, cfg);
                                         fuse_loop_cfg_destroy(cfg);
                                 }
+                                node_set_change_hook(NULL);
+                                inval_stop();
                                 drop_stop();
                                 rc = rc == 0 ? 0 : 1;
                         }

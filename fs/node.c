@@ -58,10 +58,13 @@ static struct {
         size_t srclen;
         int rootfd; /* the source directory, opened once: every walk starts here */
         struct tm_trace_opts opts;
+        void (*changed)(const char *mpath); /* node_set_change_hook */
 } node = {.lock = PTHREAD_MUTEX_INITIALIZER,
           .rootfd = -1,
           .max_open = NODE_OPEN_DEFAULT,
           .max_bytes = (uint64_t)NODE_OPEN_MB_DEFAULT << 20};
+
+static int node_lstat(const char *rel, struct stat *st);
 
 static uint32_t node_hash(const char *s)
 {
@@ -245,6 +248,18 @@ static int node_same_identity(const struct node_trace *tr, const struct stat *st
                tr->mtime.tv_sec == st->st_mtim.tv_sec && tr->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+void node_set_change_hook(void (*fn)(const char *mpath))
+{
+        node.changed = fn;
+}
+
+/* The source file path (absolute) changed: tell the hook its mount path. */
+static void node_tell_changed(const char *path)
+{
+        if (node.changed)
+                node.changed(path[node.srclen] ? path + node.srclen : "/");
+}
+
 static struct node_trace *node_find_locked(const char *path, uint32_t h)
 {
         for (struct node_trace *e = node.bucket[h % NODE_BUCKETS]; e; e = e->next)
@@ -282,11 +297,14 @@ static struct node_trace *node_get(const char *path, const struct stat *st)
                 pthread_mutex_unlock(&node.lock);
                 return e;
         }
+        int changed = e != NULL;
         if (e && node_unlink_locked(e))
                 old = e;
         pthread_mutex_unlock(&node.lock);
         if (old)
                 node_free(old);
+        if (changed)
+                node_tell_changed(path);
 
         struct node_trace *n = calloc(1, sizeof *n);
         if (!n)
@@ -467,6 +485,15 @@ int node_trace_open(struct node_trace *tr, struct tm_trace **t)
         if (opened && tm_trace_open_error(*t)) /* a damaged archive: say why once */
                 node_trace_log(tr, tm_trace_open_error(*t));
         return rc;
+}
+
+int node_trace_changed(struct node_trace *tr)
+{
+        struct stat st;
+        if (node_lstat(node_rel(tr->path), &st) == 0 && node_same_identity(tr, &st))
+                return 0;
+        node_tell_changed(tr->path);
+        return 1;
 }
 
 int node_trace_keep_cache(struct node_trace *tr, unsigned idx)

@@ -112,6 +112,19 @@ void node_trace_put(struct node_trace *tr);
  * -EIO. */
 int node_trace_open(struct node_trace *tr, struct tm_trace **t);
 
+/* fn(mpath) is called when a resolve finds the archive shown at mount
+ * path mpath ("/dir/x.zst") another file or another version than the one
+ * cached (dev, ino, size or mtime changed), and by node_trace_changed:
+ * the kernel's attributes and pages below mpath are the old version's.
+ * Called from the resolving thread, with no lock of this module held.
+ * Set it before the session starts; NULL: nothing is called. */
+void node_set_change_hook(void (*fn)(const char *mpath));
+
+/* After a failed read of tr's trace: is the archive at tr's path another
+ * file or version than tr was made for (or gone)? 1 (and the change hook
+ * is called), else 0. One walk and fstat. */
+int node_trace_changed(struct node_trace *tr);
+
 /* Whether kernel-cached pages of view number idx (index in tm_trace_views)
  * can be kept on open: 0 the first time it is asked for this entry (the
  * archive is new or was replaced, so old pages must go), 1 afterwards. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
+#include "codecs/common/tm_err.h"
 #include "codecs/common/tm_io.h"
 #include "drop.h"
 #include "inode.h"
@@ -84,13 +85,33 @@ static void ops_trace_attr(const struct node_res *r, struct stat *st, int dir)
         st->st_blksize = 1 << 20;
 }
 
-/* The stat of path (absolute, under the mount) as the mount shows it. */
-static int ops_stat(const char *path, struct stat *st)
+/* The version of what r stands for (inode.h ino_ref_ver): for a trace's
+ * nodes its archive's identity (device, inode, size, modification time),
+ * never 0; 0 for the source's own entries (their pages are the kernel's
+ * to refresh: FUSE_CAP_AUTO_INVAL_DATA). */
+static uint64_t ops_version(const struct node_res *r)
+{
+        if (r->kind == NODE_PASS)
+                return 0;
+        const uint64_t v[] = {(uint64_t)r->st.st_dev, (uint64_t)r->st.st_ino,
+                              (uint64_t)r->st.st_size, (uint64_t)r->st.st_mtim.tv_sec,
+                              (uint64_t)r->st.st_mtim.tv_nsec};
+        uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the fields */
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+                for (int b = 0; b < 64; b += 8)
+                        h = (h ^ ((v[i] >> b) & 0xff)) * 0x100000001b3ull;
+        return h ? h : 1;
+}
+
+/* The stat of path (absolute, under the mount) as the mount shows it, and
+ * its version (ops_version) into *ver. */
+static int ops_stat(const char *path, struct stat *st, uint64_t *ver)
 {
         struct node_res r;
         int rc = node_resolve(path, &r);
         if (rc < 0)
                 return rc;
+        *ver = ops_version(&r);
         switch (r.kind) {
         case NODE_PASS:
                 *st = r.st;
@@ -144,7 +165,8 @@ static int ops_resolve_told(fuse_ino_t ino, const char *path, struct node_res *r
         int rc = node_resolve(path, r);
         if (rc < 0)
                 return rc;
-        if (ino_same_object(ino, r->st.st_dev, r->st.st_ino) == 0) {
+        if (ino_same_object(ino, r->st.st_dev, r->st.st_ino) == 0 ||
+            ino_same_version(ino, ops_version(r)) == 0) {
                 node_res_put(r);
                 return -ESTALE;
         }
@@ -165,14 +187,15 @@ static void ops_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
                 path[n++] = '/';
         memcpy(path + n, name, len + 1);
         struct fuse_entry_param e = {0};
-        int rc = ops_stat(path, &e.attr);
-        if (rc == 0 && (e.ino = ino_ref(path)) == 0)
+        uint64_t ver = 0;
+        int rc = ops_stat(path, &e.attr, &ver);
+        if (rc == 0 && (e.ino = ino_ref_ver(path, ver)) == 0)
                 rc = -ENOMEM;
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(e.ino, e.attr.st_dev, e.attr.st_ino);
+        ino_set_object(e.ino, &e.attr);
         e.attr.st_ino = e.ino;
         e.attr_timeout = e.entry_timeout = OPS_TIMEOUT;
         if (fuse_reply_entry(req, &e) != 0)
@@ -199,12 +222,28 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
         struct stat st;
         if (ops_path(req, ino, path) < 0)
                 return;
-        int rc = ops_stat(path, &st);
+        uint64_t ver = 0;
+        int rc = ops_stat(path, &st, &ver);
+        /* Another version of the archive is at the path now, or a file
+         * that is no trace (mid-rewrite): a trace's node (version not 0)
+         * stays what it was told to be, so that its open files keep their
+         * size (their reads fail: the archive changed) and an open through
+         * it passes the kernel's permission check and gets -ESTALE from
+         * ops_resolve_told, after which the kernel looks the name up again
+         * and gets the new version's node (ino_ref_ver). */
+        int other = rc == 0 ? ino_same_version(ino, ver) == 0
+                            : rc == -ENOTDIR && ino_same_version(ino, 0) == 0;
+        struct stat told;
+        if (other && ino_told_attr(ino, &told) == 1) {
+                told.st_ino = ino;
+                fuse_reply_attr(req, &told, OPS_TIMEOUT);
+                return;
+        }
         if (rc < 0) {
                 fuse_reply_err(req, -rc);
                 return;
         }
-        ino_set_object(ino, st.st_dev, st.st_ino);
+        ino_set_object(ino, &st);
         st.st_ino = ino;
         fuse_reply_attr(req, &st, OPS_TIMEOUT);
 }
@@ -270,6 +309,22 @@ static void ops_file_free(struct ops_file *f)
         free(f);
 }
 
+/* An open of view vf (r's) through node ino, whose size the kernel was
+ * told: -ESTALE when that size is not the view's (the archive changed
+ * since the kernel was told: it looks the name up again, learns the new
+ * size, and retries the open once), else 0. Views whose size changes
+ * while the trace is open (tm_vfile_volatile: errors) are not checked. */
+static int ops_open_told_size(fuse_ino_t ino, const struct node_res *r, const struct tm_vfile *vf)
+{
+        uint64_t told, size;
+        struct tm_err err = {0};
+        if (tm_vfile_volatile(vf) || ino_told_size(ino, &told) != 1)
+                return 0;
+        if (tm_trace_view_size(r->t, r->view, &size, &err) < 0)
+                return 0; /* its reads say why */
+        return size == told ? 0 : -ESTALE;
+}
+
 /* Open path, node ino, for reading into a new handle in fi. 0 or a
  * negative errno. */
 static int ops_open_path(fuse_ino_t ino, const char *path, struct fuse_file_info *fi,
@@ -323,6 +378,12 @@ static int ops_open_path(fuse_ino_t ino, const char *path, struct fuse_file_info
                 free(f);
                 return rc == -ENOENT ? -ENOENT : -EIO;
         }
+        if (f->vf && (rc = ops_open_told_size(ino, &r, f->vf)) < 0) {
+                tm_vfile_close(f->vf);
+                node_res_put(&r);
+                free(f);
+                return rc;
+        }
         pthread_mutex_init(&f->lock, NULL);
         f->tr = r.tr; /* the reference moves to the handle */
         f->cached = !(conf && conf->direct_io) && (f->mf || !tm_vfile_volatile(f->vf));
@@ -363,6 +424,24 @@ static void ops_note_read(struct ops_file *f, fuse_ino_t ino, off_t off, size_t 
                 drop_note(&f->run, ino, (uint64_t)off, (uint64_t)n);
 }
 
+/* A view's read of node ino met the view's end at end. The kernel holds
+ * the size it was last told as the file's size: an end inside it is not
+ * the end of the file but another version's (the archive changed since,
+ * and the handle is of the other version): -EIO, with err saying so, so
+ * that no reader takes it for the end and the kernel does not cut the
+ * file's size there. Else 0. Views whose size changes while the trace
+ * is open (tm_vfile_volatile: errors) end where they end. */
+static int ops_read_end(fuse_ino_t ino, const struct ops_file *f, uint64_t end, struct tm_err *err)
+{
+        uint64_t told;
+        if (f->mf || tm_vfile_volatile(f->vf) || ino_told_size(ino, &told) != 1 || end >= told)
+                return 0;
+        return tm_err_set(err, -EIO,
+                          "view offset %llu: the view ends there, inside the size of %llu bytes "
+                          "the kernel was given: the archive changed, reopen it",
+                          (unsigned long long)end, (unsigned long long)told);
+}
+
 /* Read by copying: pass-through files, and views when tm_vfile_peek
  * cannot serve the bytes in place. */
 static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, size_t size,
@@ -399,8 +478,13 @@ static void ops_read_copy(fuse_req_t req, fuse_ino_t ino, struct ops_file *f, si
                         done += n;
                 }
                 pthread_mutex_unlock(&f->lock);
-                if (done < 0)
+                if (done >= 0 && (size_t)done < size &&
+                    ops_read_end(ino, f, (uint64_t)off + (uint64_t)done, &err) < 0)
+                        done = -EIO;
+                if (done < 0) {
                         node_trace_log(f->tr, &err);
+                        (void)node_trace_changed(f->tr); /* then the kernel drops the old */
+                }
         }
         if (done < 0) {
                 fuse_reply_err(req, (int)-done);

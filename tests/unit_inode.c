@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -118,12 +119,57 @@ static void test_threads(void **state)
         ino_fini();
 }
 
+/* Versions: another version of a path gets a new id, the old one keeps
+ * its path and attributes until forgotten, survives the tables growing,
+ * and ino_under lists both. */
+static void test_versions(void **state)
+{
+        (void)state;
+        char p[PATH_MAX];
+        assert_int_equal(ino_init(), 0);
+        uint64_t a = ino_ref_ver("/t.zst/ascii", 7);
+        assert_int_equal(ino_ref_ver("/t.zst/ascii", 7), a); /* same version: same id */
+        struct stat st = {.st_size = 1234, .st_dev = 3, .st_ino = 9};
+        ino_set_object(a, &st);
+        uint64_t b = ino_ref_ver("/t.zst/ascii", 8);
+        assert_true(b != a && b != 0);
+        assert_int_equal(ino_same_version(a, 7), 1);
+        assert_int_equal(ino_same_version(a, 8), 0);
+        assert_int_equal(ino_same_version(b, 8), 1);
+        assert_int_equal(ino_path(a, p, sizeof p), 0); /* retired, still named */
+        assert_string_equal(p, "/t.zst/ascii");
+        uint64_t told = 0;
+        assert_int_equal(ino_told_size(a, &told), 1);
+        assert_int_equal(told, 1234);
+        assert_int_equal(ino_told_size(b, &told), 0);
+        uint64_t c = ino_ref_ver("/t.zst", 8), other = ino_ref("/t.zstd");
+        uint64_t ids[8];
+        assert_int_equal(ino_under("/t.zst", ids, 8), 3); /* a, b, c; not /t.zstd */
+        for (size_t i = 0; i < 3; i++)
+                assert_true(ids[i] == a || ids[i] == b || ids[i] == c);
+        assert_int_equal(ino_under("/", ids, 1), 5); /* the root too; one copied */
+        /* the tables grow past their first size: the retired id stays */
+        for (unsigned i = 0; i < 5000; i++) {
+                snprintf(p, sizeof p, "/g%u", i);
+                assert_true(ino_ref(p) != 0);
+        }
+        assert_int_equal(ino_path(a, p, sizeof p), 0);
+        assert_int_equal(ino_same_version(a, 7), 1);
+        ino_forget(a, 2); /* its two lookups: gone */
+        assert_int_equal(ino_path(a, p, sizeof p), -ENOENT);
+        assert_int_equal(ino_ref_ver("/t.zst/ascii", 8), b); /* the path's id untouched */
+        assert_int_equal(ino_path(b, p, sizeof p), 0);
+        (void)other;
+        ino_fini();
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_root),
             cmocka_unit_test(test_model),
             cmocka_unit_test(test_threads),
+            cmocka_unit_test(test_versions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
