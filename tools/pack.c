@@ -99,8 +99,8 @@ static void pack_usage(FILE *f)
         }
         fprintf(f,
                 "\nWithout -e, pack writes every encoding of the format and keeps the smallest\n"
-                "(in gzip or zstd: compared on the first %u records at level %d, then only\n"
-                "the one kept is packed at the final level),\n"
+                "(in gzip or zstd: compared on the first %u records in zstd level %d, then\n"
+                "only the one kept is packed, at the final level),\n"
                 "but for address formats, whose encodings are address widths (BITS[/UNIT]):\n"
                 "there it writes 32/4 (64/1 for lackey input, which has access sizes) and\n"
                 "starts again with 64-bit addresses or unit 1 when a reference needs them.\n"

@@ -23,7 +23,8 @@
  *    spooled for that: pack_src.h);
  *  - else every encoding at once, keeping the smallest (tools/pack_out.h).
  *    In a compressed container they are compared on the input's first
- *    PACK_PICK_RECORDS records compressed at PACK_PICK_LEVEL, and the one
+ *    PACK_PICK_RECORDS records in zstd at PACK_PICK_LEVEL (for gzip
+ *    output too: the sample's files are not kept), and the one
  *    kept packs the whole input (read again from its start; a pipe is
  *    spooled for that) at the final level.
  *
@@ -48,9 +49,10 @@
 #define PACK_LEVEL 6
 #define PACK_GZIP_LEVEL 4
 #define PACK_RECORD_LEVEL 12
-/* Candidate encodings, when there are several, are compared at this
+/* Candidate encodings, when there are several, are compared at this zstd
  * level on the first PACK_PICK_RECORDS records (a recorder's stream: on
- * all of them); only the one kept is packed at the final level. */
+ * all of them, in OUT's container); only the one kept is packed at the
+ * final level. */
 #define PACK_PICK_LEVEL 1
 #define PACK_PICK_RECORDS (1u << 16)
 

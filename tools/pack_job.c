@@ -174,7 +174,8 @@ static int on_records(void *arg, const struct tm_rec *rec, size_t n)
 }
 
 /* One pass: pre[0..npre) as the first records, then the input's (a
- * sample pass: its first r->sample, none of its candidates kept as OUT). */
+ * sample pass: its first r->sample, compared in zstd whatever OUT's
+ * container, none of its candidates kept as OUT). */
 static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
 {
         struct job *j = r->j;
@@ -182,8 +183,8 @@ static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
         r->notes = 0;
         r->data_out = 0;
         struct tm_cwriter_opts wo = {.level = r->level, .frame_size = j->o->frame_size};
-        int rc =
-            pack_out_open(&r->out, j->o->row, j->out, j->o->kind, &wo, r->encs, r->nenc, j->err);
+        enum tm_cont_kind kind = r->sample ? TM_CONT_ZSTD : j->o->kind;
+        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc, j->err);
         for (unsigned i = 0; rc == 0 && i < npre; i++)
                 rc = put_comment(r, pre[i]);
         if (rc == 0)
