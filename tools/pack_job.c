@@ -321,9 +321,9 @@ static void say_size(struct job *j, const struct run *r)
 }
 
 /* OUT packed once more in the encoding chosen: at the final level, after
- * a recorder's stream's candidates compared at PACK_PICK_LEVEL; with the notes that came after
- * the first records in front (a comment changes no encoder state, so the
- * rest is the same bytes). */
+ * a recorder's stream's candidates compared at PACK_PICK_LEVEL; with the
+ * notes that came after the first records in front (a comment changes no
+ * encoder state, so the rest is the same bytes). */
 static int pack_again(struct job *j)
 {
         struct run *r = calloc(1, sizeof *r);
