@@ -7,10 +7,11 @@
 # text forms of the lackey log. Rows and inputs as tests/integration/tools_cli.sh pairs them:
 # address rows from din and lackey, heap rows from mtrace, object rows from PTF, Laplace rows
 # from lackey and from each other. Each pack is timed (the best of
-# TM_BENCH_ROUNDS runs by CPU time, default 1); zstd at pack's default level (19 for all but the address
-# rows: tools/pack.h, PACK_LEVEL) and at --level 3. Prints one line a pack: output, input,
-# options, CPU seconds (user + system) and wall seconds, MB of input a second by each (on a loaded
-# machine the wall clock is mostly the wait for a core). Needs a build (TM_BUILD, default ./build)
+# TM_BENCH_ROUNDS runs by CPU time, default 1); gzip and zstd at pack's default levels (tracetool
+# pack --help; tools/pack.h, PACK_LEVEL and PACK_GZIP_LEVEL; the address rows' zstd: the library's
+# 3) and zstd at --level 3. Prints one line a pack: output, input, options, CPU seconds (user +
+# system) and wall seconds, MB of input a second by each (on a loaded machine the wall clock is
+# mostly the wait for a core), and the output's bytes. Needs a build (TM_BUILD, default ./build)
 # and GNU time (/usr/bin/time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,13 +79,14 @@ one() {
                 fi
         done
         awk -v row="${out#*.}" -v input="${in#in.}" -v lvl="${*:-default}" -v s="$size" \
-                -v cpu="$best" -v wall="$wall" 'BEGIN {
+                -v cpu="$best" -v wall="$wall" -v bytes="$(stat -c %s "$W/$out")" 'BEGIN {
                         c = cpu > 0.005 ? cpu : 0.005; w = wall > 0.005 ? wall : 0.005
-                        printf "%-12s %-7s %-10s %8.2f %8.2f %9.1f %9.1f\n", row, input, lvl, cpu, wall,
-                                s / 1e6 / c, s / 1e6 / w }'
+                        printf "%-12s %-7s %-10s %8.2f %8.2f %9.1f %9.1f %10d\n", row, input, lvl, cpu,
+                                wall, s / 1e6 / c, s / 1e6 / w, bytes }'
 }
 
-printf '%-12s %-7s %-10s %8s %8s %9s %9s\n' output input options "cpu s" "wall s" "MB/s cpu" "MB/s wall"
+printf '%-12s %-7s %-10s %8s %8s %9s %9s %10s\n' output input options "cpu s" "wall s" "MB/s cpu" \
+        "MB/s wall" bytes
 for pair in din:pdt2 din:pdt din:din lackey:pdt2 lackey:lackey lackey:lpr lackey:lpt \
         lackey:din lpr:lpt lpt:lpr mtrace:hatf mtrace:mtf ptf:ptf ptf:ptfb; do
         in=in.${pair%%:*} row=${pair#*:}

@@ -98,7 +98,9 @@ static void pack_usage(FILE *f)
                 fputc('\n', f);
         }
         fprintf(f,
-                "\nWithout -e, pack writes every encoding of the format and keeps the smallest,\n"
+                "\nWithout -e, pack writes every encoding of the format and keeps the smallest\n"
+                "(in gzip or zstd: compared on the first %u records in zstd level %d, then\n"
+                "only the one kept is packed, at the final level),\n"
                 "but for address formats, whose encodings are address widths (BITS[/UNIT]):\n"
                 "there it writes 32/4 (64/1 for lackey input, which has access sizes) and\n"
                 "starts again with 64-bit addresses or unit 1 when a reference needs them.\n"
@@ -107,13 +109,15 @@ static void pack_usage(FILE *f)
                 "  --format NAME               output format: its name or suffix (default: from\n"
                 "                              OUT's name)\n"
                 "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
-                "  --level N                   compression level (default: zstd %d for all but\n"
-                "                              address formats, else the library's)\n"
+                "  --level N                   compression level: zstd 1-22, gzip 1-9; higher:\n"
+                "                              smaller and slower, 19 for the smallest archives\n"
+                "                              (default: zstd %d, address formats the library's\n"
+                "                              3; gzip %d)\n"
                 "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 1 MiB)\n"
                 "  --addr-bits 32|64           address formats: address width\n"
                 "  --unit 1|2|4                address formats: PDATS II instruction unit\n"
                 "  -h, --help                  this help\n",
-                PACK_LEVEL);
+                PACK_PICK_RECORDS, PACK_PICK_LEVEL, PACK_LEVEL, PACK_GZIP_LEVEL);
 }
 
 static int pack_kind_by_name(const char *s, enum tm_cont_kind *kind)

@@ -22,8 +22,11 @@
  *    and that option was not given, pack starts again with it (a pipe is
  *    spooled for that: pack_src.h);
  *  - else every encoding at once, keeping the smallest (tools/pack_out.h).
- *    Compared in a compressed container, they are compressed at
- *    PACK_PICK_LEVEL and the one kept is packed again at the final level.
+ *    In a compressed container they are compared on the input's first
+ *    PACK_PICK_RECORDS records in zstd at PACK_PICK_LEVEL (for gzip
+ *    output too: the sample's files are not kept), and the one
+ *    kept packs the whole input (read again from its start; a pipe is
+ *    spooled for that) at the final level.
  *
  * A recorder's stream (tools/record/rec_wire.h) is put in the order of
  * the calls and its notices become notes (tools/pack_wire.h): comments at
@@ -39,14 +42,19 @@
 #include "codecs/record/record.h"
 
 /* The zstd level pack writes by default for every row but the address
- * rows' (whose archives get the library's default: traces of 10^8
- * references), and the level of tracetool record, where the program
- * waits on the packer (gzip keeps its own): docs/record.md has the
- * measurements. */
-#define PACK_LEVEL 19
+ * rows' (whose archives get the library's default), the gzip level, and
+ * the level of tracetool record, where the program waits on the packer:
+ * docs/performance.md "Packing" and docs/record.md have the measurements;
+ * --level 19 writes the smallest archives. */
+#define PACK_LEVEL 6
+#define PACK_GZIP_LEVEL 4
 #define PACK_RECORD_LEVEL 12
-/* The level candidate encodings are compared at, when there are several. */
-#define PACK_PICK_LEVEL 3
+/* Candidate encodings, when there are several, are compared at this zstd
+ * level on the first PACK_PICK_RECORDS records (a recorder's stream: on
+ * all of them, in OUT's container); only the one kept is packed at the
+ * final level. */
+#define PACK_PICK_LEVEL 1
+#define PACK_PICK_RECORDS (1u << 16)
 
 struct pack_opts {
         const struct tm_rcodec *row; /* the output's (with an encoder) */

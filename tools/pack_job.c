@@ -46,6 +46,7 @@ struct run {
         unsigned nenc, best; /* the encodings; the one kept */
         int width;           /* encs[0] is the job's address encoding, to widen */
         int level;
+        uint64_t sample;  /* the pass stops after this many records; 0: at the input's end */
         uint64_t records; /* put, the notes among them */
         unsigned notes;   /* notes put as comment records (put_comment) */
         int data_out;     /* a record other than a comment has been put */
@@ -154,11 +155,16 @@ static int put_block(struct run *r, const struct tm_rmap *m, const struct tm_rec
         return 0;
 }
 
+/* on_records' return when a sample pass has its records (run.sample). */
+#define SAMPLE_DONE 1
+
 static int on_records(void *arg, const struct tm_rec *rec, size_t n)
 {
         struct run *r = arg;
-        if (!r->j->wired)
-                return put_block(r, &r->map, rec, n);
+        if (!r->j->wired) {
+                int rc = put_block(r, &r->map, rec, n);
+                return rc == 0 && r->sample && r->records >= r->sample ? SAMPLE_DONE : rc;
+        }
         for (size_t i = 0; i < n; i++) {
                 int rc = pack_wire_put(&r->j->wire, &rec[i], r->j->err);
                 if (rc)
@@ -167,7 +173,9 @@ static int on_records(void *arg, const struct tm_rec *rec, size_t n)
         return 0;
 }
 
-/* One pass: pre[0..npre) as the first records, then the input's. */
+/* One pass: pre[0..npre) as the first records, then the input's (a
+ * sample pass: its first r->sample, compared in zstd whatever OUT's
+ * container, none of its candidates kept as OUT). */
 static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
 {
         struct job *j = r->j;
@@ -175,16 +183,18 @@ static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
         r->notes = 0;
         r->data_out = 0;
         struct tm_cwriter_opts wo = {.level = r->level, .frame_size = j->o->frame_size};
-        int rc =
-            pack_out_open(&r->out, j->o->row, j->out, j->o->kind, &wo, r->encs, r->nenc, j->err);
+        enum tm_cont_kind kind = r->sample ? TM_CONT_ZSTD : j->o->kind;
+        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc, j->err);
         for (unsigned i = 0; rc == 0 && i < npre; i++)
                 rc = put_comment(r, pre[i]);
         if (rc == 0)
                 rc = pack_src_run(&r->src, on_records, r, j->err);
+        if (rc == SAMPLE_DONE)
+                rc = 0;
         if (rc == 0 && j->wired)
                 rc = pack_wire_end(&j->wire);
         if (rc == 0)
-                rc = pack_out_finish(&r->out, j->out, &r->best, j->err);
+                rc = pack_out_finish(&r->out, r->sample ? NULL : j->out, &r->best, j->err);
         if (rc == 0)
                 j->chosen = r->encs[r->best];
         return rc;
@@ -235,13 +245,22 @@ static int run_all(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
 
 /* ---- a run: the input, the candidates ---- */
 
+/* Does the job compare several encodings in a compressed container
+ * (without -e, to a file, a row with more than one)? */
+static int picks(const struct job *j, const char *enc)
+{
+        const struct tm_rcodec *row = j->o->row;
+        return !enc && j->out && !j->widths && j->o->kind != TM_CONT_PLAIN && row->encodings &&
+               row->encodings[0] && row->encodings[1];
+}
+
 /* Open r's input and decide its candidates. */
 static int run_open(struct run *r, const char *in, int fd, const char *in_name, const char *enc,
                     int level)
 {
         struct job *j = r->j;
         const struct tm_rcodec *row = j->o->row;
-        int spool = j->widths && !enc && j->out && !(j->o->addr_bits && j->o->unit);
+        int spool = j->widths ? !enc && j->out && !(j->o->addr_bits && j->o->unit) : picks(j, enc);
         int rc = pack_src_open(&r->src, in, fd, in_name, spool, j->err);
         if (rc < 0)
                 return rc;
@@ -302,9 +321,9 @@ static void say_size(struct job *j, const struct run *r)
 }
 
 /* OUT packed once more in the encoding chosen: at the final level, after
- * candidates compared at PACK_PICK_LEVEL; with the notes that came after
- * the first records in front (a comment changes no encoder state, so the
- * rest is the same bytes). */
+ * a recorder's stream's candidates compared at PACK_PICK_LEVEL; with the
+ * notes that came after the first records in front (a comment changes no
+ * encoder state, so the rest is the same bytes). */
 static int pack_again(struct job *j)
 {
         struct run *r = calloc(1, sizeof *r);
@@ -326,6 +345,32 @@ static int pack_again(struct job *j)
         return rc;
 }
 
+/* After a sample pass: the input again from its first record, in the
+ * encoding chosen, at the final level. */
+static int run_chosen(struct run *r)
+{
+        struct job *j = r->j;
+        pack_out_free(&r->out);
+        int rc = pack_src_rewind(&r->src);
+        if (rc < 0)
+                return tm_err_set(j->err, rc, "%s: cannot read the input again: %s", r->src.name,
+                                  strerror(-rc));
+        r->encs[0] = j->chosen;
+        r->nenc = 1;
+        r->best = 0;
+        r->sample = 0;
+        r->level = j->final_level;
+        return run_all(r, NULL, 0);
+}
+
+/* Pack's level for o's container when --level is not given (pack.h). */
+static int default_level(const struct job *j)
+{
+        if (j->o->kind == TM_CONT_ZSTD)
+                return j->widths ? 0 : PACK_LEVEL;
+        return j->o->kind == TM_CONT_GZIP ? PACK_GZIP_LEVEL : 0;
+}
+
 /* The first run and, when it asks for it, the second. */
 static int pack_job(struct job *j, const char *in, int fd, const char *in_name)
 {
@@ -334,24 +379,32 @@ static int pack_job(struct job *j, const char *in, int fd, const char *in_name)
         if (!r)
                 return tm_err_set(j->err, -ENOMEM, "out of memory");
         r->j = j;
-        int level = o->level ? o->level : !j->widths && o->kind == TM_CONT_ZSTD ? PACK_LEVEL : 0;
+        int level = o->level ? o->level : default_level(j);
         j->final_level = level;
         int rc = run_open(r, in, fd, in_name, o->enc, level);
-        /* Every candidate compressed at the final level costs that level
-         * times the encodings (zstd 19: minutes a million records): they
-         * are compared at a fast level and the one kept is packed again
-         * (docs/record.md). */
-        int pick =
-            rc == 0 && r->nenc > 1 && o->kind != TM_CONT_PLAIN && o->level != PACK_PICK_LEVEL;
-        if (pick)
-                r->level = PACK_PICK_LEVEL;
         if (rc == 0 && pack_wire_probe(r->src.row, r->src.head, r->src.headn)) {
                 rc = pack_wire_init(&j->wire, r->src.name, wire_emit, wire_note, r, j->err);
                 j->wired = rc == 0;
+                pack_src_spool_end(&r->src); /* a recording is packed again from OUT */
         }
+        /* Every candidate compressed at the final level costs that level
+         * times the encodings: they are compared at PACK_PICK_LEVEL on the
+         * first PACK_PICK_RECORDS records and only the one kept is packed
+         * at the final level, from the input's first record again; a
+         * recorder's stream (read once) is compared whole and packed again
+         * from OUT (docs/record.md). */
+        int pick = rc == 0 && r->nenc > 1 && o->kind != TM_CONT_PLAIN;
+        int sample = pick && !j->wired;
+        if (pick)
+                r->level = PACK_PICK_LEVEL;
+        if (sample)
+                r->sample = PACK_PICK_RECORDS;
         if (rc == 0)
                 rc = run_all(r, NULL, 0);
-        int again = pick || (j->out && j->notes_in < j->nnotes && r->notes_fit);
+        if (rc == 0 && sample)
+                rc = run_chosen(r);
+        int again = (pick && !sample && level != PACK_PICK_LEVEL) ||
+                    (j->out && j->notes_in < j->nnotes && r->notes_fit);
         if (rc == 0 && !again)
                 say_size(j, r);
         run_close(r);

@@ -267,6 +267,42 @@ rows_of "$SRCDIR/tests/data/heap/heapprog.mtrace" .hatf .mtf
 rows_of "$SRCDIR/tests/data/ptf/figure3.ptf" .ptfb .ptf
 rows_of "$SRCDIR/tests/data/laplace/loop.lpt" .lpr .lpt
 check "every writing row has a test above" test "$("$TT" pack --help | grep -c '^  OUT\.')" -eq 11
+# --- pack's default levels: the ones --help names, below --level 19's smallest archives ---
+"$TT" pack --help >help_lv.txt 2>&1
+lv=$(sed -n 's/.*(default: zstd \([0-9]*\),.*/\1/p' help_lv.txt)
+glv=$(sed -n 's/.*; gzip \([0-9]\))$/\1/p' help_lv.txt)
+check "pack --help names the default zstd level ($lv)" test -n "$lv"
+check "pack --help names the default gzip level ($glv)" test -n "$glv"
+check "... the zstd one fast, below 19" test "${lv:-19}" -lt 19
+# more heap events than pack compares the encodings on (--help: the first 65536 records)
+awk 'BEGIN { srand(5); print "= Start"; live = 0
+        for (i = 0; i < 70000; i++) {
+                if (live > 0 && rand() < 0.45) {
+                        k = int(rand() * live); a = addr[k]; addr[k] = addr[--live]
+                        printf "@ ./prog:[0x%x] - 0x%x\n", 4096 + i % 977, a
+                } else {
+                        a = 94000000000000 + 16 * i; addr[live++] = a
+                        printf "@ ./prog:[0x%x] + 0x%x 0x%x\n", 4096 + i % 977, a, 1 + int(rand() * 4000)
+                }
+        }
+        print "= End" }' >h.mtrace
+check "pack mtrace -> .hatf.zst at the default level" "$TT" pack h.mtrace hd.hatf.zst
+check "... reads back" cmp -s <("$TT" cat h.mtrace ascii) <("$TT" cat hd.hatf.zst ascii)
+check "pack --level ${lv:-?}" "$TT" pack --level "${lv:-0}" h.mtrace hl.hatf.zst
+check "... the default's bytes" cmp -s hd.hatf.zst hl.hatf.zst
+check "pack --level 19" "$TT" pack --level 19 h.mtrace h19.hatf.zst 2>msg19.txt
+check "... smaller than the default" test "$(stat -c %s h19.hatf.zst)" -lt "$(stat -c %s hd.hatf.zst)"
+enc=$(sed -n 's/.*, encoding \([a-z0-9]*\): .*/\1/p' msg19.txt)
+check "pack -e ${enc:-?} --level 19 (the encoding chosen alone)" "$TT" pack -e "${enc:-none}" --level 19 h.mtrace he.hatf.zst
+check "... the bytes of the choice among all encodings" cmp -s he.hatf.zst h19.hatf.zst
+cat h.mtrace | "$TT" pack - hp.hatf.zst 2>/dev/null
+check "a pipe (read again from its spool) packs to the file's bytes" cmp -s hp.hatf.zst hd.hatf.zst
+check "pack mtrace -> .hatf.gz at the default level" "$TT" pack h.mtrace hd.hatf.gz
+check "pack --level ${glv:-?} -> .hatf.gz" "$TT" pack --level "${glv:-0}" h.mtrace hg.hatf.gz
+check "... the default's bytes" cmp -s hd.hatf.gz hg.hatf.gz
+check "... which gzip reads back" cmp -s <(gzip -dc hd.hatf.gz) <("$TT" cat hd.hatf.zst raw)
+check "no .tmp left by the candidates" test -z "$(ls ./*.tmp 2>/dev/null)"
+
 # PTF both ways: text -> binary -> text is the text, byte for byte
 for f in figure3 every_event; do
         check "pack $f.ptf -> .ptfb.zst -> .ptf" \
