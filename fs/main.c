@@ -369,26 +369,27 @@ static int main_abs_cache_dir(struct main_opts *o)
         return 0;
 }
 
-/* The --cache-dir directory, made if missing and opened once at mount:
+/* The cache directory, --cache-dir DIR or else the default
+ * ($XDG_CACHE_HOME/tracemount, $HOME/.cache/tracemount of the daemon's
+ * user: tm_cachepath_dir), made if missing and opened once at mount:
  * index files in it are then read and written through this descriptor,
- * never through the path. 0 (the library then tries the path, and says
- * why it cannot in its note) when it cannot be opened as a directory. */
-static int main_open_cache_dir(const char *dir)
+ * never through the path (docs/reliability.md, "Threat model"). *dir
+ * gets its path, for messages (NULL when none can be named: no cache
+ * directory is used). Returns the descriptor, or a negative errno when it
+ * cannot be opened as a directory (the library then uses none, and says
+ * why in the index's note), or 0 when none can be named. */
+static int main_open_cache_dir(const char *given, char **dir)
 {
-        if (!dir || !*dir)
+        *dir = tm_cachepath_dir(given);
+        if (!*dir)
                 return 0;
-        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
-                tm_cachepath_mkdirs(dir); /* errors: the open below says */
-                fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        }
-        if (fd < 0)
-                return 0;
+        int fd = tm_cachepath_open(*dir, 1);
         if (fd == 0) { /* 0 means none in struct tm_trace_opts */
                 fd = fcntl(0, F_DUPFD_CLOEXEC, 1);
+                fd = fd < 0 ? -errno : fd;
                 close(0);
         }
-        return fd < 0 ? 0 : fd;
+        return fd;
 }
 
 /* The memory policy of the daemon, and the bounds of the options.
@@ -483,9 +484,13 @@ int main(int argc, char *argv[])
                 main_free(&o, &args);
                 return rc;
         }
+        char *cache_dir;
+        int cache_fd = main_open_cache_dir(o.cache_dir, &cache_dir);
+        free(o.cache_dir);
+        o.cache_dir = cache_dir; /* main_free's */
         struct tm_trace_opts topts = {
             .cache_dir = o.cache_dir,
-            .cache_dir_fd = main_open_cache_dir(o.cache_dir),
+            .cache_dir_fd = cache_fd,
             .no_index_beside = o.no_index_beside,
             .trust_group_index = o.trust_group_index,
             .trust_group_dtd = o.trust_group_dtd,

@@ -100,8 +100,12 @@ struct tm_trace_opts {
          * library keeps a copy): index files in the cache are read and
          * written by name in it (a temporary file made with O_EXCL and
          * renamed into place), never through a path, and cache_dir only
-         * names it in messages. 0: none, cache_dir as above (made if
-         * missing). */
+         * names it in messages (a daemon opens it once, at mount). 0:
+         * none given: the library opens cache_dir, as above, by name when
+         * it reads or writes an index there (made if missing), then goes
+         * through that descriptor likewise. < 0: a negative errno, why the
+         * caller could not open it: no cache directory is used, and the
+         * index's note names cache_dir and that reason. */
         int cache_dir_fd;
         /* 1: never write an index file beside the archive (always use
          * cache_dir). */

@@ -4,7 +4,15 @@
  * named by: the archive's path names directory A, the directory
  * descriptor is B, and the index lands in B; without a directory, only
  * in the cache, which cache_dir_fd names while cache_dir names a
- * directory that does not exist. */
+ * directory that does not exist; a cache_dir_fd that is an errno (the
+ * daemon could not open the cache) writes nowhere and says why.
+ *
+ * A Meta-TF DTD beside the archive likewise (docs/side-files.md): the
+ * archive's directory D, with a DTD of its own, is taken as a descriptor;
+ * then D is renamed and a symlink to directory E, holding another DTD of
+ * that name, put at its name (a user's swap between the daemon's walk and
+ * the codec's open): the views are those of D's DTD, never E's; with no
+ * directory descriptor no DTD beside the archive is read at all. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -165,12 +173,130 @@ static void test_cache_dir_fd(void **state)
         close(c);
 }
 
+static void test_cache_dir_err(void **state)
+{
+        (void)state;
+        char f_dir[300];
+        snprintf(f_dir, sizeof f_dir, "%s/F", tmpdir);
+        assert_int_equal(mkdir(f_dir, 0755), 0);
+        struct tm_trace_opts o = {.cache_dir = f_dir, .cache_dir_fd = -ENOTDIR};
+        int fd = open(archive, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        assert_int_equal(tm_trace_open_fd(fd, -1, archive, &o, &t, &err), 0);
+        close(fd);
+        assert_int_equal(tm_trace_index(t, NULL, NULL, &err), 0);
+        assert_int_equal(count_suffix(f_dir, ".tmidx"), 0); /* not by path either */
+        const char *note = tm_trace_index_note(t);
+        assert_non_null(note);
+        if (!strstr(note, f_dir) || !strstr(note, strerror(ENOTDIR)))
+                fail_msg("the note does not name the cache and why: %s", note);
+        check_ascii(t);
+        tm_trace_close(t);
+}
+
+/* ---- a DTD beside a Meta-TF archive ---- */
+
+/* The ascii view of the Meta-TF archive open on fd (a copy is kept),
+ * named path, its directory dirfd (-1: none), into out. */
+static void mtf_ascii(int fd, int dirfd, const char *path, struct vt_buf *out)
+{
+        struct tm_trace_opts o = {.no_save = 1};
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        if (tm_trace_open_fd(fd, dirfd, path, &o, &t, &err) < 0)
+                fail_msg("open %s: %s", path, err.msg);
+        struct tm_vfile *f;
+        if (tm_vfile_open(t, "ascii", &f, &err) < 0)
+                fail_msg("%s ascii: %s", path, err.msg);
+        out->len = 0;
+        uint8_t buf[8192];
+        ssize_t r;
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, &err)) > 0)
+                vt_put(out, buf, (size_t)r);
+        if (r < 0)
+                fail_msg("%s ascii: %s", path, err.msg);
+        tm_vfile_close(f);
+        tm_trace_close(t);
+}
+
+static int same(const struct vt_buf *a, const struct vt_buf *b)
+{
+        return a->len == b->len && memcmp(a->p, b->p, a->len) == 0;
+}
+
+/* The built-in hatf10.dtd with the names alloc and free swapped, at
+ * path. */
+static void spit_swapped_dtd(const char *path)
+{
+        struct vt_buf b = {0};
+        vt_slurp(TM_SOURCE_DIR "/codecs/metatf/dtd/hatf10.dtd", &b);
+        vt_put(&b, "", 1);
+        char *a = strstr((char *)b.p, "    alloc : ("), *f = strstr((char *)b.p, "    free : (");
+        assert_non_null(a);
+        assert_non_null(f);
+        memcpy(a + 4, "free ", 5); /* five characters each */
+        memcpy(f + 4, "alloc", 5);
+        vt_spit(path, b.p, b.len - 1);
+        free(b.p);
+}
+
+static void test_dtd_in_dirfd(void **state)
+{
+        (void)state;
+        char d[300], d_old[300], e[300], mtf[400], dtd_d[400], dtd_e[400];
+        snprintf(d, sizeof d, "%s/D", tmpdir);
+        snprintf(d_old, sizeof d_old, "%s/D.old", tmpdir);
+        snprintf(e, sizeof e, "%s/E", tmpdir);
+        snprintf(mtf, sizeof mtf, "%s/heapwork.mtf.zst", d);
+        snprintf(dtd_d, sizeof dtd_d, "%s/hatf10.dtd", d);
+        snprintf(dtd_e, sizeof dtd_e, "%s/hatf10.dtd", e);
+        assert_int_equal(mkdir(d, 0755), 0);
+        assert_int_equal(mkdir(e, 0755), 0);
+        struct vt_buf b = {0}, builtin = {0}, swapped = {0}, got = {0};
+        vt_slurp(TM_SOURCE_DIR "/examples/heapwork.mtf.zst", &b);
+        vt_spit(mtf, b.p, b.len);
+        free(b.p);
+        b = (struct vt_buf){0};
+        vt_slurp(TM_SOURCE_DIR "/codecs/metatf/dtd/hatf10.dtd", &b);
+        vt_spit(dtd_e, b.p, b.len); /* E's: the built-in text */
+        free(b.p);
+        int fd = open(mtf, O_RDONLY | O_CLOEXEC);
+        int dfd = open(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0 && dfd >= 0);
+        mtf_ascii(fd, dfd, mtf, &builtin); /* nothing beside it yet */
+        spit_swapped_dtd(dtd_d);           /* D's: alloc and free swapped */
+        mtf_ascii(fd, dfd, mtf, &swapped);
+        assert_false(same(&builtin, &swapped)); /* the DTD beside it is read */
+
+        /* D swapped for a symlink to E after its descriptor was taken */
+        assert_int_equal(rename(d, d_old), 0);
+        assert_int_equal(symlink(e, d), 0);
+        mtf_ascii(fd, dfd, mtf, &got);
+        if (!same(&got, &swapped))
+                fail_msg("the DTD of %s (through the symlink at %s) was read, not the one of "
+                         "the directory opened",
+                         e, d);
+        assert_int_equal(unlink(d), 0);
+        assert_int_equal(rename(d_old, d), 0);
+
+        /* no directory descriptor: nothing beside the archive, not by path */
+        mtf_ascii(fd, -1, mtf, &got);
+        assert_true(same(&got, &builtin));
+        close(fd);
+        close(dfd);
+        free(builtin.p);
+        free(swapped.p);
+        free(got.p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_probe_fd),
-            cmocka_unit_test(test_index_in_dirfd),
-            cmocka_unit_test(test_cache_dir_fd),
+            cmocka_unit_test(test_probe_fd),     cmocka_unit_test(test_index_in_dirfd),
+            cmocka_unit_test(test_cache_dir_fd), cmocka_unit_test(test_cache_dir_err),
+            cmocka_unit_test(test_dtd_in_dirfd),
         };
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -6,7 +6,8 @@
  *   built-in DTD's), named in errors, stats and stats.json; the same file
  *   writable by root alone is believed (its views differ: the test is not
  *   vacuous); a DTD that a member of the directory's group wrote in a
- *   sticky group directory: refused, believed with trust_group_dtd;
+ *   sticky group directory: refused, believed with trust_group_dtd (by
+ *   tm_trace_open and by tm_trace_open_fd, as the daemon opens a trace);
  * - the shared cache of the old recipe (2775, index files 0664): uid 2002,
  *   a member of the lab group, swaps the read and write counts of uid
  *   2001's index (the archive's owner) and fixes its CRC: a third user
@@ -85,6 +86,27 @@ static struct tm_trace *open_trace(const char *path, const struct tm_trace_opts 
         struct tm_err err = {0};
         if (tm_trace_open(path, o, &t, &err) < 0)
                 fail_msg("open %s: %s", path, err.msg);
+        if (tm_trace_index(t, NULL, NULL, &err) < 0)
+                fail_msg("index %s: %s", path, err.msg);
+        return t;
+}
+
+/* open_trace from descriptors, as the daemon opens a trace (the archive
+ * and its directory). */
+static struct tm_trace *open_trace_fd(const char *path, const struct tm_trace_opts *o)
+{
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        *strrchr(dir, '/') = '\0';
+        int fd = open(path, O_RDONLY | O_CLOEXEC),
+            dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0 && dfd >= 0);
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        if (tm_trace_open_fd(fd, dfd, path, o, &t, &err) < 0)
+                fail_msg("open %s: %s", path, err.msg);
+        close(fd);
+        close(dfd);
         if (tm_trace_index(t, NULL, NULL, &err) < 0)
                 fail_msg("index %s: %s", path, err.msg);
         return t;
@@ -303,6 +325,11 @@ static void test_dtd_group_opt_in(void **state)
         assert_int_equal(setgroups(1, &lab), 0);
         o.trust_group_dtd = 1;
         t = open_trace(archive, &o);
+        views_of(t, &got);
+        assert_non_null(views_differ(&got, &ref));
+        tm_trace_close(t);
+        views_free(&got);
+        t = open_trace_fd(archive, &o); /* as the daemon opens it */
         views_of(t, &got);
         assert_non_null(views_differ(&got, &ref));
         tm_trace_close(t);

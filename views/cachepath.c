@@ -1,6 +1,7 @@
 #include "cachepath.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ char *tm_cachepath_own(const char *cache_path)
         return out;
 }
 
-char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out)
+char *tm_cachepath_dir(const char *cache_dir)
 {
         char *dir = NULL;
         const char *xdg = getenv("XDG_CACHE_HOME");
@@ -61,7 +62,13 @@ char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir
                 k = asprintf(&dir, "%s/.cache/tracemount", home);
         else
                 return NULL;
-        if (k < 0)
+        return k < 0 ? NULL : dir;
+}
+
+char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out)
+{
+        char *dir = tm_cachepath_dir(cache_dir);
+        if (!dir)
                 return NULL;
         char *out = NULL;
         if (asprintf(&out, "%s/%016" PRIx64 "-%s.tmidx", dir, fnv1a64(abs_path),
@@ -117,4 +124,16 @@ int tm_cachepath_mkdirs(const char *dir)
                 rc = -ENOTDIR;
         free(p);
         return rc;
+}
+
+int tm_cachepath_open(const char *dir, int make)
+{
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT && make) {
+                int rc = tm_cachepath_mkdirs(dir);
+                if (rc < 0)
+                        return rc;
+                fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        return fd < 0 ? -errno : fd;
 }

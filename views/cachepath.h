@@ -12,11 +12,23 @@
  * ENOMEM. */
 char *tm_cachepath_beside(const char *abs_path);
 
+/* The cache directory: cache_dir when given (not NULL nor empty), else
+ * the default, $XDG_CACHE_HOME/tracemount (when that is absolute) or
+ * $HOME/.cache/tracemount. malloc'd; NULL when none can be named (no
+ * $XDG_CACHE_HOME nor $HOME) or on ENOMEM. */
+char *tm_cachepath_dir(const char *cache_dir);
+
 /* Path of the index in the cache directory (cache_dir may be NULL for the
- * default); *dir_out (may be NULL) gets the directory, malloc'd. NULL when
- * no cache directory can be named (no $XDG_CACHE_HOME nor $HOME) or on
- * ENOMEM. */
+ * default, tm_cachepath_dir); *dir_out (may be NULL) gets the directory,
+ * malloc'd. NULL when no cache directory can be named or on ENOMEM. */
 char *tm_cachepath_cache(const char *cache_dir, const char *abs_path, char **dir_out);
+
+/* The cache directory dir opened for index files to be named in
+ * (O_PATH | O_DIRECTORY, following symlinks: the one look-up of its path;
+ * a daemon does it once, at mount), made first with tm_cachepath_mkdirs
+ * when missing and make is set. Returns the descriptor or a negative
+ * errno (-ENOTDIR: something else is at dir). */
+int tm_cachepath_open(const char *dir, int make);
 
 /* The caller's own index path beside the shared one cache_path
  * ("<...>.tmidx" -> "<...>.u<euid>.tmidx"): used when the shared file is

@@ -12,7 +12,6 @@
 #include "hmem.h"
 #include "index.h"
 #include "tables.h"
-#include "../codecs/common/tm_side.h"
 #include "trace_obj.h"
 
 #define RV_BATCH 256
@@ -302,9 +301,12 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                         return err && err->code ? err->code : -ENOMEM;
                 head = big;
         }
-        int dtd_was = tm_side_dtd_trust_group(t->trust_group_dtd); /* a DTD beside it */
-        int hl = c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
-        tm_side_dtd_trust_group(dtd_was);
+        /* what the codec looks up beside the archive (a DTD), it opens in
+         * the directory the trace was opened in, never by path */
+        const struct tm_rarchive a = {
+            .path = t->path, .dir_fd = t->dirfd, .sb = &t->sb, .trust_group = t->trust_group_dtd};
+        int hl = c->open_at ? c->open_at(head, headn, &a, &rt->ctx, &rt->schema, &rt->st0, err)
+                            : c->open(head, headn, t->path, &rt->ctx, &rt->schema, &rt->st0, err);
         if (hl < 0) {
                 free(big);
                 rt->ctx = NULL;

@@ -253,6 +253,7 @@ static int trace_open_end(struct tm_trace *t, const struct tm_trace_opts *o, str
 {
         if (o && o->cache_dir)
                 t->cache_dir = strdup(o->cache_dir);
+        t->cache_err = o && o->cache_dir_fd < 0 ? o->cache_dir_fd : 0;
         if (o && o->cache_dir_fd > 0 &&
             (t->cache_fd = fcntl(o->cache_dir_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
                 int e = -errno;
@@ -280,16 +281,17 @@ int tm_trace_open(const char *path, const struct tm_trace_opts *o, struct tm_tra
         struct tm_trace *t = trace_alloc(path);
         if (!t)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
+        /* the directory before the probe: the codec's open looks in it */
         t->trust_group_dtd = o ? o->trust_group_dtd : 0;
+        char *abs = realpath(path, NULL);
+        t->abs = abs ? abs : strdup(path);
+        if (t->abs)
+                t->dirfd = trace_open_dir(t->abs);
         int rc = trace_probe(t, err);
         if (rc < 0) {
                 tm_trace_close(t);
                 return rc;
         }
-        char *abs = realpath(path, NULL);
-        t->abs = abs ? abs : strdup(path);
-        if (t->abs)
-                t->dirfd = trace_open_dir(t->abs);
         return trace_open_end(t, o, out, err);
 }
 
@@ -301,15 +303,17 @@ int tm_trace_open_fd(int fd, int dirfd, const char *path, const struct tm_trace_
         struct tm_trace *t = trace_alloc_fd(fd, path);
         if (!t)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", path);
-        int rc = trace_probe(t, err);
-        if (rc < 0) {
-                tm_trace_close(t);
-                return rc;
-        }
+        /* the directory before the probe: the codec's open looks in it */
+        t->trust_group_dtd = o ? o->trust_group_dtd : 0;
         t->abs = strdup(path);
         if (dirfd >= 0 && (t->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0) {
-                rc = -errno;
-                tm_err_set(err, rc, "%s: its directory: %s", path, strerror(-rc));
+                int e = -errno;
+                tm_err_set(err, e, "%s: its directory: %s", path, strerror(-e));
+                tm_trace_close(t);
+                return e;
+        }
+        int rc = trace_probe(t, err);
+        if (rc < 0) {
                 tm_trace_close(t);
                 return rc;
         }
@@ -402,17 +406,8 @@ static void trace_key_fp(struct tm_trace *t)
  * archive (tm_side.h), from its stat at open and its directory's now. */
 static struct tm_index_key trace_key(struct tm_trace *t, struct tm_side_trust *tr)
 {
-        struct stat d;
-        if (t->dirfd >= 0 && fstat(t->dirfd, &d) == 0) /* the directory itself, not its name */
-                *tr = (struct tm_side_trust){
-                    .a_uid = t->sb.st_uid,
-                    .a_gid = t->sb.st_gid,
-                    .a_mode = t->sb.st_mode,
-                    .d_uid = d.st_uid,
-                    .d_gid = d.st_gid,
-                    .d_mode = d.st_mode,
-                    .trust_group = t->trust_group_index,
-                };
+        if (t->dirfd >= 0) /* the directory itself, not its name */
+                tm_side_trust_at(t->dirfd, &t->sb, t->trust_group_index, tr);
         else
                 tm_side_trust_of(t->abs, &t->sb, t->trust_group_index, tr);
         trace_key_fp(t);
@@ -448,17 +443,36 @@ static void trace_ix_paths_free(char *p[IX_NPATHS])
                 free(p[i]);
 }
 
-/* The directory descriptor index file i of t is named in (key->dir_fd):
- * the archive's beside it, the cache's when given as one, else NULL (by
- * path). Returns whether something is at path i to try (a file beside an
- * archive without a directory descriptor never is). */
-static int trace_ix_at(const struct tm_trace *t, int i, const char *path, struct tm_index_key *key)
+/* A descriptor of t's cache directory for index files to be named in
+ * (the caller closes it): a copy of the caller's (tm_trace_opts.
+ * cache_dir_fd: the daemon's, opened once at mount), else the cache
+ * directory opened by name now (tm_cachepath_open, made first when
+ * make), for a caller that gave none. Returns it or a negative errno,
+ * the caller's when it could not open one (-ENOENT: no cache directory
+ * can be named). */
+static int trace_cache_open(const struct tm_trace *t, int make)
 {
-        key->dir_fd = i == IX_BESIDE ? &t->dirfd : t->cache_fd >= 0 ? &t->cache_fd : NULL;
-        if (!path || (key->dir_fd && *key->dir_fd < 0))
+        if (t->cache_fd >= 0) {
+                int fd = fcntl(t->cache_fd, F_DUPFD_CLOEXEC, 0);
+                return fd < 0 ? -errno : fd;
+        }
+        if (t->cache_err < 0)
+                return t->cache_err;
+        char *dir = tm_cachepath_dir(t->cache_dir);
+        int fd = dir ? tm_cachepath_open(dir, make) : -ENOENT;
+        free(dir);
+        return fd;
+}
+
+/* The directory descriptor index file i of t is named in (key->dir_fd):
+ * the archive's beside it, else *cache_fd (trace_cache_open's, or
+ * negative). Returns whether something is at path i to try. */
+static int trace_ix_at(const struct tm_trace *t, int i, const char *path, const int *cache_fd,
+                       struct tm_index_key *key)
+{
+        key->dir_fd = i == IX_BESIDE ? &t->dirfd : cache_fd;
+        if (!path || *key->dir_fd < 0)
                 return 0;
-        if (!key->dir_fd)
-                return access(path, F_OK) == 0;
         const char *base = strrchr(path, '/');
         return faccessat(*key->dir_fd, base ? base + 1 : path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
@@ -475,9 +489,10 @@ static int trace_load(struct tm_trace *t)
         struct tm_index_key key = trace_key(t, &tr);
         char *paths[IX_NPATHS];
         trace_ix_paths(t, paths);
+        const int cache_fd = trace_cache_open(t, 0);
         int rc = -ENOENT;
         for (int i = 0; i < IX_NPATHS && rc < 0; i++) {
-                if (!trace_ix_at(t, i, paths[i], &key))
+                if (!trace_ix_at(t, i, paths[i], &cache_fd, &key))
                         continue;
                 struct tm_err e = {0};
                 rc = tm_records_load(t, paths[i], &key, &e);
@@ -500,6 +515,8 @@ static int trace_load(struct tm_trace *t)
                         }
                 }
         }
+        if (cache_fd >= 0)
+                close(cache_fd);
         trace_ix_paths_free(paths);
         return rc;
 }
@@ -528,15 +545,17 @@ static void trace_save(struct tm_trace *t)
                 p = own;
         }
         memset(&e, 0, sizeof e);
-        key.dir_fd = t->cache_fd >= 0 ? &t->cache_fd : NULL;
-        int rc = !p ? -ENOENT : key.dir_fd ? 0 : tm_cachepath_mkdirs(dir);
-        if (rc < 0)
-                tm_err_set(&e, rc, "%s: %s", p ? dir : "no cache directory (no $HOME)",
-                           strerror(-rc));
-        if (rc == 0 && tm_records_save(t, &key, p, &e) == 0)
+        const int cache_fd = p ? trace_cache_open(t, 1) : -ENOENT;
+        key.dir_fd = &cache_fd;
+        if (cache_fd < 0)
+                tm_err_set(&e, cache_fd, "%s: %s", p ? dir : "no cache directory (no $HOME)",
+                           strerror(-cache_fd));
+        if (cache_fd >= 0 && tm_records_save(t, &key, p, &e) == 0)
                 t->ix_path = p;
         else
                 free(p);
+        if (cache_fd >= 0)
+                close(cache_fd);
         if (!t->ix_path && asprintf(&t->ix_note, "index in memory only: %s", e.msg) < 0)
                 t->ix_note = NULL;
         free(dir);
@@ -806,9 +825,10 @@ static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **pa
         struct tm_index_key key = trace_key(t, &tr);
         char *paths[IX_NPATHS];
         trace_ix_paths(t, paths);
+        const int cache_fd = trace_cache_open(t, 0);
         int rc = 0;
         for (int i = 0; i < IX_NPATHS && rc == 0; i++) {
-                if (!trace_ix_at(t, i, paths[i], &key))
+                if (!trace_ix_at(t, i, paths[i], &cache_fd, &key))
                         continue;
                 int r = tm_records_load_file(t, paths[i], &key, out, err);
                 if (r == 0 || (r != -ESTALE && r != -ENOENT && r != -EPERM)) {
@@ -817,6 +837,8 @@ static int verify_find_file(struct tm_trace *t, struct tm_index **out, char **pa
                         paths[i] = NULL;
                 }
         }
+        if (cache_fd >= 0)
+                close(cache_fd);
         trace_ix_paths_free(paths);
         return rc;
 }

@@ -41,7 +41,8 @@ struct tm_trace {
         char *abs;  /* absolute, for index file names */
         int fd;
         int dirfd;    /* the archive's directory: index files beside it are named in it, or -1 */
-        int cache_fd; /* tm_trace_opts.cache_dir_fd's copy, or -1: the cache by path */
+        int cache_fd; /* tm_trace_opts.cache_dir_fd's copy, or -1: trace_cache_open */
+        int cache_err; /* tm_trace_opts.cache_dir_fd when negative (none opened), or 0 */
         struct stat sb;               /* of the archive at open */
         struct tm_cont *cont;         /* replaced only while no index and no reader exist */
         const char *cont_name;        /* static: usable by any thread at any time */

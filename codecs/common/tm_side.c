@@ -41,6 +41,21 @@ int tm_side_open_dir(const char *path, const char **base, struct stat *dsb)
         return e < 0 ? e : fd;
 }
 
+/* The trust of the archive with stat a in the directory with stat d. */
+static void trust_make(const struct stat *a, const struct stat *d, int trust_group,
+                       struct tm_side_trust *out)
+{
+        *out = (struct tm_side_trust){
+            .a_uid = a->st_uid,
+            .a_gid = a->st_gid,
+            .a_mode = a->st_mode,
+            .d_uid = d->st_uid,
+            .d_gid = d->st_gid,
+            .d_mode = d->st_mode,
+            .trust_group = trust_group,
+        };
+}
+
 void tm_side_trust_of(const char *path, const struct stat *asb, int trust_group,
                       struct tm_side_trust *out)
 {
@@ -55,29 +70,15 @@ void tm_side_trust_of(const char *path, const struct stat *asb, int trust_group,
                 close(dfd);
         else
                 memset(&d, 0, sizeof d);
-        *out = (struct tm_side_trust){
-            .a_uid = a.st_uid,
-            .a_gid = a.st_gid,
-            .a_mode = a.st_mode,
-            .d_uid = d.st_uid,
-            .d_gid = d.st_gid,
-            .d_mode = d.st_mode,
-            .trust_group = trust_group,
-        };
+        trust_make(&a, &d, trust_group, out);
 }
 
-static _Thread_local int dtd_trust_group;
-
-int tm_side_dtd_trust_group(int on)
+void tm_side_trust_at(int dfd, const struct stat *asb, int trust_group, struct tm_side_trust *out)
 {
-        int was = dtd_trust_group;
-        dtd_trust_group = on;
-        return was;
-}
-
-int tm_side_dtd_trust_group_get(void)
-{
-        return dtd_trust_group;
+        struct stat d = {0};
+        if (fstat(dfd, &d) != 0)
+                memset(&d, 0, sizeof d);
+        trust_make(asb, &d, trust_group, out);
 }
 
 static int in_group(gid_t g)

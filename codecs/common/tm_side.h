@@ -9,7 +9,10 @@
  * then judged on the descriptor: a regular file, written by a user
  * trusted with the archive, of a bounded size, read with bounded reads.
  * One rule for every side file: the index loader (views/ixfile.c) and the
- * Meta-TF DTD lookup (codecs/metatf/metatf.c) both use this. */
+ * Meta-TF DTD lookup (codecs/metatf/metatf.c) both use this. A caller
+ * that holds the archive's directory (the views, below a daemon's source
+ * root) opens its side files in that descriptor (tm_side_openat,
+ * tm_side_trust_at), so no name of a directory is looked up again. */
 #ifndef TM_SIDE_H
 #define TM_SIDE_H
 
@@ -43,6 +46,13 @@ struct tm_side_trust {
  * trusts nobody more than the caller and root. */
 void tm_side_trust_of(const char *path, const struct stat *asb, int trust_group,
                       struct tm_side_trust *out);
+
+/* The trust of the archive with stat asb in the directory dfd (any
+ * descriptor of it, O_PATH is enough; fstat'ed now, its name never
+ * looked at): for a caller that reached that directory itself. A
+ * directory that cannot be stat'ed counts as root's with mode 0, as
+ * above. */
+void tm_side_trust_at(int dfd, const struct stat *asb, int trust_group, struct tm_side_trust *out);
 
 /* Open the directory holding path for lookups below it (O_PATH: search
  * permission is enough), following symlinks (a directory is judged by
@@ -89,15 +99,6 @@ int tm_side_open(const char *path, const struct tm_side_trust *trust, unsigned f
  * path names the file in messages only. Returns as tm_side_open. */
 int tm_side_openat(int dfd, const char *base, const char *path, const struct tm_side_trust *trust,
                    unsigned flags, int *fd_out, struct stat *sb, struct tm_err *err);
-
-/* Set, for the calling thread, whether a DTD beside an archive is judged
- * with the opt-in of struct tm_side_trust (--trust-group-dtd); returns
- * the previous setting. The views set it around a codec's open (the
- * codec's open has the archive's path only). */
-int tm_side_dtd_trust_group(int on);
-
-/* The calling thread's setting of tm_side_dtd_trust_group. */
-int tm_side_dtd_trust_group_get(void);
 
 /* Read the whole side file fd (opened by tm_side_open, sb its stat) into
  * buf when it holds at most max bytes (buf has room for max). Returns its

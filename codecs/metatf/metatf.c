@@ -23,32 +23,19 @@ static int mtf_probe(const uint8_t *head, size_t n)
 
 /* ---- finding the DTD ---- */
 
-/* Read the DTD dir/base (dlen bytes of dir) into buf (room for
- * MTF_DTD_TEXT_MAX bytes) through tm_side_open: a file beside the archive
- * with trust (only when no one but whoever could change the archive may
- * write it; with --trust-group-dtd, tm_side_dtd_trust_group, also a lab
- * group the caller is in), one in a
- * directory of TM_DTD_PATH with trust NULL (the caller named it: any
- * owner). Nothing at the name can block or redirect it (a FIFO, a symlink,
- * a device are refused). Returns the length + 1 (an empty file is found,
- * not absent), 0 when nothing is at the name, or a negative errno with err
- * saying why the file is not used. */
-static ssize_t try_dir(const char *dir, size_t dlen, const char *base,
-                       const struct tm_side_trust *trust, char *buf, char *found, size_t fcap,
-                       struct tm_err *err)
+/* Read the side file opened on fd (rc its open's result, sb its stat,
+ * path its name for messages) into buf (room for MTF_DTD_TEXT_MAX
+ * bytes), and name it in found. Returns the length + 1 (an empty file is
+ * found, not absent), 0 when nothing is at the name, or a negative errno
+ * with err saying why the file is not used. */
+static ssize_t dtd_read(int rc, int fd, const struct stat *sb, const char *path, char *buf,
+                        char *found, size_t fcap, struct tm_err *err)
 {
-        char path[4096];
-        if (dlen == 0 ||
-            snprintf(path, sizeof path, "%.*s/%s", (int)dlen, dir, base) >= (int)sizeof path)
-                return 0;
-        int fd;
-        struct stat sb;
-        int rc = tm_side_open(path, trust, trust ? 0 : TM_SIDE_ANY_OWNER, &fd, &sb, err);
         if (rc == -ENOENT || rc == -ENOTDIR)
                 return 0;
         if (rc < 0)
                 return rc;
-        ssize_t n = tm_side_read(fd, &sb, path, buf, MTF_DTD_TEXT_MAX, err);
+        ssize_t n = tm_side_read(fd, sb, path, buf, MTF_DTD_TEXT_MAX, err);
         close(fd);
         if (n < 0)
                 return n;
@@ -56,14 +43,68 @@ static ssize_t try_dir(const char *dir, size_t dlen, const char *base,
         return n + 1;
 }
 
+/* path (cap bytes) = the first dlen bytes of dir, '/', base; 0 when it
+ * does not fit (nothing is looked up then). */
+static int dtd_path(char *path, size_t cap, const char *dir, size_t dlen, const char *base)
+{
+        return dlen > 0 && snprintf(path, cap, "%.*s/%s", (int)dlen, dir, base) < (int)cap;
+}
+
+/* The directory part of the archive's path (".", when it has none): its
+ * first *dlen bytes of the returned string. */
+static const char *archive_dir(const char *archive, size_t *dlen)
+{
+        const char *slash = strrchr(archive, '/');
+        *dlen = slash ? (size_t)(slash - archive) + (slash == archive) : 1;
+        return slash ? archive : ".";
+}
+
+/* The DTD base beside the archive a, as try_path, but opened by name in
+ * a->dir_fd (tm_side_openat: the directory the caller reached, not
+ * looked up again) and believed only when no one but whoever could change
+ * the archive may write it (tm_side_trust_at; with a->trust_group,
+ * --trust-group-dtd, also a lab group the caller is in). */
+static ssize_t try_beside(const struct tm_rarchive *a, const char *base, char *buf, char *found,
+                          size_t fcap, struct tm_err *err)
+{
+        size_t dlen;
+        const char *dir = archive_dir(a->path, &dlen);
+        char path[4096];
+        if (a->dir_fd < 0 || !dtd_path(path, sizeof path, dir, dlen, base))
+                return 0;
+        struct tm_side_trust tr; /* whoever could change the archive */
+        tm_side_trust_at(a->dir_fd, a->sb, a->trust_group, &tr);
+        int fd = -1;
+        struct stat sb;
+        int rc = tm_side_openat(a->dir_fd, base, path, &tr, 0, &fd, &sb, err);
+        return dtd_read(rc, fd, &sb, path, buf, found, fcap, err);
+}
+
+/* Read the DTD dir/base (dlen bytes of dir), a directory of TM_DTD_PATH
+ * (the caller named it: any owner), into buf (room for MTF_DTD_TEXT_MAX
+ * bytes) through tm_side_open. Nothing at the name can block or redirect
+ * it (a FIFO, a symlink, a device are refused). Returns as dtd_read. */
+static ssize_t try_path(const char *dir, size_t dlen, const char *base, char *buf, char *found,
+                        size_t fcap, struct tm_err *err)
+{
+        char path[4096];
+        if (!dtd_path(path, sizeof path, dir, dlen, base))
+                return 0;
+        int fd = -1;
+        struct stat sb;
+        int rc = tm_side_open(path, NULL, TM_SIDE_ANY_OWNER, &fd, &sb, err);
+        return dtd_read(rc, fd, &sb, path, buf, found, fcap, err);
+}
+
 /* The DTD text for the name in the header into buf (cap bytes): beside
- * the archive, built in, in TM_DTD_PATH (docs/side-files.md). A DTD beside
- * the archive that cannot be used (not a regular file, a symlink, another
- * user's, too big) is passed over as a missing one would be, and *note
- * says why (code 0 when nothing was passed over). Returns its length, or a
- * negative errno with err naming every place looked at. */
-static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t cap, char *found,
-                        size_t fcap, struct tm_err *note, struct tm_err *err)
+ * the archive a (NULL: none), built in, in TM_DTD_PATH
+ * (docs/side-files.md). A DTD beside the archive that cannot be used (not
+ * a regular file, a symlink, another user's, too big) is passed over as a
+ * missing one would be, and *note says why (code 0 when nothing was
+ * passed over). Returns its length, or a negative errno with err naming
+ * every place looked at. */
+static ssize_t find_dtd(const char *name, const struct tm_rarchive *a, char *buf, size_t cap,
+                        char *found, size_t fcap, struct tm_err *note, struct tm_err *err)
 {
         const char *base = strrchr(name, '/');
         base = base ? base + 1 : name;
@@ -75,13 +116,8 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
                                   MTF_FIXED_HEADER, name);
         memset(note, 0, sizeof *note);
         ssize_t n = 0;
-        const char *slash = archive ? strrchr(archive, '/') : NULL;
-        const char *dir = slash ? archive : ".";
-        size_t dlen = slash ? (size_t)(slash - archive) + (slash == archive) : 1;
-        if (archive) {
-                struct tm_side_trust tr; /* whoever could change the archive */
-                tm_side_trust_of(archive, NULL, tm_side_dtd_trust_group_get(), &tr);
-                n = try_dir(dir, dlen, base, &tr, buf, found, fcap, note);
+        if (a) {
+                n = try_beside(a, base, buf, found, fcap, note);
                 if (n > 0)
                         return n - 1;
                 if (n == 0)
@@ -93,8 +129,9 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
                         memcpy(buf, s->text, len < cap ? len : cap);
                         snprintf(found, fcap, "%s", s->name);
                         if (note->code)
-                                tm_err_prefix(note, "DTD beside the archive not used (the "
-                                                    "built-in %s instead)",
+                                tm_err_prefix(note,
+                                              "DTD beside the archive not used (the "
+                                              "built-in %s instead)",
                                               s->name);
                         return (ssize_t)(len < cap ? len : cap);
                 }
@@ -105,7 +142,7 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
         while (n == 0 && path && *path) {
                 const char *end = strchr(path, ':');
                 size_t plen = end ? (size_t)(end - path) : strlen(path);
-                n = try_dir(path, plen, base, NULL, buf, found, fcap, &e);
+                n = try_path(path, plen, base, buf, found, fcap, &e);
                 path = end ? end + 1 : NULL;
         }
         if (n > 0 && note->code)
@@ -116,15 +153,17 @@ static ssize_t find_dtd(const char *name, const char *archive, char *buf, size_t
                 return tm_err_set(err, (int)n, "raw offset %d: DTD in TM_DTD_PATH not used: %s",
                                   MTF_FIXED_HEADER, e.msg);
         char beside[TM_ERR_MSG + 64];
+        size_t dlen = 0;
+        const char *dir = a ? archive_dir(a->path, &dlen) : NULL;
         if (note->code)
                 snprintf(beside, sizeof beside, "beside the archive not used: %s", note->msg);
-        else
+        else if (a)
                 snprintf(beside, sizeof beside, "not beside the archive (%.*s/%s)", (int)dlen, dir,
                          base);
         return tm_err_set(err, -ENOENT,
                           "raw offset %d: DTD '%s' not found: %s; not built in; not in "
                           "TM_DTD_PATH (%s)",
-                          MTF_FIXED_HEADER, base, archive ? beside : "no archive path",
+                          MTF_FIXED_HEADER, base, a ? beside : "no archive path",
                           env ? env : "unset");
 }
 
@@ -675,7 +714,7 @@ static int compile(struct mtf_ctx *x, const char *file, const char *text, size_t
 
 /* open() once the header h is read (head holds its data sections): the
  * DTD it names, the sections, the schema, the initial state. */
-static int open_header(const struct mtf_header *h, const uint8_t *head, const char *path,
+static int open_header(const struct mtf_header *h, const uint8_t *head, const struct tm_rarchive *a,
                        void **ctx, struct tm_schema *schema, struct tm_rstate *st,
                        struct tm_err *err)
 {
@@ -688,8 +727,8 @@ static int open_header(const struct mtf_header *h, const uint8_t *head, const ch
                 goto fail;
         }
         x->byteorder = h->byteorder;
-        ssize_t len = find_dtd(h->dtd, path, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found,
-                               &x->dtd_note, err);
+        ssize_t len =
+            find_dtd(h->dtd, a, text, MTF_DTD_TEXT_MAX + 1, found, sizeof found, &x->dtd_note, err);
         if ((ret = (int)len) < 0)
                 goto fail;
         if (len > MTF_DTD_TEXT_MAX) {
@@ -713,16 +752,35 @@ fail:
         return ret;
 }
 
-static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
-                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+static int mtf_open_at(const uint8_t *head, size_t n, const struct tm_rarchive *a, void **ctx,
+                       struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
 {
         *ctx = NULL;
         struct mtf_header h;
         int start = mtf_header_read(head, n, &h, err);
         if (start < 0)
                 return start;
-        int ret = open_header(&h, head, path, ctx, schema, st, err);
+        int ret = open_header(&h, head, a, ctx, schema, st, err);
         return ret < 0 ? ret : start;
+}
+
+/* mtf_open_at with the directory of path opened by name now (path NULL:
+ * nothing beside an archive is looked at). */
+static int mtf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
+                    struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+{
+        if (!path)
+                return mtf_open_at(head, n, NULL, ctx, schema, st, err);
+        struct stat asb = {0}, dsb;
+        if (stat(path, &asb) != 0) /* what cannot be stat'ed trusts no one more */
+                memset(&asb, 0, sizeof asb);
+        const char *base;
+        int dfd = tm_side_open_dir(path, &base, &dsb);
+        struct tm_rarchive a = {.path = path, .dir_fd = dfd < 0 ? -1 : dfd, .sb = &asb};
+        int ret = mtf_open_at(head, n, &a, ctx, schema, st, err);
+        if (dfd >= 0)
+                close(dfd);
+        return ret;
 }
 
 int mtf_open_bound(const char *dtd, unsigned byteorder, void **ctx, struct tm_schema *schema,
@@ -763,6 +821,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .head_max = MTF_HEADER_MAX,
     .blobs = mtf_blobs,
     .open = mtf_open,
+    .open_at = mtf_open_at,
     .close = mtf_close,
     .note = mtf_note,
     .state_size = sizeof(struct mtf_state),

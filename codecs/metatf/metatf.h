@@ -47,7 +47,9 @@
  * so a caller must hold MTF_SPAN_MAX bytes of input.
  *
  * The DTD the header names is found by its basename: beside the archive
- * (the directory of open()'s path), then among the DTDs built into the
+ * (by name in open_at()'s directory descriptor, struct tm_rarchive, the
+ * directory the caller reached and holds; open() opens the directory of
+ * its path by name for callers that hold none), then among the DTDs built into the
  * library (mtf_dtd_shipped: hatf10.dtd, hatf10v2.dtd; matched ignoring case, since the
  * paper calls it HATF10.dtd), then in each directory of TM_DTD_PATH
  * (colon-separated). */

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "../common/tm_err.h"
@@ -236,6 +237,24 @@ typedef size_t tm_rtext_fn(struct tm_rstate *st, const uint8_t *in, size_t len, 
 typedef size_t tm_rbin_fn(struct tm_rstate *st, const uint8_t *in, size_t len, uint64_t raw_off,
                           size_t *used, uint8_t *dst, size_t cap, size_t maxrec, size_t *nrec);
 
+/* The archive a codec's open_at reads, as the caller reached it: what a
+ * codec that looks beside the archive (a Meta-TF DTD,
+ * docs/side-files.md) needs to do so without going by a path that a user
+ * could swap for a symlink (docs/reliability.md, "Threat model"). */
+struct tm_rarchive {
+        const char *path; /* names the archive, and files beside it, in messages only */
+        /* Its directory (any descriptor, O_PATH is enough): files beside
+         * the archive are opened by name in it, never by path; -1: none
+         * is looked at. */
+        int dir_fd;
+        /* The archive's stat (owner, group and mode: who could change
+         * it, struct tm_side_trust); never NULL. */
+        const struct stat *sb;
+        /* The opt-in of struct tm_side_trust for what is looked up
+         * beside it (tm_trace_opts.trust_group_dtd). */
+        int trust_group;
+};
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
@@ -258,6 +277,17 @@ struct tm_rcodec {
          * codec keeps per trace (NULL if nothing); close(ctx) frees it. */
         int (*open)(const uint8_t *head, size_t n, const char *path, void **ctx,
                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err);
+        /* open() of the archive a (never NULL), for a codec that looks
+         * beside the archive: it does so in a->dir_fd only, so a caller
+         * that holds the archive's directory (the views) has nothing
+         * opened by path; open() then opens the directory of path by name
+         * (a caller that has no descriptor: tests, tracetool pack). NULL:
+         * the codec looks at nothing beside the archive, and callers use
+         * open() with a->path. A separate hook, not an argument of open(),
+         * so that the rows that look at nothing beside the archive (all
+         * but Meta-TF) and their callers keep open() as it is. */
+        int (*open_at)(const uint8_t *head, size_t n, const struct tm_rarchive *a, void **ctx,
+                       struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err);
         void (*close)(void *ctx);
 
         /* What open() met that a reader should know although the trace
