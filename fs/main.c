@@ -397,14 +397,9 @@ static int main_open_cache_dir(const char *given, char **dir)
  * frame, readahead segments) are mapped apart, so that a close returns
  * them to the system at once: glibc's default threshold rises to the
  * largest buffer freed, after which such buffers come from the arenas
- * and stay there. Measured, 2,000 handles with --direct-io, open then
- * closed, twice (MB of RSS, open / closed): 209 / 8 with this and the
- * library's malloc_trim; 366-386 / 12-20 without this; 211 / 30-36
- * without the trim; 501-881 / 402-753 with neither (and no budget, issue 33:
- * 3,600 / 2,300). Two arenas for all threads: each arena keeps a few
- * hundred KB of fragments that malloc_trim cannot return; measured the
- * same way, idle / closed after three rounds: 7.1 / 10 MB with glibc's
- * default (8 arenas a CPU), 5.9 / 8 MB with 2, 5.8 / 8 MB with 1. */
+ * and stay there. Two arenas for all threads: each arena keeps fragments
+ * that malloc_trim cannot return. What each choice measured:
+ * docs/performance.md, "Memory". */
 static void main_memory(const struct main_opts *o)
 {
         mallopt(M_MMAP_THRESHOLD, MAIN_MMAP_THRESHOLD);
