@@ -22,8 +22,8 @@
  * archives replaced under the mount show up within about a second. */
 #define OPS_TIMEOUT 1.0
 
-/* readdir's d_ino when it is not the entry's node id (as the high-level
- * API, which tracemount used before, gives it) */
+/* readdir's d_ino when it is not the entry's node id (as libfuse's
+ * high-level API gives it) */
 #define OPS_UNKNOWN_INO 0xffffffffu
 
 /* An open file: the source fd for pass-through files, or a view cursor. */

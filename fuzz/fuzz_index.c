@@ -187,7 +187,8 @@ static int fzi_sink(void *arg, const void *buf, size_t n)
 /* r, a record of a heap trace of schema s (Meta-TF's: Appendix C's DTD),
  * as the record of tm_schema_heap the encoders take, its kinds and fields
  * by name. A realloc of Appendix C's one realloc kind gets the outcome
- * its addresses say, as tracetool pack gives it (tools/pack_heap.c). */
+ * its addresses say, as tracetool pack gives it (the heap family's
+ * rec_refine, through codecs/record/rmap.c). */
 static void fzi_heap_rec(const struct tm_schema *s, const struct tm_rec *r, struct tm_rec *o)
 {
         const struct tm_kind *k = &s->kind[r->kind];

@@ -1,5 +1,4 @@
-/* feed: a record decoder with its input buffer (the record model's twin
- * of feed.h, which serves address codecs).
+/* feed: a record decoder with its input buffer.
  *
  * Records returned by tm_feed_decode point into the buffer (tm_rec.var):
  * they stay valid until the next tm_feed_space or tm_feed_decode call.

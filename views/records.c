@@ -128,8 +128,8 @@ static size_t schema_text(const struct tm_schema *s, const struct tm_family *fam
 }
 
 /* The trace's notes: the text of the records of kind "comment" before its
- * first other record, within the head (what tracetool record writes there:
- * tools/pack_heap.c), one a line; NULL if none. */
+ * first other record, within the head (what tracetool pack and record
+ * write there: tools/pack_job.c), one a line; NULL if none. */
 static char *leading_notes(const struct tm_records *rt, const uint8_t *head, size_t n)
 {
         const struct tm_schema *s = &rt->schema;

@@ -6,7 +6,7 @@
  *
  * Below the API: containers (codecs/containers/container.h), trace codecs
  * (codecs/address/trace.h, codecs/record/record.h) and the checkpoint
- * index (views/index.h, views/index.h). */
+ * index (views/index.h). */
 #ifndef TM_VIEW_H
 #define TM_VIEW_H
 

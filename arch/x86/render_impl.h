@@ -1,5 +1,5 @@
 /* render_impl.h: the din renderer's AVX-512 path, included by
- * views/render.c (which has render_batch_scalar, render_batch_fn and the
+ * codecs/address/render.c (which has render_batch_scalar, render_batch_fn and the
  * dispatch) on x86-64. Compiled with target attributes, so the rest of the
  * build stays baseline x86-64; render_arch_choose() says at run time
  * whether this CPU runs it. */

@@ -13,7 +13,7 @@
  * Format: the type as one decimal digit, one space, the address in
  * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.
  * That is exactly snprintf("%u %" PRIx64 "\n"). Traces hold types 0..7
- * (codecs/trace.h); the renderers accept any digit, 0..9. */
+ * (codecs/address/trace.h); the renderers accept any digit, 0..9. */
 #ifndef TM_RENDER_H
 #define TM_RENDER_H
 
