@@ -230,9 +230,11 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
          * size (their reads fail: the archive changed) and an open through
          * it passes the kernel's permission check and gets -ESTALE from
          * ops_resolve_told, after which the kernel looks the name up again
-         * and gets the new version's node (ino_ref_ver). */
+         * and gets the new version's node (ino_ref_ver). -ESTALE: the
+         * archive changed between the stat and the trace's open, the same
+         * case; never the answer to a getattr (fstat of an open file). */
         int other = rc == 0 ? ino_same_version(ino, ver) == 0
-                            : rc == -ENOTDIR && ino_same_version(ino, 0) == 0;
+                            : rc == -ESTALE || (rc == -ENOTDIR && ino_same_version(ino, 0) == 0);
         struct stat told;
         if (other && ino_told_attr(ino, &told) == 1) {
                 told.st_ino = ino;
@@ -240,7 +242,7 @@ static void ops_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
                 return;
         }
         if (rc < 0) {
-                fuse_reply_err(req, -rc);
+                fuse_reply_err(req, rc == -ESTALE ? EIO : -rc);
                 return;
         }
         ino_set_object(ino, &st);
