@@ -308,24 +308,6 @@ static struct tm_trace *open_trace(const char *path, struct tm_err *err)
         return tm_trace_open(path, &o, &t, err) == 0 ? t : NULL;
 }
 
-/* view of t read whole from 0 into out: 0 at a clean end, or the error
- * (err filled) that ended it, an open's included. */
-static ssize_t read_all(struct tm_trace *t, const char *view, struct vt_buf *out,
-                        struct tm_err *err)
-{
-        struct tm_vfile *f;
-        out->len = 0;
-        int rc = tm_vfile_open(t, view, &f, err);
-        if (rc != 0)
-                return rc;
-        uint8_t buf[65536];
-        ssize_t r;
-        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, err)) > 0)
-                vt_put(out, buf, (size_t)r);
-        tm_vfile_close(f);
-        return r;
-}
-
 /* The zip's notes member of t into out: 0, or the error. */
 static int read_notes(struct tm_trace *t, struct vt_buf *out, struct tm_err *err)
 {
@@ -361,7 +343,7 @@ static void reference_make(const char *path, struct reference *ref)
                 assert_true(ref->nv < VIEWS_MAX);
                 struct rview *v = &ref->v[ref->nv++];
                 v->name = strdup(vs[i]);
-                if (read_all(t, vs[i], &v->b, &err) != 0)
+                if (vt_read_view(t, vs[i], &v->b, &err) != 0)
                         fail_msg("%s (intact) %s: %s", path, vs[i], err.msg);
         }
         ref->has_notes = tm_trace_has_members(t);
@@ -488,7 +470,7 @@ static void walk_copy(const char *path, const struct reference *ref, const char 
                         continue;
                 snprintf(what, sizeof what, "%s %s", label, vs[i]);
                 memset(&err, 0, sizeof err);
-                ssize_t r = read_all(t, vs[i], &got, &err);
+                ssize_t r = vt_read_view(t, vs[i], &got, &err);
                 ty->reads++;
                 ty->errors += r < 0;
                 const struct rview *rv = reference_find(ref, vs[i]);
@@ -637,7 +619,7 @@ static void test_rot_tables(void **state)
                         char what[200];
                         snprintf(what, sizeof what, "rot at byte %zu, %s", at, tables[i]);
                         memset(&err, 0, sizeof err);
-                        ssize_t r = read_all(t, tables[i], &got, &err);
+                        ssize_t r = vt_read_view(t, tables[i], &got, &err);
                         expect_prefix(&got, r, &err, &reference_find(&ref, tables[i])->b, what);
                         if (r != -EIO)
                                 fail_msg("%s: ended with %zd, not EIO", what, r);

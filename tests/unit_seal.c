@@ -155,24 +155,6 @@ static size_t file_size(const char *path)
 
 /* ---- damaged archives are traces ---- */
 
-/* The whole of view of t: its bytes into out; the read's last result
- * (0 at the end, or a negative errno). */
-static ssize_t read_all(struct tm_trace *t, const char *view, struct vt_buf *out,
-                        struct tm_err *err)
-{
-        struct tm_vfile *f;
-        out->len = 0;
-        int rc = tm_vfile_open(t, view, &f, err);
-        if (rc < 0)
-                return rc;
-        uint8_t buf[65536];
-        ssize_t k;
-        while ((k = tm_vfile_pread(f, buf, sizeof buf, out->len, err)) > 0)
-                vt_put(out, buf, (size_t)k);
-        tm_vfile_close(f);
-        return k;
-}
-
 /* path is a trace of container cont that opens with an error naming it,
  * an archive offset and words; its errors view is that line; ascii and
  * raw fail with -EIO. */
@@ -195,13 +177,13 @@ static void expect_broken(const char *path, const char *cont, const char *words)
                          oe->msg, words);
         assert_int_equal(oe->code, -EIO);
         struct vt_buf b = {0};
-        assert_int_equal(read_all(t, "errors", &b, &err), 0);
+        assert_int_equal(vt_read_view(t, "errors", &b, &err), 0);
         char want[sizeof oe->msg + 2];
         snprintf(want, sizeof want, "%s\n", oe->msg);
         assert_int_equal(b.len, strlen(want));
         assert_memory_equal(b.p, want, b.len);
-        assert_int_equal(read_all(t, "ascii", &b, &err), -EIO);
-        assert_int_equal(read_all(t, "raw", &b, &err), -EIO);
+        assert_int_equal(vt_read_view(t, "ascii", &b, &err), -EIO);
+        assert_int_equal(vt_read_view(t, "raw", &b, &err), -EIO);
         assert_int_equal(b.len, 0);
         const char *const *v = tm_trace_views(t);
         int has_errors = 0;
@@ -396,7 +378,7 @@ static void ascii_of(const char *path, struct vt_buf *out)
         struct tm_trace_opts o = {.no_save = 1};
         if (tm_trace_open(path, &o, &t, &err) != 0)
                 fail_msg("%s: %s", path, err.msg);
-        if (read_all(t, "ascii", out, &err) != 0)
+        if (vt_read_view(t, "ascii", out, &err) != 0)
                 fail_msg("%s: ascii: %s", path, err.msg);
         tm_trace_close(t);
 }
@@ -519,8 +501,8 @@ static ssize_t ascii_with(const char *path, int unverified, struct vt_buf *out,
         struct tm_trace_opts o = {.no_save = 1, .unverified_prefix = unverified};
         if (tm_trace_open(path, &o, &t, &err) != 0)
                 fail_msg("%s: %s", path, err.msg);
-        ssize_t k = read_all(t, "ascii", out, &err);
-        assert_int_equal(read_all(t, "errors", errors, &err), 0);
+        ssize_t k = vt_read_view(t, "ascii", out, &err);
+        assert_int_equal(vt_read_view(t, "errors", errors, &err), 0);
         tm_trace_close(t);
         return k;
 }

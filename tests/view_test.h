@@ -18,6 +18,7 @@
 #include "codecs/containers/container.h"
 #include "support/tmtest.h"
 #include "views/tm_binary.h"
+#include "views/view.h"
 
 struct vt_buf {
         uint8_t *p;
@@ -37,6 +38,25 @@ static inline void vt_put(struct vt_buf *b, const void *src, size_t n)
 }
 
 /* Write n bytes of p as the file path (made or emptied). */
+/* The whole of view of t into out, read from its start in 64 KiB
+ * preads; returns the last read's result (0 at the end, or a negative
+ * errno, err filled), or tm_vfile_open's error. */
+static inline ssize_t vt_read_view(struct tm_trace *t, const char *view, struct vt_buf *out,
+                                   struct tm_err *err)
+{
+        struct tm_vfile *f;
+        out->len = 0;
+        int rc = tm_vfile_open(t, view, &f, err);
+        if (rc < 0)
+                return rc;
+        uint8_t buf[65536];
+        ssize_t r;
+        while ((r = tm_vfile_pread(f, buf, sizeof buf, out->len, err)) > 0)
+                vt_put(out, buf, (size_t)r);
+        tm_vfile_close(f);
+        return r;
+}
+
 static inline void vt_spit(const char *path, const void *p, size_t n)
 {
         assert_int_equal(tmt_spit(path, p, n), 0);
