@@ -14,6 +14,7 @@
 #include "bdi.h"
 #include "codecs/common/tm_err.h"
 #include "codecs/common/tm_io.h"
+#include "codecs/common/tm_tls.h"
 #include "drop.h"
 #include "inode.h"
 #include "node.h"
@@ -523,6 +524,7 @@ static void ops_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                 }
         }
         ops_read_copy(req, ino, f, size, off);
+        tm_tls_release(); /* an idle worker holds no decode buffers */
 }
 
 static void ops_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

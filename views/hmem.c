@@ -3,6 +3,7 @@
 #include "../include/tracemount.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <time.h>
 
 static struct {
@@ -12,6 +13,7 @@ static struct {
         uint64_t parks;
         struct tm_hmem_user *head, *tail; /* users holding bytes, least recent first */
         uint64_t trimmed_ns;              /* CLOCK_MONOTONIC of the last trim */
+        int trim_pending;                 /* a trim was asked for before it was due */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void tm_hmem_set_budget(uint64_t bytes)
@@ -181,17 +183,86 @@ void tm_memory_trim(void)
         tm_hmem_trim();
 }
 
-void tm_hmem_trim(void)
+static uint64_t hmem_now(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When the next trim may run (under the pool's lock): a second after the
+ * last, or 50 ms after it once nothing is held. */
+static uint64_t trim_due_locked(void)
+{
+        return pool.trimmed_ns + (pool.in_use == 0 ? 50000000u : 1000000000u);
+}
+
+/* The trimmer: a trim asked for before it was due runs when it is, so
+ * that the last closes of a burst are returned too (the thread is made
+ * at the first such request and waits on trim_cv for the next). */
+static pthread_cond_t trim_cv;
+static pthread_once_t trim_once = PTHREAD_ONCE_INIT;
+static int trim_thread_ok;
+
+static void *trim_main(void *arg)
+{
+        (void)arg;
+        pthread_setname_np(pthread_self(), "tm-trim");
         pthread_mutex_lock(&pool.lock);
-        uint64_t since = now - pool.trimmed_ns;
-        int due = since >= 1000000000u || (pool.in_use == 0 && since >= 50000000u);
-        if (due)
+        for (;;) {
+                while (!pool.trim_pending)
+                        pthread_cond_wait(&trim_cv, &pool.lock);
+                uint64_t due = trim_due_locked(), now = hmem_now();
+                if (now < due) {
+                        struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u),
+                                              .tv_nsec = (long)(due % 1000000000u)};
+                        pthread_cond_timedwait(&trim_cv, &pool.lock, &ts);
+                        continue;
+                }
+                pool.trim_pending = 0;
                 pool.trimmed_ns = now;
-        pthread_mutex_unlock(&pool.lock);
-        if (due)
+                pthread_mutex_unlock(&pool.lock);
                 malloc_trim(0);
+                pthread_mutex_lock(&pool.lock);
+        }
+        return NULL;
+}
+
+static void trim_start(void)
+{
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&trim_cv, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&at, 64 << 10);
+        pthread_t th;
+        trim_thread_ok = pthread_create(&th, &at, trim_main, NULL) == 0;
+        pthread_attr_destroy(&at);
+}
+
+void tm_hmem_trim(void)
+{
+        uint64_t now = hmem_now();
+        pthread_mutex_lock(&pool.lock);
+        int due = now >= trim_due_locked();
+        if (due) {
+                pool.trimmed_ns = now;
+                pool.trim_pending = 0;
+        }
+        pthread_mutex_unlock(&pool.lock);
+        if (due) {
+                malloc_trim(0);
+                return;
+        }
+        pthread_once(&trim_once, trim_start);
+        if (!trim_thread_ok)
+                return;
+        pthread_mutex_lock(&pool.lock);
+        pool.trim_pending = 1;
+        pthread_cond_signal(&trim_cv);
+        pthread_mutex_unlock(&pool.lock);
 }

@@ -78,8 +78,10 @@ int tm_hmem_take(uint64_t n);
 void tm_hmem_give(uint64_t n);
 
 /* Return freed heap memory to the system (malloc_trim), at most once a
- * second, or at once when nothing is held any more: glibc keeps what
- * many small frees leave in its arenas. */
+ * second, or 50 ms after the last trim when nothing is held any more:
+ * glibc keeps what many small frees leave in its arenas. A trim asked for
+ * before it is due runs when it is, on a thread of its own (made at the
+ * first such request), so the last of a burst of closes is trimmed too. */
 void tm_hmem_trim(void);
 
 #endif

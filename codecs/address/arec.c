@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/tm_cpu.h"
+#include "../common/tm_tls.h"
 #include "addr_stats.h"
 #include "din.h"
 #include "lackey.h"
@@ -93,37 +94,42 @@ static int arec_state_ok(const void *ctx, const struct tm_rstate *st)
 /* References decode() and decode_batch() take at once (a decode call has a set-up of
  * its own), per thread. */
 #define AREC_COLS 4096
-static _Thread_local struct tm_ref arec_refs[AREC_COLS];
-static _Thread_local uint32_t arec_sizes[AREC_COLS];
+struct arec_tls {
+        struct tm_ref refs[AREC_COLS];
+        uint32_t sizes[AREC_COLS];
+};
+static struct tm_tls arec_slot = TM_TLS_INIT(sizeof(struct arec_tls));
 
 /* The references of in[0..len) (at most cap, and AREC_COLS) into
- * arec_refs, their sizes into arec_sizes for a codec that has them,
+ * t->refs, their sizes into t->sizes for a codec that has them,
  * decoded from the codec's state ds (moved on). Their count, or a
  * negative errno. Types are not checked: arec_done does. */
-static ssize_t arec_refs_of(const struct arec_ctx *x, struct tm_dec_state *ds, const uint8_t *in,
-                            size_t len, int eof, uint64_t raw_off, size_t *used, size_t cap,
-                            struct tm_err *err)
+static ssize_t arec_refs_of(const struct arec_ctx *x, struct arec_tls *t, struct tm_dec_state *ds,
+                            const uint8_t *in, size_t len, int eof, uint64_t raw_off, size_t *used,
+                            size_t cap, struct tm_err *err)
 {
+        if (!t)
+                return tm_err_set(err, -ENOMEM, "out of memory for a decode buffer");
         if (cap > AREC_COLS)
                 cap = AREC_COLS;
         return x->c->decode_sized
-                   ? x->c->decode_sized(ds, in, len, eof, raw_off, used, arec_refs, arec_sizes, cap,
+                   ? x->c->decode_sized(ds, in, len, eof, raw_off, used, t->refs, t->sizes, cap,
                                         err)
-                   : x->c->decode(ds, in, len, eof, raw_off, used, arec_refs, cap, err);
+                   : x->c->decode(ds, in, len, eof, raw_off, used, t->refs, cap, err);
 }
 
-/* The end of a decode call that gave n references of arec_refs, bad
+/* The end of a decode call that gave n references of refs, bad
  * nonzero when one has a type the codec does not have: that error, else
  * n with the state ds kept in st (as the codec's decode: the state moves
  * on only when every reference is good). */
-static ssize_t arec_done(const struct arec_ctx *x, struct tm_rstate *st,
+static ssize_t arec_done(const struct arec_ctx *x, const struct tm_ref *refs, struct tm_rstate *st,
                          const struct tm_dec_state *ds, ssize_t n, uint32_t bad, uint64_t raw_off,
                          struct tm_err *err)
 {
         for (ssize_t i = 0; bad && i < n; i++)
-                if (arec_refs[i].type >= x->ntypes)
+                if (refs[i].type >= x->ntypes)
                         return tm_err_set(err, -EIO, "raw offset %llu: reference type %u",
-                                          (unsigned long long)raw_off, arec_refs[i].type);
+                                          (unsigned long long)raw_off, refs[i].type);
         if (n >= 0)
                 memcpy(st->b, ds->b, TM_STATE_MAX);
         return n;
@@ -134,20 +140,21 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
                            struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
+        struct arec_tls *b = tm_tls_get(&arec_slot);
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
-        ssize_t n = arec_refs_of(x, &ds, in, len, eof, raw_off, used, cap, err);
+        ssize_t n = arec_refs_of(x, b, &ds, in, len, eof, raw_off, used, cap, err);
         uint32_t bad = 0;
         for (ssize_t i = 0; i < n; i++) {
-                uint32_t t = arec_refs[i].type;
+                uint32_t t = b->refs[i].type;
                 bad |= t >= x->ntypes;
                 out[i].kind = t;
                 out[i].section = 0;
                 out[i].v[0] = t;
-                out[i].v[1] = arec_refs[i].addr;
-                out[i].v[2] = x->c->decode_sized ? arec_sizes[i] : 0;
+                out[i].v[1] = b->refs[i].addr;
+                out[i].v[2] = x->c->decode_sized ? b->sizes[i] : 0;
         }
-        return arec_done(x, st, &ds, n, bad, raw_off, err);
+        return n < 0 ? n : arec_done(x, b->refs, st, &ds, n, bad, raw_off, err);
 }
 
 /* The batch's kind, type and address columns of refs r[0..n): nonzero
@@ -208,42 +215,43 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
                                  size_t cap, struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
+        struct arec_tls *t = tm_tls_get(&arec_slot);
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         b->n = 0;
         ssize_t n =
-            arec_refs_of(x, &ds, in, len, eof, raw_off, used, cap < b->cap ? cap : b->cap, err);
+            arec_refs_of(x, t, &ds, in, len, eof, raw_off, used, cap < b->cap ? cap : b->cap, err);
         if (n < 0)
                 return n;
         uint32_t bad =
-            n ? arec_cols()(arec_refs, (size_t)n, x->ntypes, b->kind, b->col[0], b->col[1]) : 0;
+            n ? arec_cols()(t->refs, (size_t)n, x->ntypes, b->kind, b->col[0], b->col[1]) : 0;
         for (ssize_t i = 0; x->c->decode_sized && i < n; i++)
-                b->col[2][i] = arec_sizes[i];
-        n = arec_done(x, st, &ds, n, bad, raw_off, err);
+                b->col[2][i] = t->sizes[i];
+        n = arec_done(x, t->refs, st, &ds, n, bad, raw_off, err);
         b->n = n > 0 ? (size_t)n : 0;
         return n;
 }
 
 /* The text decoder takes as many references a call as the caller's room
- * allows, up to AREC_COLS, into arec_refs (a decode call has a cost of
+ * allows, up to AREC_COLS, into the thread's buffer (a decode call has a cost of
  * its own: PDATS II's vector decoder sets up per call); fewer than this,
  * after some, it leaves to the next call. */
 #define AREC_TEXT_MIN 256
 
 /* One decode call of the fast paths: at most n references of in[0..len)
- * into arec_refs, state ds moved on, *used the bytes. 0 (ds as it was)
+ * into refs, state ds moved on, *used the bytes. 0 (ds as it was)
  * where the generic path must go on: more input, an error, a type the
  * codec does not have; those are reported by that one path. */
-static ssize_t arec_chunk(const struct tm_codec *c, struct tm_dec_state *ds, const uint8_t *in,
-                          size_t len, uint64_t raw_off, size_t *used, size_t n)
+static ssize_t arec_chunk(const struct tm_codec *c, struct tm_ref *refs, struct tm_dec_state *ds,
+                          const uint8_t *in, size_t len, uint64_t raw_off, size_t *used, size_t n)
 {
         const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
         struct tm_dec_state keep = *ds;
         struct tm_err e;
-        ssize_t k = c->decode(ds, in, len, 0, raw_off, used, arec_refs, n, &e);
+        ssize_t k = c->decode(ds, in, len, 0, raw_off, used, refs, n, &e);
         uint32_t bad = 0;
         for (ssize_t i = 0; i < k; i++)
-                bad |= arec_refs[i].type >= nt;
+                bad |= refs[i].type >= nt;
         if (k <= 0 || bad) {
                 *ds = keep;
                 return 0;
@@ -258,11 +266,14 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
                         size_t maxrec, long kind, size_t *nrec)
 {
-        struct tm_ref *refs = arec_refs;
+        struct arec_tls *t = tm_tls_get(&arec_slot);
+        struct tm_ref *refs = t ? t->refs : NULL;
         struct tm_dec_state ds;
         size_t w = 0, done = 0, lines = 0, off = 0;
         *nrec = 0;
         *used = 0;
+        if (!refs) /* the generic path reports it */
+                return 0;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         while (lines < maxrec) {
                 size_t room = cap - w;
@@ -279,7 +290,7 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                 if (n > maxrec - lines) /* each reference may be a line */
                         n = maxrec - lines;
                 size_t u = 0;
-                ssize_t k = arec_chunk(c, &ds, in + off, len - off, raw_off + off, &u, n);
+                ssize_t k = arec_chunk(c, refs, &ds, in + off, len - off, raw_off + off, &u, n);
                 if (k <= 0)
                         break;
                 size_t m = (size_t)k;
@@ -307,9 +318,14 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
                        size_t len, uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,
                        size_t maxrec, size_t *nrec)
 {
-        struct tm_ref *refs = arec_refs;
+        struct arec_tls *t = tm_tls_get(&arec_slot);
+        struct tm_ref *refs = t ? t->refs : NULL;
         struct tm_dec_state ds;
         size_t done = 0, off = 0;
+        *used = 0;
+        *nrec = 0;
+        if (!refs) /* the generic path reports it */
+                return 0;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         for (;;) {
                 size_t n = (cap - done * TM_ADDR_BIN_SIZE) / TM_ADDR_BIN_SIZE;
@@ -318,7 +334,8 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
                 if (n > maxrec - done)
                         n = maxrec - done;
                 size_t u = 0;
-                ssize_t k = n ? arec_chunk(c, &ds, in + off, len - off, raw_off + off, &u, n) : 0;
+                ssize_t k =
+                    n ? arec_chunk(c, refs, &ds, in + off, len - off, raw_off + off, &u, n) : 0;
                 if (k <= 0)
                         break;
                 uint8_t *o = dst + done * TM_ADDR_BIN_SIZE;

@@ -11,6 +11,8 @@
  * read (mtf_state.resume says where the records go on). */
 #include "metatf_impl.h"
 
+#include "../common/tm_tls.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +20,7 @@
 /* Lists of one decode call: every record's lists must fit, and one
  * record's always does (TM_REC_VAR_MAX lists of MTF_LIST_MAX values). */
 #define SCRATCH_BYTES (2 * TM_REC_VAR_MAX * MTF_LIST_MAX * 8)
-static _Thread_local uint8_t scratch[SCRATCH_BYTES];
+static struct tm_tls scratch_slot = TM_TLS_INIT(SCRATCH_BYTES); /* a thread's scratch */
 
 enum { NEED_MORE = 1, SCRATCH_FULL = 2 };
 
@@ -199,6 +201,10 @@ static int read_repeat(struct rd *r, const struct mtf_state *s, unsigned k, unsi
         size_t need = (size_t)n * g * 8;
         if (need > SCRATCH_BYTES - r->sused)
                 return SCRATCH_FULL;
+        uint8_t *scratch = tm_tls_get(&scratch_slot);
+        if (!scratch)
+                return tm_err_set(r->err, -ENOMEM, "raw offset %llu: out of memory for lists",
+                                  (unsigned long long)r->raw);
         uint8_t *base = scratch + r->sused;
         for (unsigned j = i + 1; j <= i + g; j++) {
                 if (x->out_pos[k][j] != MTF_HIDDEN) {

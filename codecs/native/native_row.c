@@ -22,6 +22,7 @@
 
 #include "../address/arec.h"
 #include "../address/render.h"
+#include "../common/tm_tls.h"
 
 /* ---- decoding ---- */
 
@@ -371,7 +372,7 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
 
 #define TEXT_COLS 4096 /* references rendered a step */
 #define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
-static _Thread_local struct tm_ref text_refs[TEXT_COLS];
+static struct tm_tls text_slot = TM_TLS_INIT(TEXT_COLS * sizeof(struct tm_ref));
 
 /* The ascii lines (din's) of the records at in: whole blocks' records
  * from this thread's block cache, through the din renderer (render.h);
@@ -387,6 +388,11 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
         size_t w = 0, off = 0, done = 0, lines = 0;
         const uint8_t *seen = NULL; /* the block checked against the cache in this call */
         struct tcache *t = NULL;
+        struct tm_ref *text_refs = tm_tls_get(&text_slot);
+        *used = 0;
+        *nrec = 0;
+        if (!text_refs) /* decode() goes on, and reports it */
+                return 0;
         while (lines < maxrec && !s.ended && cap - w >= TM_RENDER_SLACK + TM_DIN_LINE_MAX) {
                 size_t n = (cap - w - TM_RENDER_SLACK) / TM_DIN_LINE_MAX;
                 if (done && n < TEXT_MIN)

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../common/tm_tls.h"
+
 #define F(n, t)                                                                                    \
         {                                                                                          \
                 .name = n, .type = t, .show = TM_SHOW_DEC                                          \
@@ -96,7 +98,7 @@ struct ptf_state {
 };
 
 /* fo's lists, in this thread, until its next decode call */
-static _Thread_local uint64_t scratch[TM_PTF_LIST_MAX];
+static struct tm_tls scratch_slot = TM_TLS_INIT(TM_PTF_LIST_MAX * sizeof(uint64_t));
 
 static const char begin_line[] = "Trace begin", end_line[] = "Trace end";
 
@@ -209,6 +211,9 @@ static const char *parse_fo(const char *s, size_t len, size_t pos, struct tm_rec
                 return "fo: the line does not end in a name of LengthOfClassName bytes after a "
                        "blank";
         size_t nums_end = len - (size_t)nl;
+        uint64_t *scratch = tm_tls_get(&scratch_slot);
+        if (!scratch)
+                return "out of memory for the member format ids";
         uint64_t *list = scratch + *used;
         for (uint64_t i = 0; i < nlist; i++) {
                 if (!next_tok(s, nums_end, &pos, &t, &tl))
