@@ -1,0 +1,7 @@
+/* A circle with plant_a.c (tests/data/calls/README.md). */
+int plant_a(int x);
+
+int plant_b(int x)
+{
+        return x > 0 ? plant_a(x - 1) : 1;
+}
