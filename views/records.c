@@ -652,14 +652,13 @@ int tm_records_view_pending(const struct tm_records *rt, const char *view)
                (view[8 + n] == '\0' || view[8 + n] == '/');
 }
 
-/* rv_parse through the one name resolver (tm_trace_view_lookup), which
- * builds the index when view is one that the index adds. */
-static int rv_resolve(struct tm_trace *t, const char *view, enum rv_kind *kind, unsigned *sel)
+int tm_records_view_indexed(const struct tm_records *rt, const char *view)
 {
-        if (rv_parse(t->rt, view, kind, sel) == 0)
-                return 0;
-        tm_trace_view_lookup(t, view);
-        return rv_parse(t->rt, view, kind, sel);
+        enum rv_kind kind;
+        unsigned sel;
+        if (rv_parse(rt, view, &kind, &sel) < 0)
+                return -1;
+        return !(rt->failed && kind == RV_STATS);
 }
 
 /* What the stats reports name the trace by (the index must be ready). */
@@ -789,17 +788,14 @@ static int rt_tables(struct tm_trace *t, unsigned sel, struct tm_err *err)
         return rc;
 }
 
-/* Ready to serve the schema or byte section sel (kind): only what the
- * index pass verified is served, so this waits for that pass; a damaged
- * archive whose verified bytes end inside its header fails with the
- * damage (the header's views would be made of unverified bytes), and
- * the family's tables are made. 0 or a negative errno (err filled). */
+/* Ready to serve the schema or byte section sel (kind), the index pass
+ * done: only what it verified is served, so a damaged archive whose
+ * verified bytes end inside its header fails with the damage (the
+ * header's views would be made of unverified bytes), and the family's
+ * tables are made. 0 or a negative errno (err filled). */
 static int rv_text_ready(struct tm_trace *t, enum rv_kind kind, unsigned sel, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
-        int rc = tm_trace_index_ready(t, err);
-        if (rc < 0)
-                return rc;
         if (kind == RV_BLOB && rt_is_table(rt, sel))
                 return rt_tables(t, sel, err);
         if (t->damaged && rt->ix->head_unverified) {
@@ -816,14 +812,13 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
         struct tm_records *rt = t->rt;
         enum rv_kind kind;
         unsigned sel;
-        if (rv_resolve(t, view, &kind, &sel) < 0)
+        if (rv_parse(rt, view, &kind, &sel) < 0)
                 return tm_err_set(err, -ENOENT, "%s: no view %s", t->path, view);
         if (rt->failed && kind == RV_STATS) {
                 *size = rt->stats_len;
                 return 0;
         }
-        if (rt->failed) { /* the index pass fails with it: ls -l shows a size (trace.c) */
-                tm_trace_index_ready(t, NULL);
+        if (rt->failed) { /* the index pass failed with it: ls -l shows a size (trace.c) */
                 if (err)
                         *err = rt->open_err;
                 return rt->open_err.code;
@@ -835,12 +830,10 @@ int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, s
                         rv_text_of(t, kind, sel, &text, size);
                 return trc;
         }
-        int rc = tm_trace_index_ready(t, err);
-        if (rc < 0)
-                return rc;
         const struct tm_index *ix = rt->ix;
         const char *text;
         size_t len;
+        int rc;
         switch (kind) {
         case RV_BINARY:
                 *size = ix->tot[TM_COL_REC] * rt_bin_size(rt);
