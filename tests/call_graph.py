@@ -24,14 +24,18 @@ one of a higher layer:
     1  codecs/containers, codecs/record  byte streams; the record model
     2  the other codecs (codecs/*/, codecs/registry.c), arch/
     3  views/                            the engine and the views
-    4  fs/ | tools/                      the daemon | the CLI, side by side:
-                                         neither calls the other
+    4  fs/ | tools/*/                    the daemon | the CLI's parts (record/,
+                                         heapin/), side by side: neither
+    5         tools/*.c                  calls the other; the CLI's commands
 
 Rules:
   1. no call from a module to one of a higher layer, nor between fs/ and
      tools/;
   2. no circle of calls between modules: every strongly connected part
-     of the graph is one module.
+     of the graph is one module;
+  3. tools/ calls of the library (codecs/, views/) are of the API
+     (TM_API in include/tracemount.h) or of the internals that
+     tools/lib_int.h names, no others.
 
 Known breaches are listed in ALLOWED as edges (caller, callee) with the
 reason; the check leaves them out of the graph, fails on any other
@@ -47,6 +51,7 @@ exit 0 clean, 1 with the breaches
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -80,7 +85,9 @@ def layer(mod):
         if len(parts) > 2 and parts[1] in ("containers", "record"):
             return 1
         return 2
-    return {"arch": 2, "views": 3, "fs": 4, "tools": 4}[parts[0]]
+    if parts[0] == "tools":
+        return 5 if len(parts) == 2 else 4
+    return {"arch": 2, "views": 3, "fs": 4}[parts[0]]
 
 
 def objects(root, build, only):
@@ -154,8 +161,22 @@ def call_edges(nm, objs, root):
             for s in sorted(syms[obj][1]):
                 b = where.get(s)
                 if b and b != a:
-                    edges.setdefault(a, {}).setdefault(b, "calls %s" % s)
+                    edges.setdefault(a, {}).setdefault(b, set()).add(s)
     return edges, len(syms)
+
+
+def tools_may_call(root):
+    """The library functions tools/ may call: the API's and lib_int.h's."""
+    names = set()
+    api = os.path.join(root, "include", "tracemount.h")
+    if os.path.isfile(api):
+        with open(api) as f:
+            names |= set(re.findall(r"^TM_API .*?[ *](tm_[a-z0-9_]*)\(", f.read(), re.M))
+    lib = os.path.join(root, "tools", "lib_int.h")
+    if os.path.isfile(lib):
+        with open(lib) as f:
+            names |= set(re.findall(r"\btm_[a-z0-9_]+\b", f.read()))
+    return names
 
 
 def sccs(nodes, edges):
@@ -204,12 +225,21 @@ def main():
     calls, nobj = call_edges(a.nm, objs, root)
     edges, seen = {}, set()
     for x, outs in calls.items():
-        for y, why in outs.items():
+        for y, ss in outs.items():
             if (x, y) in ALLOWED:
                 seen.add((x, y))
             else:
-                edges.setdefault(x, {})[y] = why
+                edges.setdefault(x, {})[y] = "calls " + ", ".join(sorted(ss)[:3])
     bad, detail = [], {}
+    may = tools_may_call(root)
+    for x, outs in sorted(calls.items()):
+        for y, ss in sorted(outs.items()):
+            if x.startswith("tools/") and layer(y) <= 3:
+                for s in sorted(ss - may):
+                    line = "internal: %s -> %s" % (x, s)
+                    bad.append(line)
+                    detail[line] = ["%s calls %s (%s), which neither include/tracemount.h nor "
+                                    "tools/lib_int.h names" % (x, s, y)]
     for x, outs in sorted(edges.items()):
         for y, why in sorted(outs.items()):
             lx, ly = layer(x), layer(y)

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codecs/heap/heap.h"
+#include "lib_int.h"
 #include "heapin/heapin.h"
 
 #define SPOOL_CHUNK (1u << 20) /* bytes of a pipe read at once */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "codecs/common/tm_hex.h"
+#include "tools/lib_int.h"
 #include <string.h>
 
 /* Bytes asked of the read function at a time. */

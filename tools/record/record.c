@@ -21,14 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codecs/heap/hatf.h"
+#include "tools/lib_int.h"
 #include "record.h"
-#include "tools/pack.h"
 #include "tools/tools.h"
 
 #define RECORD_LIB_NAME "libtmrecord.so"
 
-static void record_usage(FILE *f)
+static void record_usage(FILE *f, const struct record_packer *pk)
 {
         fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n"
                    "       tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]\n\n"
@@ -64,7 +63,7 @@ static void record_usage(FILE *f)
                 "TM_JAVA_AGENT).\n\n"
                 "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                 "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
-                PACK_RECORD_LEVEL, PACK_LEVEL);
+                pk->level, pk->pack_level);
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -119,8 +118,8 @@ static int pipe_ended_empty(int fd)
 
 /* Options into *out, *enc; returns the index of PROGRAM in argv, or the
  * exit status (negated, <= 0) for --help or a usage error. */
-static int parse_args(int argc, char **argv, const char **out, const char **enc, const char **clock,
-                      const char **level, int *java)
+static int parse_args(const struct record_packer *pk, int argc, char **argv, const char **out,
+                      const char **enc, const char **clock, const char **level, int *java)
 {
         int i = 1;
         for (; i < argc; i++) {
@@ -132,7 +131,7 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 if (a[0] != '-' || a[1] == '\0')
                         break;
                 if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                        record_usage(stdout);
+                        record_usage(stdout, pk);
                         return -TOOL_OK;
                 }
                 if (strcmp(a, "--java") == 0 || strcmp(a, "--java=nothis") == 0) {
@@ -181,14 +180,14 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
                                     *clock);
         int lv;
-        if (*level && pack_parse_level(*level, &lv) < 0)
+        if (*level && pk->parse_level(*level, &lv) < 0)
                 return -usage_error("bad level '%s' for option '--level' (1-22)", *level);
         if (i >= argc)
                 return -usage_error("%s", "no PROGRAM to run");
         return i;
 }
 
-int record_main(int argc, char **argv)
+int record_main(int argc, char **argv, const struct record_packer *pk)
 {
         /* microseconds by default: reading the clock costs 45-70 ns and a
          * hook ~130 ns here, so a nanosecond's digits are mostly noise, and
@@ -196,7 +195,7 @@ int record_main(int argc, char **argv)
          * (docs/record.md, "The clock") */
         const char *out = NULL, *enc = NULL, *clock = "us", *level_arg = NULL;
         int java = 0;
-        int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg, &java);
+        int at = parse_args(pk, argc, argv, &out, &enc, &clock, &level_arg, &java);
         if (at <= 0)
                 return -at;
         if (java && (enc || level_arg || strcmp(clock, "us")))
@@ -206,9 +205,9 @@ int record_main(int argc, char **argv)
         /* below pack's default: the program waits on the packer
          * (docs/record.md, "Compression level") */
         size_t ol = strlen(out);
-        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? PACK_RECORD_LEVEL : 0;
+        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? pk->level : 0;
         if (level_arg)
-                pack_parse_level(level_arg, &level);
+                pk->parse_level(level_arg, &level);
         /* read by the interposer in the child (inherited through exec) */
         if (setenv("TM_RECORD_CLOCK", clock, 1) < 0) {
                 perror("tracetool record: setenv");
@@ -283,7 +282,7 @@ int record_main(int argc, char **argv)
                  * default (docs/record.md). */
                 if (!enc && !strstr(out, ".mtf"))
                         enc = "best";
-                prc = pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
+                prc = pk->pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
                 if (prc < 0)
                         fprintf(stderr, "tracetool record: %s\n",
                                 err.msg[0] ? err.msg : strerror(-prc));

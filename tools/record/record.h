@@ -4,8 +4,8 @@
  *
  * The program runs with libtmrecord.so (preload.c) in LD_PRELOAD, which
  * writes a HATF stream into a pipe; tracetool reads the pipe and packs it
- * into OUT (pack_fd: compact HATF, in the container OUT's name asks
- * for). docs/record.md tells how and why.
+ * into OUT (pack_fd, handed in as struct record_packer: compact HATF, in
+ * the container OUT's name asks for). docs/record.md tells how and why.
  *
  *   tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]
  *
@@ -15,14 +15,28 @@
 #define TM_RECORD_TOOL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "proc.h"
+#include "tools/lib_int.h"
 
-/* The command: argv[0] is "record". Returns the exit status: 0 when the
- * program exited 0 and OUT was written; 1 when the program failed (its exit
- * status or signal is printed; OUT is still written from what it recorded)
- * or packing failed; 2 for a usage error (the message names the option). */
-int record_main(int argc, char **argv);
+/* What the recorder packs its stream with: tracetool's packer (pack.h),
+ * handed in by tracetool.c, so that the recorder, a part of the CLI,
+ * calls none of its commands. */
+struct record_packer {
+        int (*parse_level)(const char *s, int *level); /* as pack_parse_level */
+        int (*pack_fd)(int fd, const char *in_name, const char *out_path, const char *enc,
+                       int level, FILE *msg, struct tm_err *err); /* as pack_fd */
+        int level;      /* the default level of a .zst OUT (PACK_RECORD_LEVEL) */
+        int pack_level; /* tracetool pack's (PACK_LEVEL), which --help names */
+};
+
+/* The command: argv[0] is "record"; pk packs the stream. Returns the exit
+ * status: 0 when the program exited 0 and OUT was written; 1 when the
+ * program failed (its exit status or signal is printed; OUT is still
+ * written from what it recorded) or packing failed; 2 for a usage error
+ * (the message names the option). */
+int record_main(int argc, char **argv, const struct record_packer *pk);
 
 /* The path of libtmrecord.so into buf (size n): $TM_RECORD_LIB if set
  * (taken as it is); else the first that exists of, beside the running
