@@ -56,6 +56,9 @@ import subprocess
 import sys
 
 TOPS = ("arch", "codecs", "views", "fs", "tools")
+# the library, the daemon and the CLI (the recorders' preloaded libraries
+# link none of them)
+PROGRAMS = ("libtracemount.a.p", "fs/tracemount.p", "tools/tracetool.p")
 SIDE = {"fs", "tools"}  # same layer, but neither calls the other
 ALIAS = {"codecs/metatf/mtf": "codecs/metatf/metatf"}  # the engine's mtf_*.c
 
@@ -102,7 +105,7 @@ def objects(root, build, only):
             tgt = os.path.dirname(tgt)
         if only and tgt not in only:
             continue
-        if not only and not (tgt.startswith("libtracemount") or tgt.startswith(("fs/", "tools/"))):
+        if not only and tgt not in PROGRAMS:
             continue
         src = os.path.normpath(os.path.join(c["directory"], c["file"]))
         rel = os.path.relpath(src, root)
@@ -114,7 +117,9 @@ def objects(root, build, only):
 
 def symbols(nm, obj):
     """(defined, undefined) global symbol names of an object file."""
-    res = subprocess.run([nm, "-g", obj], capture_output=True, text=True, check=True)
+    res = subprocess.run([nm, "-g", obj], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit("call_graph: FAIL: %s -g %s: %s" % (nm, obj, res.stderr.strip()))
     d, u = set(), set()
     for line in res.stdout.splitlines():
         f = line.split()
