@@ -13,7 +13,8 @@
  *   streams/<field>/<id>                a family's per-id streams
  * The family (codecs/record/family.h) may lay out stats and binary its
  * own way. Reads at any offset cost at most K records of decoding
- * (index.h). */
+ * (index.h). Code: records.c (open, the index file), records_view.c
+ * (names, kinds, sizes), records_cursor.c (cursors), records_verify.c. */
 #ifndef TM_RECORDS_H
 #define TM_RECORDS_H
 
