@@ -188,7 +188,8 @@ static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
                  * reader checks it as it takes the bytes too) */
                 if (tm_trace_read_check(w->ra->t, start + done, NULL) < 0)
                         return -1;
-                ssize_t k = tm_records_pread(w->cur, sl->buf + done, len - done, start + done, NULL);
+                ssize_t k =
+                    tm_records_pread(w->cur, sl->buf + done, len - done, start + done, NULL);
                 if (k <= 0)
                         return -1;
                 done += (size_t)k;

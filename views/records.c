@@ -493,8 +493,8 @@ static int rt_state_ok(const void *ctx, const void *st)
 }
 
 /* tm_index_load for t's schema and decoder; c and fd_out as there. */
-int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-            struct tm_cont *c, struct tm_index **out, int *fd_out, struct tm_err *err)
+int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key, struct tm_cont *c,
+            struct tm_index **out, int *fd_out, struct tm_err *err)
 {
         struct tm_records *rt = t->rt;
         struct tm_index_key k = *key;

@@ -87,8 +87,8 @@ struct tm_records {
 /* records.c (the comments above each say what it does) */
 
 char *text_fit(char *buf, size_t len);
-int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key,
-            struct tm_cont *c, struct tm_index **out, int *fd_out, struct tm_err *err);
+int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key, struct tm_cont *c,
+            struct tm_index **out, int *fd_out, struct tm_err *err);
 
 /* records_view.c: the name, kind and column of a view, its text */
 size_t rt_bin_size(const struct tm_records *rt);

@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/lib_int.h"
 #include "record.h"
+#include "tools/lib_int.h"
 #include "tools/tools.h"
 
 #define RECORD_LIB_NAME "libtmrecord.so"
