@@ -16,25 +16,9 @@
 
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
-#include "tools/pack.h"
 #include "tools/record/rec_wire.h"
 #include "tools/record/record.h"
 #include "tools/record/reorder.h"
-
-/* record.c calls pack_fd in record_main, which these tests do not run:
- * a test double so that the unit links without the packer. */
-int pack_fd(int fd, const char *in_name, const char *out_path, const char *enc, int level,
-            FILE *msg, struct tm_err *err)
-{
-        (void)fd, (void)in_name, (void)out_path, (void)enc, (void)level, (void)msg, (void)err;
-        return -1;
-}
-
-int pack_parse_level(const char *s, int *level)
-{
-        *level = atoi(s);
-        return 0;
-}
 
 static void test_record_bytes(void **state)
 {

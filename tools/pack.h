@@ -38,8 +38,7 @@
 
 #include <stdio.h>
 
-#include "codecs/containers/container.h"
-#include "codecs/record/record.h"
+#include "lib_int.h"
 
 /* The zstd level pack writes by default for every row but the address
  * rows' (whose archives get the library's default), the gzip level, and

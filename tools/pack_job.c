@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/heap/heap.h"
-#include "codecs/record/rmap.h"
+#include "lib_int.h"
 #include "pack.h"
 #include "pack_out.h"
 #include "pack_src.h"

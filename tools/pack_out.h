@@ -17,8 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codecs/containers/container.h"
-#include "codecs/record/record.h"
+#include "lib_int.h"
 
 #define PACK_OUT_CANDS 16          /* candidates at most */
 #define PACK_OUT_FLUSH (60u << 10) /* encoded bytes handed to the writer at once */

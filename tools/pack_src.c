@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codecs/heap/heap.h"
 #include "heapin/heapin.h"
+#include "lib_int.h"
 
 #define SPOOL_CHUNK (1u << 20) /* bytes of a pipe read at once */
 

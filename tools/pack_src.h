@@ -19,10 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codecs/containers/container.h"
-#include "codecs/record/record.h"
+#include "lib_int.h"
 #include "tools.h"
-#include "views/feed.h"
 
 #define PACK_SRC_BATCH 256 /* records handed on at once */
 

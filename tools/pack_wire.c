@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codecs/heap/hatf.h"
+#include "lib_int.h"
 #include "record/rec_wire.h"
 
 #define NOTE_LEN 400

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codecs/record/record.h"
+#include "lib_int.h"
 #include "record/reorder.h"
 
 struct pack_wire {

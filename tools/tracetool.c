@@ -1,6 +1,6 @@
 /* tracetool: pack, inspect and read trace archives from the command line.
  * This file holds the command table and the commands that read one
- * archive through views/view.h; pack lives in pack.c. */
+ * archive through the API (lib_int.h); pack lives in pack.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,11 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codecs/common/tm_err.h"
+#include "lib_int.h"
+#include "pack.h"
 #include "record/record.h"
 #include "tools.h"
-#include "views/tm_binary.h"
-#include "views/view.h"
 
 #ifndef TM_VERSION
 #define TM_VERSION "unknown"
@@ -352,8 +351,11 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[1], "pack") == 0)
                 return pack_main(argc - 1, argv + 1);
-        if (strcmp(argv[1], "record") == 0)
-                return record_main(argc - 1, argv + 1);
+        if (strcmp(argv[1], "record") == 0) {
+                static const struct record_packer pk = {pack_parse_level, pack_fd,
+                                                        PACK_RECORD_LEVEL, PACK_LEVEL};
+                return record_main(argc - 1, argv + 1, &pk);
+        }
         for (size_t i = 0; i < NCOMMANDS; i++) {
                 const struct command *c = &commands[i];
                 if (strcmp(argv[1], c->name) != 0)

@@ -8,6 +8,7 @@
 
 #include "hmem.h"
 #include "records.h"
+#include "trace_obj.h"
 
 /* Workers alive in the process, all readaheads together: many sequential
  * readers at once share TM_RA_WORKERS_TOTAL threads. */
@@ -39,7 +40,7 @@ struct slot {
 
 struct worker {
         struct tm_ra *ra;
-        struct tm_vfile *vf;
+        struct tm_cursor *cur; /* its own cursor on the view (records.h) */
         pthread_t th;
         int started;
         uint32_t next; /* the segment after the one it decodes or decoded last
@@ -47,6 +48,7 @@ struct worker {
 };
 
 struct tm_ra {
+        struct tm_trace *t;
         uint64_t *start; /* [nseg] where each segment starts in the view */
         uint8_t *ck;     /* [nseg] 1: the segment starts at a checkpoint */
         uint32_t nseg;
@@ -182,7 +184,12 @@ static int worker_fill(struct worker *w, struct slot *sl, uint32_t seg)
         seg_bounds(w->ra, seg, &start, &end);
         size_t len = (size_t)(end - start), done = 0;
         while (done < len) {
-                ssize_t k = tm_vfile_pread(w->vf, sl->buf + done, len - done, start + done, NULL);
+                /* the archive changed: nothing of the new version (the
+                 * reader checks it as it takes the bytes too) */
+                if (tm_trace_read_check(w->ra->t, start + done, NULL) < 0)
+                        return -1;
+                ssize_t k =
+                    tm_records_pread(w->cur, sl->buf + done, len - done, start + done, NULL);
                 if (k <= 0)
                         return -1;
                 done += (size_t)k;
@@ -313,6 +320,30 @@ static unsigned ra_slots(const struct tm_ra *ra, unsigned n)
         return want > RA_SLOTS_MAX ? RA_SLOTS_MAX : (unsigned)want;
 }
 
+/* A worker's cursor on view, counted as one of the trace's open cursors
+ * (no retry replaces the index under it) from its opening to its close;
+ * its reads stop where the records end (a damaged trace's, at the
+ * damage). The index is ready: the reader's cursor is open. 1 or 0. */
+static int ra_cursor_open(struct tm_ra *ra, const char *view, struct tm_cursor **cur)
+{
+        __atomic_fetch_add(&ra->t->nvfiles, 1, __ATOMIC_ACQ_REL);
+        if (tm_records_vfile_open(ra->t, view, cur, NULL) == 0 &&
+            tm_records_vfile_worker(*cur) == 0)
+                return 1;
+        tm_records_vfile_close(*cur);
+        *cur = NULL;
+        __atomic_fetch_sub(&ra->t->nvfiles, 1, __ATOMIC_RELEASE);
+        return 0;
+}
+
+static void ra_cursor_close(struct tm_ra *ra, struct tm_cursor *cur)
+{
+        if (!cur)
+                return;
+        tm_records_vfile_close(cur);
+        __atomic_fetch_sub(&ra->t->nvfiles, 1, __ATOMIC_RELEASE);
+}
+
 struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind kind,
                          uint64_t size, unsigned nthreads)
 {
@@ -332,6 +363,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
                 free(ra);
                 return NULL;
         }
+        ra->t = t;
         ra->kind = kind;
         ra->size = size;
         uint64_t big = 0;
@@ -380,7 +412,7 @@ struct tm_ra *tm_ra_open(struct tm_trace *t, const char *view, enum tm_view_kind
         for (unsigned i = 0; i < nthreads && ok; i++) {
                 struct worker *w = &ra->w[i];
                 w->ra = ra;
-                ok = tm_vfile_open(t, view, &w->vf, NULL) == 0 && tm_vfile_worker(w->vf) == 0;
+                ok = ra_cursor_open(ra, view, &w->cur);
                 if (ok)
                         ok = pthread_create(&w->th, NULL, worker_main, w) == 0;
                 w->started = ok;
@@ -408,7 +440,7 @@ void tm_ra_close(struct tm_ra *ra)
         for (unsigned i = 0; i < ra->nworkers; i++) {
                 if (ra->w[i].started)
                         pthread_join(ra->w[i].th, NULL);
-                tm_vfile_close(ra->w[i].vf);
+                ra_cursor_close(ra, ra->w[i].cur);
         }
         for (unsigned i = 0; i < ra->nslots; i++)
                 free(ra->slot[i].buf);

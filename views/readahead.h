@@ -4,7 +4,7 @@
  * Checkpoint intervals are independent: each can be decoded from its own
  * checkpoint. When a vfile sees sequential reads, it starts a readahead
  * that keeps workers + 3 intervals ("segments") in flight on a few worker
- * threads, each with its own cursor (an ordinary tm_vfile), and serves
+ * threads, each with its own cursor (records.h, as a vfile has), and serves
  * reads from the finished ones. On a read outside that window, or a
  * segment that failed, tm_ra_read says so and the vfile falls back to its
  * own cursor, which meets any error itself.

@@ -13,7 +13,8 @@
  *   streams/<field>/<id>                a family's per-id streams
  * The family (codecs/record/family.h) may lay out stats and binary its
  * own way. Reads at any offset cost at most K records of decoding
- * (index.h). */
+ * (index.h). Code: records.c (open, the index file), records_view.c
+ * (names, kinds, sizes), records_cursor.c (cursors), records_verify.c. */
 #ifndef TM_RECORDS_H
 #define TM_RECORDS_H
 
@@ -79,7 +80,15 @@ int tm_records_load(struct tm_trace *t, const char *path, const struct tm_index_
 int tm_records_save(struct tm_trace *t, const struct tm_index_key *key, const char *path,
                    struct tm_err *err);
 
-/* View sizes and cursors; the index must be ready. */
+/* Does view's size or cursor need the index pass first? 1 when it does;
+ * 0 for the stats view of a trace whose codec's open failed (its text is
+ * made at open); -1 when rt has no such view (the index may add it:
+ * tm_trace_view_lookup). */
+int tm_records_view_indexed(const struct tm_records *rt, const char *view);
+
+/* View sizes and cursors. They never run the index pass: the caller has
+ * run it when tm_records_view_indexed says so (tm_trace_view_ready), and
+ * a trace whose codec's open failed gives its open error. */
 int tm_records_view_size(struct tm_trace *t, const char *view, uint64_t *size, struct tm_err *err);
 int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor **out,
                          struct tm_err *err);

@@ -728,6 +728,22 @@ int tm_trace_view_lookup(struct tm_trace *t, const char *view)
         return tm_trace_index_ready(t, NULL);
 }
 
+int tm_trace_view_ready(struct tm_trace *t, const char *view, struct tm_err *err)
+{
+        int need = tm_records_view_indexed(t->rt, view);
+        if (need < 0) {
+                tm_trace_view_lookup(t, view);
+                need = tm_records_view_indexed(t->rt, view);
+        }
+        if (need <= 0)
+                return 0; /* the records' stats text, or no such view (ENOENT there) */
+        if (tm_records_open_error(t->rt)) { /* the index pass fails with it */
+                tm_trace_index_ready(t, NULL);
+                return 0;
+        }
+        return tm_trace_index_ready(t, err);
+}
+
 int tm_trace_text_view(const char *view, enum tm_view_kind *kind)
 {
         if (strcmp(view, "stats.json") == 0)
@@ -779,7 +795,9 @@ static int view_size(struct tm_trace *t, const char *view, uint64_t *size, struc
                         *size = len;
                 return rc;
         }
-        rc = tm_records_view_size(t, view, size, err);
+        rc = tm_trace_view_ready(t, view, err);
+        if (rc == 0)
+                rc = tm_records_view_size(t, view, size, err);
         kind = (enum tm_view_kind)tm_records_view_kind(t, view);
         /* the views decoded from records end with the damage (docs/damage.md) */
         if (rc == 0 && t->damaged && kind != TM_VIEW_STATS)

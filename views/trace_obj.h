@@ -99,6 +99,13 @@ int tm_trace_text_view(const char *view, enum tm_view_kind *kind);
  * as ready (tm_trace_index itself returns the damage). */
 int tm_trace_index_ready(struct tm_trace *t, struct tm_err *err);
 
+/* Make sure the index is ready for view's size or cursor
+ * (tm_records_view_indexed): a name the index adds is looked up, the
+ * index pass run; for a trace whose codec's open failed, the pass runs
+ * and fails with it (the view's size or cursor gives that error).
+ * 0, or the index pass's error (err filled). */
+int tm_trace_view_ready(struct tm_trace *t, const char *view, struct tm_err *err);
+
 /* tm_trace_view_size without the stand-in size for an archive whose index
  * cannot be built: the error instead (for tm_vfile_open). */
 int tm_trace_view_size_strict(struct tm_trace *t, const char *view, uint64_t *size,

@@ -101,7 +101,9 @@ static int vf_open(struct tm_trace *t, const char *view, struct tm_vfile **out, 
         struct tm_vfile *f = calloc(1, sizeof *f);
         if (!f)
                 return tm_err_set(err, -ENOMEM, "%s: out of memory", t->path);
-        int rc = tm_records_vfile_open(t, view, &f->rv, err);
+        int rc = tm_trace_view_ready(t, view, err);
+        if (rc == 0)
+                rc = tm_records_vfile_open(t, view, &f->rv, err);
         if (rc == 0)
                 rc = tm_trace_view_size_strict(t, view, &f->size, err);
         if (rc < 0) {

@@ -5,7 +5,7 @@
  * PDATS can also carry 6 and 7 ("supervisory or system" references).
  *
  * Every codec is one module (din.c, pdats.c, pdats2.c, lackey.c) exporting
- * one const struct tm_codec, listed in trace.c's table and wrapped as a
+ * one const struct tm_codec, listed in table.c's table and wrapped as a
  * record codec row by arec.c (the registry's row, codecs/registry.c):
  * the views see records of the address schema through that row.
  *

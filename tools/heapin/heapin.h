@@ -32,8 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codecs/common/tm_err.h"
-#include "codecs/heap/heap.h"
+#include "tools/lib_int.h"
 
 /* Longest line a reader accepts, without its newline: 64 KiB - 1, so that
  * an attribute or comment cut from one line fits a HATF attribute with a

@@ -1,4 +1,4 @@
-/* heapin internals: the line reader, the error message with the line's
+/* heapin internals: the line reader (heapin_lines.c), the error message with the line's
  * place, and the heaptrack version line's test for heapin_detect. Not for
  * use outside tools/heapin/. */
 #ifndef TM_HEAPIN_INT_H

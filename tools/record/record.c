@@ -21,20 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codecs/heap/hatf.h"
 #include "record.h"
-#include "tools/pack.h"
+#include "tools/lib_int.h"
 #include "tools/tools.h"
 
-#ifndef TM_RECORD_LIBDIR
-#define TM_RECORD_LIBDIR "/usr/local/lib"
-#endif
-#ifndef TM_RECORD_RELLIBDIR
-#define TM_RECORD_RELLIBDIR "lib"
-#endif
 #define RECORD_LIB_NAME "libtmrecord.so"
 
-static void record_usage(FILE *f)
+static void record_usage(FILE *f, const struct record_packer *pk)
 {
         fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n"
                    "       tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]\n\n"
@@ -70,7 +63,7 @@ static void record_usage(FILE *f)
                 "TM_JAVA_AGENT).\n\n"
                 "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                 "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
-                PACK_RECORD_LEVEL, PACK_LEVEL);
+                pk->level, pk->pack_level);
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -81,58 +74,11 @@ static int usage_error(const char *fmt, const char *what)
         return TOOL_USAGE;
 }
 
-static int file_exists(const char *p)
-{
-        struct stat st;
-        return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 const struct record_lib record_lib_heap = {RECORD_LIB_NAME, "TM_RECORD_LIB", "record"};
-
-int record_find(const struct record_lib *l, const char *exe_dir, char *buf, size_t n)
-{
-        const char *env = getenv(l->env);
-        if (env && *env) {
-                if ((size_t)snprintf(buf, n, "%s", env) >= n)
-                        return -1;
-                return 0;
-        }
-        char self[PATH_MAX];
-        if (!exe_dir) {
-                ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-                if (k > 0) {
-                        self[k] = '\0';
-                        char *slash = strrchr(self, '/');
-                        if (slash)
-                                *slash = '\0';
-                        exe_dir = self;
-                }
-        }
-        if (exe_dir) {
-                /* The build tree (tools/tracetool beside tools/<subdir>/), then
-                 * an install prefix (bin/ beside lib/...). */
-                static const char *const beside[] = {
-                    "%s/%s/%s", "%s/../" TM_RECORD_RELLIBDIR "/%.0s%s", "%s/../lib/%.0s%s"};
-                for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++)
-                        if ((size_t)snprintf(buf, n, beside[i], exe_dir, l->subdir, l->name) < n &&
-                            file_exists(buf))
-                                return 0;
-        }
-        snprintf(buf, n, "%s/%s", TM_RECORD_LIBDIR, l->name);
-        return file_exists(buf) ? 0 : -1;
-}
 
 int record_find_lib(const char *exe_dir, char *buf, size_t n)
 {
         return record_find(&record_lib_heap, exe_dir, buf, n);
-}
-
-int record_preload_value(const char *lib, const char *old, char *buf, size_t n)
-{
-        if (!*lib || strpbrk(lib, " :\t\n"))
-                return -1;
-        int k = old && *old ? snprintf(buf, n, "%s %s", lib, old) : snprintf(buf, n, "%s", lib);
-        return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
 /* What the child does: restore the signals the parent ignores while it
@@ -158,16 +104,6 @@ static void child_exec(char **prog, int wfd, int err_fd, const char *preload)
         _exit(127);
 }
 
-int record_exec_result(int err_fd)
-{
-        int e = 0;
-        ssize_t k;
-        do
-                k = read(err_fd, &e, sizeof e);
-        while (k < 0 && errno == EINTR);
-        return k == (ssize_t)sizeof e ? e : 0;
-}
-
 /* Wait until the pipe has bytes or has ended; 1 if it ended with none (the
  * program never loaded the library). */
 static int pipe_ended_empty(int fd)
@@ -180,43 +116,10 @@ static int pipe_ended_empty(int fd)
         return (p.revents & POLLHUP) && ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
 }
 
-pid_t record_fork(struct record_sigs *s)
-{
-        struct sigaction ign = {.sa_handler = SIG_IGN};
-        sigemptyset(&ign.sa_mask);
-        sigaction(SIGINT, &ign, &s->old_int);
-        sigaction(SIGQUIT, &ign, &s->old_quit);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid == 0)
-                record_sigs_restore(s);
-        return pid;
-}
-
-void record_sigs_restore(const struct record_sigs *s)
-{
-        sigaction(SIGINT, &s->old_int, NULL);
-        sigaction(SIGQUIT, &s->old_quit, NULL);
-}
-
-int record_report_status(const char *prog, int status)
-{
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                return 0;
-        if (WIFEXITED(status))
-                fprintf(stderr, "tracetool record: %s exited with status %d\n", prog,
-                        WEXITSTATUS(status));
-        else if (WIFSIGNALED(status))
-                fprintf(stderr, "tracetool record: %s was killed by signal %d (%s)%s\n", prog,
-                        WTERMSIG(status), strsignal(WTERMSIG(status)),
-                        WCOREDUMP(status) ? ", core dumped" : "");
-        return -1;
-}
-
 /* Options into *out, *enc; returns the index of PROGRAM in argv, or the
  * exit status (negated, <= 0) for --help or a usage error. */
-static int parse_args(int argc, char **argv, const char **out, const char **enc, const char **clock,
-                      const char **level, int *java)
+static int parse_args(const struct record_packer *pk, int argc, char **argv, const char **out,
+                      const char **enc, const char **clock, const char **level, int *java)
 {
         int i = 1;
         for (; i < argc; i++) {
@@ -228,7 +131,7 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 if (a[0] != '-' || a[1] == '\0')
                         break;
                 if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                        record_usage(stdout);
+                        record_usage(stdout, pk);
                         return -TOOL_OK;
                 }
                 if (strcmp(a, "--java") == 0 || strcmp(a, "--java=nothis") == 0) {
@@ -277,14 +180,14 @@ static int parse_args(int argc, char **argv, const char **out, const char **enc,
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
                                     *clock);
         int lv;
-        if (*level && pack_parse_level(*level, &lv) < 0)
+        if (*level && pk->parse_level(*level, &lv) < 0)
                 return -usage_error("bad level '%s' for option '--level' (1-22)", *level);
         if (i >= argc)
                 return -usage_error("%s", "no PROGRAM to run");
         return i;
 }
 
-int record_main(int argc, char **argv)
+int record_main(int argc, char **argv, const struct record_packer *pk)
 {
         /* microseconds by default: reading the clock costs 45-70 ns and a
          * hook ~130 ns here, so a nanosecond's digits are mostly noise, and
@@ -292,7 +195,7 @@ int record_main(int argc, char **argv)
          * (docs/record.md, "The clock") */
         const char *out = NULL, *enc = NULL, *clock = "us", *level_arg = NULL;
         int java = 0;
-        int at = parse_args(argc, argv, &out, &enc, &clock, &level_arg, &java);
+        int at = parse_args(pk, argc, argv, &out, &enc, &clock, &level_arg, &java);
         if (at <= 0)
                 return -at;
         if (java && (enc || level_arg || strcmp(clock, "us")))
@@ -302,9 +205,9 @@ int record_main(int argc, char **argv)
         /* below pack's default: the program waits on the packer
          * (docs/record.md, "Compression level") */
         size_t ol = strlen(out);
-        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? PACK_RECORD_LEVEL : 0;
+        int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? pk->level : 0;
         if (level_arg)
-                pack_parse_level(level_arg, &level);
+                pk->parse_level(level_arg, &level);
         /* read by the interposer in the child (inherited through exec) */
         if (setenv("TM_RECORD_CLOCK", clock, 1) < 0) {
                 perror("tracetool record: setenv");
@@ -379,7 +282,7 @@ int record_main(int argc, char **argv)
                  * default (docs/record.md). */
                 if (!enc && !strstr(out, ".mtf"))
                         enc = "best";
-                prc = pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
+                prc = pk->pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
                 if (prc < 0)
                         fprintf(stderr, "tracetool record: %s\n",
                                 err.msg[0] ? err.msg : strerror(-prc));

@@ -4,8 +4,8 @@
  *
  * The program runs with libtmrecord.so (preload.c) in LD_PRELOAD, which
  * writes a HATF stream into a pipe; tracetool reads the pipe and packs it
- * into OUT (pack_fd: compact HATF, in the container OUT's name asks
- * for). docs/record.md tells how and why.
+ * into OUT (pack_fd, handed in as struct record_packer: compact HATF, in
+ * the container OUT's name asks for). docs/record.md tells how and why.
  *
  *   tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]
  *
@@ -14,15 +14,29 @@
 #ifndef TM_RECORD_TOOL_H
 #define TM_RECORD_TOOL_H
 
-#include <signal.h>
 #include <stddef.h>
-#include <sys/types.h>
+#include <stdio.h>
 
-/* The command: argv[0] is "record". Returns the exit status: 0 when the
- * program exited 0 and OUT was written; 1 when the program failed (its exit
- * status or signal is printed; OUT is still written from what it recorded)
- * or packing failed; 2 for a usage error (the message names the option). */
-int record_main(int argc, char **argv);
+#include "proc.h"
+#include "tools/lib_int.h"
+
+/* What the recorder packs its stream with: tracetool's packer (pack.h),
+ * handed in by tracetool.c, so that the recorder, a part of the CLI,
+ * calls none of its commands. */
+struct record_packer {
+        int (*parse_level)(const char *s, int *level); /* as pack_parse_level */
+        int (*pack_fd)(int fd, const char *in_name, const char *out_path, const char *enc,
+                       int level, FILE *msg, struct tm_err *err); /* as pack_fd */
+        int level;      /* the default level of a .zst OUT (PACK_RECORD_LEVEL) */
+        int pack_level; /* tracetool pack's (PACK_LEVEL), which --help names */
+};
+
+/* The command: argv[0] is "record"; pk packs the stream. Returns the exit
+ * status: 0 when the program exited 0 and OUT was written; 1 when the
+ * program failed (its exit status or signal is printed; OUT is still
+ * written from what it recorded) or packing failed; 2 for a usage error
+ * (the message names the option). */
+int record_main(int argc, char **argv, const struct record_packer *pk);
 
 /* The path of libtmrecord.so into buf (size n): $TM_RECORD_LIB if set
  * (taken as it is); else the first that exists of, beside the running
@@ -31,40 +45,9 @@ int record_main(int argc, char **argv);
  * if none exists (buf then holds the install path, for the message). */
 int record_find_lib(const char *exe_dir, char *buf, size_t n);
 
-/* A library tracetool record loads into the program: its file name, the
- * environment variable that overrides where it is, and its directory in
- * the build tree (beside tracetool). record_find finds l as
- * record_find_lib finds libtmrecord.so (record_lib_heap). */
-struct record_lib {
-        const char *name, *env, *subdir;
-};
+/* The recorders' libraries (struct record_lib: proc.h): libtmrecord.so
+ * (record.c), libtmjava.so (record_java.c). */
 extern const struct record_lib record_lib_heap, record_lib_java;
-int record_find(const struct record_lib *l, const char *exe_dir, char *buf, size_t n);
-
-/* LD_PRELOAD for the program: lib in front of old (which may be NULL or
- * empty), separated by a space, into buf (size n). Returns 0, or -1 if it
- * does not fit or lib holds a character LD_PRELOAD splits on (space,
- * colon) and so cannot be preloaded by its path. */
-int record_preload_value(const char *lib, const char *old, char *buf, size_t n);
-
-/* Did the exec of a child started with an error pipe (close-on-exec; the
- * child writes exec's errno into it) work? Reads err_fd to its end.
- * Returns 0, or the exec's errno. */
-int record_exec_result(int err_fd);
-
-/* fork() as system() does: SIGINT and SIGQUIT ignored in the parent (a ^C
- * is for the program; tracetool stays to finish), their dispositions kept
- * in *s and restored in the child; the parent restores them with
- * record_sigs_restore once the child has ended. Returns fork's value. */
-struct record_sigs {
-        struct sigaction old_int, old_quit;
-};
-pid_t record_fork(struct record_sigs *s);
-void record_sigs_restore(const struct record_sigs *s);
-
-/* 0 when status (waitpid's) is an exit with 0; else prints how prog ended
- * and returns -1. */
-int record_report_status(const char *prog, int status);
 
 /* tracetool record --java[=nothis] -o OUT -- java ARGS... (record_java.c,
  * docs/record.md "Java"): runs the java command with the JVMTI agent

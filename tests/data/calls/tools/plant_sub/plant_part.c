@@ -1,0 +1,8 @@
+/* A part of the CLI (tools/plant_sub/) calling a command (tools/*.c): a
+ * call up a layer (tests/data/calls/README.md). */
+int plant_tool(int x);
+
+int plant_part(int x)
+{
+        return plant_tool(x);
+}
