@@ -4,7 +4,6 @@
  * (arch/x86/render_impl.h: AVX-512). */
 #include "render.h"
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -80,51 +79,36 @@ static size_t render_batch_scalar(char *dst, const struct tm_ref *refs, size_t n
 
 typedef size_t render_batch_fn(char *dst, const struct tm_ref *refs, size_t n);
 
-/* ---- vector paths: render_arch_choose ---- */
+/* tm_render_din_batch's implementations: render_batch_scalar, or a vector
+ * path of arch/ (tm_cpu.h). */
+struct render_impl {
+        render_batch_fn *batch;
+};
 
 #ifdef TM_CPU_X86
 #include "../../arch/x86/render_impl.h"
 #endif
 
-/* ---- dispatch ---- */
+static const struct render_impl render_portable = {render_batch_scalar};
+static struct tm_cpu_slot render_slot = {.arch = TM_CPU_ARCH(render_arch_choose),
+                                         .portable = &render_portable};
 
-/* The implementation in use, NULL until chosen. Threads racing on the
- * first call all store the same choice; release/acquire because the
- * AVX-512 path reads the layout tables that the choice filled in. */
-static _Atomic(render_batch_fn *) render_batch_impl;
-
-static render_batch_fn *render_choose(void)
+static const struct render_impl *render_impl(void)
 {
-#ifdef TM_CPU_X86
-        render_batch_fn *f = render_arch_choose(tm_cpu_features());
-        if (f)
-                return f;
-#endif
-        return render_batch_scalar;
-}
-
-static render_batch_fn *render_impl(void)
-{
-        render_batch_fn *f = atomic_load_explicit(&render_batch_impl, memory_order_acquire);
-        if (!f) {
-                f = render_choose();
-                atomic_store_explicit(&render_batch_impl, f, memory_order_release);
-        }
-        return f;
+        return tm_cpu_pick(&render_slot);
 }
 
 size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n)
 {
-        return render_impl()(dst, refs, n);
+        return render_impl()->batch(dst, refs, n);
 }
 
 const char *tm_render_din_batch_impl(void)
 {
-        return render_impl() == render_batch_scalar ? "scalar" : "avx512";
+        return render_impl() == &render_portable ? "scalar" : "avx512";
 }
 
 void tm_render_force_scalar(int on)
 {
-        atomic_store_explicit(&render_batch_impl, on ? render_batch_scalar : render_choose(),
-                              memory_order_release);
+        tm_cpu_choose(&render_slot, on);
 }

@@ -18,7 +18,6 @@
 #include "text.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -708,6 +707,9 @@ static inline char *num_line(char *o, const char *end, const struct tm_text_kind
         return put_line(o, k, &r);
 }
 
+typedef size_t nums_fn(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+                       const struct tm_text_num *v, size_t n, size_t *nrec);
+
 /* tm_text_nums without the vector path. */
 static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
                           const struct tm_text_num *v, size_t n, size_t *nrec)
@@ -765,10 +767,11 @@ static uint64_t hex_lens_scalar(const uint64_t *c, size_t n, uint32_t *out, unsi
         return sum;
 }
 
-/* What runs here: the line renderer and the hex lengths of the index
+/* What runs here: the line renderers and the hex lengths of the index
  * pass, each portable or vector. */
 struct text_impl {
         lines_fn *lines;
+        nums_fn *nums;
         hex_lens_fn *hex_lens;
 };
 
@@ -780,30 +783,13 @@ struct text_impl {
 
 /* ---- dispatch ---- */
 
-static const struct text_impl text_scalar = {lines_scalar, hex_lens_scalar};
-
-/* The implementations in use, NULL until chosen; threads racing on the
- * first call all store the same choice. */
-static _Atomic(const struct text_impl *) text_impl;
-
-static const struct text_impl *text_choose(void)
-{
-#ifdef TM_CPU_X86
-        const struct text_impl *f = text_arch_choose(tm_cpu_features());
-        if (f)
-                return f;
-#endif
-        return &text_scalar;
-}
+static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar};
+static struct tm_cpu_slot text_slot = {.arch = TM_CPU_ARCH(text_arch_choose),
+                                       .portable = &text_scalar};
 
 static const struct text_impl *text_get(void)
 {
-        const struct text_impl *f = atomic_load_explicit(&text_impl, memory_order_acquire);
-        if (!f) {
-                f = text_choose();
-                atomic_store_explicit(&text_impl, f, memory_order_release);
-        }
-        return f;
+        return tm_cpu_pick(&text_slot);
 }
 
 const char *tm_text_lines_impl(void)
@@ -813,7 +799,7 @@ const char *tm_text_lines_impl(void)
 
 void tm_text_force_scalar(int on)
 {
-        atomic_store_explicit(&text_impl, on ? &text_scalar : text_choose(), memory_order_release);
+        tm_cpu_choose(&text_slot, on);
 }
 
 size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
@@ -831,13 +817,7 @@ size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
 size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
                     const struct tm_text_num *v, size_t n, size_t *nrec)
 {
-#ifdef TM_CPU_X86
-        /* the vector path renders any kind it is given: only plans whose
-         * kinds it all takes (a check per line cost HATF's text ~10%) */
-        if (p->vall && text_get()->lines == lines_avx512)
-                return nums_avx512(dst, cap, p, kind, v, n, nrec);
-#endif
-        return nums_scalar(dst, cap, p, kind, v, n, nrec);
+        return text_get()->nums(dst, cap, p, kind, v, n, nrec);
 }
 
 size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
