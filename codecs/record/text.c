@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../common/tm_cpu.h"
+#include "../common/tm_hex.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define RR_BIG_ENDIAN 1
@@ -133,39 +134,16 @@ static inline size_t udec_len(uint64_t v)
 
 /* ---- hex ---- */
 
-/* The 8 hex digits of x as characters, the most significant in the low
- * byte: nibbles spread to bytes, then '0' + n, plus 39 more where n >= 10
- * (to land on 'a'). As render.c's din renderer does. */
-static inline uint64_t hex8(uint32_t x)
-{
-        uint64_t v = x;
-        v = (v | v << 16) & 0x0000ffff0000ffffull;
-        v = (v | v << 8) & 0x00ff00ff00ff00ffull;
-        v = (v | v << 4) & 0x0f0f0f0f0f0f0f0full;
-        v = __builtin_bswap64(v);
-        uint64_t ge10 = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-        return v + ASCII_ZEROS + ge10 * 39;
-}
-
 static inline char *put_hex(char *p, uint64_t v)
 {
         p[0] = '0';
         p[1] = 'x';
-        uint32_t hi = (uint32_t)(v >> 32);
-        if (hi == 0) {
-                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2; /* 0..7 */
-                put8(p + 2, hex8((uint32_t)v) >> (8 * z));
-                return p + 10 - z;
-        }
-        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
-        put8(p + 2, hex8(hi) >> (8 * z));
-        put8(p + 10 - z, hex8((uint32_t)v));
-        return p + 18 - z;
+        return tm_hex_put(p + 2, v);
 }
 
 static inline size_t hex_len(uint64_t v)
 {
-        return 2 + (v ? (67u - (unsigned)__builtin_clzll(v)) >> 2 : 1u);
+        return 2 + tm_hex_digits(v);
 }
 
 /* ---- text, bytes, lists ---- */
@@ -336,21 +314,6 @@ static inline enum tm_text_op op_of(const struct tm_field *f)
         return op_show(f, f->show, 0, 1);
 }
 
-/* Lowercase hex without 0x, as many digits as needed ("0" for 0). */
-static inline char *put_hexn(char *p, uint64_t v)
-{
-        uint32_t hi = (uint32_t)(v >> 32);
-        if (hi == 0) {
-                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2;
-                put8(p, hex8((uint32_t)v) >> (8 * z));
-                return p + 8 - z;
-        }
-        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
-        put8(p, hex8(hi) >> (8 * z));
-        put8(p + 8 - z, hex8((uint32_t)v));
-        return p + 16 - z;
-}
-
 /* Exactly w (1..16) lowercase hex digits: the low ones of v. */
 static inline char *put_hexw(char *p, uint64_t v, unsigned w)
 {
@@ -365,7 +328,7 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
 {
         switch (op) {
         case TM_TOP_HEXN:
-                return put_hexn(p, v);
+                return tm_hex_put(p, v);
         case TM_TOP_HEXW:
                 return put_hexw(p, v, width);
         case TM_TOP_SKIP:
@@ -759,11 +722,11 @@ static uint64_t hex_lens_scalar(const uint64_t *c, size_t n, uint32_t *out, unsi
         uint64_t sum = 0;
         if (!out) {
                 for (size_t i = 0; i < n; i++)
-                        sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+                        sum += tm_hex_digits(c[i]) + add;
                 return sum;
         }
         for (size_t i = 0; i < n; i++)
-                sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+                sum += out[i] = tm_hex_digits(c[i]) + add;
         return sum;
 }
 
