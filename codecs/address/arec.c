@@ -14,7 +14,6 @@
 #include "pdats2.h"
 #include "render.h"
 
-
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
 {
         memset(s, 0, sizeof *s);

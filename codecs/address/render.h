@@ -3,12 +3,13 @@
  * The ascii and streams/ views are din text, and `cat ascii` must run at
  * memory speed, so a line is written with tm_hex_put (codecs/common/tm_hex.h:
  * 8 hex digits a word, the leading zeros shifted out by a count from
- * count-leading-zeros; a few ns a line where snprintf costs ~80). Skipping to an offset only needs line lengths, which
- * tm_render_din_len gives without writing anything. Runs of lines go
- * through tm_render_din_batch instead: on x86-64 with AVX-512 it renders
- * three to five lines with a handful of vector instructions (~0.3 ns a
- * line; its portable path ~2.3 ns, tm_render_din line by line ~4.7 ns:
- * bench/render_bench).
+ * count-leading-zeros; a few ns a line where snprintf costs ~80).
+ * Skipping to an offset only needs line lengths, which tm_render_din_len
+ * gives without writing anything. Runs of lines go through
+ * tm_render_din_batch instead: on x86-64 with AVX-512 it renders three to
+ * five lines with a handful of vector instructions, several times faster
+ * than its portable path, tm_render_din line after line
+ * (bench/render_bench; the figures: docs/performance.md).
  *
  * Format: the type as one decimal digit, one space, the address in
  * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.

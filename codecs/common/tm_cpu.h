@@ -72,7 +72,7 @@ struct tm_cpu_slot {
         const void *portable;
 };
 
-/* Choose s's table now and keep it: portable when portable_only is
+/* Choose s's table and keep it: portable when portable_only is
  * nonzero, else arch's for this CPU (reading TM_NO_SIMD again), falling
  * back to portable. Returns the table. Thread-safe: threads racing on the
  * first choice all store the same table. */
