@@ -38,11 +38,15 @@ static inline unsigned tm_render_din_len(uint64_t addr)
  * type must be 0..9. Returns the line length. */
 static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
 {
-        dst[0] = (char)('0' + type);
-        dst[1] = ' ';
-        char *e = tm_hex_put(dst + 2, addr);
-        *e = '\n';
-        return (unsigned)(e + 1 - dst);
+        /* the digit and the space in one 2-byte store */
+        uint16_t head = (uint16_t)(('0' + type) | ' ' << 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        head = __builtin_bswap16(head);
+#endif
+        memcpy(dst, &head, 2);
+        unsigned nd = tm_hex_put(dst + 2, addr);
+        dst[2 + nd] = '\n';
+        return 3 + nd;
 }
 
 /* xdin, Dinero IV's extended din (`dineroIV -informat D`), for traces with

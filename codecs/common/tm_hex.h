@@ -42,21 +42,22 @@ static inline void tm_hex_store8(char *p, uint64_t w)
 }
 
 /* Write v in lowercase hex, without leading zeros ("0" for 0) or prefix,
- * at p and return the end, p + tm_hex_digits(v). Whole 8-byte stores, the
- * digits shifted down past the leading zeros: the same few operations
- * whatever the length, and p[0..16) may be written whatever the length. */
-static inline char *tm_hex_put(char *p, uint64_t v)
+ * at p and return the digits written, tm_hex_digits(v). Whole 8-byte
+ * stores, the digits shifted down past the leading zeros: the same few
+ * operations whatever the length, and p[0..16) may be written whatever
+ * the length. */
+static inline unsigned tm_hex_put(char *p, uint64_t v)
 {
         uint32_t hi = (uint32_t)(v >> 32);
         if (hi == 0) {
                 unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2; /* 0..7 */
                 tm_hex_store8(p, tm_hex8((uint32_t)v) >> (8 * z));
-                return p + 8 - z;
+                return 8 - z;
         }
         unsigned z = (unsigned)__builtin_clz(hi) >> 2;
         tm_hex_store8(p, tm_hex8(hi) >> (8 * z));
         tm_hex_store8(p + 8 - z, tm_hex8((uint32_t)v));
-        return p + 16 - z;
+        return 16 - z;
 }
 
 /* The hex digits s[0..n) (either case, no prefix) into *v: 0, or -1 when

@@ -138,7 +138,7 @@ static inline char *put_hex(char *p, uint64_t v)
 {
         p[0] = '0';
         p[1] = 'x';
-        return tm_hex_put(p + 2, v);
+        return p + 2 + tm_hex_put(p + 2, v);
 }
 
 static inline size_t hex_len(uint64_t v)
@@ -328,7 +328,7 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
 {
         switch (op) {
         case TM_TOP_HEXN:
-                return tm_hex_put(p, v);
+                return p + tm_hex_put(p, v);
         case TM_TOP_HEXW:
                 return put_hexw(p, v, width);
         case TM_TOP_SKIP:
