@@ -33,7 +33,7 @@ s=$(now)
 java -agentpath:"$AGENT=$W/arch/work.zip" -cp "$W/classes" JavaWork "$N" > /dev/null
 e=$(now)
 echo "recorded in $(secs "$s" "$e") s"
-records=$("$TT" stat "$W/arch/work.zip" | awk '/^records/ { print $2; exit }')
+records=$(stat_records "$W/arch/work.zip")
 unzip -p "$W/arch/work.zip" trace > "$W/trace"
 "$TT" cat "$W/arch/work.zip" ascii > "$W/text"
 zstd -q -19 -T0 "$W/text" -o "$W/text.zst"

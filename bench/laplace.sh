@@ -34,7 +34,7 @@ valgrind --tool=lackey --trace-mem=yes --log-file="$W/lackey.log" sort -n "$W/nu
 e=$(now)
 echo "traced in $(secs "$s" "$e") s"
 "$TT" pack "$W/lackey.log" "$W/arch/sort.lpr.zst"
-records=$("$TT" stat "$W/arch/sort.lpr.zst" | awk '/^records/ { print $2; exit }')
+records=$(stat_records "$W/arch/sort.lpr.zst")
 "$TT" cat "$W/arch/sort.lpr.zst" raw > "$W/sort.lpr"
 "$TT" pack "$W/arch/sort.lpr.zst" "$W/sort.lpt" 2> /dev/null
 "$TT" cat "$W/arch/sort.lpr.zst" ascii > "$W/text"

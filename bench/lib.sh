@@ -29,6 +29,10 @@ mount_fresh() {
 }
 # The median of the numbers on stdin, one a line.
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# stat_records ARCHIVE: the record count that `tracetool stat` gives. awk reads
+# all of stat's output: stopping at the line would fail stat with SIGPIPE, and the
+# bench with it under pipefail. Needs TT.
+stat_records() { "$TT" stat "$1" | awk '/^records/ && !n { print $2; n = 1 }'; }
 # cold_cat_rounds ARCHIVE: the index of W/arch/ARCHIVE built, then ROUNDS rounds
 # each of zstdcat of W/text.zst (the baseline) and a cold cat of ARCHIVE's ascii
 # view on a fresh mount; prints each round, the medians and the median of the
