@@ -184,7 +184,7 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
 
 /* tm_text_nums, as lines_avx512. The vector path renders any kind it is
  * given, so it takes only plans whose kinds it all takes
- * (tm_text_plan.vall; a check per line cost HATF's text ~10%). */
+ * (tm_text_plan.vall; a check per line would cost HATF's text ~10%). */
 __attribute__((target(RR_AVX512))) static size_t
 nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
             const struct tm_text_num *v, size_t n, size_t *nrec)
