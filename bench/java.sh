@@ -33,7 +33,7 @@ s=$(now)
 java -agentpath:"$AGENT=$W/arch/work.zip" -cp "$W/classes" JavaWork "$N" > /dev/null
 e=$(now)
 echo "recorded in $(secs "$s" "$e") s"
-records=$("$TT" stat "$W/arch/work.zip" | awk '/^records/ { print $2; exit }')
+records=$(stat_records "$W/arch/work.zip")
 unzip -p "$W/arch/work.zip" trace > "$W/trace"
 "$TT" cat "$W/arch/work.zip" ascii > "$W/text"
 zstd -q -19 -T0 "$W/text" -o "$W/text.zst"
@@ -42,19 +42,4 @@ for f in arch/work.zip trace text.zst; do
         echo "  $f: $(stat -c %s "$W/$f") bytes, $(per "$(stat -c %s "$W/$f")" "$records") bytes a record"
 done
 
-"$TT" index "$W/arch/work.zip" > /dev/null
-zs="" cs="" rr=""
-for r in $(seq "$ROUNDS"); do
-        s=$(now); zstdcat "$W/text.zst" > /dev/null; e=$(now); z=$(secs "$s" "$e")
-        mount_fresh
-        s=$(now); cat "$MNT/work.zip/ascii" > /dev/null; e=$(now); c=$(secs "$s" "$e")
-        zs="$zs$z"$'\n' cs="$cs$c"$'\n'
-        rr="$rr$(per "$z" "$c")"$'\n'
-        echo "round $r: zstdcat $z s, cat ascii $c s ($(echo "$rr" | sed -n "${r}p")x)"
-done
-cmp -s "$MNT/work.zip/ascii" "$W/text" || { echo "bench: ascii through the mount differs" >&2; exit 1; }
-echo "medians: zstdcat $(echo -n "$zs" | median) s, cat $(echo -n "$cs" | median) s"
-echo "median of the rounds' ratios (zstdcat / tracemount): $(echo -n "$rr" | median)x"
-mount_fresh
-s=$(now); tail -n 1 "$MNT/work.zip/ascii" > /dev/null; e=$(now)
-echo "tail -n 1 ascii on a fresh mount: $(secs "$s" "$e") s"
+cold_cat_rounds work.zip

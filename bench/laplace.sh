@@ -24,29 +24,8 @@ TT=$B/tools/tracetool
 command -v valgrind > /dev/null || { echo "bench: valgrind not installed" >&2; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmlaplace.XXXXXX")
 MNT=$W/mnt
-PID=
-cleanup() {
-        if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" || true; fi
-        [ -n "$PID" ] && wait "$PID" 2>/dev/null || true
-        rm -rf "$W"
-}
-trap cleanup EXIT
+. bench/lib.sh
 mkdir -p "$W/arch" "$MNT" "$W/cache"
-
-now() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-per() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-mount_fresh() {
-        if mountpoint -q "$MNT"; then fusermount3 -u "$MNT"; wait "$PID" 2>/dev/null || true; fi
-        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$MNT" \
-                < /dev/null >> "$W/daemon.log" 2>&1 &
-        PID=$!
-        for _ in $(seq 100); do mountpoint -q "$MNT" && return 0; sleep 0.05; done
-        echo "bench: mount failed" >&2
-        cat "$W/daemon.log" >&2
-        exit 1
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== workload: sort -n of $N numbers under valgrind lackey =="
 awk -v n="$N" 'BEGIN { srand(1); for (i = 0; i < n; i++) print int(rand() * 1e9) }' > "$W/numbers"
@@ -55,7 +34,7 @@ valgrind --tool=lackey --trace-mem=yes --log-file="$W/lackey.log" sort -n "$W/nu
 e=$(now)
 echo "traced in $(secs "$s" "$e") s"
 "$TT" pack "$W/lackey.log" "$W/arch/sort.lpr.zst"
-records=$("$TT" stat "$W/arch/sort.lpr.zst" | awk '/^records/ { print $2; exit }')
+records=$(stat_records "$W/arch/sort.lpr.zst")
 "$TT" cat "$W/arch/sort.lpr.zst" raw > "$W/sort.lpr"
 "$TT" pack "$W/arch/sort.lpr.zst" "$W/sort.lpt" 2> /dev/null
 "$TT" cat "$W/arch/sort.lpr.zst" ascii > "$W/text"
@@ -66,19 +45,4 @@ for f in arch/sort.lpr.zst sort.lpr sort.lpt sort.lpt.zst text text.zst; do
         echo "  $f: $(stat -c %s "$W/$f") bytes, $(per "$(stat -c %s "$W/$f")" "$records") bytes a reference"
 done
 
-"$TT" index "$W/arch/sort.lpr.zst" > /dev/null
-zs="" cs="" rr=""
-for r in $(seq "$ROUNDS"); do
-        s=$(now); zstdcat "$W/text.zst" > /dev/null; e=$(now); z=$(secs "$s" "$e")
-        mount_fresh
-        s=$(now); cat "$MNT/sort.lpr.zst/ascii" > /dev/null; e=$(now); c=$(secs "$s" "$e")
-        zs="$zs$z"$'\n' cs="$cs$c"$'\n'
-        rr="$rr$(per "$z" "$c")"$'\n'
-        echo "round $r: zstdcat $z s, cat ascii $c s ($(echo "$rr" | sed -n "${r}p")x)"
-done
-cmp -s "$MNT/sort.lpr.zst/ascii" "$W/text" || { echo "bench: ascii through the mount differs" >&2; exit 1; }
-echo "medians: zstdcat $(echo -n "$zs" | median) s, cat $(echo -n "$cs" | median) s"
-echo "median of the rounds' ratios (zstdcat / tracemount): $(echo -n "$rr" | median)x"
-mount_fresh
-s=$(now); tail -n 1 "$MNT/sort.lpr.zst/ascii" > /dev/null; e=$(now)
-echo "tail -n 1 ascii on a fresh mount: $(secs "$s" "$e") s"
+cold_cat_rounds sort.lpr.zst

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/x86/pdats2_x86.h"
 #include "codecs/address/pdats2.h"
-#include "codecs/address/pdats2_x86.h"
 
 static inline int p2_lockstep(const uint8_t *raw, size_t len, size_t piece, size_t cap,
                               struct tm_ref *a, struct tm_ref *b, void (*before_blocks)(void),

@@ -235,20 +235,30 @@ static void batch_cols(const struct tm_rcodec *rc, const uint8_t *raw, size_t le
         tm_rbatch_free(&b);
 }
 
+typedef void row_check_fn(const struct tm_rcodec *rc, const uint8_t *raw, size_t len,
+                          const struct tm_ref *want, size_t n);
+
+/* check on a program's 3000 references (ct_gen_program with seed, 64-bit
+ * addresses) packed as PDATS II and as din, with the row of each. */
+static void on_pdats2_and_din(uint64_t seed, row_check_fn *check)
+{
+        size_t n = 3000, len = 0;
+        struct tm_ref *refs = malloc(n * sizeof *refs);
+        ct_gen_program(refs, n, seed, 64, 1, 3);
+        struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
+        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, refs, n, &len);
+        check(&tm_rcodec_pdats2, p2, len, refs, n);
+        free(p2);
+        uint8_t *d = encode_probed(&tm_codec_din, &o, refs, n, &len);
+        check(&tm_rcodec_din, d, len, refs, n);
+        free(d);
+        free(refs);
+}
+
 static void test_batch_cols(void **unused)
 {
         (void)unused;
-        size_t n = 3000, len = 0;
-        struct tm_ref *refs = malloc(n * sizeof *refs);
-        ct_gen_program(refs, n, 91, 64, 1, 3);
-        struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
-        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, refs, n, &len);
-        batch_cols(&tm_rcodec_pdats2, p2, len, refs, n);
-        free(p2);
-        uint8_t *d = encode_probed(&tm_codec_din, &o, refs, n, &len);
-        batch_cols(&tm_rcodec_din, d, len, refs, n);
-        free(d);
-        free(refs);
+        on_pdats2_and_din(91, batch_cols);
 }
 
 /* The address rows' binary decoder (binary_of, the binary view's fast
@@ -300,17 +310,7 @@ static void binary_of(const struct tm_rcodec *rc, const uint8_t *raw, size_t len
 static void test_binary_of(void **unused)
 {
         (void)unused;
-        size_t n = 3000, len = 0;
-        struct tm_ref *refs = malloc(n * sizeof *refs);
-        ct_gen_program(refs, n, 93, 64, 1, 3);
-        struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
-        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, refs, n, &len);
-        binary_of(&tm_rcodec_pdats2, p2, len, refs, n);
-        free(p2);
-        uint8_t *d = encode_probed(&tm_codec_din, &o, refs, n, &len);
-        binary_of(&tm_rcodec_din, d, len, refs, n);
-        free(d);
-        free(refs);
+        on_pdats2_and_din(93, binary_of);
 }
 
 int main(void)

@@ -4,8 +4,8 @@
  * block decoder against the scalar one. */
 #include "codec_test.h"
 
+#include "arch/x86/pdats2_x86.h"
 #include "codecs/address/pdats2.h"
-#include "codecs/address/pdats2_x86.h"
 #include "p2_lockstep.h"
 
 static const struct tm_codec *const C = &tm_codec_pdats2;

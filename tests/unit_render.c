@@ -1,4 +1,4 @@
-/* unit_render: the table-driven din formatter and the batch renderer (each
+/* unit_render: the din formatter and the batch renderer (each
  * of its implementations) against snprintf, and the stats accumulator on
  * hand-worked sequences. */
 #include <inttypes.h>
@@ -65,8 +65,8 @@ static void test_edges(void **state)
                 uint64_t hi = d == 16 ? UINT64_MAX : (1ull << (4 * d)) - 1;
                 check_line(d % 8, lo);
                 check_line(d % 8, hi);
-                assert_int_equal(tm_render_hex_digits(lo), d);
-                assert_int_equal(tm_render_hex_digits(hi), d);
+                assert_int_equal(tm_hex_digits(lo), d);
+                assert_int_equal(tm_hex_digits(hi), d);
         }
 }
 

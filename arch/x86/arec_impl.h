@@ -1,6 +1,6 @@
 /* arec_impl.h: the address rows' column split on AVX-512, included by
- * codecs/address/arec.c (which has arec_cols_scalar, arec_cols_fn and the
- * dispatch) on x86-64. Compiled with target attributes, so the rest of the
+ * codecs/address/arec.c (which has arec_cols_scalar, arec_cols_fn and
+ * struct arec_impl) on x86-64. Compiled with target attributes, so the rest of the
  * build stays baseline x86-64; arec_arch_choose() says at run time whether
  * this CPU runs it. */
 #ifndef TM_X86_AREC_IMPL_H
@@ -43,9 +43,12 @@ __attribute__((target("avx512f"))) static uint32_t arec_cols_avx512(const struct
         return (bad != 0) | arec_cols_scalar(r + i, n - i, nt, kind + i, type + i, addr + i);
 }
 
-static arec_cols_fn *arec_arch_choose(unsigned features)
+static const struct arec_impl arec_avx512 = {arec_cols_avx512};
+
+/* The tm_cpu_slot arch of arec.c: &arec_avx512 if this CPU runs it. */
+static const void *arec_arch_choose(unsigned features)
 {
-        return (features & AREC_AVX512_NEEDS) == AREC_AVX512_NEEDS ? arec_cols_avx512 : NULL;
+        return (features & AREC_AVX512_NEEDS) == AREC_AVX512_NEEDS ? &arec_avx512 : NULL;
 }
 
 #endif

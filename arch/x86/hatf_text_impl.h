@@ -88,8 +88,8 @@ static void vplan_kinds(const struct hatf_state *s, const struct hatf_kplan *kp,
 
 /* The register plans of the kinds' plans a thread's hatf_text used last
  * (hatf_plans' generation gen). A read-ahead worker calls hatf_text once
- * per 32 KiB of text, and making the plans again each time was ~3% of a
- * cold cat's samples. */
+ * per 32 KiB of text, and making the plans at every call shows in a cold
+ * cat's profile. */
 struct plan_cache {
         uint64_t gen; /* 0: none */
         struct vplan vp[TM_HK_COMMENT];
@@ -138,9 +138,9 @@ static inline size_t line_worst(const struct tm_text_plan *p, const uint8_t *rec
 /* Records the fast path does not take, the slow way from in + *pos:
  * hatf.c's decoder into a batch of up to SLOW_MAX struct tm_rec, then one
  * tm_text_lines call for the batch (metadata records are applied on
- * the way). Record by record, with a renderer call each, a trace whose
- * every record has an attribute (heaptrack's, through `pack`) took 75 ns
- * a record against the generic path's 44 (bench/text_bench). The state
+ * the way): record by record, with a renderer call each, a trace whose
+ * every record has an attribute (heaptrack's, through `pack`) is much
+ * slower than the generic path (bench/text_bench). The state
  * in s; vp are the thread's register plans (those of plan), remade in
  * place at a metadata record. Returns 1 when it went on, 0 when it must
  * stop (an error or a record cut by the end, both for the generic decoder;

@@ -1,7 +1,7 @@
 /* pdats2_impl.h: PDATS II's block decoder for x86-64 with AVX-512 VBMI
- * (the interface and how it works: codecs/address/pdats2_x86.h; the record
- * layout: codecs/address/pdats2.h), included by codecs/address/pdats2.c,
- * whose p2x_blocks() takes it when pdats2_arch_blocks() offers it. */
+ * (the interface and how it works: pdats2_x86.h; the record layout:
+ * codecs/address/pdats2.h), included by codecs/address/pdats2.c, whose
+ * p2x_blocks() takes it when pdats2_arch_choose() offers it. */
 #ifndef TM_X86_PDATS2_IMPL_H
 #define TM_X86_PDATS2_IMPL_H
 
@@ -461,13 +461,13 @@ p2x_blocks64_avx512(const uint8_t *in, size_t len, size_t *pp, struct tm_ref *ou
         return p2x_run(in, len, pp, out, cap, shift, c, 8);
 }
 
-/* The block decoder for 32-bit (wide 0) or 64-bit (wide 1) files if this
- * CPU (features: tm_cpu_features()) runs it, else NULL. */
-static p2x_blocks_fn *pdats2_arch_blocks(unsigned features, int wide)
+static const struct pdats2_impl pdats2_avx512 = {{p2x_blocks_avx512, p2x_blocks64_avx512}};
+
+/* The tm_cpu_slot arch of pdats2.c: the block decoders if this CPU runs
+ * them, else NULL. */
+static const void *pdats2_arch_choose(unsigned features)
 {
-        if ((features & P2X_NEEDS) != P2X_NEEDS)
-                return NULL;
-        return wide ? p2x_blocks64_avx512 : p2x_blocks_avx512;
+        return (features & P2X_NEEDS) == P2X_NEEDS ? &pdats2_avx512 : NULL;
 }
 
 #endif

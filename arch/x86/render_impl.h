@@ -1,6 +1,6 @@
 /* render_impl.h: the din renderer's AVX-512 path, included by
- * codecs/address/render.c (which has render_batch_scalar, render_batch_fn and the
- * dispatch) on x86-64. Compiled with target attributes, so the rest of the
+ * codecs/address/render.c (which has render_batch_scalar, render_batch_fn and
+ * struct render_impl) on x86-64. Compiled with target attributes, so the rest of the
  * build stays baseline x86-64; render_arch_choose() says at run time
  * whether this CPU runs it. */
 #ifndef TM_X86_RENDER_IMPL_H
@@ -188,14 +188,16 @@ render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
         return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
 }
 
-/* render_batch_avx512 if this CPU (features: tm_cpu_features()) runs it,
+static const struct render_impl render_avx512 = {render_batch_avx512};
+
+/* The tm_cpu_slot arch of render.c: &render_avx512 if this CPU runs it,
  * its tables made; else NULL. */
-static render_batch_fn *render_arch_choose(unsigned features)
+static const void *render_arch_choose(unsigned features)
 {
         if ((features & RENDER_AVX512_NEEDS) != RENDER_AVX512_NEEDS)
                 return NULL;
         pthread_once(&render_layout_once, render_layouts_init);
-        return render_batch_avx512;
+        return &render_avx512;
 }
 
 #endif

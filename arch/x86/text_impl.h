@@ -182,12 +182,15 @@ __attribute__((target(RR_AVX512))) static size_t lines_avx512(char *dst, size_t 
         return (size_t)(o - dst);
 }
 
-/* tm_text_nums, as lines_avx512, for a plan whose kinds the vector path
- * all takes (tm_text_plan.vall: tm_text_nums checks). */
+/* tm_text_nums, as lines_avx512. The vector path renders any kind it is
+ * given, so it takes only plans whose kinds it all takes
+ * (tm_text_plan.vall; a check per line would cost HATF's text ~10%). */
 __attribute__((target(RR_AVX512))) static size_t
 nums_avx512(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
             const struct tm_text_num *v, size_t n, size_t *nrec)
 {
+        if (!p->vall)
+                return nums_scalar(dst, cap, p, kind, v, n, nrec);
         const struct vconst c = vconst_make();
         char *o = dst, *end = dst + cap;
         size_t i = 0;
@@ -233,11 +236,11 @@ hex_lens_avx512(const uint64_t *c, size_t n, uint32_t *out, unsigned add)
 
 #define TEXT_AVX512_NEEDS (RR_AVX512_NEEDS | TM_CPU_AVX512CD)
 
-static const struct text_impl text_avx512 = {lines_avx512, hex_lens_avx512};
+static const struct text_impl text_avx512 = {lines_avx512, nums_avx512, hex_lens_avx512};
 
-/* The vector paths if this CPU (features: tm_cpu_features()) runs them,
- * else NULL; tm_text_nums then uses nums_avx512 too. */
-static const struct text_impl *text_arch_choose(unsigned features)
+/* The tm_cpu_slot arch of text.c: the vector paths if this CPU runs them,
+ * else NULL. */
+static const void *text_arch_choose(unsigned features)
 {
         return (features & TEXT_AVX512_NEEDS) == TEXT_AVX512_NEEDS ? &text_avx512 : NULL;
 }

@@ -15,8 +15,6 @@
 #include "pdats2.h"
 #include "render.h"
 
-#include <stdatomic.h>
-
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
 {
         memset(s, 0, sizeof *s);
@@ -176,38 +174,29 @@ static uint32_t arec_cols_scalar(const struct tm_ref *r, size_t n, uint32_t nt, 
         return bad;
 }
 
+/* The column split's implementations: arec_cols_scalar, or a vector
+ * path of arch/ (tm_cpu.h). */
+struct arec_impl {
+        arec_cols_fn *cols;
+};
+
 #ifdef TM_CPU_X86
 #include "../../arch/x86/arec_impl.h"
 #endif
 
-/* The split in use, NULL until chosen (every racing thread stores the
- * same choice). */
-static _Atomic(arec_cols_fn *) arec_cols_impl;
-
-static arec_cols_fn *arec_cols_choose(void)
-{
-#ifdef TM_CPU_X86
-        arec_cols_fn *f = arec_arch_choose(tm_cpu_features());
-        if (f)
-                return f;
-#endif
-        return arec_cols_scalar;
-}
+static const struct arec_impl arec_portable = {arec_cols_scalar};
+static struct tm_cpu_slot arec_slot = {.arch = TM_CPU_ARCH(arec_arch_choose),
+                                       .portable = &arec_portable};
 
 static arec_cols_fn *arec_cols(void)
 {
-        arec_cols_fn *f = atomic_load_explicit(&arec_cols_impl, memory_order_relaxed);
-        if (!f) {
-                f = arec_cols_choose();
-                atomic_store_explicit(&arec_cols_impl, f, memory_order_relaxed);
-        }
-        return f;
+        const struct arec_impl *f = tm_cpu_pick(&arec_slot);
+        return f->cols;
 }
 
 void tm_arec_force_scalar(int on)
 {
-        atomic_store_explicit(&arec_cols_impl, on ? arec_cols_scalar : arec_cols_choose(),
-                              memory_order_relaxed);
+        tm_cpu_choose(&arec_slot, on);
 }
 
 static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,

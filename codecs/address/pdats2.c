@@ -4,46 +4,37 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <string.h>
 
+#include "../../arch/x86/pdats2_x86.h"
 #include "../common/tm_cpu.h"
 #include "codec_util.h"
-#include "pdats2_x86.h"
 
 /* ---- the block decoder (pdats2_x86.h): vector code of arch/ ---- */
+
+/* The block decoders for 32-bit and 64-bit files (p2x_blocks(wide));
+ * the portable table has none. */
+struct pdats2_impl {
+        p2x_blocks_fn *blocks[2];
+};
 
 #ifdef TM_CPU_X86
 #include "../../arch/x86/pdats2_impl.h"
 #endif
 
-/* The block decoders chosen, by wide; NULL: none (the scalar loops). */
-static p2x_blocks_fn *_Atomic p2x_fn[2];
-static atomic_int p2x_chosen; /* 0 until p2x_choose has run */
-
-static void p2x_choose(int scalar)
-{
-        for (int wide = 0; wide < 2; wide++) {
-                p2x_blocks_fn *f = NULL;
-#ifdef TM_CPU_X86
-                if (!scalar)
-                        f = pdats2_arch_blocks(tm_cpu_features(), wide);
-#endif
-                atomic_store_explicit(&p2x_fn[wide], f, memory_order_relaxed);
-        }
-        atomic_store_explicit(&p2x_chosen, 1, memory_order_release);
-}
+static const struct pdats2_impl pdats2_portable = {{NULL, NULL}};
+static struct tm_cpu_slot pdats2_slot = {.arch = TM_CPU_ARCH(pdats2_arch_choose),
+                                         .portable = &pdats2_portable};
 
 p2x_blocks_fn *p2x_blocks(int wide)
 {
-        if (!atomic_load_explicit(&p2x_chosen, memory_order_acquire))
-                p2x_choose(0);
-        return atomic_load_explicit(&p2x_fn[wide != 0], memory_order_relaxed);
+        const struct pdats2_impl *f = tm_cpu_pick(&pdats2_slot);
+        return f->blocks[wide != 0];
 }
 
 void p2x_force_scalar(int on)
 {
-        p2x_choose(on);
+        tm_cpu_choose(&pdats2_slot, on);
 }
 
 /* ---- the codec ---- */

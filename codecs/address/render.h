@@ -1,14 +1,15 @@
 /* render: din text lines ("<type> <hex addr>\n") without printf.
  *
  * The ascii and streams/ views are din text, and `cat ascii` must run at
- * memory speed, so a line is written with a 256-entry table of hex digit
- * pairs and a digit count from count-leading-zeros (a few ns a line where
- * snprintf costs ~80). Skipping to an offset only needs line lengths, which
- * tm_render_din_len gives without writing anything. Runs of lines go
- * through tm_render_din_batch instead: on x86-64 with AVX-512 it renders
- * three to five lines with a handful of vector instructions (~0.3 ns a
- * line; its portable path ~2.3 ns, tm_render_din line by line ~4.7 ns:
- * bench/render_bench).
+ * memory speed, so a line is written with tm_hex_put (codecs/common/tm_hex.h:
+ * 8 hex digits a word, the leading zeros shifted out by a count from
+ * count-leading-zeros; a few ns a line where snprintf costs ~80).
+ * Skipping to an offset only needs line lengths, which tm_render_din_len
+ * gives without writing anything. Runs of lines go through
+ * tm_render_din_batch instead: on x86-64 with AVX-512 it renders three to
+ * five lines with a handful of vector instructions, several times faster
+ * than its portable path, tm_render_din line after line
+ * (bench/render_bench; the figures: docs/performance.md).
  *
  * Format: the type as one decimal digit, one space, the address in
  * lowercase hex with no leading zeros ("0" for zero) and no "0x", '\n'.
@@ -20,24 +21,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/tm_hex.h"
 #include "trace.h"
 
 /* The longest din line: digit, space, 16 hex digits, newline. */
 #define TM_DIN_LINE_MAX 19
 
-/* "000102...feff": the two hex digits of byte b are at 2*b. */
-extern const char tm_render_hex_pairs[513];
-
-/* Number of hex digits of addr (1..16). */
-static inline unsigned tm_render_hex_digits(uint64_t addr)
-{
-        return addr ? (67u - (unsigned)__builtin_clzll(addr)) >> 2 : 1u;
-}
-
 /* Length in bytes of the din line of any type and addr. */
 static inline unsigned tm_render_din_len(uint64_t addr)
 {
-        return 3u + tm_render_hex_digits(addr);
+        return 3u + tm_hex_digits(addr);
 }
 
 /* Write the din line of (type, addr) to dst, which must have room for
@@ -45,22 +38,15 @@ static inline unsigned tm_render_din_len(uint64_t addr)
  * type must be 0..9. Returns the line length. */
 static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
 {
-        unsigned nd = tm_render_hex_digits(addr);
-        unsigned len = 3u + nd;
-        char *q = dst + 2 + nd;
-        dst[0] = (char)('0' + type);
-        dst[1] = ' ';
-        *q = '\n';
-        while (nd >= 2) {
-                q -= 2;
-                q[0] = tm_render_hex_pairs[2 * (addr & 0xff)];
-                q[1] = tm_render_hex_pairs[2 * (addr & 0xff) + 1];
-                addr >>= 8;
-                nd -= 2;
-        }
-        if (nd)
-                q[-1] = tm_render_hex_pairs[2 * (addr & 0xf) + 1];
-        return len;
+        /* the digit and the space in one 2-byte store */
+        uint16_t head = (uint16_t)(('0' + type) | ' ' << 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        head = __builtin_bswap16(head);
+#endif
+        memcpy(dst, &head, 2);
+        unsigned nd = tm_hex_put(dst + 2, addr);
+        dst[2 + nd] = '\n';
+        return 3 + nd;
 }
 
 /* xdin, Dinero IV's extended din (`dineroIV -informat D`), for traces with
@@ -91,8 +77,8 @@ size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n);
 const char *tm_render_din_batch_impl(void);
 
 /* For tests and benchmarks: on != 0 makes tm_render_din_batch use the
- * portable path from now on; 0 makes the choice again, as at the first
- * call (reading TM_NO_SIMD again). */
+ * portable path until the next call; 0 makes the choice again, as at the
+ * first call (reading TM_NO_SIMD again). */
 void tm_render_force_scalar(int on);
 
 #endif

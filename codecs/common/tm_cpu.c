@@ -52,3 +52,12 @@ unsigned tm_cpu_features(void)
         }
         return f & ~TM_CPU_KNOWN;
 }
+
+const void *tm_cpu_choose(struct tm_cpu_slot *s, int portable_only)
+{
+        const void *p = !portable_only && s->arch ? s->arch(tm_cpu_features()) : NULL;
+        if (!p)
+                p = s->portable;
+        atomic_store_explicit(&s->impl, p, memory_order_release);
+        return p;
+}

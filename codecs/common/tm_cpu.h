@@ -1,19 +1,24 @@
-/* tm_cpu: the CPU features the vector code uses, resolved once, and the
- * one switch that turns all vector code off.
+/* tm_cpu: the CPU features the vector code uses, resolved once, the one
+ * switch that turns all vector code off, and the one dispatch that every
+ * module with a vector path goes through.
  *
  * Vector code lives in one folder per architecture (arch/x86/: AVX-512),
  * one <module>_impl.h each, included by the module's portable .c, as in
- * libdeflate's lib/x86/. Each module chooses its implementation at its
- * first call, by asking tm_cpu_features() whether the CPU has what its
- * vector path needs, and keeps the choice; its test hook (e.g.
- * tm_render_force_scalar(0)) makes the choice again.
+ * libdeflate's lib/x86/. A module gathers its functions in a const table
+ * (struct <module>_impl), one for the portable code and one for each
+ * vector path, and keeps a struct tm_cpu_slot; tm_cpu_pick() hands out
+ * the table chosen for this CPU at the first call (libdeflate's
+ * arch_select) and the same table from then on. tm_cpu_choose() makes the
+ * choice again: the module's test hook (e.g. tm_render_force_scalar).
  *
  * The switch: TM_NO_SIMD=1 in the environment when a module chooses makes
  * tm_cpu_features() return 0, so every module takes its portable path.
- * TM_RENDER_SCALAR=1, the din renderer's own switch before there was one,
- * means the same (tests/unit_render.c sets it). */
+ * TM_RENDER_SCALAR=1 means the same (tests/unit_render.c sets it). */
 #ifndef TM_CPU_H
 #define TM_CPU_H
+
+#include <stdatomic.h>
+#include <stddef.h>
 
 /* The builds that compile arch/x86/ (GCC or clang on x86-64: the vector
  * functions use target attributes, the rest stays baseline x86-64). */
@@ -46,6 +51,39 @@ unsigned tm_cpu_features(void);
 static inline int tm_cpu_has(unsigned want)
 {
         return (tm_cpu_features() & want) == want;
+}
+
+/* arch_choose in a build that compiles arch/x86/, else NULL (arch_choose
+ * is then never named, so it need not exist). */
+#ifdef TM_CPU_X86
+#define TM_CPU_ARCH(arch_choose) (arch_choose)
+#else
+#define TM_CPU_ARCH(arch_choose) NULL
+#endif
+
+/* A module's choice of implementation. Set arch and portable in a static
+ * initializer; impl starts NULL. arch (or NULL: no vector path in this
+ * build) returns the module's table for a vector path that a CPU with the
+ * TM_CPU_* bits features runs, having made any tables that path reads,
+ * else NULL; portable is the module's portable table. */
+struct tm_cpu_slot {
+        _Atomic(const void *) impl;
+        const void *(*arch)(unsigned features);
+        const void *portable;
+};
+
+/* Choose s's table and keep it: portable when portable_only is
+ * nonzero, else arch's for this CPU (reading TM_NO_SIMD again), falling
+ * back to portable. Returns the table. Thread-safe: threads racing on the
+ * first choice all store the same table. */
+const void *tm_cpu_choose(struct tm_cpu_slot *s, int portable_only);
+
+/* s's table, chosen at the first call. Release/acquire: a thread that
+ * sees the choice sees the tables arch made for it. */
+static inline const void *tm_cpu_pick(struct tm_cpu_slot *s)
+{
+        const void *p = atomic_load_explicit(&s->impl, memory_order_acquire);
+        return p ? p : tm_cpu_choose(s, 0);
 }
 
 #endif

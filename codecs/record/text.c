@@ -18,11 +18,11 @@
 #include "text.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../common/tm_cpu.h"
+#include "../common/tm_hex.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define RR_BIG_ENDIAN 1
@@ -134,39 +134,16 @@ static inline size_t udec_len(uint64_t v)
 
 /* ---- hex ---- */
 
-/* The 8 hex digits of x as characters, the most significant in the low
- * byte: nibbles spread to bytes, then '0' + n, plus 39 more where n >= 10
- * (to land on 'a'). As render.c's din renderer does. */
-static inline uint64_t hex8(uint32_t x)
-{
-        uint64_t v = x;
-        v = (v | v << 16) & 0x0000ffff0000ffffull;
-        v = (v | v << 8) & 0x00ff00ff00ff00ffull;
-        v = (v | v << 4) & 0x0f0f0f0f0f0f0f0full;
-        v = __builtin_bswap64(v);
-        uint64_t ge10 = ((v + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-        return v + ASCII_ZEROS + ge10 * 39;
-}
-
 static inline char *put_hex(char *p, uint64_t v)
 {
         p[0] = '0';
         p[1] = 'x';
-        uint32_t hi = (uint32_t)(v >> 32);
-        if (hi == 0) {
-                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2; /* 0..7 */
-                put8(p + 2, hex8((uint32_t)v) >> (8 * z));
-                return p + 10 - z;
-        }
-        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
-        put8(p + 2, hex8(hi) >> (8 * z));
-        put8(p + 10 - z, hex8((uint32_t)v));
-        return p + 18 - z;
+        return p + 2 + tm_hex_put(p + 2, v);
 }
 
 static inline size_t hex_len(uint64_t v)
 {
-        return 2 + (v ? (67u - (unsigned)__builtin_clzll(v)) >> 2 : 1u);
+        return 2 + tm_hex_digits(v);
 }
 
 /* ---- text, bytes, lists ---- */
@@ -337,21 +314,6 @@ static inline enum tm_text_op op_of(const struct tm_field *f)
         return op_show(f, f->show, 0, 1);
 }
 
-/* Lowercase hex without 0x, as many digits as needed ("0" for 0). */
-static inline char *put_hexn(char *p, uint64_t v)
-{
-        uint32_t hi = (uint32_t)(v >> 32);
-        if (hi == 0) {
-                unsigned z = (unsigned)__builtin_clz((uint32_t)v | 1u) >> 2;
-                put8(p, hex8((uint32_t)v) >> (8 * z));
-                return p + 8 - z;
-        }
-        unsigned z = (unsigned)__builtin_clz(hi) >> 2;
-        put8(p, hex8(hi) >> (8 * z));
-        put8(p + 8 - z, hex8((uint32_t)v));
-        return p + 16 - z;
-}
-
 /* Exactly w (1..16) lowercase hex digits: the low ones of v. */
 static inline char *put_hexw(char *p, uint64_t v, unsigned w)
 {
@@ -366,7 +328,7 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
 {
         switch (op) {
         case TM_TOP_HEXN:
-                return put_hexn(p, v);
+                return p + tm_hex_put(p, v);
         case TM_TOP_HEXW:
                 return put_hexw(p, v, width);
         case TM_TOP_SKIP:
@@ -708,6 +670,9 @@ static inline char *num_line(char *o, const char *end, const struct tm_text_kind
         return put_line(o, k, &r);
 }
 
+typedef size_t nums_fn(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
+                       const struct tm_text_num *v, size_t n, size_t *nrec);
+
 /* tm_text_nums without the vector path. */
 static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
                           const struct tm_text_num *v, size_t n, size_t *nrec)
@@ -757,18 +722,19 @@ static uint64_t hex_lens_scalar(const uint64_t *c, size_t n, uint32_t *out, unsi
         uint64_t sum = 0;
         if (!out) {
                 for (size_t i = 0; i < n; i++)
-                        sum += ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+                        sum += tm_hex_digits(c[i]) + add;
                 return sum;
         }
         for (size_t i = 0; i < n; i++)
-                sum += out[i] = ((67u - (unsigned)__builtin_clzll(c[i] | 1)) >> 2) + add;
+                sum += out[i] = tm_hex_digits(c[i]) + add;
         return sum;
 }
 
-/* What runs here: the line renderer and the hex lengths of the index
+/* What runs here: the line renderers and the hex lengths of the index
  * pass, each portable or vector. */
 struct text_impl {
         lines_fn *lines;
+        nums_fn *nums;
         hex_lens_fn *hex_lens;
 };
 
@@ -780,30 +746,13 @@ struct text_impl {
 
 /* ---- dispatch ---- */
 
-static const struct text_impl text_scalar = {lines_scalar, hex_lens_scalar};
-
-/* The implementations in use, NULL until chosen; threads racing on the
- * first call all store the same choice. */
-static _Atomic(const struct text_impl *) text_impl;
-
-static const struct text_impl *text_choose(void)
-{
-#ifdef TM_CPU_X86
-        const struct text_impl *f = text_arch_choose(tm_cpu_features());
-        if (f)
-                return f;
-#endif
-        return &text_scalar;
-}
+static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar};
+static struct tm_cpu_slot text_slot = {.arch = TM_CPU_ARCH(text_arch_choose),
+                                       .portable = &text_scalar};
 
 static const struct text_impl *text_get(void)
 {
-        const struct text_impl *f = atomic_load_explicit(&text_impl, memory_order_acquire);
-        if (!f) {
-                f = text_choose();
-                atomic_store_explicit(&text_impl, f, memory_order_release);
-        }
-        return f;
+        return tm_cpu_pick(&text_slot);
 }
 
 const char *tm_text_lines_impl(void)
@@ -813,7 +762,7 @@ const char *tm_text_lines_impl(void)
 
 void tm_text_force_scalar(int on)
 {
-        atomic_store_explicit(&text_impl, on ? &text_scalar : text_choose(), memory_order_release);
+        tm_cpu_choose(&text_slot, on);
 }
 
 size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
@@ -831,13 +780,7 @@ size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
 size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
                     const struct tm_text_num *v, size_t n, size_t *nrec)
 {
-#ifdef TM_CPU_X86
-        /* the vector path renders any kind it is given: only plans whose
-         * kinds it all takes (a check per line cost HATF's text ~10%) */
-        if (p->vall && text_get()->lines == lines_avx512)
-                return nums_avx512(dst, cap, p, kind, v, n, nrec);
-#endif
-        return nums_scalar(dst, cap, p, kind, v, n, nrec);
+        return text_get()->nums(dst, cap, p, kind, v, n, nrec);
 }
 
 size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,

@@ -20,23 +20,7 @@ fuse_prologue
 SRC_DIR=${TM_SOURCE_DIR:-$here/../..}
 
 # --- 1. lackey -> Laplace raw ---
-cat >prog.c <<'PROG'
-#include <stdlib.h>
-#include <string.h>
-int main(void)
-{
-        char *p = malloc(4096);
-        memset(p, 1, 4096);
-        unsigned long s = 0;
-        for (int i = 0; i < 4096; i += 8)
-                s += *(unsigned long *)(p + i);
-        free(p);
-        return s == 0;
-}
-PROG
-cc -O1 -o prog prog.c || fail "cc prog.c"
-valgrind --tool=lackey --trace-mem=yes --log-file=prog.lk ./prog >/dev/null 2>&1
-check "valgrind lackey ran" test -s prog.lk
+lackey_prog
 # the references of the log as the ascii view shows them: an M line is a
 # load then a store of the same address (lackey's decoder)
 awk '/^(==|--)[0-9]+(==|--)/ { next }

@@ -54,23 +54,7 @@ fi
 # --- 2. a real lackey trace, its sizes and the xdin view ---
 command -v valgrind >/dev/null || skip "valgrind not installed: no real lackey trace"
 need_fuse
-cat >prog.c <<'PROG'
-#include <stdlib.h>
-#include <string.h>
-int main(void)
-{
-        char *p = malloc(4096);
-        memset(p, 1, 4096);
-        unsigned long s = 0;
-        for (int i = 0; i < 4096; i += 8)
-                s += *(unsigned long *)(p + i);
-        free(p);
-        return s == 0;
-}
-PROG
-cc -O1 -o prog prog.c || fail "cc prog.c"
-valgrind --tool=lackey --trace-mem=yes --log-file=prog.lk ./prog >/dev/null 2>&1
-check "valgrind lackey ran" test -s prog.lk
+lackey_prog
 awk '/^(==|--)[0-9]+(==|--)/ { next }
      { split($2, f, ","); a = tolower(f[1]); sub(/^0+/, "", a); if (a == "") a = "0"
        s = sprintf("%03x", f[2] + 0)

@@ -202,3 +202,26 @@ gen_lackey() {
                 }
         }'
 }
+
+# lackey_prog: in the current directory, a real `valgrind --tool=lackey --trace-mem=yes`
+# run of a small program (malloc, memset, 8-byte loads, free), its log in prog.lk. The
+# caller skips without cc or valgrind.
+lackey_prog() {
+        cat >prog.c <<'PROG'
+#include <stdlib.h>
+#include <string.h>
+int main(void)
+{
+        char *p = malloc(4096);
+        memset(p, 1, 4096);
+        unsigned long s = 0;
+        for (int i = 0; i < 4096; i += 8)
+                s += *(unsigned long *)(p + i);
+        free(p);
+        return s == 0;
+}
+PROG
+        cc -O1 -o prog prog.c || fail "cc prog.c"
+        valgrind --tool=lackey --trace-mem=yes --log-file=prog.lk ./prog >/dev/null 2>&1
+        check "valgrind lackey ran" test -s prog.lk
+}

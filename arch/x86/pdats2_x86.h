@@ -16,15 +16,16 @@
  * The output is the scalar decoder's, reference for reference; the tests
  * decode with both (TM_NO_SIMD=1 or p2x_force_scalar) and compare.
  *
- * The decoder is arch/x86/pdats2_impl.h; this header, which the tests
- * include by this name, is its interface, implemented in pdats2.c. */
+ * This header is the decoder's interface, which codecs/address/pdats2.c
+ * includes on every build and implements (p2x_blocks() answers NULL where
+ * there is no vector path); the decoder is arch/x86/pdats2_impl.h. */
 #ifndef TM_PDATS2_X86_H
 #define TM_PDATS2_X86_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "../../codecs/address/trace.h"
 
 /* The decoding state that crosses records. */
 struct p2x_chain {
@@ -43,7 +44,7 @@ typedef size_t p2x_blocks_fn(const uint8_t *in, size_t len, size_t *p, struct tm
 
 /* The block decoder for 32-bit (wide 0) or 64-bit (wide 1) files, or
  * NULL when this CPU (or build) has no AVX-512 VBMI or the environment
- * says TM_NO_SIMD=1 (codecs/common/tm_cpu.h). Chosen on the first call. */
+ * says TM_NO_SIMD=1 (codecs/common/tm_cpu.h). Chosen at the first call. */
 p2x_blocks_fn *p2x_blocks(int wide);
 
 /* Tests: 1 makes p2x_blocks() return NULL, 0 chooses again. */
