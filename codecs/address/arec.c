@@ -96,7 +96,7 @@ struct arec_tls {
         struct tm_ref refs[AREC_COLS];
         uint32_t sizes[AREC_COLS];
 };
-static struct tm_tls arec_slot = TM_TLS_INIT(sizeof(struct arec_tls));
+static struct tm_tls arec_bufs = TM_TLS_INIT(sizeof(struct arec_tls));
 
 /* The references of in[0..len) (at most cap, and AREC_COLS) into
  * t->refs, their sizes into t->sizes for a codec that has them,
@@ -138,7 +138,7 @@ static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, s
                            struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        struct arec_tls *b = tm_tls_get(&arec_slot);
+        struct arec_tls *b = tm_tls_get(&arec_bufs);
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         ssize_t n = arec_refs_of(x, b, &ds, in, len, eof, raw_off, used, cap, err);
@@ -204,7 +204,7 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
                                  size_t cap, struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
-        struct arec_tls *t = tm_tls_get(&arec_slot);
+        struct arec_tls *t = tm_tls_get(&arec_bufs);
         struct tm_dec_state ds;
         memcpy(ds.b, st->b, TM_STATE_MAX);
         b->n = 0;
@@ -255,7 +255,7 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
                         size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
                         size_t maxrec, long kind, size_t *nrec)
 {
-        struct arec_tls *t = tm_tls_get(&arec_slot);
+        struct arec_tls *t = tm_tls_get(&arec_bufs);
         struct tm_ref *refs = t ? t->refs : NULL;
         struct tm_dec_state ds;
         size_t w = 0, done = 0, lines = 0, off = 0;
@@ -307,7 +307,7 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
                        size_t len, uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,
                        size_t maxrec, size_t *nrec)
 {
-        struct arec_tls *t = tm_tls_get(&arec_slot);
+        struct arec_tls *t = tm_tls_get(&arec_bufs);
         struct tm_ref *refs = t ? t->refs : NULL;
         struct tm_dec_state ds;
         size_t done = 0, off = 0;
