@@ -1,6 +1,7 @@
-/* The conformance suite: the same checks for every row of the codec tables,
- * tm_codecs[] (codecs/address/trace.h) and tm_rcodecs[] (codecs/record/
- * record.h), so that a new row is tested with no change here.
+/* The conformance suite: the same checks for every row of the registry
+ * (codecs/registry.h) and, for an address row, the address codec behind
+ * it (codecs/address/trace.h, tm_arec_codec), so that a new row is tested
+ * with no change here.
  *
  * Inputs of a codec: streams its own encoder wrote (address codecs: every
  * address width and instruction unit, program-shaped and random traces;
@@ -43,11 +44,15 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "codecs/address/addr_stats.h"
+#include "codecs/address/arec.h"
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
+#include "codecs/laplace/laplace_stats.h"
 #include "codecs/metatf/metatf.h"
 #include "codecs/object/ptf.h"
 #include "codecs/record/record.h"
+#include "codecs/registry.h"
 #include "support/tmtest.h"
 
 #define SAMPLE_MAX (48u << 10) /* raw bytes of a sample the checks decode */
@@ -602,7 +607,7 @@ static int sink_buf(void *arg, const void *p, size_t n)
 /* Is c a row of the address family (codecs/address/arec.c)? */
 static int is_address(const struct tm_rcodec *c)
 {
-        return c->family && strcmp(c->family, "address") == 0;
+        return c->family == &tm_family_address;
 }
 
 /* Is c a row of the laplace family (codecs/laplace/laplace.h)? Its
@@ -610,7 +615,7 @@ static int is_address(const struct tm_rcodec *c)
  * widths (laplace_fit). */
 static int is_laplace(const struct tm_rcodec *c)
 {
-        return c->family && strcmp(c->family, "laplace") == 0;
+        return c->family == &tm_family_laplace;
 }
 
 /* The schema c's encoder takes records in, into *out: the family of the
@@ -893,9 +898,9 @@ static void add_record_ours(struct suite *su)
 static int probes_as(const struct codec *c, const uint8_t *raw, size_t len)
 {
         if (c->ac)
-                return tm_codec_probe(raw, head_len(c, len)) == c->ac;
-        /* as a trace is opened: the first rows first (the address rows
-         * before the others), given the first TM_RHEAD_MIN bytes */
+                return tm_arec_codec(tm_rcodec_probe(raw, head_len(c, len))) == c->ac;
+        /* as a trace is opened: the row that bids highest for the first
+         * TM_RHEAD_MIN bytes */
         return tm_rcodec_probe(raw, len < TM_RHEAD_MIN ? len : TM_RHEAD_MIN) == c->rc;
 }
 
@@ -1450,17 +1455,19 @@ static void check_corrupt(void **state)
 
 int main(void)
 {
-        size_t nc = 0;
-        for (size_t i = 0; tm_codecs[i]; i++)
-                nc++;
-        for (size_t i = 0; tm_rcodecs[i]; i++)
-                nc++;
+        const struct tm_registry *reg = tm_registry();
+        size_t nc = reg->n;
+        for (size_t i = 0; i < reg->n; i++)
+                nc += tm_arec_codec(reg->row[i]) != NULL;
         struct suite *su = calloc(nc, sizeof *su);
         size_t k = 0;
-        for (size_t i = 0; tm_codecs[i]; i++, k++)
-                su[k].c = (struct codec){.ac = tm_codecs[i], .name = tm_codecs[i]->name};
-        for (size_t i = 0; tm_rcodecs[i]; i++, k++)
-                su[k].c = (struct codec){.rc = tm_rcodecs[i], .name = tm_rcodecs[i]->name};
+        for (size_t i = 0; i < reg->n; i++) {
+                const struct tm_codec *ac = tm_arec_codec(reg->row[i]);
+                if (ac)
+                        su[k++].c = (struct codec){.ac = ac, .name = ac->name};
+        }
+        for (size_t i = 0; i < reg->n; i++, k++)
+                su[k].c = (struct codec){.rc = reg->row[i], .name = reg->row[i]->name};
         static const struct {
                 const char *name;
                 CMUnitTestFunction f;

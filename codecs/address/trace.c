@@ -1,23 +1,8 @@
-/* Address codec look-ups (the table: table.c) and type names. */
+/* Reference type names (the address codecs are found through their
+ * rows: arec.h). */
 #include "trace.h"
 
 #include <string.h>
-
-const struct tm_codec *tm_codec_probe(const uint8_t *head, size_t n)
-{
-        for (const struct tm_codec *const *c = tm_codecs; *c; c++)
-                if ((*c)->probe(head, n))
-                        return *c;
-        return NULL;
-}
-
-const struct tm_codec *tm_codec_by_name(const char *name)
-{
-        for (const struct tm_codec *const *c = tm_codecs; *c; c++)
-                if (strcmp((*c)->name, name) == 0)
-                        return *c;
-        return NULL;
-}
 
 const char *tm_type_name(unsigned t)
 {
