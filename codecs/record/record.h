@@ -264,13 +264,14 @@ struct tm_rarchive {
  *   100      a magic at offset 0 of 4 bytes or more, distinct for every
  *            row (pdats, pdats2, hatf, native, metatf); two such rows
  *            never both take a head.
- *   40..75   text: every whole line of the head parses (each row's own
- *            bid, as a line of that row rules out more: lackey over din,
- *            as a lackey file never parses as din while a din file is
- *            not known never to parse as lackey), or a first line of its
- *            own (java, ptf, ptf_bin); below any magic, as a file with a
- *            magic never parses as lines (a NUL or a byte of 0x7f and
- *            over in its first 8 bytes).
+ *   40..75   text: every whole line of the head parses, or a first
+ *            line of its own (java, ptf, ptf_bin); each row its own bid,
+ *            higher as its lines rule out more (lackey over din: a lackey
+ *            file never parses as din, while a din file is not known never
+ *            to parse as lackey). Below every magic: hatf's, native's and
+ *            metatf's hold a byte no text row's line has (a NUL, 0x7f,
+ *            0x89), and a text that starts "PDTS" or "PDT2" is taken as
+ *            PDATS, whose header then fails.
  *   30       a bound row's magic (codecs/metatf/bound.h): a user's
  *            description must not take a file a row of C reads.
  *   20       the size rule and a check in C of the bytes (laplace_raw,
