@@ -87,7 +87,8 @@ int main(int argc, char **argv)
         }
         size_t n;
         uint8_t *in = load(argv[1], &n);
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_probe(in, n < TM_PROBE_BYTES ? n : TM_PROBE_BYTES));
+        const struct tm_codec *c =
+            tm_arec_codec(tm_rcodec_probe(in, n < TM_PROBE_BYTES ? n : TM_PROBE_BYTES));
         if (!c || !c->decode) {
                 fprintf(stderr, "decode_bench: %s: no codec recognises it\n", argv[1]);
                 return 1;

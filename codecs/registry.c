@@ -18,10 +18,10 @@
 #include "heap/hatf.h"
 #include "heap/heap_stats.h"
 #include "heap/mtrace.h"
-#include "laplace/laplace.h"
-#include "laplace/laplace_stats.h"
 #include "java/jstats.h"
 #include "java/jtrace.h"
+#include "laplace/laplace.h"
+#include "laplace/laplace_stats.h"
 #include "metatf/metatf.h"
 #include "native/native.h"
 #include "object/ptf.h"
@@ -38,9 +38,9 @@ const struct tm_cont_ops *const tm_cont_table[] = {
 /* The rows of C. Their order decides nothing but ties, and rows of C
  * never tie (record.h, enum tm_bid). */
 static const struct tm_rcodec *const rows_c[] = {
-    &tm_rcodec_pdats2,      &tm_rcodec_pdats, &tm_rcodec_lackey,  &tm_rcodec_din,
-    &tm_rcodec_hatf,        &tm_rcodec_native, &tm_rcodec_metatf, &tm_rcodec_mtrace,
-    &tm_rcodec_java,        &tm_rcodec_ptf_bin, &tm_rcodec_ptf,   &tm_rcodec_laplace_text,
+    &tm_rcodec_pdats2,      &tm_rcodec_pdats,       &tm_rcodec_lackey, &tm_rcodec_din,
+    &tm_rcodec_hatf,        &tm_rcodec_native,      &tm_rcodec_metatf, &tm_rcodec_mtrace,
+    &tm_rcodec_java,        &tm_rcodec_ptf_bin,     &tm_rcodec_ptf,    &tm_rcodec_laplace_text,
     &tm_rcodec_laplace_kev, &tm_rcodec_laplace_raw,
 };
 
@@ -52,7 +52,6 @@ const struct tm_family *const tm_families[] = {
     &tm_family_laplace,
     NULL,
 };
-
 
 /* Bound formats shipped with tracemount: a row each, the DTD in
  * codecs/metatf/dtd/ (docs/formats/bound.md). The rows

@@ -53,7 +53,8 @@ static uint8_t *encode_probed(const struct tm_codec *c, const struct tm_enc_opts
 /* Decode raw with the codec the probe picks. */
 static size_t decode_probed(const uint8_t *raw, size_t len, struct tm_ref *out, size_t max)
 {
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES));
+        const struct tm_codec *c =
+            tm_arec_codec(tm_rcodec_probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES));
         assert_non_null(c);
         struct tm_err err = {0};
         ssize_t m = ct_decode(c, raw, len, 0, 300, out, max, &err);

@@ -52,12 +52,28 @@ static const struct {
 
 /* The probe order the bids replace, first to last. */
 static const char *const legacy[] = {
-    "pdats2", "pdats",   "lackey",  "din",          "hatf",        "native",
-    "metatf", "mtrace",  "java",    "ptf_bin",      "ptf",         "laplace_text",
+    /* the rows of C with a magic or lines, in their table's order */
+    "pdats2",
+    "pdats",
+    "lackey",
+    "din",
+    "hatf",
+    "native",
+    "metatf",
+    "mtrace",
+    "java",
+    "ptf_bin",
+    "ptf",
+    "laplace_text",
     "laplace_kev",
-    "tfm",    "tfpdt",   "tfdin", /* bound rows with a magic, as TM_BOUND_FORMATS lists them */
-    "laplace_raw",                /* the size rule and a check of C */
-    "tfsize",                     /* bound rows by the size rule alone */
+    /* bound rows with a magic, as TM_BOUND_FORMATS lists them */
+    "tfm",
+    "tfpdt",
+    "tfdin",
+    /* the size rule and a check of C */
+    "laplace_raw",
+    /* bound rows by the size rule alone */
+    "tfsize",
 };
 #define NLEGACY (sizeof legacy / sizeof legacy[0])
 
@@ -120,7 +136,8 @@ static unsigned c_rows_bidding(const struct tm_registry *r, const uint8_t *head,
 {
         unsigned k = 0;
         for (unsigned i = 0; i < r->n; i++)
-                k += top > 0 && r->row[i]->probe(head, n) == top && strncmp(r->row[i]->name, "tf", 2);
+                k += top > 0 && r->row[i]->probe(head, n) == top &&
+                     strncmp(r->row[i]->name, "tf", 2);
         return k;
 }
 
@@ -369,8 +386,8 @@ static void test_value(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_build),         cmocka_unit_test(test_fixtures),
-            cmocka_unit_test(test_tricky),        cmocka_unit_test(test_changed_heads),
+            cmocka_unit_test(test_build),  cmocka_unit_test(test_fixtures),
+            cmocka_unit_test(test_tricky), cmocka_unit_test(test_changed_heads),
             cmocka_unit_test(test_value),
         };
         return cmocka_run_group_tests(tests, setup, tmt_group_teardown);

@@ -390,7 +390,8 @@ static void ascii_of(const char *path, struct vt_buf *out)
 static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame, size_t nrefs,
                                            const char *name)
 {
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din")), *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din")),
+                              *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
         struct vt_buf raw[RW_VERSIONS] = {{0}};
         struct tm_ref *r2 = calloc(nrefs, sizeof *r2);
         vt_make(tmt_path("rw0.din"), din, TM_CONT_PLAIN, 0, refs, nrefs, &raw[0]);

@@ -86,4 +86,5 @@ const struct tm_rcodec tm_rcodec_laplace_text = {
     .enc_finish = tm_laplace_enc_finish,
     .enc_free = tm_laplace_enc_free,
     .enc_schema = tm_laplace_enc_schema,
+    .enc_fit = tm_laplace_enc_fit,
 };

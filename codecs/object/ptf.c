@@ -383,4 +383,5 @@ const struct tm_rcodec tm_rcodec_ptf = {
     .enc_finish = tm_ptf_enc_finish,
     .enc_free = tm_ptf_enc_free,
     .enc_schema = tm_ptf_enc_schema,
+    .enc_fit = tm_ptf_enc_fit,
 };

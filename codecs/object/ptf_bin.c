@@ -320,4 +320,5 @@ const struct tm_rcodec tm_rcodec_ptf_bin = {
     .enc_finish = pb_enc_finish,
     .enc_free = pb_enc_free,
     .enc_schema = tm_ptf_enc_schema, /* one unnamed encoding: no .encodings */
+    .enc_fit = tm_ptf_enc_fit,
 };

@@ -402,6 +402,14 @@ struct tm_rcodec {
          * encoder takes heap records (codecs/heap/heap.h). */
         void (*enc_schema)(struct tm_schema *s);
 
+        /* Make records r[0..n) of enc_schema's schema, with any values,
+         * records this encoder writes and its decoder gives back as they
+         * are: values within the format's widths, the markers it needs
+         * where it needs them. A generator's step (the conformance suite
+         * writes records of every row this way); NULL: every record
+         * enc_put takes comes back as it went in. */
+        void (*enc_fit)(struct tm_rec *r, size_t n);
+
         /* Fast paths, NULL when the codec has none; the views use them
          * when present and the bytes are those of the generic path.
          * text_of: the codec's text decoder on this machine (it may need
