@@ -76,6 +76,9 @@ int tm_registry_add_bound(struct tm_registry *r, const struct tm_bound *b, struc
         if (tm_registry_by_name(r, b->name))
                 return tm_err_set(err, -EEXIST, "format %.*s: a codec of that name exists",
                                   TM_NAME_MAX - 1, b->name);
+        if (r->n >= TM_REGISTRY_MAX) /* before a slot is taken */
+                return tm_err_set(err, -ENOSPC, "format %.*s: the registry is full",
+                                  TM_NAME_MAX - 1, b->name);
         const struct tm_rcodec *c;
         int ret = tm_bound_codec(b, &c, err);
         return ret < 0 ? ret : tm_registry_add(r, c, err);

@@ -47,7 +47,8 @@ struct tm_registry {
 };
 
 /* r: the rows of C and the shipped bound rows (a shipped row that cannot
- * be made is reported on stderr and left out). */
+ * be made is reported on stderr and left out). Each call makes the
+ * shipped bound rows' codecs again, a slot each of TM_BOUND_MAX. */
 void tm_registry_init(struct tm_registry *r);
 
 /* Add row c to r, after its rows. 0, or -EEXIST (a row of that name is
