@@ -23,7 +23,7 @@
  * ("tracemount: TM_BOUND_FORMATS: <file>: ...") and left out. Nothing
  * changes it afterwards, so any thread may read it. A program that
  * leaves its start directory or closes stderr (the daemon: fs/main.c)
- * calls tm_registry() before, for relative names and the reports. */
+ * calls tm_registry() before, for relative names and the reports.
  *
  * Families (codecs/record/family.h): a row points at the family of the
  * schemas it yields (tm_rcodec.family); the rows whose schema comes from a
