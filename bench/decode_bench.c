@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/address/trace.h"
 
 #define BATCH 4096
@@ -86,7 +87,8 @@ int main(int argc, char **argv)
         }
         size_t n;
         uint8_t *in = load(argv[1], &n);
-        const struct tm_codec *c = tm_codec_probe(in, n < TM_PROBE_BYTES ? n : TM_PROBE_BYTES);
+        const struct tm_codec *c =
+            tm_arec_codec(tm_rcodec_probe(in, n < TM_PROBE_BYTES ? n : TM_PROBE_BYTES));
         if (!c || !c->decode) {
                 fprintf(stderr, "decode_bench: %s: no codec recognises it\n", argv[1]);
                 return 1;

@@ -25,6 +25,7 @@
 
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
+#include "codecs/heap/heap_stats.h"
 #include "codecs/metatf/metatf.h"
 #include "codecs/record/record.h"
 
@@ -118,8 +119,8 @@ static int load(const uint8_t *raw, size_t len, struct trace *t, struct tm_err *
         const struct tm_rcodec *c = tm_rcodec_probe(raw, len < 4096 ? len : 4096);
         if (!c)
                 return tm_err_set(err, -ENOTSUP, "not a trace a record codec knows");
-        if (strcmp(c->family, "heap") != 0)
-                return tm_err_set(err, -ENOTSUP, "a %s trace, not a heap trace", c->family);
+        if (c->family != &tm_family_heap)
+                return tm_err_set(err, -ENOTSUP, "a %s trace, not a heap trace", c->name);
         struct tm_schema sc;
         struct tm_rstate st;
         void *ctx;

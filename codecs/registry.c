@@ -1,22 +1,12 @@
-/* The registry: every container and every trace codec this build reads,
- * in the order they are tried. Adding a format is its module, its row
- * here, its docs page (docs/formats/) and its tests; the views, the
- * daemon and tracetool find it through these tables alone.
- *
- * Detection: the container first (by its magic bytes; plain accepts
- * anything and comes last), then, on the first raw bytes, the codec rows:
- * the address codecs (codecs/address/arec.h; binary magics first; lackey
- * before din, as a lackey file never parses as din but the reverse is not
- * guaranteed), the other record codecs (binary signatures first, text
- * formats after), then the bound
- * formats (codecs/metatf/bound.h: a row of data and a DTD, no C): those
- * with a magic, then those recognised by the size rule alone, the
- * weakest probe, last. Never by name.
- *
- * Families (codecs/record/family.h): what a kind of record trace adds to
- * the generic views, its statistics and per-id streams; a schema is of
- * the first family that claims it, of none when no row does. */
+/* The registry (registry.h): the containers, the record codec rows and
+ * the families this build has. Adding a format is its module, its row
+ * below (its bid: record.h), its docs page (docs/formats/) and its tests;
+ * the views, the daemon and tracetool find it through these tables
+ * alone. */
+#include "registry.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +18,10 @@
 #include "heap/hatf.h"
 #include "heap/heap_stats.h"
 #include "heap/mtrace.h"
-#include "laplace/laplace.h"
-#include "laplace/laplace_stats.h"
 #include "java/jstats.h"
 #include "java/jtrace.h"
-#include "metatf/bound.h"
+#include "laplace/laplace.h"
+#include "laplace/laplace_stats.h"
 #include "metatf/metatf.h"
 #include "native/native.h"
 #include "object/ptf.h"
@@ -46,16 +35,14 @@ const struct tm_cont_ops *const tm_cont_table[] = {
     NULL,
 };
 
-
-#define RCODECS                                                                                    \
-        &tm_rcodec_pdats2, &tm_rcodec_pdats, &tm_rcodec_lackey, &tm_rcodec_din, &tm_rcodec_hatf,  \
-            &tm_rcodec_native, &tm_rcodec_metatf, &tm_rcodec_mtrace, &tm_rcodec_java,             \
-            &tm_rcodec_ptf_bin, &tm_rcodec_ptf, &tm_rcodec_laplace_text, &tm_rcodec_laplace_kev
-/* only counted: the table below is the one used */
-static const struct tm_rcodec *const rcodecs_own[] __attribute__((unused)) = {RCODECS};
-/* with room for the bound rows added at start-up (tm_rcodec_add) */
-#define RCODECS_OWN (sizeof rcodecs_own / sizeof rcodecs_own[0])
-const struct tm_rcodec *tm_rcodecs[RCODECS_OWN + TM_RCODECS_ADDED_MAX + 1] = {RCODECS};
+/* The rows of C. Their order decides nothing but ties, and rows of C
+ * never tie (record.h, enum tm_bid). */
+static const struct tm_rcodec *const rows_c[] = {
+    &tm_rcodec_pdats2,      &tm_rcodec_pdats,       &tm_rcodec_lackey, &tm_rcodec_din,
+    &tm_rcodec_hatf,        &tm_rcodec_native,      &tm_rcodec_metatf, &tm_rcodec_mtrace,
+    &tm_rcodec_java,        &tm_rcodec_ptf_bin,     &tm_rcodec_ptf,    &tm_rcodec_laplace_text,
+    &tm_rcodec_laplace_kev, &tm_rcodec_laplace_raw,
+};
 
 const struct tm_family *const tm_families[] = {
     &tm_family_address,
@@ -73,24 +60,111 @@ const struct tm_bound tm_bound_rows[] = {
     {.name = ""},
 };
 
-static unsigned n_by_size; /* added rows probed by size alone: the table's last */
-
-int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err)
+int tm_registry_add(struct tm_registry *r, const struct tm_rcodec *c, struct tm_err *err)
 {
-        size_t n = 0;
-        while (tm_rcodecs[n])
-                n++;
-        if (tm_rcodec_by_name(c->name) || tm_codec_by_name(c->name))
+        if (tm_registry_by_name(r, c->name))
                 return tm_err_set(err, -EEXIST, "format %s: a codec of that name exists", c->name);
-        if (n + 2 > sizeof tm_rcodecs / sizeof tm_rcodecs[0])
-                return tm_err_set(err, -ENOSPC, "format %s: the record codec table is full",
-                                  c->name);
-        size_t at = by_size ? n : n - n_by_size;
-        memmove(&tm_rcodecs[at + 1], &tm_rcodecs[at], (n - at + 1) * sizeof tm_rcodecs[0]);
-        tm_rcodecs[at] = c;
-        n_by_size += by_size != 0;
+        if (r->n >= TM_REGISTRY_MAX)
+                return tm_err_set(err, -ENOSPC, "format %s: the registry is full", c->name);
+        r->row[r->n++] = c;
+        r->row[r->n] = NULL;
         return 0;
 }
+
+int tm_registry_add_bound(struct tm_registry *r, const struct tm_bound *b, struct tm_err *err)
+{
+        if (tm_registry_by_name(r, b->name))
+                return tm_err_set(err, -EEXIST, "format %.*s: a codec of that name exists",
+                                  TM_NAME_MAX - 1, b->name);
+        if (r->n >= TM_REGISTRY_MAX) /* before a slot is taken */
+                return tm_err_set(err, -ENOSPC, "format %.*s: the registry is full",
+                                  TM_NAME_MAX - 1, b->name);
+        const struct tm_rcodec *c;
+        int ret = tm_bound_codec(b, &c, err);
+        return ret < 0 ? ret : tm_registry_add(r, c, err);
+}
+
+int tm_registry_add_file(struct tm_registry *r, const char *path, struct tm_err *err)
+{
+        struct tm_bound b;
+        int ret = tm_bound_read_file(path, &b, err);
+        if (ret < 0)
+                return ret;
+        if ((ret = tm_registry_add_bound(r, &b, err)) < 0)
+                return tm_err_prefix(err, "%s", path);
+        return 0;
+}
+
+unsigned tm_registry_add_list(struct tm_registry *r, const char *list,
+                              void (*report)(void *arg, const struct tm_err *e), void *arg)
+{
+        unsigned failed = 0;
+        char path[4096];
+        for (const char *p = list; p && *p;) {
+                const char *end = strchr(p, ':');
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+                struct tm_err e = {0};
+                int ret = 0;
+                if (n >= sizeof path)
+                        ret = tm_err_set(&e, -ENAMETOOLONG, "%.64s...: name too long", p);
+                else if (n) {
+                        memcpy(path, p, n);
+                        path[n] = 0;
+                        ret = tm_registry_add_file(r, path, &e);
+                }
+                if (ret < 0) {
+                        failed++;
+                        if (report)
+                                report(arg, &e);
+                }
+                p = end ? end + 1 : NULL;
+        }
+        return failed;
+}
+
+void tm_registry_init(struct tm_registry *r)
+{
+        r->n = 0;
+        r->row[0] = NULL;
+        for (size_t i = 0; i < sizeof rows_c / sizeof rows_c[0]; i++) {
+                struct tm_err e = {0};
+                if (tm_registry_add(r, rows_c[i], &e) < 0)
+                        fprintf(stderr, "tracemount: %s\n", e.msg);
+        }
+        for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++) {
+                struct tm_err e = {0};
+                if (tm_registry_add_bound(r, b, &e) < 0)
+                        fprintf(stderr, "tracemount: shipped format %s: %s\n", b->name, e.msg);
+        }
+}
+
+const struct tm_rcodec *tm_registry_probe(const struct tm_registry *r, const uint8_t *head,
+                                          size_t n, int *bid)
+{
+        const struct tm_rcodec *best = NULL;
+        int top = 0;
+        for (unsigned i = 0; i < r->n; i++) {
+                int b = r->row[i]->probe(head, n);
+                if (b > top) { /* strictly: of equal bids the first stays */
+                        top = b;
+                        best = r->row[i];
+                }
+        }
+        if (bid)
+                *bid = top;
+        return best;
+}
+
+const struct tm_rcodec *tm_registry_by_name(const struct tm_registry *r, const char *name)
+{
+        for (unsigned i = 0; i < r->n; i++)
+                if (strcmp(r->row[i]->name, name) == 0)
+                        return r->row[i];
+        return NULL;
+}
+
+static struct tm_registry process;
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 
 static void report(void *arg, const struct tm_err *e)
 {
@@ -98,22 +172,24 @@ static void report(void *arg, const struct tm_err *e)
         fprintf(stderr, "tracemount: TM_BOUND_FORMATS: %s (format not added)\n", e->msg);
 }
 
-/* Once, before main: the shipped bound rows, then those TM_BOUND_FORMATS
- * describes. A row that cannot be added is reported on stderr and left
- * out; nothing else changes. */
-__attribute__((constructor)) static void registry_start(void)
+static void process_build(void)
 {
-        /* Laplace raw references: a layout of a shipped DTD as a bound
-         * row's, with an encoder, so a row of C (laplace.h); no magic, so
-         * where a bound row by the size rule goes: after every row with
-         * one (docs/formats/laplace.md, "Detection") */
-        struct tm_err le = {0};
-        if (tm_rcodec_add(&tm_rcodec_laplace_raw, 1, &le) < 0)
-                fprintf(stderr, "tracemount: laplace_raw: %s\n", le.msg);
-        for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++) {
-                struct tm_err e = {0};
-                if (tm_bound_add(b, &e) < 0)
-                        fprintf(stderr, "tracemount: shipped format %s: %s\n", b->name, e.msg);
-        }
-        tm_bound_load_list(getenv("TM_BOUND_FORMATS"), report, NULL);
+        tm_registry_init(&process);
+        tm_registry_add_list(&process, getenv("TM_BOUND_FORMATS"), report, NULL);
+}
+
+const struct tm_registry *tm_registry(void)
+{
+        pthread_once(&process_once, process_build);
+        return &process;
+}
+
+const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n)
+{
+        return tm_registry_probe(tm_registry(), head, n, NULL);
+}
+
+const struct tm_rcodec *tm_rcodec_by_name(const char *name)
+{
+        return tm_registry_by_name(tm_registry(), name);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bdi.h"
+#include "codecs/registry.h"
 #include "drop.h"
 #include "inode.h"
 #include "inval.h"
@@ -511,6 +512,10 @@ int main(int argc, char *argv[])
                 main_free(&o, &args);
                 return rc;
         }
+        /* the registry built now, in the directory and with the stderr the
+         * daemon was started with (TM_BOUND_FORMATS' names, its reports),
+         * not on the first probe after fuse_daemonize */
+        tm_registry();
         char *cache_dir;
         int cache_fd = main_open_cache_dir(o.cache_dir, &cache_dir);
         free(o.cache_dir);

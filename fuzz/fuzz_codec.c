@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/address/trace.h"
 
 #ifndef FZ_CODEC
@@ -133,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         if (size < 1)
                 return 0;
-        const struct tm_codec *c = tm_codec_by_name(fzd_codec);
+        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(fzd_codec));
         if (!c)
                 abort();
         static const size_t caps[16] = {1,   2,   3,   5,    7,    16,   31, 64,

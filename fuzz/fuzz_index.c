@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
 #include "codecs/heap/heap.h"
@@ -126,7 +127,7 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
 {
         struct fzi_arch *a = &fzi_a[fzi_na++];
         snprintf(a->path, sizeof a->path, "%s/%s", fzi_dir, name);
-        const struct tm_codec *c = tm_codec_by_name(codec);
+        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(codec));
         int fd = open(a->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         struct tm_cwriter *w;
         struct tm_cwriter_opts o = {.level = 3, .frame_size = 256};

@@ -28,6 +28,7 @@
 #include "../codecs/metatf/metatf.h"
 #include "../codecs/metatf/metatf_impl.h"
 #include "../codecs/record/record.h"
+#include "../codecs/registry.h"
 #include "../include/tracemount.h"
 #include "support/tmtest.h"
 
@@ -161,8 +162,9 @@ static const struct tm_rcodec *tf3(void)
         return c;
 }
 
-/* Rows: tf3 from a description file, tf3be as a struct, tf3size by the
- * size rule alone. */
+/* Rows, from description files named by TM_BOUND_FORMATS before the
+ * registry is first used (it is built then, once): tf3, tf3be and
+ * tf3size by the size rule alone. */
 static int setup(void **state)
 {
         if (tmt_group_setup(state))
@@ -180,27 +182,18 @@ static int setup(void **state)
                                   "header = 8;\n";
         if (tmt_spit(tmt_path("tf3.fmt"), fmt, strlen(fmt)))
                 return -1;
-        struct tm_err err = {0};
-        if (tm_bound_load_file(tmt_path("tf3.fmt"), &err) < 0) {
-                fprintf(stderr, "%s\n", err.msg);
+        static const char be[] = "name = tf3be;\ndtd = tf3.dtd;\nmagic = \"TF3B\";\n"
+                                 "byteorder = big;\nheader = 8;\n";
+        static const char sz[] = "name = tf3size;\ndtd = tf3.dtd;\nsize = records;\n"
+                                 "byteorder = little;\nheader = 8;\n";
+        if (tmt_spit(tmt_path("tf3be.fmt"), be, strlen(be)) ||
+            tmt_spit(tmt_path("tf3size.fmt"), sz, strlen(sz)))
                 return -1;
-        }
-        struct tm_bound be = {.name = "tf3be",
-                              .dtd = "tf3.dtd",
-                              .magic = "TF3B",
-                              .magic_len = 4,
-                              .byteorder = MTF_BE,
-                              .header = HDR};
-        struct tm_bound sz = {.name = "tf3size",
-                              .dtd = "tf3.dtd",
-                              .size_rule = 1,
-                              .byteorder = MTF_LE,
-                              .header = HDR};
-        if (tm_bound_add(&be, &err) < 0 || tm_bound_add(&sz, &err) < 0) {
-                fprintf(stderr, "%s\n", err.msg);
-                return -1;
-        }
-        return 0;
+        char list[3 * 1024];
+        snprintf(list, sizeof list, "%s:%s:", tmt_path("tf3.fmt"), tmt_path("tf3be.fmt"));
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s", tmt_path("tf3size.fmt"));
+        setenv("TM_BOUND_FORMATS", list, 1);
+        return tm_rcodec_by_name("tf3size") ? 0 : -1;
 }
 
 static void roundtrip(const char *magic, int big, const char *codec, enum tm_cont_kind kind,
@@ -333,46 +326,40 @@ static void test_probe(void **state)
         free(v);
 }
 
-/* The shipped bound row named n, or NULL. */
-static const struct tm_bound *shipped(const char *n)
-{
-        for (const struct tm_bound *b = tm_bound_rows; b->name[0]; b++)
-                if (strcmp(b->name, n) == 0)
-                        return b;
-        return NULL;
-}
-
-/* Bound rows come after the registry's rows, magic before size rule;
- * shipped rows before the test's within each. */
+/* The bound rows are registered after the rows of C, in the order of
+ * TM_BOUND_FORMATS; they bid below every row of C, a magic over the
+ * size rule. A second row of a taken name is refused. */
 static void test_order(void **state)
 {
         (void)state;
-        int seen_magic = 0, seen_size = 0, seen_shipped_size = 0, i = 0;
-        for (; tm_rcodecs[i]; i++) {
-                const char *n = tm_rcodecs[i]->name;
-                const struct tm_bound *b = shipped(n);
-                if (b && b->magic_len) {
-                        assert_false(seen_magic || seen_size || seen_shipped_size);
-                } else if (b || strcmp(n, "laplace_raw") == 0) { /* a C row by size (laplace.h) */
-                        assert_false(seen_size);
-                        seen_shipped_size++;
-                } else if (strcmp(n, "tf3") == 0 || strcmp(n, "tf3be") == 0) {
-                        assert_false(seen_size || seen_shipped_size);
-                        seen_magic++;
-                } else if (strcmp(n, "tf3size") == 0) {
-                        seen_size++;
-                } else {
-                        assert_false(seen_shipped_size);
-                        assert_false(seen_magic || seen_size);
-                }
-        }
-        assert_int_equal(seen_magic, 2);
-        assert_int_equal(seen_size, 1);
+        const struct tm_registry *r = tm_registry();
+        static const char *const bound[] = {"tf3", "tf3be", "tf3size"};
+        unsigned first = r->n - 3;
+        for (unsigned i = 0; i < 3; i++)
+                assert_string_equal(r->row[first + i]->name, bound[i]);
+        assert_null(r->row[r->n]);
+        for (unsigned i = 0; i < first; i++)
+                assert_null(strstr(r->row[i]->name, "tf3"));
+        struct vals *v;
+        size_t len;
+        uint8_t *raw = make_raw("TF3L", 0, 20, 7, &v, &len);
+        assert_int_equal(r->row[first]->probe(raw, len), TM_BID_BOUND_MAGIC);
+        assert_int_equal(r->row[first + 2]->probe(raw, len), TM_BID_SIZE);
+        int bid = 0;
+        assert_ptr_equal(tm_registry_probe(r, raw, len, &bid), r->row[first]);
+        assert_int_equal(bid, TM_BID_BOUND_MAGIC);
+        free(raw);
+        free(v);
+        struct tm_registry *more = malloc(sizeof *more);
+        assert_non_null(more);
+        *more = *r;
         struct tm_err err = {0};
         struct tm_bound again = {
             .name = "tf3", .dtd = "tf3.dtd", .size_rule = 1, .byteorder = MTF_LE};
-        assert_int_equal(tm_bound_add(&again, &err), -EEXIST);
+        assert_int_equal(tm_registry_add_bound(more, &again, &err), -EEXIST);
         assert_non_null(strstr(err.msg, "tf3"));
+        assert_int_equal(more->n, r->n);
+        free(more);
 }
 
 static char *read_view(struct tm_trace *t, const char *view, size_t *len)
@@ -501,27 +488,29 @@ static void test_description_errors(void **state)
                                    "n.width = 1; n.interpretation = none;\n"
                                    "d.width = n.value; d.interpretation = none;\n";
         assert_int_equal(tmt_spit(tmt_path("vary.dtd"), vary, strlen(vary)), 0);
-        size_t before = 0;
-        while (tm_rcodecs[before])
-                before++;
+        struct tm_registry *reg = malloc(sizeof *reg);
+        assert_non_null(reg);
+        *reg = *tm_registry();
+        size_t before = reg->n;
         for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
                 struct tm_err err = {0};
                 assert_int_equal(tmt_spit(tmt_path("r.fmt"), rows[i].text, strlen(rows[i].text)),
                                  0);
-                assert_true(tm_bound_load_file(tmt_path("r.fmt"), &err) < 0);
+                assert_true(tm_registry_add_file(reg, tmt_path("r.fmt"), &err) < 0);
                 if (!strstr(err.msg, rows[i].msg) || !strstr(err.msg, "r.fmt"))
                         fail_msg("row %u: '%s' lacks '%s' or the file", i, err.msg, rows[i].msg);
         }
-        size_t after = 0;
-        while (tm_rcodecs[after])
-                after++;
-        assert_int_equal(after, before);
+        assert_int_equal(reg->n, before);
+        assert_null(reg->row[reg->n]);
         /* a list: empty names skipped, each failure reported, loading goes on */
         struct tm_err err = {0};
         char list[1024];
         snprintf(list, sizeof list, "::%s:%s", tmt_path("missing.fmt"), tmt_path("r.fmt"));
-        assert_int_equal(tm_bound_load_list(list, NULL, NULL), 2);
-        assert_int_equal(tm_bound_load_file(tmt_path("missing.fmt"), &err), -ENOENT);
+        assert_int_equal(tm_registry_add_list(reg, list, NULL, NULL), 2);
+        assert_int_equal(reg->n, before);
+        struct tm_bound b;
+        assert_int_equal(tm_bound_read_file(tmt_path("missing.fmt"), &b, &err), -ENOENT);
+        free(reg);
 }
 
 /* tag.width = 0 in the DTD: one kind with tag value 0, no sections, a

@@ -1,14 +1,16 @@
-/* The conformance suite: the same checks for every row of the codec tables,
- * tm_codecs[] (codecs/address/trace.h) and tm_rcodecs[] (codecs/record/
- * record.h), so that a new row is tested with no change here.
+/* The conformance suite: the same checks for every row of the registry
+ * (codecs/registry.h) and, for an address row, the address codec behind
+ * it (codecs/address/trace.h, tm_arec_codec), so that a new row is tested
+ * with no change here.
  *
  * Inputs of a codec: streams its own encoder wrote (address codecs: every
  * address width and instruction unit, program-shaped and random traces;
  * record codecs: every writer encoding, records generated over the
- * family's schema, for an address row program-shaped and random
- * references of 32 and of 64 bits), and every file in examples/ and
- * tests/data/ (not the fuzz findings) whose raw bytes the table's probe
- * gives to this codec, decompressed through the container API; of a long
+ * schema the row's encoder takes and made ones it holds by the row's
+ * enc_fit, for an address row program-shaped and random references of
+ * 32 and of 64 bits), and every file in examples/ and tests/data/ (not
+ * the fuzz findings) whose raw bytes the registry's probe gives to this
+ * codec, decompressed through the container API; of a long
  * one, the records in its first SAMPLE_MAX bytes. A decode-only codec has
  * only the latter; a codec with neither fails here.
  *
@@ -43,11 +45,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "codecs/heap/hatf.h"
-#include "codecs/heap/heap.h"
-#include "codecs/metatf/metatf.h"
-#include "codecs/object/ptf.h"
+#include "codecs/address/addr_stats.h"
+#include "codecs/address/arec.h"
 #include "codecs/record/record.h"
+#include "codecs/registry.h"
 #include "support/tmtest.h"
 
 #define SAMPLE_MAX (48u << 10) /* raw bytes of a sample the checks decode */
@@ -582,18 +583,6 @@ static void add_address_ours(struct suite *su)
 
 /* -- record codecs: records generated over the family's schema -- */
 
-/* The schema of family f (a schema's name). A family added to the
- * registry gets a line here. */
-static const struct tm_schema *family_schema(const char *f)
-{
-        if (strcmp(f, "heap") == 0)
-                return &tm_schema_heap;
-        if (strcmp(f, "object") == 0)
-                return &tm_schema_ptf;
-        fail_msg("family %s: the conformance suite does not know its schema", f);
-        return NULL;
-}
-
 static int sink_buf(void *arg, const void *p, size_t n)
 {
         return tmt_put(arg, p, n);
@@ -602,22 +591,34 @@ static int sink_buf(void *arg, const void *p, size_t n)
 /* Is c a row of the address family (codecs/address/arec.c)? */
 static int is_address(const struct tm_rcodec *c)
 {
-        return c->family && strcmp(c->family, "address") == 0;
+        return c->family == &tm_family_address;
 }
 
-/* Is c a row of the laplace family (codecs/laplace/laplace.h)? Its
- * encoders take its own schema, with values within the raw record's
- * widths (laplace_fit). */
-static int is_laplace(const struct tm_rcodec *c)
+/* Are records of s records of e, kind for kind (s's kinds the first of
+ * e's, of the same names, with the same fields in the same order)? */
+static int schema_within(const struct tm_schema *s, const struct tm_schema *e)
 {
-        return c->family && strcmp(c->family, "laplace") == 0;
+        if (s->nkinds > e->nkinds)
+                return 0;
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                const struct tm_kind *a = &s->kind[k], *b = &e->kind[k];
+                if (strcmp(a->name, b->name) != 0 || a->nfields != b->nfields)
+                        return 0;
+                for (unsigned f = 0; f < a->nfields; f++) {
+                        const struct tm_field *x = &s->field[a->field[f]],
+                                              *y = &e->field[b->field[f]];
+                        if (strcmp(x->name, y->name) != 0 || x->type != y->type)
+                                return 0;
+                }
+        }
+        return 1;
 }
 
-/* The schema c's encoder takes records in, into *out: the family of the
- * schema a trace of no records that it writes opens with (a Meta-TF
- * trace's family is its DTD's, hatf10v2.dtd's "heap"); an address row's
- * is that schema itself, as its kinds and fields are the codec's (its
- * types, the size field where it has sizes: tm_addr_schema). */
+/* The schema the records written through c are generated over, into
+ * *out: that of a trace of no records it writes, when its records are
+ * those the encoder takes (an address row's: the codec's types, the size
+ * field where it has sizes; Laplace's "ref"), else the encoder's own
+ * (enc_schema: a Meta-TF trace's schema is its DTD's). */
 static void enc_schema(const struct tm_rcodec *c, struct tm_schema *out)
 {
         struct tmt_buf b = {0};
@@ -633,20 +634,9 @@ static void enc_schema(const struct tm_rcodec *c, struct tm_schema *out)
         if (c->close)
                 c->close(ctx);
         free(b.p);
-        *out = is_address(c) || is_laplace(c) ? s : *family_schema(s.name);
-}
-
-/* Laplace references within what both forms hold: a letter for the type
- * (what the raw form's probe asks), a size of 1..64, a 32-bit space and
- * address; the time as generated (64 bits). */
-static void laplace_fit(struct tm_rec *r, size_t n)
-{
-        for (size_t i = 0; i < n; i++) {
-                r[i].v[0] = (r[i].v[0] % 2 ? 'a' : 'A') + r[i].v[0] % 26;
-                r[i].v[2] = 1 + r[i].v[2] % 64;
-                r[i].v[3] &= 0xffffffffu;
-                r[i].v[4] &= 0xffffffffu;
-        }
+        c->enc_schema(out);
+        if (schema_within(&s, out))
+                *out = s;
 }
 
 /* The writer encodings of a record codec, NULL-terminated: the row's
@@ -772,29 +762,6 @@ static struct tm_rec *gen_address_records(const struct tm_schema *s, size_t n, u
         return r;
 }
 
-/* Records of the object family (codecs/object/ptf.h) made a trace PTF's
- * ASCII form holds, which the binary form holds as well: Trace begin
- * first, Trace end last and no marker between, an fo's counts those of
- * its list (NumberOfDataMembers + 2 x NumberOfArrayMembers) and its name
- * (LengthOfClassName). */
-static void shape_object(struct tm_rec *r, size_t n)
-{
-        static const uint8_t begin[] = "begin", end[] = "end";
-        for (size_t i = 0; i < n; i++) {
-                if (r[i].kind == TM_PK_TRACE || i == 0 || i == n - 1) {
-                        int mark = i == 0 || i == n - 1;
-                        memset(&r[i], 0, sizeof r[i]);
-                        r[i].kind = mark ? TM_PK_TRACE : TM_PK_GR;
-                        r[i].v[0] = !mark ? 0 : i == 0 ? 5 : 3;
-                        r[i].var[0] = i == 0 ? begin : end;
-                } else if (r[i].kind == TM_PK_FO) {
-                        r[i].v[4] = r[i].v[6] / 4;
-                        r[i].v[3] = r[i].v[6] - 2 * r[i].v[4];
-                        r[i].v[5] = r[i].v[7];
-                }
-        }
-}
-
 /* The records of workload w (0, 1, ...) of c, over schema fs, or NULL
  * past the last; *name says which. Variable bytes live in *arena. */
 static struct tm_rec *workload(const struct tm_rcodec *c, const struct tm_schema *fs, unsigned w,
@@ -804,10 +771,8 @@ static struct tm_rec *workload(const struct tm_rcodec *c, const struct tm_schema
         if (!is_address(c)) {
                 *name = "seed 1";
                 struct tm_rec *r = w == 0 ? gen_records(fs, n, 1, arena) : NULL;
-                if (r && is_laplace(c))
-                        laplace_fit(r, n);
-                if (r && strcmp(fs->name, "object") == 0)
-                        shape_object(r, n);
+                if (r && c->enc_fit)
+                        c->enc_fit(r, n);
                 return r;
         }
         /* an address row: addresses of 32 bits, which every encoding holds,
@@ -893,9 +858,9 @@ static void add_record_ours(struct suite *su)
 static int probes_as(const struct codec *c, const uint8_t *raw, size_t len)
 {
         if (c->ac)
-                return tm_codec_probe(raw, head_len(c, len)) == c->ac;
-        /* as a trace is opened: the first rows first (the address rows
-         * before the others), given the first TM_RHEAD_MIN bytes */
+                return tm_arec_codec(tm_rcodec_probe(raw, head_len(c, len))) == c->ac;
+        /* as a trace is opened: the row that bids highest for the first
+         * TM_RHEAD_MIN bytes */
         return tm_rcodec_probe(raw, len < TM_RHEAD_MIN ? len : TM_RHEAD_MIN) == c->rc;
 }
 
@@ -1450,17 +1415,19 @@ static void check_corrupt(void **state)
 
 int main(void)
 {
-        size_t nc = 0;
-        for (size_t i = 0; tm_codecs[i]; i++)
-                nc++;
-        for (size_t i = 0; tm_rcodecs[i]; i++)
-                nc++;
+        const struct tm_registry *reg = tm_registry();
+        size_t nc = reg->n;
+        for (size_t i = 0; i < reg->n; i++)
+                nc += tm_arec_codec(reg->row[i]) != NULL;
         struct suite *su = calloc(nc, sizeof *su);
         size_t k = 0;
-        for (size_t i = 0; tm_codecs[i]; i++, k++)
-                su[k].c = (struct codec){.ac = tm_codecs[i], .name = tm_codecs[i]->name};
-        for (size_t i = 0; tm_rcodecs[i]; i++, k++)
-                su[k].c = (struct codec){.rc = tm_rcodecs[i], .name = tm_rcodecs[i]->name};
+        for (size_t i = 0; i < reg->n; i++) {
+                const struct tm_codec *ac = tm_arec_codec(reg->row[i]);
+                if (ac)
+                        su[k++].c = (struct codec){.ac = ac, .name = ac->name};
+        }
+        for (size_t i = 0; i < reg->n; i++, k++)
+                su[k].c = (struct codec){.rc = reg->row[i], .name = reg->row[i]->name};
         static const struct {
                 const char *name;
                 CMUnitTestFunction f;

@@ -2,7 +2,7 @@
  * copies of its archives, serves the intact decode's bytes or an error
  * (docs/damage.md, docs/reliability.md).
  *
- * Each row of tm_rcodecs has a fixture: a shipped example, a file of
+ * Each row of the registry (codecs/registry.h) has a fixture: a shipped example, a file of
  * tests/data, or a trace made here (PDATS and PDATS II through their
  * encoders, a Java trace with many names). Its raw stream goes into every
  * container that checks its data: gzip (one member), zstd in one frame
@@ -39,7 +39,9 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/record/record.h"
+#include "codecs/registry.h"
 #include "view_test.h"
 #include "views/view.h"
 
@@ -114,7 +116,7 @@ static void make_raw(const struct fixture *x, struct vt_buf *raw)
         } else if (strcmp(x->row, "java") == 0) {
                 make_java(raw);
         } else {
-                const struct tm_codec *c = tm_codec_by_name(x->row);
+                const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(x->row));
                 struct tm_ref *refs = calloc(3000, sizeof *refs);
                 assert_non_null(c);
                 vt_gen(97, refs, 3000, c->ntypes, 0);
@@ -557,8 +559,8 @@ static void test_every_row(void **state)
                         struct tm_err err = {0};
                         struct tm_trace *t = open_trace(good, &err);
                         const char *codec = tm_trace_codec(t);
-                        for (size_t r = 0; tm_rcodecs[r] && r < sizeof ok; r++)
-                                if (strcmp(tm_rcodecs[r]->name, codec) == 0 &&
+                        for (size_t r = 0; tm_registry()->row[r] && r < sizeof ok; r++)
+                                if (strcmp(tm_registry()->row[r]->name, codec) == 0 &&
                                     strcmp(codec, fixtures[x].row) == 0)
                                         ok[r] = 1;
                         tm_trace_close(t);
@@ -570,9 +572,9 @@ static void test_every_row(void **state)
                         reference_free(&ref);
                 }
         }
-        for (size_t r = 0; tm_rcodecs[r]; r++)
+        for (size_t r = 0; tm_registry()->row[r]; r++)
                 if (r >= sizeof ok || !ok[r])
-                        fail_msg("row %s has no fixture here", tm_rcodecs[r]->name);
+                        fail_msg("row %s has no fixture here", tm_registry()->row[r]->name);
         print_message("%u damaged copies: %u not opened, %u whose index pass failed; %u views "
                       "read, %u ended in an error; no wrong byte, no clean short end\n",
                       ty.copies, ty.unopened, ty.failed_index, ty.reads, ty.errors);

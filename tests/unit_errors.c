@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
 #include "tmpdir_test.h"
@@ -252,7 +253,7 @@ static void test_address(void **state)
         (void)state;
         static const char *const codecs[] = {"pdats2", "din"};
         for (int c = 0; c < 2; c++) {
-                const struct tm_codec *codec = tm_codec_by_name(codecs[c]);
+                const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name(codecs[c]));
                 assert_non_null(codec);
                 struct tm_ref *refs = calloc(NREFS, sizeof *refs);
                 vt_gen(77 + (uint64_t)c, refs, NREFS, codec->ntypes, 0);
@@ -318,7 +319,7 @@ static void test_heap(void **state)
 static void test_repaired(void **state)
 {
         (void)state;
-        const struct tm_codec *codec = tm_codec_by_name("pdats2");
+        const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name("pdats2"));
         struct tm_ref *refs = calloc(NREFS, sizeof *refs);
         vt_gen(5, refs, NREFS, codec->ntypes, 0);
         char path[400];

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/containers/container.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
@@ -45,7 +46,7 @@ static void make_address(const char *name, const char *path, uint64_t seed, size
 {
         struct tm_ref *refs = calloc(n, sizeof *refs);
         struct vt_buf raw = {0};
-        const struct tm_codec *c = tm_codec_by_name(name);
+        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(name));
         assert_non_null(c);
         vt_gen(seed, refs, n, c->ntypes, 0);
         vt_make(path, c, TM_CONT_ZSTD, 4096, refs, n, &raw);

@@ -1030,7 +1030,8 @@ static void test_probe(void **state)
         static const char *const yes[] = {"VS:1\n", "VS:1\nCL:2:Foo\n", "VS:1\nCL:2:Fo",
                                           "# a note\n#\nVS:1\n", "#x\nVS:1\nCL:2:Fo"};
         for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-                assert_int_equal(tm_rcodec_java.probe((const uint8_t *)yes[i], strlen(yes[i])), 1);
+                assert_int_equal(tm_rcodec_java.probe((const uint8_t *)yes[i], strlen(yes[i])),
+                                 TM_BID_JAVA);
 }
 
 static int teardown(void **state)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "codecs/address/addr_stats.h"
+#include "codecs/address/arec.h"
 #include "tmpdir_test.h"
 #include "view_test.h"
 #include "views/view.h"
@@ -292,7 +293,7 @@ static void test_address(void **state)
         static const char *const codecs[] = {"pdats2", "din", "pdats"};
         static const enum tm_cont_kind kinds[] = {TM_CONT_ZSTD, TM_CONT_PLAIN, TM_CONT_GZIP};
         for (int c = 0; c < 3; c++) {
-                const struct tm_codec *codec = tm_codec_by_name(codecs[c]);
+                const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name(codecs[c]));
                 struct tm_ref *refs = calloc(NREFS, sizeof *refs);
                 vt_gen(11 + (uint64_t)c, refs, NREFS, codec->ntypes, c == 1);
                 char path[400];

@@ -3,6 +3,7 @@
  * probing. */
 #include "codec_test.h"
 
+#include "codecs/address/arec.h"
 #include "codecs/address/lackey.h"
 
 static const struct tm_codec *const C = &tm_codec_lackey;
@@ -134,7 +135,8 @@ static void test_probe(void **unused)
         for (size_t i = 0; i < sizeof no / sizeof *no; i++)
                 assert_false(C->probe((const uint8_t *)no[i], strlen(no[i])));
         assert_true(C->probe((const uint8_t *)"I  0401ab70,3\n", 14));
-        assert_true(tm_codec_probe((const uint8_t *)sample, sizeof sample - 1) == C);
+        assert_true(tm_arec_codec(tm_rcodec_probe((const uint8_t *)sample, sizeof sample - 1)) ==
+                    C);
 }
 
 static void test_hostile(void **unused)

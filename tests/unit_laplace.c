@@ -234,7 +234,7 @@ static void test_raw_probe_refuses(void **state)
         struct ref *v;
         size_t len;
         uint8_t *raw = make_raw(500, 5, &v, &len);
-        assert_int_equal(c->probe(raw, TM_RHEAD_MIN), 1);
+        assert_int_equal(c->probe(raw, TM_RHEAD_MIN), TM_BID_SIZE_CHECKED);
         raw[100 * TM_LAPLACE_REC] = '3';
         assert_int_equal(c->probe(raw, TM_RHEAD_MIN), 0);
         raw[100 * TM_LAPLACE_REC] = 'r';

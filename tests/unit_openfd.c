@@ -48,7 +48,7 @@ static int group_setup(void **state)
         snprintf(archive, sizeof archive, "%s/a.pdt2.zst", a_dir);
         snprintf(text, sizeof text, "%s/notes.txt", a_dir);
         vt_spit(text, "not a trace\n", 12);
-        const struct tm_codec *codec = tm_codec_by_name("pdats2");
+        const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name("pdats2"));
         struct tm_ref *refs = calloc(NREFS, sizeof *refs);
         if (!refs)
                 return -1;

@@ -65,7 +65,7 @@ static void test_decoded_by_hatf(void **state)
         n += recw_realloc(buf + n, RECW_REALLOC_FREE, 0, 0x30, 0, 4243, 5, 500);
         n += recw_free(buf + n, 0x7f0000002000, 4242, 6, 600);
 
-        assert_int_equal(tm_rcodec_hatf.probe(buf, n), 1);
+        assert_int_equal(tm_rcodec_hatf.probe(buf, n), TM_BID_MAGIC);
         struct tm_schema schema;
         struct tm_rstate st;
         struct tm_err err = {0};

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "codecs/address/arec.h"
 #include "codecs/metatf/dtd.h"
 #include "tests/view_test.h"
 #include "views/readahead.h"
@@ -67,7 +68,7 @@ static void fixture_make(struct fixture *fx, const char *dir, const char *codec,
                          enum tm_cont_kind kind, uint64_t seed, size_t n)
 {
         memset(fx, 0, sizeof *fx);
-        fx->codec = tm_codec_by_name(codec);
+        fx->codec = tm_arec_codec(tm_rcodec_by_name(codec));
         assert_non_null(fx->codec);
         snprintf(fx->path, sizeof fx->path, "%s/t-%s-%s", dir, codec, kind_name(kind));
         snprintf(fx->cache, sizeof fx->cache, "%s/cache", tmpdir);
@@ -527,7 +528,7 @@ static void test_budget(void **state)
                                                         i % 5 ? TM_IFETCH : TM_READ};
                 struct fixture fx;
                 memset(&fx, 0, sizeof fx);
-                fx.codec = tm_codec_by_name("din");
+                fx.codec = tm_arec_codec(tm_rcodec_by_name("din"));
                 snprintf(fx.path, sizeof fx.path, "%s/budget-%u", tmpdir, c);
                 snprintf(fx.cache, sizeof fx.cache, "%s/cache-budget", tmpdir);
                 vt_make(fx.path, fx.codec, cases[c].kind, 0, refs, N, &fx.raw);
@@ -895,7 +896,7 @@ static void test_lackey(void **state)
         for (unsigned k = 0; k < 3; k++) {
                 struct fixture fx;
                 memset(&fx, 0, sizeof fx);
-                fx.codec = tm_codec_by_name("lackey");
+                fx.codec = tm_arec_codec(tm_rcodec_by_name("lackey"));
                 assert_non_null(fx.codec);
                 snprintf(fx.path, sizeof fx.path, "%s/lackey-%s", tmpdir, kind_name(kinds[k]));
                 snprintf(fx.cache, sizeof fx.cache, "%s/cache", tmpdir);

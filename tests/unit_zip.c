@@ -318,7 +318,8 @@ static int setup(void **state)
 {
         if (tmp_setup(state) != 0)
                 return -1;
-        const struct tm_codec *din = tm_codec_by_name("din"), *p2 = tm_codec_by_name("pdats2");
+        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din")),
+                              *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
         refs = calloc(NREFS, sizeof *refs);
         vt_gen(2804, refs, NREFS, p2->ntypes, 0); /* types both codecs store */
         vt_make(tmt_path("plain.din"), din, TM_CONT_PLAIN, 0, refs, NREFS, &din_raw);

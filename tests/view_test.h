@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../fuzz/fz_side.h"
+#include "codecs/address/arec.h"
 #include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
 #include "support/tmtest.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/registry.h"
 #include "tools.h"
 
 static int ends_with(const char *s, size_t n, const char *suffix)
@@ -32,7 +33,7 @@ void pack_guess(const char *out, const struct tm_rcodec **row, enum tm_cont_kind
         }
         *row = NULL;
         size_t best = 0; /* the longest suffix wins: ".pdt2" over ".pdt" */
-        for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++) {
+        for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++) {
                 const char *suf = (*c)->suffix;
                 if (pack_writes(*c) && suf && ends_with(out, n, suf) && strlen(suf) > best) {
                         *row = *c;
@@ -67,7 +68,7 @@ int pack_fd(int fd, const char *in_name, const char *out_path, const char *enc, 
 /* The row --format names: by name, or by its suffix without the dot. */
 static const struct tm_rcodec *row_by_format(const char *s)
 {
-        for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++)
+        for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++)
                 if (pack_writes(*c) && (strcmp((*c)->name, s) == 0 ||
                                         ((*c)->suffix && strcmp((*c)->suffix + 1, s) == 0)))
                         return *c;
@@ -90,7 +91,7 @@ static void pack_usage(FILE *f)
                    "plain, gzip or zstd; '-' is stdin (uncompressed unless it is a file). OUT's\n"
                    "name chooses format and compression, NAME<suffix>[.gz|.zst], e.g.\n"
                    "sort.pdt2.zst; '-' is stdout (with --format and --compress). Formats:\n\n");
-        for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++) {
+        for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++) {
                 if (!pack_writes(*c) || !(*c)->suffix)
                         continue;
                 fprintf(f, "  OUT%s[.gz|.zst]  %s, encodings:", (*c)->suffix, (*c)->name);
@@ -244,7 +245,7 @@ static int pack_resolve(struct pack_args *a, const char *out)
         if (!o->row) {
                 fprintf(stderr, "tracetool pack: %s: cannot tell the format from the name (use",
                         out);
-                for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++)
+                for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++)
                         if (pack_writes(*c) && (*c)->suffix)
                                 fprintf(stderr, " %s", (*c)->suffix);
                 fprintf(stderr, ", optionally + .gz or .zst, or --format)\n");

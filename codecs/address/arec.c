@@ -445,10 +445,10 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
 
 /* ---- the rows ---- */
 
-#define AREC_ROW(nm, codec, suf)                                                                   \
+#define AREC_ROW(nm, codec, suf, bid)                                                              \
         static int nm##_probe(const uint8_t *head, size_t n)                                       \
         {                                                                                          \
-                return codec.probe(head, n);                                                       \
+                return codec.probe(head, n) ? (bid) : 0;                                           \
         }                                                                                          \
         static int nm##_open(const uint8_t *head, size_t n, const char *path, void **ctx,          \
                              struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)   \
@@ -490,7 +490,7 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
         const struct tm_rcodec tm_rcodec_##nm = {                                                  \
             .name = #nm,                                                                           \
             .suffix = suf,                                                                         \
-            .family = "address",                                                                   \
+            .family = &tm_family_address,                                                          \
             .probe = nm##_probe,                                                                   \
             .open = nm##_open,                                                                     \
             .close = arec_close,                                                                   \
@@ -509,10 +509,10 @@ static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
             .decode_batch = arec_decode_batch,                                                     \
         }
 
-AREC_ROW(din, tm_codec_din, ".din");
-AREC_ROW(pdats, tm_codec_pdats, ".pdt");
-AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2");
-AREC_ROW(lackey, tm_codec_lackey, ".lackey");
+AREC_ROW(din, tm_codec_din, ".din", TM_BID_DIN);
+AREC_ROW(pdats, tm_codec_pdats, ".pdt", TM_BID_MAGIC);
+AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2", TM_BID_MAGIC);
+AREC_ROW(lackey, tm_codec_lackey, ".lackey", TM_BID_LACKEY);
 
 const struct tm_codec *tm_arec_codec(const struct tm_rcodec *c)
 {

@@ -1,5 +1,8 @@
-/* The address reference types' names. */
+/* Reference type names (the address codecs are found through their
+ * rows: arec.h). */
 #include "trace.h"
+
+#include <string.h>
 
 const char *tm_type_name(unsigned t)
 {

@@ -5,9 +5,10 @@
  * PDATS can also carry 6 and 7 ("supervisory or system" references).
  *
  * Every codec is one module (din.c, pdats.c, pdats2.c, lackey.c) exporting
- * one const struct tm_codec, listed in table.c's table and wrapped as a
- * record codec row by arec.c (the registry's row, codecs/registry.c):
- * the views see records of the address schema through that row.
+ * one const struct tm_codec, the decoder and encoder behind its record
+ * codec row (arec.h: the registry's row, codecs/registry.h), which is
+ * how everything finds it (tm_arec_codec of tm_rcodec_by_name): the
+ * views see records of the address schema through that row.
  *
  * Decoder state is a plain struct with no pointers, at most TM_STATE_MAX
  * bytes, so a checkpoint in the trace index is a memcpy of it. The state
@@ -137,15 +138,6 @@ struct tm_codec {
         int (*encode_sized)(struct tm_enc_state *st, const struct tm_ref *ref, uint32_t size,
                             uint64_t idx, uint8_t *out, struct tm_err *err);
 };
-
-/* The codec table, NULL-terminated, in probe order (binary magics first). */
-extern const struct tm_codec *const tm_codecs[];
-
-/* The first codec whose probe accepts head, or NULL. */
-const struct tm_codec *tm_codec_probe(const uint8_t *head, size_t n);
-
-/* The codec named name, or NULL. */
-const struct tm_codec *tm_codec_by_name(const char *name);
 
 /* Name of reference type t as used for streams/ files: "read", "write",
  * "ifetch", "misc", "copyback", "invalidate", "type6", "type7". */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hatf_impl.h"
+#include "heap_stats.h"
 
 /* The writer encodings (hatf_enc.c), "best" (the default) first. */
 static const char *const hatf_encodings[] = {
@@ -169,14 +170,14 @@ static int hatf_probe(const uint8_t *head, size_t n)
 {
         static const uint8_t sig[HATF_SIGNATURE_LEN] = {TM_HK_COMMENT, 0,   8,   'H', 'A', 'T',
                                                         'F',           ' ', '1', '.', '0'};
-        return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0;
+        return n >= sizeof sig && memcmp(head, sig, sizeof sig) == 0 ? TM_BID_MAGIC : 0;
 }
 
 /* The signature at offset 0 marks the file; it is not one of the trace's
  * records (a re-pack would double it). */
 int hatf_is_signature(const uint8_t *p, size_t n)
 {
-        return n == HATF_SIGNATURE_LEN && hatf_probe(p, n);
+        return n == HATF_SIGNATURE_LEN && hatf_probe(p, n) != 0;
 }
 
 static ssize_t hatf_decode(void *ctx, struct tm_rstate *rs, const uint8_t *in, size_t len, int eof,
@@ -262,7 +263,7 @@ const char *hatf_interp_name(unsigned in)
 const struct tm_rcodec tm_rcodec_hatf = {
     .name = "hatf",
     .suffix = ".hatf",
-    .family = "heap",
+    .family = &tm_family_heap,
     .probe = hatf_probe,
     .open = hatf_open,
     .close = hatf_close,

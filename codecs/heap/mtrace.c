@@ -11,6 +11,7 @@
 
 #include "../common/tm_hex.h"
 #include "heap.h"
+#include "heap_stats.h"
 
 /* One parsed line. */
 struct mt_line {
@@ -94,7 +95,7 @@ int tm_mtrace_line_ok(const char *line, size_t len)
 
 /* Every whole line of head parses, and there is one (a head cut inside its
  * first line is judged on what it has, when it is all there is). */
-static int mt_probe(const uint8_t *head, size_t n)
+static int mt_lines(const uint8_t *head, size_t n)
 {
         const char *s = (const char *)head, *end = s + n;
         int lines = 0;
@@ -108,6 +109,11 @@ static int mt_probe(const uint8_t *head, size_t n)
                 s = nl + 1;
         }
         return lines > 0;
+}
+
+static int mt_probe(const uint8_t *head, size_t n)
+{
+        return mt_lines(head, n) ? TM_BID_MTRACE : 0;
 }
 
 static int mt_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -244,7 +250,7 @@ static ssize_t mt_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
 const struct tm_rcodec tm_rcodec_mtrace = {
     .name = "mtrace",
     .suffix = NULL, /* read only */
-    .family = "heap",
+    .family = &tm_family_heap,
     .probe = mt_probe,
     .open = mt_open,
     .close = mt_close,

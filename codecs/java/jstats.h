@@ -87,7 +87,4 @@ struct tm_java_stats {
  * '.': returns i, or n when key holds no '.'. */
 size_t tm_java_method_split(const uint8_t *key, size_t n);
 
-/* The java family's row of tm_families. */
-extern const struct tm_family tm_family_java;
-
 #endif

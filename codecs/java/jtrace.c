@@ -154,7 +154,7 @@ static const char *jt_order(uint64_t *seen, unsigned k)
  * follows the order rules; one that begins with comments has its VS line
  * in the head (any text of `#` lines is not taken). A head cut inside a
  * line is judged on its whole lines and what the cut one has. */
-static int jt_probe(const uint8_t *head, size_t n)
+static int jt_probe_takes(const uint8_t *head, size_t n)
 {
         const char *s = (const char *)head, *end = s + n;
         if (n < 1 || (head[0] != '#' && (n < 4 || memcmp(s, "VS:", 3) != 0)))
@@ -172,6 +172,11 @@ static int jt_probe(const uint8_t *head, size_t n)
                 s = nl + 1;
         }
         return seen != 0;
+}
+
+static int jt_probe(const uint8_t *head, size_t n)
+{
+        return jt_probe_takes(head, n) ? TM_BID_JAVA : 0;
 }
 
 static int jt_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -249,7 +254,7 @@ static ssize_t jt_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
 const struct tm_rcodec tm_rcodec_java = {
     .name = "java",
     .suffix = NULL, /* read only */
-    .family = "java",
+    .family = &tm_family_java,
     .probe = jt_probe,
     .open = jt_open,
     .close = jt_close,

@@ -76,6 +76,10 @@ enum tm_java_field {
 extern const struct tm_schema tm_schema_java;
 extern const struct tm_rcodec tm_rcodec_java;
 
+/* The java family's row of tm_families (jstats.c: its statistics and
+ * streams), the family of tm_rcodec_java. */
+extern const struct tm_family tm_family_java;
+
 /* Is line (len bytes, no newline) a well-formed event or comment line? */
 int tm_java_line_ok(const char *line, size_t len);
 

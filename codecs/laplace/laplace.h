@@ -74,6 +74,10 @@ int tm_laplace_ref_open(void **mctx, struct tm_schema *schema, struct tm_rstate 
  * cannot hold (a size over 255, a space or an address over 32 bits; in
  * text a type that is not graphic ASCII) is -EINVAL naming the record. */
 void tm_laplace_enc_schema(struct tm_schema *s);
+/* Both rows' enc_fit (record.h): a "ref" record's values within what
+ * both forms hold: a letter for the type (what the raw form's probe
+ * asks), a size of 1..64, a 32-bit space and address; the time as it is. */
+void tm_laplace_enc_fit(struct tm_rec *r, size_t n);
 int tm_laplace_enc_open_raw(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                             struct tm_err *err);
 int tm_laplace_enc_open_text(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,

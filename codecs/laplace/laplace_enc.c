@@ -54,6 +54,16 @@ static int lx_open(int text, tm_rsink sink, void *arg, struct tm_renc **out, str
         return 0;
 }
 
+void tm_laplace_enc_fit(struct tm_rec *r, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                r[i].v[0] = (r[i].v[0] % 2 ? 'a' : 'A') + r[i].v[0] % 26;
+                r[i].v[2] = 1 + r[i].v[2] % 64;
+                r[i].v[3] &= 0xffffffffu;
+                r[i].v[4] &= 0xffffffffu;
+        }
+}
+
 int tm_laplace_enc_open_raw(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
                             struct tm_err *err)
 {

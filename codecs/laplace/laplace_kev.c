@@ -8,6 +8,7 @@
 #include "../common/tm_hex.h"
 #include "laplace.h"
 #include "laplace_line.h"
+#include "laplace_stats.h"
 
 enum { KF_TIME, KF_SPACE, KF_CHILD, KF_ADDRESS, KF_SIZE, KF_N };
 
@@ -71,7 +72,7 @@ static const char *lk_parse(const char *line, size_t len, struct tm_rec *r)
 
 static int lk_probe(const uint8_t *head, size_t n)
 {
-        return lp_probe_lines(lk_parse, head, n);
+        return lp_probe_lines(lk_parse, head, n) ? TM_BID_LAPLACE_KEV : 0;
 }
 
 static int lk_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -105,7 +106,7 @@ static ssize_t lk_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
 const struct tm_rcodec tm_rcodec_laplace_kev = {
     .name = "laplace_kev",
     .suffix = NULL, /* read only */
-    .family = "laplace",
+    .family = &tm_family_laplace,
     .probe = lk_probe,
     .open = lk_open,
     .close = lk_close,

@@ -8,6 +8,7 @@
 #include "../metatf/metatf.h"
 #include "../metatf/metatf_impl.h"
 #include "laplace.h"
+#include "laplace_stats.h"
 
 static int is_letter(uint8_t c)
 {
@@ -58,7 +59,7 @@ static int lr_probe(const uint8_t *head, size_t n)
 {
         if (n < TM_RHEAD_MIN && (n == 0 || n % TM_LAPLACE_REC != 0))
                 return 0;
-        return tm_laplace_raw_check(head, n);
+        return tm_laplace_raw_check(head, n) ? TM_BID_SIZE_CHECKED : 0;
 }
 
 static int lr_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -101,7 +102,7 @@ static ssize_t lr_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
 const struct tm_rcodec tm_rcodec_laplace_raw = {
     .name = "laplace_raw",
     .suffix = ".lpr",
-    .family = "laplace",
+    .family = &tm_family_laplace,
     .probe = lr_probe,
     .open = lr_open,
     .close = lr_close,
@@ -113,4 +114,5 @@ const struct tm_rcodec tm_rcodec_laplace_raw = {
     .enc_finish = tm_laplace_enc_finish,
     .enc_free = tm_laplace_enc_free,
     .enc_schema = tm_laplace_enc_schema,
+    .enc_fit = tm_laplace_enc_fit,
 };

@@ -10,6 +10,7 @@
 #include "../common/tm_hex.h"
 #include "laplace.h"
 #include "laplace_line.h"
+#include "laplace_stats.h"
 
 struct lt_state {
         uint64_t line; /* lines consumed */
@@ -40,7 +41,7 @@ static const char *lt_parse(const char *line, size_t len, struct tm_rec *r)
 
 static int lt_probe(const uint8_t *head, size_t n)
 {
-        return lp_probe_lines(lt_parse, head, n);
+        return lp_probe_lines(lt_parse, head, n) ? TM_BID_LAPLACE_TEXT : 0;
 }
 
 static int lt_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -74,7 +75,7 @@ static ssize_t lt_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, siz
 const struct tm_rcodec tm_rcodec_laplace_text = {
     .name = "laplace_text",
     .suffix = ".lpt",
-    .family = "laplace",
+    .family = &tm_family_laplace,
     .probe = lt_probe,
     .open = lt_open,
     .close = lt_close,
@@ -85,4 +86,5 @@ const struct tm_rcodec tm_rcodec_laplace_text = {
     .enc_finish = tm_laplace_enc_finish,
     .enc_free = tm_laplace_enc_free,
     .enc_schema = tm_laplace_enc_schema,
+    .enc_fit = tm_laplace_enc_fit,
 };

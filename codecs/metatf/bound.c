@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,11 @@ struct slot {
         struct tm_rcodec codec;
 };
 
+/* Taken one by one as rows are made (under slot_lock), never given back:
+ * a slot's row and codec do not change once taken. */
 static struct slot slots[TM_BOUND_MAX];
 static unsigned nslots;
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- probe and open ---- */
 
@@ -40,7 +44,9 @@ static int bound_probe(const struct slot *s, const uint8_t *head, size_t n)
         if (b->size_rule && n < TM_RHEAD_MIN && /* else the size is not known: decode finds a cut */
             !(n >= b->header && (n - b->header) % s->rec == 0 && (n > b->header || b->magic_len)))
                 return 0;
-        return !b->check || b->check(head, n);
+        if (b->check && !b->check(head, n))
+                return 0;
+        return b->magic_len ? TM_BID_BOUND_MAGIC : b->check ? TM_BID_SIZE_CHECKED : TM_BID_SIZE;
 }
 
 static int bound_open(const struct slot *s, const uint8_t *head, size_t n, const char *path,
@@ -169,14 +175,11 @@ static int check_row(const struct tm_bound *b, struct tm_err *err)
         return 0;
 }
 
-int tm_bound_add(const struct tm_bound *b, struct tm_err *err)
+int tm_bound_codec(const struct tm_bound *b, const struct tm_rcodec **out, struct tm_err *err)
 {
         int ret = check_row(b, err);
         if (ret < 0)
                 return ret;
-        if (nslots >= TM_BOUND_MAX)
-                return tm_err_set(err, -ENOSPC, "format %s: more than %u bound formats", b->name,
-                                  TM_BOUND_MAX);
         void *ctx;
         struct tm_schema *schema = malloc(sizeof *schema);
         struct tm_rstate *st = malloc(sizeof *st);
@@ -193,23 +196,29 @@ int tm_bound_add(const struct tm_bound *b, struct tm_err *err)
                                   "format %s: the size rule needs records of one fixed size, and "
                                   "%s's differ or vary",
                                   b->name, b->dtd);
-        struct slot *s = &slots[nslots];
+        pthread_mutex_lock(&slot_lock);
+        unsigned k = nslots;
+        if (k < TM_BOUND_MAX)
+                nslots++;
+        pthread_mutex_unlock(&slot_lock);
+        if (k >= TM_BOUND_MAX)
+                return tm_err_set(err, -ENOSPC, "format %s: more than %u bound formats", b->name,
+                                  TM_BOUND_MAX);
+        struct slot *s = &slots[k];
         s->row = *b;
         s->rec = rec;
         s->codec = (struct tm_rcodec){
             .name = s->row.name,
-            .family = "dtd", /* as Meta-TF's: the schema is named after the DTD */
-            .probe = slot_fns[nslots].probe,
+            .family = NULL, /* as Meta-TF's: the schema's, by claims() */
+            .probe = slot_fns[k].probe,
             .head_max = b->header > TM_RHEAD_MIN ? b->header : 0,
-            .open = slot_fns[nslots].open,
+            .open = slot_fns[k].open,
             .close = tm_rcodec_metatf.close,
             .state_size = tm_rcodec_metatf.state_size,
             .state_ok = tm_rcodec_metatf.state_ok,
             .decode = tm_rcodec_metatf.decode,
         };
-        if ((ret = tm_rcodec_add(&s->codec, !b->magic_len, err)) < 0)
-                return ret;
-        nslots++;
+        *out = &s->codec;
         return 0;
 }
 
@@ -403,7 +412,7 @@ int tm_bound_parse(const char *file, const char *text, size_t len, struct tm_bou
         return 0;
 }
 
-int tm_bound_load_file(const char *path, struct tm_err *err)
+int tm_bound_read_file(const char *path, struct tm_bound *b, struct tm_err *err)
 {
         int fd;
         struct stat sb;
@@ -415,37 +424,5 @@ int tm_bound_load_file(const char *path, struct tm_err *err)
         close(fd);
         if (n < 0)
                 return (int)n;
-        struct tm_bound b;
-        if ((ret = tm_bound_parse(path, text, (size_t)n, &b, err)) < 0)
-                return ret;
-        if ((ret = tm_bound_add(&b, err)) < 0)
-                return tm_err_prefix(err, "%s", path);
-        return 0;
-}
-
-unsigned tm_bound_load_list(const char *list, void (*report)(void *arg, const struct tm_err *e),
-                            void *arg)
-{
-        unsigned failed = 0;
-        char path[4096];
-        for (const char *p = list; p && *p;) {
-                const char *end = strchr(p, ':');
-                size_t n = end ? (size_t)(end - p) : strlen(p);
-                struct tm_err e = {0};
-                int ret = 0;
-                if (n >= sizeof path)
-                        ret = tm_err_set(&e, -ENAMETOOLONG, "%.64s...: name too long", p);
-                else if (n) {
-                        memcpy(path, p, n);
-                        path[n] = 0;
-                        ret = tm_bound_load_file(path, &e);
-                }
-                if (ret < 0) {
-                        failed++;
-                        if (report)
-                                report(arg, &e);
-                }
-                p = end ? end + 1 : NULL;
-        }
-        return failed;
+        return tm_bound_parse(path, text, (size_t)n, b, err);
 }

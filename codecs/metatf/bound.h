@@ -12,11 +12,13 @@
  * order and no sections, had been read. A DTD with tag.width = 0 (dtd.h)
  * describes a format of one record kind with no tag.
  *
- * Rows come from two places, both into tm_rcodecs (codecs/registry.c):
- * the shipped rows in the registry, and description files named by the
- * environment variable TM_BOUND_FORMATS (colon-separated), read once at
- * start-up, so that a daemon or tracetool started with it knows the
- * format. A description file is lines of `key = value;`:
+ * Rows come from two places, both added by the registry when it is
+ * built (codecs/registry.h): the shipped rows (tm_bound_rows), and
+ * description files named by the environment variable TM_BOUND_FORMATS
+ * (colon-separated), so that a daemon or tracetool started with it knows
+ * the format. This module parses a description and makes a row a codec;
+ * it never adds one to the registry. A description file is lines of
+ * `key = value;`:
  *
  *   name = tf3;           the codec's name (letters, digits, '_', '-')
  *   dtd = tf3.dtd;        the DTD's file name
@@ -28,8 +30,9 @@
  *   header = 8;           bytes before the first record (default 0)
  *
  * with # comments and blank lines; name, dtd, byteorder and a magic or
- * the size rule are required. Rows with a magic are tried after every
- * codec of the table, rows by the size rule alone after those (a size
+ * the size rule are required. A row's probe bids TM_BID_BOUND_MAGIC with
+ * a magic, below every row of C; by the size rule alone TM_BID_SIZE, or
+ * TM_BID_SIZE_CHECKED for a shipped row with a check (record.h; a size
  * says little: docs/formats/bound.md, "Detection").
  *
  * Errors: a negative errno and a message naming the file and line
@@ -66,15 +69,17 @@ struct tm_bound {
         int (*check)(const uint8_t *head, size_t n);
 };
 
-/* Check row b, compile its DTD, make a record codec of it (decode only,
- * named b->name) in one of TM_BOUND_MAX slots and add it to tm_rcodecs
- * (tm_rcodec_add, record.h). The size rule needs a DTD whose records all
- * have one fixed size. The DTD is read now (for the size rule's record
- * size and to report a bad one at start-up) and again by every open().
- * Returns 0, or a negative errno with err naming the row and what is
- * wrong (-EINVAL a field, -ENOSPC no slot left, -EEXIST the name taken,
- * the DTD's own errors). Not thread-safe: at start-up. */
-int tm_bound_add(const struct tm_bound *b, struct tm_err *err);
+/* Check row b, compile its DTD and make a record codec of it (decode
+ * only, named b->name, family NULL: the DTD's schema decides) in one of
+ * TM_BOUND_MAX slots, into *out; the codec lives as long as the process.
+ * The size rule needs a DTD whose records all have one fixed size. The
+ * DTD is read now (for the size rule's record size and to report a bad
+ * one when the registry is built) and again by every open(). Returns 0,
+ * or a negative errno with err naming the row and what is wrong (-EINVAL
+ * a field, -ENOSPC no slot left, the DTD's own errors); a row that is not
+ * made takes no slot. Thread-safe. Whether the name is taken is the
+ * registry's to say, not this. */
+int tm_bound_codec(const struct tm_bound *b, const struct tm_rcodec **out, struct tm_err *err);
 
 /* Parse the description text[0..len) (file names it in messages) into
  * *b. Returns 0 or -EINVAL with "file:line: what" in err. */
@@ -83,15 +88,9 @@ int tm_bound_parse(const char *file, const char *text, size_t len, struct tm_bou
 
 /* Read the description file at path (a regular file of at most
  * TM_BOUND_FILE_MAX bytes, opened as a side file in a directory the
- * caller named: codecs/common/tm_side.h) and tm_bound_add its row. Returns 0 or a negative errno,
- * err naming the file (and line). */
-int tm_bound_load_file(const char *path, struct tm_err *err);
-
-/* Each file of list (colon-separated; empty names skipped), as
- * tm_bound_load_file; every error is passed to report(arg, err) and
- * loading goes on. Returns the number of files that failed. */
-unsigned tm_bound_load_list(const char *list, void (*report)(void *arg, const struct tm_err *e),
-                            void *arg);
+ * caller named: codecs/common/tm_side.h) and parse it into *b. Returns 0
+ * or a negative errno, err naming the file (and line). */
+int tm_bound_read_file(const char *path, struct tm_bound *b, struct tm_err *err);
 
 /* The shipped rows (codecs/registry.c), ending with a row whose name is
  * empty. */

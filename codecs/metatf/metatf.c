@@ -18,7 +18,7 @@
 
 static int mtf_probe(const uint8_t *head, size_t n)
 {
-        return n >= 4 && memcmp(head, MTF_MAGIC, 4) == 0;
+        return n >= 4 && memcmp(head, MTF_MAGIC, 4) == 0 ? TM_BID_MAGIC : 0;
 }
 
 /* ---- finding the DTD ---- */
@@ -816,7 +816,7 @@ static void mtf_enc_schema(struct tm_schema *s)
 const struct tm_rcodec tm_rcodec_metatf = {
     .name = "metatf",
     .suffix = ".mtf",
-    .family = "dtd", /* the schema's name says which: "heap" for HATF's DTD */
+    .family = NULL, /* the schema's, by claims(): "heap" for HATF's DTD */
     .probe = mtf_probe,
     .head_max = MTF_HEADER_MAX,
     .blobs = mtf_blobs,

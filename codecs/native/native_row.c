@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../address/addr_stats.h"
 #include "../address/arec.h"
 #include "../address/render.h"
 #include "../common/tm_tls.h"
@@ -45,7 +46,7 @@ static _Atomic uint64_t next_id = 1;
 
 static int native_probe(const uint8_t *head, size_t n)
 {
-        return n >= 8 && memcmp(head, TMN_MAGIC, 8) == 0;
+        return n >= 8 && memcmp(head, TMN_MAGIC, 8) == 0 ? TM_BID_MAGIC : 0;
 }
 
 static int native_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -603,7 +604,7 @@ static void native_enc_schema(struct tm_schema *s)
 const struct tm_rcodec tm_rcodec_native = {
     .name = "native",
     .suffix = ".tmn",
-    .family = "address",
+    .family = &tm_family_address,
     .probe = native_probe,
     .open = native_open,
     .close = native_close,

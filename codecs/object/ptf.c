@@ -6,6 +6,7 @@
  * name is the last LengthOfClassName bytes of its line, so a name may
  * hold blanks; every other token is a decimal number. */
 #include "ptf.h"
+#include "ptf_stats.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -146,13 +147,18 @@ static const char *parse_num(const char *t, size_t n, int sign, uint64_t *v)
         return NULL;
 }
 
-static int ptf_probe(const uint8_t *head, size_t n)
+static int ptf_probe_takes(const uint8_t *head, size_t n)
 {
         size_t k = sizeof begin_line - 1;
         if (n < k || memcmp(head, begin_line, k) != 0)
                 return 0;
         return n == k || head[k] == '\n' ||
                (head[k] == '\r' && (n == k + 1 || head[k + 1] == '\n'));
+}
+
+static int ptf_probe(const uint8_t *head, size_t n)
+{
+        return ptf_probe_takes(head, n) ? TM_BID_PTF : 0;
 }
 
 static int ptf_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -370,7 +376,7 @@ void tm_ptf_enc_schema(struct tm_schema *s)
 const struct tm_rcodec tm_rcodec_ptf = {
     .name = "ptf",
     .suffix = ".ptf",
-    .family = "object",
+    .family = &tm_family_object,
     .probe = ptf_probe,
     .open = ptf_open,
     .close = ptf_close,
@@ -382,4 +388,5 @@ const struct tm_rcodec tm_rcodec_ptf = {
     .enc_finish = tm_ptf_enc_finish,
     .enc_free = tm_ptf_enc_free,
     .enc_schema = tm_ptf_enc_schema,
+    .enc_fit = tm_ptf_enc_fit,
 };

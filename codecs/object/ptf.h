@@ -118,6 +118,13 @@ void tm_ptf_enc_free(struct tm_renc *e);
 /* *s = tm_schema_ptf: the schema both forms' encoders take. */
 void tm_ptf_enc_schema(struct tm_schema *s);
 
+/* Both forms' enc_fit (record.h): records of tm_schema_ptf made a trace
+ * the ASCII form holds, which the binary form holds as well: Trace begin
+ * first, Trace end last and no marker between, an fo's counts those of
+ * its list (NumberOfDataMembers + 2 x NumberOfArrayMembers) and its name
+ * (LengthOfClassName). */
+void tm_ptf_enc_fit(struct tm_rec *r, size_t n);
+
 /* The binary form (report section 4.1, layout ours: docs/formats/ptf.md):
  * probe by the version line "PTF 1.0"; the header's note lines are the
  * blob "notes" (sections/notes). Decoder and encoder; pack suffix .ptfb. */

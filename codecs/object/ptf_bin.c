@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ptf.h"
+#include "ptf_stats.h"
 
 #define HEAD_MAX 65536 /* bytes of header open() sees: version, notes, "$" */
 #define VAR_MAX 65535  /* bytes of one text, values of one list x 8 */
@@ -31,11 +32,16 @@ struct pb_ctx {
         uint8_t p[];
 };
 
-static int pb_probe(const uint8_t *head, size_t n)
+static int pb_probe_takes(const uint8_t *head, size_t n)
 {
         size_t k = sizeof version_line - 1;
         return n >= k ? memcmp(head, version_line, k) == 0
                       : memcmp(head, version_line, n) == 0 && n;
+}
+
+static int pb_probe(const uint8_t *head, size_t n)
+{
+        return pb_probe_takes(head, n) ? TM_BID_PTF_BIN : 0;
 }
 
 static int pb_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -301,7 +307,7 @@ static int pb_enc_finish(struct tm_renc *e, struct tm_err *err)
 const struct tm_rcodec tm_rcodec_ptf_bin = {
     .name = "ptf_bin",
     .suffix = ".ptfb",
-    .family = "object",
+    .family = &tm_family_object,
     .probe = pb_probe,
     .head_max = HEAD_MAX,
     .open = pb_open,
@@ -314,4 +320,5 @@ const struct tm_rcodec tm_rcodec_ptf_bin = {
     .enc_finish = pb_enc_finish,
     .enc_free = pb_enc_free,
     .enc_schema = tm_ptf_enc_schema, /* one unnamed encoding: no .encodings */
+    .enc_fit = tm_ptf_enc_fit,
 };

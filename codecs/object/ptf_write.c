@@ -163,3 +163,21 @@ int tm_ptf_enc_finish(struct tm_renc *e, struct tm_err *err)
         tm_ptf_enc_free(e);
         return rc;
 }
+
+void tm_ptf_enc_fit(struct tm_rec *r, size_t n)
+{
+        static const uint8_t begin[] = "begin", end[] = "end";
+        for (size_t i = 0; i < n; i++) {
+                if (r[i].kind == TM_PK_TRACE || i == 0 || i == n - 1) {
+                        int mark = i == 0 || i == n - 1;
+                        memset(&r[i], 0, sizeof r[i]);
+                        r[i].kind = mark ? TM_PK_TRACE : TM_PK_GR;
+                        r[i].v[0] = !mark ? 0 : i == 0 ? 5 : 3;
+                        r[i].var[0] = i == 0 ? begin : end;
+                } else if (r[i].kind == TM_PK_FO) {
+                        r[i].v[4] = r[i].v[6] / 4;
+                        r[i].v[3] = r[i].v[6] - 2 * r[i].v[4];
+                        r[i].v[5] = r[i].v[7];
+                }
+        }
+}

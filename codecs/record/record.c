@@ -1,26 +1,9 @@
-/* Record codec look-ups (the table is codecs/registry.c) and schema
- * look-ups. */
+/* Schema look-ups (the record codecs' look-ups: codecs/registry.c). */
 #include "record.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n)
-{
-        for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++)
-                if ((*c)->probe(head, n))
-                        return *c;
-        return NULL;
-}
-
-const struct tm_rcodec *tm_rcodec_by_name(const char *name)
-{
-        for (const struct tm_rcodec *const *c = tm_rcodecs; *c; c++)
-                if (strcmp((*c)->name, name) == 0)
-                        return *c;
-        return NULL;
-}
 
 int tm_schema_field(const struct tm_schema *s, const char *name)
 {

@@ -255,13 +255,57 @@ struct tm_rarchive {
         int trust_group;
 };
 
+/* Bids: what a row's probe returns when it takes a head; the registry
+ * gives the head to every row and the highest bid wins (ties: the row
+ * registered first; codecs/registry.h). 0 is "not this format". The scale
+ * says how much a yes is worth, so that a row that proves more beats one
+ * that proves less whatever the order of the rows:
+ *
+ *   100      a magic at offset 0 of 4 bytes or more, distinct for every
+ *            row (pdats, pdats2, hatf, native, metatf); two such rows
+ *            never both take a head.
+ *   40..75   text: every whole line of the head parses, or a first
+ *            line of its own (java, ptf, ptf_bin); each row its own bid,
+ *            higher as its lines rule out more (lackey over din: a lackey
+ *            file never parses as din, while a din file is not known never
+ *            to parse as lackey). Below every magic: hatf's, native's and
+ *            metatf's hold a byte no text row's line has (a NUL, 0x7f,
+ *            0x89), and a text that starts "PDTS" or "PDT2" is taken as
+ *            PDATS, whose header then fails.
+ *   30       a bound row's magic (codecs/metatf/bound.h): a user's
+ *            description must not take a file a row of C reads.
+ *   20       the size rule and a check in C of the bytes (laplace_raw,
+ *            a shipped bound row with a check).
+ *   10       the size rule alone (a bound row): any stream of over 4 KiB
+ *            passes it, so it bids least. */
+enum tm_bid {
+        TM_BID_SIZE = 10,
+        TM_BID_SIZE_CHECKED = 20,
+        TM_BID_BOUND_MAGIC = 30,
+        TM_BID_LAPLACE_KEV = 40,
+        TM_BID_LAPLACE_TEXT = 45,
+        TM_BID_PTF = 50,
+        TM_BID_PTF_BIN = 55,
+        TM_BID_JAVA = 60,
+        TM_BID_MTRACE = 65,
+        TM_BID_DIN = 70,
+        TM_BID_LACKEY = 75,
+        TM_BID_MAGIC = 100,
+};
+
+struct tm_family;
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
-        const char *family; /* schema family it yields: "heap" */
+        /* The family of every schema open() gives (family.h); NULL when
+         * the schema decides (Meta-TF, the bound rows: a DTD's records may
+         * be of any family, so tm_family_of() asks the families). */
+        const struct tm_family *family;
 
         /* Does head (the first n raw bytes, n <= 4096; fewer only when the
-         * stream is that short) look like this format? 1 or 0. */
+         * stream is that short) look like this format? Its bid (enum
+         * tm_bid, below) when it does, 0 when not. */
         int (*probe)(const uint8_t *head, size_t n);
 
         /* Raw bytes open() may need to see (its header and whatever must be
@@ -358,6 +402,14 @@ struct tm_rcodec {
          * encoder takes heap records (codecs/heap/heap.h). */
         void (*enc_schema)(struct tm_schema *s);
 
+        /* Make records r[0..n) of enc_schema's schema, with any values,
+         * records this encoder writes and its decoder gives back as they
+         * are: values within the format's widths, the markers it needs
+         * where it needs them. A generator's step (the conformance suite
+         * writes records of every row this way); NULL: every record
+         * enc_put takes comes back as it went in. */
+        void (*enc_fit)(struct tm_rec *r, size_t n);
+
         /* Fast paths, NULL when the codec has none; the views use them
          * when present and the bytes are those of the generic path.
          * text_of: the codec's text decoder on this machine (it may need
@@ -400,22 +452,9 @@ static inline int tm_renc_each(int (*one)(struct tm_renc *, const struct tm_rec 
         return 0;
 }
 
-/* The record codec table, NULL-terminated, in probe order: the registry's
- * rows (codecs/registry.c), then the rows added at start-up. */
-extern const struct tm_rcodec *tm_rcodecs[];
-
-/* Room in tm_rcodecs for rows added at run time. */
-#define TM_RCODECS_ADDED_MAX 16
-
-/* Add c to tm_rcodecs (a bound format, codecs/metatf/bound.h): after
- * every row of the registry, and when by_size (its probe has no magic,
- * so it is weak) after every added row with one; else before those.
- * Not thread-safe: call it at start-up, before any trace is opened.
- * Returns 0, -EEXIST (a record or address codec has that name) or -ENOSPC,
- * with err. */
-int tm_rcodec_add(const struct tm_rcodec *c, int by_size, struct tm_err *err);
-
-/* The first record codec whose probe accepts head, or NULL. */
+/* The record codec whose probe bids highest for head (ties: the row
+ * registered first), or NULL when none takes it: the rows of the
+ * process's registry (codecs/registry.h). */
 const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n);
 
 /* The record codec named name, or NULL. */

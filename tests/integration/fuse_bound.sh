@@ -118,4 +118,15 @@ check "cut.tf3: tracetool cat names the raw offset" grep -q "raw offset $((8 + 1
 check "cut.tf3: errors name the raw offset of the cut record" \
         grep -q "raw offset $((8 + 14 * 100)): truncated record" "$MNT/cut.tf3/errors"
 umount_tm "$MNT"
+
+# a daemon (no -f: it daemonizes, and leaves its directory) knows the
+# formats its start named, by relative names too: its registry is built
+# before that
+mkdir -p "$T/mnt2"
+env TM_BOUND_FORMATS=fmt/tf3.fmt "$TRACEMOUNT" --cache-dir "$T/cache2" "$SRC" "$T/mnt2" \
+        2>daemon2.log
+check "a daemon started with a relative TM_BOUND_FORMATS name reads the format" \
+        wait_for 5 test -d "$T/mnt2/le.tf3"
+check "the daemon's le.tf3: ascii = the written values" cmp -s "$T/mnt2/le.tf3/ascii" le.raw.ascii
+fusermount3 -u "$T/mnt2" || fail "fusermount3 -u $T/mnt2"
 finish
