@@ -14,7 +14,8 @@
  *                 tm_creader_close, tm_cwriter_open, tm_cwriter_write,
  *                 tm_cwriter_boundary, tm_cwriter_close
  *                 (codecs/containers/container.h)
- *   record model  tm_rcodecs, tm_rcodec_probe, tm_schema_field,
+ *   registry      tm_registry (codecs/registry.h): its rows
+ *   record model  tm_rcodec_probe, tm_schema_field,
  *                 tm_schema_kind (codecs/record/record.h); tm_rmap_init,
  *                 tm_rmap_kind_ok, tm_rmap_rec (codecs/record/rmap.h)
  *   heap family   tm_schema_heap, tm_heap_ev_to_rec, tm_heap_rec_to_ev
@@ -31,6 +32,7 @@
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
+#include "codecs/registry.h"
 #include "codecs/record/rmap.h"
 #include "include/tracemount.h"
 #include "views/feed.h"

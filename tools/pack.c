@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codecs/registry.h"
 #include "tools.h"
 
 static int ends_with(const char *s, size_t n, const char *suffix)
