@@ -89,9 +89,17 @@ static void round_trip(const uint8_t *d, size_t n)
                         abort();
 }
 
+/* Every row has a key. */
+static void row_check(struct tm_rows *k, const struct tm_row *r)
+{
+        (void)k;
+        if (!r->key[0])
+                abort();
+}
+
 /* The address family's pass over k's records: its block must pass
- * stats_ok, and its report be written (the family has a layout of its
- * own, report_whole, which fzr_run's pass does not know). */
+ * stats_ok, and its report and rows be made (the family's text has a
+ * layout of its own, report_whole, which fzr_run's pass does not know). */
 static void family_pass(const struct fzr_recs *k)
 {
         const struct tm_family *f = &tm_family_address;
@@ -109,7 +117,8 @@ static void family_pass(const struct fzr_recs *k)
         static char text[1 << 16];
         struct tm_family_info in = {.name = "fuzz", .codec = "native", .container = "plain"};
         f->report_whole(block, &k->s, &in, text, sizeof text);
-        f->json_whole(block, &k->s, &in, text, sizeof text);
+        struct tm_rows rows = {row_check};
+        f->rows(block, &k->s, &in, &rows);
 }
 
 /* A file: whole against windows (as fzr_run), then the family's pass. */

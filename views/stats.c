@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/common/tm_json.h"
 #include "../codecs/record/family.h"
 
 struct tm_stats_acc {
@@ -65,7 +64,7 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
                         a->same = s->kind[k].field[j] == j;
         }
         a->fam = tm_family_of(s);
-        a->whole = a->fam && a->fam->report_whole && a->fam->json_whole;
+        a->whole = a->fam && a->fam->report_whole;
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
         if (a->fam && !(a->fa = a->fam->acc_start(s))) {
@@ -227,52 +226,4 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
         if (fam && fam->stats_size && fam->report)
                 n += fam->report(st->fam, s, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
         return n;
-}
-
-/* ---- JSON ---- */
-
-size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
-                     const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
-{
-        const struct tm_family *fam = tm_family_of(s);
-        if (fam && fam->json_whole)
-                return fam->json_whole(st->fam, s, in, dst, cap);
-        struct tm_json o = {dst, cap, 0, 0};
-        tm_json_stats_head(&o, "record", in, damage);
-        tm_json_lines(&o, "notes", in->notes);
-        tm_json_str(&o, "schema", s->name);
-        tm_json_u64(&o, "records", st->records);
-        tm_json_open(&o, "kinds", '[');
-        for (unsigned k = 0; k < s->nkinds; k++) {
-                tm_json_open(&o, NULL, '{');
-                tm_json_str(&o, "name", s->kind[k].name);
-                tm_json_u64(&o, "records", st->kind_n[k]);
-                tm_json_close(&o, '}');
-        }
-        tm_json_close(&o, ']');
-        tm_json_open(&o, "fields", '[');
-        for (unsigned f = 0; f < s->nfields; f++) {
-                if (!st->fseen[f])
-                        continue;
-                tm_json_open(&o, NULL, '{');
-                tm_json_str(&o, "name", s->field[f].name);
-                tm_json_u64(&o, "records", st->fseen[f]);
-                if (s->field[f].type == TM_FT_INT) {
-                        tm_json_i64(&o, "min", (int64_t)st->fmin[f]);
-                        tm_json_i64(&o, "max", (int64_t)st->fmax[f]);
-                } else {
-                        tm_json_u64(&o, "min", st->fmin[f]);
-                        tm_json_u64(&o, "max", st->fmax[f]);
-                }
-                tm_json_close(&o, '}');
-        }
-        tm_json_close(&o, ']');
-        for (unsigned i = 0; tm_families[i]; i++)
-                if (tm_families[i]->json_whole) /* a layout of its own, no member */
-                        continue;
-                else if (tm_families[i] == fam && fam->stats_size && fam->json)
-                        fam->json(st->fam, s, &o);
-                else
-                        tm_json_str(&o, tm_families[i]->name, NULL);
-        return tm_json_stats_end(&o);
 }

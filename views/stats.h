@@ -6,7 +6,8 @@
  * accumulator sees the same records and its block of statistics is kept
  * here (fam), reported after the generic part, saved and loaded with it
  * (views/index_file.c). The heap family's: codecs/heap/heap_stats.h; the
- * address family reports its own layout whole (codecs/address/addr_stats.h). */
+ * address family's text has a layout of its own (codecs/address/addr_stats.h),
+ * its stats.json the one of every trace. */
 #ifndef TM_STATS_H
 #define TM_STATS_H
 
@@ -63,10 +64,13 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
 size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap);
 
+#define TM_STATS_JSON_VERSION 2 /* stats.json's "version" (docs/stats-json.md) */
+
 /* The same numbers as one JSON object (the stats.json view,
- * docs/stats-json.md); damage as for tm_addr_stats_json (stats.h). After the
- * generic members, one per row of the family table, named after the
- * family: its object for s's family, null for the others. */
+ * docs/stats-json.md; views/stats_json.c): the trace's members, then the
+ * generic rows and the family's (family.h, rows) in a member named after
+ * it, every row rendered by one rule. damage: what ended the intact prefix
+ * the figures cover (then no figure is exact), or NULL. */
 size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                       const struct tm_family_info *in, const char *damage, char *dst, size_t cap);
 

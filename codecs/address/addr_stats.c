@@ -106,7 +106,7 @@ void tm_addr_stats_finish(struct tm_addr_acc *a)
 
 /* ---- the report ---- */
 
-/* Both the text report and the JSON go through one writer (tm_json.h). */
+/* The text report goes through the JSON writer's plain append (tm_json.h). */
 #define put tm_json_put
 
 static double ratio(uint64_t a, uint64_t b)
@@ -211,18 +211,18 @@ size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_famil
         return o.len;
 }
 
-/* ---- JSON ---- */
+/* ---- rows ---- */
 
 /* An address as a string "0x..." (64-bit values lose precision as JSON
- * numbers in many readers), or null. */
-static void json_addr(struct tm_json *o, const char *key, int have, uint64_t v)
+ * numbers in many readers), or not known. */
+static void row_addr(struct tm_rows *k, const char *const *key, int have, uint64_t v)
 {
         char hex[24];
         snprintf(hex, sizeof hex, "0x%" PRIx64, v);
-        tm_json_str(o, key, have ? hex : NULL);
+        tm_row_str(k, key, have ? hex : NULL);
 }
 
-static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
+static void rows_runs(struct tm_rows *k, const char *key, const uint64_t *runs,
                       const uint64_t *fetches)
 {
         uint64_t total = 0, nruns = 0;
@@ -230,25 +230,20 @@ static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
                 total += fetches[i];
                 nruns += runs[i];
         }
-        tm_json_open(o, key, '{');
-        tm_json_u64(o, "runs", nruns);
-        tm_json_u64(o, "fetches", total);
-        tm_json_open(o, "histogram", '[');
+        tm_row_u64(k, TM_KEY(key, "runs"), nruns, "runs", 1);
+        tm_row_u64(k, TM_KEY(key, "fetches"), total, "references", 1);
         for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 if (!runs[i])
                         continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "length", i);
-                tm_json_bool(o, "or_more", i == TM_ADDR_RUN_MAX);
-                tm_json_u64(o, "runs", runs[i]);
-                tm_json_u64(o, "fetches", fetches[i]);
-                tm_json_close(o, '}');
+                char len[16];
+                snprintf(len, sizeof len, "%u", i);
+                tm_row_u64(k, TM_KEY(key, "histogram", len, "runs"), runs[i], "runs", 1);
+                tm_row_u64(k, TM_KEY(key, "histogram", len, "fetches"), fetches[i], "references",
+                           1);
         }
-        tm_json_close(o, ']');
-        tm_json_close(o, '}');
 }
 
-static void json_offsets(struct tm_json *o, const struct tm_addr_stats *s)
+static void rows_offsets(struct tm_rows *k, const struct tm_addr_stats *s)
 {
         static const char *const range[TM_ADDR_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
         uint64_t total = 0;
@@ -256,63 +251,50 @@ static void json_offsets(struct tm_json *o, const struct tm_addr_stats *s)
                 total += s->data_off[i];
         for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
                 total += s->data_off_range[i];
-        tm_json_open(o, "data_offsets", '{');
-        tm_json_u64(o, "total", total);
-        tm_json_open(o, "exact", '[');
+        tm_row_u64(k, TM_KEY("data_offsets", "total"), total, "references", 1);
         for (int d = -TM_ADDR_OFF_MAX; d <= TM_ADDR_OFF_MAX; d++) {
                 uint64_t c = s->data_off[d + TM_ADDR_OFF_MAX];
-                if (!c)
-                        continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_i64(o, "offset", d);
-                tm_json_u64(o, "count", c);
-                tm_json_close(o, '}');
+                char off[16];
+                snprintf(off, sizeof off, "%d", d);
+                if (c)
+                        tm_row_u64(k, TM_KEY("data_offsets", "by_offset", off), c, "references", 1);
         }
-        tm_json_close(o, ']');
-        tm_json_open(o, "other", '{');
         for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
-                tm_json_u64(o, range[i], s->data_off_range[i]);
-        tm_json_close(o, '}');
-        tm_json_close(o, '}');
+                tm_row_u64(k, TM_KEY("data_offsets", "other", range[i]), s->data_off_range[i],
+                           "references", 1);
 }
 
-size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_family_info *in,
-                          unsigned ntypes, const char *damage, char *buf, size_t cap)
+void tm_addr_stats_rows(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                        unsigned ntypes, struct tm_rows *k)
 {
-        struct tm_json o = {buf, cap, 0, 0};
-        tm_json_stats_head(&o, "address", in, damage);
-        tm_json_u64(&o, "references", s->refs);
-        tm_json_open(&o, "refs_per_byte", '{');
-        tm_json_real(&o, "archive", ratio(s->refs, in->archive_size));
-        tm_json_real(&o, "raw", ratio(s->refs, in->raw_size));
-        tm_json_close(&o, '}');
-        tm_json_open(&o, "ascii_per_byte", '{');
-        tm_json_real(&o, "archive", ratio(in->ascii_size, in->archive_size));
-        tm_json_real(&o, "raw", ratio(in->ascii_size, in->raw_size));
-        tm_json_close(&o, '}');
+        tm_row_u64(k, TM_KEY("references"), s->refs, "references", 1);
+        tm_row_real(k, TM_KEY("refs_per_byte", "archive"), ratio(s->refs, in->archive_size),
+                    "references per byte", 1);
+        tm_row_real(k, TM_KEY("refs_per_byte", "raw"), ratio(s->refs, in->raw_size),
+                    "references per byte", 1);
+        tm_row_real(k, TM_KEY("ascii_per_byte", "archive"), ratio(in->ascii_size, in->archive_size),
+                    NULL, 1);
+        tm_row_real(k, TM_KEY("ascii_per_byte", "raw"), ratio(in->ascii_size, in->raw_size), NULL,
+                    1);
         uint64_t lo = UINT64_MAX, hi = 0;
-        tm_json_open(&o, "types", '[');
         for (unsigned t = 0; t < ntypes && t < TM_NTYPES; t++) {
-                tm_json_open(&o, NULL, '{');
-                tm_json_u64(&o, "type", t);
-                tm_json_str(&o, "name", tm_type_name(t));
-                tm_json_u64(&o, "references", s->count[t]);
-                tm_json_real(&o, "fraction", ratio(s->count[t], s->refs));
-                json_addr(&o, "lowest", s->count[t] != 0, s->addr_min[t]);
-                json_addr(&o, "highest", s->count[t] != 0, s->addr_max[t]);
-                tm_json_close(&o, '}');
+                const char *name = tm_type_name(t);
+                tm_row_u64(k, TM_KEY("types", name, "type"), t, NULL, 1);
+                tm_row_u64(k, TM_KEY("types", name, "references"), s->count[t], "references", 1);
+                tm_row_real(k, TM_KEY("types", name, "fraction"), ratio(s->count[t], s->refs), NULL,
+                            1);
+                row_addr(k, TM_KEY("types", name, "lowest"), s->count[t] != 0, s->addr_min[t]);
+                row_addr(k, TM_KEY("types", name, "highest"), s->count[t] != 0, s->addr_max[t]);
                 if (s->count[t]) {
                         lo = s->addr_min[t] < lo ? s->addr_min[t] : lo;
                         hi = s->addr_max[t] > hi ? s->addr_max[t] : hi;
                 }
         }
-        tm_json_close(&o, ']');
-        json_addr(&o, "lowest", s->refs != 0, lo);
-        json_addr(&o, "highest", s->refs != 0, hi);
-        json_runs(&o, "jump_runs", s->jump_runs, s->jump_fetches);
-        json_runs(&o, "clusters", s->clus_runs, s->clus_fetches);
-        json_offsets(&o, s);
-        return tm_json_stats_end(&o);
+        row_addr(k, TM_KEY("lowest"), s->refs != 0, lo);
+        row_addr(k, TM_KEY("highest"), s->refs != 0, hi);
+        rows_runs(k, "jump_runs", s->jump_runs, s->jump_fetches);
+        rows_runs(k, "clusters", s->clus_runs, s->clus_fetches);
+        rows_offsets(k, s);
 }
 
 /* ---- the address family (family.h) ---- */
@@ -405,10 +387,10 @@ static size_t addr_report(const void *block, const struct tm_schema *s,
         return tm_addr_stats_report(block, in, s->nkinds, dst, cap);
 }
 
-static size_t addr_json(const void *block, const struct tm_schema *s,
-                        const struct tm_family_info *in, char *dst, size_t cap)
+static void addr_rows(const void *block, const struct tm_schema *s,
+                      const struct tm_family_info *in, struct tm_rows *out)
 {
-        return tm_addr_stats_json(block, in, s->nkinds, in->damage, dst, cap);
+        tm_addr_stats_rows(block, in, s->nkinds, out);
 }
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
@@ -451,7 +433,7 @@ const struct tm_family tm_family_address = {
     .acc_peak_mem = addr_peak,
     .stats_ok = addr_stats_ok,
     .report_whole = addr_report,
-    .json_whole = addr_json,
+    .rows = addr_rows,
     .bin_size = TM_ADDR_BIN_SIZE,
     .binary = addr_binary,
     .bin_layout = addr_layout,

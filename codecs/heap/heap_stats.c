@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 #include "../common/xsort.h"
 #include "heap.h"
 
@@ -584,69 +583,54 @@ static size_t report_ids(const struct tm_heap_stats *st, char *dst, size_t cap)
         return n;
 }
 
-static void json_ids(struct tm_json *o, const char *key, const uint64_t *id, const uint64_t *n,
+static void rows_ids(struct tm_rows *k, const char *key, const uint64_t *id, const uint64_t *n,
                      unsigned count, uint64_t other)
 {
-        tm_json_open(o, key, '[');
+        char name[24], other_key[32];
         for (unsigned i = 0; i < count; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "id", id[i]);
-                tm_json_u64(o, "records", n[i]);
-                tm_json_close(o, '}');
+                snprintf(name, sizeof name, "%" PRIu64, id[i]);
+                tm_row_u64(k, TM_KEY(key, name, "records"), n[i], "records", 1);
         }
-        tm_json_close(o, ']');
-        char other_key[32];
         snprintf(other_key, sizeof other_key, "%s_other", key);
-        tm_json_u64(o, other_key, other);
+        tm_row_u64(k, TM_KEY(other_key), other, "records", 1);
 }
 
-/* v, or null when not known. */
-static void json_known(struct tm_json *o, const char *key, uint64_t v, int known)
+static void rows_heap(struct tm_rows *k, const struct tm_heap_stats *st)
 {
-        if (known)
-                tm_json_u64(o, key, v);
-        else
-                tm_json_str(o, key, NULL);
-}
-
-static void json_heap(struct tm_json *o, const struct tm_heap_stats *st)
-{
-        tm_json_open(o, "heap", '{');
-        tm_json_u64(o, "allocs", st->allocs);
-        tm_json_u64(o, "reallocs", st->reallocs);
-        tm_json_u64(o, "frees", st->frees);
-        json_known(o, "total_bytes", st->total_bytes, st->inexact != EOVERFLOW);
+        int live = !st->inexact, sums = st->inexact != EOVERFLOW;
+        tm_row_u64(k, TM_KEY("allocs"), st->allocs, "records", 1);
+        tm_row_u64(k, TM_KEY("reallocs"), st->reallocs, "records", 1);
+        tm_row_u64(k, TM_KEY("frees"), st->frees, "records", 1);
+        tm_row_u64_known(k, TM_KEY("total_bytes"), st->total_bytes, "bytes", sums);
         char why[256];
-        tm_json_bool(o, "exact", !st->inexact);
-        tm_json_str(o, "inexact", st->inexact ? inexact_why(st, why, sizeof why) : NULL);
-        json_known(o, "max_objects", st->max_live_n, !st->inexact);
-        tm_json_bool(o, "max_objects_exact", !st->inexact);
-        json_known(o, "max_bytes", st->max_live_bytes, !st->inexact);
-        if (st->inexact == EOVERFLOW)
-                tm_json_str(o, "avg_size", NULL);
+        if (st->inexact)
+                tm_row_str(k, TM_KEY("inexact"), inexact_why(st, why, sizeof why));
+        tm_row_u64_known(k, TM_KEY("max_objects"), st->max_live_n, "objects", live);
+        tm_row_u64_known(k, TM_KEY("max_bytes"), st->max_live_bytes, "bytes", live);
+        if (sums)
+                tm_row_real(k, TM_KEY("avg_size"),
+                            st->sized ? (double)st->total_bytes / (double)st->sized : 0.0, "bytes",
+                            1);
         else
-                tm_json_real(o, "avg_size",
-                             st->sized ? (double)st->total_bytes / (double)st->sized : 0.0);
-        json_known(o, "live_objects", st->live_n, !st->inexact);
-        json_known(o, "live_bytes", st->live_bytes, !st->inexact);
-        json_known(o, "frees_not_live", st->free_unknown, !st->inexact);
-        json_known(o, "double_frees", st->double_frees, !st->inexact);
-        json_known(o, "reallocs_not_live", st->realloc_unknown, !st->inexact);
-        json_known(o, "allocs_at_live", st->alloc_live, !st->inexact);
-        json_ids(o, "threads", st->thread_id, st->thread_n, (unsigned)st->nthreads, st->thread_other);
-        json_ids(o, "heaps", st->heap_id, st->heap_n, (unsigned)st->nheaps, st->heap_other);
-        tm_json_open(o, "size_histogram", '[');
+                tm_row_unknown(k, TM_KEY("avg_size"), "bytes");
+        tm_row_u64_known(k, TM_KEY("live_objects"), st->live_n, "objects", live);
+        tm_row_u64_known(k, TM_KEY("live_bytes"), st->live_bytes, "bytes", live);
+        tm_row_u64_known(k, TM_KEY("frees_not_live"), st->free_unknown, "records", live);
+        tm_row_u64_known(k, TM_KEY("double_frees"), st->double_frees, "records", live);
+        tm_row_u64_known(k, TM_KEY("reallocs_not_live"), st->realloc_unknown, "records", live);
+        tm_row_u64_known(k, TM_KEY("allocs_at_live"), st->alloc_live, "records", live);
+        rows_ids(k, "threads", st->thread_id, st->thread_n, (unsigned)st->nthreads, st->thread_other);
+        rows_ids(k, "heaps", st->heap_id, st->heap_n, (unsigned)st->nheaps, st->heap_other);
         for (unsigned b = 0; b < TM_HEAP_STATS_HIST; b++) {
                 if (!st->size_hist[b])
                         continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "min", b ? 1ull << (b - 1) : 0);
-                tm_json_u64(o, "max", b ? (1ull << b) - 1 : 0);
-                tm_json_u64(o, "count", st->size_hist[b]);
-                tm_json_close(o, '}');
+                char lo[24];
+                snprintf(lo, sizeof lo, "%llu", b ? 1ull << (b - 1) : 0ull);
+                tm_row_u64(k, TM_KEY("size_histogram", lo, "max"), b ? (1ull << b) - 1 : 0,
+                           "bytes", 1);
+                tm_row_u64(k, TM_KEY("size_histogram", lo, "count"), st->size_hist[b], "records",
+                           1);
         }
-        tm_json_close(o, ']');
-        tm_json_close(o, '}');
 }
 
 /* ---- the family's hooks ---- */
@@ -695,10 +679,12 @@ static size_t fam_report(const void *block, const struct tm_schema *s, char *dst
         return n + report_ids(block, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
 }
 
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *out)
 {
         (void)s;
-        json_heap(o, block);
+        (void)in;
+        rows_heap(out, block);
 }
 
 static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
@@ -719,7 +705,7 @@ const struct tm_family tm_family_heap = {
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
     .report = fam_report,
-    .json = fam_json,
+    .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
     .rec_refine = tm_heap_refine,

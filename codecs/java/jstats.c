@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 _Static_assert(sizeof(struct tm_java_stats) % 8 == 0 &&
                    sizeof(struct tm_java_stats) <= TM_FAMILY_STATS_MAX,
@@ -386,43 +385,41 @@ static size_t fam_report(const void *block, const struct tm_schema *s, char *dst
         return n;
 }
 
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
+/* The name counts are lower bounds once the name table is full. */
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *k)
 {
         (void)s;
+        (void)in;
         const struct tm_java_stats *st = block;
-        tm_json_open(o, "java", '{');
-        tm_json_open(o, "events", '{');
-        for (unsigned k = 0; k < TM_JK_EVENTS; k++)
-                tm_json_u64(o, tm_schema_java.kind[k].name, st->events[k]);
-        tm_json_close(o, '}');
-        tm_json_u64(o, "classes_loaded", st->events[TM_JK_CLASS_LOAD]);
-        tm_json_u64(o, "classes_named", st->classes);
-        tm_json_u64(o, "methods_named", st->methods);
-        tm_json_bool(o, "names_exact", !st->names_inexact);
-        tm_json_u64(o, "objects_allocated", st->allocs);
-        tm_json_u64(o, "objects_freed", st->frees);
-        tm_json_u64(o, "max_live_objects", st->max_live);
-        tm_json_u64(o, "live_objects", st->live);
-        tm_json_u64(o, "frees_not_live", st->frees_not_live);
-        if (st->depth_inexact)
-                tm_json_str(o, "max_stack_depth", NULL);
-        else
-                tm_json_u64(o, "max_stack_depth", st->max_depth);
-        tm_json_u64(o, "exits_not_entered", st->exits_not_entered);
-        tm_json_open(o, "threads", '[');
+        int names = !st->names_inexact;
+        for (unsigned i = 0; i < TM_JK_EVENTS; i++)
+                tm_row_u64(k, TM_KEY("events", tm_schema_java.kind[i].name), st->events[i],
+                           "records", 1);
+        tm_row_u64(k, TM_KEY("classes_loaded"), st->events[TM_JK_CLASS_LOAD], "classes", 1);
+        tm_row_u64(k, TM_KEY("classes_named"), st->classes, "classes", names);
+        tm_row_u64(k, TM_KEY("methods_named"), st->methods, "methods", names);
+        tm_row_u64(k, TM_KEY("objects_allocated"), st->allocs, "objects", 1);
+        tm_row_u64(k, TM_KEY("objects_freed"), st->frees, "objects", 1);
+        tm_row_u64(k, TM_KEY("max_live_objects"), st->max_live, "objects", 1);
+        tm_row_u64(k, TM_KEY("live_objects"), st->live, "objects", 1);
+        tm_row_u64(k, TM_KEY("frees_not_live"), st->frees_not_live, "records", 1);
+        tm_row_u64_known(k, TM_KEY("max_stack_depth"), st->max_depth, "frames",
+                         !st->depth_inexact);
+        tm_row_u64(k, TM_KEY("exits_not_entered"), st->exits_not_entered, "records", 1);
         for (unsigned i = 0; i < st->nthreads; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "id", st->thread_id[i]);
-                tm_json_u64(o, "records", st->thread_n[i]);
-                tm_json_u64(o, "method_entries", st->thread_entries[i]);
-                tm_json_u64(o, "depth", st->thread_depth[i]);
-                tm_json_u64(o, "max_depth", st->thread_max_depth[i]);
-                tm_json_close(o, '}');
+                char id[24];
+                snprintf(id, sizeof id, "%" PRIu64, st->thread_id[i]);
+                tm_row_u64(k, TM_KEY("threads", id, "records"), st->thread_n[i], "records", 1);
+                tm_row_u64(k, TM_KEY("threads", id, "method_entries"), st->thread_entries[i],
+                           "records", 1);
+                tm_row_u64(k, TM_KEY("threads", id, "depth"), st->thread_depth[i], "frames", 1);
+                tm_row_u64(k, TM_KEY("threads", id, "max_depth"), st->thread_max_depth[i],
+                           "frames", 1);
         }
-        tm_json_close(o, ']');
-        tm_json_u64(o, "threads_other", st->thread_other);
-        tm_json_u64(o, "threads_other_method_entries", st->thread_other_entries);
-        tm_json_close(o, '}');
+        tm_row_u64(k, TM_KEY("threads_other"), st->thread_other, "records", 1);
+        tm_row_u64(k, TM_KEY("threads_other_method_entries"), st->thread_other_entries, "records",
+                   1);
 }
 
 static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
@@ -552,7 +549,7 @@ const struct tm_family tm_family_java = {
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
     .report = fam_report,
-    .json = fam_json,
+    .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
     .tables = java_tables,

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 struct lp_acc {
         struct tm_laplace_stats st;
@@ -190,39 +189,34 @@ static size_t lp_report(const void *block, const struct tm_schema *s, char *dst,
         return n;
 }
 
-static void lp_json(const void *block, const struct tm_schema *s, struct tm_json *o)
+/* The count of spaces is a lower bound once the table of spaces is full. */
+static void lp_rows(const void *block, const struct tm_schema *s, const struct tm_family_info *in,
+                    struct tm_rows *k)
 {
+        (void)in;
         const struct tm_laplace_stats *st = block;
-        tm_json_open(o, "laplace", '{');
         if (tm_schema_kind(s, "ref") >= 0) {
-                tm_json_u64(o, "references", st->refs);
-                tm_json_open(o, "types", '{');
+                tm_row_u64(k, TM_KEY("references"), st->refs, "records", 1);
                 for (unsigned t = 0; t < 256; t++) {
                         char name[5];
                         type_name(t, name);
                         if (st->type_n[t])
-                                tm_json_u64(o, name, st->type_n[t]);
+                                tm_row_u64(k, TM_KEY("types", name), st->type_n[t], "records", 1);
                 }
-                tm_json_close(o, '}');
         } else {
-                tm_json_u64(o, "events", st->events);
-                tm_json_open(o, "tags", '{');
+                tm_row_u64(k, TM_KEY("events"), st->events, "records", 1);
                 for (unsigned t = 0; t < TM_LPK_N; t++)
-                        tm_json_u64(o, tm_schema_laplace_kev.kind[t].name, st->tag_n[t]);
-                tm_json_close(o, '}');
+                        tm_row_u64(k, TM_KEY("tags", tm_schema_laplace_kev.kind[t].name),
+                                   st->tag_n[t], "records", 1);
         }
-        tm_json_u64(o, "spaces", st->nspaces + st->spaces_inexact);
-        tm_json_bool(o, "spaces_exact", !st->spaces_inexact);
-        tm_json_open(o, "per_space", '[');
+        tm_row_u64(k, TM_KEY("spaces"), st->nspaces + st->spaces_inexact, "spaces",
+                   !st->spaces_inexact);
         for (unsigned i = 0; i < st->nspaces; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "space", st->space_id[i]);
-                tm_json_u64(o, "records", st->space_n[i]);
-                tm_json_close(o, '}');
+                char id[24];
+                snprintf(id, sizeof id, "%" PRIu64, st->space_id[i]);
+                tm_row_u64(k, TM_KEY("per_space", id), st->space_n[i], "records", 1);
         }
-        tm_json_close(o, ']');
-        tm_json_u64(o, "records_other_spaces", st->other_n);
-        tm_json_close(o, '}');
+        tm_row_u64(k, TM_KEY("records_other_spaces"), st->other_n, "records", 1);
 }
 
 static unsigned lp_stream_ids(const void *block, const uint64_t **ids)
@@ -243,7 +237,7 @@ const struct tm_family tm_family_laplace = {
     .acc_peak_mem = lp_peak_mem,
     .stats_ok = lp_stats_ok,
     .report = lp_report,
-    .json = lp_json,
+    .rows = lp_rows,
     .stream_field = "space",
     .stream_ids = lp_stream_ids,
 };

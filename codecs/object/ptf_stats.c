@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 _Static_assert(sizeof(struct tm_ptf_stats) % 8 == 0 &&
                    sizeof(struct tm_ptf_stats) <= TM_FAMILY_STATS_MAX,
@@ -355,33 +354,34 @@ static size_t fam_report(const void *block, const struct tm_schema *s, char *dst
         return n;
 }
 
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
+/* The violation counts are lower bounds when uses went unchecked. */
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *k)
 {
         (void)s;
+        (void)in;
         const struct tm_ptf_stats *st = block;
-        tm_json_open(o, "object", '{');
-        tm_json_u64(o, "created", st->created);
-        tm_json_u64(o, "deleted", st->deleted);
-        tm_json_u64(o, "max_live", st->live_max);
-        tm_json_u64(o, "live", st->live_end);
-        tm_json_u64(o, "edges_read", st->edges_read);
-        tm_json_u64(o, "edges_written", st->edges_written);
-        tm_json_u64(o, "max_bracket_depth", st->depth_max);
-        tm_json_u64(o, "bracket_depth_at_end", st->depth_end);
-        tm_json_open(o, "violations", '{');
+        int exact = st->unchecked == 0;
+        tm_row_u64(k, TM_KEY("created"), st->created, "objects", 1);
+        tm_row_u64(k, TM_KEY("deleted"), st->deleted, "objects", 1);
+        tm_row_u64(k, TM_KEY("max_live"), st->live_max, "objects", 1);
+        tm_row_u64(k, TM_KEY("live"), st->live_end, "objects", 1);
+        tm_row_u64(k, TM_KEY("edges_read"), st->edges_read, "records", 1);
+        tm_row_u64(k, TM_KEY("edges_written"), st->edges_written, "records", 1);
+        tm_row_u64(k, TM_KEY("max_bracket_depth"), st->depth_max, "brackets", 1);
+        tm_row_u64(k, TM_KEY("bracket_depth_at_end"), st->depth_end, "brackets", 1);
         for (unsigned i = 0; i < TM_PR_N; i++) {
-                tm_json_open(o, tm_ptf_rule_name[i], '{');
-                tm_json_u64(o, "count", st->violations[i]);
+                const char *rule = tm_ptf_rule_name[i];
+                tm_row_u64(k, TM_KEY("violations", rule, "count"), st->violations[i], "records",
+                           exact);
                 if (st->first[i])
-                        tm_json_u64(o, "first_record", st->first[i] - 1);
+                        tm_row_u64(k, TM_KEY("violations", rule, "first_record"), st->first[i] - 1,
+                                   "record number", exact);
                 else
-                        tm_json_str(o, "first_record", NULL);
-                tm_json_close(o, '}');
+                        tm_row_unknown(k, TM_KEY("violations", rule, "first_record"),
+                                       "record number");
         }
-        tm_json_close(o, '}');
-        tm_json_u64(o, "unchecked", st->unchecked);
-        tm_json_bool(o, "exact", st->unchecked == 0);
-        tm_json_close(o, '}');
+        tm_row_u64(k, TM_KEY("unchecked"), st->unchecked, "uses", 1);
 }
 
 /* The verifier: the first rule broken, by record number. */
@@ -420,6 +420,6 @@ const struct tm_family tm_family_object = {
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
     .report = fam_report,
-    .json = fam_json,
+    .rows = fam_rows,
     .verify = fam_verify,
 };

@@ -5,8 +5,9 @@
  * views (ascii, binary, streams/<kind>, fields/<field>, sections/...). A
  * family (heap; later object, java) adds to those through the hooks
  * below, never through a branch in views/: statistics gathered in the
- * index pass, reported in the stats view as text and in stats.json as a
- * member, saved in the index file and checked when loaded from it; and
+ * index pass, reported in the stats view as text and as rows
+ * (statrow.h) that views/ renders as stats.json's member named after the
+ * family, saved in the index file and checked when loaded from it; and
  * per-id streams (heap: streams/thread/<id>) with their index columns.
  *
  * Which family a trace is of is decided once, by the schema: the first
@@ -29,8 +30,8 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "statrow.h"
 
-struct tm_json;
 struct tm_family_acc; /* a family's running state in the index pass */
 
 /* What the stats views name a trace by (the views fill it in). */
@@ -85,9 +86,12 @@ struct tm_family {
          * text into dst (cap bytes), the length (snprintf-style). */
         size_t (*report)(const void *block, const struct tm_schema *s, char *dst, size_t cap);
 
-        /* stats.json's family part: the member named name (an object),
-         * written into the open stats object o. */
-        void (*json)(const void *block, const struct tm_schema *s, struct tm_json *o);
+        /* The family's statistics as rows into out (statrow.h), in order,
+         * keys relative to the family (stats.json puts them in the member
+         * named name: docs/stats-json.md); at most 4 names a key. in: the
+         * trace, for figures per byte of it. */
+        void (*rows)(const void *block, const struct tm_schema *s, const struct tm_family_info *in,
+                     struct tm_rows *out);
 
         /* Per-id streams: the field whose distinct values each get a
          * stream (streams/<stream_field>/<id>) and an index column, NULL
@@ -105,15 +109,13 @@ struct tm_family {
          * the family has no rules beyond decoding. */
         int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
 
-        /* A family whose stats were laid out before the generic ones (the
-         * address family: the PDATS II paper's tables) gives the whole
-         * stats text and the whole stats.json object (docs/stats-json.md)
-         * in place of the generic part and report / json: into dst (cap
-         * bytes), the length (snprintf-style). NULL: the generic layout. */
+        /* A family whose stats text was laid out before the generic one
+         * (the address family: the PDATS II paper's tables) gives the
+         * whole stats text in place of the generic part and report: into
+         * dst (cap bytes), the length (snprintf-style); the generic field
+         * ranges are then not counted. NULL: the generic layout. */
         size_t (*report_whole)(const void *block, const struct tm_schema *s,
                                const struct tm_family_info *in, char *dst, size_t cap);
-        size_t (*json_whole)(const void *block, const struct tm_schema *s,
-                             const struct tm_family_info *in, char *dst, size_t cap);
 
         /* The binary view's record in place of the generic one
          * (codecs/record/text.h): bin_size bytes; binary() writes the
@@ -154,21 +156,10 @@ struct tm_family {
 
 #define TM_FAMILY_TABLES_MAX 4 /* tables of a family, at most */
 
-/* A stats.json object: its opening and the members every one starts with
- * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
- * returns the length (snprintf-style). */
-void tm_json_stats_head(struct tm_json *o, const char *family, const struct tm_family_info *in,
-                        const char *damage);
-size_t tm_json_stats_end(struct tm_json *o);
-
 /* The next line of a text of lines (tm_family_info.notes, .side) at *l:
  * its start, its length in *len, *l moved past it; NULL after the last
  * (and for a NULL text). */
 const char *tm_family_line(const char **l, size_t *len);
-
-/* A JSON array member key of the lines of text (as tm_family_line takes
- * them), each a string (cut at 511 bytes). */
-void tm_json_lines(struct tm_json *o, const char *key, const char *text);
 
 /* The family table, NULL-terminated (codecs/registry.c). */
 extern const struct tm_family *const tm_families[];
