@@ -61,7 +61,15 @@ dump() {
                         grep -v '^rc=' "$out/.views"
                         # per-id streams, reachable though not listed: the ids stats.json names
                         "$tt" cat "$src" stats.json 2>/dev/null |
-                                perl -ne 'if (/"threads":\[([^\]]*)\]/) { my $t = $1; print "streams/thread/$1\n" while $t =~ /"id":(\d+)/g }'
+                                python3 -c 'import json, sys  # version 1 (arrays of {id}) or 2 (objects by id)
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+for fam in ("heap", "java"):
+    t = (d.get(fam) or {}).get("threads") or []
+    for i in ([x["id"] for x in t] if isinstance(t, list) else t):
+        print("streams/thread/%s" % i)'
                 )
         done
 }
