@@ -89,14 +89,6 @@ static void round_trip(const uint8_t *d, size_t n)
                         abort();
 }
 
-/* Every row has a key. */
-static void row_check(struct tm_rows *k, const struct tm_row *r)
-{
-        (void)k;
-        if (!r->key[0])
-                abort();
-}
-
 /* The address family's pass over k's records: its block must pass
  * stats_ok, and its report and rows be made (the family's text has a
  * layout of its own, report_whole, which fzr_run's pass does not know). */
@@ -116,8 +108,8 @@ static void family_pass(const struct fzr_recs *k)
                 abort();
         static char text[1 << 16];
         struct tm_family_info in = {.name = "fuzz", .codec = "native", .container = "plain"};
-        f->report_whole(block, &k->s, &in, text, sizeof text);
-        struct tm_rows rows = {row_check};
+        f->more->report_whole(block, &k->s, &in, text, sizeof text);
+        struct tm_rows rows = {fzr_row_check};
         f->rows(block, &k->s, &in, &rows);
 }
 

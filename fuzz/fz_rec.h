@@ -161,6 +161,14 @@ static struct tm_rec fzr_rec(const struct fzr_recs *k, size_t i)
 
 /* Family f's pass over k's records; its binary records, numbered by the
  * tables' accumulator, each into a buffer of exactly bin_size bytes. */
+/* A row sink: every row has a key, a real is finite. */
+static void fzr_row_check(struct tm_rows *k, const struct tm_row *r)
+{
+        (void)k;
+        if (!r->key[0] || (r->type == TM_ROW_REAL && !(r->v.r == r->v.r && r->v.r - r->v.r == 0)))
+                abort();
+}
+
 static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
 {
         struct tm_family_acc *a = f->acc_start(&k->s);
@@ -174,17 +182,18 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
         if (f->stats_size > sizeof block)
                 abort();
         f->acc_finish(a, block);
-        for (unsigned i = 0; f->tables && f->tables[i]; i++) { /* whole lines, or nothing */
+        const struct tm_family_more *more = tm_family_more(f);
+        for (unsigned i = 0; more->tables && more->tables[i]; i++) { /* whole lines, or nothing */
                 char *t = NULL;
                 size_t n = 0;
-                if (f->table(a, i, &t, &n) < 0 || (n && t[n - 1] != '\n'))
+                if (more->table(a, i, &t, &n) < 0 || (n && t[n - 1] != '\n'))
                         abort();
                 free(t);
         }
         uint8_t *bin = f->binary ? malloc(f->bin_size) : NULL;
         for (size_t i = 0; bin && i < k->n; i++) {
                 struct tm_rec r = fzr_rec(k, i);
-                f->binary(f->tables ? a : NULL, bin, &k->s, &r, 1);
+                f->binary(more->tables ? a : NULL, bin, &k->s, &r, 1);
         }
         free(bin);
         f->acc_free(a);
@@ -192,9 +201,12 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
                 abort(); /* the pass made a block the loader would refuse */
         static char text[1 << 16];
         f->report(block, &k->s, text, sizeof text);
+        struct tm_family_info in = {.name = "fuzz", .codec = "fuzz", .container = "plain"};
+        struct tm_rows rows = {fzr_row_check};
+        f->rows(block, &k->s, &in, &rows);
         struct tm_err err = {0};
-        if (f->verify)
-                f->verify(block, &k->s, &err);
+        if (tm_family_more(f)->verify)
+                tm_family_more(f)->verify(block, &k->s, &err);
 }
 
 static int fzr_run(const char *name, const struct tm_rcodec *c, const struct tm_family *f,

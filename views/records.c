@@ -329,10 +329,11 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                 return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
-        for (unsigned i = 0; rt->fam && rt->fam->tables && rt->fam->tables[i] &&
-                             i < TM_FAMILY_TABLES_MAX && rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
+        const char *const *tables = tm_family_more(rt->fam)->tables;
+        for (unsigned i = 0; tables && tables[i] && i < TM_FAMILY_TABLES_MAX &&
+                             rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
              i++, rt->ntables++)
-                snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", rt->fam->tables[i]);
+                snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", tables[i]);
         return rt_name_views(t, rt, err);
 }
 
@@ -1086,7 +1087,7 @@ int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor
                 pthread_mutex_lock(&t->mu);
                 f->tables = rt->tacc;
                 pthread_mutex_unlock(&t->mu);
-                if (!f->tables && rt->fam && rt->fam->binary && rt->fam->tables)
+                if (!f->tables && rt->fam && rt->fam->binary && tm_family_more(rt->fam)->tables)
                         rc = tm_err_set(err, -EIO, "%s: no room for the tables binary needs",
                                         t->path);
         }
@@ -1560,8 +1561,8 @@ int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const cha
                 tm_trace_err_path(t, rc, err);
         else if (file && (rc = tm_index_compare(file, ix, err)) < 0)
                 tm_err_prefix(err, "%s", path);
-        else if (ix->fam && ix->fam->verify &&
-                 (rc = ix->fam->verify(ix->stats.fam, &rt->schema, err)) < 0)
+        else if (tm_family_more(ix->fam)->verify &&
+                 (rc = tm_family_more(ix->fam)->verify(ix->stats.fam, &rt->schema, err)) < 0)
                 tm_err_prefix(err, "%s", t->path); /* the family's rules */
         tm_index_free(ix);
         tm_cont_close(c);

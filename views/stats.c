@@ -64,7 +64,7 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
                         a->same = s->kind[k].field[j] == j;
         }
         a->fam = tm_family_of(s);
-        a->whole = a->fam && a->fam->report_whole;
+        a->whole = tm_family_more(a->fam)->report_whole != NULL;
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
         if (a->fam && !(a->fa = a->fam->acc_start(s))) {
@@ -142,8 +142,8 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const
         st->records += b->n;
         if (!a->fa)
                 return;
-        if (a->fam->acc_add_batch) {
-                a->fam->acc_add_batch(a->fa, b);
+        if (tm_family_more(a->fam)->acc_add_batch) {
+                tm_family_more(a->fam)->acc_add_batch(a->fa, b);
                 return;
         }
         struct tm_rec r[64];
@@ -187,8 +187,8 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                        const struct tm_family_info *in, char *dst, size_t cap)
 {
         const struct tm_family *fam = tm_family_of(s);
-        if (fam && fam->report_whole)
-                return fam->report_whole(st->fam, s, in, dst, cap);
+        if (tm_family_more(fam)->report_whole)
+                return tm_family_more(fam)->report_whole(st->fam, s, in, dst, cap);
         size_t n = 0;
         OUT("trace      %s\n", in->name);
         OUT("format     %s (%s family) in %s\n", in->codec, s->name, in->container);

@@ -421,20 +421,24 @@ static size_t addr_layout(char *dst, size_t cap)
 
 _Static_assert(sizeof(struct tm_addr_stats) <= TM_FAMILY_STATS_MAX, "a family block");
 
+static const struct tm_family_more addr_more = {
+    .acc_add_batch = addr_add_batch,
+    .report_whole = addr_report,
+};
+
 const struct tm_family tm_family_address = {
     .name = "address",
     .claims = addr_claims,
     .stats_size = sizeof(struct tm_addr_stats),
     .acc_start = addr_start,
     .acc_add = addr_add,
-    .acc_add_batch = addr_add_batch,
     .acc_finish = addr_finish,
     .acc_free = addr_free,
     .acc_peak_mem = addr_peak,
     .stats_ok = addr_stats_ok,
-    .report_whole = addr_report,
     .rows = addr_rows,
     .bin_size = TM_ADDR_BIN_SIZE,
     .binary = addr_binary,
     .bin_layout = addr_layout,
+    .more = &addr_more,
 };

@@ -694,6 +694,10 @@ static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
         return (unsigned)st->nthreads;
 }
 
+static const struct tm_family_more heap_more = {
+    .rec_refine = tm_heap_refine,
+};
+
 const struct tm_family tm_family_heap = {
     .name = "heap",
     .claims = heap_claims,
@@ -708,5 +712,5 @@ const struct tm_family tm_family_heap = {
     .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
-    .rec_refine = tm_heap_refine,
+    .more = &heap_more,
 };

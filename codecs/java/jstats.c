@@ -538,6 +538,11 @@ static size_t fam_layout(char *dst, size_t cap)
         return n;
 }
 
+static const struct tm_family_more java_more = {
+    .tables = java_tables,
+    .table = fam_table,
+};
+
 const struct tm_family tm_family_java = {
     .name = "java",
     .claims = java_claims,
@@ -552,9 +557,8 @@ const struct tm_family tm_family_java = {
     .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
-    .tables = java_tables,
-    .table = fam_table,
     .bin_size = TM_JAVA_BIN_SIZE,
     .binary = fam_binary,
     .bin_layout = fam_layout,
+    .more = &java_more,
 };

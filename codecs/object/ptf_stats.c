@@ -409,6 +409,10 @@ static int fam_verify(const void *block, const struct tm_schema *s, struct tm_er
                           st->first[first] - 1, tm_ptf_rule_name[first], total);
 }
 
+static const struct tm_family_more obj_more = {
+    .verify = fam_verify,
+};
+
 const struct tm_family tm_family_object = {
     .name = "object",
     .claims = obj_claims,
@@ -421,5 +425,5 @@ const struct tm_family tm_family_object = {
     .stats_ok = fam_stats_ok,
     .report = fam_report,
     .rows = fam_rows,
-    .verify = fam_verify,
+    .more = &obj_more,
 };

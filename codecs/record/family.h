@@ -53,6 +53,52 @@ struct tm_family_info {
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
 #define TM_FAMILY_STREAMS_MAX 64 /* per-id streams of a trace, at most */
 
+/* What one family or another adds beyond its statistics: a faster pass,
+ * a text layout of its own, rules, a correction of mapped records,
+ * tables. A family that adds none of these has no such struct (more is
+ * NULL); tm_family_more gives one with every member NULL then. */
+struct tm_family_more {
+        /* acc_add for a column batch (record.h), when the codec decodes
+         * into them; NULL: the pass hands such records to acc_add. */
+        void (*acc_add_batch)(struct tm_family_acc *a, const struct tm_rbatch *b);
+
+        /* A family whose stats text was laid out before the generic one
+         * (the address family: the PDATS II paper's tables) gives the
+         * whole stats text in place of the generic part and report: into
+         * dst (cap bytes), the length (snprintf-style); the generic field
+         * ranges are then not counted. NULL: the generic layout. */
+        size_t (*report_whole)(const void *block, const struct tm_schema *s,
+                               const struct tm_family_info *in, char *dst, size_t cap);
+
+        /* The family's rules, which `tracetool verify` (tm_trace_verify)
+         * checks after decoding the whole trace: 0 when block (stats_ok
+         * accepted it) records no violation, else -EIO with err naming
+         * the rule and the record number of the first violation. NULL:
+         * the family has no rules beyond decoding. */
+        int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
+
+        /* A record of another schema of the family made a record of to
+         * (a schema this family claims: its encoders') by names
+         * (codecs/record/rmap.h): correct in o what names cannot say.
+         * from is the record's schema. NULL: names say all. */
+        void (*rec_refine)(const struct tm_schema *from, const struct tm_schema *to,
+                           struct tm_rec *o);
+
+        /* Tables the pass can make beside its statistics (java: the names
+         * it interned), each shown as the view sections/<name>: their
+         * names, NULL-terminated, at most TM_FAMILY_TABLES_MAX; NULL:
+         * none. They are not in the statistics block nor the index: the
+         * views make them by a pass of their own when one is first asked
+         * for (views/tables.h), or binary is opened (when the family has
+         * a binary hook), so the family must bound what its accumulator
+         * holds; the views keep that accumulator for binary(). table()
+         * writes table i of accumulator a (after acc_finish) as text into
+         * a buffer it allocates (*out, freed by the caller), *len bytes:
+         * 0, or -ENOMEM. */
+        const char *const *tables;
+        int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
+};
+
 struct tm_family {
         const char *name; /* "heap": the schema's name, stats.json's member */
 
@@ -71,9 +117,6 @@ struct tm_family {
          * accumulator held at once so far. */
         struct tm_family_acc *(*acc_start)(const struct tm_schema *s);
         void (*acc_add)(struct tm_family_acc *a, const struct tm_rec *r, size_t n);
-        /* The same for a column batch (record.h), when the codec decodes
-         * into them; NULL: the pass hands such records to acc_add. */
-        void (*acc_add_batch)(struct tm_family_acc *a, const struct tm_rbatch *b);
         void (*acc_finish)(struct tm_family_acc *a, void *block);
         void (*acc_free)(struct tm_family_acc *a);
         size_t (*acc_peak_mem)(const struct tm_family_acc *a);
@@ -102,28 +145,13 @@ struct tm_family {
         const char *stream_field;
         unsigned (*stream_ids)(const void *block, const uint64_t **ids);
 
-        /* The family's rules, which `tracetool verify` (tm_trace_verify)
-         * checks after decoding the whole trace: 0 when block (stats_ok
-         * accepted it) records no violation, else -EIO with err naming
-         * the rule and the record number of the first violation. NULL:
-         * the family has no rules beyond decoding. */
-        int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
-
-        /* A family whose stats text was laid out before the generic one
-         * (the address family: the PDATS II paper's tables) gives the
-         * whole stats text in place of the generic part and report: into
-         * dst (cap bytes), the length (snprintf-style); the generic field
-         * ranges are then not counted. NULL: the generic layout. */
-        size_t (*report_whole)(const void *block, const struct tm_schema *s,
-                               const struct tm_family_info *in, char *dst, size_t cap);
-
         /* The binary view's record in place of the generic one
          * (codecs/record/text.h): bin_size bytes; binary() writes the
          * records of r[0..n) to dst, n * bin_size bytes, nothing past
          * them; bin_layout() describes the record (a C struct and a numpy
          * dtype, for the schema view) into dst, its length
          * (snprintf-style). 0 / NULL: the generic record. tables: for a
-         * family with tables (below), the finished accumulator of the
+         * family with tables (more), the finished accumulator of the
          * pass that made the trace's tables (views/tables.h), read only,
          * so that a record can refer to a table's entries by number;
          * NULL for a family without. */
@@ -132,29 +160,18 @@ struct tm_family {
                        const struct tm_rec *r, size_t n);
         size_t (*bin_layout)(char *dst, size_t cap);
 
-        /* A record of another schema of the family made a record of to
-         * (a schema this family claims: its encoders') by names
-         * (codecs/record/rmap.h): correct in o what names cannot say.
-         * from is the record's schema. NULL: names say all. */
-        void (*rec_refine)(const struct tm_schema *from, const struct tm_schema *to,
-                           struct tm_rec *o);
-
-        /* Tables the pass can make beside its statistics (java: the names
-         * it interned), each shown as the view sections/<name>: their
-         * names, NULL-terminated, at most TM_FAMILY_TABLES_MAX; NULL:
-         * none. They are not in the statistics block nor the index: the
-         * views make them by a pass of their own when one is first asked
-         * for (views/tables.h), or binary is opened (when the family has
-         * a binary hook), so the family must bound what its accumulator
-         * holds; the views keep that accumulator for binary(). table()
-         * writes table i of accumulator a (after acc_finish) as text into
-         * a buffer it allocates (*out, freed by the caller), *len bytes:
-         * 0, or -ENOMEM. */
-        const char *const *tables;
-        int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
+        /* What the family adds beyond the above, or NULL: nothing. */
+        const struct tm_family_more *more;
 };
 
 #define TM_FAMILY_TABLES_MAX 4 /* tables of a family, at most */
+
+/* f's more, or one with every member NULL. */
+static inline const struct tm_family_more *tm_family_more(const struct tm_family *f)
+{
+        static const struct tm_family_more none;
+        return f && f->more ? f->more : &none;
+}
 
 /* The next line of a text of lines (tm_family_info.notes, .side) at *l:
  * its start, its length in *len, *l moved past it; NULL after the last
