@@ -22,6 +22,7 @@
 
 #include "codecs/record/family.h"
 #include "codecs/record/record.h"
+#include "views/stats.h"
 #include "fz_buf.h"
 
 #define FZR_MAX 4096
@@ -161,11 +162,13 @@ static struct tm_rec fzr_rec(const struct fzr_recs *k, size_t i)
 
 /* Family f's pass over k's records; its binary records, numbered by the
  * tables' accumulator, each into a buffer of exactly bin_size bytes. */
-/* A row sink: every row has a key, a real is finite. */
+/* A row sink: a row has a key or a text, a key a name, and a real of
+ * stats.json (a row with a key) is finite. */
 static void fzr_row_check(struct tm_rows *k, const struct tm_row *r)
 {
         (void)k;
-        if (!r->key[0] || (r->type == TM_ROW_REAL && !(r->v.r == r->v.r && r->v.r - r->v.r == 0)))
+        if ((!r->key && !r->text) || (r->key && !r->key[0]) ||
+            (r->key && r->type == TM_ROW_REAL && !(r->v.r == r->v.r && r->v.r - r->v.r == 0)))
                 abort();
 }
 
@@ -200,8 +203,8 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
         if (!f->stats_ok(block))
                 abort(); /* the pass made a block the loader would refuse */
         static char text[1 << 16];
-        f->report(block, &k->s, text, sizeof text);
         struct tm_family_info in = {.name = "fuzz", .codec = "fuzz", .container = "plain"};
+        tm_stats_family_text(f, block, &k->s, &in, text, sizeof text);
         struct tm_rows rows = {fzr_row_check};
         f->rows(block, &k->s, &in, &rows);
         struct tm_err err = {0};

@@ -25,6 +25,7 @@
 #include "codecs/java/jstats.h"
 #include "codecs/java/jtrace.h"
 #include "support/tmtest.h"
+#include "views/stats.h"
 #include "views/view.h"
 
 /* ---- the synthetic trace ---- */
@@ -424,7 +425,8 @@ static void test_bounds(void **state)
         assert_int_equal(st.thread_other, 1);
         assert_int_equal(st.depth_inexact, 1);
         static char text[1 << 16];
-        f->report(&st, &tm_schema_java, text, sizeof text);
+        struct tm_family_info in = {.name = "t", .codec = "t", .container = "plain"};
+        tm_stats_family_text(f, &st, &tm_schema_java, &in, text, sizeof text);
         assert_non_null(strstr(text, "classes named      at least 1048576"));
         assert_non_null(strstr(text, "max stack depth    not known"));
 }

@@ -246,7 +246,9 @@ static const char *row(const char *js, const char *name)
 
 static size_t text(struct tm_heap_stats_acc *a, char *buf, size_t cap)
 {
-        return tm_family_heap.report(tm_heap_stats_get(a), &tm_schema_heap, buf, cap);
+        struct tm_family_info in = {.name = "t.hatf", .codec = "hatf", .container = "plain"};
+        return tm_stats_family_text(&tm_family_heap, tm_heap_stats_get(a), &tm_schema_heap, &in,
+                                    buf, cap);
 }
 
 static struct tm_heap_stats_acc *unreconciled(size_t addr_max)

@@ -2,7 +2,6 @@
  * (stats.h). */
 #include "stats.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +63,7 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
                         a->same = s->kind[k].field[j] == j;
         }
         a->fam = tm_family_of(s);
-        a->whole = tm_family_more(a->fam)->report_whole != NULL;
+        a->whole = tm_family_more(a->fam)->text_whole;
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
         if (a->fam && !(a->fa = a->fam->acc_start(s))) {
@@ -172,58 +171,4 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
                 return 0;
         unsigned n = fam->stream_ids(st->fam, ids);
         return n < TM_FAMILY_STREAMS_MAX ? n : TM_FAMILY_STREAMS_MAX;
-}
-
-/* ---- the report ---- */
-
-#define OUT(...)                                                                                   \
-        do {                                                                                       \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
-                if (k_ > 0)                                                                        \
-                        n += (size_t)k_;                                                           \
-        } while (0)
-
-size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
-                       const struct tm_family_info *in, char *dst, size_t cap)
-{
-        const struct tm_family *fam = tm_family_of(s);
-        if (tm_family_more(fam)->report_whole)
-                return tm_family_more(fam)->report_whole(st->fam, s, in, dst, cap);
-        size_t n = 0;
-        OUT("trace      %s\n", in->name);
-        OUT("format     %s (%s family) in %s\n", in->codec, s->name, in->container);
-        if (in->damage)
-                OUT("damaged    %s (the numbers are of the records before it)\n", in->damage);
-        OUT("records    %" PRIu64 "\n", st->records);
-        OUT("archive    %" PRIu64 " bytes, %.3f bytes a record\n", in->archive_size,
-            st->records ? (double)in->archive_size / (double)st->records : 0.0);
-        OUT("raw        %" PRIu64 " bytes, %.3f bytes a record\n", in->raw_size,
-            st->records ? (double)in->raw_size / (double)st->records : 0.0);
-        OUT("ascii      %" PRIu64 " bytes\n", in->ascii_size);
-        size_t nl;
-        for (const char *l = in->notes, *ln; (ln = tm_family_line(&l, &nl));)
-                OUT("note       %.*s\n", (int)nl, ln);
-        OUT("\nrecords per kind\n");
-        for (unsigned k = 0; k < s->nkinds; k++)
-                OUT("  %-20s %" PRIu64 "\n", s->kind[k].name, st->kind_n[k]);
-        OUT("\nfields (numbers): records with it, min, max\n");
-        for (unsigned f = 0; f < s->nfields; f++) {
-                if (!st->fseen[f])
-                        continue;
-                if (s->field[f].show == TM_SHOW_CHAR && st->fmin[f] > 0x20 && st->fmax[f] < 0x7f)
-                        OUT("  %-20s %" PRIu64 " %c %c\n", s->field[f].name, st->fseen[f],
-                            (char)st->fmin[f], (char)st->fmax[f]);
-                else if (s->field[f].show == TM_SHOW_HEX)
-                        OUT("  %-20s %" PRIu64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", s->field[f].name,
-                            st->fseen[f], st->fmin[f], st->fmax[f]);
-                else if (s->field[f].type == TM_FT_INT)
-                        OUT("  %-20s %" PRIu64 " %" PRId64 " %" PRId64 "\n", s->field[f].name,
-                            st->fseen[f], (int64_t)st->fmin[f], (int64_t)st->fmax[f]);
-                else
-                        OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
-                            st->fseen[f], st->fmin[f], st->fmax[f]);
-        }
-        if (fam && fam->stats_size && fam->report)
-                n += fam->report(st->fam, s, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
-        return n;
 }

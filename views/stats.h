@@ -60,9 +60,17 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
                               const uint64_t **ids);
 
 /* The stats view's text into dst (cap bytes); returns the length
- * (snprintf-style). A family with report_whole writes all of it. */
+ * (snprintf-style): the statistics rows' text (codecs/record/statrow.h,
+ * views/stats_text.c), the generic ones then the family's, or the
+ * family's alone when its text is whole (family.h, text_whole). */
 size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap);
+
+/* The text of family f's rows alone for its block (of schema s; in: the
+ * trace), as tm_stats_report. */
+size_t tm_stats_family_text(const struct tm_family *f, const void *block,
+                            const struct tm_schema *s, const struct tm_family_info *in, char *dst,
+                            size_t cap);
 
 #define TM_STATS_JSON_VERSION 2 /* stats.json's "version" (docs/stats-json.md) */
 

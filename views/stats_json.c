@@ -1,11 +1,12 @@
 /* stats.json: the statistics rows of a trace rendered by one rule
  * (stats.h, tm_stats_json; docs/stats-json.md). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../codecs/common/tm_json.h"
 #include "../codecs/record/statrow.h"
-#include "stats.h"
+#include "stats_rows.h"
 
 #define SEG_MAX 256 /* bytes of a key's name the renderer compares */
 
@@ -33,6 +34,12 @@ static void row_value(struct tm_json *o, const struct tm_row *r)
         case TM_ROW_REAL:
                 tm_json_real(o, "value", r->v.r);
                 break;
+        case TM_ROW_ADDR: { /* past 2^53 a double loses it: a string */
+                char hex[24];
+                snprintf(hex, sizeof hex, "0x%" PRIx64, r->v.u);
+                tm_json_str(o, "value", hex);
+                break;
+        }
         case TM_ROW_STR:
                 tm_json_str(o, "value", r->v.s);
                 break;
@@ -55,6 +62,8 @@ static void rows_put(struct tm_rows *k, const struct tm_row *r)
         struct json_rows *j = (struct json_rows *)k;
         const char *path[TM_ROW_DEPTH + 1];
         unsigned n = 0;
+        if (!r->key) /* a line of the text only */
+                return;
         if (j->top)
                 path[n++] = j->top;
         for (unsigned i = 0; i < TM_ROW_DEPTH && r->key[i] && n < TM_ROW_DEPTH; i++)
@@ -76,27 +85,6 @@ static void rows_put(struct tm_rows *k, const struct tm_row *r)
         tm_json_close(j->o, '}');
 }
 
-/* The generic rows: records, per kind, per numeric field that occurs. */
-static void generic_rows(const struct tm_stats *st, const struct tm_schema *s, struct tm_rows *k)
-{
-        tm_row_u64(k, TM_KEY("records"), st->records, "records", 1);
-        for (unsigned i = 0; i < s->nkinds; i++)
-                tm_row_u64(k, TM_KEY("kinds", s->kind[i].name), st->kind_n[i], "records", 1);
-        for (unsigned f = 0; f < s->nfields; f++) {
-                const char *name = s->field[f].name;
-                if (!st->fseen[f])
-                        continue;
-                tm_row_u64(k, TM_KEY("fields", name, "records"), st->fseen[f], "records", 1);
-                if (s->field[f].type == TM_FT_INT) {
-                        tm_row_i64(k, TM_KEY("fields", name, "min"), (int64_t)st->fmin[f], NULL, 1);
-                        tm_row_i64(k, TM_KEY("fields", name, "max"), (int64_t)st->fmax[f], NULL, 1);
-                } else {
-                        tm_row_u64(k, TM_KEY("fields", name, "min"), st->fmin[f], NULL, 1);
-                        tm_row_u64(k, TM_KEY("fields", name, "max"), st->fmax[f], NULL, 1);
-                }
-        }
-}
-
 static void json_lines(struct tm_json *o, const char *key, const char *text)
 {
         tm_json_open(o, key, '[');
@@ -113,9 +101,7 @@ static void json_lines(struct tm_json *o, const char *key, const char *text)
 size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                      const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
 {
-        const struct tm_family *fam = tm_family_of(s);
-        if (fam && (!fam->stats_size || !fam->rows))
-                fam = NULL;
+        const struct tm_family *fam = tm_stats_family(s);
         struct tm_json o = {dst, cap, 0, 0};
         if (cap)
                 dst[0] = 0;
@@ -135,7 +121,7 @@ size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
         json_lines(&o, "side_files", in->side);
         json_lines(&o, "notes", in->notes);
         struct json_rows j = {{rows_put}, &o, NULL, !damage, 0, {{0}}};
-        generic_rows(st, s, &j.k);
+        tm_stats_generic_rows(st, s, in, !(fam && tm_family_more(fam)->text_whole), &j.k);
         rows_close_to(&j, 0);
         if (fam) {
                 j.top = fam->name;

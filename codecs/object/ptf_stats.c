@@ -323,37 +323,6 @@ static int fam_stats_ok(const void *block)
         return st->unchecked <= 4 * st->records; /* at most a few OIds a record */
 }
 
-static size_t fam_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
-{
-        (void)s;
-        const struct tm_ptf_stats *st = block;
-        size_t n = (size_t)snprintf(
-            dst, cap,
-            "\nobjects (the object family)\n"
-            "  created              %" PRIu64 "\n  deleted              %" PRIu64
-            "\n  live at most         %" PRIu64 "\n  live at the end      %" PRIu64
-            "\n  edges read           %" PRIu64 "\n  edges written        %" PRIu64
-            "\n  bracket depth        %" PRIu64 " at most, %" PRIu64 " at the end\n"
-            "\nverifier: rule, violations, first record (from 0)\n",
-            st->created, st->deleted, st->live_max, st->live_end, st->edges_read, st->edges_written,
-            st->depth_max, st->depth_end);
-        for (unsigned i = 0; i < TM_PR_N; i++) {
-                char at[32] = "-";
-                if (st->first[i])
-                        snprintf(at, sizeof at, "%" PRIu64, st->first[i] - 1);
-                n += (size_t)snprintf(dst + (n < cap ? n : cap), n < cap ? cap - n : 0,
-                                      "  %-20s %" PRIu64 " %s\n", tm_ptf_rule_name[i],
-                                      st->violations[i], at);
-        }
-        if (st->unchecked)
-                n += (size_t)snprintf(dst + (n < cap ? n : cap), n < cap ? cap - n : 0,
-                                      "  not exact: %" PRIu64 " uses of objects past the first "
-                                      "%u were not checked (the verifier's table is full); the "
-                                      "counts above take them as keeping the rules\n",
-                                      st->unchecked, TM_PTF_OIDS_MAX / 2);
-        return n;
-}
-
 /* The violation counts are lower bounds when uses went unchecked. */
 static void fam_rows(const void *block, const struct tm_schema *s,
                      const struct tm_family_info *in, struct tm_rows *k)
@@ -362,26 +331,38 @@ static void fam_rows(const void *block, const struct tm_schema *s,
         (void)in;
         const struct tm_ptf_stats *st = block;
         int exact = st->unchecked == 0;
-        tm_row_u64(k, TM_KEY("created"), st->created, "objects", 1);
-        tm_row_u64(k, TM_KEY("deleted"), st->deleted, "objects", 1);
-        tm_row_u64(k, TM_KEY("max_live"), st->live_max, "objects", 1);
-        tm_row_u64(k, TM_KEY("live"), st->live_end, "objects", 1);
-        tm_row_u64(k, TM_KEY("edges_read"), st->edges_read, "records", 1);
-        tm_row_u64(k, TM_KEY("edges_written"), st->edges_written, "records", 1);
-        tm_row_u64(k, TM_KEY("max_bracket_depth"), st->depth_max, "brackets", 1);
-        tm_row_u64(k, TM_KEY("bracket_depth_at_end"), st->depth_end, "brackets", 1);
+        tm_row_text(k, "\nobjects (the object family)\n");
+        tm_row_u64(k, TM_KEY("created"), st->created, "objects", 1, "  created              {}\n");
+        tm_row_u64(k, TM_KEY("deleted"), st->deleted, "objects", 1, "  deleted              {}\n");
+        tm_row_u64(k, TM_KEY("max_live"), st->live_max, "objects", 1,
+                   "  live at most         {}\n");
+        tm_row_u64(k, TM_KEY("live"), st->live_end, "objects", 1, "  live at the end      {}\n");
+        tm_row_u64(k, TM_KEY("edges_read"), st->edges_read, "records", 1,
+                   "  edges read           {}\n");
+        tm_row_u64(k, TM_KEY("edges_written"), st->edges_written, "records", 1,
+                   "  edges written        {}\n");
+        tm_row_u64(k, TM_KEY("max_bracket_depth"), st->depth_max, "brackets", 1,
+                   "  bracket depth        {} at most, ");
+        tm_row_u64(k, TM_KEY("bracket_depth_at_end"), st->depth_end, "brackets", 1,
+                   "{} at the end\n");
+        tm_row_text(k, "\nverifier: rule, violations, first record (from 0)\n");
         for (unsigned i = 0; i < TM_PR_N; i++) {
                 const char *rule = tm_ptf_rule_name[i];
                 tm_row_u64(k, TM_KEY("violations", rule, "count"), st->violations[i], "records",
-                           exact);
+                           exact, "  {N-20} {} ");
                 if (st->first[i])
                         tm_row_u64(k, TM_KEY("violations", rule, "first_record"), st->first[i] - 1,
-                                   "record number", exact);
+                                   "record number", exact, "{}\n");
                 else
                         tm_row_unknown(k, TM_KEY("violations", rule, "first_record"),
-                                       "record number");
+                                       "record number", "-\n");
         }
-        tm_row_u64(k, TM_KEY("unchecked"), st->unchecked, "uses", 1);
+        char note[224];
+        snprintf(note, sizeof note,
+                 "  not exact: {} uses of objects past the first %u were not checked (the "
+                 "verifier's table is full); the counts above take them as keeping the rules\n",
+                 TM_PTF_OIDS_MAX / 2);
+        tm_row_u64(k, TM_KEY("unchecked"), st->unchecked, "uses", 1, st->unchecked ? note : NULL);
 }
 
 /* The verifier: the first rule broken, by record number. */
@@ -423,7 +404,6 @@ const struct tm_family tm_family_object = {
     .acc_free = fam_free,
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
-    .report = fam_report,
     .rows = fam_rows,
     .more = &obj_more,
 };

@@ -62,13 +62,12 @@ struct tm_family_more {
          * into them; NULL: the pass hands such records to acc_add. */
         void (*acc_add_batch)(struct tm_family_acc *a, const struct tm_rbatch *b);
 
-        /* A family whose stats text was laid out before the generic one
-         * (the address family: the PDATS II paper's tables) gives the
-         * whole stats text in place of the generic part and report: into
-         * dst (cap bytes), the length (snprintf-style); the generic field
-         * ranges are then not counted. NULL: the generic layout. */
-        size_t (*report_whole)(const void *block, const struct tm_schema *s,
-                               const struct tm_family_info *in, char *dst, size_t cap);
+        /* 1: the family's rows give the whole stats text (the address
+         * family: the PDATS II paper's tables, laid out before the generic
+         * ones), the generic rows are in stats.json only, and the generic
+         * field ranges are not counted. 0: the generic text, then the
+         * family's. */
+        int text_whole;
 
         /* The family's rules, which `tracetool verify` (tm_trace_verify)
          * checks after decoding the whole trace: 0 when block (stats_ok
@@ -125,13 +124,10 @@ struct tm_family {
          * refuses the file otherwise). NULL: every block is one. */
         int (*stats_ok)(const void *block);
 
-        /* The stats view's family part, appended after the generic one:
-         * text into dst (cap bytes), the length (snprintf-style). */
-        size_t (*report)(const void *block, const struct tm_schema *s, char *dst, size_t cap);
-
         /* The family's statistics as rows into out (statrow.h), in order,
          * keys relative to the family (stats.json puts them in the member
-         * named name: docs/stats-json.md); at most 4 names a key. in: the
+         * named name: docs/stats-json.md), at most 4 names a key, with
+         * their text (the stats view, after the generic rows). in: the
          * trace, for figures per byte of it. */
         void (*rows)(const void *block, const struct tm_schema *s, const struct tm_family_info *in,
                      struct tm_rows *out);
