@@ -3,12 +3,13 @@
  * Every record trace gets the generic statistics (views/stats.h: records
  * per kind, per numeric field its minimum and maximum) and the generic
  * views (ascii, binary, streams/<kind>, fields/<field>, sections/...). A
- * family (heap; later object, java) adds to those through the hooks
- * below, never through a branch in views/: statistics gathered in the
- * index pass, reported in the stats view as text and as rows
- * (statrow.h) that views/ renders as stats.json's member named after the
- * family, saved in the index file and checked when loaded from it; and
- * per-id streams (heap: streams/thread/<id>) with their index columns.
+ * family (address, heap, object, java, laplace) adds to those through
+ * the hooks below, never through a branch in views/: statistics gathered
+ * in the index pass, saved in the index file and checked when loaded
+ * from it, and given as rows (statrow.h) that views/ renders by one rule
+ * as the stats view and as stats.json's member named after the family;
+ * per-id streams (heap: streams/thread/<id>) with their index columns;
+ * and what one family or another adds (struct tm_family_more).
  *
  * Which family a trace is of is decided once, by the schema: the first
  * row of tm_families whose claims() accepts it (tm_family_of). The same
@@ -22,7 +23,7 @@
  * read back from a file is the one that was saved. A block read from a
  * file is not trusted: stats_ok() is asked before any other hook sees it,
  * and must refuse whatever would make another hook read out of bounds or
- * report figures that cannot be (parts larger than their wholes). */
+ * give figures that cannot be (parts larger than their wholes). */
 #ifndef TM_FAMILY_H
 #define TM_FAMILY_H
 
