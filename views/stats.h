@@ -4,10 +4,10 @@
  * field its minimum and maximum. The rest is the family's
  * (codecs/record/family.h): when a family claims the schema, its
  * accumulator sees the same records and its block of statistics is kept
- * here (fam), reported after the generic part, saved and loaded with it
- * (views/index_file.c). The heap family's: codecs/heap/heap_stats.h; the
- * address family's text has a layout of its own (codecs/address/addr_stats.h),
- * its stats.json the one of every trace. */
+ * here (fam), saved and loaded with it (views/index_file.c). The heap
+ * family's: codecs/heap/heap_stats.h. Both parts are shown as rows
+ * (codecs/record/statrow.h): the generic ones (views/stats_rows.h), then
+ * the family's, rendered by one rule as text and as JSON. */
 #ifndef TM_STATS_H
 #define TM_STATS_H
 
