@@ -108,7 +108,8 @@ size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
         tm_json_open(&o, NULL, '{');
         tm_json_str(&o, "format", "tracemount-stats");
         tm_json_u64(&o, "version", TM_STATS_JSON_VERSION);
-        tm_json_str(&o, "family", fam ? fam->name : NULL);
+        const struct tm_family *claims = tm_family_of(s);
+        tm_json_str(&o, "family", claims ? claims->name : NULL);
         tm_json_str(&o, "schema", s->name);
         tm_json_str(&o, "archive", in->name);
         tm_json_str(&o, "codec", in->codec);
