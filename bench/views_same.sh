@@ -2,6 +2,7 @@
 # views_same.sh: every view of every trace given, as two builds show it, byte for byte.
 #
 #   bench/views_same.sh OLD_TRACETOOL NEW_TRACETOOL [TRACE...]
+#   CHANGED="stats.json" bench/views_same.sh ...   (views whose bytes change on purpose)
 #
 # For a change that must not change output (a refactor): build the commit before it in a
 # worktree (git worktree add /tmp/wt-before HEAD~1; meson setup, ninja there) and pass its
@@ -12,9 +13,11 @@
 # each trace: the view list (after the index), `tracetool stat` and `stat --json`, and
 # `tracetool cat` of every view (and of streams/thread/<id> for every thread id stats.json
 # names: those are not listed), compared with cmp. Prints one line a difference and a
-# summary; exit 1 if anything differs.
+# summary; exit 1 if anything differs. A view named in $CHANGED is reported as changed, not as
+# a difference (with `stat --json` for stats.json), and its size lines are left out of the view
+# list and `stat`: for a change of a view's bytes on purpose, every other view is still compared.
 set -u
-[ $# -ge 2 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 old=$(realpath "$1") new=$(realpath "$2")
 shift 2
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,7 +64,15 @@ dump() {
                         grep -v '^rc=' "$out/.views"
                         # per-id streams, reachable though not listed: the ids stats.json names
                         "$tt" cat "$src" stats.json 2>/dev/null |
-                                perl -ne 'if (/"threads":\[([^\]]*)\]/) { my $t = $1; print "streams/thread/$1\n" while $t =~ /"id":(\d+)/g }'
+                                python3 -c 'import json, sys  # version 1 (arrays of {id}) or 2 (objects by id)
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+for fam in ("heap", "java"):
+    t = (d.get(fam) or {}).get("threads") or []
+    for i in ([x["id"] for x in t] if isinstance(t, list) else t):
+        print("streams/thread/%s" % i)'
                 )
         done
 }
@@ -75,7 +86,16 @@ done
 # (a change that adds views, as fields/ for address traces); the view list
 # and `stat` are compared without their lines. A view the new build lacks
 # is a difference.
-diffs=0 files=0 added=0
+diffs=0 files=0 added=0 changed=0
+# changed FILE: is FILE (a dump of a view, or stat --json) of a view in $CHANGED?
+is_changed() {
+        local b=${1##*/} v
+        for v in ${CHANGED:-}; do
+                [ "$b" = "${v//\//%}.out" ] && return 0
+                [ "$v" = stats.json ] && [ "$b" = .stat.json ] && return 0
+        done
+        return 1
+}
 for r in cold warm; do
         for d in "$work/old/$r"/*/; do
                 t=$(basename "$d") nd="$work/new/$r/$(basename "$d")"
@@ -86,12 +106,17 @@ for r in cold warm; do
                         echo "added:   $r/$t/$v"
                         added=$((added + 1))
                 done <"$work/add.lst"
+                printf '%s\n' ${CHANGED:-} >"$work/chg.lst"
                 for f in .views .stat; do
                         files=$((files + 1))
-                        # drop the added views' lines: a name alone, or indented with its size
-                        if ! cmp -s "$d/$f" <(perl -e 'open my $a, "<", $ARGV[0]; my %a = map { chomp; ($_, 1) } <$a>;
-                                        open my $f, "<", $ARGV[1]; while (<$f>) { my ($n) = /^\s*(\S+)/;
-                                        print unless defined $n && $a{$n} }' "$work/add.lst" "$nd/$f"); then
+                        # drop the added views' lines (a name alone, or indented with its
+                        # size) from the new list, the changed views' from both
+                        local_drop='open my $a, "<", $ARGV[0]; my %a = map { chomp; ($_, 1) } <$a>;
+                                open my $f, "<", $ARGV[1]; while (<$f>) { my ($n) = /^\s*(\S+)/;
+                                print unless defined $n && $a{$n} }'
+                        cat "$work/add.lst" "$work/chg.lst" >"$work/drop.lst"
+                        if ! cmp -s <(perl -e "$local_drop" "$work/chg.lst" "$d/$f") \
+                                <(perl -e "$local_drop" "$work/drop.lst" "$nd/$f"); then
                                 diffs=$((diffs + 1))
                                 echo "DIFFERS: $r/$t/$f (list/stat)"
                         fi
@@ -99,7 +124,10 @@ for r in cold warm; do
                 while IFS= read -r f; do
                         rel=${f#"$work/old/"}
                         files=$((files + 1))
-                        if ! cmp -s "$f" "$work/new/$rel"; then
+                        if is_changed "$f"; then
+                                cmp -s "$f" "$work/new/$rel" || changed=$((changed + 1))
+                                cmp -s "$f" "$work/new/$rel" || echo "changed: $rel"
+                        elif ! cmp -s "$f" "$work/new/$rel"; then
                                 diffs=$((diffs + 1))
                                 echo "DIFFERS: $rel ($(cat "${f%.*}.name" 2>/dev/null))"
                         fi
@@ -107,5 +135,5 @@ for r in cold warm; do
         done
 done
 bytes=$(du -sb "$work/old/cold" | cut -f1)
-echo "views_same: ${#traces[@]} traces, $files files compared ($bytes bytes a round), $diffs differ, $added views added"
+echo "views_same: ${#traces[@]} traces, $files files compared ($bytes bytes a round), $diffs differ, $added views added, $changed changed on purpose (${CHANGED:-none})"
 [ $diffs -eq 0 ]

@@ -22,6 +22,7 @@
 
 #include "codecs/record/family.h"
 #include "codecs/record/record.h"
+#include "views/stats.h"
 #include "fz_buf.h"
 
 #define FZR_MAX 4096
@@ -161,6 +162,16 @@ static struct tm_rec fzr_rec(const struct fzr_recs *k, size_t i)
 
 /* Family f's pass over k's records; its binary records, numbered by the
  * tables' accumulator, each into a buffer of exactly bin_size bytes. */
+/* A row sink: a row has a key or a text, a key a name, and a real of
+ * stats.json (a row with a key) is finite. */
+static void fzr_row_check(struct tm_rows *k, const struct tm_row *r)
+{
+        (void)k;
+        if ((!r->key && !r->text) || (r->key && !r->key[0]) ||
+            (r->key && r->type == TM_ROW_REAL && !(r->v.r == r->v.r && r->v.r - r->v.r == 0)))
+                abort();
+}
+
 static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
 {
         struct tm_family_acc *a = f->acc_start(&k->s);
@@ -174,27 +185,31 @@ static void fzr_family(const struct tm_family *f, const struct fzr_recs *k)
         if (f->stats_size > sizeof block)
                 abort();
         f->acc_finish(a, block);
-        for (unsigned i = 0; f->tables && f->tables[i]; i++) { /* whole lines, or nothing */
+        const struct tm_family_more *more = tm_family_more(f);
+        for (unsigned i = 0; more->tables && more->tables[i]; i++) { /* whole lines, or nothing */
                 char *t = NULL;
                 size_t n = 0;
-                if (f->table(a, i, &t, &n) < 0 || (n && t[n - 1] != '\n'))
+                if (more->table(a, i, &t, &n) < 0 || (n && t[n - 1] != '\n'))
                         abort();
                 free(t);
         }
         uint8_t *bin = f->binary ? malloc(f->bin_size) : NULL;
         for (size_t i = 0; bin && i < k->n; i++) {
                 struct tm_rec r = fzr_rec(k, i);
-                f->binary(f->tables ? a : NULL, bin, &k->s, &r, 1);
+                f->binary(more->tables ? a : NULL, bin, &k->s, &r, 1);
         }
         free(bin);
         f->acc_free(a);
         if (!f->stats_ok(block))
                 abort(); /* the pass made a block the loader would refuse */
         static char text[1 << 16];
-        f->report(block, &k->s, text, sizeof text);
+        struct tm_family_info in = {.name = "fuzz", .codec = "fuzz", .container = "plain"};
+        tm_stats_family_text(f, block, &k->s, &in, text, sizeof text);
+        struct tm_rows rows = {fzr_row_check};
+        f->rows(block, &k->s, &in, &rows);
         struct tm_err err = {0};
-        if (f->verify)
-                f->verify(block, &k->s, &err);
+        if (tm_family_more(f)->verify)
+                tm_family_more(f)->verify(block, &k->s, &err);
 }
 
 static int fzr_run(const char *name, const struct tm_rcodec *c, const struct tm_family *f,

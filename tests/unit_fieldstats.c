@@ -162,8 +162,12 @@ static void test_printed_signed(void **state)
         assert_non_null(strstr(text, "\n  u                    2 3 7\n"));
         n = tm_stats_json(st, &s, &in, NULL, json, sizeof json);
         assert_true(n < sizeof json);
-        assert_non_null(strstr(json, "{\"name\":\"s\",\"records\":2,\"min\":-1,\"max\":5}"));
-        assert_non_null(strstr(json, "{\"name\":\"u\",\"records\":2,\"min\":3,\"max\":7}"));
+        assert_non_null(strstr(json, "\"s\":{\"records\":{\"value\":2,\"unit\":\"records\","
+                                     "\"exact\":true},\"min\":{\"value\":-1,\"unit\":null,"
+                                     "\"exact\":true},\"max\":{\"value\":5,"));
+        assert_non_null(strstr(json, "\"u\":{\"records\":{\"value\":2,\"unit\":\"records\","
+                                     "\"exact\":true},\"min\":{\"value\":3,\"unit\":null,"
+                                     "\"exact\":true},\"max\":{\"value\":7,"));
         tm_stats_free(a);
 }
 

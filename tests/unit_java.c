@@ -25,6 +25,7 @@
 #include "codecs/java/jstats.h"
 #include "codecs/java/jtrace.h"
 #include "support/tmtest.h"
+#include "views/stats.h"
 #include "views/view.h"
 
 /* ---- the synthetic trace ---- */
@@ -399,7 +400,7 @@ static void test_bounds(void **state)
          * line saying the table is full; no method made it */
         char *tab;
         size_t len;
-        assert_int_equal(f->table(a, 0, &tab, &len), 0);
+        assert_int_equal(f->more->table(a, 0, &tab, &len), 0);
         assert_true(len > 0 && tab[len - 1] == '\n');
         assert_memory_equal(tab, "0 C0\n1 C1\n", 10);
         size_t lines = 0;
@@ -411,7 +412,7 @@ static void test_bounds(void **state)
         assert_true(strncmp(last, "# more names not numbered", 25) == 0);
         assert_true(last >= tab + 17 && memcmp(last - 17, "1048575 C1048575\n", 17) == 0);
         free(tab);
-        assert_int_equal(f->table(a, 1, &tab, &len), 0);
+        assert_int_equal(f->more->table(a, 1, &tab, &len), 0);
         assert_true(strncmp(tab, "# more names not numbered", 25) == 0);
         free(tab);
         f->acc_free(a);
@@ -424,7 +425,8 @@ static void test_bounds(void **state)
         assert_int_equal(st.thread_other, 1);
         assert_int_equal(st.depth_inexact, 1);
         static char text[1 << 16];
-        f->report(&st, &tm_schema_java, text, sizeof text);
+        struct tm_family_info in = {.name = "t", .codec = "t", .container = "plain"};
+        tm_stats_family_text(f, &st, &tm_schema_java, &in, text, sizeof text);
         assert_non_null(strstr(text, "classes named      at least 1048576"));
         assert_non_null(strstr(text, "max stack depth    not known"));
 }

@@ -17,6 +17,7 @@
 #include "codecs/address/arec.h"
 #include "tmpdir_test.h"
 #include "view_test.h"
+#include "views/stats.h"
 #include "views/view.h"
 
 #define NREFS 20000
@@ -251,6 +252,64 @@ static uint64_t jp_u64(const struct jp *p, const char *path)
         return strtoull(jp_get(p, path), NULL, 10);
 }
 
+/* The value of the row at path (its object's "value"). */
+static const char *jp_row(const struct jp *p, const char *path)
+{
+        char k[128];
+        snprintf(k, sizeof k, "%s.value", path);
+        return jp_get(p, k);
+}
+
+static uint64_t jp_row_u64(const struct jp *p, const char *path)
+{
+        return strtoull(jp_row(p, path), NULL, 10);
+}
+
+/* The sum of the rows whose paths start with pre and end with suf. */
+static uint64_t jp_row_sum(const struct jp *p, const char *pre, const char *suf)
+{
+        uint64_t sum = 0;
+        size_t a = strlen(pre), b = strlen(suf);
+        for (size_t i = 0; i < p->n; i++) {
+                size_t n = strlen(p->v[i].path);
+                if (n >= a + b && strncmp(p->v[i].path, pre, a) == 0 &&
+                    strcmp(p->v[i].path + n - b, suf) == 0)
+                        sum += strtoull(p->v[i].val, NULL, 10);
+        }
+        return sum;
+}
+
+/* One layout (docs/stats-json.md): the trace's members, then rows only,
+ * each an object of value, unit and exact, in that order; exact false
+ * wherever damage is set, and wherever a value is null. */
+static void jp_one_layout(const struct jp *p)
+{
+        static const char *const head[] = {"format", "version", "family", "schema", "archive",
+                                           "codec", "container", "complete", "damage",
+                                           "archive_bytes", "raw_bytes", "ascii_bytes"};
+        int damaged = strcmp(jp_get(p, "damage"), "null") != 0;
+        for (size_t i = 0; i < p->n; i++) {
+                const char *path = p->v[i].path, *dot = strrchr(path, '.');
+                int is_head = 0;
+                for (size_t h = 0; h < sizeof head / sizeof *head; h++)
+                        is_head |= i == h && strcmp(path, head[h]) == 0;
+                if (is_head || strncmp(path, "side_files.", 11) == 0 ||
+                    strncmp(path, "notes.", 6) == 0)
+                        continue;
+                if (!dot || strcmp(dot, ".value") != 0 || i + 2 >= p->n)
+                        fail_msg("%s: not a row's value", path);
+                size_t n = (size_t)(dot - path);
+                if (strncmp(p->v[i + 1].path, path, n) != 0 ||
+                    strcmp(p->v[i + 1].path + n, ".unit") != 0 ||
+                    strncmp(p->v[i + 2].path, path, n) != 0 ||
+                    strcmp(p->v[i + 2].path + n, ".exact") != 0)
+                        fail_msg("%s: not value, unit, exact", path);
+                if (damaged || (strcmp(p->v[i].val, "null") == 0 && !p->v[i].is_str))
+                        assert_string_equal(p->v[i + 2].val, "false");
+                i += 2;
+        }
+}
+
 /* ---- helpers ---- */
 
 static struct vt_buf read_view(struct tm_trace *t, const char *view)
@@ -308,13 +367,16 @@ static void test_address(void **state)
                 struct vt_buf js = read_view(t, "stats.json"), text = read_view(t, "stats");
                 struct jp *p = jp_parse((char *)js.p, js.len);
                 assert_string_equal(jp_get(p, "format"), "tracemount-stats");
-                assert_string_equal(jp_get(p, "version"), "1");
+                assert_string_equal(jp_get(p, "version"), "2");
                 assert_string_equal(jp_get(p, "family"), "address");
                 assert_string_equal(jp_get(p, "codec"), codecs[c]);
                 assert_string_equal(jp_get(p, "complete"), "true");
                 assert_string_equal(jp_get(p, "damage"), "null");
+                jp_one_layout(p);
+                assert_string_equal(jp_get(p, "address.references.exact"), "true");
                 /* counted here */
-                assert_int_equal(jp_u64(p, "references"), NREFS);
+                assert_int_equal(jp_row_u64(p, "address.references"), NREFS);
+                assert_int_equal(jp_row_u64(p, "records"), NREFS);
                 assert_int_equal(jp_u64(p, "raw_bytes"), raw.len);
                 assert_int_equal(jp_u64(p, "ascii_bytes"), ascii.len);
                 uint64_t data = 0;
@@ -327,34 +389,42 @@ static void test_address(void **state)
                                         hi = refs[i].addr > hi ? refs[i].addr : hi;
                                 }
                         char k[64], want[32];
-                        snprintf(k, sizeof k, "types.%u.references", ty);
-                        assert_int_equal(jp_u64(p, k), n);
-                        snprintf(k, sizeof k, "types.%u.name", ty);
-                        assert_string_equal(jp_get(p, k), tm_type_name(ty));
-                        snprintf(k, sizeof k, "types.%u.lowest", ty);
+                        const char *name = tm_type_name(ty);
+                        snprintf(k, sizeof k, "address.types.%s.references", name);
+                        assert_int_equal(jp_row_u64(p, k), n);
+                        snprintf(k, sizeof k, "kinds.%s", name);
+                        assert_int_equal(jp_row_u64(p, k), n);
+                        snprintf(k, sizeof k, "address.types.%s.type", name);
+                        assert_int_equal(jp_row_u64(p, k), ty);
+                        snprintf(k, sizeof k, "address.types.%s.lowest", name);
                         snprintf(want, sizeof want, "0x%" PRIx64, lo);
-                        assert_string_equal(jp_get(p, k), n ? want : "null");
-                        snprintf(k, sizeof k, "types.%u.highest", ty);
+                        assert_string_equal(jp_row(p, k), n ? want : "null");
+                        snprintf(k, sizeof k, "address.types.%s.highest", name);
                         snprintf(want, sizeof want, "0x%" PRIx64, hi);
-                        assert_string_equal(jp_get(p, k), n ? want : "null");
+                        assert_string_equal(jp_row(p, k), n ? want : "null");
                         if (ty == TM_READ || ty == TM_WRITE)
                                 data += n;
                 }
                 /* every instruction fetch is in one run of either kind;
                  * every data reference but the first has an offset */
-                uint64_t ifetch = jp_u64(p, "types.2.references");
-                assert_int_equal(jp_u64(p, "jump_runs.fetches") + jp_u64(p, "clusters.fetches"),
+                uint64_t ifetch = jp_row_u64(p, "address.types.ifetch.references");
+                assert_int_equal(jp_row_u64(p, "address.jump_runs.fetches") +
+                                     jp_row_u64(p, "address.clusters.fetches"),
                                  ifetch);
-                assert_int_equal(jp_u64(p, "data_offsets.total"), data ? data - 1 : 0);
+                assert_int_equal(jp_row_sum(p, "address.jump_runs.histogram.", ".fetches.value") +
+                                     jp_row_sum(p, "address.clusters.histogram.", ".fetches.value"),
+                                 ifetch);
+                assert_int_equal(jp_row_u64(p, "address.data_offsets.total"), data ? data - 1 : 0);
                 /* the text view's numbers */
                 const char *tx = (const char *)text.p;
-                assert_int_equal(jp_u64(p, "references"), text_u64(tx, "references     "));
+                assert_int_equal(jp_row_u64(p, "address.references"),
+                                 text_u64(tx, "references     "));
                 assert_int_equal(jp_u64(p, "archive_bytes"), text_u64(tx, "archive bytes  "));
                 assert_int_equal(jp_u64(p, "raw_bytes"), text_u64(tx, "raw bytes      "));
                 assert_int_equal(jp_u64(p, "ascii_bytes"), text_u64(tx, "din bytes      "));
                 char label[80];
                 snprintf(label, sizeof label, "jump-initiated instruction runs: %" PRIu64 " runs",
-                         jp_u64(p, "jump_runs.runs"));
+                         jp_row_u64(p, "address.jump_runs.runs"));
                 assert_non_null(strstr(tx, label));
                 jp_free(p);
                 free(js.p);
@@ -378,8 +448,9 @@ static void test_heap(void **state)
         struct vt_buf js = read_view(t, "stats.json"), text = read_view(t, "stats"),
                       ascii = read_view(t, "ascii");
         struct jp *p = jp_parse((char *)js.p, js.len);
-        assert_string_equal(jp_get(p, "family"), "record");
+        assert_string_equal(jp_get(p, "family"), "heap");
         assert_string_equal(jp_get(p, "schema"), "heap");
+        jp_one_layout(p);
         /* records per kind, counted here from the first word of each line */
         uint64_t lines = 0, allocs = 0, frees = 0, reallocs = 0;
         for (const char *l = (const char *)ascii.p; *l; l = strchr(l, '\n') + 1) {
@@ -388,34 +459,25 @@ static void test_heap(void **state)
                 frees += strncmp(l, "free ", 5) == 0;
                 reallocs += strncmp(l, "realloc", 7) == 0;
         }
-        assert_int_equal(jp_u64(p, "records"), lines);
+        assert_int_equal(jp_row_u64(p, "records"), lines);
         assert_int_equal(jp_u64(p, "ascii_bytes"), ascii.len);
-        assert_string_equal(jp_get(p, "kinds.0.name"), "alloc");
-        assert_int_equal(jp_u64(p, "kinds.0.records"), allocs);
-        assert_int_equal(jp_u64(p, "heap.allocs"), allocs);
-        assert_int_equal(jp_u64(p, "heap.frees"), frees);
-        assert_int_equal(jp_u64(p, "heap.reallocs"), reallocs);
+        assert_int_equal(jp_row_u64(p, "kinds.alloc"), allocs);
+        assert_int_equal(jp_row_u64(p, "heap.allocs"), allocs);
+        assert_int_equal(jp_row_u64(p, "heap.frees"), frees);
+        assert_int_equal(jp_row_u64(p, "heap.reallocs"), reallocs);
+        assert_string_equal(jp_get(p, "heap.max_objects.unit"), "objects");
+        assert_string_equal(jp_get(p, "heap.max_objects.exact"), "true");
         /* Table 3 as the text view gives it */
         const char *tx = (const char *)text.p;
-        assert_int_equal(jp_u64(p, "records"), text_u64(tx, "records    "));
-        assert_int_equal(jp_u64(p, "heap.total_bytes"), text_u64(tx, "  total bytes        "));
-        assert_int_equal(jp_u64(p, "heap.max_objects"), text_u64(tx, "  max objects        "));
-        assert_int_equal(jp_u64(p, "heap.max_bytes"), text_u64(tx, "  max bytes          "));
-        assert_int_equal(jp_u64(p, "heap.threads.0.records"), lines);
-        uint64_t hist = 0;
-        for (unsigned i = 0;; i++) {
-                char k[64];
-                snprintf(k, sizeof k, "heap.size_histogram.%u.count", i);
-                int found = 0;
-                for (size_t j = 0; j < p->n && !found; j++)
-                        found = strcmp(p->v[j].path, k) == 0;
-                if (!found)
-                        break;
-                hist += jp_u64(p, k);
-        }
+        assert_int_equal(jp_row_u64(p, "records"), text_u64(tx, "records    "));
+        assert_int_equal(jp_row_u64(p, "heap.total_bytes"), text_u64(tx, "  total bytes        "));
+        assert_int_equal(jp_row_u64(p, "heap.max_objects"), text_u64(tx, "  max objects        "));
+        assert_int_equal(jp_row_u64(p, "heap.max_bytes"), text_u64(tx, "  max bytes          "));
+        assert_int_equal(jp_row_sum(p, "heap.threads.", ".records.value"), lines);
+        uint64_t hist = jp_row_sum(p, "heap.size_histogram.", ".count.value");
         /* the histogram holds the allocations averaged in avg_size */
-        double avg = strtod(jp_get(p, "heap.avg_size"), NULL);
-        double total = (double)jp_u64(p, "heap.total_bytes");
+        double avg = strtod(jp_row(p, "heap.avg_size"), NULL);
+        double total = (double)jp_row_u64(p, "heap.total_bytes");
         assert_true(hist > 0 && hist <= allocs + reallocs);
         assert_true(avg * (double)hist > total - (double)hist &&
                     avg * (double)hist < total + (double)hist);
@@ -431,14 +493,16 @@ static void test_heap(void **state)
 static void test_escapes(void **state)
 {
         (void)state;
-        struct tm_addr_stats s;
-        memset(&s, 0, sizeof s);
+        static struct tm_stats st; /* no references */
+        struct tm_addr_stats *s = (struct tm_addr_stats *)st.fam;
         for (unsigned t = 0; t < TM_NTYPES; t++)
-                s.addr_min[t] = UINT64_MAX;
+                s->addr_min[t] = UINT64_MAX;
+        struct tm_schema schema;
+        tm_addr_schema(&schema, 3, 0);
         static const char name[] = "a\"b\\c\n\x01\x7f\xff\xc3\xa9\xe2\x82";
         struct tm_family_info in = {.name = name, .codec = "din", .container = "plain"};
-        char buf[8192];
-        size_t n = tm_addr_stats_json(&s, &in, 3, "x: \"bad\"\tline", buf, sizeof buf);
+        char buf[16384];
+        size_t n = tm_stats_json(&st, &schema, &in, "x: \"bad\"\tline", buf, sizeof buf);
         assert_true(n < sizeof buf);
         assert_int_equal(strlen(buf), n);
         struct jp *p = jp_parse(buf, n);
@@ -446,15 +510,16 @@ static void test_escapes(void **state)
                             "a\"b\\c\n\x01\x7f\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
         assert_string_equal(jp_get(p, "damage"), "x: \"bad\"\tline");
         assert_string_equal(jp_get(p, "complete"), "false");
-        assert_string_equal(jp_get(p, "refs_per_byte.raw"), "0.000000"); /* 0/0: no NaN */
-        assert_string_equal(jp_get(p, "types.0.lowest"), "null");
+        assert_string_equal(jp_row(p, "address.refs_per_byte.raw"), "0.000000"); /* 0/0: no NaN */
+        assert_string_equal(jp_row(p, "address.types.read.lowest"), "null");
+        jp_one_layout(p); /* damaged: no row exact */
         jp_free(p);
-        char whole[8192];
-        size_t m = tm_addr_stats_json(&s, &in, 3, NULL, whole, sizeof whole);
+        char whole[16384];
+        size_t m = tm_stats_json(&st, &schema, &in, NULL, whole, sizeof whole);
         for (size_t cap = 0; cap < m + 2; cap += 7) {
-                char small[8192];
+                char small[16384];
                 memset(small, 'x', sizeof small);
-                assert_int_equal(tm_addr_stats_json(&s, &in, 3, NULL, small, cap), m);
+                assert_int_equal(tm_stats_json(&st, &schema, &in, NULL, small, cap), m);
                 if (cap) /* a prefix, NUL-terminated */
                         assert_int_equal(small[cap <= m ? cap - 1 : m], 0);
                 if (cap > 1 && cap <= m)

@@ -40,6 +40,7 @@
 #include "../codecs/laplace/laplace_stats.h"
 #include "../codecs/record/text.h"
 #include "../codecs/record/record.h"
+#include "../views/stats.h"
 #include "support/tmtest.h"
 
 struct ref {
@@ -638,7 +639,8 @@ static void test_family(void **state)
         char *rep = malloc(1 << 16);
         assert_non_null(rep);
         const struct tm_family *f = &tm_family_laplace;
-        size_t rn = f->report(st, s, rep, 1 << 16);
+        struct tm_family_info in = {.name = "t", .codec = "t", .container = "plain"};
+        size_t rn = tm_stats_family_text(f, st, s, &in, rep, 1 << 16);
         rep[rn] = 0;
         char want[64];
         snprintf(want, sizeof want, "    %-3s %16llu", "r", (unsigned long long)types['r']);

@@ -18,6 +18,7 @@
 #include "../codecs/object/ptf_stats.h"
 #include "../codecs/record/record.h"
 #include "../include/tracemount.h"
+#include "../views/stats.h"
 #include "support/tmtest.h"
 
 #define FIGURE3 TM_SOURCE_DIR "/tests/data/ptf/figure3.ptf"
@@ -370,8 +371,9 @@ static void test_family_figure3(void **state)
                         fail_msg("stats lacks '%s':\n%s", want[i], st);
         free(st);
         char *js = view_text(FIGURE3, "stats.json");
-        assert_non_null(strstr(js, "\"object\""));
-        assert_non_null(strstr(js, "\"max_live\":8"));
+        assert_non_null(strstr(js, "\"family\":\"object\""));
+        assert_non_null(strstr(js, "\"object\":{"));
+        assert_non_null(strstr(js, "\"max_live\":{\"value\":8,\"unit\":\"objects\",\"exact\":true}"));
         free(js);
         struct tm_trace_opts o = {.no_save = 1};
         struct tm_trace *t;
@@ -729,6 +731,21 @@ static void test_text_writer_refusals(void **state)
         free(b.p);
 }
 
+/* A row sink counting the violation rows and those of them exact. */
+struct rows_seen {
+        struct tm_rows k;
+        unsigned violations, violations_exact;
+};
+
+static void rows_see(struct tm_rows *k, const struct tm_row *r)
+{
+        struct rows_seen *rs = (struct rows_seen *)k;
+        if (r->key && strcmp(r->key[0], "violations") == 0) {
+                rs->violations++;
+                rs->violations_exact += r->exact != 0;
+        }
+}
+
 /* Past the verifier's table (TM_PTF_OIDS_MAX slots, filled to half) the
  * family's memory stays bounded: uses of new OIds are counted as not
  * checked, and stats, stats.json and verify say so rather than vouching. */
@@ -771,9 +788,14 @@ static void test_family_bounded(void **state)
         assert_true(b.unchecked > 0 && b.unchecked <= 5000 + 31);
         assert_true(f->stats_ok(&b));
         char txt[4096];
-        f->report(&b, &s, txt, sizeof txt);
+        struct tm_family_info in = {.name = "t.ptf", .codec = "ptf", .container = "plain"};
+        tm_stats_family_text(f, &b, &s, &in, txt, sizeof txt);
         assert_non_null(strstr(txt, "not exact"));
-        assert_int_equal(f->verify(&b, &s, &err), -ENOSPC);
+        struct rows_seen rs = {{rows_see}, 0, 0};
+        f->rows(&b, &s, &in, &rs.k);
+        assert_int_equal(rs.violations, 2 * TM_PR_N); /* count and first_record, per rule */
+        assert_int_equal(rs.violations_exact, 0);     /* lower bounds: uses went unchecked */
+        assert_int_equal(f->more->verify(&b, &s, &err), -ENOSPC);
         assert_non_null(strstr(err.msg, "not checked"));
         tm_rcodec_ptf.close(ctx);
 }

@@ -254,10 +254,11 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                 return tm_err_set(err, -EINVAL, "%s: a schema this build cannot render", t->path);
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
-        for (unsigned i = 0; rt->fam && rt->fam->tables && rt->fam->tables[i] &&
-                             i < TM_FAMILY_TABLES_MAX && rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
+        const char *const *tables = tm_family_more(rt->fam)->tables;
+        for (unsigned i = 0; tables && tables[i] && i < TM_FAMILY_TABLES_MAX &&
+                             rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
              i++, rt->ntables++)
-                snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", rt->fam->tables[i]);
+                snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", tables[i]);
         return rt_name_views(t, rt, err);
 }
 

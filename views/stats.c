@@ -2,12 +2,10 @@
  * (stats.h). */
 #include "stats.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/common/tm_json.h"
 #include "../codecs/record/family.h"
 
 struct tm_stats_acc {
@@ -65,7 +63,7 @@ struct tm_stats_acc *tm_stats_start(const struct tm_schema *s)
                         a->same = s->kind[k].field[j] == j;
         }
         a->fam = tm_family_of(s);
-        a->whole = a->fam && a->fam->report_whole && a->fam->json_whole;
+        a->whole = tm_family_more(a->fam)->text_whole;
         if (a->fam && !a->fam->stats_size)
                 a->fam = NULL;
         if (a->fam && !(a->fa = a->fam->acc_start(s))) {
@@ -143,8 +141,8 @@ void tm_stats_add_batch(struct tm_stats_acc *a, const struct tm_rbatch *b, const
         st->records += b->n;
         if (!a->fa)
                 return;
-        if (a->fam->acc_add_batch) {
-                a->fam->acc_add_batch(a->fa, b);
+        if (tm_family_more(a->fam)->acc_add_batch) {
+                tm_family_more(a->fam)->acc_add_batch(a->fa, b);
                 return;
         }
         struct tm_rec r[64];
@@ -173,106 +171,4 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
                 return 0;
         unsigned n = fam->stream_ids(st->fam, ids);
         return n < TM_FAMILY_STREAMS_MAX ? n : TM_FAMILY_STREAMS_MAX;
-}
-
-/* ---- the report ---- */
-
-#define OUT(...)                                                                                   \
-        do {                                                                                       \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
-                if (k_ > 0)                                                                        \
-                        n += (size_t)k_;                                                           \
-        } while (0)
-
-size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
-                       const struct tm_family_info *in, char *dst, size_t cap)
-{
-        const struct tm_family *fam = tm_family_of(s);
-        if (fam && fam->report_whole)
-                return fam->report_whole(st->fam, s, in, dst, cap);
-        size_t n = 0;
-        OUT("trace      %s\n", in->name);
-        OUT("format     %s (%s family) in %s\n", in->codec, s->name, in->container);
-        if (in->damage)
-                OUT("damaged    %s (the numbers are of the records before it)\n", in->damage);
-        OUT("records    %" PRIu64 "\n", st->records);
-        OUT("archive    %" PRIu64 " bytes, %.3f bytes a record\n", in->archive_size,
-            st->records ? (double)in->archive_size / (double)st->records : 0.0);
-        OUT("raw        %" PRIu64 " bytes, %.3f bytes a record\n", in->raw_size,
-            st->records ? (double)in->raw_size / (double)st->records : 0.0);
-        OUT("ascii      %" PRIu64 " bytes\n", in->ascii_size);
-        size_t nl;
-        for (const char *l = in->notes, *ln; (ln = tm_family_line(&l, &nl));)
-                OUT("note       %.*s\n", (int)nl, ln);
-        OUT("\nrecords per kind\n");
-        for (unsigned k = 0; k < s->nkinds; k++)
-                OUT("  %-20s %" PRIu64 "\n", s->kind[k].name, st->kind_n[k]);
-        OUT("\nfields (numbers): records with it, min, max\n");
-        for (unsigned f = 0; f < s->nfields; f++) {
-                if (!st->fseen[f])
-                        continue;
-                if (s->field[f].show == TM_SHOW_CHAR && st->fmin[f] > 0x20 && st->fmax[f] < 0x7f)
-                        OUT("  %-20s %" PRIu64 " %c %c\n", s->field[f].name, st->fseen[f],
-                            (char)st->fmin[f], (char)st->fmax[f]);
-                else if (s->field[f].show == TM_SHOW_HEX)
-                        OUT("  %-20s %" PRIu64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", s->field[f].name,
-                            st->fseen[f], st->fmin[f], st->fmax[f]);
-                else if (s->field[f].type == TM_FT_INT)
-                        OUT("  %-20s %" PRIu64 " %" PRId64 " %" PRId64 "\n", s->field[f].name,
-                            st->fseen[f], (int64_t)st->fmin[f], (int64_t)st->fmax[f]);
-                else
-                        OUT("  %-20s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->field[f].name,
-                            st->fseen[f], st->fmin[f], st->fmax[f]);
-        }
-        if (fam && fam->stats_size && fam->report)
-                n += fam->report(st->fam, s, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
-        return n;
-}
-
-/* ---- JSON ---- */
-
-size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
-                     const struct tm_family_info *in, const char *damage, char *dst, size_t cap)
-{
-        const struct tm_family *fam = tm_family_of(s);
-        if (fam && fam->json_whole)
-                return fam->json_whole(st->fam, s, in, dst, cap);
-        struct tm_json o = {dst, cap, 0, 0};
-        tm_json_stats_head(&o, "record", in, damage);
-        tm_json_lines(&o, "notes", in->notes);
-        tm_json_str(&o, "schema", s->name);
-        tm_json_u64(&o, "records", st->records);
-        tm_json_open(&o, "kinds", '[');
-        for (unsigned k = 0; k < s->nkinds; k++) {
-                tm_json_open(&o, NULL, '{');
-                tm_json_str(&o, "name", s->kind[k].name);
-                tm_json_u64(&o, "records", st->kind_n[k]);
-                tm_json_close(&o, '}');
-        }
-        tm_json_close(&o, ']');
-        tm_json_open(&o, "fields", '[');
-        for (unsigned f = 0; f < s->nfields; f++) {
-                if (!st->fseen[f])
-                        continue;
-                tm_json_open(&o, NULL, '{');
-                tm_json_str(&o, "name", s->field[f].name);
-                tm_json_u64(&o, "records", st->fseen[f]);
-                if (s->field[f].type == TM_FT_INT) {
-                        tm_json_i64(&o, "min", (int64_t)st->fmin[f]);
-                        tm_json_i64(&o, "max", (int64_t)st->fmax[f]);
-                } else {
-                        tm_json_u64(&o, "min", st->fmin[f]);
-                        tm_json_u64(&o, "max", st->fmax[f]);
-                }
-                tm_json_close(&o, '}');
-        }
-        tm_json_close(&o, ']');
-        for (unsigned i = 0; tm_families[i]; i++)
-                if (tm_families[i]->json_whole) /* a layout of its own, no member */
-                        continue;
-                else if (tm_families[i] == fam && fam->stats_size && fam->json)
-                        fam->json(st->fam, s, &o);
-                else
-                        tm_json_str(&o, tm_families[i]->name, NULL);
-        return tm_json_stats_end(&o);
 }

@@ -4,9 +4,10 @@
  * field its minimum and maximum. The rest is the family's
  * (codecs/record/family.h): when a family claims the schema, its
  * accumulator sees the same records and its block of statistics is kept
- * here (fam), reported after the generic part, saved and loaded with it
- * (views/index_file.c). The heap family's: codecs/heap/heap_stats.h; the
- * address family reports its own layout whole (codecs/address/addr_stats.h). */
+ * here (fam), saved and loaded with it (views/index_file.c). The heap
+ * family's: codecs/heap/heap_stats.h. Both parts are shown as rows
+ * (codecs/record/statrow.h): the generic ones (views/stats_rows.h), then
+ * the family's, rendered by one rule as text and as JSON. */
 #ifndef TM_STATS_H
 #define TM_STATS_H
 
@@ -59,14 +60,25 @@ unsigned tm_stats_stream_ids(const struct tm_stats *st, const struct tm_schema *
                               const uint64_t **ids);
 
 /* The stats view's text into dst (cap bytes); returns the length
- * (snprintf-style). A family with report_whole writes all of it. */
+ * (snprintf-style): the statistics rows' text (codecs/record/statrow.h,
+ * views/stats_text.c), the generic ones then the family's, or the
+ * family's alone when its text is whole (family.h, text_whole). */
 size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
                         const struct tm_family_info *in, char *dst, size_t cap);
 
+/* The text of family f's rows alone for its block (of schema s; in: the
+ * trace), as tm_stats_report. */
+size_t tm_stats_family_text(const struct tm_family *f, const void *block,
+                            const struct tm_schema *s, const struct tm_family_info *in, char *dst,
+                            size_t cap);
+
+#define TM_STATS_JSON_VERSION 2 /* stats.json's "version" (docs/stats-json.md) */
+
 /* The same numbers as one JSON object (the stats.json view,
- * docs/stats-json.md); damage as for tm_addr_stats_json (stats.h). After the
- * generic members, one per row of the family table, named after the
- * family: its object for s's family, null for the others. */
+ * docs/stats-json.md; views/stats_json.c): the trace's members, then the
+ * generic rows and the family's (family.h, rows) in a member named after
+ * it, every row rendered by one rule. damage: what ended the intact prefix
+ * the figures cover (then no figure is exact), or NULL. */
 size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                       const struct tm_family_info *in, const char *damage, char *dst, size_t cap);
 

@@ -98,8 +98,8 @@ int tm_tables_build(const struct tm_tables_src *src, const struct tm_family *fam
                 fam->acc_finish(a, block);
         }
         unsigned n = 0;
-        while (rc == 0 && fam->tables[n]) {
-                if (fam->table(a, n, &text[n], &len[n]) < 0)
+        while (rc == 0 && tm_family_more(fam)->tables[n]) {
+                if (tm_family_more(fam)->table(a, n, &text[n], &len[n]) < 0)
                         rc = tm_err_set(err, -ENOMEM, "%s: out of memory", src->path);
                 else
                         n++;

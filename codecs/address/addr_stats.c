@@ -1,7 +1,6 @@
 #include "addr_stats.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,215 +103,135 @@ void tm_addr_stats_finish(struct tm_addr_acc *a)
         stats_close_run(a);
 }
 
-/* ---- the report ---- */
-
-/* Both the text report and the JSON go through one writer (tm_json.h). */
-#define put tm_json_put
+/* ---- rows ---- */
 
 static double ratio(uint64_t a, uint64_t b)
 {
         return b ? (double)a / (double)b : 0.0;
 }
 
-/* One histogram: buckets with runs, the fetches in them, and the
- * cumulative fraction of all fetches in runs up to that length (the y axis
- * of Figures 3 and 4). */
-static void put_runs(struct tm_json *o, const char *title, const uint64_t *runs,
-                     const uint64_t *fetches)
+/* One histogram: its totals, then per length with runs the runs, the
+ * fetches in them, and (in the text) the cumulative fraction of all
+ * fetches in runs up to that length (the y axis of Figures 3 and 4). */
+static void rows_runs(struct tm_rows *k, const char *key, const char *title_runs,
+                      const uint64_t *runs, const uint64_t *fetches)
 {
         uint64_t total = 0, nruns = 0;
         for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 total += fetches[i];
                 nruns += runs[i];
         }
-        put(o, "\n%s: %" PRIu64 " runs, %" PRIu64 " instruction fetches\n", title, nruns, total);
-        if (!nruns)
-                return;
-        put(o, "  %-8s %14s %14s %10s\n", "length", "runs", "fetches", "cum.frac");
+        tm_row_u64(k, TM_KEY(key, "runs"), nruns, "runs", 1, title_runs);
+        tm_row_u64(k, TM_KEY(key, "fetches"), total, "references", 1, "{} instruction fetches\n");
+        if (nruns)
+                tm_row_text(k, "  length             runs        fetches   cum.frac\n");
         uint64_t cum = 0;
         for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
                 if (!runs[i])
                         continue;
                 cum += fetches[i];
                 char len[16];
-                snprintf(len, sizeof len, i == TM_ADDR_RUN_MAX ? ">=%u" : "%u", i);
-                put(o, "  %-8s %14" PRIu64 " %14" PRIu64 " %10.4f\n", len, runs[i], fetches[i],
-                    ratio(cum, total));
+                snprintf(len, sizeof len, "%u", i);
+                tm_row_u64(k, TM_KEY(key, "histogram", len, "runs"), runs[i], "runs", 1,
+                           i == TM_ADDR_RUN_MAX ? "  >={N-6} {14}" : "  {N-8} {14}");
+                tm_row_u64(k, TM_KEY(key, "histogram", len, "fetches"), fetches[i], "references",
+                           1, " {14}");
+                tm_row_real(k, NULL, ratio(cum, total), NULL, 1, " {10.4}\n");
         }
 }
 
-static void put_offsets(struct tm_json *o, const struct tm_addr_stats *s)
+static void rows_offsets(struct tm_rows *k, const struct tm_addr_stats *s)
 {
-        static const char *const range[TM_ADDR_OFF_NRANGE] = {"other, 8-bit", "16-bit", "32-bit",
-                                                              "64-bit"};
+        static const char *const range[TM_ADDR_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
+        static const char *const label[TM_ADDR_OFF_NRANGE] = {
+            "  other, 8-bit   {14}", "  16-bit         {14}", "  32-bit         {14}",
+            "  64-bit         {14}"};
         uint64_t total = 0;
         for (unsigned i = 0; i < TM_ADDR_OFF_EXACT; i++)
                 total += s->data_off[i];
         for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
                 total += s->data_off_range[i];
-        put(o, "\ndata offsets (address minus previous data address): %" PRIu64 "\n", total);
-        if (!total)
-                return;
-        put(o, "  %-14s %14s %10s\n", "offset", "count", "fraction");
+        tm_row_u64(k, TM_KEY("data_offsets", "total"), total, "references", 1,
+                   "\ndata offsets (address minus previous data address): {}\n");
+        if (total)
+                tm_row_text(k, "  offset                  count   fraction\n");
         for (int d = -TM_ADDR_OFF_MAX; d <= TM_ADDR_OFF_MAX; d++) {
                 uint64_t c = s->data_off[d + TM_ADDR_OFF_MAX];
-                if (c)
-                        put(o, "  %-14d %14" PRIu64 " %10.4f\n", d, c, ratio(c, total));
+                char off[16];
+                snprintf(off, sizeof off, "%d", d);
+                if (!c)
+                        continue;
+                tm_row_u64(k, TM_KEY("data_offsets", "by_offset", off), c, "references", 1,
+                           "  {n-14} {14}");
+                tm_row_real(k, NULL, ratio(c, total), NULL, 1, " {10.4}\n");
         }
         for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++) {
                 uint64_t c = s->data_off_range[i];
+                tm_row_u64(k, TM_KEY("data_offsets", "other", range[i]), c, "references", 1,
+                           c ? label[i] : NULL);
                 if (c)
-                        put(o, "  %-14s %14" PRIu64 " %10.4f\n", range[i], c, ratio(c, total));
+                        tm_row_real(k, NULL, ratio(c, total), NULL, 1, " {10.4}\n");
         }
 }
 
-size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_family_info *in,
-                            unsigned ntypes, char *buf, size_t cap)
+/* The trace's name, sizes and damage: lines of the text only. */
+static void rows_head(struct tm_rows *k, const struct tm_family_info *in)
 {
-        struct tm_json o = {buf, cap, 0, 0};
-        if (cap)
-                buf[0] = 0;
-        put(&o, "archive        %s\n", in->name);
-        put(&o, "codec          %s\n", in->codec);
-        put(&o, "container      %s\n", in->container);
+        tm_row_str(k, NULL, in->name, "archive        {}\n");
+        tm_row_str(k, NULL, in->codec, "codec          {}\n");
+        tm_row_str(k, NULL, in->container, "container      {}\n");
         if (in->damage)
-                put(&o, "damaged        %s (the numbers are of the intact prefix before it)\n",
-                    in->damage);
-        put(&o, "archive bytes  %" PRIu64 "\n", in->archive_size);
-        put(&o, "raw bytes      %" PRIu64 "\n", in->raw_size);
-        put(&o, "din bytes      %" PRIu64 "\n", in->ascii_size);
-        put(&o, "references     %" PRIu64 "\n", s->refs);
-        put(&o, "refs/byte      %.4f archive, %.4f raw\n", ratio(s->refs, in->archive_size),
-            ratio(s->refs, in->raw_size));
-        put(&o, "din/size       %.4f archive, %.4f raw\n", ratio(in->ascii_size, in->archive_size),
-            ratio(in->ascii_size, in->raw_size));
+                tm_row_str(k, NULL, in->damage,
+                           "damaged        {} (the numbers are of the intact prefix before it)\n");
+        tm_row_u64(k, NULL, in->archive_size, "bytes", 1, "archive bytes  {}\n");
+        tm_row_u64(k, NULL, in->raw_size, "bytes", 1, "raw bytes      {}\n");
+        tm_row_u64(k, NULL, in->ascii_size, "bytes", 1, "din bytes      {}\n");
+}
 
+void tm_addr_stats_rows(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                        unsigned ntypes, struct tm_rows *k)
+{
+        rows_head(k, in);
+        tm_row_u64(k, TM_KEY("references"), s->refs, "references", 1, "references     {}\n");
+        tm_row_real(k, TM_KEY("refs_per_byte", "archive"), ratio(s->refs, in->archive_size),
+                    "references per byte", 1, "refs/byte      {.4} archive, ");
+        tm_row_real(k, TM_KEY("refs_per_byte", "raw"), ratio(s->refs, in->raw_size),
+                    "references per byte", 1, "{.4} raw\n");
+        tm_row_real(k, TM_KEY("ascii_per_byte", "archive"), ratio(in->ascii_size, in->archive_size),
+                    NULL, 1, "din/size       {.4} archive, ");
+        tm_row_real(k, TM_KEY("ascii_per_byte", "raw"), ratio(in->ascii_size, in->raw_size), NULL,
+                    1, "{.4} raw\n");
+        tm_row_text(k, "\n  type           references   fraction             lowest            highest\n");
         uint64_t lo = UINT64_MAX, hi = 0;
-        put(&o, "\n  %-10s %14s %10s %18s %18s\n", "type", "references", "fraction", "lowest",
-            "highest");
         for (unsigned t = 0; t < ntypes && t < TM_NTYPES; t++) {
-                put(&o, "  %u %-8s %14" PRIu64 " %10.4f", t, tm_type_name(t), s->count[t],
-                    ratio(s->count[t], s->refs));
-                if (s->count[t]) {
-                        put(&o, " %18" PRIx64 " %18" PRIx64, s->addr_min[t], s->addr_max[t]);
-                        lo = s->addr_min[t] < lo ? s->addr_min[t] : lo;
-                        hi = s->addr_max[t] > hi ? s->addr_max[t] : hi;
-                }
-                put(&o, "\n");
-        }
-        if (s->refs)
-                put(&o, "  %-10s %14" PRIu64 " %10.4f %18" PRIx64 " %18" PRIx64 "\n", "all",
-                    s->refs, 1.0, lo, hi);
-
-        put_runs(&o, "jump-initiated instruction runs", s->jump_runs, s->jump_fetches);
-        put_runs(&o, "data-instruction clusters (fetches after a data reference)", s->clus_runs,
-                 s->clus_fetches);
-        put_offsets(&o, s);
-        return o.len;
-}
-
-/* ---- JSON ---- */
-
-/* An address as a string "0x..." (64-bit values lose precision as JSON
- * numbers in many readers), or null. */
-static void json_addr(struct tm_json *o, const char *key, int have, uint64_t v)
-{
-        char hex[24];
-        snprintf(hex, sizeof hex, "0x%" PRIx64, v);
-        tm_json_str(o, key, have ? hex : NULL);
-}
-
-static void json_runs(struct tm_json *o, const char *key, const uint64_t *runs,
-                      const uint64_t *fetches)
-{
-        uint64_t total = 0, nruns = 0;
-        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
-                total += fetches[i];
-                nruns += runs[i];
-        }
-        tm_json_open(o, key, '{');
-        tm_json_u64(o, "runs", nruns);
-        tm_json_u64(o, "fetches", total);
-        tm_json_open(o, "histogram", '[');
-        for (unsigned i = 0; i <= TM_ADDR_RUN_MAX; i++) {
-                if (!runs[i])
-                        continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "length", i);
-                tm_json_bool(o, "or_more", i == TM_ADDR_RUN_MAX);
-                tm_json_u64(o, "runs", runs[i]);
-                tm_json_u64(o, "fetches", fetches[i]);
-                tm_json_close(o, '}');
-        }
-        tm_json_close(o, ']');
-        tm_json_close(o, '}');
-}
-
-static void json_offsets(struct tm_json *o, const struct tm_addr_stats *s)
-{
-        static const char *const range[TM_ADDR_OFF_NRANGE] = {"8bit", "16bit", "32bit", "64bit"};
-        uint64_t total = 0;
-        for (unsigned i = 0; i < TM_ADDR_OFF_EXACT; i++)
-                total += s->data_off[i];
-        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
-                total += s->data_off_range[i];
-        tm_json_open(o, "data_offsets", '{');
-        tm_json_u64(o, "total", total);
-        tm_json_open(o, "exact", '[');
-        for (int d = -TM_ADDR_OFF_MAX; d <= TM_ADDR_OFF_MAX; d++) {
-                uint64_t c = s->data_off[d + TM_ADDR_OFF_MAX];
-                if (!c)
-                        continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_i64(o, "offset", d);
-                tm_json_u64(o, "count", c);
-                tm_json_close(o, '}');
-        }
-        tm_json_close(o, ']');
-        tm_json_open(o, "other", '{');
-        for (unsigned i = 0; i < TM_ADDR_OFF_NRANGE; i++)
-                tm_json_u64(o, range[i], s->data_off_range[i]);
-        tm_json_close(o, '}');
-        tm_json_close(o, '}');
-}
-
-size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_family_info *in,
-                          unsigned ntypes, const char *damage, char *buf, size_t cap)
-{
-        struct tm_json o = {buf, cap, 0, 0};
-        tm_json_stats_head(&o, "address", in, damage);
-        tm_json_u64(&o, "references", s->refs);
-        tm_json_open(&o, "refs_per_byte", '{');
-        tm_json_real(&o, "archive", ratio(s->refs, in->archive_size));
-        tm_json_real(&o, "raw", ratio(s->refs, in->raw_size));
-        tm_json_close(&o, '}');
-        tm_json_open(&o, "ascii_per_byte", '{');
-        tm_json_real(&o, "archive", ratio(in->ascii_size, in->archive_size));
-        tm_json_real(&o, "raw", ratio(in->ascii_size, in->raw_size));
-        tm_json_close(&o, '}');
-        uint64_t lo = UINT64_MAX, hi = 0;
-        tm_json_open(&o, "types", '[');
-        for (unsigned t = 0; t < ntypes && t < TM_NTYPES; t++) {
-                tm_json_open(&o, NULL, '{');
-                tm_json_u64(&o, "type", t);
-                tm_json_str(&o, "name", tm_type_name(t));
-                tm_json_u64(&o, "references", s->count[t]);
-                tm_json_real(&o, "fraction", ratio(s->count[t], s->refs));
-                json_addr(&o, "lowest", s->count[t] != 0, s->addr_min[t]);
-                json_addr(&o, "highest", s->count[t] != 0, s->addr_max[t]);
-                tm_json_close(&o, '}');
-                if (s->count[t]) {
+                const char *name = tm_type_name(t);
+                int have = s->count[t] != 0;
+                tm_row_u64(k, TM_KEY("types", name, "type"), t, NULL, 1, "  {} {N-8}");
+                tm_row_u64(k, TM_KEY("types", name, "references"), s->count[t], "references", 1,
+                           " {14}");
+                tm_row_real(k, TM_KEY("types", name, "fraction"), ratio(s->count[t], s->refs), NULL,
+                            1, " {10.4}");
+                tm_row_addr(k, TM_KEY("types", name, "lowest"), s->addr_min[t], have,
+                            have ? " {18x}" : NULL);
+                tm_row_addr(k, TM_KEY("types", name, "highest"), s->addr_max[t], have,
+                            have ? " {18x}\n" : "\n");
+                if (have) {
                         lo = s->addr_min[t] < lo ? s->addr_min[t] : lo;
                         hi = s->addr_max[t] > hi ? s->addr_max[t] : hi;
                 }
         }
-        tm_json_close(&o, ']');
-        json_addr(&o, "lowest", s->refs != 0, lo);
-        json_addr(&o, "highest", s->refs != 0, hi);
-        json_runs(&o, "jump_runs", s->jump_runs, s->jump_fetches);
-        json_runs(&o, "clusters", s->clus_runs, s->clus_fetches);
-        json_offsets(&o, s);
-        return tm_json_stats_end(&o);
+        if (s->refs) {
+                tm_row_u64(k, NULL, s->refs, "references", 1, "  all        {14}");
+                tm_row_real(k, NULL, 1.0, NULL, 1, " {10.4}");
+        }
+        tm_row_addr(k, TM_KEY("lowest"), lo, s->refs != 0, s->refs ? " {18x}" : NULL);
+        tm_row_addr(k, TM_KEY("highest"), hi, s->refs != 0, s->refs ? " {18x}\n" : NULL);
+        rows_runs(k, "jump_runs", "\njump-initiated instruction runs: {} runs, ", s->jump_runs,
+                  s->jump_fetches);
+        rows_runs(k, "clusters",
+                  "\ndata-instruction clusters (fetches after a data reference): {} runs, ",
+                  s->clus_runs, s->clus_fetches);
+        rows_offsets(k, s);
 }
 
 /* ---- the address family (family.h) ---- */
@@ -399,16 +318,10 @@ static int addr_stats_ok(const void *block)
         return sum == s->refs && runs <= 2 * s->count[TM_IFETCH];
 }
 
-static size_t addr_report(const void *block, const struct tm_schema *s,
-                          const struct tm_family_info *in, char *dst, size_t cap)
+static void addr_rows(const void *block, const struct tm_schema *s,
+                      const struct tm_family_info *in, struct tm_rows *out)
 {
-        return tm_addr_stats_report(block, in, s->nkinds, dst, cap);
-}
-
-static size_t addr_json(const void *block, const struct tm_schema *s,
-                        const struct tm_family_info *in, char *dst, size_t cap)
-{
-        return tm_addr_stats_json(block, in, s->nkinds, in->damage, dst, cap);
+        tm_addr_stats_rows(block, in, s->nkinds, out);
 }
 
 /* struct tm_binary_ref (views/tm_binary.h): the address, little-endian,
@@ -439,20 +352,24 @@ static size_t addr_layout(char *dst, size_t cap)
 
 _Static_assert(sizeof(struct tm_addr_stats) <= TM_FAMILY_STATS_MAX, "a family block");
 
+static const struct tm_family_more addr_more = {
+    .acc_add_batch = addr_add_batch,
+    .text_whole = 1,
+};
+
 const struct tm_family tm_family_address = {
     .name = "address",
     .claims = addr_claims,
     .stats_size = sizeof(struct tm_addr_stats),
     .acc_start = addr_start,
     .acc_add = addr_add,
-    .acc_add_batch = addr_add_batch,
     .acc_finish = addr_finish,
     .acc_free = addr_free,
     .acc_peak_mem = addr_peak,
     .stats_ok = addr_stats_ok,
-    .report_whole = addr_report,
-    .json_whole = addr_json,
+    .rows = addr_rows,
     .bin_size = TM_ADDR_BIN_SIZE,
     .binary = addr_binary,
     .bin_layout = addr_layout,
+    .more = &addr_more,
 };

@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 #include "../record/family.h"
 #include "trace.h"
 
@@ -76,23 +75,16 @@ void tm_addr_stats_add(struct tm_addr_acc *a, const struct tm_ref *refs, size_t 
 /* Close the open run; a->s is then final. */
 void tm_addr_stats_finish(struct tm_addr_acc *a);
 
-/* Write the stats report (text) of a trace (in: its archive, sizes and
- * damage; ntypes: its codec's types) to buf of size cap, NUL-terminated.
- * Returns its length, or the length it needs (>= cap) like snprintf. */
-size_t tm_addr_stats_report(const struct tm_addr_stats *s, const struct tm_family_info *in,
-                            unsigned ntypes, char *buf, size_t cap);
-
-/* The same numbers as one JSON object (the stats.json view; the object is
- * documented in docs/stats-json.md). damage: the message of the damage
- * that ended the intact prefix these numbers cover, or NULL when they
- * cover the whole trace. Returns its length like tm_addr_stats_report. */
-size_t tm_addr_stats_json(const struct tm_addr_stats *s, const struct tm_family_info *in,
-                          unsigned ntypes, const char *damage, char *buf, size_t cap);
+/* The statistics of a trace as rows (statrow.h): the whole stats text and
+ * stats.json's member "address" (docs/stats-json.md). in: the trace's
+ * archive, sizes and damage; ntypes: its codec's types. */
+void tm_addr_stats_rows(const struct tm_addr_stats *s, const struct tm_family_info *in,
+                        unsigned ntypes, struct tm_rows *k);
 
 /* The address family (family.h): the statistics above as its block, the
- * stats view and stats.json laid out as the PDATS II paper's tables
- * (report_whole, json_whole), and the binary view's 16-byte records
- * (struct tm_binary_ref, views/tm_binary.h). */
+ * stats view laid out as the PDATS II paper's tables (its rows,
+ * text_whole), and the binary view's 16-byte records (struct
+ * tm_binary_ref, views/tm_binary.h). */
 #define TM_ADDR_BIN_SIZE 16
 extern const struct tm_family tm_family_address;
 

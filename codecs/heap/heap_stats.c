@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 #include "../common/xsort.h"
 #include "heap.h"
 
@@ -490,14 +489,7 @@ const struct tm_heap_stats *tm_heap_stats_get(struct tm_heap_stats_acc *a)
         return &a->st;
 }
 
-/* ---- the report ---- */
-
-#define OUT(...)                                                                                   \
-        do {                                                                                       \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
-                if (k_ > 0)                                                                        \
-                        n += (size_t)k_;                                                           \
-        } while (0)
+/* ---- the rows ---- */
 
 /* Why the live figures are not known (st->inexact set). */
 static const char *inexact_why(const struct tm_heap_stats *st, char *buf, size_t cap)
@@ -512,141 +504,94 @@ static const char *inexact_why(const struct tm_heap_stats *st, char *buf, size_t
         return buf;
 }
 
-static size_t report_heap(const struct tm_heap_stats *st, char *dst, size_t cap)
+/* Rows of ids (threads, heaps) under key, the others' records after them
+ * (in the text when there are any). */
+static void rows_ids(struct tm_rows *k, const char *key, const char *title, const uint64_t *id,
+                     const uint64_t *n, unsigned count, uint64_t other)
 {
-        size_t n = 0;
-        uint64_t made = st->sized;
-        char why[256];
-        OUT("\nheap (the columns of Table 3 of the HATF paper)\n");
-        OUT("  total allocs       %" PRIu64 "\n", st->allocs);
-        OUT("  total reallocs     %" PRIu64 "\n", st->reallocs);
-        OUT("  total frees        %" PRIu64 "\n", st->frees);
-        if (st->inexact == EOVERFLOW)
-                OUT("  total bytes        not known\n");
-        else
-                OUT("  total bytes        %" PRIu64 "\n", st->total_bytes);
-        if (st->inexact) {
-                OUT("  max objects        not known\n");
-                OUT("  max bytes          not known\n");
-        } else {
-                OUT("  max objects        %" PRIu64 "\n", st->max_live_n);
-                OUT("  max bytes          %" PRIu64 "\n", st->max_live_bytes);
-        }
-        if (st->inexact == EOVERFLOW)
-                OUT("  avg object size    not known\n");
-        else
-                OUT("  avg object size    %.1f\n",
-                    made ? (double)st->total_bytes / (double)made : 0.0);
-        if (st->inexact) {
-                OUT("  live at end        not known\n");
-                OUT("  not exact: %s; max objects, max bytes, live at end and the counts of "
-                    "what does not add up are not known\n",
-                    inexact_why(st, why, sizeof why));
-                return n;
-        }
-        OUT("  live at end        %" PRIu64 " objects, %" PRIu64 " bytes\n", st->live_n,
-            st->live_bytes);
-        OUT("  frees of addresses not live: %" PRIu64 "\n", st->free_unknown);
-        if (st->free_unknown || st->realloc_unknown || st->alloc_live) {
-                OUT("  of them double frees: %" PRIu64 " (an address freed and not allocated "
-                    "since)\n",
-                    st->double_frees);
-                OUT("  reallocs of addresses not live: %" PRIu64 "\n", st->realloc_unknown);
-                OUT("  allocations at live addresses: %" PRIu64 " (the object there counted as "
-                    "freed)\n",
-                    st->alloc_live);
-                OUT("  (records are taken in the order written: a log of threads written out of "
-                    "order, or one with records missing, shows as these)\n");
-        }
-        return n;
-}
-
-static size_t report_ids(const struct tm_heap_stats *st, char *dst, size_t cap)
-{
-        size_t n = 0;
-        OUT("\nrecords per thread\n");
-        for (unsigned i = 0; i < st->nthreads; i++)
-                OUT("  %-18" PRIu64 " %" PRIu64 "\n", st->thread_id[i], st->thread_n[i]);
-        if (st->thread_other)
-                OUT("  %-18s %" PRIu64 "\n", "(others)", st->thread_other);
-        OUT("\nrecords per heap\n");
-        for (unsigned i = 0; i < st->nheaps; i++)
-                OUT("  %-18" PRIu64 " %" PRIu64 "\n", st->heap_id[i], st->heap_n[i]);
-        if (st->heap_other)
-                OUT("  %-18s %" PRIu64 "\n", "(others)", st->heap_other);
-        OUT("\nallocation sizes (bytes)\n");
-        for (unsigned b = 0; b < TM_HEAP_STATS_HIST; b++) {
-                if (!st->size_hist[b])
-                        continue;
-                uint64_t lo = b ? 1ull << (b - 1) : 0, hi = b ? (1ull << b) - 1 : 0;
-                OUT("  %10" PRIu64 " - %-10" PRIu64 " %" PRIu64 "\n", lo, hi, st->size_hist[b]);
-        }
-        return n;
-}
-
-static void json_ids(struct tm_json *o, const char *key, const uint64_t *id, const uint64_t *n,
-                     unsigned count, uint64_t other)
-{
-        tm_json_open(o, key, '[');
+        char name[24], other_key[32];
+        tm_row_text(k, title);
         for (unsigned i = 0; i < count; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "id", id[i]);
-                tm_json_u64(o, "records", n[i]);
-                tm_json_close(o, '}');
+                snprintf(name, sizeof name, "%" PRIu64, id[i]);
+                tm_row_u64(k, TM_KEY(key, name, "records"), n[i], "records", 1, "  {N-18} {}\n");
         }
-        tm_json_close(o, ']');
-        char other_key[32];
         snprintf(other_key, sizeof other_key, "%s_other", key);
-        tm_json_u64(o, other_key, other);
+        tm_row_u64(k, TM_KEY(other_key), other, "records", 1,
+                   other ? "  (others)           {}\n" : NULL);
 }
 
-/* v, or null when not known. */
-static void json_known(struct tm_json *o, const char *key, uint64_t v, int known)
+/* Table 3: the live figures, known or not. */
+static void rows_live(struct tm_rows *k, const struct tm_heap_stats *st)
 {
-        if (known)
-                tm_json_u64(o, key, v);
-        else
-                tm_json_str(o, key, NULL);
-}
-
-static void json_heap(struct tm_json *o, const struct tm_heap_stats *st)
-{
-        tm_json_open(o, "heap", '{');
-        tm_json_u64(o, "allocs", st->allocs);
-        tm_json_u64(o, "reallocs", st->reallocs);
-        tm_json_u64(o, "frees", st->frees);
-        json_known(o, "total_bytes", st->total_bytes, st->inexact != EOVERFLOW);
+        int live = !st->inexact, odd = st->free_unknown || st->realloc_unknown || st->alloc_live;
         char why[256];
-        tm_json_bool(o, "exact", !st->inexact);
-        tm_json_str(o, "inexact", st->inexact ? inexact_why(st, why, sizeof why) : NULL);
-        json_known(o, "max_objects", st->max_live_n, !st->inexact);
-        tm_json_bool(o, "max_objects_exact", !st->inexact);
-        json_known(o, "max_bytes", st->max_live_bytes, !st->inexact);
-        if (st->inexact == EOVERFLOW)
-                tm_json_str(o, "avg_size", NULL);
+        if (!live) {
+                tm_row_unknown(k, TM_KEY("live_objects"), "objects", "  live at end        {}\n");
+                tm_row_unknown(k, TM_KEY("live_bytes"), "bytes", NULL);
+                tm_row_str(k, TM_KEY("inexact"), inexact_why(st, why, sizeof why),
+                           "  not exact: {}; max objects, max bytes, live at end and the counts of "
+                           "what does not add up are not known\n");
+                tm_row_unknown(k, TM_KEY("frees_not_live"), "records", NULL);
+                tm_row_unknown(k, TM_KEY("double_frees"), "records", NULL);
+                tm_row_unknown(k, TM_KEY("reallocs_not_live"), "records", NULL);
+                tm_row_unknown(k, TM_KEY("allocs_at_live"), "records", NULL);
+                return;
+        }
+        tm_row_u64(k, TM_KEY("live_objects"), st->live_n, "objects", 1,
+                   "  live at end        {} objects, ");
+        tm_row_u64(k, TM_KEY("live_bytes"), st->live_bytes, "bytes", 1, "{} bytes\n");
+        tm_row_u64(k, TM_KEY("frees_not_live"), st->free_unknown, "records", 1,
+                   "  frees of addresses not live: {}\n");
+        tm_row_u64(k, TM_KEY("double_frees"), st->double_frees, "records", 1,
+                   odd ? "  of them double frees: {} (an address freed and not allocated since)\n"
+                       : NULL);
+        tm_row_u64(k, TM_KEY("reallocs_not_live"), st->realloc_unknown, "records", 1,
+                   odd ? "  reallocs of addresses not live: {}\n" : NULL);
+        tm_row_u64(k, TM_KEY("allocs_at_live"), st->alloc_live, "records", 1,
+                   odd ? "  allocations at live addresses: {} (the object there counted as "
+                         "freed)\n"
+                       : NULL);
+        if (odd)
+                tm_row_text(k, "  (records are taken in the order written: a log of threads "
+                               "written out of order, or one with records missing, shows as "
+                               "these)\n");
+}
+
+static void rows_heap(struct tm_rows *k, const struct tm_heap_stats *st)
+{
+        int live = !st->inexact, sums = st->inexact != EOVERFLOW;
+        tm_row_text(k, "\nheap (the columns of Table 3 of the HATF paper)\n");
+        tm_row_u64(k, TM_KEY("allocs"), st->allocs, "records", 1, "  total allocs       {}\n");
+        tm_row_u64(k, TM_KEY("reallocs"), st->reallocs, "records", 1, "  total reallocs     {}\n");
+        tm_row_u64(k, TM_KEY("frees"), st->frees, "records", 1, "  total frees        {}\n");
+        tm_row_u64_known(k, TM_KEY("total_bytes"), st->total_bytes, "bytes", sums,
+                         "  total bytes        {}\n");
+        tm_row_u64_known(k, TM_KEY("max_objects"), st->max_live_n, "objects", live,
+                         "  max objects        {}\n");
+        tm_row_u64_known(k, TM_KEY("max_bytes"), st->max_live_bytes, "bytes", live,
+                         "  max bytes          {}\n");
+        if (sums)
+                tm_row_real(k, TM_KEY("avg_size"),
+                            st->sized ? (double)st->total_bytes / (double)st->sized : 0.0, "bytes",
+                            1, "  avg object size    {.1}\n");
         else
-                tm_json_real(o, "avg_size",
-                             st->sized ? (double)st->total_bytes / (double)st->sized : 0.0);
-        json_known(o, "live_objects", st->live_n, !st->inexact);
-        json_known(o, "live_bytes", st->live_bytes, !st->inexact);
-        json_known(o, "frees_not_live", st->free_unknown, !st->inexact);
-        json_known(o, "double_frees", st->double_frees, !st->inexact);
-        json_known(o, "reallocs_not_live", st->realloc_unknown, !st->inexact);
-        json_known(o, "allocs_at_live", st->alloc_live, !st->inexact);
-        json_ids(o, "threads", st->thread_id, st->thread_n, (unsigned)st->nthreads, st->thread_other);
-        json_ids(o, "heaps", st->heap_id, st->heap_n, (unsigned)st->nheaps, st->heap_other);
-        tm_json_open(o, "size_histogram", '[');
+                tm_row_unknown(k, TM_KEY("avg_size"), "bytes", "  avg object size    {}\n");
+        rows_live(k, st);
+        rows_ids(k, "threads", "\nrecords per thread\n", st->thread_id, st->thread_n,
+                 (unsigned)st->nthreads, st->thread_other);
+        rows_ids(k, "heaps", "\nrecords per heap\n", st->heap_id, st->heap_n,
+                 (unsigned)st->nheaps, st->heap_other);
+        tm_row_text(k, "\nallocation sizes (bytes)\n");
         for (unsigned b = 0; b < TM_HEAP_STATS_HIST; b++) {
                 if (!st->size_hist[b])
                         continue;
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "min", b ? 1ull << (b - 1) : 0);
-                tm_json_u64(o, "max", b ? (1ull << b) - 1 : 0);
-                tm_json_u64(o, "count", st->size_hist[b]);
-                tm_json_close(o, '}');
+                char lo[24];
+                snprintf(lo, sizeof lo, "%llu", b ? 1ull << (b - 1) : 0ull);
+                tm_row_u64(k, TM_KEY("size_histogram", lo, "max"), b ? (1ull << b) - 1 : 0,
+                           "bytes", 1, "  {N10} - {-10} ");
+                tm_row_u64(k, TM_KEY("size_histogram", lo, "count"), st->size_hist[b], "records",
+                           1, "{}\n");
         }
-        tm_json_close(o, ']');
-        tm_json_close(o, '}');
 }
 
 /* ---- the family's hooks ---- */
@@ -688,17 +633,12 @@ static int fam_stats_ok(const void *block)
                st->nthreads <= TM_HEAP_STATS_IDS && st->nheaps <= TM_HEAP_STATS_IDS;
 }
 
-static size_t fam_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *out)
 {
         (void)s;
-        size_t n = report_heap(block, dst, cap);
-        return n + report_ids(block, dst + (n < cap ? n : cap), n < cap ? cap - n : 0);
-}
-
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
-{
-        (void)s;
-        json_heap(o, block);
+        (void)in;
+        rows_heap(out, block);
 }
 
 static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
@@ -707,6 +647,10 @@ static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
         *ids = st->thread_id;
         return (unsigned)st->nthreads;
 }
+
+static const struct tm_family_more heap_more = {
+    .rec_refine = tm_heap_refine,
+};
 
 const struct tm_family tm_family_heap = {
     .name = "heap",
@@ -718,9 +662,8 @@ const struct tm_family tm_family_heap = {
     .acc_free = fam_free,
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
-    .report = fam_report,
-    .json = fam_json,
+    .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
-    .rec_refine = tm_heap_refine,
+    .more = &heap_more,
 };

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 _Static_assert(sizeof(struct tm_java_stats) % 8 == 0 &&
                    sizeof(struct tm_java_stats) <= TM_FAMILY_STATS_MAX,
@@ -335,94 +334,72 @@ static int fam_stats_ok(const void *block)
         return 1;
 }
 
-/* ---- the report ---- */
+/* ---- the rows ---- */
 
-#define OUT(...)                                                                                   \
-        do {                                                                                       \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
-                if (k_ > 0)                                                                        \
-                        n += (size_t)k_;                                                           \
-        } while (0)
-
-static size_t fam_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
+/* The name counts are lower bounds once the name table is full; what a
+ * recorder could not see is in its notes (comments). */
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *k)
 {
         (void)s;
+        (void)in;
         const struct tm_java_stats *st = block;
-        size_t n = 0;
-        const char *least = st->names_inexact ? "at least " : "";
-        OUT("\njava\n");
-        OUT("  events per type\n");
-        for (unsigned k = 0; k < TM_JK_EVENTS; k++) {
-                uint32_t tag = tm_schema_java.kind[k].tag;
-                OUT("    %c%c %-14s %" PRIu64 "\n", (char)(tag >> 8), (char)tag,
-                    tm_schema_java.kind[k].name, st->events[k]);
+        int names = !st->names_inexact, noted = st->events[TM_JK_COMMENT] != 0;
+        tm_row_text(k, "\njava\n  events per type\n");
+        for (unsigned i = 0; i < TM_JK_EVENTS; i++) {
+                uint32_t tag = tm_schema_java.kind[i].tag;
+                tm_row_u64(k, NULL, (tag >> 8) & 0xff, NULL, 1, "    {c}");
+                tm_row_u64(k, NULL, tag & 0xff, NULL, 1, "{c}");
+                tm_row_u64(k, TM_KEY("events", tm_schema_java.kind[i].name), st->events[i],
+                           "records", 1, " {n-14} {}\n");
         }
-        /* what a recorder could not see is in its notes (comments) */
-        const char *as = st->events[TM_JK_COMMENT] ? " (as recorded: see the notes)" : "";
-        OUT("  classes loaded     %" PRIu64 "%s\n", st->events[TM_JK_CLASS_LOAD], as);
-        OUT("  classes named      %s%" PRIu64 "\n", least, st->classes);
-        OUT("  methods named      %s%" PRIu64 "\n", least, st->methods);
-        if (st->names_inexact)
-                OUT("  (the name table is full: at most %u names, %u bytes)\n", TM_JAVA_NAMES_MAX,
-                    TM_JAVA_NAME_BYTES);
-        OUT("  objects allocated  %" PRIu64 "%s\n", st->allocs, as);
-        OUT("  objects freed      %" PRIu64 "\n", st->frees);
-        OUT("  max live objects   %" PRIu64 "\n", st->max_live);
-        OUT("  live at end        %" PRIu64 "\n", st->live);
-        OUT("  frees when none was live: %" PRIu64 "\n", st->frees_not_live);
-        if (st->depth_inexact)
-                OUT("  max stack depth    not known (more than %u threads)\n", TM_JAVA_STATS_IDS);
-        else
-                OUT("  max stack depth    %" PRIu64 "\n", st->max_depth);
-        OUT("  exits of frames not entered: %" PRIu64 "\n", st->exits_not_entered);
-        OUT("\nper thread          records  method entries  depth at end  max depth\n");
-        for (unsigned i = 0; i < st->nthreads; i++)
-                OUT("  %-18" PRIu64 " %7" PRIu64 " %15" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
-                    st->thread_id[i], st->thread_n[i], st->thread_entries[i], st->thread_depth[i],
-                    st->thread_max_depth[i]);
-        if (st->thread_other)
-                OUT("  %-18s %7" PRIu64 " %15" PRIu64 "\n", "(others)", st->thread_other,
-                    st->thread_other_entries);
-        return n;
-}
-
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
-{
-        (void)s;
-        const struct tm_java_stats *st = block;
-        tm_json_open(o, "java", '{');
-        tm_json_open(o, "events", '{');
-        for (unsigned k = 0; k < TM_JK_EVENTS; k++)
-                tm_json_u64(o, tm_schema_java.kind[k].name, st->events[k]);
-        tm_json_close(o, '}');
-        tm_json_u64(o, "classes_loaded", st->events[TM_JK_CLASS_LOAD]);
-        tm_json_u64(o, "classes_named", st->classes);
-        tm_json_u64(o, "methods_named", st->methods);
-        tm_json_bool(o, "names_exact", !st->names_inexact);
-        tm_json_u64(o, "objects_allocated", st->allocs);
-        tm_json_u64(o, "objects_freed", st->frees);
-        tm_json_u64(o, "max_live_objects", st->max_live);
-        tm_json_u64(o, "live_objects", st->live);
-        tm_json_u64(o, "frees_not_live", st->frees_not_live);
-        if (st->depth_inexact)
-                tm_json_str(o, "max_stack_depth", NULL);
-        else
-                tm_json_u64(o, "max_stack_depth", st->max_depth);
-        tm_json_u64(o, "exits_not_entered", st->exits_not_entered);
-        tm_json_open(o, "threads", '[');
+        tm_row_u64(k, TM_KEY("classes_loaded"), st->events[TM_JK_CLASS_LOAD], "classes", 1,
+                   noted ? "  classes loaded     {} (as recorded: see the notes)\n"
+                         : "  classes loaded     {}\n");
+        tm_row_u64(k, TM_KEY("classes_named"), st->classes, "classes", names,
+                   names ? "  classes named      {}\n" : "  classes named      at least {}\n");
+        tm_row_u64(k, TM_KEY("methods_named"), st->methods, "methods", names,
+                   names ? "  methods named      {}\n" : "  methods named      at least {}\n");
+        if (!names) {
+                char full[96];
+                snprintf(full, sizeof full, "  (the name table is full: at most %u names, %u bytes)\n",
+                         TM_JAVA_NAMES_MAX, TM_JAVA_NAME_BYTES);
+                tm_row_text(k, full);
+        }
+        tm_row_u64(k, TM_KEY("objects_allocated"), st->allocs, "objects", 1,
+                   noted ? "  objects allocated  {} (as recorded: see the notes)\n"
+                         : "  objects allocated  {}\n");
+        tm_row_u64(k, TM_KEY("objects_freed"), st->frees, "objects", 1,
+                   "  objects freed      {}\n");
+        tm_row_u64(k, TM_KEY("max_live_objects"), st->max_live, "objects", 1,
+                   "  max live objects   {}\n");
+        tm_row_u64(k, TM_KEY("live_objects"), st->live, "objects", 1, "  live at end        {}\n");
+        tm_row_u64(k, TM_KEY("frees_not_live"), st->frees_not_live, "records", 1,
+                   "  frees when none was live: {}\n");
+        char deep[80];
+        snprintf(deep, sizeof deep, "  max stack depth    {} (more than %u threads)\n",
+                 TM_JAVA_STATS_IDS);
+        tm_row_u64_known(k, TM_KEY("max_stack_depth"), st->max_depth, "frames", !st->depth_inexact,
+                         st->depth_inexact ? deep : "  max stack depth    {}\n");
+        tm_row_u64(k, TM_KEY("exits_not_entered"), st->exits_not_entered, "records", 1,
+                   "  exits of frames not entered: {}\n");
+        tm_row_text(k, "\nper thread          records  method entries  depth at end  max depth\n");
         for (unsigned i = 0; i < st->nthreads; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "id", st->thread_id[i]);
-                tm_json_u64(o, "records", st->thread_n[i]);
-                tm_json_u64(o, "method_entries", st->thread_entries[i]);
-                tm_json_u64(o, "depth", st->thread_depth[i]);
-                tm_json_u64(o, "max_depth", st->thread_max_depth[i]);
-                tm_json_close(o, '}');
+                char id[24];
+                snprintf(id, sizeof id, "%" PRIu64, st->thread_id[i]);
+                tm_row_u64(k, TM_KEY("threads", id, "records"), st->thread_n[i], "records", 1,
+                           "  {N-18} {7}");
+                tm_row_u64(k, TM_KEY("threads", id, "method_entries"), st->thread_entries[i],
+                           "records", 1, " {15}");
+                tm_row_u64(k, TM_KEY("threads", id, "depth"), st->thread_depth[i], "frames", 1,
+                           " {13}");
+                tm_row_u64(k, TM_KEY("threads", id, "max_depth"), st->thread_max_depth[i],
+                           "frames", 1, " {10}\n");
         }
-        tm_json_close(o, ']');
-        tm_json_u64(o, "threads_other", st->thread_other);
-        tm_json_u64(o, "threads_other_method_entries", st->thread_other_entries);
-        tm_json_close(o, '}');
+        tm_row_u64(k, TM_KEY("threads_other"), st->thread_other, "records", 1,
+                   st->thread_other ? "  (others)           {7}" : NULL);
+        tm_row_u64(k, TM_KEY("threads_other_method_entries"), st->thread_other_entries, "records",
+                   1, st->thread_other ? " {15}\n" : NULL);
 }
 
 static unsigned fam_stream_ids(const void *block, const uint64_t **ids)
@@ -518,6 +495,13 @@ static void fam_binary(const struct tm_family_acc *tables, uint8_t *dst, const s
         }
 }
 
+#define OUT(...)                                                                                   \
+        do {                                                                                       \
+                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
+                if (k_ > 0)                                                                        \
+                        n += (size_t)k_;                                                           \
+        } while (0)
+
 static size_t fam_layout(char *dst, size_t cap)
 {
         size_t n = 0;
@@ -541,6 +525,11 @@ static size_t fam_layout(char *dst, size_t cap)
         return n;
 }
 
+static const struct tm_family_more java_more = {
+    .tables = java_tables,
+    .table = fam_table,
+};
+
 const struct tm_family tm_family_java = {
     .name = "java",
     .claims = java_claims,
@@ -551,13 +540,11 @@ const struct tm_family tm_family_java = {
     .acc_free = fam_free,
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
-    .report = fam_report,
-    .json = fam_json,
+    .rows = fam_rows,
     .stream_field = "thread",
     .stream_ids = fam_stream_ids,
-    .tables = java_tables,
-    .table = fam_table,
     .bin_size = TM_JAVA_BIN_SIZE,
     .binary = fam_binary,
     .bin_layout = fam_layout,
+    .more = &java_more,
 };

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 struct lp_acc {
         struct tm_laplace_stats st;
@@ -149,80 +148,52 @@ static void type_name(unsigned t, char *out)
                 snprintf(out, 5, "%%%02X", (uint8_t)t);
 }
 
-#define OUT(...)                                                                                   \
-        do {                                                                                       \
-                int k_ = snprintf(dst + n, n < cap ? cap - n : 0, __VA_ARGS__);                    \
-                if (k_ > 0)                                                                        \
-                        n += (size_t)k_;                                                           \
-        } while (0)
-
-static size_t lp_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
+/* The count of spaces is a lower bound once the table of spaces is full. */
+static void lp_rows(const void *block, const struct tm_schema *s, const struct tm_family_info *in,
+                    struct tm_rows *k)
 {
+        (void)in;
         const struct tm_laplace_stats *st = block;
-        size_t n = 0;
         int refs = tm_schema_kind(s, "ref") >= 0;
-        OUT("\nlaplace\n");
+        tm_row_text(k, "\nlaplace\n");
         if (refs) {
-                OUT("  references         %" PRIu64 "\n", st->refs);
-                OUT("  references per type\n");
+                tm_row_u64(k, TM_KEY("references"), st->refs, "records", 1,
+                           "  references         {}\n");
+                tm_row_text(k, "  references per type\n");
                 for (unsigned t = 0; t < 256; t++) {
                         char name[5];
                         type_name(t, name);
-                        if (st->type_n[t])
-                                OUT("    %-3s %16" PRIu64 " %8.4f\n", name, st->type_n[t],
-                                    (double)st->type_n[t] / (double)st->refs);
+                        if (!st->type_n[t])
+                                continue;
+                        tm_row_u64(k, TM_KEY("types", name), st->type_n[t], "records", 1,
+                                   "    {n-3} {16}");
+                        tm_row_real(k, NULL, (double)st->type_n[t] / (double)st->refs, NULL, 1,
+                                    " {8.4}\n");
                 }
         } else {
-                OUT("  kernel events      %" PRIu64 "\n", st->events);
-                OUT("  events per tag\n");
+                tm_row_u64(k, TM_KEY("events"), st->events, "records", 1,
+                           "  kernel events      {}\n");
+                tm_row_text(k, "  events per tag\n");
                 for (unsigned t = 0; t < TM_LPK_N; t++)
-                        OUT("    %-8s %14" PRIu64 "\n", tm_schema_laplace_kev.kind[t].name,
-                            st->tag_n[t]);
+                        tm_row_u64(k, TM_KEY("tags", tm_schema_laplace_kev.kind[t].name),
+                                   st->tag_n[t], "records", 1, "    {n-8} {14}\n");
         }
-        OUT("  address spaces     %s%" PRIu64 "\n", st->spaces_inexact ? "at least " : "",
-            st->nspaces + st->spaces_inexact);
-        OUT("  %s per address space (the first %u to appear)\n", refs ? "references" : "events",
-            TM_LAPLACE_SPACES);
-        for (unsigned i = 0; i < st->nspaces; i++)
-                OUT("    0x%-16" PRIx64 " %14" PRIu64 "\n", st->space_id[i], st->space_n[i]);
-        if (st->spaces_inexact)
-                OUT("    %-18s %14" PRIu64 "\n", "(other spaces)", st->other_n);
-        return n;
-}
-
-static void lp_json(const void *block, const struct tm_schema *s, struct tm_json *o)
-{
-        const struct tm_laplace_stats *st = block;
-        tm_json_open(o, "laplace", '{');
-        if (tm_schema_kind(s, "ref") >= 0) {
-                tm_json_u64(o, "references", st->refs);
-                tm_json_open(o, "types", '{');
-                for (unsigned t = 0; t < 256; t++) {
-                        char name[5];
-                        type_name(t, name);
-                        if (st->type_n[t])
-                                tm_json_u64(o, name, st->type_n[t]);
-                }
-                tm_json_close(o, '}');
-        } else {
-                tm_json_u64(o, "events", st->events);
-                tm_json_open(o, "tags", '{');
-                for (unsigned t = 0; t < TM_LPK_N; t++)
-                        tm_json_u64(o, tm_schema_laplace_kev.kind[t].name, st->tag_n[t]);
-                tm_json_close(o, '}');
-        }
-        tm_json_u64(o, "spaces", st->nspaces + st->spaces_inexact);
-        tm_json_bool(o, "spaces_exact", !st->spaces_inexact);
-        tm_json_open(o, "per_space", '[');
+        tm_row_u64(k, TM_KEY("spaces"), st->nspaces + st->spaces_inexact, "spaces",
+                   !st->spaces_inexact,
+                   st->spaces_inexact ? "  address spaces     at least {}\n"
+                                      : "  address spaces     {}\n");
+        char title[96];
+        snprintf(title, sizeof title, "  %s per address space (the first %u to appear)\n",
+                 refs ? "references" : "events", TM_LAPLACE_SPACES);
+        tm_row_text(k, title);
         for (unsigned i = 0; i < st->nspaces; i++) {
-                tm_json_open(o, NULL, '{');
-                tm_json_u64(o, "space", st->space_id[i]);
-                tm_json_u64(o, "records", st->space_n[i]);
-                tm_json_close(o, '}');
+                char id[24];
+                snprintf(id, sizeof id, "%" PRIu64, st->space_id[i]);
+                tm_row_addr(k, NULL, st->space_id[i], 1, "    {-16}");
+                tm_row_u64(k, TM_KEY("per_space", id), st->space_n[i], "records", 1, " {14}\n");
         }
-        tm_json_close(o, ']');
-        tm_json_u64(o, "records_other_spaces", st->other_n);
-        tm_json_close(o, '}');
+        tm_row_u64(k, TM_KEY("records_other_spaces"), st->other_n, "records", 1,
+                   st->spaces_inexact ? "    (other spaces)     {14}\n" : NULL);
 }
 
 static unsigned lp_stream_ids(const void *block, const uint64_t **ids)
@@ -242,8 +213,7 @@ const struct tm_family tm_family_laplace = {
     .acc_free = lp_free,
     .acc_peak_mem = lp_peak_mem,
     .stats_ok = lp_stats_ok,
-    .report = lp_report,
-    .json = lp_json,
+    .rows = lp_rows,
     .stream_field = "space",
     .stream_ids = lp_stream_ids,
 };

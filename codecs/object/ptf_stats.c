@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tm_json.h"
 
 _Static_assert(sizeof(struct tm_ptf_stats) % 8 == 0 &&
                    sizeof(struct tm_ptf_stats) <= TM_FAMILY_STATS_MAX,
@@ -324,64 +323,46 @@ static int fam_stats_ok(const void *block)
         return st->unchecked <= 4 * st->records; /* at most a few OIds a record */
 }
 
-static size_t fam_report(const void *block, const struct tm_schema *s, char *dst, size_t cap)
+/* The violation counts are lower bounds when uses went unchecked. */
+static void fam_rows(const void *block, const struct tm_schema *s,
+                     const struct tm_family_info *in, struct tm_rows *k)
 {
         (void)s;
+        (void)in;
         const struct tm_ptf_stats *st = block;
-        size_t n = (size_t)snprintf(
-            dst, cap,
-            "\nobjects (the object family)\n"
-            "  created              %" PRIu64 "\n  deleted              %" PRIu64
-            "\n  live at most         %" PRIu64 "\n  live at the end      %" PRIu64
-            "\n  edges read           %" PRIu64 "\n  edges written        %" PRIu64
-            "\n  bracket depth        %" PRIu64 " at most, %" PRIu64 " at the end\n"
-            "\nverifier: rule, violations, first record (from 0)\n",
-            st->created, st->deleted, st->live_max, st->live_end, st->edges_read, st->edges_written,
-            st->depth_max, st->depth_end);
+        int exact = st->unchecked == 0;
+        tm_row_text(k, "\nobjects (the object family)\n");
+        tm_row_u64(k, TM_KEY("created"), st->created, "objects", 1, "  created              {}\n");
+        tm_row_u64(k, TM_KEY("deleted"), st->deleted, "objects", 1, "  deleted              {}\n");
+        tm_row_u64(k, TM_KEY("max_live"), st->live_max, "objects", 1,
+                   "  live at most         {}\n");
+        tm_row_u64(k, TM_KEY("live"), st->live_end, "objects", 1, "  live at the end      {}\n");
+        tm_row_u64(k, TM_KEY("edges_read"), st->edges_read, "records", 1,
+                   "  edges read           {}\n");
+        tm_row_u64(k, TM_KEY("edges_written"), st->edges_written, "records", 1,
+                   "  edges written        {}\n");
+        tm_row_u64(k, TM_KEY("max_bracket_depth"), st->depth_max, "brackets", 1,
+                   "  bracket depth        {} at most, ");
+        tm_row_u64(k, TM_KEY("bracket_depth_at_end"), st->depth_end, "brackets", 1,
+                   "{} at the end\n");
+        tm_row_text(k, "\nverifier: rule, violations, first record (from 0)\n");
         for (unsigned i = 0; i < TM_PR_N; i++) {
-                char at[32] = "-";
+                const char *rule = tm_ptf_rule_name[i];
+                tm_row_u64(k, TM_KEY("violations", rule, "count"), st->violations[i], "records",
+                           exact, "  {N-20} {} ");
                 if (st->first[i])
-                        snprintf(at, sizeof at, "%" PRIu64, st->first[i] - 1);
-                n += (size_t)snprintf(dst + (n < cap ? n : cap), n < cap ? cap - n : 0,
-                                      "  %-20s %" PRIu64 " %s\n", tm_ptf_rule_name[i],
-                                      st->violations[i], at);
-        }
-        if (st->unchecked)
-                n += (size_t)snprintf(dst + (n < cap ? n : cap), n < cap ? cap - n : 0,
-                                      "  not exact: %" PRIu64 " uses of objects past the first "
-                                      "%u were not checked (the verifier's table is full); the "
-                                      "counts above take them as keeping the rules\n",
-                                      st->unchecked, TM_PTF_OIDS_MAX / 2);
-        return n;
-}
-
-static void fam_json(const void *block, const struct tm_schema *s, struct tm_json *o)
-{
-        (void)s;
-        const struct tm_ptf_stats *st = block;
-        tm_json_open(o, "object", '{');
-        tm_json_u64(o, "created", st->created);
-        tm_json_u64(o, "deleted", st->deleted);
-        tm_json_u64(o, "max_live", st->live_max);
-        tm_json_u64(o, "live", st->live_end);
-        tm_json_u64(o, "edges_read", st->edges_read);
-        tm_json_u64(o, "edges_written", st->edges_written);
-        tm_json_u64(o, "max_bracket_depth", st->depth_max);
-        tm_json_u64(o, "bracket_depth_at_end", st->depth_end);
-        tm_json_open(o, "violations", '{');
-        for (unsigned i = 0; i < TM_PR_N; i++) {
-                tm_json_open(o, tm_ptf_rule_name[i], '{');
-                tm_json_u64(o, "count", st->violations[i]);
-                if (st->first[i])
-                        tm_json_u64(o, "first_record", st->first[i] - 1);
+                        tm_row_u64(k, TM_KEY("violations", rule, "first_record"), st->first[i] - 1,
+                                   "record number", exact, "{}\n");
                 else
-                        tm_json_str(o, "first_record", NULL);
-                tm_json_close(o, '}');
+                        tm_row_unknown(k, TM_KEY("violations", rule, "first_record"),
+                                       "record number", "-\n");
         }
-        tm_json_close(o, '}');
-        tm_json_u64(o, "unchecked", st->unchecked);
-        tm_json_bool(o, "exact", st->unchecked == 0);
-        tm_json_close(o, '}');
+        char note[224];
+        snprintf(note, sizeof note,
+                 "  not exact: {} uses of objects past the first %u were not checked (the "
+                 "verifier's table is full); the counts above take them as keeping the rules\n",
+                 TM_PTF_OIDS_MAX / 2);
+        tm_row_u64(k, TM_KEY("unchecked"), st->unchecked, "uses", 1, st->unchecked ? note : NULL);
 }
 
 /* The verifier: the first rule broken, by record number. */
@@ -409,6 +390,10 @@ static int fam_verify(const void *block, const struct tm_schema *s, struct tm_er
                           st->first[first] - 1, tm_ptf_rule_name[first], total);
 }
 
+static const struct tm_family_more obj_more = {
+    .verify = fam_verify,
+};
+
 const struct tm_family tm_family_object = {
     .name = "object",
     .claims = obj_claims,
@@ -419,7 +404,6 @@ const struct tm_family tm_family_object = {
     .acc_free = fam_free,
     .acc_peak_mem = fam_peak_mem,
     .stats_ok = fam_stats_ok,
-    .report = fam_report,
-    .json = fam_json,
-    .verify = fam_verify,
+    .rows = fam_rows,
+    .more = &obj_more,
 };

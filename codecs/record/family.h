@@ -3,11 +3,13 @@
  * Every record trace gets the generic statistics (views/stats.h: records
  * per kind, per numeric field its minimum and maximum) and the generic
  * views (ascii, binary, streams/<kind>, fields/<field>, sections/...). A
- * family (heap; later object, java) adds to those through the hooks
- * below, never through a branch in views/: statistics gathered in the
- * index pass, reported in the stats view as text and in stats.json as a
- * member, saved in the index file and checked when loaded from it; and
- * per-id streams (heap: streams/thread/<id>) with their index columns.
+ * family (address, heap, object, java, laplace) adds to those through
+ * the hooks below, never through a branch in views/: statistics gathered
+ * in the index pass, saved in the index file and checked when loaded
+ * from it, and given as rows (statrow.h) that views/ renders by one rule
+ * as the stats view and as stats.json's member named after the family;
+ * per-id streams (heap: streams/thread/<id>) with their index columns;
+ * and what one family or another adds (struct tm_family_more).
  *
  * Which family a trace is of is decided once, by the schema: the first
  * row of tm_families whose claims() accepts it (tm_family_of). The same
@@ -21,7 +23,7 @@
  * read back from a file is the one that was saved. A block read from a
  * file is not trusted: stats_ok() is asked before any other hook sees it,
  * and must refuse whatever would make another hook read out of bounds or
- * report figures that cannot be (parts larger than their wholes). */
+ * give figures that cannot be (parts larger than their wholes). */
 #ifndef TM_FAMILY_H
 #define TM_FAMILY_H
 
@@ -29,8 +31,8 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "statrow.h"
 
-struct tm_json;
 struct tm_family_acc; /* a family's running state in the index pass */
 
 /* What the stats views name a trace by (the views fill it in). */
@@ -52,51 +54,21 @@ struct tm_family_info {
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */
 #define TM_FAMILY_STREAMS_MAX 64 /* per-id streams of a trace, at most */
 
-struct tm_family {
-        const char *name; /* "heap": the schema's name, stats.json's member */
-
-        /* Is s a schema of this family? 1 or 0; the one rule, from the
-         * schema's kinds and fields (never its name). */
-        int (*claims)(const struct tm_schema *s);
-
-        /* Bytes of the statistics block (see above); 0: none, and the
-         * statistics hooks are not called. */
-        size_t stats_size;
-
-        /* The pass: start for schema s (NULL on out of memory), add n
-         * records of s in trace order, finish into block (stats_size
-         * bytes; no records are added after it), free (also without a
-         * finish, after an error). peak_mem: the most bytes the
-         * accumulator held at once so far. */
-        struct tm_family_acc *(*acc_start)(const struct tm_schema *s);
-        void (*acc_add)(struct tm_family_acc *a, const struct tm_rec *r, size_t n);
-        /* The same for a column batch (record.h), when the codec decodes
+/* What one family or another adds beyond its statistics: a faster pass,
+ * a text layout of its own, rules, a correction of mapped records,
+ * tables. A family that adds none of these has no such struct (more is
+ * NULL); tm_family_more gives one with every member NULL then. */
+struct tm_family_more {
+        /* acc_add for a column batch (record.h), when the codec decodes
          * into them; NULL: the pass hands such records to acc_add. */
         void (*acc_add_batch)(struct tm_family_acc *a, const struct tm_rbatch *b);
-        void (*acc_finish)(struct tm_family_acc *a, void *block);
-        void (*acc_free)(struct tm_family_acc *a);
-        size_t (*acc_peak_mem)(const struct tm_family_acc *a);
 
-        /* Could the pass have produced block? 1 or 0 (the index loader
-         * refuses the file otherwise). NULL: every block is one. */
-        int (*stats_ok)(const void *block);
-
-        /* The stats view's family part, appended after the generic one:
-         * text into dst (cap bytes), the length (snprintf-style). */
-        size_t (*report)(const void *block, const struct tm_schema *s, char *dst, size_t cap);
-
-        /* stats.json's family part: the member named name (an object),
-         * written into the open stats object o. */
-        void (*json)(const void *block, const struct tm_schema *s, struct tm_json *o);
-
-        /* Per-id streams: the field whose distinct values each get a
-         * stream (streams/<stream_field>/<id>) and an index column, NULL
-         * for none; stream_ids gives the ids from the block, in the order
-         * they first appear in the trace, at most TM_FAMILY_STREAMS_MAX
-         * (their count; *ids points into block). The index pass assigns
-         * columns in the same order of first appearance. */
-        const char *stream_field;
-        unsigned (*stream_ids)(const void *block, const uint64_t **ids);
+        /* 1: the family's rows give the whole stats text (the address
+         * family: the PDATS II paper's tables, laid out before the generic
+         * ones), the generic rows are in stats.json only, and the generic
+         * field ranges are not counted. 0: the generic text, then the
+         * family's. */
+        int text_whole;
 
         /* The family's rules, which `tracetool verify` (tm_trace_verify)
          * checks after decoding the whole trace: 0 when block (stats_ok
@@ -104,31 +76,6 @@ struct tm_family {
          * the rule and the record number of the first violation. NULL:
          * the family has no rules beyond decoding. */
         int (*verify)(const void *block, const struct tm_schema *s, struct tm_err *err);
-
-        /* A family whose stats were laid out before the generic ones (the
-         * address family: the PDATS II paper's tables) gives the whole
-         * stats text and the whole stats.json object (docs/stats-json.md)
-         * in place of the generic part and report / json: into dst (cap
-         * bytes), the length (snprintf-style). NULL: the generic layout. */
-        size_t (*report_whole)(const void *block, const struct tm_schema *s,
-                               const struct tm_family_info *in, char *dst, size_t cap);
-        size_t (*json_whole)(const void *block, const struct tm_schema *s,
-                             const struct tm_family_info *in, char *dst, size_t cap);
-
-        /* The binary view's record in place of the generic one
-         * (codecs/record/text.h): bin_size bytes; binary() writes the
-         * records of r[0..n) to dst, n * bin_size bytes, nothing past
-         * them; bin_layout() describes the record (a C struct and a numpy
-         * dtype, for the schema view) into dst, its length
-         * (snprintf-style). 0 / NULL: the generic record. tables: for a
-         * family with tables (below), the finished accumulator of the
-         * pass that made the trace's tables (views/tables.h), read only,
-         * so that a record can refer to a table's entries by number;
-         * NULL for a family without. */
-        size_t bin_size;
-        void (*binary)(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
-                       const struct tm_rec *r, size_t n);
-        size_t (*bin_layout)(char *dst, size_t cap);
 
         /* A record of another schema of the family made a record of to
          * (a schema this family claims: its encoders') by names
@@ -152,23 +99,81 @@ struct tm_family {
         int (*table)(struct tm_family_acc *a, unsigned i, char **out, size_t *len);
 };
 
+struct tm_family {
+        const char *name; /* "heap": the schema's name, stats.json's member */
+
+        /* Is s a schema of this family? 1 or 0; the one rule, from the
+         * schema's kinds and fields (never its name). */
+        int (*claims)(const struct tm_schema *s);
+
+        /* Bytes of the statistics block (see above); 0: none, and the
+         * statistics hooks are not called. */
+        size_t stats_size;
+
+        /* The pass: start for schema s (NULL on out of memory), add n
+         * records of s in trace order, finish into block (stats_size
+         * bytes; no records are added after it), free (also without a
+         * finish, after an error). peak_mem: the most bytes the
+         * accumulator held at once so far. */
+        struct tm_family_acc *(*acc_start)(const struct tm_schema *s);
+        void (*acc_add)(struct tm_family_acc *a, const struct tm_rec *r, size_t n);
+        void (*acc_finish)(struct tm_family_acc *a, void *block);
+        void (*acc_free)(struct tm_family_acc *a);
+        size_t (*acc_peak_mem)(const struct tm_family_acc *a);
+
+        /* Could the pass have produced block? 1 or 0 (the index loader
+         * refuses the file otherwise). NULL: every block is one. */
+        int (*stats_ok)(const void *block);
+
+        /* The family's statistics as rows into out (statrow.h), in order,
+         * keys relative to the family (stats.json puts them in the member
+         * named name: docs/stats-json.md), at most 4 names a key, with
+         * their text (the stats view, after the generic rows). in: the
+         * trace, for figures per byte of it. */
+        void (*rows)(const void *block, const struct tm_schema *s, const struct tm_family_info *in,
+                     struct tm_rows *out);
+
+        /* Per-id streams: the field whose distinct values each get a
+         * stream (streams/<stream_field>/<id>) and an index column, NULL
+         * for none; stream_ids gives the ids from the block, in the order
+         * they first appear in the trace, at most TM_FAMILY_STREAMS_MAX
+         * (their count; *ids points into block). The index pass assigns
+         * columns in the same order of first appearance. */
+        const char *stream_field;
+        unsigned (*stream_ids)(const void *block, const uint64_t **ids);
+
+        /* The binary view's record in place of the generic one
+         * (codecs/record/text.h): bin_size bytes; binary() writes the
+         * records of r[0..n) to dst, n * bin_size bytes, nothing past
+         * them; bin_layout() describes the record (a C struct and a numpy
+         * dtype, for the schema view) into dst, its length
+         * (snprintf-style). 0 / NULL: the generic record. tables: for a
+         * family with tables (more), the finished accumulator of the
+         * pass that made the trace's tables (views/tables.h), read only,
+         * so that a record can refer to a table's entries by number;
+         * NULL for a family without. */
+        size_t bin_size;
+        void (*binary)(const struct tm_family_acc *tables, uint8_t *dst, const struct tm_schema *s,
+                       const struct tm_rec *r, size_t n);
+        size_t (*bin_layout)(char *dst, size_t cap);
+
+        /* What the family adds beyond the above, or NULL: nothing. */
+        const struct tm_family_more *more;
+};
+
 #define TM_FAMILY_TABLES_MAX 4 /* tables of a family, at most */
 
-/* A stats.json object: its opening and the members every one starts with
- * (docs/stats-json.md), then tm_json_stats_end's close and newline, which
- * returns the length (snprintf-style). */
-void tm_json_stats_head(struct tm_json *o, const char *family, const struct tm_family_info *in,
-                        const char *damage);
-size_t tm_json_stats_end(struct tm_json *o);
+/* f's more, or one with every member NULL. */
+static inline const struct tm_family_more *tm_family_more(const struct tm_family *f)
+{
+        static const struct tm_family_more none;
+        return f && f->more ? f->more : &none;
+}
 
 /* The next line of a text of lines (tm_family_info.notes, .side) at *l:
  * its start, its length in *len, *l moved past it; NULL after the last
  * (and for a NULL text). */
 const char *tm_family_line(const char **l, size_t *len);
-
-/* A JSON array member key of the lines of text (as tm_family_line takes
- * them), each a string (cut at 511 bytes). */
-void tm_json_lines(struct tm_json *o, const char *key, const char *text);
 
 /* The family table, NULL-terminated (codecs/registry.c). */
 extern const struct tm_family *const tm_families[];

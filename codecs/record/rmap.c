@@ -93,7 +93,7 @@ void tm_rmap_init(struct tm_rmap *m, const struct tm_schema *from, const char *f
         for (unsigned k = 0; k < from->nkinds && k < TM_SCHEMA_KINDS_MAX; k++)
                 map_kind(m, k);
         m->same = same_schema(from, to) ||
-                  (identity(m) && !(m->fam && m->fam->rec_refine)); /* din's as PDATS II's */
+                  (identity(m) && !tm_family_more(m->fam)->rec_refine); /* din's as PDATS II's */
 }
 
 int tm_rmap_kind_ok(const struct tm_rmap *m, unsigned k)
@@ -146,8 +146,8 @@ int tm_rmap_rec(const struct tm_rmap *m, const struct tm_rec *r, uint64_t idx, s
                 o->v[p] = src[p] < 0 ? 0 : r->v[src[p]];
         for (unsigned s = 0; s < TM_REC_VAR_MAX; s++)
                 o->var[s] = var[s] < 0 ? NULL : r->var[var[s]];
-        if (m->fam && m->fam->rec_refine)
-                m->fam->rec_refine(m->from, m->to, o);
+        if (tm_family_more(m->fam)->rec_refine)
+                tm_family_more(m->fam)->rec_refine(m->from, m->to, o);
         *out = o;
         return 0;
 }

@@ -49,7 +49,7 @@ for a in prog.lpr.zst prog.lpr; do
         awk '/per address space/ { f = 1; next } f && /^    / && NF == 2 { print $1, $2; next } { f = 0 }' \
                 "$MNT/$a/stats" >got.spaces
         check "$a: references per address space == awk's" cmp -s want.spaces got.spaces
-        check "$a: stats.json says laplace" grep -q '"laplace": *{' "$MNT/$a/stats.json"
+        check "$a: stats.json says laplace" grep -q '"family":"laplace".*"laplace":{' "$MNT/$a/stats.json"
 done
 
 # --- 2. raw -> text -> raw, byte for byte ---

@@ -43,7 +43,7 @@ for f in figure3.ptf figure3z.ptf.zst figure3g.ptf.gz figure3.ptfb; do
         check "$f: stats edges read = awk's $er" grep -q "^  edges read  *$er\$" "$d/stats"
         check "$f: stats edges written = awk's $ew" grep -q "^  edges written  *$ew\$" "$d/stats"
         check "$f: stats.json has the object member" \
-                grep -q "\"object\":{\"created\":$made,\"deleted\":0,\"max_live\":$made," "$d/stats.json"
+                grep -q "\"object\":{\"created\":{\"value\":$made,\"unit\":\"objects\",\"exact\":true},\"deleted\":{\"value\":0,\"unit\":\"objects\",\"exact\":true},\"max_live\":{\"value\":$made," "$d/stats.json"
         check "$f: streams/ew holds the ew lines" cmp -s "$d/streams/ew" <(grep '^ew ' "$data/figure3.ptf")
         check "$f: fields/ToOId holds the edges' targets" \
                 cmp -s "$d/fields/ToOId" <(awk '$1 == "ew" {print $5}' "$data/figure3.ptf")

@@ -50,11 +50,11 @@ END {
 python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["java"]
 ev = j["events"]
-print(" ".join("%s=%d" % (k, ev[k]) for k in "vm_start vm_init vm_death class_load object_alloc object_free thread_start thread_end method_entry method_exit frame_pop".split()) + " " +
-      " ".join("%s=%d" % (k, j[k]) for k in "max_live_objects frees_not_live max_stack_depth exits_not_entered".split()))
-for t in j["threads"]:
-    if t["method_entries"]:
-        print("thread %d entries=%d max_depth=%d" % (t["id"], t["method_entries"], t["max_depth"]))' \
+print(" ".join("%s=%d" % (k, ev[k]["value"]) for k in "vm_start vm_init vm_death class_load object_alloc object_free thread_start thread_end method_entry method_exit frame_pop".split()) + " " +
+      " ".join("%s=%d" % (k, j[k]["value"]) for k in "max_live_objects frees_not_live max_stack_depth exits_not_entered".split()))
+for i, t in j.get("threads", {}).items():
+    if t["method_entries"]["value"]:
+        print("thread %s entries=%d max_depth=%d" % (i, t["method_entries"]["value"], t["max_depth"]["value"]))' \
         "$D/stats.json" | sort >json.txt || fail "stats.json"
 recs=$(sed -n 's/.*, \([0-9]*\) records.*/\1/p' java.out)
 check "record --java's summary: as many records as ascii has lines ($recs)" \

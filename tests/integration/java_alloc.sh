@@ -63,7 +63,7 @@ j = json.load(open(sys.argv[1]))
 ascii_lines = open(sys.argv[2], encoding="latin-1").read().splitlines()
 mode = sys.argv[4]
 oa = sum(1 for l in ascii_lines if l.startswith("object_alloc "))
-assert j["java"]["objects_allocated"] == oa, (j["java"]["objects_allocated"], oa)
+assert j["java"]["objects_allocated"]["value"] == oa, (j["java"]["objects_allocated"], oa)
 notes = j["notes"]
 # the notes are the trace's leading comment records, in order
 comments = []

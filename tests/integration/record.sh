@@ -259,7 +259,7 @@ PCEOF
                 stats=$("$TT" stat --json pc$clock.hatf.zst | python3 -c '
 import json, sys
 h = json.load(sys.stdin)["heap"]
-print(h["max_bytes"], h["frees_not_live"], h["live_objects"], h["live_bytes"])')
+print(*(h[k]["value"] for k in ("max_bytes", "frees_not_live", "live_objects", "live_bytes")))')
                 echo "producer/consumer --clock $clock: count $count, stats $stats"
                 check "... no free of an address not live (in the trace's order)" \
                         test "$(echo "$count" | cut -d' ' -f2)" -eq 0

@@ -57,7 +57,7 @@ if "fields (numbers): records with it, min, max" in stats:
             break
         name, n, lo, hi = l.split()
         rows[name] = (int(n), lo, hi)
-jrows = {f["name"]: f for f in js.get("fields", [])}
+jrows = {n: {k: r["value"] for k, r in f.items()} for n, f in js.get("fields", {}).items()}
 def num(x):  # a number as the text shows it: decimal, 0x hex or a character
     return ord(x) if len(x) == 1 and not x.isdigit() else int(x, 0)
 bad = 0
@@ -88,7 +88,7 @@ for f in signed.ptf signedz.ptf.zst signed.ptfb; do
                 grep -Eq "^  Offset +3003 -9223372036854775808 9223372036854775807\$" \
                 <("$TT" cat --no-index-beside "$f" stats)
         check "$f: stat --json gives Offset's range signed" \
-                grep -q '"name":"Offset","records":3003,"min":-9223372036854775808,"max":9223372036854775807}' \
+                grep -q '"Offset":{"records":{"value":3003,"unit":"records","exact":true},"min":{"value":-9223372036854775808,"unit":null,"exact":true},"max":{"value":9223372036854775807,' \
                 <("$TT" stat --json --no-index-beside "$f")
 done
 

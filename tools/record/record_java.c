@@ -28,14 +28,16 @@ const struct record_lib record_lib_java = {"libtmjava.so", "TM_JAVA_AGENT", "jav
 /* The agent's option buffer (tm_jvmti.c, Agent_OnLoad). */
 #define JAVA_OPT_MAX 4096
 
-/* The number after key in the stats.json text j, or 0. Keys are found by
- * their first occurrence: the members read here come before any nested
- * object repeats them (docs/stats-json.md). */
-static uint64_t json_num(const char *j, const char *key)
+/* The value of the row key in the stats.json text j, or 0; *exact: the
+ * row's exact (docs/stats-json.md). Rows are found by their first
+ * occurrence: the ones read here come before any other of their name. */
+static uint64_t json_row(const char *j, const char *key, int *exact)
 {
         char k[64];
-        snprintf(k, sizeof k, "\"%s\":", key);
-        const char *p = strstr(j, k);
+        snprintf(k, sizeof k, "\"%s\":{\"value\":", key);
+        const char *p = strstr(j, k), *e = p ? strstr(p, "\"exact\":") : NULL;
+        if (exact)
+                *exact = !e || strncmp(e + 8, "true", 4) == 0;
         return p ? strtoull(p + strlen(k), NULL, 10) : 0;
 }
 
@@ -54,7 +56,7 @@ static int java_check(const char *out)
                                            : strerror(-rc));
                 return -1;
         }
-        static char j[1 << 14];
+        static char j[1 << 16];
         ssize_t n = -EIO;
         if ((rc = tm_trace_index(t, NULL, NULL, &err)) == 0 &&
             (rc = tm_vfile_open(t, "stats.json", &f, &err)) == 0) {
@@ -70,14 +72,15 @@ static int java_check(const char *out)
         j[n] = '\0';
         struct stat st;
         uint64_t size = stat(out, &st) == 0 ? (uint64_t)st.st_size : 0;
-        uint64_t recs = json_num(j, "records");
+        uint64_t recs = json_row(j, "records", NULL);
+        int exact;
+        uint64_t classes = json_row(j, "classes_named", &exact);
         printf("tracetool record: %s: %s in %s, %" PRIu64 " records, %" PRIu64
                " bytes (%.2f a record); %" PRIu64 " threads, %s%" PRIu64 " classes, %" PRIu64
                " methods\n",
                out, tm_trace_codec(t), tm_trace_container(t), recs, size,
-               recs ? (double)size / (double)recs : 0.0, json_num(j, "thread_start"),
-               strstr(j, "\"names_exact\":false") ? "at least " : "", json_num(j, "classes_named"),
-               json_num(j, "methods_named"));
+               recs ? (double)size / (double)recs : 0.0, json_row(j, "thread_start", NULL),
+               exact ? "" : "at least ", classes, json_row(j, "methods_named", NULL));
         tm_trace_close(t);
         return 0;
 }
