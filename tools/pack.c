@@ -157,7 +157,7 @@ static void pack_usage(FILE *f)
                 "  --level N                   compression level: zstd 1-22, gzip 1-9; higher:\n"
                 "                              smaller and slower, 19 for the smallest archives\n"
                 "                              (default: zstd %d, address formats the library's\n"
-                "                              3; gzip %d; native: its level's default)\n"
+                "                              3; gzip %d)\n"
                 "  --frame-size BYTES          zstd: raw bytes per seekable frame (default 1 MiB)\n"
                 "  --addr-bits 32|64           address formats: address width\n"
                 "  --unit 1|2|4                address formats: PDATS II instruction unit\n"

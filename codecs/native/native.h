@@ -35,8 +35,12 @@
 #define TMN_TABLE_LOG 16          /* predictor table entries: 2^16 each */
 #define TMN_POS_MAX 15            /* positions of a data access keyed apart */
 #define TMN_PAT_K 19              /* data accesses a remembered pattern holds */
-#define TMN_LOG_DEFAULT 20        /* the row's default encoding */
-#define TMN_LEVEL_DEFAULT 19
+/* The row's defaults, measured (docs/performance.md, "The native
+ * encoding"): 2^18 records a block keep a seek's decode (tail) within a
+ * few milliseconds; zstd 12 packs lackey text at over 100 MB a CPU
+ * second at 3.5x the references a byte of din text + zstd -19. */
+#define TMN_LOG_DEFAULT 18
+#define TMN_LEVEL_DEFAULT 12
 
 /* Little-endian fields of the layout. */
 static inline uint32_t tmn_get32(const uint8_t *p)
