@@ -62,7 +62,9 @@
 /* Threads an encoder with typed parameters encodes on (both cores of a
  * small machine while the caller decodes the input; docs/performance.md
  * "The native encoding" has the figures). */
+#ifndef PACK_THREADS
 #define PACK_THREADS 2
+#endif
 /* The name pack gives OUT when only IN is given: IN's with this suffix
  * (the native encoding's). */
 #define PACK_NATIVE_SUFFIX ".tmn"

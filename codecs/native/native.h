@@ -36,10 +36,11 @@
 #define TMN_POS_MAX 15            /* positions of a data access keyed apart */
 #define TMN_PAT_K 19              /* data accesses a remembered pattern holds */
 /* The row's defaults, measured (docs/performance.md, "The native
- * encoding"): 2^18 records a block keep a seek's decode (tail) within a
- * few milliseconds; zstd 12 packs lackey text at over 100 MB a CPU
- * second at 3.5x the references a byte of din text + zstd -19. */
-#define TMN_LOG_DEFAULT 18
+ * encoding"): 2^17 records a block keep a seek's decode (tail on a fresh
+ * mount) under 10 ms of the daemon's CPU; zstd 12 packs lackey text at
+ * over 100 MB a CPU second at about 3x the references a byte of din
+ * text + zstd -19. */
+#define TMN_LOG_DEFAULT 17
 #define TMN_LEVEL_DEFAULT 12
 
 /* Little-endian fields of the layout. */
