@@ -83,3 +83,39 @@ echo "ascii to /dev/null, medians of $ROUNDS alternating rounds (page cache; x: 
 printf '  %-30s %s\n' "zstdcat din.zst" "$(sp "$mz" "$kz")"
 printf '  %-30s %s\n' "tracetool cat X.tmn ascii" "$(sp "$mn" "$kn")"
 printf '  %-30s %s\n' "tracetool cat X.pdt2.zst ascii" "$(sp "$mp" "$kp")"
+
+# ---- pack's levels and speed; a pointer-chasing trace ----
+# `tracetool pack` of the lackey text into .tmn at its default (parameters
+# as --help says) and at --level 3, 9, 19: bytes, x din + zstd -19, CPU
+# seconds of the process (its 2 encoding threads and the parsing one)
+# and MB of lackey text a CPU second and a wall second. Then bench/chase.c
+# (a random list and an unbalanced tree, walked) recorded by lackey, the
+# first N lines: PDATS II + zstd -19 against .tmn at the default and at
+# --level 19 (the native encoding is never to be the larger).
+echo
+LK=$(zstd -dc "$T.lackey.zst" | wc -c)
+printf '%-24s %12s %10s %10s %10s %10s\n' "pack OUT.tmn" bytes "x din+zstd" "cpu s" "MB/cpu s" "MB/wall s"
+for L in default 3 9 19; do
+        opt=(); [ "$L" = default ] || opt=(--level "$L")
+        read -r w u s < <(/usr/bin/time -f '%e %U %S' nice "$TT" pack "${opt[@]}" "$T.lackey.zst" "$C/lv.tmn" 2>&1 > /dev/null | tail -1)
+        b=$(size "$C/lv.tmn")
+        awk -v l="$L" -v b="$b" -v z="$BASE" -v w="$w" -v c="$(echo "$u + $s" | bc -l)" -v t="$LK" \
+                'BEGIN { printf "%-24s %12d %10.2f %10.2f %10.0f %10.0f\n", "level " l, b, z / b, c, t / c / 1e6, t / w / 1e6 }'
+done
+rm -f "$C/lv.tmn"
+CH=$C/chase$N
+if [ ! -s "$CH.lackey.zst" ]; then
+        echo "bench: recording bench/chase.c with lackey (some minutes)" >&2
+        cc -O2 -o "$C/chase" bench/chase.c
+        nice valgrind --tool=lackey --trace-mem=yes --log-file="$C/chase.log" "$C/chase" 50000 3 > /dev/null
+        grep -v '^==' "$C/chase.log" | head -n "$N" | nice zstd -q -3 -o "$CH.lackey.zst.tmp"
+        mv "$CH.lackey.zst.tmp" "$CH.lackey.zst"
+        rm -f "$C/chase.log"
+fi
+[ -s "$CH.pdt2.zst" ] || nice "$TT" pack --level 19 "$CH.lackey.zst" "$CH.pdt2.zst" 2> /dev/null
+[ -s "$CH.tmn" ] || nice "$TT" pack "$CH.lackey.zst" "$CH.tmn" 2> /dev/null
+[ -s "$CH.19.tmn" ] || nice "$TT" pack --level 19 "$CH.lackey.zst" "$CH.19.tmn" 2> /dev/null
+echo
+echo "chase (bench/chase.c 50000 3, lackey): $("$TT" stat "$CH.tmn" | awk '$1 == "references" { print $2 }') references"
+printf '  %-28s %12s\n' "PDATS II + zstd -19" "$(size "$CH.pdt2.zst")" "native, pack's default" "$(size "$CH.tmn")" \
+        "native, --level 19" "$(size "$CH.19.tmn")"

@@ -853,6 +853,63 @@ static void add_record_ours(struct suite *su)
         }
 }
 
+/* -- streams an encoder with typed parameters wrote for the schema of its
+ * input (tm_rcodec.enc_open_for): an address row's for the address schema
+ * without sizes (din's 8 types, PDATS II's 3) and with lackey's 3 types
+ * and sizes, in blocks of the smallest size its block parameter allows
+ * (many blocks), on 2 threads. Each decodes to the records written, in
+ * that schema; then every check takes it as it takes a sample. -- */
+
+static void add_typed_ours(struct suite *su)
+{
+        const struct tm_rcodec *c = su->c.rc;
+        static const struct {
+                unsigned ntypes;
+                int sized;
+        } in[] = {{TM_NTYPES, 0}, {3, 0}, {3, 1}};
+        if (!c || !c->enc_open_for || !is_address(c))
+                return;
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+                struct tm_schema is, takes;
+                tm_addr_schema(&is, in[i].ntypes, in[i].sized);
+                c->enc_schema_for(&is, &takes);
+                assert_int_equal(takes.nkinds, is.nkinds);
+                assert_int_equal(takes.nfields, is.nfields);
+                struct tm_renc_args a = {.in = &is, .threads = 2};
+                for (unsigned p = 0; c->enc_params[p].name; p++) {
+                        const struct tm_renc_param *q = &c->enc_params[p];
+                        a.v[p] = strstr(q->name, "block") ? q->min : q->def;
+                }
+                size_t n = 1000;
+                struct tm_rec *r = gen_address_records(&is, n, 41 + i, 64);
+                struct tmt_buf b = {0};
+                struct tm_renc *e = NULL;
+                struct tm_err err = {0};
+                if (c->enc_open_for(&a, sink_buf, &b, &e, &err) < 0 ||
+                    c->enc_put(e, r, n, 0, &err) < 0 || c->enc_finish(e, &err) < 0)
+                        fail_msg("%s for %u types%s: %s", c->name, in[i].ntypes,
+                                 in[i].sized ? " with sizes" : "", err.msg);
+                struct stream *s = new_stream(su);
+                snprintf(s->label, sizeof s->label, "%s typed, %u types%s", c->name, in[i].ntypes,
+                         in[i].sized ? " with sizes" : "");
+                snprintf(s->path, sizeof s->path, "/nonexistent/conformance%s",
+                         c->suffix ? c->suffix : "");
+                s->raw = b.p;
+                s->len = b.len;
+                struct recs written = {0}, got = {0};
+                for (size_t k = 0; k < n; k++)
+                        canon_rec(&written, &is, &r[k], 1);
+                struct pass pa = {.cap = 512};
+                dec_all(&su->c, s->raw, s->len, s->path, &pa, &got);
+                if (pa.rc != 0)
+                        fail_msg("%s: %s", s->label, pa.err.msg);
+                assert_same(s->label, &got, &written);
+                recs_free(&written);
+                recs_free(&got);
+                free(r);
+        }
+}
+
 /* -- samples: files in examples/ and tests/data/ that probe as the codec -- */
 
 static int probes_as(const struct codec *c, const uint8_t *raw, size_t len)
@@ -945,6 +1002,7 @@ static int suite_setup(void **state)
                         add_address_ours(su);
                 else
                         add_record_ours(su);
+                add_typed_ours(su);
         }
         add_samples_in(su, TM_SOURCE_DIR "/examples");
         add_samples_in(su, TM_SOURCE_DIR "/tests/data");

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,31 @@ int pack_fd(int fd, const char *in_name, const char *out_path, const char *enc, 
 
 /* ---- the command line ---- */
 
+/* OUT when only IN is given: IN without ".gz" / ".zst" and its last
+ * suffix, with the native format's; TOOL_USAGE (said) when there is
+ * none to take (stdin, a name that would stay IN). */
+static int pack_native_name(const char *in, char *out, size_t cap)
+{
+        size_t n = strlen(in);
+        if (ends_with(in, n, ".gz"))
+                n -= 3;
+        else if (ends_with(in, n, ".zst"))
+                n -= 4;
+        const char *slash = strrchr(in, '/'), *dot = NULL;
+        for (size_t i = slash ? (size_t)(slash - in) + 1 : 0; i < n; i++)
+                if (in[i] == '.' && i > 0 && in[i - 1] != '/')
+                        dot = in + i;
+        if (dot)
+                n = (size_t)(dot - in);
+        if (strcmp(in, "-") == 0 || n + strlen(PACK_NATIVE_SUFFIX) + 1 > cap ||
+            ends_with(in, strlen(in), PACK_NATIVE_SUFFIX)) {
+                fprintf(stderr, "tracetool pack: %s: give OUT\n", in);
+                return TOOL_USAGE;
+        }
+        snprintf(out, cap, "%.*s%s", (int)n, in, PACK_NATIVE_SUFFIX);
+        return TOOL_OK;
+}
+
 /* The row --format names: by name, or by its suffix without the dot. */
 static const struct tm_rcodec *row_by_format(const char *s)
 {
@@ -76,7 +102,11 @@ static const struct tm_rcodec *row_by_format(const char *s)
 
 static void print_encodings(FILE *f, const struct tm_rcodec *row)
 {
-        if (!row->encodings)
+        const struct tm_renc_param *p = row->enc_params;
+        for (unsigned i = 0; p && p[i].name; i++)
+                fprintf(f, "%s-p %s=%d..%d (default %d)", i ? ", " : " parameters ", p[i].name,
+                        p[i].min, p[i].max, p[i].def);
+        if (!row->encodings && !p)
                 fprintf(f, " (one)");
         for (const char *const *e = row->encodings; e && *e; e++)
                 fprintf(f, "%s%s", e == row->encodings ? " " : ", ", *e);
@@ -84,15 +114,29 @@ static void print_encodings(FILE *f, const struct tm_rcodec *row)
 
 static void pack_usage(FILE *f)
 {
-        fprintf(f, "usage: tracetool pack [options] IN OUT\n\n"
+        fprintf(f, "usage: tracetool pack [options] IN [OUT]\n\n"
                    "Re-encode the trace IN as OUT. IN is any trace tracetool reads (din or lackey\n"
                    "text, PDATS, HATF, Meta-TF, a glibc mtrace log, ...) or a heaptrack file;\n"
                    "plain, gzip or zstd; '-' is stdin (uncompressed unless it is a file). OUT's\n"
                    "name chooses format and compression, NAME<suffix>[.gz|.zst], e.g.\n"
-                   "sort.pdt2.zst; '-' is stdout (with --format and --compress). Formats:\n\n");
+                   "sort.pdt2.zst; '-' is stdout (with --format and --compress). Without OUT:\n"
+                   "IN's name with its compression suffix and its last suffix replaced by\n"
+                   "%s (the native format). Formats:\n\n",
+                   PACK_NATIVE_SUFFIX);
         for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++) {
                 if (!pack_writes(*c) || !(*c)->suffix)
                         continue;
+                if ((*c)->enc_params) {
+                        fprintf(f,
+                                "  OUT%s  the native format (%s: tracemount's own, %s traces;\n"
+                                "      compressed inside, no .gz/.zst), parameters (-p NAME=N):\n",
+                                (*c)->suffix, (*c)->name,
+                                (*c)->family ? (*c)->family->name : "any");
+                        for (const struct tm_renc_param *q = (*c)->enc_params; q->name; q++)
+                                fprintf(f, "      %s %d..%d (default %d): %s\n", q->name, q->min,
+                                        q->max, q->def, q->what);
+                        continue;
+                }
                 fprintf(f, "  OUT%s[.gz|.zst]  %s, encodings:", (*c)->suffix, (*c)->name);
                 print_encodings(f, *c);
                 fputc('\n', f);
@@ -106,6 +150,8 @@ static void pack_usage(FILE *f)
                 "starts again with 64-bit addresses or unit 1 when a reference needs them.\n"
                 "Records OUT's format cannot hold are an error naming the first one.\n\n"
                 "  -e, --encoding NAME         the format's encoding to write\n"
+                "  -p, --param NAME=N          a parameter of a format that has them (native:\n"
+                "                              level, block-log2; --level sets level)\n"
                 "  --format NAME               output format: its name or suffix (default: from\n"
                 "                              OUT's name)\n"
                 "  --compress none|gzip|zstd   container (default: from OUT's suffix)\n"
@@ -144,11 +190,39 @@ static int pack_parse_uint(const char *s, unsigned long long max, unsigned long 
         return 0;
 }
 
+#define PACK_PARAMS_MAX 8 /* -p options at most */
+
 /* What the options say. */
 struct pack_args {
         const char *format, *compress;
+        const char *param[PACK_PARAMS_MAX]; /* -p's, resolved once the row is known */
+        unsigned nparam;
         struct pack_opts o;
 };
+
+int pack_set_param(struct pack_opts *o, const char *s)
+{
+        const struct tm_renc_param *p = o->row->enc_params;
+        const char *eq = strchr(s, '=');
+        for (unsigned i = 0; eq && p && p[i].name && i < TM_RENC_PARAMS_MAX; i++) {
+                if (strlen(p[i].name) != (size_t)(eq - s) || memcmp(p[i].name, s, eq - s) != 0)
+                        continue;
+                unsigned long long v;
+                if (pack_parse_uint(eq + 1, (unsigned long long)p[i].max, &v) < 0 ||
+                    v < (unsigned long long)p[i].min) {
+                        fprintf(stderr, "tracetool pack: %s %s: %s is %d..%d\n", o->row->name, s,
+                                p[i].name, p[i].min, p[i].max);
+                        return -1;
+                }
+                o->param[i] = (int)v;
+                o->param_set |= 1u << i;
+                return 0;
+        }
+        fprintf(stderr, "tracetool pack: %s has no parameter '%s' (", o->row->name, s);
+        print_encodings(stderr, o->row);
+        fprintf(stderr, " )\n");
+        return -1;
+}
 
 static int pack_option(int ch, struct pack_args *a)
 {
@@ -157,6 +231,13 @@ static int pack_option(int ch, struct pack_args *a)
         case 'e':
                 a->o.enc = optarg;
                 return 0;
+        case 'p':
+                if (a->nparam < PACK_PARAMS_MAX) {
+                        a->param[a->nparam++] = optarg;
+                        return 0;
+                }
+                fprintf(stderr, "tracetool pack: more than %d -p\n", PACK_PARAMS_MAX);
+                return -1;
         case 'F':
                 a->format = optarg;
                 return 0;
@@ -201,6 +282,7 @@ static int pack_parse(int argc, char **argv, struct pack_args *a)
 {
         static const struct option lo[] = {
             {"encoding", required_argument, 0, 'e'},
+            {"param", required_argument, 0, 'p'},
             {"format", required_argument, 0, 'F'},
             {"compress", required_argument, 0, 'C'},
             {"level", required_argument, 0, 'L'},
@@ -212,7 +294,7 @@ static int pack_parse(int argc, char **argv, struct pack_args *a)
         };
         int ch;
         optind = 1;
-        while ((ch = getopt_long(argc, argv, "he:", lo, NULL)) != -1) {
+        while ((ch = getopt_long(argc, argv, "he:p:", lo, NULL)) != -1) {
                 if (ch == 'h')
                         return 1;
                 if (pack_option(ch, a) < 0)
@@ -257,6 +339,13 @@ static int pack_resolve(struct pack_args *a, const char *out)
                         o->row->name);
                 return TOOL_USAGE;
         }
+        for (unsigned i = 0; i < a->nparam; i++)
+                if (pack_set_param(o, a->param[i]) < 0)
+                        return TOOL_USAGE;
+        if (o->enc && a->nparam) {
+                fprintf(stderr, "tracetool pack: -e and -p do not go together\n");
+                return TOOL_USAGE;
+        }
         if (o->enc && !pack_enc_listed(o->row, o->enc)) {
                 fprintf(stderr,
                         "tracetool pack: unknown %s encoding '%s' (encodings:", o->row->name,
@@ -272,7 +361,7 @@ int pack_main(int argc, char **argv)
 {
         struct pack_args a = {0};
         int p = pack_parse(argc, argv, &a);
-        if (p < 0 || (p == 0 && argc - optind != 2)) {
+        if (p < 0 || (p == 0 && argc - optind != 2 && argc - optind != 1)) {
                 pack_usage(stderr);
                 return TOOL_USAGE;
         }
@@ -280,7 +369,11 @@ int pack_main(int argc, char **argv)
                 pack_usage(stdout);
                 return TOOL_OK;
         }
-        const char *in = argv[optind], *out = argv[optind + 1];
+        const char *in = argv[optind];
+        char named[PATH_MAX];
+        const char *out = argc - optind == 2 ? argv[optind + 1] : named;
+        if (out == named && pack_native_name(in, named, sizeof named) != TOOL_OK)
+                return TOOL_USAGE;
         int rc = pack_resolve(&a, out);
         if (rc != TOOL_OK)
                 return rc;

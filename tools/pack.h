@@ -21,6 +21,10 @@
  *    refuses a record for want of 64 bits (-ERANGE) or of unit 1 (-EDOM)
  *    and that option was not given, pack starts again with it (a pipe is
  *    spooled for that: pack_src.h);
+ *  - for a row with typed parameters (tm_rcodec.enc_params: the native
+ *    encoding), its encoder for the input's schema (enc_schema_for), with
+ *    the parameters given (--param; --level sets "level") or the row's
+ *    defaults, encoding on PACK_THREADS threads;
  *  - else every encoding at once, keeping the smallest (tools/pack_out.h).
  *    In a compressed container they are compared on the input's first
  *    PACK_PICK_RECORDS records in zstd at PACK_PICK_LEVEL (for gzip
@@ -54,6 +58,15 @@
  * final level. */
 #define PACK_PICK_LEVEL 1
 #define PACK_PICK_RECORDS (1u << 16)
+/* Threads an encoder with typed parameters encodes on (both cores of a
+ * small machine while the caller decodes the input; docs/performance.md
+ * "The native encoding" has the figures). */
+#ifndef PACK_THREADS
+#define PACK_THREADS 2
+#endif
+/* The name pack gives OUT when only IN is given: IN's with this suffix
+ * (the native encoding's). */
+#define PACK_NATIVE_SUFFIX ".tmn"
 
 struct pack_opts {
         const struct tm_rcodec *row; /* the output's (with an encoder) */
@@ -61,6 +74,11 @@ struct pack_opts {
         const char *enc;             /* one of the row's encodings; NULL: pack's choice */
         unsigned addr_bits, unit;    /* an address encoding's parts; 0: not given */
         int level;                   /* the container's level; 0: the default (above) */
+        /* values of the row's typed parameters (tm_rcodec.enc_params),
+         * those whose bit is in param_set given; the others the row's
+         * defaults ("level": level when given) */
+        int param[TM_RENC_PARAMS_MAX];
+        unsigned param_set;
         size_t frame_size;           /* zstd: raw bytes a frame; 0: 1 MiB */
         FILE *msg;                   /* the line saying what was written, the notes; NULL: none */
 };
@@ -95,6 +113,11 @@ int pack_enc_listed(const struct tm_rcodec *row, const char *name);
 /* Are row's encodings address widths, BITS[/UNIT] (codecs/address/arec.h),
  * which --addr-bits and --unit name? */
 int pack_widths(const struct tm_rcodec *row);
+
+/* "NAME=N", one of row's typed parameters (tm_rcodec.enc_params), into
+ * o's param and param_set; -1 with a message on stderr when it is not
+ * one or N is out of its range. */
+int pack_set_param(struct pack_opts *o, const char *s);
 
 /* --level's value: 1 to 22 into *level; -1 if s is not one. */
 int pack_parse_level(const char *s, int *level);

@@ -26,6 +26,7 @@ struct job {
         char width_name[WIDTH_NAME];
         int final_level;       /* the container's level of the archive kept */
         const char *chosen;    /* the encoding kept */
+        char params[64];       /* the typed parameters written, for the message */
         struct pack_wire wire; /* a recorder's stream (first pass only) */
         int wired;
         char note[NOTES_MAX][NOTE_LEN];
@@ -44,6 +45,8 @@ struct run {
         const char *encs[PACK_OUT_CANDS];
         unsigned nenc, best; /* the encodings; the one kept */
         int width;           /* encs[0] is the job's address encoding, to widen */
+        int typed;           /* the row's enc_open_for with args */
+        struct tm_renc_args args;
         int level;
         uint64_t sample;  /* the pass stops after this many records; 0: at the input's end */
         uint64_t records; /* put, the notes among them */
@@ -183,7 +186,8 @@ static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
         r->data_out = 0;
         struct tm_cwriter_opts wo = {.level = r->level, .frame_size = j->o->frame_size};
         enum tm_cont_kind kind = r->sample ? TM_CONT_ZSTD : j->o->kind;
-        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc, j->err);
+        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc,
+                               r->typed ? &r->args : NULL, j->err);
         for (unsigned i = 0; rc == 0 && i < npre; i++)
                 rc = put_comment(r, pre[i]);
         if (rc == 0)
@@ -253,6 +257,31 @@ static int picks(const struct job *j, const char *enc)
                row->encodings[0] && row->encodings[1];
 }
 
+/* The typed parameters of the job's row for r's input (pack.h), and the
+ * schema its encoder takes. */
+static void typed_args(struct run *r)
+{
+        struct job *j = r->j;
+        const struct pack_opts *o = j->o;
+        const struct tm_renc_param *p = o->row->enc_params;
+        size_t w = 0;
+        j->params[0] = '\0';
+        for (unsigned i = 0; p && p[i].name && i < TM_RENC_PARAMS_MAX; i++) {
+                int v = p[i].def;
+                if (o->param_set >> i & 1)
+                        v = o->param[i];
+                else if (o->level && strcmp(p[i].name, "level") == 0)
+                        v = o->level;
+                r->args.v[i] = v;
+                if (w < sizeof j->params)
+                        w += (size_t)snprintf(j->params + w, sizeof j->params - w, "%s%s %d",
+                                              w ? ", " : "", p[i].name, v);
+        }
+        r->args.in = &r->src.schema;
+        r->args.threads = PACK_THREADS;
+        o->row->enc_schema_for(&r->src.schema, &r->enc);
+}
+
 /* Open r's input and decide its candidates. */
 static int run_open(struct run *r, const char *in, int fd, const char *in_name, const char *enc,
                     int level)
@@ -263,13 +292,19 @@ static int run_open(struct run *r, const char *in, int fd, const char *in_name, 
         int rc = pack_src_open(&r->src, in, fd, in_name, spool, j->err);
         if (rc < 0)
                 return rc;
-        row->enc_schema(&r->enc);
+        r->typed = row->enc_open_for && !j->o->enc;
+        if (r->typed)
+                typed_args(r);
+        else
+                row->enc_schema(&r->enc);
         tm_rmap_init(&r->map, &r->src.schema, r->src.format, &r->enc, row->name);
         tm_rmap_init(&r->heap_map, &tm_schema_heap, r->src.format, &r->enc, row->name);
         r->notes_fit = tm_rmap_kind_ok(&r->heap_map, TM_HK_COMMENT);
         r->comment = tm_schema_kind(&r->enc, "comment");
         r->level = level;
-        if (enc) {
+        if (r->typed) {
+                r->encs[r->nenc++] = NULL;
+        } else if (enc) {
                 r->encs[r->nenc++] = enc;
         } else if (j->widths) {
                 /* lackey traces come from 64-bit machines with byte-granular
@@ -314,7 +349,8 @@ static void say_size(struct job *j, const struct run *r)
         fprintf(j->o->msg,
                 "tracetool pack: %s: %llu records%s, encoding %s: %llu bytes raw (%.2f a record), "
                 "%lld packed (%.2f a record)\n",
-                j->name, (unsigned long long)r->records, notes, j->chosen ? j->chosen : "default",
+                j->name, (unsigned long long)r->records, notes,
+                r->typed ? j->params : j->chosen ? j->chosen : "default",
                 (unsigned long long)c->raw, r->records ? (double)c->raw / n : 0.0,
                 (long long)c->size, r->records ? (double)c->size / n : 0.0);
 }

@@ -61,19 +61,21 @@ static int cand_open(struct pack_out *o, struct pack_cand *c, const char *out,
         }
         int rc = tm_cwriter_open(c->fd, out ? c->tmp : "<stdout>", kind, wo, &c->w, err);
         if (rc == 0)
-                rc = o->row->enc_open(c->enc, cand_sink, c, &c->e, err);
+                rc = o->args ? o->row->enc_open_for(o->args, cand_sink, c, &c->e, err)
+                             : o->row->enc_open(c->enc, cand_sink, c, &c->e, err);
         return rc < 0 ? cand_err(c, rc, err) : 0;
 }
 
 int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *out,
                   enum tm_cont_kind kind, const struct tm_cwriter_opts *wo, const char *const *enc,
-                  unsigned n, struct tm_err *err)
+                  unsigned n, const struct tm_renc_args *args, struct tm_err *err)
 {
         memset(o, 0, sizeof *o);
         o->row = row;
+        o->args = args;
         for (unsigned i = 0; i < PACK_OUT_CANDS; i++)
                 o->c[i].fd = -1;
-        if (n > PACK_OUT_CANDS || (!out && n != 1))
+        if (n > PACK_OUT_CANDS || ((!out || args) && n != 1))
                 return tm_err_set(err, -EINVAL, "%s: %u encodings at once", row->name, n);
         o->n = n;
         for (unsigned i = 0; i < n; i++)

@@ -37,17 +37,19 @@ struct pack_cand {
 
 struct pack_out {
         const struct tm_rcodec *row;
+        const struct tm_renc_args *args; /* non-NULL: the row's enc_open_for, one candidate */
         struct pack_cand c[PACK_OUT_CANDS];
         unsigned n;
 };
 
 /* Open n candidates (encodings enc[0..n), NULL for the row's unnamed
  * one) of row writing out (a path; NULL: stdout, n must be 1) in a
- * container of kind with wo. Returns 0 or a negative errno with err;
- * pack_out_free frees o either way. */
+ * container of kind with wo; with args (not NULL, n 1), the one the
+ * row's enc_open_for opens with them. Returns 0 or a negative errno with
+ * err; pack_out_free frees o either way. */
 int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *out,
                   enum tm_cont_kind kind, const struct tm_cwriter_opts *wo, const char *const *enc,
-                  unsigned n, struct tm_err *err);
+                  unsigned n, const struct tm_renc_args *args, struct tm_err *err);
 
 /* Record r (of row's enc_schema), record number idx, to every candidate.
  * Returns 0 or the first encoder's refusal (negative errno, err). */

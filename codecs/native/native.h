@@ -35,8 +35,13 @@
 #define TMN_TABLE_LOG 16          /* predictor table entries: 2^16 each */
 #define TMN_POS_MAX 15            /* positions of a data access keyed apart */
 #define TMN_PAT_K 19              /* data accesses a remembered pattern holds */
-#define TMN_LOG_DEFAULT 20        /* the row's default encoding */
-#define TMN_LEVEL_DEFAULT 19
+/* The row's defaults, measured (docs/performance.md, "The native
+ * encoding"): 2^17 records a block keep a seek's decode (tail on a fresh
+ * mount) under 10 ms of the daemon's CPU; zstd 12 packs lackey text at
+ * over 100 MB a CPU second at about 3x the references a byte of din
+ * text + zstd -19. */
+#define TMN_LOG_DEFAULT 17
+#define TMN_LEVEL_DEFAULT 12
 
 /* Little-endian fields of the layout. */
 static inline uint32_t tmn_get32(const uint8_t *p)
@@ -126,6 +131,27 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
 /* The end mark (TMN_BLK_HDR + 8 bytes: the trace's record count). */
 #define TMN_END_LEN (TMN_BLK_HDR + 8)
 void tmn_end_put(uint8_t *p, uint64_t records);
+
+/* The row's encoder (native_enc.c; record.h has the calls' contracts).
+ * Records of the address schema of 1..8 types, with or without sizes:
+ * the header's ntypes and sized are those of the schema it takes, so a
+ * trace reopens with its input's schema. Blocks are encoded in the
+ * caller (tmn_enc_open: the names bK[/zL], blocks of 2^K records at zstd
+ * level L, K TMN_LOG_MIN..TMN_LOG_MAX, default TMN_LOG_DEFAULT and
+ * TMN_LEVEL_DEFAULT, every type with sizes) or on tm_renc_args.threads
+ * threads (tmn_enc_open_for), with the same bytes either way. */
+enum tmn_param { TMN_P_LEVEL, TMN_P_LOG2 }; /* tmn_enc_params' order */
+extern const struct tm_renc_param tmn_enc_params[];
+void tmn_enc_schema(struct tm_schema *s);
+void tmn_enc_schema_for(const struct tm_schema *in, struct tm_schema *takes);
+int tmn_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
+                 struct tm_err *err);
+int tmn_enc_open_for(const struct tm_renc_args *a, tm_rsink sink, void *arg, struct tm_renc **out,
+                     struct tm_err *err);
+int tmn_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                struct tm_err *err);
+int tmn_enc_finish(struct tm_renc *e, struct tm_err *err);
+void tmn_enc_free(struct tm_renc *e);
 
 /* The row (codecs/registry.c). */
 extern const struct tm_rcodec tm_rcodec_native;

@@ -8,9 +8,7 @@
  * start until its last record is returned, so a checkpoint inside a block
  * is its start and the state's count of records already returned.
  *
- * Encoding: records are buffered into columns of one block (2^log2 of
- * them) and written a block at a time; a block whose body would pass
- * TMN_BODY_MAX is written as two halves. */
+ * Encoding: native_enc.c. */
 #include "native.h"
 
 #include <errno.h>
@@ -439,168 +437,6 @@ static tm_rtext_fn *native_text_of(void)
         return native_text;
 }
 
-/* ---- encoding ---- */
-
-struct tm_renc {
-        tm_rsink sink;
-        void *arg;
-        int level;
-        size_t n, cap; /* records buffered, a block's */
-        uint8_t *type;
-        uint64_t *addr;
-        uint32_t *size;
-        struct tmn_ws *ws;
-        uint64_t total;
-};
-
-/* Encoding names: bK (blocks of 2^K records, K 4..20) with an optional
- * /zL (zstd level L, 1..22; default 19). */
-static int enc_name(const char *enc, unsigned *log2, int *level)
-{
-        *log2 = TMN_LOG_DEFAULT;
-        *level = TMN_LEVEL_DEFAULT;
-        if (!enc)
-                return 0;
-        char *end;
-        if (enc[0] != 'b')
-                return -1;
-        unsigned long k = strtoul(enc + 1, &end, 10);
-        if (end == enc + 1 || k < TMN_LOG_MIN || k > TMN_LOG_MAX)
-                return -1;
-        *log2 = (unsigned)k;
-        if (!*end)
-                return 0;
-        if (end[0] != '/' || end[1] != 'z')
-                return -1;
-        const char *l = end + 2;
-        unsigned long z = strtoul(l, &end, 10);
-        if (end == l || *end || z < 1 || z > 22)
-                return -1;
-        *level = (int)z;
-        return 0;
-}
-
-static void enc_release(struct tm_renc *e)
-{
-        free(e->type);
-        free(e->addr);
-        free(e->size);
-        tmn_ws_free(e->ws);
-        free(e);
-}
-
-static int native_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out,
-                           struct tm_err *err)
-{
-        unsigned log2;
-        int level;
-        if (enc_name(enc, &log2, &level) < 0)
-                return tm_err_set(err, -EINVAL, "native: no encoding %s (bK[/zL]: K 4..20)", enc);
-        struct tm_renc *e = calloc(1, sizeof *e);
-        if (!e)
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        e->sink = sink;
-        e->arg = arg;
-        e->level = level;
-        e->cap = (size_t)1 << log2;
-        e->type = malloc(e->cap);
-        e->addr = malloc(e->cap * sizeof *e->addr);
-        e->size = malloc(e->cap * sizeof *e->size);
-        e->ws = tmn_ws_new();
-        if (!e->type || !e->addr || !e->size || !e->ws) {
-                enc_release(e);
-                return tm_err_set(err, -ENOMEM, "out of memory");
-        }
-        uint8_t h[TMN_FILE_HDR];
-        tmn_file_head_put(h, TM_NTYPES, 1, log2);
-        int rc = sink(arg, h, sizeof h);
-        if (rc < 0) {
-                enc_release(e);
-                return tm_err_set(err, rc, "native: writing the header failed");
-        }
-        *out = e;
-        return 0;
-}
-
-/* The buffered records [lo, lo + n) as blocks: one, or halves when its
- * body would be too long. */
-static int enc_flush(struct tm_renc *e, size_t lo, size_t n, struct tm_err *err)
-{
-        struct tmn_cols c = {e->type + lo, e->addr + lo, e->size + lo};
-        const uint8_t *p;
-        size_t len;
-        int rc = tmn_block_encode(e->ws, &c, n, 1, e->level, &p, &len, NULL);
-        if (rc == -EFBIG && n > 1) {
-                rc = enc_flush(e, lo, n / 2, err);
-                return rc < 0 ? rc : enc_flush(e, lo + n / 2, n - n / 2, err);
-        }
-        if (rc < 0)
-                return tm_err_set(err, rc, "native: encoding block of record %llu failed",
-                                  (unsigned long long)(e->total + lo));
-        rc = e->sink(e->arg, p, len);
-        return rc < 0 ? tm_err_set(err, rc, "native: writing a block failed") : 0;
-}
-
-static int enc_block(struct tm_renc *e, struct tm_err *err)
-{
-        if (!e->n)
-                return 0;
-        int rc = enc_flush(e, 0, e->n, err);
-        e->total += e->n;
-        e->n = 0;
-        return rc;
-}
-
-static int native_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
-                          struct tm_err *err)
-{
-        for (size_t i = 0; i < n; i++) {
-                const struct tm_rec *x = &r[i];
-                unsigned long long k = (unsigned long long)(idx + i);
-                if (x->kind >= TM_NTYPES || x->v[0] != x->kind)
-                        return tm_err_set(err, -EINVAL, "record %llu: type %llu, kind %u", k,
-                                          (unsigned long long)x->v[0], x->kind);
-                if (x->v[2] > UINT32_MAX)
-                        return tm_err_set(err, -EINVAL, "record %llu: size %llu", k,
-                                          (unsigned long long)x->v[2]);
-                e->type[e->n] = (uint8_t)x->kind;
-                e->addr[e->n] = x->v[1];
-                e->size[e->n] = (uint32_t)x->v[2];
-                if (++e->n == e->cap) {
-                        int rc = enc_block(e, err);
-                        if (rc < 0)
-                                return rc;
-                }
-        }
-        return 0;
-}
-
-static int native_enc_finish(struct tm_renc *e, struct tm_err *err)
-{
-        int rc = enc_block(e, err);
-        if (rc == 0) {
-                uint8_t m[TMN_END_LEN];
-                tmn_end_put(m, e->total);
-                rc = e->sink(e->arg, m, sizeof m);
-                if (rc < 0)
-                        tm_err_set(err, rc, "native: writing the end mark failed");
-        }
-        enc_release(e);
-        return rc;
-}
-
-static void native_enc_free(struct tm_renc *e)
-{
-        enc_release(e);
-}
-
-static const char *const native_encodings[] = {"b20", NULL};
-
-static void native_enc_schema(struct tm_schema *s)
-{
-        tm_addr_schema(s, TM_NTYPES, 1);
-}
-
 const struct tm_rcodec tm_rcodec_native = {
     .name = "native",
     .suffix = ".tmn",
@@ -611,12 +447,14 @@ const struct tm_rcodec tm_rcodec_native = {
     .state_size = sizeof(struct nstate),
     .state_ok = native_state_ok,
     .decode = native_decode,
-    .enc_open = native_enc_open,
-    .enc_put = native_enc_put,
-    .enc_finish = native_enc_finish,
-    .enc_free = native_enc_free,
-    .encodings = native_encodings,
-    .enc_schema = native_enc_schema,
+    .enc_open = tmn_enc_open,
+    .enc_put = tmn_enc_put,
+    .enc_finish = tmn_enc_finish,
+    .enc_free = tmn_enc_free,
+    .enc_schema = tmn_enc_schema,
+    .enc_params = tmn_enc_params,
+    .enc_schema_for = tmn_enc_schema_for,
+    .enc_open_for = tmn_enc_open_for,
     .text_of = native_text_of,
     .text_kinds = 1,
     .decode_batch = native_decode_batch,

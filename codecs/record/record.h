@@ -295,6 +295,26 @@ enum tm_bid {
 
 struct tm_family;
 
+/* A writer encoding's parameter (tm_rcodec.enc_params): an integer in
+ * min..max, def when not given. The parameter named "level" is the one
+ * tracetool pack's --level sets. */
+struct tm_renc_param {
+        const char *name; /* "level", "block-log2" */
+        const char *what; /* one line for a tool's help */
+        int min, max, def;
+};
+#define TM_RENC_PARAMS_MAX 4
+
+/* What enc_open_for is given. */
+struct tm_renc_args {
+        const struct tm_schema *in; /* the schema of the records a writer has (the input's) */
+        int v[TM_RENC_PARAMS_MAX];  /* enc_params' values, in their order */
+        /* Threads the encoder may start to encode on (0: none, it encodes
+         * in enc_put's caller). sink is called in enc_put's and
+         * enc_finish's caller only, in the order of the bytes. */
+        unsigned threads;
+};
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
@@ -409,6 +429,19 @@ struct tm_rcodec {
          * writes records of every row this way); NULL: every record
          * enc_put takes comes back as it went in. */
         void (*enc_fit)(struct tm_rec *r, size_t n);
+        /* An encoder with typed parameters, for the records of a writer's
+         * schema (NULL: the row has enc_open's names only). enc_params
+         * (terminated by a NULL name) says what tm_renc_args.v holds.
+         * enc_schema_for: the schema enc_put takes for records of in, into
+         * *takes: in itself when the format holds it as it is (a writer
+         * then passes its records unchanged), else one a writer maps them
+         * to by names (codecs/record/rmap.h). enc_open_for opens the
+         * encoder for a->in; its other calls are enc_put, enc_finish and
+         * enc_free. */
+        const struct tm_renc_param *enc_params;
+        void (*enc_schema_for)(const struct tm_schema *in, struct tm_schema *takes);
+        int (*enc_open_for)(const struct tm_renc_args *a, tm_rsink sink, void *arg,
+                            struct tm_renc **out, struct tm_err *err);
 
         /* Fast paths, NULL when the codec has none; the views use them
          * when present and the bytes are those of the generic path.
