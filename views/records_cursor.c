@@ -172,7 +172,7 @@ int tm_records_vfile_open(struct tm_trace *t, const char *view, struct tm_cursor
                 pthread_mutex_lock(&t->mu);
                 f->tables = rt->tacc;
                 pthread_mutex_unlock(&t->mu);
-                if (!f->tables && rt->fam && rt->fam->binary && rt->fam->tables)
+                if (!f->tables && rt->fam && rt->fam->binary && tm_family_more(rt->fam)->tables)
                         rc = tm_err_set(err, -EIO, "%s: no room for the tables binary needs",
                                         t->path);
         }

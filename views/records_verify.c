@@ -26,8 +26,8 @@ int tm_records_verify(struct tm_trace *t, const struct tm_index *file, const cha
                 tm_trace_err_path(t, rc, err);
         else if (file && (rc = tm_index_compare(file, ix, err)) < 0)
                 tm_err_prefix(err, "%s", path);
-        else if (ix->fam && ix->fam->verify &&
-                 (rc = ix->fam->verify(ix->stats.fam, &rt->schema, err)) < 0)
+        else if (tm_family_more(ix->fam)->verify &&
+                 (rc = tm_family_more(ix->fam)->verify(ix->stats.fam, &rt->schema, err)) < 0)
                 tm_err_prefix(err, "%s", t->path); /* the family's rules */
         tm_index_free(ix);
         tm_cont_close(c);
