@@ -85,6 +85,13 @@ struct tmn_ws;
 struct tmn_ws *tmn_ws_new(void);
 void tmn_ws_free(struct tmn_ws *w);
 
+/* For tests and benchmarks: on != 0 makes tmn_block_decode with w decode
+ * predicted blocks with the reference decoder only (a record at a time,
+ * every check inline), 0 with the fast one, which hands a block it
+ * refuses to the reference for the error. Both give the same records and
+ * the same errors. */
+void tmn_ws_reference(struct tmn_ws *w, int on);
+
 /* Statistics of the last block tmn_block_encode wrote: bytes per stream
  * as stored (predicted streams, or the plain ones at [0..3)). */
 struct tmn_bstats {
