@@ -110,9 +110,7 @@ static void tc_free(void *p)
         struct tcache *t = p;
         if (!t)
                 return;
-        free(t->type);
         free(t->addr);
-        free(t->size);
         tmn_ws_free(t->ws);
         free(t);
 }
@@ -137,17 +135,16 @@ static struct tcache *tc_get(void)
         return t;
 }
 
+/* Room for n records: the columns in one buffer (t->addr's). */
 static int tc_room(struct tcache *t, size_t n)
 {
         if (t->cap >= n)
                 return 0;
-        free(t->type);
         free(t->addr);
-        free(t->size);
-        t->type = malloc(n);
-        t->addr = malloc(n * sizeof *t->addr);
-        t->size = malloc(n * sizeof *t->size);
-        t->cap = t->type && t->addr && t->size ? n : 0;
+        t->addr = tmn_alloc_huge(n * (sizeof *t->addr + sizeof *t->size + 1));
+        t->size = t->addr ? (uint32_t *)(t->addr + n) : NULL;
+        t->type = t->addr ? (uint8_t *)(t->size + n) : NULL;
+        t->cap = t->addr ? n : 0;
         return t->cap ? 0 : -ENOMEM;
 }
 
@@ -373,6 +370,29 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
 #define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
 static _Thread_local struct tm_ref text_refs[TEXT_COLS];
 
+/* The records [at, at + m) of t as text_refs: every one, or those of type
+ * kind (the count). */
+static size_t refs_all(const struct tcache *t, size_t at, size_t m)
+{
+        const uint64_t *a = t->addr + at;
+        const uint8_t *ty = t->type + at;
+        for (size_t i = 0; i < m; i++) {
+                text_refs[i].addr = a[i];
+                text_refs[i].type = ty[i];
+        }
+        return m;
+}
+
+static size_t refs_of(const struct tcache *t, size_t at, size_t m, uint32_t kind)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+                text_refs[k] = (struct tm_ref){.addr = t->addr[at + i], .type = t->type[at + i]};
+                k += t->type[at + i] == kind;
+        }
+        return k;
+}
+
 /* The ascii lines (din's) of the records at in: whole blocks' records
  * from this thread's block cache, through the din renderer (render.h);
  * kind >= 0: only that type's. Stops where decode() must go on. */
@@ -408,12 +428,7 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
                 m = take(&s, t, b, len - off, 0, m, &end);
                 if (m == 0)
                         break;
-                size_t k = 0;
-                for (size_t i = 0; i < m; i++) {
-                        text_refs[k] = (struct tm_ref){.addr = t->addr[s.done + i],
-                                                       .type = t->type[s.done + i]};
-                        k += kind < 0 || t->type[s.done + i] == (uint32_t)kind;
-                }
+                size_t k = kind < 0 ? refs_all(t, s.done, m) : refs_of(t, s.done, m, (uint32_t)kind);
                 w += tm_render_din_batch(dst + w, text_refs, k);
                 size_t u = 0;
                 advance(&s, t, m, end, &u);
