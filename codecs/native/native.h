@@ -85,13 +85,6 @@ struct tmn_ws;
 struct tmn_ws *tmn_ws_new(void);
 void tmn_ws_free(struct tmn_ws *w);
 
-/* n bytes for a per-thread buffer that is filled right away (free()
- * releases it): from TMN_HUGE bytes on, on a 2 MiB boundary and asking for
- * transparent huge pages (one page fault per 2 MiB instead of 512, where
- * THP is in "madvise" mode). NULL when out of memory. */
-#define TMN_HUGE (2u << 20)
-void *tmn_alloc_huge(size_t n);
-
 /* For tests and benchmarks: on != 0 makes tmn_block_decode with w decode
  * predicted blocks with the reference decoder only (a record at a time,
  * every check inline), 0 with the fast one, which hands a block it

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -69,28 +68,15 @@ static int buf_room(struct buf *b, size_t more)
         return 0;
 }
 
-void *tmn_alloc_huge(size_t n)
-{
-        if (n < TMN_HUGE)
-                return malloc(n);
-        void *p = NULL;
-        if (posix_memalign(&p, TMN_HUGE, (n + TMN_HUGE - 1) / TMN_HUGE * TMN_HUGE) != 0)
-                return NULL;
-#ifdef MADV_HUGEPAGE
-        (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-        return p;
-}
-
 struct tmn_ws *tmn_ws_new(void)
 {
         struct tmn_ws *w = calloc(1, sizeof *w);
         if (!w)
                 return NULL;
         w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
-        w->dt = tmn_alloc_huge(sizeof *w->dt << TMN_TABLE_LOG);
+        w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
         w->imap = malloc(sizeof *w->imap << TMN_TABLE_LOG);
-        w->ic = tmn_alloc_huge(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
+        w->ic = malloc(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
         if (!w->it || !w->dt || !w->imap || !w->ic) {
                 tmn_ws_free(w);
                 return NULL;

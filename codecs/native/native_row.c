@@ -93,6 +93,7 @@ struct tcache {
         uint64_t id, raw_off;
         uint32_t crc, nrec, body;
         int valid, ntypes, sized;
+        int has_size; /* the size column is filled (the text decoder's fills leave it) */
         size_t cap;
         uint8_t *type;
         uint64_t *addr;
@@ -135,29 +136,33 @@ static struct tcache *tc_get(void)
         return t;
 }
 
-/* Room for n records: the columns in one buffer (t->addr's). */
+/* Room for n records: the columns in one buffer (t->addr's), the sizes
+ * last, whose pages stay untouched while only the text decoder fills it. */
 static int tc_room(struct tcache *t, size_t n)
 {
         if (t->cap >= n)
                 return 0;
         free(t->addr);
-        t->addr = tmn_alloc_huge(n * (sizeof *t->addr + sizeof *t->size + 1));
-        t->size = t->addr ? (uint32_t *)(t->addr + n) : NULL;
-        t->type = t->addr ? (uint8_t *)(t->size + n) : NULL;
+        size_t nt = (n + 7) & ~(size_t)7; /* the sizes aligned */
+        t->addr = malloc(n * sizeof *t->addr + nt + n * sizeof *t->size);
+        t->type = t->addr ? (uint8_t *)(t->addr + n) : NULL;
+        t->size = t->addr ? (uint32_t *)(t->type + nt) : NULL;
         t->cap = t->addr ? n : 0;
         return t->cap ? 0 : -ENOMEM;
 }
 
-/* t filled with the block at in (whole: nrec records, body bytes). */
+/* t filled with the block at in (whole: nrec records, body bytes), the
+ * sizes too when with_size. */
 static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
-                   uint32_t nrec, uint32_t body, uint64_t raw_off, struct tm_err *err)
+                   uint32_t nrec, uint32_t body, uint64_t raw_off, int with_size,
+                   struct tm_err *err)
 {
         t->valid = 0;
         if (tc_room(t, nrec) < 0)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         size_t len = TMN_BLK_HDR + (size_t)body;
-        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr, t->size,
-                                  err);
+        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr,
+                                  with_size ? t->size : NULL, err);
         if (rc < 0)
                 return rc;
         memcpy(t->bytes, in, len);
@@ -168,6 +173,7 @@ static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, co
         t->body = body;
         t->ntypes = (int)ntypes;
         t->sized = sized;
+        t->has_size = with_size;
         t->valid = 1;
         return 0;
 }
@@ -182,9 +188,9 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
                 return tm_err_set(err, -ENOMEM, "out of memory");
         *out = t;
         if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
-            t->nrec == nrec && t->body == body)
+            t->nrec == nrec && t->body == body && t->has_size)
                 return 0;
-        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, err);
+        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, 1, err);
 }
 
 /* The same for the text decoder, by the block's bytes: NULL when it
@@ -200,7 +206,7 @@ static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, 
         if (t->valid && t->nrec == nrec && t->body == body && t->ntypes == s->ntypes &&
             t->sized == s->sized && memcmp(t->bytes, in, len) == 0)
                 return t;
-        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, &e) < 0 ? NULL : t;
+        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, 0, &e) < 0 ? NULL : t;
 }
 
 /* The end mark at in (whole): checked against the records returned. */
