@@ -129,9 +129,9 @@ static void blocks_both(const uint8_t *f, size_t n)
         static uint64_t *ad[2];
         static uint32_t *sz[2];
         for (int x = 0; x < 2; x++) {
-                if (!w[x] && (!(w[x] = tmn_ws_new()) || !(ty[x] = malloc(1u << TMN_LOG_MAX)) ||
-                              !(ad[x] = malloc(8u << TMN_LOG_MAX)) ||
-                              !(sz[x] = malloc(4u << TMN_LOG_MAX))))
+                if (!w[x] &&
+                    (!(w[x] = tmn_ws_new()) || !(ty[x] = malloc(1u << TMN_LOG_MAX)) ||
+                     !(ad[x] = malloc(8u << TMN_LOG_MAX)) || !(sz[x] = malloc(4u << TMN_LOG_MAX))))
                         abort();
                 tmn_ws_reference(w[x], x);
         }
@@ -147,10 +147,11 @@ static void blocks_both(const uint8_t *f, size_t n)
                                                  pos, ty[x], ad[x], sz[x], &err[x]);
                 }
                 if (rc[0] != rc[1] || strcmp(err[0].msg, err[1].msg) != 0 ||
-                    (rc[0] == 0 && (memcmp(ty[0], ty[1], k) != 0 ||
-                                    memcmp(ad[0], ad[1], 8 * (size_t)k) != 0 ||
-                                    memcmp(sz[0], sz[1], 4 * (size_t)k) != 0))) {
-                        fprintf(stderr, "fuzz_native: block at %zu: fast %d \"%s\", reference %d \"%s\"\n",
+                    (rc[0] == 0 &&
+                     (memcmp(ty[0], ty[1], k) != 0 || memcmp(ad[0], ad[1], 8 * (size_t)k) != 0 ||
+                      memcmp(sz[0], sz[1], 4 * (size_t)k) != 0))) {
+                        fprintf(stderr,
+                                "fuzz_native: block at %zu: fast %d \"%s\", reference %d \"%s\"\n",
                                 pos, rc[0], err[0].msg, rc[1], err[1].msg);
                         abort();
                 }

@@ -85,8 +85,8 @@ static void both(const uint8_t *p, size_t len, uint32_t nrec, unsigned ntypes, i
         struct tm_err err[2] = {{0}, {0}};
         int rc[2];
         for (int x = 0; x < 2; x++)
-                rc[x] = tmn_block_decode(w[x], p, len, ntypes, sized, 77, ty[x], ad[x], sz[x],
-                                         &err[x]);
+                rc[x] =
+                    tmn_block_decode(w[x], p, len, ntypes, sized, 77, ty[x], ad[x], sz[x], &err[x]);
         assert_int_equal(rc[0], rc[1]);
         if (rc[0] == 0) {
                 assert_memory_equal(ty[0], ty[1], nrec);
@@ -108,8 +108,8 @@ static void both(const uint8_t *p, size_t len, uint32_t nrec, unsigned ntypes, i
 
 /* Encode c[lo, lo + n) as blocks (halves when one is too big); each
  * block goes to fn. */
-static void blocks(struct tmn_ws *w, const struct cols *c, size_t lo, size_t n, int sized, int level,
-                   void (*fn)(const uint8_t *, size_t, uint32_t, int, void *), void *arg)
+static void blocks(struct tmn_ws *w, const struct cols *c, size_t lo, size_t n, int sized,
+                   int level, void (*fn)(const uint8_t *, size_t, uint32_t, int, void *), void *arg)
 {
         struct tmn_cols k = {c->type + lo, c->addr + lo, c->size + lo};
         const uint8_t *p;
@@ -210,8 +210,11 @@ static void program(struct cols *c, size_t n, unsigned pcs, uint32_t big, int fe
                                      : r < 6 ? prev + rnd(&s) % 64
                                      : r < 7 ? prev
                                              : rnd(&s);
-                        cols_put(c, (uint8_t)(rnd(&s) % 2 == 0 ? 0 : rnd(&s) % 8 == 2 ? 3 : 1), a,
-                                 (uint32_t)(rnd(&s) % big));
+                        cols_put(c,
+                                 (uint8_t)(rnd(&s) % 2 == 0   ? 0
+                                           : rnd(&s) % 8 == 2 ? 3
+                                                              : 1),
+                                 a, (uint32_t)(rnd(&s) % big));
                         prev = a;
                 }
                 at = rnd(&s) % 3 == 0 ? (unsigned)(rnd(&s) % pcs) : (at + 1) % pcs;
@@ -418,9 +421,9 @@ static void test_row(void **unused)
                 assert_int_equal(got[i].v[2], c.size[i]);
         }
         size_t used = 0;
-        assert_int_equal(tm_rcodec_native.decode(ctx, &rs, file + pos, at - pos, 1, pos, &used,
-                                                 got, 64, &err),
-                         -EIO);
+        assert_int_equal(
+            tm_rcodec_native.decode(ctx, &rs, file + pos, at - pos, 1, pos, &used, got, 64, &err),
+            -EIO);
         tm_rcodec_native.close(ctx);
         for (int s = 0; s < TMN_NSTREAMS; s++)
                 free(st[s]);

@@ -46,7 +46,7 @@ struct tmn_ws {
         struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
-        int ref; /* decode with dec_predict only (tmn_ws_reference) */
+        int ref;         /* decode with dec_predict only (tmn_ws_reference) */
         uint32_t *imap;  /* index -> slot of ic, 0: none yet (fast decoder) */
         struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
 };
@@ -861,7 +861,8 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                                 e->n1 = ns;
                         }
                         q = &ic[ns];
-                        __builtin_prefetch(&dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
+                        __builtin_prefetch(
+                            &dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
                 } else {
                         q = &ic[slot0];
                 }

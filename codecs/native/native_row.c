@@ -434,7 +434,8 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
                 m = take(&s, t, b, len - off, 0, m, &end);
                 if (m == 0)
                         break;
-                size_t k = kind < 0 ? refs_all(t, s.done, m) : refs_of(t, s.done, m, (uint32_t)kind);
+                size_t k =
+                    kind < 0 ? refs_all(t, s.done, m) : refs_of(t, s.done, m, (uint32_t)kind);
                 w += tm_render_din_batch(dst + w, text_refs, k);
                 size_t u = 0;
                 advance(&s, t, m, end, &u);
