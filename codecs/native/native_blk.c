@@ -874,8 +874,17 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                                 goto fail;
                         k = (size_t)(pat & 31);
                         pat >>= 5;
-                        for (size_t x = 0; x < k; x++, pat >>= 3)
-                                type[j + x] = (uint8_t)(pat & 7);
+                        if (k <= 4 && n - j >= 4) {
+                                /* four bytes whatever k: those past k are
+                                 * records that later instructions write */
+                                uint32_t t4 = (uint32_t)(pat & 7) | (uint32_t)(pat >> 3 & 7) << 8 |
+                                              (uint32_t)(pat >> 6 & 7) << 16 |
+                                              (uint32_t)(pat >> 9 & 7) << 24;
+                                memcpy(type + j, &t4, 4);
+                        } else {
+                                for (size_t x = 0; x < k; x++, pat >>= 3)
+                                        type[j + x] = (uint8_t)(pat & 7);
+                        }
                 } else {
                         if (v - 1 > n - j || v - 1 > (size_t)(tpe - tp))
                                 goto fail;
