@@ -12,18 +12,26 @@
 #   - bytes and references a byte of each, and the ratio to din + zstd -19;
 #   - bench/native_bench over the .tmn: blocks of 2^16, 2^18, 2^20 at zstd
 #     levels 19 and 3: bytes, encode time, the block decoder's speed (one
-#     thread, in memory) and where the bytes go (per stream);
+#     thread, in memory) and where the bytes go (per stream); skipped when
+#     TM_BENCH_ENCODE=0 (minutes of zstd -19);
+#   - native_bench -d: the block decoder, fast and reference, on the
+#     .tmn's blocks as they are (medians of alternating rounds);
 #   - `tracetool cat X ascii > /dev/null` of the .tmn and the .pdt2.zst
 #     against `zstdcat` of the din -19 file, TM_BENCH_ROUNDS alternating
-#     rounds (default 3), medians of wall and of CPU (user + sys) seconds,
+#     rounds (default 5), medians of wall and of CPU (user + sys) seconds,
 #     MB/s of din text and references/s (CPU time is the figure on a busy
-#     machine: the cores are shared).
-# Needs a release build (TM_BUILD, default ./build) and valgrind. Heavy
-# steps run under nice.
+#     machine: the cores are shared);
+#   - `cat MNT/X.tmn/ascii > /dev/null` through a fresh mount (a new
+#     daemon, its index made already), through the page cache and with
+#     --direct-io, against zstdcat, in the same alternating rounds.
+# TM_BASE_BUILD, when set, is another build (e.g. main's) whose tracetool
+# and tracemount join the rounds as a baseline. Needs a release build
+# (TM_BUILD, default ./build), valgrind and fusermount3. Heavy steps run
+# under nice.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-30000000}
-ROUNDS=${TM_BENCH_ROUNDS:-3}
+ROUNDS=${TM_BENCH_ROUNDS:-5}
 B=${TM_BUILD:-$PWD/build}
 TT=$B/tools/tracetool
 NB=$B/bench/native_bench
@@ -63,26 +71,78 @@ row "din text + zstd -19" "$BASE"
 row "PDATS II + zstd (pack's default)" "$(size "$T.pdt2.zst")"
 row "native b20 (pack OUT.tmn)" "$(size "$T.tmn")"
 echo
-nice "$NB" "$T.tmn" 16/19 18/19 20/19 16/3 18/3 20/3
+[ "${TM_BENCH_ENCODE:-1}" = 0 ] || nice "$NB" "$T.tmn" 16/19 18/19 20/19 16/3 18/3 20/3
+echo
+nice "$NB" -d "$T.tmn" "$ROUNDS"
 echo
 # wall and CPU seconds (user + sys) of a command, its output to /dev/null
 run() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 > /dev/null | tail -1; }
-declare -a wz wn wp cz cn cp
+# the trace through a fresh mount of build $1 (options $2): cat of its ascii
+W=$(mktemp -d /tmp/tm-native-bench.XXXXXX)
+mkdir -p "$W/arch" "$W/mnt" "$W/cache"
+ln "$T.tmn" "$W/arch/x.tmn" 2> /dev/null || cp "$T.tmn" "$W/arch/x.tmn"
+DPID=
+umnt() {
+        if mountpoint -q "$W/mnt"; then fusermount3 -u "$W/mnt" || true; fi
+        [ -z "$DPID" ] || wait "$DPID" 2> /dev/null || true
+        DPID=
+}
+trap 'umnt; rm -rf "$W"' EXIT
+mnt_cat() {
+        umnt
+        # shellcheck disable=SC2086
+        "$1/fs/tracemount" -f --cache-dir "$W/cache" $2 "$W/arch" "$W/mnt" < /dev/null \
+                >> "$W/daemon.log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 200); do mountpoint -q "$W/mnt" && break; sleep 0.05; done
+        stat "$W/mnt/x.tmn/ascii" > /dev/null # the index, made before the clock starts
+        run cat "$W/mnt/x.tmn/ascii"
+        umnt
+}
+# mount the built daemon once, so that the index exists for every round
+mnt_cat "$B" "" > /dev/null
+cases=(zstdcat tt ttp mnt mntd)
+[ -n "${TM_BASE_BUILD:-}" ] && cases+=(btt bmnt bmntd)
+declare -A W_ C_
 for r in $(seq "$ROUNDS"); do
-        read -r w u s < <(run zstdcat "$T.din.zst"); wz+=("$w"); cz+=("$(echo "$u + $s" | bc -l)")
-        read -r w u s < <(run "$TT" cat "$T.tmn" ascii); wn+=("$w"); cn+=("$(echo "$u + $s" | bc -l)")
-        read -r w u s < <(run "$TT" cat "$T.pdt2.zst" ascii); wp+=("$w"); cp+=("$(echo "$u + $s" | bc -l)")
+        for c in "${cases[@]}"; do
+                case $c in
+                zstdcat) out=$(run zstdcat "$T.din.zst") ;;
+                tt) out=$(run "$TT" cat "$T.tmn" ascii) ;;
+                ttp) out=$(run "$TT" cat "$T.pdt2.zst" ascii) ;;
+                mnt) out=$(mnt_cat "$B" "") ;;
+                mntd) out=$(mnt_cat "$B" --direct-io) ;;
+                btt) out=$(run "$TM_BASE_BUILD/tools/tracetool" cat "$T.tmn" ascii) ;;
+                bmnt) out=$(mnt_cat "$TM_BASE_BUILD" "") ;;
+                bmntd) out=$(mnt_cat "$TM_BASE_BUILD" --direct-io) ;;
+                esac
+                read -r w u s <<< "$out"
+                W_[$c]+="$w "
+                C_[$c]+="$(echo "$u + $s" | bc -l) "
+        done
 done
-med() { printf '%s\n' "$@" | median; }
-mz=$(med "${wz[@]}"); mn=$(med "${wn[@]}"); mp=$(med "${wp[@]}")
-kz=$(med "${cz[@]}"); kn=$(med "${cn[@]}"); kp=$(med "${cp[@]}")
+med() { printf '%s\n' $1 | median; }
+mz=$(med "${W_[zstdcat]}"); kz=$(med "${C_[zstdcat]}")
 sp() { awk -v s="$1" -v c="$2" -v d="$DIN" -v n="$REFS" -v z="$mz" -v zc="$kz" \
         'BEGIN { printf "%7.2f s wall %6.0f MB/s %5.2fx | %7.2f s cpu %6.0f MB/s %7.1f Mrefs/s %5.2fx\n",
                  s, d / s / 1e6, z / s, c, d / c / 1e6, n / c / 1e6, zc / c }'; }
-echo "ascii to /dev/null, medians of $ROUNDS alternating rounds (page cache; x: zstdcat's time / its):"
-printf '  %-30s %s\n' "zstdcat din.zst" "$(sp "$mz" "$kz")"
-printf '  %-30s %s\n' "tracetool cat X.tmn ascii" "$(sp "$mn" "$kn")"
-printf '  %-30s %s\n' "tracetool cat X.pdt2.zst ascii" "$(sp "$mp" "$kp")"
+echo "ascii to /dev/null, medians of $ROUNDS alternating rounds (x: zstdcat's time / its;"
+echo "through a mount, the CPU is cat's only, the daemon's is not counted):"
+name() {
+        case $1 in
+        zstdcat) echo "zstdcat din.zst" ;;
+        tt) echo "tracetool cat X.tmn ascii" ;;
+        ttp) echo "tracetool cat X.pdt2.zst ascii" ;;
+        mnt) echo "cat MNT/X.tmn/ascii (fresh)" ;;
+        mntd) echo "  the same, --direct-io" ;;
+        btt) echo "base: tracetool cat X.tmn" ;;
+        bmnt) echo "base: cat MNT/X.tmn/ascii" ;;
+        bmntd) echo "base:   the same, --direct-io" ;;
+        esac
+}
+for c in "${cases[@]}"; do
+        printf '  %-30s %s\n' "$(name "$c")" "$(sp "$(med "${W_[$c]}")" "$(med "${C_[$c]}")")"
+done
 
 # ---- pack's levels and speed; a pointer-chasing trace ----
 # `tracetool pack` of the lackey text into .tmn at its default (parameters

@@ -2,6 +2,13 @@
  * and zstd levels, in process.
  *
  *   native_bench FILE.tmn [LOG2/LEVEL ...]   (default: 16/19 18/19 20/19 16/3 18/3 20/3)
+ *   native_bench -d FILE.tmn [ROUNDS [fast]]  (default 5)
+ *
+ * With -d: decodes FILE's blocks as they are, in memory, in ROUNDS
+ * alternating rounds of the fast block decoder and the reference one
+ * (tmn_ws_reference), and prints the median of each in references a CPU
+ * second and their ratio (with fast: the fast one's rounds only, for a
+ * profiler); exits 1 when the two differ in a record.
  *
  * Decodes FILE (any .tmn) into columns in memory, then for each
  * configuration encodes every record in blocks of 2^LOG2 at zstd LEVEL
@@ -172,8 +179,111 @@ static double dec_all(struct tmn_ws *w, const struct enc *e, const struct trace 
         return best;
 }
 
+/* The blocks of the file f (len bytes): their offsets, *nb of them. */
+static size_t *blocks_of(const uint8_t *f, size_t len, size_t *nb, unsigned *ntypes, int *sized,
+                         size_t *refs)
+{
+        unsigned log2;
+        struct tm_err err = {0};
+        if (tmn_file_head_get(f, len, ntypes, sized, &log2, &err) < 0) {
+                fprintf(stderr, "native_bench: %s\n", err.msg);
+                exit(1);
+        }
+        size_t *at = NULL, n = 0, pos = TMN_FILE_HDR;
+        *refs = 0;
+        while (pos + TMN_BLK_HDR <= len) {
+                uint32_t k, body;
+                if (tmn_block_head(f + pos, 1u << log2, pos, &k, &body, &err) < 0 ||
+                    pos + TMN_BLK_HDR + body > len) {
+                        fprintf(stderr, "native_bench: %s\n", err.msg);
+                        exit(1);
+                }
+                if (k == 0)
+                        break;
+                if (!(at = realloc(at, (n + 1) * sizeof *at)))
+                        exit(1);
+                at[n++] = pos;
+                *refs += k;
+                pos += TMN_BLK_HDR + body;
+        }
+        *nb = n;
+        return at;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return (x > y) - (x < y);
+}
+
+/* native_bench -d: the fast decoder against the reference. */
+static int decode_only(const char *path, int rounds, int fast_only)
+{
+        size_t len, nb, refs;
+        unsigned ntypes;
+        int sized, bad = 0;
+        uint8_t *f = load(path, &len);
+        size_t *at = blocks_of(f, len, &nb, &ntypes, &sized, &refs);
+        struct tmn_ws *w = tmn_ws_new();
+        uint8_t *ty[2] = {malloc(1u << 20), malloc(1u << 20)};
+        uint64_t *ad[2] = {malloc(8u << 20), malloc(8u << 20)};
+        uint32_t *sz[2] = {malloc(4u << 20), malloc(4u << 20)};
+        double t[2][64];
+        if (rounds < 1 || rounds > 64)
+                rounds = 5;
+        for (int r = -1; r < rounds; r++) { /* -1: each block both ways, compared */
+                for (int ref = 0; ref < 2 - (r >= 0 && fast_only); ref++) {
+                        double t0 = now();
+                        for (size_t b = 0; b < nb; b++) {
+                                const uint8_t *p = f + at[b];
+                                size_t l = TMN_BLK_HDR + tmn_get32(p + 8);
+                                uint32_t k = tmn_get32(p + 4);
+                                for (int x = r < 0 ? 0 : ref; x <= (r < 0 ? 1 : ref); x++) {
+                                        struct tm_err err = {0};
+                                        tmn_ws_reference(w, x);
+                                        if (tmn_block_decode(w, p, l, ntypes, sized, at[b], ty[x],
+                                                             ad[x], sz[x], &err) < 0) {
+                                                fprintf(stderr, "native_bench: %s\n", err.msg);
+                                                exit(1);
+                                        }
+                                }
+                                if (r < 0)
+                                        bad |= memcmp(ty[0], ty[1], k) != 0 ||
+                                               memcmp(ad[0], ad[1], 8 * (size_t)k) != 0 ||
+                                               memcmp(sz[0], sz[1], 4 * (size_t)k) != 0;
+                        }
+                        if (r >= 0)
+                                t[ref][r] = now() - t0;
+                }
+        }
+        if (fast_only)
+                memcpy(t[1], t[0], sizeof t[0]);
+        qsort(t[0], (size_t)rounds, sizeof t[0][0], cmp_double);
+        qsort(t[1], (size_t)rounds, sizeof t[1][0], cmp_double);
+        double f0 = (double)refs / t[0][rounds / 2], f1 = (double)refs / t[1][rounds / 2];
+        printf("%zu references in %zu blocks, medians of %d alternating rounds (CPU time):\n"
+               "  fast decoder       %8.1f M references a second\n"
+               "  reference decoder  %8.1f M references a second\n"
+               "  fast / reference   %8.2fx\n",
+               refs, nb, rounds, f0 / 1e6, f1 / 1e6, f0 / f1);
+        if (bad)
+                fprintf(stderr, "native_bench: the decoders differ\n");
+        tmn_ws_free(w);
+        for (int i = 0; i < 2; i++) {
+                free(ty[i]);
+                free(ad[i]);
+                free(sz[i]);
+        }
+        free(at);
+        free(f);
+        return bad;
+}
+
 int main(int argc, char **argv)
 {
+        if (argc >= 3 && strcmp(argv[1], "-d") == 0)
+                return decode_only(argv[2], argc > 3 ? atoi(argv[3]) : 5,
+                                   argc > 4 && strcmp(argv[4], "fast") == 0);
         static const char *const def[] = {"16/19", "18/19", "20/19", "16/3", "18/3", "20/3"};
         if (argc < 2) {
                 fprintf(stderr, "usage: native_bench FILE.tmn [LOG2/LEVEL ...]\n");

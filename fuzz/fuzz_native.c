@@ -7,7 +7,10 @@
  *     block's it can walk to), so that the fuzzer gets past them to the
  *     block decoder: decoded whole and in windows with the state copied at
  *     every call, which must agree (as fzr_run), then the address family's
- *     pass over the records (its block must pass stats_ok);
+ *     pass over the records (its block must pass stats_ok); each block it
+ *     can walk to decoded by the fast and the reference block decoder
+ *     (tmn_ws_reference), which must give the same records or the same
+ *     error;
  *  1  records, 10 bytes each (type, size, a signed address step of 8
  *     bytes), written through the row in blocks of 2^4 at zstd level 1
  *     and decoded back whole and in windows: the same records, or abort. */
@@ -113,6 +116,50 @@ static void family_pass(const struct fzr_recs *k)
         f->rows(block, &k->s, &in, &rows);
 }
 
+/* Each block of the file f[0..n) it can walk to, by the fast and the
+ * reference decoder: the same outcome, records or message, or abort. */
+static void blocks_both(const uint8_t *f, size_t n)
+{
+        unsigned ntypes, log2;
+        int sized;
+        struct tm_err err[2];
+        if (tmn_file_head_get(f, n, &ntypes, &sized, &log2, &err[0]) < 0)
+                return;
+        static struct tmn_ws *w[2];
+        static uint8_t *ty[2];
+        static uint64_t *ad[2];
+        static uint32_t *sz[2];
+        for (int x = 0; x < 2; x++) {
+                if (!w[x] &&
+                    (!(w[x] = tmn_ws_new()) || !(ty[x] = malloc(1u << TMN_LOG_MAX)) ||
+                     !(ad[x] = malloc(8u << TMN_LOG_MAX)) || !(sz[x] = malloc(4u << TMN_LOG_MAX))))
+                        abort();
+                tmn_ws_reference(w[x], x);
+        }
+        for (size_t pos = TMN_FILE_HDR; n - pos >= TMN_BLK_HDR;) {
+                uint32_t k, body;
+                if (tmn_block_head(f + pos, 1u << log2, pos, &k, &body, &err[0]) < 0 || k == 0 ||
+                    body > n - pos - TMN_BLK_HDR)
+                        return;
+                int rc[2];
+                for (int x = 0; x < 2; x++) {
+                        err[x].msg[0] = 0;
+                        rc[x] = tmn_block_decode(w[x], f + pos, TMN_BLK_HDR + body, ntypes, sized,
+                                                 pos, ty[x], ad[x], sz[x], &err[x]);
+                }
+                if (rc[0] != rc[1] || strcmp(err[0].msg, err[1].msg) != 0 ||
+                    (rc[0] == 0 &&
+                     (memcmp(ty[0], ty[1], k) != 0 || memcmp(ad[0], ad[1], 8 * (size_t)k) != 0 ||
+                      memcmp(sz[0], sz[1], 4 * (size_t)k) != 0))) {
+                        fprintf(stderr,
+                                "fuzz_native: block at %zu: fast %d \"%s\", reference %d \"%s\"\n",
+                                pos, rc[0], err[0].msg, rc[1], err[1].msg);
+                        abort();
+                }
+                pos += TMN_BLK_HDR + body;
+        }
+}
+
 /* A file: whole against windows (as fzr_run), then the family's pass. */
 static void file_run(const uint8_t *data, size_t size)
 {
@@ -124,6 +171,7 @@ static void file_run(const uint8_t *data, size_t size)
         uint8_t *raw = fz_buf_get(&rawb, len);
         memcpy(raw, data + 2, len);
         fix_crcs(raw, len);
+        blocks_both(raw, len);
         tm_rcodec_native.probe(raw, len < TM_RHEAD_MIN ? len : TM_RHEAD_MIN);
         static struct fzr_recs whole, windows;
         if (fzr_decode(&tm_rcodec_native, raw, len, 0, FZR_MAX, &whole) < 0)

@@ -85,10 +85,19 @@ struct tmn_cols {
 
 /* What an encoder or decoder works in: the predictor tables, the streams,
  * the zstd contexts. Opaque; tmn_ws_new / tmn_ws_free. About 3.5 MiB of
- * tables plus streams that grow to a block's needs. */
+ * tables (the fast decoder's instruction table besides: a 256 KiB map and
+ * 40 bytes an entry a block uses, at most 2.5 MiB) plus streams that grow
+ * to a block's needs; memory a path never uses is never touched. */
 struct tmn_ws;
 struct tmn_ws *tmn_ws_new(void);
 void tmn_ws_free(struct tmn_ws *w);
+
+/* For tests and benchmarks: on != 0 makes tmn_block_decode with w decode
+ * predicted blocks with the reference decoder only (a record at a time,
+ * every check inline), 0 with the fast one, which hands a block it
+ * refuses to the reference for the error. Both give the same records and
+ * the same errors. */
+void tmn_ws_reference(struct tmn_ws *w, int on);
 
 /* Statistics of the last block tmn_block_encode wrote: bytes per stream
  * as stored (predicted streams, or the plain ones at [0..3)). */

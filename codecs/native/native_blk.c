@@ -23,6 +23,16 @@ struct dent {
         uint32_t sz, pad;
 };
 
+/* The fast decoder's instruction table: the entries of the indices a
+ * block uses, in the order it first uses them (slot 1 on), so that a
+ * loop's instructions share cache lines; n1, n2 are the slots of s1's and
+ * s2's entries, which takes the next instruction's entry without hashing
+ * its PC or reading the index map. */
+struct cent {
+        uint64_t s1, s2, pat;
+        uint32_t isz, n1, n2, pad;
+};
+
 struct buf {
         uint8_t *p;
         size_t len, cap;
@@ -36,6 +46,9 @@ struct tmn_ws {
         struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
+        int ref;         /* decode with dec_predict only (tmn_ws_reference) */
+        uint32_t *imap;  /* index -> slot of ic, 0: none yet (fast decoder) */
+        struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
 };
 
 #define NO_PAT UINT64_MAX /* a pattern no table entry predicts */
@@ -62,11 +75,18 @@ struct tmn_ws *tmn_ws_new(void)
                 return NULL;
         w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
         w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
-        if (!w->it || !w->dt) {
+        w->imap = malloc(sizeof *w->imap << TMN_TABLE_LOG);
+        w->ic = malloc(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
+        if (!w->it || !w->dt || !w->imap || !w->ic) {
                 tmn_ws_free(w);
                 return NULL;
         }
         return w;
+}
+
+void tmn_ws_reference(struct tmn_ws *w, int on)
+{
+        w->ref = on;
 }
 
 void tmn_ws_free(struct tmn_ws *w)
@@ -75,6 +95,8 @@ void tmn_ws_free(struct tmn_ws *w)
                 return;
         free(w->it);
         free(w->dt);
+        free(w->imap);
+        free(w->ic);
         for (int i = 0; i < TMN_NSTREAMS; i++)
                 free(w->s[i].p);
         free(w->out.p);
@@ -447,6 +469,10 @@ static inline int rd_byte(struct rd *r, uint8_t *v)
 static const char *const stream_name[TMN_NSTREAMS] = {"type", "ihit",  "imiss",
                                                       "dhit", "dmiss", "size"};
 
+/* Zero bytes after each raw stream: the fast decoder reads a varint's
+ * first bytes before it knows where the stream ends. */
+#define STREAM_SLACK 16
+
 /* The streams of the block body b (len bytes, ns streams, each raw at
  * most lim bytes) into w->s. */
 static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, size_t lim,
@@ -465,7 +491,7 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                         return tm_err_set(err, -EIO, "raw offset %llu: stream %d: bad table entry",
                                           o, s);
                 w->s[s].len = 0;
-                if (buf_room(&w->s[s], raw + 1) < 0)
+                if (buf_room(&w->s[s], raw + STREAM_SLACK) < 0)
                         return tm_err_set(err, -ENOMEM, "out of memory");
                 if (e[0] == 0) {
                         memcpy(w->s[s].p, b + at, k);
@@ -475,6 +501,7 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                                 return tm_err_set(
                                     err, -EIO, "raw offset %llu: stream %d: bad zstd frame", o, s);
                 }
+                memset(w->s[s].p + raw, 0, STREAM_SLACK);
                 w->s[s].len = raw;
                 at += k;
         }
@@ -664,6 +691,275 @@ static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, in
         return 0;
 }
 
+/* ---- decoding, the fast path ----
+ *
+ * The same predictors as dec_predict, with the checks that cannot fail
+ * on a good block taken out of the loop: the hit codes are checked in
+ * bulk before it, a varint's common one-byte form is read inline, the
+ * instruction table's entry of the previous PC is the one the previous
+ * instruction looked up, the addresses are chosen without branches. A
+ * block it refuses (-1) is decoded again by dec_predict, which names what
+ * is wrong; a block it accepts decodes to the same records (tests). */
+
+/* A varint of the stream at *p (before end) of two or more bytes, by
+ * rd_var's rules; -1 when there is none. */
+static int var_long(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+        struct rd r = {*p, end};
+        if (rd_var(&r, v) < 0)
+                return -1;
+        *p = r.p;
+        return 0;
+}
+
+/* The next varint of [*p, end): the one-byte form inline. */
+#define VAR_NEXT(p, end, v, fail)                                                                  \
+        do {                                                                                       \
+                if ((p) >= (end))                                                                  \
+                        goto fail;                                                                 \
+                if (*(p) < 0x80) {                                                                 \
+                        (v) = *(p)++;                                                              \
+                } else if (var_long(&(p), (end), &(v)) < 0) {                                      \
+                        goto fail;                                                                 \
+                }                                                                                  \
+        } while (0)
+
+/* 1 when every byte of c[0..n) is a code below lim (and not 2 when no2). */
+static int codes_ok(const uint8_t *c, size_t n, unsigned lim, int no2)
+{
+        unsigned bad = 0;
+        for (size_t i = 0; i < n; i++)
+                bad |= (unsigned)(c[i] >= lim) | (unsigned)(no2 & (c[i] == 2));
+        return !bad;
+}
+
+/* (pos + 1) * 0xD6E8FEB86659FD93 of hash_data, per position. */
+static const uint64_t pos_key[TMN_POS_MAX + 1] = {
+#define K(p) (uint64_t)(p + 1) * 0xD6E8FEB86659FD93ull
+    K(0), K(1), K(2),  K(3),  K(4),  K(5),  K(6),  K(7),
+    K(8), K(9), K(10), K(11), K(12), K(13), K(14), K(15),
+#undef K
+};
+
+/* The fast decoder's tables for a block of n records: the data table
+ * and the instruction table's index map, as tables_reset. */
+static void tables_reset_fast(struct tmn_ws *w, size_t n)
+{
+        unsigned bits = 2;
+        while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
+                bits++;
+        w->shift = 64 - bits;
+        memset(w->imap, 0, sizeof *w->imap << bits);
+        memset(w->dt, 0, sizeof *w->dt << bits);
+}
+
+/* The slot of pc's entry, made (all zero, its successors PC 0's, in
+ * slot0) when the block has none yet. */
+static inline uint32_t cent_slot(struct cent *ic, uint32_t *imap, uint32_t *used, uint64_t pc,
+                                 unsigned sh, uint32_t slot0)
+{
+        uint32_t *m = &imap[hash_pc(pc, sh)];
+        if (*m)
+                return *m;
+        *m = ++*used;
+        ic[*m] = (struct cent){.n1 = slot0 ? slot0 : *m, .n2 = slot0 ? slot0 : *m};
+        return *m;
+}
+
+/* A varint of up to 8 bytes at p (8 bytes readable) and its length, or
+ * length 0 when it is longer: the 7-bit groups gathered without a loop. */
+static inline uint64_t var_peek(const uint8_t *p, unsigned *len)
+{
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t stop = ~x & 0x8080808080808080ull;
+        if (!stop) {
+                *len = 0;
+                return 0;
+        }
+        unsigned b = (unsigned)__builtin_ctzll(stop) + 1;
+        *len = b >> 3;
+        x &= UINT64_MAX >> (64 - b);
+        x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+        x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+        return (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+}
+
+/* 1 when no byte of c[0..n) has its high bit: each is a one-byte varint. */
+static int all_short(const uint8_t *c, size_t n)
+{
+        uint8_t o = 0;
+        for (size_t i = 0; i < n; i++)
+                o |= c[i];
+        return !(o & 0x80);
+}
+
+/* A size code for record r against the prediction *p: SIZE1, the
+ * stream's byte r (size1: every record's code is one byte), else its
+ * next varint. */
+#define SIZE_NEXT(p, r, fail)                                                                      \
+        do {                                                                                       \
+                if (size1) {                                                                       \
+                        v = sp[r];                                                                 \
+                } else {                                                                           \
+                        VAR_NEXT(sp, spe, v, fail);                                                \
+                        if (v > (uint64_t)UINT32_MAX + 1)                                          \
+                                goto fail;                                                         \
+                }                                                                                  \
+                (p) = v ? (uint32_t)(v - 1) : (p);                                                 \
+                sz = (p);                                                                          \
+        } while (0)
+
+static inline __attribute__((always_inline)) int
+dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized, uint8_t *type,
+                 uint64_t *addr, uint32_t *size, const int size1)
+{
+        const uint8_t *ih = w->s[TMN_S_IHIT].p, *ihe = ih + w->s[TMN_S_IHIT].len;
+        const uint8_t *dh = w->s[TMN_S_DHIT].p, *dhe = dh + w->s[TMN_S_DHIT].len;
+        const uint8_t *im = w->s[TMN_S_IMISS].p, *ime = im + w->s[TMN_S_IMISS].len;
+        const uint8_t *dm = w->s[TMN_S_DMISS].p, *dme = dm + w->s[TMN_S_DMISS].len;
+        const uint8_t *tp = w->s[TMN_S_TYPE].p, *tpe = tp + w->s[TMN_S_TYPE].len;
+        const uint8_t *sp = w->s[TMN_S_SIZE].p, *spe = sp + w->s[TMN_S_SIZE].len;
+        if (!sized && sp != spe)
+                return -1;
+        if (!codes_ok(ih, (size_t)(ihe - ih), 4, !sized) || !codes_ok(dh, (size_t)(dhe - dh), 5, 0))
+                return -1;
+        tables_reset_fast(w, n);
+        struct cent *const ic = w->ic;
+        uint32_t *const imap = w->imap;
+        struct dent *const dt = w->dt;
+        const unsigned sh = w->shift;
+        uint32_t used = 0;
+        uint64_t prev_pc = 0, prev_data = 0, v;
+        uint32_t prev_sz = 0, sz = 0;
+        const uint32_t slot0 = cent_slot(ic, imap, &used, 0, sh, 0);
+        struct cent *q = &ic[slot0]; /* the entry of prev_pc */
+        for (size_t i = 0; i < n;) {
+                int fetch = i > 0 || mode == 1;
+                uint64_t pc = 0;
+                if (fetch) {
+                        if (ih == ihe || ntypes <= IFETCH)
+                                goto fail;
+                        unsigned c = *ih++;
+                        struct cent *e = q;
+                        uint32_t ns;
+                        if (c < 2) {
+                                pc = c == 0 ? e->s1 : e->s2;
+                                ns = c == 0 ? e->n1 : e->n2;
+                        } else {
+                                pc = prev_pc + prev_sz;
+                                if (c == 3) {
+                                        VAR_NEXT(im, ime, v, fail);
+                                        pc = prev_pc + unzigzag(v);
+                                }
+                                ns = cent_slot(ic, imap, &used, pc, sh, slot0);
+                        }
+                        if (pc != e->s1) {
+                                e->s2 = e->s1;
+                                e->n2 = e->n1;
+                                e->s1 = pc;
+                                e->n1 = ns;
+                        }
+                        q = &ic[ns];
+                        __builtin_prefetch(
+                            &dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
+                } else {
+                        q = &ic[slot0];
+                }
+                size_t j = i + (size_t)fetch, k;
+                VAR_NEXT(tp, tpe, v, fail);
+                if (v == 0) {
+                        uint64_t pat = q->pat;
+                        if (pat == NO_PAT || (pat & 31) > n - j)
+                                goto fail;
+                        k = (size_t)(pat & 31);
+                        pat >>= 5;
+                        if (k <= 4 && n - j >= 4) {
+                                /* four bytes whatever k: those past k are
+                                 * records that later instructions write */
+                                uint32_t t4 = (uint32_t)(pat & 7) | (uint32_t)(pat >> 3 & 7) << 8 |
+                                              (uint32_t)(pat >> 6 & 7) << 16 |
+                                              (uint32_t)(pat >> 9 & 7) << 24;
+                                memcpy(type + j, &t4, 4);
+                        } else {
+                                for (size_t x = 0; x < k; x++, pat >>= 3)
+                                        type[j + x] = (uint8_t)(pat & 7);
+                        }
+                } else {
+                        if (v - 1 > n - j || v - 1 > (size_t)(tpe - tp))
+                                goto fail;
+                        k = (size_t)(v - 1);
+                        unsigned bad = 0;
+                        for (size_t x = 0; x < k; x++) {
+                                type[j + x] = tp[x];
+                                bad |= (unsigned)(tp[x] >= ntypes) | (unsigned)(tp[x] == IFETCH);
+                        }
+                        if (bad)
+                                goto fail;
+                        tp += k;
+                        q->pat = pattern(type + j, k);
+                }
+                if (fetch) {
+                        type[i] = IFETCH;
+                        addr[i] = pc;
+                        if (sized)
+                                SIZE_NEXT(q->isz, i, fail);
+                        if (size)
+                                size[i] = sz;
+                        prev_sz = sz;
+                        prev_pc = pc;
+                }
+                if ((size_t)(dhe - dh) < k)
+                        goto fail;
+                for (size_t x = 0; x < k; x++) {
+                        struct dent *d =
+                            &dt[(uint32_t)(((pc ^ pos_key[x < TMN_POS_MAX ? x : TMN_POS_MAX]) *
+                                            0x9E3779B97F4A7C15ull) >>
+                                           sh)];
+                        unsigned c = dh[x];
+                        uint64_t a1 = d->a1, a2 = d->a2;
+                        uint64_t a = c == 1 ? a2 : c == 0 || c == 3 ? a1 : prev_data;
+                        unsigned len, miss = c >= 3;
+                        uint64_t z = var_peek(dm, &len);
+                        if (miss && !len) {
+                                VAR_NEXT(dm, dme, z, fail);
+                        } else {
+                                dm += miss ? len : 0;
+                                z = miss ? z : 0;
+                        }
+                        if (dm > dme)
+                                goto fail;
+                        a += unzigzag(z);
+                        if (sized)
+                                SIZE_NEXT(d->sz, j + x, fail);
+                        d->a2 = a != a1 ? a1 : a2;
+                        d->a1 = a;
+                        prev_data = a;
+                        addr[j + x] = a;
+                        if (size)
+                                size[j + x] = sized ? sz : 0;
+                }
+                dh += k;
+                i = j + k;
+        }
+        if (size1)
+                sp = spe;
+        if (ih != ihe || dh != dhe || im != ime || dm != dme || tp != tpe || sp != spe)
+                goto fail;
+        return 0;
+fail:
+        return -1;
+}
+
+static int dec_predict_fast(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized,
+                            uint8_t *type, uint64_t *addr, uint32_t *size)
+{
+        const struct buf *s = &w->s[TMN_S_SIZE];
+        if (sized && s->len == n && all_short(s->p, n))
+                return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 1);
+        return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 0);
+}
+
 int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned ntypes, int sized,
                      uint64_t raw_off, uint8_t *type, uint64_t *addr, uint32_t *size,
                      struct tm_err *err)
@@ -685,7 +981,9 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                 return rc;
         if (mode == TMN_PLAIN)
                 return dec_plain(w, n, ntypes, sized, type, addr, size, raw_off, err);
-        return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
+        if (w->ref || dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
+                return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
+        return 0;
 }
 
 /* ---- the file header and the end mark ---- */

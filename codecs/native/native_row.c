@@ -93,6 +93,7 @@ struct tcache {
         uint64_t id, raw_off;
         uint32_t crc, nrec, body;
         int valid, ntypes, sized;
+        int has_size; /* the size column is filled (the text decoder's fills leave it) */
         size_t cap;
         uint8_t *type;
         uint64_t *addr;
@@ -110,9 +111,7 @@ static void tc_free(void *p)
         struct tcache *t = p;
         if (!t)
                 return;
-        free(t->type);
         free(t->addr);
-        free(t->size);
         tmn_ws_free(t->ws);
         free(t);
 }
@@ -137,30 +136,33 @@ static struct tcache *tc_get(void)
         return t;
 }
 
+/* Room for n records: the columns in one buffer (t->addr's), the sizes
+ * last, whose pages stay untouched while only the text decoder fills it. */
 static int tc_room(struct tcache *t, size_t n)
 {
         if (t->cap >= n)
                 return 0;
-        free(t->type);
         free(t->addr);
-        free(t->size);
-        t->type = malloc(n);
-        t->addr = malloc(n * sizeof *t->addr);
-        t->size = malloc(n * sizeof *t->size);
-        t->cap = t->type && t->addr && t->size ? n : 0;
+        size_t nt = (n + 7) & ~(size_t)7; /* the sizes aligned */
+        t->addr = malloc(n * sizeof *t->addr + nt + n * sizeof *t->size);
+        t->type = t->addr ? (uint8_t *)(t->addr + n) : NULL;
+        t->size = t->addr ? (uint32_t *)(t->type + nt) : NULL;
+        t->cap = t->addr ? n : 0;
         return t->cap ? 0 : -ENOMEM;
 }
 
-/* t filled with the block at in (whole: nrec records, body bytes). */
+/* t filled with the block at in (whole: nrec records, body bytes), the
+ * sizes too when with_size. */
 static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
-                   uint32_t nrec, uint32_t body, uint64_t raw_off, struct tm_err *err)
+                   uint32_t nrec, uint32_t body, uint64_t raw_off, int with_size,
+                   struct tm_err *err)
 {
         t->valid = 0;
         if (tc_room(t, nrec) < 0)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         size_t len = TMN_BLK_HDR + (size_t)body;
-        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr, t->size,
-                                  err);
+        int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr,
+                                  with_size ? t->size : NULL, err);
         if (rc < 0)
                 return rc;
         memcpy(t->bytes, in, len);
@@ -171,6 +173,7 @@ static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, co
         t->body = body;
         t->ntypes = (int)ntypes;
         t->sized = sized;
+        t->has_size = with_size;
         t->valid = 1;
         return 0;
 }
@@ -185,9 +188,9 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
                 return tm_err_set(err, -ENOMEM, "out of memory");
         *out = t;
         if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
-            t->nrec == nrec && t->body == body)
+            t->nrec == nrec && t->body == body && t->has_size)
                 return 0;
-        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, err);
+        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, 1, err);
 }
 
 /* The same for the text decoder, by the block's bytes: NULL when it
@@ -203,7 +206,7 @@ static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, 
         if (t->valid && t->nrec == nrec && t->body == body && t->ntypes == s->ntypes &&
             t->sized == s->sized && memcmp(t->bytes, in, len) == 0)
                 return t;
-        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, &e) < 0 ? NULL : t;
+        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, 0, &e) < 0 ? NULL : t;
 }
 
 /* The end mark at in (whole): checked against the records returned. */
@@ -373,6 +376,30 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
 #define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
 static struct tm_tls text_slot = TM_TLS_INIT(TEXT_COLS * sizeof(struct tm_ref));
 
+/* The records [at, at + m) of t as references into text_refs: every one,
+ * or those of type kind (the count). */
+static size_t refs_all(struct tm_ref *text_refs, const struct tcache *t, size_t at, size_t m)
+{
+        const uint64_t *a = t->addr + at;
+        const uint8_t *ty = t->type + at;
+        for (size_t i = 0; i < m; i++) {
+                text_refs[i].addr = a[i];
+                text_refs[i].type = ty[i];
+        }
+        return m;
+}
+
+static size_t refs_of(struct tm_ref *text_refs, const struct tcache *t, size_t at, size_t m,
+                      uint32_t kind)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+                text_refs[k] = (struct tm_ref){.addr = t->addr[at + i], .type = t->type[at + i]};
+                k += t->type[at + i] == kind;
+        }
+        return k;
+}
+
 /* The ascii lines (din's) of the records at in: whole blocks' records
  * from this thread's block cache, through the din renderer (render.h);
  * kind >= 0: only that type's. Stops where decode() must go on. */
@@ -413,12 +440,8 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
                 m = take(&s, t, b, len - off, 0, m, &end);
                 if (m == 0)
                         break;
-                size_t k = 0;
-                for (size_t i = 0; i < m; i++) {
-                        text_refs[k] = (struct tm_ref){.addr = t->addr[s.done + i],
-                                                       .type = t->type[s.done + i]};
-                        k += kind < 0 || t->type[s.done + i] == (uint32_t)kind;
-                }
+                size_t k = kind < 0 ? refs_all(text_refs, t, s.done, m)
+                                    : refs_of(text_refs, t, s.done, m, (uint32_t)kind);
                 w += tm_render_din_batch(dst + w, text_refs, k);
                 size_t u = 0;
                 advance(&s, t, m, end, &u);
