@@ -38,6 +38,8 @@ struct run {
         struct job *j;
         struct pack_src src;
         struct tm_schema enc;         /* what the row's encoder takes */
+        struct tm_blob blob[16];      /* the input's byte sections, */
+        struct tm_renc_src esrc;      /* for an encoder of any schema */
         struct tm_rmap map, heap_map; /* the input's records, heap records (notes, wire) */
         int notes_fit;                /* the output holds heap comments */
         int comment;                  /* the encoder schema's comment kind, -1 */
@@ -184,7 +186,8 @@ static int run_pass(struct run *r, char (*pre)[NOTE_LEN], unsigned npre)
         r->data_out = 0;
         struct tm_cwriter_opts wo = {.level = r->level, .frame_size = j->o->frame_size};
         enum tm_cont_kind kind = r->sample ? TM_CONT_ZSTD : j->o->kind;
-        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc, j->err);
+        int rc = pack_out_open(&r->out, j->o->row, j->out, kind, &wo, r->encs, r->nenc, &r->esrc,
+                               j->err);
         for (unsigned i = 0; rc == 0 && i < npre; i++)
                 rc = put_comment(r, pre[i]);
         if (rc == 0)
@@ -264,7 +267,12 @@ static int run_open(struct run *r, const char *in, int fd, const char *in_name, 
         int rc = pack_src_open(&r->src, in, fd, in_name, spool, j->err);
         if (rc < 0)
                 return rc;
-        row->enc_schema(&r->enc);
+        if (row->enc_schema_src)
+                row->enc_schema_src(&r->src.schema, &r->enc);
+        else
+                row->enc_schema(&r->enc);
+        r->esrc = (struct tm_renc_src){&r->src.schema, r->blob, r->src.row && r->src.row->blobs
+                                           ? r->src.row->blobs(r->src.ctx, r->blob, 16) : 0};
         tm_rmap_init(&r->map, &r->src.schema, r->src.format, &r->enc, row->name);
         tm_rmap_init(&r->heap_map, &tm_schema_heap, r->src.format, &r->enc, row->name);
         r->notes_fit = tm_rmap_kind_ok(&r->heap_map, TM_HK_COMMENT);

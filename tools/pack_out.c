@@ -61,16 +61,18 @@ static int cand_open(struct pack_out *o, struct pack_cand *c, const char *out,
         }
         int rc = tm_cwriter_open(c->fd, out ? c->tmp : "<stdout>", kind, wo, &c->w, err);
         if (rc == 0)
-                rc = o->row->enc_open(c->enc, cand_sink, c, &c->e, err);
+                rc = o->row->enc_open_src ? o->row->enc_open_src(o->src, c->enc, cand_sink, c, &c->e, err)
+                                          : o->row->enc_open(c->enc, cand_sink, c, &c->e, err);
         return rc < 0 ? cand_err(c, rc, err) : 0;
 }
 
 int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *out,
                   enum tm_cont_kind kind, const struct tm_cwriter_opts *wo, const char *const *enc,
-                  unsigned n, struct tm_err *err)
+                  unsigned n, const struct tm_renc_src *src, struct tm_err *err)
 {
         memset(o, 0, sizeof *o);
         o->row = row;
+        o->src = src;
         for (unsigned i = 0; i < PACK_OUT_CANDS; i++)
                 o->c[i].fd = -1;
         if (n > PACK_OUT_CANDS || (!out && n != 1))

@@ -38,17 +38,19 @@ struct pack_cand {
 
 struct pack_out {
         const struct tm_rcodec *row;
+        const struct tm_renc_src *src; /* for the row's enc_open_src */
         struct pack_cand c[PACK_OUT_CANDS];
         unsigned n;
 };
 
 /* Open n candidates (encodings enc[0..n), NULL for the row's unnamed
- * one) of row writing out (a path; NULL: stdout, n must be 1) in a
+ * one; by the row's enc_open_src for input src when it has one) of row
+ * writing out (a path; NULL: stdout, n must be 1) in a
  * container of kind with wo. Returns 0 or a negative errno with err;
  * pack_out_free frees o either way. */
 int pack_out_open(struct pack_out *o, const struct tm_rcodec *row, const char *out,
                   enum tm_cont_kind kind, const struct tm_cwriter_opts *wo, const char *const *enc,
-                  unsigned n, struct tm_err *err);
+                  unsigned n, const struct tm_renc_src *src, struct tm_err *err);
 
 /* Record r (of row's enc_schema), record number idx, to every candidate.
  * Returns 0 or the first encoder's refusal (negative errno, err). */

@@ -12,6 +12,7 @@
  * them) and written a block at a time; a block whose body would pass
  * TMN_BODY_MAX is written as two halves. */
 #include "native.h"
+#include "ncol.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 
 #include "../address/arec.h"
 #include "../address/render.h"
+#include "../record/family.h"
 
 /* ---- decoding ---- */
 
@@ -51,6 +53,8 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
                        struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
 {
         (void)path;
+        if (n > 9 && head[9] == NCOL_SCHEMA) /* records of any schema: ncol_row.c */
+                return ncol_open(head, n, ctx, schema, st, err);
         unsigned ntypes, log2;
         int sized;
         int rc = tmn_file_head_get(head, n, &ntypes, &sized, &log2, err);
@@ -73,11 +77,15 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
 
 static void native_close(void *ctx)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_close(ctx);
         free(ctx);
 }
 
 static int native_state_ok(const void *ctx, const struct tm_rstate *st)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_state_ok(ctx, st);
         const struct nctx *x = ctx;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
@@ -308,6 +316,8 @@ static ssize_t native_decode(void *ctx, struct tm_rstate *st, const uint8_t *in,
                              int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
                              size_t cap, struct tm_err *err)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_decode(ctx, st, in, len, eof, raw_off, used, out, cap, err);
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
         struct tcache *t = NULL;
@@ -337,6 +347,8 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
                                    int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                    size_t cap, struct tm_err *err)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_decode_batch(ctx, st, in, len, eof, raw_off, used, b, cap, err);
         const struct nctx *x = ctx;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
@@ -382,6 +394,9 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
 {
         (void)p;
         (void)raw_off;
+        *used = *nrec = 0;
+        if (ncol_state_is(st)) /* schema 2: the generic path renders its lines */
+                return 0;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
         size_t w = 0, off = 0, done = 0, lines = 0;
@@ -444,6 +459,7 @@ struct tm_renc {
         uint32_t *size;
         struct tmn_ws *ws;
         uint64_t total;
+        struct ncol_enc *col; /* schema 2's encoder (ncol_row.c), or NULL */
 };
 
 /* Encoding names: bK (blocks of 2^K records, K 4..20) with an optional
@@ -475,6 +491,7 @@ static int enc_name(const char *enc, unsigned *log2, int *level)
 
 static void enc_release(struct tm_renc *e)
 {
+        ncol_enc_free(e->col);
         free(e->type);
         free(e->addr);
         free(e->size);
@@ -547,6 +564,8 @@ static int enc_block(struct tm_renc *e, struct tm_err *err)
 static int native_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
                           struct tm_err *err)
 {
+        if (e->col)
+                return ncol_enc_put(e->col, r, n, idx, err);
         for (size_t i = 0; i < n; i++) {
                 const struct tm_rec *x = &r[i];
                 unsigned long long k = (unsigned long long)(idx + i);
@@ -570,6 +589,12 @@ static int native_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, u
 
 static int native_enc_finish(struct tm_renc *e, struct tm_err *err)
 {
+        if (e->col) {
+                int rc = ncol_enc_finish(e->col, err);
+                e->col = NULL;
+                enc_release(e);
+                return rc;
+        }
         int rc = enc_block(e, err);
         if (rc == 0) {
                 uint8_t m[TMN_END_LEN];
@@ -594,6 +619,47 @@ static void native_enc_schema(struct tm_schema *s)
         tm_addr_schema(s, TM_NTYPES, 1);
 }
 
+/* Schema 1 for an address trace, schema 2 (ncol.h) for any other. */
+static int native_src_is_addr(const struct tm_schema *src)
+{
+        const struct tm_family *f = tm_family_of(src);
+        return f && strcmp(f->name, "address") == 0;
+}
+
+static void native_enc_schema_src(const struct tm_schema *src, struct tm_schema *s)
+{
+        if (native_src_is_addr(src))
+                native_enc_schema(s);
+        else
+                *s = *src;
+}
+
+static int native_enc_open_src(const struct tm_renc_src *src, const char *enc, tm_rsink sink,
+                               void *arg, struct tm_renc **out, struct tm_err *err)
+{
+        if (native_src_is_addr(src->schema))
+                return native_enc_open(enc, sink, arg, out, err);
+        unsigned log2;
+        int level;
+        if (enc_name(enc, &log2, &level) < 0)
+                return tm_err_set(err, -EINVAL, "native: no encoding %s (bK[/zL]: K 4..20)", enc);
+        struct tm_renc *e = calloc(1, sizeof *e);
+        if (!e)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        int rc = ncol_enc_open(src, log2 < NCOL_LOG_MAX ? log2 : NCOL_LOG_MAX, level, sink, arg, &e->col, err);
+        if (rc < 0) {
+                free(e);
+                return rc;
+        }
+        *out = e;
+        return 0;
+}
+
+static unsigned native_blobs(void *ctx, struct tm_blob *out, unsigned cap)
+{
+        return ncol_ctx_is(ctx) ? ncol_blobs(ctx, out, cap) : 0;
+}
+
 const struct tm_rcodec tm_rcodec_native = {
     .name = "native",
     .suffix = ".tmn",
@@ -613,4 +679,8 @@ const struct tm_rcodec tm_rcodec_native = {
     .text_of = native_text_of,
     .text_kinds = 1,
     .decode_batch = native_decode_batch,
+    .head_max = NCOL_HEAD_MAX,
+    .blobs = native_blobs,
+    .enc_schema_src = native_enc_schema_src,
+    .enc_open_src = native_enc_open_src,
 };

@@ -255,6 +255,14 @@ struct tm_rarchive {
         int trust_group;
 };
 
+/* What an encoder that takes records of any schema is opened for
+ * (tm_rcodec.enc_open_src): the input's schema and byte sections. */
+struct tm_renc_src {
+        const struct tm_schema *schema;
+        const struct tm_blob *blob;
+        unsigned nblobs;
+};
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
@@ -382,6 +390,16 @@ struct tm_rcodec {
         ssize_t (*decode_batch)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
+
+        /* For a row whose encoder takes records of any schema (the native
+         * encoding, docs/formats/native.md): the schema its encoder takes
+         * for input of schema src into *enc (src itself, or what
+         * enc_schema gives), and an encoder for that input as enc_open
+         * starts one, whose records then go through enc_put, enc_finish
+         * and enc_free. NULL: enc_schema and enc_open serve every input. */
+        void (*enc_schema_src)(const struct tm_schema *src, struct tm_schema *enc);
+        int (*enc_open_src)(const struct tm_renc_src *src, const char *enc, tm_rsink sink,
+                            void *arg, struct tm_renc **out, struct tm_err *err);
 };
 
 /* An encoder's block put from its one-record put: one(e, &r[i], idx + i)
