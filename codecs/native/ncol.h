@@ -126,7 +126,7 @@ void ncol_rec(const struct tm_schema *s, const struct ncol_cols *c, uint32_t i, 
 
 /* ---- the row's part (ncol_row.c), which native_row.c dispatches to ---- */
 
-/* Is ctx an open schema-2 trace's (from ncol_open)? */
+/* Is ctx (or NULL) an open schema-2 trace's (from ncol_open)? */
 int ncol_ctx_is(const void *ctx);
 /* Does the state st belong to a schema-2 trace? */
 int ncol_state_is(const struct tm_rstate *st);

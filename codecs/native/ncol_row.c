@@ -41,6 +41,8 @@ static _Atomic uint64_t next_id = 1;
 int ncol_ctx_is(const void *ctx)
 {
         uint64_t m;
+        if (!ctx)
+                return 0;
         memcpy(&m, ctx, sizeof m);
         return m == CTX_MAGIC;
 }
