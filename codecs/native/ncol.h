@@ -8,7 +8,8 @@
  * one or more streams, each field coded by the method the encoder found
  * smallest for it in this block (plain 8-byte values, varints, deltas,
  * or hit codes against a small set of predictors: last value, stride,
- * last of the kind, FCM order 1, DFCM orders 1..3, a move-to-front rank
+ * last of the kind, FCM order 1, DFCM orders 1..3, the previous record's
+ * value at the same position (of a field coded before), a move-to-front rank
  * among the field's values so far in the block; misses and large ranks
  * in streams of their own). Each stream is stored plainly or as one zstd
  * frame, whichever is smaller. The framing (block header, CRC, end mark)
@@ -36,7 +37,7 @@
 #define NCOL_LOG_MAX 16             /* records a block: 2^4 .. 2^16 */
 #define NCOL_TABLE_LOG 12           /* FCM / DFCM tables: 2^12 entries at most */
 #define NCOL_FSTREAMS 4             /* streams a field: A, B, C, bytes */
-#define NCOL_RANK_CODES 247         /* ranks 0..246 in a hit code */
+#define NCOL_RANK_CODES 246         /* ranks 0..245 in a hit code */
 #define NCOL_VAR_MAX (16u << 20)    /* bytes of one variable field in a block */
 
 /* A field's method in a block (the body's method byte of the field). */
@@ -57,6 +58,7 @@ enum ncol_code {
         NCOL_C_DFCM1,     /* last + the delta that followed the last delta */
         NCOL_C_DFCM2,     /* .. the last two deltas */
         NCOL_C_DFCM3,     /* .. the last three deltas */
+        NCOL_C_PREV,      /* the previous record's value at this position, of an earlier field */
         NCOL_C_MISS,      /* B: zigzag varint of v - last */
         NCOL_C_RANK,      /* C: a varint move-to-front rank >= NCOL_RANK_CODES */
         NCOL_C_RANK0      /* .. 255: the rank code - NCOL_C_RANK0 */

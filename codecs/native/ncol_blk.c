@@ -12,6 +12,7 @@
 #define NS_SECTION 1
 #define NS_FIELD0 2
 #define PICK_LEVEL 1 /* zstd level the methods are compared at */
+#define PREV_OK 0x80 /* in vkind: the value has an NCOL_C_PREV prediction */
 
 struct stream {
         uint8_t *p;
@@ -44,8 +45,10 @@ struct ncol_ws {
         size_t cap;                        /* records of the columns */
         struct ncol_cols c;
         size_t var_cap[TM_SCHEMA_FIELDS_MAX];
-        uint64_t *vals; /* one field's values (encoder) */
-        uint8_t *vkind;
+        int8_t pos[TM_SCHEMA_KINDS_MAX][TM_SCHEMA_FIELDS_MAX]; /* field f's position in kind k */
+        uint64_t *vals;  /* one field's values */
+        uint64_t *vprev; /* their NCOL_C_PREV predictions */
+        uint8_t *vkind;  /* their kinds; PREV_OK: vprev holds one */
         struct mtf m;
         struct pred p;
         struct stream st[NCOL_M_N][3], var, kind, section, out, z;
@@ -107,9 +110,12 @@ struct ncol_ws *ncol_ws_new(const struct tm_schema *s)
         if (!w)
                 return NULL;
         w->s = *s;
+        memset(w->pos, -1, sizeof w->pos);
         for (unsigned k = 0; k < s->nkinds; k++)
-                for (unsigned j = 0; j < s->kind[k].nfields; j++)
+                for (unsigned j = 0; j < s->kind[k].nfields; j++) {
                         w->has[k] |= 1ull << s->kind[k].field[j];
+                        w->pos[k][s->kind[k].field[j]] = (int8_t)j;
+                }
         size_t t = (size_t)1 << NCOL_TABLE_LOG;
         w->p.fcm1 = malloc(4 * t * sizeof(uint64_t));
         w->cc = ZSTD_createCCtx();
@@ -134,13 +140,14 @@ static void cols_free(struct ncol_ws *w)
                 w->c.col[f] = w->c.off[f] = NULL;
         }
         free(w->vals);
+        free(w->vprev);
         free(w->vkind);
         free(w->m.key);
         free(w->m.time);
         free(w->m.fen);
         free(w->m.at);
         w->c.kind = w->c.section = w->vkind = NULL;
-        w->vals = NULL;
+        w->vals = w->vprev = NULL;
         memset(&w->m, 0, sizeof w->m);
         w->cap = 0;
 }
@@ -180,12 +187,13 @@ static int room(struct ncol_ws *w, size_t n)
         w->c.kind = malloc(n);
         w->c.section = malloc(n);
         w->vals = malloc(n * sizeof *w->vals);
+        w->vprev = malloc(n * sizeof *w->vprev);
         w->vkind = malloc(n);
         w->m.key = malloc(h * sizeof *w->m.key);
         w->m.time = malloc(h * sizeof *w->m.time);
         w->m.fen = malloc((n + 1) * sizeof *w->m.fen);
         w->m.at = malloc((n + 1) * sizeof *w->m.at);
-        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vkind || !w->m.key ||
+        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.key ||
                   !w->m.time || !w->m.fen || !w->m.at;
         for (unsigned f = 0; f < w->s.nfields && !bad; f++) {
                 w->c.col[f] = malloc(n * sizeof(uint64_t));
@@ -291,9 +299,11 @@ static size_t hix(const struct pred *p, uint64_t a, uint64_t b, uint64_t c, unsi
         return (size_t)(h >> (64 - p->bits));
 }
 
-/* The predictions for the next value of kind k, codes 0..NCOL_C_DFCM3. */
-static void predict(const struct pred *p, unsigned k, uint64_t out[NCOL_C_MISS])
+/* The predictions for the next value of kind k, codes 0..NCOL_C_PREV
+ * (prev: the NCOL_C_PREV one, or the last value when there is none). */
+static void predict(const struct pred *p, unsigned k, uint64_t prev, uint64_t out[NCOL_C_MISS])
 {
+        out[NCOL_C_PREV] = prev;
         out[NCOL_C_LAST] = p->last;
         out[NCOL_C_STRIDE] = p->last + p->d1;
         out[NCOL_C_KIND] = p->kind_last[k];
@@ -348,8 +358,8 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
         mtf_reset(&w->m, m);
         for (size_t i = 0; i < m && rc == 0; i++) {
                 uint64_t v = w->vals[i], pr[NCOL_C_MISS];
-                unsigned k = w->vkind[i], code = NCOL_C_MISS;
-                predict(p, k, pr);
+                unsigned k = w->vkind[i] & ~PREV_OK, code = NCOL_C_MISS;
+                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
                 for (unsigned j = 0; j < NCOL_C_MISS; j++)
                         if (pr[j] == v) {
                                 code = j;
@@ -429,7 +439,13 @@ static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned 
                         }
                         uint64_t v = r[i].v[j];
                         w->vals[k] = v;
-                        w->vkind[k++] = (uint8_t)r[i].kind;
+                        w->vkind[k] = (uint8_t)r[i].kind;
+                        const struct tm_kind *kp = i ? &w->s.kind[r[i - 1].kind] : NULL;
+                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                                w->vprev[k] = r[i - 1].v[j];
+                                w->vkind[k] |= PREV_OK;
+                        }
+                        k++;
                         if (fd->type < TM_FT_TEXT)
                                 break;
                         uint64_t bytes = fd->type == TM_FT_LIST ? v * 8 : v;
@@ -605,13 +621,13 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                 pred_reset(p, m);
                 mtf_reset(&w->m, m);
                 for (size_t i = 0; i < m; i++) {
-                        unsigned k = w->vkind[i];
+                        unsigned k = w->vkind[i] & ~PREV_OK;
                         uint64_t v, pr[NCOL_C_MISS], x;
                         if (a.pos >= a.len)
                                 return -1;
                         unsigned code = a.p[a.pos++];
                         if (code < NCOL_C_MISS) {
-                                predict(p, k, pr);
+                                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
                                 v = pr[code];
                         } else if (code == NCOL_C_MISS) {
                                 if (get_varint(&b, &x) < 0)
@@ -645,9 +661,19 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         uint32_t n = w->c.nrec;
         const struct tm_field *fd = &w->s.field[f];
         size_t m = 0;
-        for (uint32_t i = 0; i < n; i++)
-                if (w->has[w->c.kind[i]] >> f & 1)
-                        w->vkind[m++] = w->c.kind[i];
+        for (uint32_t i = 0; i < n; i++) {
+                unsigned k = w->c.kind[i];
+                if (!(w->has[k] >> f & 1))
+                        continue;
+                w->vkind[m] = (uint8_t)k;
+                int j = w->pos[k][f];
+                const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
+                if (kp && j < kp->nfields && kp->field[j] < f) {
+                        w->vprev[m] = w->c.col[kp->field[j]][i - 1];
+                        w->vkind[m] |= PREV_OK;
+                }
+                m++;
+        }
         size_t max = 10 * (size_t)n + 16;
         for (int k = 0; k < 3; k++) {
                 int rc = load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
