@@ -46,6 +46,7 @@ enum ncol_method {
         NCOL_M_VARINT,    /* A: varints */
         NCOL_M_DELTA,     /* A: zigzag varints of v - last */
         NCOL_M_PRED,      /* A: hit codes, B: misses, C: large ranks */
+        NCOL_M_PLANES,    /* A: zigzag(v - last) as 8 byte planes, low first */
         NCOL_M_N
 };
 

@@ -345,6 +345,18 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                                 a->p[a->len++] = (uint8_t)(w->vals[i] >> 8 * k);
                 return 0;
         }
+        if (meth == NCOL_M_PLANES) {
+                if (grow(a, m * 8) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < m; i++) {
+                        uint64_t z = zz(w->vals[i] - last);
+                        last = w->vals[i];
+                        for (int k = 0; k < 8; k++)
+                                a->p[k * m + i] = (uint8_t)(z >> 8 * k);
+                }
+                a->len = m * 8;
+                return 0;
+        }
         if (meth == NCOL_M_VARINT || meth == NCOL_M_DELTA) {
                 for (size_t i = 0; i < m && rc == 0; i++) {
                         uint64_t v = w->vals[i];
@@ -608,6 +620,16 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                         return -1;
                 for (size_t i = 0; i < m; i++)
                         w->vals[i] = tmn_get64(a.p + 8 * i);
+                a.pos = a.len;
+        } else if (meth == NCOL_M_PLANES) {
+                if (a.len != m * 8)
+                        return -1;
+                for (size_t i = 0; i < m; i++) {
+                        uint64_t z = 0;
+                        for (int k = 0; k < 8; k++)
+                                z |= (uint64_t)a.p[k * m + i] << 8 * k;
+                        w->vals[i] = last += unzz(z);
+                }
                 a.pos = a.len;
         } else if (meth == NCOL_M_VARINT || meth == NCOL_M_DELTA) {
                 for (size_t i = 0; i < m; i++) {
