@@ -23,7 +23,6 @@
 
 #include "../address/arec.h"
 #include "../address/render.h"
-#include "../record/family.h"
 
 /* ---- decoding ---- */
 
@@ -620,24 +619,10 @@ static void native_enc_schema(struct tm_schema *s)
 }
 
 /* Schema 1 for an address trace, schema 2 (ncol.h) for any other. */
-static int native_src_is_addr(const struct tm_schema *src)
-{
-        const struct tm_family *f = tm_family_of(src);
-        return f && strcmp(f->name, "address") == 0;
-}
-
-static void native_enc_schema_src(const struct tm_schema *src, struct tm_schema *s)
-{
-        if (native_src_is_addr(src))
-                native_enc_schema(s);
-        else
-                *s = *src;
-}
-
 static int native_enc_open_src(const struct tm_renc_src *src, const char *enc, tm_rsink sink,
                                void *arg, struct tm_renc **out, struct tm_err *err)
 {
-        if (native_src_is_addr(src->schema))
+        if (ncol_src_is_addr(src->schema))
                 return native_enc_open(enc, sink, arg, out, err);
         unsigned log2;
         int level;
@@ -653,11 +638,6 @@ static int native_enc_open_src(const struct tm_renc_src *src, const char *enc, t
         }
         *out = e;
         return 0;
-}
-
-static unsigned native_blobs(void *ctx, struct tm_blob *out, unsigned cap)
-{
-        return ncol_ctx_is(ctx) ? ncol_blobs(ctx, out, cap) : 0;
 }
 
 const struct tm_rcodec tm_rcodec_native = {
@@ -680,7 +660,7 @@ const struct tm_rcodec tm_rcodec_native = {
     .text_kinds = 1,
     .decode_batch = native_decode_batch,
     .head_max = NCOL_HEAD_MAX,
-    .blobs = native_blobs,
-    .enc_schema_src = native_enc_schema_src,
+    .blobs = ncol_blobs,
+    .enc_schema_src = ncol_enc_schema_src,
     .enc_open_src = native_enc_open_src,
 };

@@ -138,7 +138,13 @@ int ncol_open(const uint8_t *head, size_t n, void **ctx, struct tm_schema *schem
               struct tm_rstate *st, struct tm_err *err);
 void ncol_close(void *ctx);
 int ncol_state_ok(const void *ctx, const struct tm_rstate *st);
+/* The byte sections of ctx (none for a schema-1 trace's). */
 unsigned ncol_blobs(void *ctx, struct tm_blob *out, unsigned cap);
+/* Is src a schema the address family claims (schema 1's)? */
+int ncol_src_is_addr(const struct tm_schema *src);
+/* The schema the row's encoder takes for input of schema src: schema 1's
+ * (every type, with sizes) for an address trace, else src. */
+void ncol_enc_schema_src(const struct tm_schema *src, struct tm_schema *s);
 ssize_t ncol_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
                     uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
                     struct tm_err *err);

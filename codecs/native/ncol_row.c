@@ -10,6 +10,9 @@
  * decode call. */
 #include "ncol.h"
 
+#include "../address/arec.h"
+#include "../record/family.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -104,9 +107,25 @@ int ncol_state_ok(const void *ctx, const struct tm_rstate *st)
                s.schema == NCOL_SCHEMA && s.log2 == x->log2;
 }
 
+int ncol_src_is_addr(const struct tm_schema *src)
+{
+        const struct tm_family *f = tm_family_of(src);
+        return f && strcmp(f->name, "address") == 0;
+}
+
+void ncol_enc_schema_src(const struct tm_schema *src, struct tm_schema *s)
+{
+        if (ncol_src_is_addr(src))
+                tm_addr_schema(s, TM_NTYPES, 1);
+        else
+                *s = *src;
+}
+
 unsigned ncol_blobs(void *ctx, struct tm_blob *out, unsigned cap)
 {
         const struct cctx *x = ctx;
+        if (!ncol_ctx_is(ctx))
+                return 0;
         unsigned n = x->f.nblobs < cap ? x->f.nblobs : cap;
         memcpy(out, x->f.blob, n * sizeof *out);
         return n;
