@@ -428,8 +428,10 @@ int ncol_enc_open(const struct tm_renc_src *src, unsigned log2, int level, tm_rs
         e->s = *src->schema;
         e->rec = malloc(e->cap * sizeof *e->rec);
         e->voff = malloc(e->cap * TM_REC_VAR_MAX * sizeof *e->voff);
+        e->vcap = 4096; /* never NULL: an empty value's pointer is vbytes + 0 */
+        e->vbytes = malloc(e->vcap);
         e->ws = ncol_ws_new(&e->s);
-        if (!e->rec || !e->voff || !e->ws) {
+        if (!e->rec || !e->voff || !e->vbytes || !e->ws) {
                 ncol_enc_free(e);
                 return tm_err_set(err, -ENOMEM, "out of memory");
         }
