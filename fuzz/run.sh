@@ -25,6 +25,9 @@
 #                   windowed against whole, and the laplace family's pass
 #   fuzz_native     the native encoding: files with their checksums made
 #                   right, windowed against whole; records round-tripped
+#   fuzz_ncol       the native encoding's schema 2 (any schema): files with
+#                   their checksums made right, windowed against whole, the
+#                   claiming family's pass; records round-tripped
 #
 # Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows
 # from the committed seeds in fuzz/corpus/<harness>/ and the findings in
@@ -44,7 +47,7 @@ SECS=${1:-120}
 shift || true
 ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
 fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index fuzz_ptf
-fuzz_java fuzz_laplace fuzz_native"
+fuzz_java fuzz_laplace fuzz_native fuzz_ncol"
 HARNESSES=${*:-$ALL}
 O=${FUZZ_OUT:-fuzz/out}
 # The library as committed at FUZZ_REV (default HEAD; "worktree": the

@@ -56,6 +56,9 @@
 #define LLVMFuzzerTestOneInput fz_laplace_one
 #include "fuzz/fuzz_laplace.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fz_ncol_one
+#include "fuzz/fuzz_ncol.c"
+#undef LLVMFuzzerTestOneInput
 
 struct harness {
         const char *name;
@@ -123,6 +126,7 @@ static struct harness harnesses[] = {
     {"fuzz_index", fz_index_one, fz_index_init, NULL},
     {"fuzz_java", fz_java_one, NULL, NULL},
     {"fuzz_laplace", fz_laplace_one, NULL, NULL},
+    {"fuzz_ncol", fz_ncol_one, NULL, NULL},
 };
 
 #define H(i)                                                                                       \
@@ -133,7 +137,7 @@ static struct harness harnesses[] = {
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10), H(11), H(12),
+            H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10), H(11), H(12), H(13),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,7 @@ struct run {
         struct job *j;
         struct pack_src src;
         struct tm_schema enc;         /* what the row's encoder takes */
+        struct tm_blob blob[16];      /* the input's byte sections, for an encoder that keeps them */
         struct tm_rmap map, heap_map; /* the input's records, heap records (notes, wire) */
         int notes_fit;                /* the output holds heap comments */
         int comment;                  /* the encoder schema's comment kind, -1 */
@@ -279,6 +280,10 @@ static void typed_args(struct run *r)
         }
         r->args.in = &r->src.schema;
         r->args.threads = PACK_THREADS;
+        r->args.blob = r->blob;
+        r->args.nblobs = r->src.row && r->src.row->blobs
+                             ? r->src.row->blobs(r->src.ctx, r->blob, 16)
+                             : 0;
         o->row->enc_schema_for(&r->src.schema, &r->enc);
 }
 

@@ -157,6 +157,13 @@ int tmn_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out
                  struct tm_err *err);
 int tmn_enc_open_for(const struct tm_renc_args *a, tm_rsink sink, void *arg, struct tm_renc **out,
                      struct tm_err *err);
+/* The encoder for records of src (its schema and byte sections) by a
+ * name as tmn_enc_open takes: schema 1 for an address schema, else
+ * schema 2 (ncol.h, blocks of at most 2^16 records). For tests and
+ * fuzzing; pack goes through tmn_enc_open_for. */
+struct tm_renc_src;
+int tmn_enc_open_src(const struct tm_renc_src *src, const char *enc, tm_rsink sink, void *arg,
+                     struct tm_renc **out, struct tm_err *err);
 int tmn_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
                 struct tm_err *err);
 int tmn_enc_finish(struct tm_renc *e, struct tm_err *err);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../address/arec.h"
+#include "ncol.h"
 
 #define ENC_THREADS_MAX 8
 
@@ -48,6 +49,7 @@ struct slot {
 };
 
 struct tm_renc {
+        struct ncol_enc *col; /* records of any other schema: schema 2 (ncol.h), or NULL */
         tm_rsink sink;
         void *arg;
         int level, sized;
@@ -242,6 +244,7 @@ static int slot_submit(struct tm_renc *e, struct tm_err *err)
 
 static void enc_release(struct tm_renc *e)
 {
+        ncol_enc_free(e->col);
         threads_stop(e);
         for (unsigned i = 0; i < ENC_THREADS_MAX + 1; i++)
                 slot_release(&e->slot[i]);
@@ -319,6 +322,29 @@ int tmn_enc_open(const char *enc, tm_rsink sink, void *arg, struct tm_renc **out
         return enc_start(TM_NTYPES, 1, log2, level, 0, sink, arg, out, err);
 }
 
+int tmn_enc_open_src(const struct tm_renc_src *src, const char *enc, tm_rsink sink, void *arg,
+                     struct tm_renc **out, struct tm_err *err)
+{
+        if (ncol_src_is_addr(src->schema))
+                return tmn_enc_open(enc, sink, arg, out, err);
+        unsigned log2;
+        int level;
+        if (enc_name(enc, &log2, &level) < 0)
+                return tm_err_set(err, -EINVAL, "native: no encoding %s (bK[/zL]: K %d..%d)", enc,
+                                  TMN_LOG_MIN, TMN_LOG_MAX);
+        struct tm_renc *e = calloc(1, sizeof *e);
+        if (!e)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        int rc = ncol_enc_open(src, log2 < NCOL_LOG_MAX ? log2 : NCOL_LOG_MAX, level, sink, arg,
+                               &e->col, err);
+        if (rc < 0) {
+                free(e);
+                return rc;
+        }
+        *out = e;
+        return 0;
+}
+
 void tmn_enc_schema(struct tm_schema *s)
 {
         tm_addr_schema(s, TM_NTYPES, 1);
@@ -329,6 +355,10 @@ void tmn_enc_schema(struct tm_schema *s)
  * else every type, with sizes when in has them. */
 void tmn_enc_schema_for(const struct tm_schema *in, struct tm_schema *takes)
 {
+        if (!ncol_src_is_addr(in)) { /* schema 2 takes in's records as they are */
+                *takes = *in;
+                return;
+        }
         int sized = tm_schema_field(in, "size") >= 0;
         unsigned nt = in->nkinds;
         if (nt < 1 || nt > TM_NTYPES || strcmp(in->name, "address") != 0)
@@ -349,6 +379,21 @@ int tmn_enc_open_for(const struct tm_renc_args *a, tm_rsink sink, void *arg, str
                         return tm_err_set(err, -EINVAL, "native: %s %d is not in %d..%d",
                                           tmn_enc_params[p].name, a->v[p], tmn_enc_params[p].min,
                                           tmn_enc_params[p].max);
+        if (!ncol_src_is_addr(a->in)) {
+                struct tm_renc *e = calloc(1, sizeof *e);
+                if (!e)
+                        return tm_err_set(err, -ENOMEM, "out of memory");
+                struct tm_renc_src src = {a->in, a->blob, a->nblobs};
+                unsigned log2 = (unsigned)a->v[TMN_P_LOG2];
+                int rc = ncol_enc_open(&src, log2 < NCOL_LOG_MAX ? log2 : NCOL_LOG_MAX,
+                                       a->v[TMN_P_LEVEL], sink, arg, &e->col, err);
+                if (rc < 0) {
+                        free(e);
+                        return rc;
+                }
+                *out = e;
+                return 0;
+        }
         struct tm_schema s;
         tmn_enc_schema_for(a->in, &s);
         return enc_start(s.nkinds, s.nfields > 2, (unsigned)a->v[TMN_P_LOG2], a->v[TMN_P_LEVEL],
@@ -358,6 +403,8 @@ int tmn_enc_open_for(const struct tm_renc_args *a, tm_rsink sink, void *arg, str
 int tmn_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
                 struct tm_err *err)
 {
+        if (e->col)
+                return ncol_enc_put(e->col, r, n, idx, err);
         for (size_t i = 0; i < n; i++) {
                 const struct tm_rec *x = &r[i];
                 unsigned long long k = (unsigned long long)(idx + i);
@@ -386,6 +433,12 @@ int tmn_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t id
 
 int tmn_enc_finish(struct tm_renc *e, struct tm_err *err)
 {
+        if (e->col) {
+                int rc = ncol_enc_finish(e->col, err); /* which frees it */
+                e->col = NULL;
+                free(e);
+                return rc;
+        }
         int rc = slot_submit(e, err);
         for (unsigned i = 1; rc == 0 && i < e->nslot; i++)
                 rc = slot_collect(e, &e->slot[(e->cur + i) % e->nslot], err);

@@ -10,6 +10,7 @@
  *
  * Encoding: native_enc.c. */
 #include "native.h"
+#include "ncol.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,6 +52,8 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
                        struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
 {
         (void)path;
+        if (n > 9 && head[9] == NCOL_SCHEMA) /* records of any schema: ncol_row.c */
+                return ncol_open(head, n, ctx, schema, st, err);
         unsigned ntypes, log2;
         int sized;
         int rc = tmn_file_head_get(head, n, &ntypes, &sized, &log2, err);
@@ -73,11 +76,15 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
 
 static void native_close(void *ctx)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_close(ctx);
         free(ctx);
 }
 
 static int native_state_ok(const void *ctx, const struct tm_rstate *st)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_state_ok(ctx, st);
         const struct nctx *x = ctx;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
@@ -311,6 +318,8 @@ static ssize_t native_decode(void *ctx, struct tm_rstate *st, const uint8_t *in,
                              int eof, uint64_t raw_off, size_t *used, struct tm_rec *out,
                              size_t cap, struct tm_err *err)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_decode(ctx, st, in, len, eof, raw_off, used, out, cap, err);
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
         struct tcache *t = NULL;
@@ -340,6 +349,8 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
                                    int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                    size_t cap, struct tm_err *err)
 {
+        if (ncol_ctx_is(ctx))
+                return ncol_decode_batch(ctx, st, in, len, eof, raw_off, used, b, cap, err);
         const struct nctx *x = ctx;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
@@ -409,6 +420,9 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
 {
         (void)p;
         (void)raw_off;
+        *used = *nrec = 0;
+        if (ncol_state_is(st)) /* schema 2: the generic path renders its lines */
+                return 0;
         struct nstate s;
         memcpy(&s, st->b, sizeof s);
         size_t w = 0, off = 0, done = 0, lines = 0;
@@ -481,4 +495,6 @@ const struct tm_rcodec tm_rcodec_native = {
     .text_of = native_text_of,
     .text_kinds = 1,
     .decode_batch = native_decode_batch,
+    .head_max = NCOL_HEAD_MAX,
+    .blobs = ncol_blobs,
 };

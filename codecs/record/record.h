@@ -313,6 +313,19 @@ struct tm_renc_args {
          * in enc_put's caller). sink is called in enc_put's and
          * enc_finish's caller only, in the order of the bytes. */
         unsigned threads;
+        /* The input's byte sections (tm_rcodec.blobs), for an encoder
+         * that keeps them (the native encoding's schema 2). */
+        const struct tm_blob *blob;
+        unsigned nblobs;
+};
+
+/* What an encoder that takes records of any schema is opened for (the
+ * native encoding's schema 2, codecs/native/ncol.h): the input's schema
+ * and byte sections. */
+struct tm_renc_src {
+        const struct tm_schema *schema;
+        const struct tm_blob *blob;
+        unsigned nblobs;
 };
 
 struct tm_rcodec {
@@ -467,6 +480,7 @@ struct tm_rcodec {
         ssize_t (*decode_batch)(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
+
 };
 
 /* An encoder's block put from its one-record put: one(e, &r[i], idx + i)

@@ -1001,10 +1001,10 @@ static void batch_lens_kinds(const struct tm_text_plan *p, const struct field_sh
                                         const uint8_t *var = b->arena + b->var[fs->slot[f]][at + i];
                                         uint32_t tl = (uint32_t)tok_len(fop, c[i], &var, w) + 1;
                                         sum += tl;
-                                        if (op == fop)
-                                                ln[i] += tl;
-                                        else if (op != TM_TOP_SKIP)
-                                                ln[i] += (uint32_t)tok_len(op, c[i], &var, w) + 1;
+                                        if (!tm_text_shown(op, c[i])) /* an empty word list */
+                                                continue;
+                                        ln[i] += op == fop ? tl
+                                                           : (uint32_t)tok_len(op, c[i], &var, w) + 1;
                                 }
                         } else {
                                 col_lens(fop, w, c, m, t);
@@ -1051,9 +1051,11 @@ void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
                         uint32_t t = (uint32_t)tok_len(k->fop[j], v, &var, k->width[j]) + 1;
                         if (fsum)
                                 fsum[f] += t;
+                        if (!tm_text_shown(k->op[j], v)) /* hidden, an empty word list */
+                                continue;
                         if (k->op[j] == k->fop[j])
                                 len += t;
-                        else if (k->op[j] != TM_TOP_SKIP)
+                        else
                                 len += (uint32_t)tok_len(k->op[j], v, &var, k->width[j]) + 1;
                 }
                 line[i] = len;

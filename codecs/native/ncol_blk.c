@@ -1,0 +1,786 @@
+/* ncol_blk: one block of schema 2 both ways (ncol.h;
+ * docs/formats/native.md, "Schema 2 blocks"). */
+#include "ncol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define NS_KIND 0
+#define NS_SECTION 1
+#define NS_FIELD0 2
+#define PICK_LEVEL 1 /* zstd level the methods are compared at */
+#define PREV_OK 0x80 /* in vkind: the value has an NCOL_C_PREV prediction */
+
+struct stream {
+        uint8_t *p;
+        size_t len, cap;
+};
+
+/* The move-to-front ranks of a field's values in a block: value -> time
+ * of its last use (hash, open addressing), and a Fenwick tree over times
+ * with a mark at each value's last use. */
+struct mtf {
+        uint64_t *key;
+        uint32_t *time; /* 0: empty slot */
+        size_t hcap;    /* a power of two */
+        uint32_t *fen;  /* [1..n] */
+        uint64_t *at;   /* the value used at each time */
+        uint32_t now, marks, top;
+};
+
+/* A field's predictor state, reset at each field of each block. */
+struct pred {
+        uint64_t last, d1, d2, d3;
+        uint64_t kind_last[TM_SCHEMA_KINDS_MAX];
+        uint64_t *fcm1, *dfcm1, *dfcm2, *dfcm3;
+        unsigned bits;
+};
+
+struct ncol_ws {
+        struct tm_schema s;
+        uint64_t has[TM_SCHEMA_KINDS_MAX]; /* bit f: the kind has field f */
+        size_t cap;                        /* records of the columns */
+        struct ncol_cols c;
+        size_t var_cap[TM_SCHEMA_FIELDS_MAX];
+        int8_t pos[TM_SCHEMA_KINDS_MAX][TM_SCHEMA_FIELDS_MAX]; /* field f's position in kind k */
+        uint64_t *vals;  /* one field's values */
+        uint64_t *vprev; /* their NCOL_C_PREV predictions */
+        uint8_t *vkind;  /* their kinds; PREV_OK: vprev holds one */
+        struct mtf m;
+        struct pred p;
+        struct stream st[NCOL_M_N][3], var, kind, section, out, z;
+        struct stream dec[3]; /* a field's decompressed streams */
+        ZSTD_CCtx *cc;
+        ZSTD_DCtx *dc;
+};
+
+static int grow(struct stream *s, size_t n)
+{
+        if (n <= s->cap)
+                return 0;
+        size_t c = n < 4096 ? 4096 : n + n / 2;
+        uint8_t *p = realloc(s->p, c);
+        if (!p)
+                return -ENOMEM;
+        s->p = p;
+        s->cap = c;
+        return 0;
+}
+
+static int put(struct stream *s, const void *p, size_t n)
+{
+        if (grow(s, s->len + n) < 0)
+                return -ENOMEM;
+        if (n)
+                memcpy(s->p + s->len, p, n);
+        s->len += n;
+        return 0;
+}
+
+static int put_varint(struct stream *s, uint64_t v)
+{
+        uint8_t b[10];
+        size_t n = 0;
+        while (v >= 0x80) {
+                b[n++] = (uint8_t)(v | 0x80);
+                v >>= 7;
+        }
+        b[n++] = (uint8_t)v;
+        return put(s, b, n);
+}
+
+static uint64_t zz(uint64_t d)
+{
+        return (d << 1) ^ (uint64_t)((int64_t)d >> 63);
+}
+
+static uint64_t unzz(uint64_t v)
+{
+        return (v >> 1) ^ (0 - (v & 1));
+}
+
+/* ---- workspace ---- */
+
+struct ncol_ws *ncol_ws_new(const struct tm_schema *s)
+{
+        struct ncol_ws *w = calloc(1, sizeof *w);
+        if (!w)
+                return NULL;
+        w->s = *s;
+        memset(w->pos, -1, sizeof w->pos);
+        for (unsigned k = 0; k < s->nkinds; k++)
+                for (unsigned j = 0; j < s->kind[k].nfields; j++) {
+                        w->has[k] |= 1ull << s->kind[k].field[j];
+                        w->pos[k][s->kind[k].field[j]] = (int8_t)j;
+                }
+        size_t t = (size_t)1 << NCOL_TABLE_LOG;
+        w->p.fcm1 = malloc(4 * t * sizeof(uint64_t));
+        w->cc = ZSTD_createCCtx();
+        w->dc = ZSTD_createDCtx();
+        if (!w->p.fcm1 || !w->cc || !w->dc) {
+                ncol_ws_free(w);
+                return NULL;
+        }
+        w->p.dfcm1 = w->p.fcm1 + t;
+        w->p.dfcm2 = w->p.dfcm1 + t;
+        w->p.dfcm3 = w->p.dfcm2 + t;
+        return w;
+}
+
+static void cols_free(struct ncol_ws *w)
+{
+        free(w->c.kind);
+        free(w->c.section);
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++) {
+                free(w->c.col[f]);
+                free(w->c.off[f]);
+                w->c.col[f] = w->c.off[f] = NULL;
+        }
+        free(w->vals);
+        free(w->vprev);
+        free(w->vkind);
+        free(w->m.key);
+        free(w->m.time);
+        free(w->m.fen);
+        free(w->m.at);
+        w->c.kind = w->c.section = w->vkind = NULL;
+        w->vals = w->vprev = NULL;
+        memset(&w->m, 0, sizeof w->m);
+        w->cap = 0;
+}
+
+void ncol_ws_free(struct ncol_ws *w)
+{
+        if (!w)
+                return;
+        cols_free(w);
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
+                free(w->c.var[f]);
+        for (unsigned i = 0; i < NCOL_M_N; i++)
+                for (unsigned k = 0; k < 3; k++)
+                        free(w->st[i][k].p);
+        for (unsigned k = 0; k < 3; k++)
+                free(w->dec[k].p);
+        free(w->var.p);
+        free(w->kind.p);
+        free(w->section.p);
+        free(w->out.p);
+        free(w->z.p);
+        free(w->p.fcm1);
+        ZSTD_freeCCtx(w->cc);
+        ZSTD_freeDCtx(w->dc);
+        free(w);
+}
+
+/* Columns and move-to-front room for n records. */
+static int room(struct ncol_ws *w, size_t n)
+{
+        if (w->cap >= n)
+                return 0;
+        cols_free(w);
+        size_t h = 16;
+        while (h < 2 * n)
+                h <<= 1;
+        w->c.kind = malloc(n);
+        w->c.section = malloc(n);
+        w->vals = malloc(n * sizeof *w->vals);
+        w->vprev = malloc(n * sizeof *w->vprev);
+        w->vkind = malloc(n);
+        w->m.key = malloc(h * sizeof *w->m.key);
+        w->m.time = malloc(h * sizeof *w->m.time);
+        w->m.fen = malloc((n + 1) * sizeof *w->m.fen);
+        w->m.at = malloc((n + 1) * sizeof *w->m.at);
+        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.key ||
+                  !w->m.time || !w->m.fen || !w->m.at;
+        for (unsigned f = 0; f < w->s.nfields && !bad; f++) {
+                w->c.col[f] = malloc(n * sizeof(uint64_t));
+                if (w->s.field[f].type >= TM_FT_TEXT)
+                        w->c.off[f] = malloc(n * sizeof(uint64_t));
+                bad = !w->c.col[f] || (w->s.field[f].type >= TM_FT_TEXT && !w->c.off[f]);
+        }
+        if (bad) {
+                cols_free(w);
+                return -ENOMEM;
+        }
+        w->m.hcap = h;
+        w->cap = n;
+        return 0;
+}
+
+/* ---- move-to-front ranks ---- */
+
+static void mtf_reset(struct mtf *m, size_t n)
+{
+        size_t h = 16;
+        while (h < 2 * n)
+                h <<= 1;
+        m->hcap = h;
+        memset(m->time, 0, h * sizeof *m->time);
+        memset(m->fen, 0, (n + 1) * sizeof *m->fen);
+        m->now = m->marks = 0;
+        m->top = 1;
+        while ((size_t)m->top * 2 <= n)
+                m->top *= 2;
+}
+
+static size_t mtf_slot(const struct mtf *m, uint64_t v)
+{
+        size_t i = (size_t)((v * 0x9E3779B97F4A7C15ull) >> 32) & (m->hcap - 1);
+        while (m->time[i] && m->key[i] != v)
+                i = (i + 1) & (m->hcap - 1);
+        return i;
+}
+
+static void fen_add(struct mtf *m, uint32_t t, int d, size_t n)
+{
+        for (; t <= n; t += t & -t)
+                m->fen[t] += (uint32_t)d;
+}
+
+static uint32_t fen_sum(const struct mtf *m, uint32_t t)
+{
+        uint32_t s = 0;
+        for (; t; t -= t & -t)
+                s += m->fen[t];
+        return s;
+}
+
+/* The time of the k-th mark (1-based) in time order. */
+static uint32_t fen_find(const struct mtf *m, uint32_t k, size_t n)
+{
+        uint32_t pos = 0;
+        for (uint32_t b = m->top; b; b >>= 1)
+                if (pos + b <= n && m->fen[pos + b] < k) {
+                        pos += b;
+                        k -= m->fen[pos];
+                }
+        return pos + 1;
+}
+
+/* v used now (n: the field's values in the block). */
+static void mtf_use(struct mtf *m, size_t slot, uint64_t v, size_t n)
+{
+        uint32_t t = ++m->now;
+        if (m->time[slot])
+                fen_add(m, m->time[slot], -1, n);
+        else
+                m->marks++;
+        m->key[slot] = v;
+        m->time[slot] = t;
+        m->at[t] = v;
+        fen_add(m, t, 1, n);
+}
+
+/* ---- predictors ---- */
+
+static void pred_reset(struct pred *p, size_t n)
+{
+        unsigned bits = 4;
+        while (bits < NCOL_TABLE_LOG && ((size_t)1 << bits) < 2 * n)
+                bits++;
+        p->bits = bits;
+        size_t t = (size_t)1 << bits;
+        memset(p->fcm1, 0, t * 8);
+        memset(p->dfcm1, 0, t * 8);
+        memset(p->dfcm2, 0, t * 8);
+        memset(p->dfcm3, 0, t * 8);
+        p->last = p->d1 = p->d2 = p->d3 = 0;
+        memset(p->kind_last, 0, sizeof p->kind_last);
+}
+
+static size_t hix(const struct pred *p, uint64_t a, uint64_t b, uint64_t c, unsigned kind)
+{
+        uint64_t h = (a + (uint64_t)kind * 0xD6E8FEB86659FD93ull) * 0x9E3779B97F4A7C15ull;
+        h = (h ^ b) * 0xC2B2AE3D27D4EB4Full;
+        h = (h ^ c) * 0x9E3779B97F4A7C15ull;
+        return (size_t)(h >> (64 - p->bits));
+}
+
+/* The predictions for the next value of kind k, codes 0..NCOL_C_PREV
+ * (prev: the NCOL_C_PREV one, or the last value when there is none). */
+static void predict(const struct pred *p, unsigned k, uint64_t prev, uint64_t out[NCOL_C_MISS])
+{
+        out[NCOL_C_PREV] = prev;
+        out[NCOL_C_LAST] = p->last;
+        out[NCOL_C_STRIDE] = p->last + p->d1;
+        out[NCOL_C_KIND] = p->kind_last[k];
+        out[NCOL_C_FCM1] = p->fcm1[hix(p, p->last, 0, 0, k)];
+        out[NCOL_C_DFCM1] = p->last + p->dfcm1[hix(p, p->d1, 1, 0, k)];
+        out[NCOL_C_DFCM2] = p->last + p->dfcm2[hix(p, p->d1, p->d2, 2, k)];
+        out[NCOL_C_DFCM3] = p->last + p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)];
+}
+
+static void pred_update(struct pred *p, unsigned k, uint64_t v)
+{
+        uint64_t d = v - p->last;
+        p->fcm1[hix(p, p->last, 0, 0, k)] = v;
+        p->dfcm1[hix(p, p->d1, 1, 0, k)] = d;
+        p->dfcm2[hix(p, p->d1, p->d2, 2, k)] = d;
+        p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)] = d;
+        p->d3 = p->d2;
+        p->d2 = p->d1;
+        p->d1 = d;
+        p->kind_last[k] = v;
+        p->last = v;
+}
+
+/* ---- encoding ---- */
+
+/* The m values of a field in w->vals (kinds in w->vkind) by method
+ * meth into w->st[meth]. */
+static int enc_method(struct ncol_ws *w, int meth, size_t m)
+{
+        struct stream *a = &w->st[meth][0], *b = &w->st[meth][1], *c = &w->st[meth][2];
+        a->len = b->len = c->len = 0;
+        int rc = 0;
+        uint64_t last = 0;
+        if (meth == NCOL_M_PLAIN) {
+                if (grow(a, m * 8) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < m; i++)
+                        for (int k = 0; k < 8; k++)
+                                a->p[a->len++] = (uint8_t)(w->vals[i] >> 8 * k);
+                return 0;
+        }
+        if (meth == NCOL_M_PLANES) {
+                if (grow(a, m * 8) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < m; i++) {
+                        uint64_t z = zz(w->vals[i] - last);
+                        last = w->vals[i];
+                        for (int k = 0; k < 8; k++)
+                                a->p[k * m + i] = (uint8_t)(z >> 8 * k);
+                }
+                a->len = m * 8;
+                return 0;
+        }
+        if (meth == NCOL_M_VARINT || meth == NCOL_M_DELTA) {
+                for (size_t i = 0; i < m && rc == 0; i++) {
+                        uint64_t v = w->vals[i];
+                        rc = put_varint(a, meth == NCOL_M_VARINT ? v : zz(v - last));
+                        last = v;
+                }
+                return rc;
+        }
+        struct pred *p = &w->p;
+        pred_reset(p, m);
+        mtf_reset(&w->m, m);
+        for (size_t i = 0; i < m && rc == 0; i++) {
+                uint64_t v = w->vals[i], pr[NCOL_C_MISS];
+                unsigned k = w->vkind[i] & ~PREV_OK, code = NCOL_C_MISS;
+                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
+                for (unsigned j = 0; j < NCOL_C_MISS; j++)
+                        if (pr[j] == v) {
+                                code = j;
+                                break;
+                        }
+                size_t slot = mtf_slot(&w->m, v);
+                if (code == NCOL_C_MISS && w->m.time[slot]) {
+                        uint32_t r = w->m.marks - fen_sum(&w->m, w->m.time[slot]);
+                        if (r < NCOL_RANK_CODES)
+                                code = NCOL_C_RANK0 + r;
+                        else {
+                                code = NCOL_C_RANK;
+                                rc = put_varint(c, r - NCOL_RANK_CODES);
+                        }
+                }
+                if (code == NCOL_C_MISS)
+                        rc = put_varint(b, zz(v - p->last));
+                uint8_t cb = (uint8_t)code;
+                if (rc == 0)
+                        rc = put(a, &cb, 1);
+                mtf_use(&w->m, slot, v, m);
+                pred_update(p, k, v);
+        }
+        return rc;
+}
+
+/* Bytes s takes stored at level (as it is, or one zstd frame). */
+static size_t stored_size(struct ncol_ws *w, const struct stream *s, int level)
+{
+        if (!s->len)
+                return 0;
+        size_t b = ZSTD_compressBound(s->len);
+        if (grow(&w->z, b) < 0)
+                return s->len;
+        size_t z = ZSTD_compressCCtx(w->cc, w->z.p, b, s->p, s->len, level);
+        return ZSTD_isError(z) || z >= s->len ? s->len : z;
+}
+
+/* s appended to the body as stored at level, and its table entry at ent. */
+static int emit(struct ncol_ws *w, const struct stream *s, int level, size_t ent)
+{
+        uint8_t *e;
+        size_t n = s->len;
+        int zst = 0;
+        if (n) {
+                size_t b = ZSTD_compressBound(n);
+                if (grow(&w->z, b) < 0)
+                        return -ENOMEM;
+                size_t z = ZSTD_compressCCtx(w->cc, w->z.p, b, s->p, n, level);
+                zst = !ZSTD_isError(z) && z < n;
+                if (zst)
+                        n = z;
+        }
+        if (s->len > UINT32_MAX || put(&w->out, zst ? w->z.p : s->p, n) < 0)
+                return -ENOMEM;
+        e = w->out.p + ent;
+        e[0] = (uint8_t)zst;
+        tmn_put32(e + 1, (uint32_t)n);
+        tmn_put32(e + 5, (uint32_t)s->len);
+        return 0;
+}
+
+/* Field f's values and bytes of records r[0..n) gathered; its count. */
+static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f, size_t *m)
+{
+        const struct tm_field *fd = &w->s.field[f];
+        size_t k = 0;
+        w->var.len = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct tm_kind *kd = &w->s.kind[r[i].kind];
+                unsigned vslot = 0;
+                for (unsigned j = 0; j < kd->nfields; j++) {
+                        unsigned g = kd->field[j];
+                        if (g != f) {
+                                vslot += w->s.field[g].type >= TM_FT_TEXT;
+                                continue;
+                        }
+                        uint64_t v = r[i].v[j];
+                        w->vals[k] = v;
+                        w->vkind[k] = (uint8_t)r[i].kind;
+                        const struct tm_kind *kp = i ? &w->s.kind[r[i - 1].kind] : NULL;
+                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                                w->vprev[k] = r[i - 1].v[j];
+                                w->vkind[k] |= PREV_OK;
+                        }
+                        k++;
+                        if (fd->type < TM_FT_TEXT)
+                                break;
+                        uint64_t bytes = fd->type == TM_FT_LIST ? v * 8 : v;
+                        if ((fd->type == TM_FT_LIST && v > (UINT32_MAX >> 3)) || bytes > UINT32_MAX)
+                                return -EINVAL;
+                        if (put(&w->var, r[i].var[vslot], (size_t)bytes) < 0)
+                                return -ENOMEM;
+                        break;
+                }
+        }
+        *m = k;
+        return 0;
+}
+
+static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f, int level,
+                     size_t table, uint8_t *method)
+{
+        size_t m;
+        int rc = gather(w, r, n, f, &m);
+        if (rc < 0)
+                return rc;
+        int best = NCOL_M_PLAIN;
+        size_t best_size = SIZE_MAX;
+        for (int meth = 0; meth < NCOL_M_N && m; meth++) {
+                if ((rc = enc_method(w, meth, m)) < 0)
+                        return rc;
+                size_t sz = 0;
+                for (int k = 0; k < 3; k++)
+                        sz += stored_size(w, &w->st[meth][k], PICK_LEVEL);
+                if (sz < best_size) {
+                        best_size = sz;
+                        best = meth;
+                }
+        }
+        if (m && (rc = enc_method(w, best, m)) < 0)
+                return rc;
+        *method = (uint8_t)best;
+        for (int k = 0; k < 3; k++) {
+                if (!m)
+                        w->st[best][k].len = 0;
+                if ((rc = emit(w, &w->st[best][k], level, table + (size_t)k * TMN_STREAM_ENTRY)) < 0)
+                        return rc;
+        }
+        return emit(w, &w->var, level, table + 3 * TMN_STREAM_ENTRY);
+}
+
+static int check_recs(const struct ncol_ws *w, const struct tm_rec *r, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (r[i].kind >= w->s.nkinds || r[i].section > w->s.nsections)
+                        return -EINVAL;
+        return 0;
+}
+
+int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int level,
+                      const uint8_t **out, size_t *len, uint8_t *methods)
+{
+        if (n == 0 || n > ((size_t)1 << TMN_LOG_MAX) || check_recs(w, r, n) < 0)
+                return -EINVAL;
+        if (room(w, n) < 0)
+                return -ENOMEM;
+        unsigned nf = w->s.nfields;
+        size_t nstreams = NS_FIELD0 + (size_t)nf * NCOL_FSTREAMS;
+        size_t table = TMN_BLK_HDR + 1 + nf;
+        w->out.len = 0;
+        if (grow(&w->out, table + nstreams * TMN_STREAM_ENTRY) < 0)
+                return -ENOMEM;
+        w->out.len = table + nstreams * TMN_STREAM_ENTRY;
+        w->out.p[TMN_BLK_HDR] = NCOL_CODING;
+        w->kind.len = w->section.len = 0;
+        if (grow(&w->kind, n) < 0 || grow(&w->section, n) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                w->kind.p[w->kind.len++] = (uint8_t)r[i].kind;
+                if (w->s.nsections)
+                        w->section.p[w->section.len++] = (uint8_t)r[i].section;
+        }
+        int rc = emit(w, &w->kind, level, table);
+        if (rc == 0)
+                rc = emit(w, &w->section, level, table + TMN_STREAM_ENTRY);
+        for (unsigned f = 0; f < nf && rc == 0; f++) {
+                size_t t = table + (NS_FIELD0 + (size_t)f * NCOL_FSTREAMS) * TMN_STREAM_ENTRY;
+                rc = enc_field(w, r, n, f, level, t, w->out.p + TMN_BLK_HDR + 1 + f);
+                if (rc == 0 && methods)
+                        methods[f] = w->out.p[TMN_BLK_HDR + 1 + f];
+        }
+        if (rc < 0)
+                return rc;
+        size_t body = w->out.len - TMN_BLK_HDR;
+        if (body > TMN_BODY_MAX)
+                return -EFBIG;
+        uint8_t *h = w->out.p;
+        tmn_put32(h, TMN_BLK_MAGIC);
+        tmn_put32(h + 4, (uint32_t)n);
+        tmn_put32(h + 8, (uint32_t)body);
+        tmn_put32(h + 12, (uint32_t)crc32_z(crc32(0, h, 12), h + TMN_BLK_HDR, body));
+        *out = w->out.p;
+        *len = w->out.len;
+        return 0;
+}
+
+/* ---- decoding ---- */
+
+struct rd {
+        const uint8_t *p;
+        size_t len, pos;
+};
+
+static int get_varint(struct rd *s, uint64_t *v)
+{
+        uint64_t x = 0;
+        for (unsigned sh = 0; sh < 70; sh += 7) {
+                if (s->pos >= s->len)
+                        return -1;
+                uint8_t b = s->p[s->pos++];
+                if (sh == 63 && b > 1)
+                        return -1;
+                x |= (uint64_t)(b & 0x7f) << sh;
+                if (!(b & 0x80)) {
+                        *v = x;
+                        return 0;
+                }
+        }
+        return -1;
+}
+
+/* The stream of table entry e (its bytes at body + *at) into dst, checked
+ * against max raw bytes. */
+static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t blen,
+                size_t *at, size_t max, struct stream *dst)
+{
+        uint32_t stored = tmn_get32(e + 1), raw = tmn_get32(e + 5);
+        if (e[0] > 1 || stored > blen - *at || raw > max || (e[0] == 0 && stored != raw))
+                return -1;
+        const uint8_t *p = body + *at;
+        *at += stored;
+        dst->len = 0;
+        if (grow(dst, raw ? raw : 1) < 0)
+                return -ENOMEM;
+        if (e[0] == 0) {
+                if (raw)
+                        memcpy(dst->p, p, raw);
+        } else {
+                size_t z = ZSTD_decompressDCtx(w->dc, dst->p, raw, p, stored);
+                if (ZSTD_isError(z) || z != raw || ZSTD_getFrameContentSize(p, stored) != raw)
+                        return -1;
+        }
+        dst->len = raw;
+        return 0;
+}
+
+/* Field f's m values decoded by method meth from w->dec into w->vals. */
+static int dec_values(struct ncol_ws *w, int meth, size_t m)
+{
+        struct rd a = {w->dec[0].p, w->dec[0].len, 0}, b = {w->dec[1].p, w->dec[1].len, 0},
+                  c = {w->dec[2].p, w->dec[2].len, 0};
+        uint64_t last = 0;
+        if (meth == NCOL_M_PLAIN) {
+                if (a.len != m * 8)
+                        return -1;
+                for (size_t i = 0; i < m; i++)
+                        w->vals[i] = tmn_get64(a.p + 8 * i);
+                a.pos = a.len;
+        } else if (meth == NCOL_M_PLANES) {
+                if (a.len != m * 8)
+                        return -1;
+                for (size_t i = 0; i < m; i++) {
+                        uint64_t z = 0;
+                        for (int k = 0; k < 8; k++)
+                                z |= (uint64_t)a.p[k * m + i] << 8 * k;
+                        w->vals[i] = last += unzz(z);
+                }
+                a.pos = a.len;
+        } else if (meth == NCOL_M_VARINT || meth == NCOL_M_DELTA) {
+                for (size_t i = 0; i < m; i++) {
+                        uint64_t v;
+                        if (get_varint(&a, &v) < 0)
+                                return -1;
+                        w->vals[i] = last = meth == NCOL_M_VARINT ? v : last + unzz(v);
+                }
+        } else {
+                struct pred *p = &w->p;
+                pred_reset(p, m);
+                mtf_reset(&w->m, m);
+                for (size_t i = 0; i < m; i++) {
+                        unsigned k = w->vkind[i] & ~PREV_OK;
+                        uint64_t v, pr[NCOL_C_MISS], x;
+                        if (a.pos >= a.len)
+                                return -1;
+                        unsigned code = a.p[a.pos++];
+                        if (code < NCOL_C_MISS) {
+                                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
+                                v = pr[code];
+                        } else if (code == NCOL_C_MISS) {
+                                if (get_varint(&b, &x) < 0)
+                                        return -1;
+                                v = p->last + unzz(x);
+                        } else {
+                                if (code == NCOL_C_RANK) {
+                                        if (get_varint(&c, &x) < 0 || x >= w->m.marks)
+                                                return -1;
+                                        x += NCOL_RANK_CODES;
+                                } else {
+                                        x = code - NCOL_C_RANK0;
+                                }
+                                if (x >= w->m.marks)
+                                        return -1;
+                                v = w->m.at[fen_find(&w->m, w->m.marks - (uint32_t)x, m)];
+                        }
+                        mtf_use(&w->m, mtf_slot(&w->m, v), v, m);
+                        pred_update(p, k, v);
+                        w->vals[i] = v;
+                }
+        }
+        return a.pos == a.len && b.pos == b.len && c.pos == c.len ? 0 : -1;
+}
+
+/* Field f of the block: its values into c.col[f] (offsets into c.off[f]
+ * for a variable field, its bytes into c.var[f]). */
+static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab,
+                     const uint8_t *body, size_t blen, size_t *at)
+{
+        uint32_t n = w->c.nrec;
+        const struct tm_field *fd = &w->s.field[f];
+        size_t m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                unsigned k = w->c.kind[i];
+                if (!(w->has[k] >> f & 1))
+                        continue;
+                w->vkind[m] = (uint8_t)k;
+                int j = w->pos[k][f];
+                const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
+                if (kp && j < kp->nfields && kp->field[j] < f) {
+                        w->vprev[m] = w->c.col[kp->field[j]][i - 1];
+                        w->vkind[m] |= PREV_OK;
+                }
+                m++;
+        }
+        size_t max = 10 * (size_t)n + 16;
+        for (int k = 0; k < 3; k++) {
+                int rc = load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
+                if (rc)
+                        return rc;
+        }
+        struct stream v = {w->c.var[f], 0, w->var_cap[f]};
+        int rc = load(w, tab + 3 * TMN_STREAM_ENTRY, body, blen, at,
+                      fd->type >= TM_FT_TEXT ? NCOL_VAR_MAX : 0, &v);
+        w->c.var[f] = v.p;
+        w->var_cap[f] = v.cap;
+        if (rc)
+                return rc;
+        if (meth >= NCOL_M_N || (m == 0 && (w->dec[0].len || w->dec[1].len || w->dec[2].len)) ||
+            dec_values(w, meth, m) < 0)
+                return -1;
+        uint64_t off = 0;
+        size_t j = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t x = w->has[w->c.kind[i]] >> f & 1 ? w->vals[j++] : 0;
+                w->c.col[f][i] = x;
+                if (fd->type < TM_FT_TEXT)
+                        continue;
+                w->c.off[f][i] = off;
+                uint64_t bytes = fd->type == TM_FT_LIST ? x * 8 : x;
+                if ((fd->type == TM_FT_LIST && x > (UINT32_MAX >> 3)) || bytes > v.len - off)
+                        return -1;
+                off += bytes;
+        }
+        return off == v.len ? 0 : -1;
+}
+
+int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t raw_off,
+                      const struct ncol_cols **cols, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        uint32_t n = tmn_get32(p + 4), blen = (uint32_t)(len - TMN_BLK_HDR);
+        const uint8_t *body = p + TMN_BLK_HDR;
+        if ((uint32_t)crc32_z(crc32(0, p, 12), body, blen) != tmn_get32(p + 12))
+                return tm_err_set(err, -EIO, "raw offset %llu: block checksum mismatch", o);
+        unsigned nf = w->s.nfields;
+        size_t nstreams = NS_FIELD0 + (size_t)nf * NCOL_FSTREAMS;
+        size_t at = 1 + nf + nstreams * TMN_STREAM_ENTRY;
+        if (blen < at || body[0] != NCOL_CODING)
+                return tm_err_set(err, -EIO, "raw offset %llu: not a schema-2 block", o);
+        if (room(w, n) < 0)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        w->c.nrec = n;
+        const uint8_t *tab = body + 1 + nf;
+        struct stream ks = {w->c.kind, 0, n}, ss = {w->c.section, 0, n};
+        int rc = load(w, tab, body, blen, &at, n, &ks);
+        if (rc == 0)
+                rc = load(w, tab + TMN_STREAM_ENTRY, body, blen, &at, w->s.nsections ? n : 0, &ss);
+        if (rc == 0 && (ks.len != n || (w->s.nsections && ss.len != n)))
+                rc = -1;
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+                if (!w->s.nsections)
+                        w->c.section[i] = 0;
+                if (w->c.kind[i] >= w->s.nkinds || w->c.section[i] > w->s.nsections)
+                        rc = -1;
+        }
+        for (unsigned f = 0; f < nf && rc == 0; f++)
+                rc = dec_field(w, f, body[1 + f],
+                               tab + (NS_FIELD0 + (size_t)f * NCOL_FSTREAMS) * TMN_STREAM_ENTRY,
+                               body, blen, &at);
+        if (rc == -ENOMEM)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        if (rc == 0 && at != blen)
+                rc = -1;
+        if (rc)
+                return tm_err_set(err, -EIO, "raw offset %llu: corrupt schema-2 block", o);
+        *cols = &w->c;
+        return 0;
+}
+
+void ncol_rec(const struct tm_schema *s, const struct ncol_cols *c, uint32_t i, struct tm_rec *r)
+{
+        const struct tm_kind *k = &s->kind[c->kind[i]];
+        r->kind = c->kind[i];
+        r->section = c->section[i];
+        unsigned vs = 0;
+        for (unsigned j = 0; j < k->nfields; j++) {
+                unsigned f = k->field[j];
+                r->v[j] = c->col[f][i];
+                if (s->field[f].type >= TM_FT_TEXT)
+                        r->var[vs++] = c->var[f] + c->off[f][i];
+        }
+}

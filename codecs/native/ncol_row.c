@@ -1,0 +1,577 @@
+/* ncol_row: schema 2 of the native row (ncol.h), the part native_row.c
+ * hands a trace to when the file header's schema byte is 2.
+ *
+ * Decoding as schema 1's: a block is decoded whole, once, into this
+ * thread's cache (a workspace for the trace's schema and its columns,
+ * freed when the thread ends), keyed by the open's serial, the block's raw
+ * offset and checksum; the raw offset stays at the block's start until its
+ * last record is returned, and the end mark goes with the last record.
+ * Variable values point into the cache, valid until this thread's next
+ * decode call. */
+#include "ncol.h"
+
+#include "../address/arec.h"
+#include "../record/family.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define CTX_MAGIC 0xfe4e434f4c325f31ull /* a value schema 1's serial never reaches */
+
+struct cctx {
+        uint64_t magic;
+        uint64_t id;
+        uint32_t max_rec;
+        unsigned log2;
+        struct ncol_file f;
+};
+
+/* The state (tm_rstate's first bytes), laid out as schema 1's with a 0
+ * where schema 1 has its type count (1..8) and the schema byte after. */
+struct cstate {
+        uint64_t total; /* records returned before this call */
+        uint32_t done;  /* of them, in the block at the raw offset */
+        uint8_t ended;  /* the end mark is consumed */
+        uint8_t zero, schema, log2;
+};
+
+static _Atomic uint64_t next_id = 1;
+
+int ncol_ctx_is(const void *ctx)
+{
+        uint64_t m;
+        if (!ctx)
+                return 0;
+        memcpy(&m, ctx, sizeof m);
+        return m == CTX_MAGIC;
+}
+
+int ncol_state_is(const struct tm_rstate *st)
+{
+        struct cstate s;
+        memcpy(&s, st->b, sizeof s);
+        return s.zero == 0 && s.schema == NCOL_SCHEMA;
+}
+
+int ncol_open(const uint8_t *head, size_t n, void **ctx, struct tm_schema *schema,
+              struct tm_rstate *st, struct tm_err *err)
+{
+        if (n < TMN_FILE_HDR)
+                return tm_err_set(err, -EIO, "raw offset 0: truncated file header");
+        uint8_t want[4];
+        tmn_put32(want, (uint32_t)crc32(0, head, 16));
+        if (memcmp(head, TMN_MAGIC, 8) != 0 || memcmp(want, head + 16, 4) != 0)
+                return tm_err_set(err, -EIO, "raw offset 0: file header checksum mismatch");
+        unsigned log2 = head[12];
+        if (head[8] != TMN_VERSION)
+                return tm_err_set(err, -ENOTSUP, "raw offset 0: native version %u", head[8]);
+        if (head[10] || head[11] || log2 < TMN_LOG_MIN || log2 > NCOL_LOG_MAX || head[13] ||
+            head[14] || head[15])
+                return tm_err_set(err, -EIO, "raw offset 0: file header out of range");
+        struct cctx *x = calloc(1, sizeof *x);
+        if (!x)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        int hl = ncol_schema_get(head + TMN_FILE_HDR, n - TMN_FILE_HDR, TMN_FILE_HDR, &x->f, err);
+        if (hl < 0) {
+                free(x);
+                return hl;
+        }
+        x->magic = CTX_MAGIC;
+        x->id = atomic_fetch_add(&next_id, 1);
+        x->log2 = log2;
+        x->max_rec = 1u << log2;
+        struct cstate s0 = {.schema = NCOL_SCHEMA, .log2 = (uint8_t)log2};
+        memcpy(st->b, &s0, sizeof s0);
+        *schema = x->f.schema;
+        *ctx = x;
+        return TMN_FILE_HDR + hl;
+}
+
+void ncol_close(void *ctx)
+{
+        struct cctx *x = ctx;
+        ncol_file_free(&x->f);
+        free(x);
+}
+
+int ncol_state_ok(const void *ctx, const struct tm_rstate *st)
+{
+        const struct cctx *x = ctx;
+        struct cstate s;
+        memcpy(&s, st->b, sizeof s);
+        return s.done < x->max_rec && s.ended <= 1 && !(s.ended && s.done) && s.zero == 0 &&
+               s.schema == NCOL_SCHEMA && s.log2 == x->log2;
+}
+
+int ncol_src_is_addr(const struct tm_schema *src)
+{
+        const struct tm_family *f = tm_family_of(src);
+        return f && strcmp(f->name, "address") == 0;
+}
+
+unsigned ncol_blobs(void *ctx, struct tm_blob *out, unsigned cap)
+{
+        const struct cctx *x = ctx;
+        if (!ncol_ctx_is(ctx))
+                return 0;
+        unsigned n = x->f.nblobs < cap ? x->f.nblobs : cap;
+        memcpy(out, x->f.blob, n * sizeof *out);
+        return n;
+}
+
+/* ---- this thread's decoded block ---- */
+
+struct ccache {
+        uint64_t id, raw_off; /* id 0: nothing */
+        uint32_t crc, nrec, body;
+        int valid;
+        struct ncol_ws *ws;
+        const struct ncol_cols *c;
+};
+
+static pthread_key_t cc_key;
+static pthread_once_t cc_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct ccache *cc_mine;
+
+static void cc_free(void *p)
+{
+        struct ccache *t = p;
+        if (t) {
+                ncol_ws_free(t->ws);
+                free(t);
+        }
+}
+
+static void cc_make_key(void)
+{
+        pthread_key_create(&cc_key, cc_free);
+}
+
+static struct ccache *cc_get(void)
+{
+        if (cc_mine)
+                return cc_mine;
+        pthread_once(&cc_once, cc_make_key);
+        struct ccache *t = calloc(1, sizeof *t);
+        if (!t)
+                return NULL;
+        pthread_setspecific(cc_key, t);
+        cc_mine = t;
+        return t;
+}
+
+/* The block at in (nrec records, body bytes) of trace x, decoded. */
+static int block_get(const struct cctx *x, const uint8_t *in, uint32_t nrec, uint32_t body,
+                     uint64_t raw_off, const struct ncol_cols **c, struct tm_err *err)
+{
+        struct ccache *t = cc_get();
+        if (!t)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        uint32_t crc = tmn_get32(in + 12);
+        if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == crc &&
+            t->nrec == nrec && t->body == body) {
+                *c = t->c;
+                return 0;
+        }
+        t->valid = 0;
+        if (t->id != x->id) {
+                ncol_ws_free(t->ws);
+                t->id = 0;
+                if (!(t->ws = ncol_ws_new(&x->f.schema)))
+                        return tm_err_set(err, -ENOMEM, "out of memory");
+                t->id = x->id;
+        }
+        int rc = ncol_block_decode(t->ws, in, TMN_BLK_HDR + (size_t)body, raw_off, &t->c, err);
+        if (rc < 0)
+                return rc;
+        t->raw_off = raw_off;
+        t->crc = crc;
+        t->nrec = nrec;
+        t->body = body;
+        t->valid = 1;
+        *c = t->c;
+        return 0;
+}
+
+/* ---- framing: as native_row.c's for schema 1 ---- */
+
+static int end_mark(const uint8_t *in, size_t len, int eof, const struct cstate *s,
+                    uint64_t raw_off, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        uint8_t want[TMN_END_LEN];
+        tmn_end_put(want, tmn_get64(in + TMN_BLK_HDR));
+        if (memcmp(want, in, TMN_END_LEN) != 0)
+                return tm_err_set(err, -EIO, "raw offset %llu: end mark checksum mismatch", o);
+        if (s->done || tmn_get64(in + TMN_BLK_HDR) != s->total)
+                return tm_err_set(
+                    err, -EIO, "raw offset %llu: end mark says %llu records, %llu decoded", o,
+                    (unsigned long long)tmn_get64(in + TMN_BLK_HDR), (unsigned long long)s->total);
+        if (len > TMN_END_LEN || (eof && len < TMN_END_LEN))
+                return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
+                                  o + TMN_END_LEN);
+        return 0;
+}
+
+/* The next block's records (1: *c, *nrec, *body), or 0 (more input, the
+ * end), or an error. */
+static int next_block(const struct cctx *x, struct cstate *s, const uint8_t *in, size_t len,
+                      int eof, uint64_t raw_off, size_t *used, const struct ncol_cols **c,
+                      uint32_t *body, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        *used = 0;
+        if (s->ended)
+                return len ? tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark", o)
+                           : 0;
+        if (len < TMN_BLK_HDR)
+                return eof ? tm_err_set(err, -EIO, "raw offset %llu: truncated (no end mark)", o)
+                           : 0;
+        uint32_t nrec;
+        int rc = tmn_block_head(in, x->max_rec, raw_off, &nrec, body, err);
+        if (rc < 0)
+                return rc;
+        if (len < TMN_BLK_HDR + (size_t)*body)
+                return eof ? tm_err_set(err, -EIO, "raw offset %llu: truncated block", o) : 0;
+        if (nrec == 0) {
+                rc = end_mark(in, len, eof, s, raw_off, err);
+                if (rc < 0)
+                        return rc;
+                s->ended = 1;
+                *used = TMN_END_LEN;
+                return 0;
+        }
+        if (s->done >= nrec)
+                return tm_err_set(err, -EIO, "raw offset %llu: resumed at record %u of %u", o,
+                                  s->done, nrec);
+        rc = block_get(x, in, nrec, *body, raw_off, c, err);
+        return rc < 0 ? rc : 1;
+}
+
+/* How many of m records to return (the end mark goes with the last one,
+ * which waits while the end of the input hides what follows); *end. */
+static size_t take(const struct cstate *s, const struct ncol_cols *c, uint32_t body,
+                   const uint8_t *in, size_t len, int eof, size_t m, int *end)
+{
+        *end = 0;
+        size_t blk = TMN_BLK_HDR + (size_t)body, rest = len - blk;
+        if (s->done + m < c->nrec)
+                return m;
+        const uint8_t *p = in + blk;
+        int mark = rest >= 8 && tmn_get32(p) == TMN_BLK_MAGIC && tmn_get32(p + 4) == 0;
+        if (rest >= TMN_END_LEN || eof || (rest >= 8 && !mark)) {
+                struct cstate after = *s;
+                after.done = 0;
+                after.total += m;
+                struct tm_err e;
+                *end = mark && rest >= TMN_END_LEN && end_mark(p, rest, eof, &after, 0, &e) == 0;
+                return m;
+        }
+        return m - 1;
+}
+
+static void advance(struct cstate *s, const struct ncol_cols *c, uint32_t body, size_t m, int end,
+                    size_t *used)
+{
+        s->done += (uint32_t)m;
+        s->total += m;
+        if (s->done == c->nrec) {
+                s->done = 0;
+                *used = TMN_BLK_HDR + (size_t)body + (end ? TMN_END_LEN : 0);
+                s->ended = (uint8_t)end;
+        }
+}
+
+ssize_t ncol_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                    uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                    struct tm_err *err)
+{
+        const struct cctx *x = ctx;
+        struct cstate s;
+        memcpy(&s, st->b, sizeof s);
+        const struct ncol_cols *c = NULL;
+        uint32_t body = 0;
+        int rc = next_block(x, &s, in, len, eof, raw_off, used, &c, &body, err);
+        if (rc <= 0) {
+                if (rc == 0)
+                        memcpy(st->b, &s, sizeof s);
+                return rc;
+        }
+        size_t m = c->nrec - s.done < cap ? c->nrec - s.done : cap;
+        int end;
+        m = take(&s, c, body, in, len, eof, m, &end);
+        for (size_t i = 0; i < m; i++)
+                ncol_rec(&x->f.schema, c, s.done + (uint32_t)i, &out[i]);
+        advance(&s, c, body, m, end, used);
+        memcpy(st->b, &s, sizeof s);
+        return (ssize_t)m;
+}
+
+/* Record j of c into b as record i; 0, or -1 when its values do not fit
+ * in the rest of b's arena. */
+static int batch_put(const struct tm_schema *sc, const struct ncol_cols *c, uint32_t j,
+                     struct tm_rbatch *b, size_t i)
+{
+        const struct tm_kind *k = &sc->kind[c->kind[j]];
+        size_t need = 0;
+        for (unsigned q = 0; q < k->nfields; q++) {
+                unsigned f = k->field[q];
+                if (sc->field[f].type >= TM_FT_TEXT)
+                        need += sc->field[f].type == TM_FT_LIST ? c->col[f][j] * 8 : c->col[f][j];
+        }
+        if (need > b->arena_cap - b->arena_len || (need && !b->arena))
+                return -1;
+        b->kind[i] = c->kind[j];
+        for (unsigned f = 0; f < sc->nfields; f++)
+                b->col[f][i] = c->col[f][j];
+        unsigned vs = 0;
+        for (unsigned q = 0; q < k->nfields; q++) {
+                unsigned f = k->field[q];
+                if (sc->field[f].type < TM_FT_TEXT)
+                        continue;
+                size_t n = sc->field[f].type == TM_FT_LIST ? c->col[f][j] * 8 : c->col[f][j];
+                if (b->arena_cap)
+                        tm_rbatch_put_var(b, i, vs, c->var[f] + c->off[f][j], n);
+                vs++;
+        }
+        return 0;
+}
+
+ssize_t ncol_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rbatch *b, size_t cap,
+                          struct tm_err *err)
+{
+        const struct cctx *x = ctx;
+        struct cstate s;
+        memcpy(&s, st->b, sizeof s);
+        b->n = 0;
+        b->arena_len = 0;
+        const struct ncol_cols *c = NULL;
+        uint32_t body = 0;
+        int rc = next_block(x, &s, in, len, eof, raw_off, used, &c, &body, err);
+        if (rc <= 0) {
+                if (rc == 0)
+                        memcpy(st->b, &s, sizeof s);
+                return rc;
+        }
+        if (cap > b->cap)
+                cap = b->cap;
+        size_t m = c->nrec - s.done < cap ? c->nrec - s.done : cap, k = 0;
+        while (k < m && batch_put(&x->f.schema, c, s.done + (uint32_t)k, b, k) == 0)
+                k++;
+        if (k == 0 && m)
+                return tm_err_set(err, -ENOSPC, "raw offset %llu: a record larger than the batch",
+                                  (unsigned long long)raw_off);
+        int end;
+        size_t t = take(&s, c, body, in, len, eof, k, &end);
+        if (t < k) { /* the last record waits: take its values back */
+                k = t;
+                b->arena_len = 0;
+                for (size_t i = 0; i < k; i++)
+                        batch_put(&x->f.schema, c, s.done + (uint32_t)i, b, i);
+        }
+        b->n = k;
+        advance(&s, c, body, k, end, used);
+        memcpy(st->b, &s, sizeof s);
+        return (ssize_t)k;
+}
+
+/* ---- encoding ---- */
+
+struct ncol_enc {
+        tm_rsink sink;
+        void *arg;
+        int level;
+        size_t n, cap;       /* records buffered, a block's */
+        struct tm_rec *rec;  /* var[] NULL: their bytes at voff in vbytes */
+        uint64_t *voff;      /* [cap][TM_REC_VAR_MAX] */
+        uint8_t *vbytes;
+        size_t vlen, vcap;
+        struct ncol_ws *ws;
+        struct tm_schema s;
+        uint64_t total;
+};
+
+void ncol_enc_free(struct ncol_enc *e)
+{
+        if (!e)
+                return;
+        free(e->rec);
+        free(e->voff);
+        free(e->vbytes);
+        ncol_ws_free(e->ws);
+        free(e);
+}
+
+int ncol_enc_open(const struct tm_renc_src *src, unsigned log2, int level, tm_rsink sink,
+                  void *arg, struct ncol_enc **out, struct tm_err *err)
+{
+        struct ncol_enc *e = calloc(1, sizeof *e);
+        if (!e)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        e->sink = sink;
+        e->arg = arg;
+        e->level = level;
+        e->cap = (size_t)1 << log2;
+        e->s = *src->schema;
+        e->rec = malloc(e->cap * sizeof *e->rec);
+        e->voff = malloc(e->cap * TM_REC_VAR_MAX * sizeof *e->voff);
+        e->vcap = 4096; /* never NULL: an empty value's pointer is vbytes + 0 */
+        e->vbytes = malloc(e->vcap);
+        e->ws = ncol_ws_new(&e->s);
+        if (!e->rec || !e->voff || !e->vbytes || !e->ws) {
+                ncol_enc_free(e);
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        }
+        uint8_t *sch;
+        size_t sl;
+        int rc = ncol_schema_put(&e->s, src->blob, src->nblobs, &sch, &sl);
+        if (rc < 0) {
+                ncol_enc_free(e);
+                return tm_err_set(err, rc, "native: the schema and byte sections do not fit (%s)",
+                                  rc == -EFBIG ? "over 256 KiB" : "out of memory");
+        }
+        uint8_t h[TMN_FILE_HDR] = {0};
+        memcpy(h, TMN_MAGIC, 8);
+        h[8] = TMN_VERSION;
+        h[9] = NCOL_SCHEMA;
+        h[12] = (uint8_t)log2;
+        tmn_put32(h + 16, (uint32_t)crc32(0, h, 16));
+        rc = sink(arg, h, sizeof h);
+        if (rc == 0)
+                rc = sink(arg, sch, sl);
+        free(sch);
+        if (rc < 0) {
+                ncol_enc_free(e);
+                return tm_err_set(err, rc, "native: writing the header failed");
+        }
+        *out = e;
+        return 0;
+}
+
+/* The buffered records [lo, lo + n) as blocks: one, or halves. */
+static int enc_flush(struct ncol_enc *e, size_t lo, size_t n, struct tm_err *err)
+{
+        const uint8_t *p;
+        size_t len;
+        int rc = ncol_block_encode(e->ws, e->rec + lo, n, e->level, &p, &len, NULL);
+        if (rc == -EFBIG && n > 1) {
+                rc = enc_flush(e, lo, n / 2, err);
+                return rc < 0 ? rc : enc_flush(e, lo + n / 2, n - n / 2, err);
+        }
+        unsigned long long k = (unsigned long long)(e->total + lo);
+        if (rc == -EFBIG)
+                return tm_err_set(err, -EINVAL, "record %llu: too large for a block", k);
+        if (rc < 0)
+                return tm_err_set(err, rc, "native: encoding the block of record %llu failed", k);
+        rc = e->sink(e->arg, p, len);
+        return rc < 0 ? tm_err_set(err, rc, "native: writing a block failed") : 0;
+}
+
+static int enc_block(struct ncol_enc *e, struct tm_err *err)
+{
+        if (!e->n)
+                return 0;
+        for (size_t i = 0; i < e->n; i++) {
+                const struct tm_kind *k = &e->s.kind[e->rec[i].kind];
+                unsigned vs = 0;
+                for (unsigned j = 0; j < k->nfields; j++)
+                        if (e->s.field[k->field[j]].type >= TM_FT_TEXT) {
+                                e->rec[i].var[vs] = e->vbytes + e->voff[i * TM_REC_VAR_MAX + vs];
+                                vs++;
+                        }
+        }
+        int rc = enc_flush(e, 0, e->n, err);
+        e->total += e->n;
+        e->n = 0;
+        e->vlen = 0;
+        return rc;
+}
+
+/* Bytes of r's variable values (a list's 8 a number). */
+static uint64_t var_bytes(const struct tm_schema *s, const struct tm_rec *r)
+{
+        const struct tm_kind *k = &s->kind[r->kind];
+        uint64_t n = 0;
+        for (unsigned j = 0; j < k->nfields; j++) {
+                uint8_t t = s->field[k->field[j]].type;
+                if (t >= TM_FT_TEXT)
+                        n += t == TM_FT_LIST ? (r->v[j] & (UINT64_MAX >> 4)) * 8 : r->v[j];
+        }
+        return n;
+}
+
+/* Record r's variable bytes copied into e->vbytes for buffered record i. */
+static int enc_keep(struct ncol_enc *e, const struct tm_rec *r, size_t i, uint64_t idx,
+                    struct tm_err *err)
+{
+        const struct tm_kind *k = &e->s.kind[r->kind];
+        unsigned vs = 0;
+        for (unsigned j = 0; j < k->nfields; j++) {
+                const struct tm_field *f = &e->s.field[k->field[j]];
+                if (f->type < TM_FT_TEXT)
+                        continue;
+                uint64_t n = f->type == TM_FT_LIST ? r->v[j] * 8 : r->v[j];
+                if (n > NCOL_VAR_MAX || (f->type == TM_FT_LIST && r->v[j] > NCOL_VAR_MAX))
+                        return tm_err_set(err, -EINVAL, "record %llu: %s of %llu bytes",
+                                          (unsigned long long)idx, f->name, (unsigned long long)n);
+                if (e->vlen + n > e->vcap) {
+                        size_t c = (e->vlen + (size_t)n) * 2;
+                        uint8_t *p = realloc(e->vbytes, c);
+                        if (!p)
+                                return tm_err_set(err, -ENOMEM, "out of memory");
+                        e->vbytes = p;
+                        e->vcap = c;
+                }
+                if (n)
+                        memcpy(e->vbytes + e->vlen, r->var[vs], (size_t)n);
+                e->voff[i * TM_REC_VAR_MAX + vs] = e->vlen;
+                e->rec[i].var[vs] = NULL;
+                e->vlen += (size_t)n;
+                vs++;
+        }
+        return 0;
+}
+
+int ncol_enc_put(struct ncol_enc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                unsigned long long k = (unsigned long long)(idx + i);
+                if (r[i].kind >= e->s.nkinds || r[i].section > e->s.nsections)
+                        return tm_err_set(err, -EINVAL, "record %llu: kind %u, section %u", k,
+                                          r[i].kind, r[i].section);
+                int rc = 0;
+                if (e->n && e->vlen + var_bytes(&e->s, &r[i]) > NCOL_VAR_MAX)
+                        rc = enc_block(e, err);
+                e->rec[e->n] = r[i];
+                if (rc == 0)
+                        rc = enc_keep(e, &r[i], e->n, idx + i, err);
+                if (rc < 0)
+                        return rc;
+                if (++e->n == e->cap) {
+                        rc = enc_block(e, err);
+                        if (rc < 0)
+                                return rc;
+                }
+        }
+        return 0;
+}
+
+int ncol_enc_finish(struct ncol_enc *e, struct tm_err *err)
+{
+        int rc = enc_block(e, err);
+        if (rc == 0) {
+                uint8_t m[TMN_END_LEN];
+                tmn_end_put(m, e->total);
+                rc = e->sink(e->arg, m, sizeof m);
+                if (rc < 0)
+                        tm_err_set(err, rc, "native: writing the end mark failed");
+        }
+        ncol_enc_free(e);
+        return rc;
+}
