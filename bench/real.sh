@@ -19,6 +19,8 @@
 #   1. packs each trace with every encoding `tracetool pack --help` lists,
 #      at pack's default level and at --level 19, into OUT.SUFFIX.zst (the
 #      native .tmn as it is); an encoding that refuses the trace is "n/a";
+#      encodings of a format that give the same bytes at the default level
+#      (din and lackey text ignore the address width) are packed at 19 once;
 #   2. the baselines: the ascii text + zstd -19, + xz -9, PDATS II + gzip -9
 #      (address traces, as the PDATS II paper), heaptrack's own file (py),
 #      the agent's ZIP (java);
@@ -201,7 +203,7 @@ own_files() {
                 else
                         put py.heapin n/a
                 fi
-                rm -f "$C/tmp/py-ht.hatf.zst"
+                rm -f "$C/tmp/py-ht.hatf.zst" "$C/tmp/.py-ht.hatf.zst.tmidx"
         fi
 }
 
@@ -211,9 +213,33 @@ pool() {
         "$@" &
 }
 
+# A format's encodings that gave the same bytes at the default level (the
+# text formats, din and lackey, take no address width) are packed at other
+# levels once: same_as TRACE SUFFIX ENCODING prints the first such encoding.
+same_as() {
+        local t=$1 suf=$2 enc=$3 s e d
+        d=$(get "$(key "$t" "$suf" "$enc" def)")
+        case $d in n/a | ...) echo "$enc"; return ;; esac
+        while read -r s e; do
+                [ "$s" = "$suf" ] || continue
+                [ "$(get "$(key "$t" "$s" "$e" def)")" = "$d" ] && { echo "$e"; return; }
+        done < <(encodings)
+}
 pack_all() { # TRACE LEVEL
         local suf enc
-        while read -r suf enc; do pool pack_one "$1" "$suf" "$enc" "$2"; done < <(encodings)
+        while read -r suf enc; do
+                [ "$2" != def ] && [ "$(same_as "$1" "$suf" "$enc")" != "$enc" ] && continue
+                pool pack_one "$1" "$suf" "$enc" "$2"
+        done < <(encodings)
+}
+# after pack_all TRACE LEVEL: the figures of the encodings it packed once
+pack_same() {
+        local suf enc first
+        while read -r suf enc; do
+                first=$(same_as "$1" "$suf" "$enc")
+                [ "$first" = "$enc" ] || have "$(key "$1" "$suf" "$enc" "$2")" ||
+                        put "$(key "$1" "$suf" "$enc" "$2")" "$(get "$(key "$1" "$suf" "$first" "$2")")"
+        done < <(encodings)
 }
 
 # ---- the cold cat -----------------------------------------------------------
@@ -327,6 +353,7 @@ if [ -z "${TM_BENCH_REPORT:-}" ]; then
                 pool text_xz "$t"
                 pack_all "$t" 19
                 wait
+                pack_same "$t" 19
         done
 fi
 echo "== real traces ($MODE; cache $C) =="
