@@ -225,12 +225,18 @@ same_as() {
                 [ "$(get "$(key "$t" "$s" "$e" def)")" = "$d" ] && { echo "$e"; return; }
         done < <(encodings)
 }
+# at other levels than the default, the smallest at the default first (the
+# quickest to pack again, so a short run gets the most figures)
 pack_all() { # TRACE LEVEL
         local suf enc
         while read -r suf enc; do
                 [ "$2" != def ] && [ "$(same_as "$1" "$suf" "$enc")" != "$enc" ] && continue
                 pool pack_one "$1" "$suf" "$enc" "$2"
-        done < <(encodings)
+        done < <(if [ "$2" = def ]; then encodings; else
+                encodings | while read -r suf enc; do
+                        echo "$(get "$(key "$1" "$suf" "$enc" def)" | tr -c '0-9\n' 0) $suf $enc"
+                done | sort -n | cut -d' ' -f2-
+        fi)
 }
 # after pack_all TRACE LEVEL: the figures of the encodings it packed once
 pack_same() {
