@@ -31,7 +31,9 @@
 #      tracemount faster); tail -n 1 of ascii on a fresh mount, in ms;
 #   4. one table: bytes and bytes a record (references a byte for address
 #      traces) of every encoding and baseline.
-# TM_BENCH_QUICK=1: small traces (a smoke run of a minute or two).
+# TM_BENCH_QUICK=1: small traces (1.4-3.4 million references, 0.2-0.3 million
+# heap and Java records: minutes on a quiet machine; full: 10^6 to 10^8).
+# TM_BENCH_TRACES: which traces, in order (default "py java lap chase sort").
 # TM_BENCH_JOBS: packs run at once (default 2). TM_BENCH_REPORT=1: print
 # the table from the cache only ("..." for what is not measured yet).
 # Needs a release build (TM_BUILD, default ./build), valgrind, heaptrack,
