@@ -143,7 +143,7 @@ EOF
                         mv "$C/tmp/$t.tmn" "$C/arch/$t.tmn"; }
         fi
         have "$t.records" || put "$t.records" "$("$TT" stat "$(src "$t")" |
-                awk '$1 == "records" || $1 == "references" { print $2; exit }')"
+                awk '($1 == "records" || $1 == "references") && !n { print $2; n = 1 }')"
 }
 
 # The formats and encodings pack writes: "SUFFIX ENCODING" lines, "-" when
@@ -201,7 +201,7 @@ own_files() {
         if ! have py.heapin; then # heaptrack's file imported: the same run through another recorder
                 if nice "$TT" pack "$C/py.heaptrack.zst" "$C/tmp/py-ht.hatf.zst" 2> "$S/py.heapin.log"; then
                         put py.heapin "$(size "$C/tmp/py-ht.hatf.zst")"
-                        put py.heapin.records "$("$TT" stat "$C/tmp/py-ht.hatf.zst" | awk '$1 == "records" { print $2; exit }')"
+                        put py.heapin.records "$("$TT" stat "$C/tmp/py-ht.hatf.zst" | awk '$1 == "records" && !n { print $2; n = 1 }')"
                 else
                         put py.heapin n/a
                 fi
