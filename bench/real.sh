@@ -59,7 +59,7 @@ ADDRESS="sort chase"
 
 size() { stat -c %s "$1"; }
 have() { [ -s "$S/$1" ]; }
-put() { echo "$2" > "$S/$1.tmp" && mv "$S/$1.tmp" "$S/$1"; }
+put() { [ -z "$2" ] || { echo "$2" > "$S/$1.tmp" && mv "$S/$1.tmp" "$S/$1"; }; } # nothing: not measured
 get() { if have "$1"; then cat "$S/$1"; else echo ...; fi; }
 # The archive every trace's figures are taken from.
 src() {
