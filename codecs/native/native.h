@@ -141,6 +141,13 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
 #define TMN_END_LEN (TMN_BLK_HDR + 8)
 void tmn_end_put(uint8_t *p, uint64_t records);
 
+/* The end mark at in (len bytes, at least TMN_END_LEN; eof: nothing
+ * follows them) checked against the records decoded: total in all, done
+ * of them in a block not yet finished (must be 0). 0, or -EIO with err
+ * naming raw offset raw_off. Both schemas' rows use it. */
+int tmn_end_check(const uint8_t *in, size_t len, int eof, uint64_t done, uint64_t total,
+                  uint64_t raw_off, struct tm_err *err);
+
 /* The row's encoder (native_enc.c; record.h has the calls' contracts).
  * Records of the address schema of 1..8 types, with or without sizes:
  * the header's ntypes and sized are those of the schema it takes, so a

@@ -1018,6 +1018,24 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
         return 0;
 }
 
+int tmn_end_check(const uint8_t *in, size_t len, int eof, uint64_t done, uint64_t total,
+                  uint64_t raw_off, struct tm_err *err)
+{
+        unsigned long long o = (unsigned long long)raw_off;
+        uint8_t want[TMN_END_LEN];
+        tmn_end_put(want, tmn_get64(in + TMN_BLK_HDR));
+        if (memcmp(want, in, TMN_END_LEN) != 0)
+                return tm_err_set(err, -EIO, "raw offset %llu: end mark checksum mismatch", o);
+        if (done || tmn_get64(in + TMN_BLK_HDR) != total)
+                return tm_err_set(
+                    err, -EIO, "raw offset %llu: end mark says %llu records, %llu decoded", o,
+                    (unsigned long long)tmn_get64(in + TMN_BLK_HDR), (unsigned long long)total);
+        if (len > TMN_END_LEN || (eof && len < TMN_END_LEN))
+                return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
+                                  o + TMN_END_LEN);
+        return 0;
+}
+
 void tmn_end_put(uint8_t *p, uint64_t records)
 {
         tmn_put32(p, TMN_BLK_MAGIC);

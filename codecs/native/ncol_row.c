@@ -199,22 +199,11 @@ static int block_get(const struct cctx *x, const uint8_t *in, uint32_t nrec, uin
 
 /* ---- framing: as native_row.c's for schema 1 ---- */
 
+/* The end mark at in (whole): checked against the records returned. */
 static int end_mark(const uint8_t *in, size_t len, int eof, const struct cstate *s,
                     uint64_t raw_off, struct tm_err *err)
 {
-        unsigned long long o = (unsigned long long)raw_off;
-        uint8_t want[TMN_END_LEN];
-        tmn_end_put(want, tmn_get64(in + TMN_BLK_HDR));
-        if (memcmp(want, in, TMN_END_LEN) != 0)
-                return tm_err_set(err, -EIO, "raw offset %llu: end mark checksum mismatch", o);
-        if (s->done || tmn_get64(in + TMN_BLK_HDR) != s->total)
-                return tm_err_set(
-                    err, -EIO, "raw offset %llu: end mark says %llu records, %llu decoded", o,
-                    (unsigned long long)tmn_get64(in + TMN_BLK_HDR), (unsigned long long)s->total);
-        if (len > TMN_END_LEN || (eof && len < TMN_END_LEN))
-                return tm_err_set(err, -EIO, "raw offset %llu: bytes after the end mark",
-                                  o + TMN_END_LEN);
-        return 0;
+        return tmn_end_check(in, len, eof, s->done, s->total, raw_off, err);
 }
 
 /* The next block's records (1: *c, *nrec, *body), or 0 (more input, the
