@@ -128,10 +128,9 @@ static void pack_usage(FILE *f)
                         continue;
                 if ((*c)->enc_params) {
                         fprintf(f,
-                                "  OUT%s  the native format (%s: tracemount's own, %s traces;\n"
+                                "  OUT%s  the native format (%s: tracemount's own, of any trace;\n"
                                 "      compressed inside, no .gz/.zst), parameters (-p NAME=N):\n",
-                                (*c)->suffix, (*c)->name,
-                                (*c)->family ? (*c)->family->name : "any");
+                                (*c)->suffix, (*c)->name);
                         for (const struct tm_renc_param *q = (*c)->enc_params; q->name; q++)
                                 fprintf(f, "      %s %d..%d (default %d): %s\n", q->name, q->min,
                                         q->max, q->def, q->what);
