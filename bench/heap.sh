@@ -32,7 +32,7 @@ echo "== workload: heapwork on $LINES lines =="
 perl -e 'srand(7); for (1..$ARGV[0]) { print join("", map { chr(97 + int(rand(20))) } 1..(1 + int(rand(14)))), "\n" }' \
         "$LINES" > "$W/words"
 "$TT" record -o "$W/arch/work.hatf.zst" -- "$B/tests/heapwork" < "$W/words" > /dev/null
-records=$("$TT" stat "$W/arch/work.hatf.zst" | awk '/^records/ { print $2; exit }')
+records=$(stat_records "$W/arch/work.hatf.zst")
 archive=$(stat -c %s "$W/arch/work.hatf.zst")
 echo "records: $records; tracetool record's archive: $archive bytes," \
         "$(awk -v a="$archive" -v r="$records" 'BEGIN { printf "%.3f", a / r }') bytes a record"
