@@ -61,39 +61,32 @@ struct main_opts {
 
 enum { KEY_HELP, KEY_VERSION };
 
-#define MAIN_OPT(t, p)                                                                             \
-        {                                                                                          \
-                t, offsetof(struct main_opts, p), 1                                                \
-        }
+/* The options, each in two spellings: --dashed-name (the command line)
+ * and underscore_name (-o name[=value], for mount(8) and /etc/fstab).
+ * V: an option with a value, only its "=" form (fuse_opt would match
+ * "--cache-dir %s" to "--cache-dir=DIR" as well, and take "=DIR" for its
+ * value; main_join_args turns "--cache-dir DIR" into "--cache-dir=DIR");
+ * F: a flag, set to 1. */
+#define MAIN_OPTS(V, F)                                                                            \
+        V("cache-dir", "cache_dir", cache_dir)                                                     \
+        F("no-index-beside", "no_index_beside", no_index_beside)                                   \
+        F("trust-group-index", "trust_group_index", trust_group_index)                             \
+        F("trust-group-dtd", "trust_group_dtd", trust_group_dtd)                                   \
+        F("unverified-prefix", "unverified_prefix", unverified_prefix)                             \
+        F("direct-io", "direct_io", direct_io)                                                     \
+        V("read-ahead", "read_ahead", read_ahead_s)                                                \
+        V("drop-behind", "drop_behind", drop_s)                                                    \
+        V("handle-memory", "handle_memory", hmem_s)                                                \
+        V("max-traces", "max_traces", traces_s)                                                    \
+        V("trace-memory", "trace_memory", tmem_s)                                                  \
+        V("log-file", "log_file", log_file)
+#define MAIN_DASH_V(d, u, f) {"--" d "=%s", offsetof(struct main_opts, f), 0},
+#define MAIN_DASH_F(d, u, f) {"--" d, offsetof(struct main_opts, f), 1},
+#define MAIN_UNDER_V(d, u, f) {u "=%s", offsetof(struct main_opts, f), 0},
+#define MAIN_UNDER_F(d, u, f) {u, offsetof(struct main_opts, f), 1},
 static const struct fuse_opt main_optspec[] = {
-    /* only the "=" forms: fuse_opt would match "--cache-dir %s" to
-     * "--cache-dir=DIR" as well, and take "=DIR" for its value;
-     * main_join_args turns "--cache-dir DIR" into "--cache-dir=DIR" */
-    {"--cache-dir=%s", offsetof(struct main_opts, cache_dir), 0},
-    MAIN_OPT("--no-index-beside", no_index_beside),
-    MAIN_OPT("--trust-group-index", trust_group_index),
-    MAIN_OPT("--trust-group-dtd", trust_group_dtd),
-    MAIN_OPT("--unverified-prefix", unverified_prefix),
-    MAIN_OPT("--direct-io", direct_io),
-    {"--read-ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
-    {"--drop-behind=%s", offsetof(struct main_opts, drop_s), 0},
-    {"--handle-memory=%s", offsetof(struct main_opts, hmem_s), 0},
-    {"--max-traces=%s", offsetof(struct main_opts, traces_s), 0},
-    {"--trace-memory=%s", offsetof(struct main_opts, tmem_s), 0},
-    {"--log-file=%s", offsetof(struct main_opts, log_file), 0},
-    /* the same as -o name[=value], for mount(8) and /etc/fstab */
-    {"cache_dir=%s", offsetof(struct main_opts, cache_dir), 0},
-    MAIN_OPT("no_index_beside", no_index_beside),
-    MAIN_OPT("trust_group_index", trust_group_index),
-    MAIN_OPT("trust_group_dtd", trust_group_dtd),
-    MAIN_OPT("unverified_prefix", unverified_prefix),
-    MAIN_OPT("direct_io", direct_io),
-    {"read_ahead=%s", offsetof(struct main_opts, read_ahead_s), 0},
-    {"drop_behind=%s", offsetof(struct main_opts, drop_s), 0},
-    {"handle_memory=%s", offsetof(struct main_opts, hmem_s), 0},
-    {"max_traces=%s", offsetof(struct main_opts, traces_s), 0},
-    {"trace_memory=%s", offsetof(struct main_opts, tmem_s), 0},
-    {"log_file=%s", offsetof(struct main_opts, log_file), 0},
+    MAIN_OPTS(MAIN_DASH_V, MAIN_DASH_F)   /* --dashed-name */
+    MAIN_OPTS(MAIN_UNDER_V, MAIN_UNDER_F) /* -o underscore_name */
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
     FUSE_OPT_KEY("-V", KEY_VERSION),
