@@ -340,4 +340,21 @@ TM_RECORD_LIB=$T/nosuch.so "$TT" record -o none.hatf -- true 2>err.txt
 check "TM_RECORD_LIB is used: a missing library records nothing, exit 1" test $? -eq 1
 check "... and says so" grep -q "recorded nothing" err.txt
 
+# --- OUT.tmn: the native format, by OUT's name (issue 35) ---
+# (the stand-in packer of TM_RECORD_STUB writes HATF only)
+if [ -z "${TM_RECORD_STUB:-}" ]; then
+        "$TT" record -o ap.tmn -- "$TM_ALLOC_PATTERN" >apn.out 2>apn.err
+        check "record -o X.tmn: exit 0" test $? -eq 0
+        check "... a native file" sh -c 'head -c 4 "$1" | od -An -c | grep -q "T   M   N"' sh ap.tmn
+        check "... it verifies" "$TT" verify ap.tmn
+        "$TT" pack ap.tmn apn.hatf.zst 2>/dev/null
+        "$TT" cat ap.tmn ascii >apn.txt
+        decode apn.hatf.zst >apn2.txt
+        check "... its records, packed as HATF, give the same ascii (hatf_dump.py's)" cmp -s apn.txt apn2.txt
+        # another run of the same program: the same allocations, in whatever order its threads ran
+        check "... the same allocation sizes as the HATF recording" \
+                bash -c 'cmp -s <(awk "\$1 == \"alloc\" { print \$2 }" "$1" | sort) <(awk "\$1 == \"alloc\" { print \$2 }" "$2" | sort)' \
+                bash ap.txt apn.txt
+fi
+
 finish

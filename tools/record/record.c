@@ -33,7 +33,9 @@ static void record_usage(FILE *f, const struct record_packer *pk)
                    "       tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]\n\n"
                    "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
                    "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
-                   "into the HATF archive OUT (.hatf.zst: seekable zstd, .hatf.gz, .hatf).\n\n"
+                   "into the archive OUT: HATF (.hatf.zst: seekable zstd, .hatf.gz, .hatf),\n"
+                   "the native format (.tmn: on long runs a third of HATF's bytes), or any format\n"
+                   "tracetool pack writes heap records in (.mtf, ...), by OUT's name.\n\n"
                    "  -o, --output OUT        the archive to write (required)\n"
                    "  -e, --encoding ENC      HATF encoding: ");
         for (const char *const *e = tm_rcodec_hatf.encodings; *e; e++)
@@ -280,7 +282,7 @@ int record_main(int argc, char **argv, const struct record_packer *pk)
                 /* Trying every encoding at once costs ~8x the packer's CPU
                  * while the program waits on the pipe: "best" alone by
                  * default (docs/record.md). */
-                if (!enc && !strstr(out, ".mtf"))
+                if (!enc && strstr(out, ".hatf"))
                         enc = "best";
                 prc = pk->pack_fd(pfd[0], prog[0], out, enc, level, stderr, &err);
                 if (prc < 0)
