@@ -22,41 +22,14 @@
 #include "codecs/address/addr_stats.h"
 #include "codecs/native/native.h"
 #include "fz_rec.h"
+#include "fz_tmn.h"
 
 /* The checksums of the file f[0..n) made right where it can be walked. */
 static void fix_crcs(uint8_t *f, size_t n)
 {
-        if (n < TMN_FILE_HDR)
-                return;
-        tmn_put32(f + 16, (uint32_t)crc32(0, f, 16));
-        size_t pos = TMN_FILE_HDR;
-        while (n - pos >= TMN_BLK_HDR) {
-                uint32_t body = tmn_get32(f + pos + 8);
-                if (body > n - pos - TMN_BLK_HDR)
-                        return;
-                uLong c = crc32_z(crc32(0, f + pos, 12), f + pos + TMN_BLK_HDR, body);
-                tmn_put32(f + pos + 12, (uint32_t)c);
-                pos += TMN_BLK_HDR + body;
-        }
-}
-
-struct grow {
-        uint8_t *p;
-        size_t len, cap;
-};
-
-static int sink(void *arg, const void *p, size_t n)
-{
-        struct grow *b = arg;
-        if (b->len + n > b->cap) {
-                b->cap = (b->len + n) * 2;
-                b->p = realloc(b->p, b->cap);
-                if (!b->p)
-                        abort();
-        }
-        memcpy(b->p + b->len, p, n);
-        b->len += n;
-        return 0;
+        size_t pos = fz_tmn_fix_head(f, n);
+        if (pos)
+                fz_tmn_fix_blocks(f, n, pos);
 }
 
 static void round_trip(const uint8_t *d, size_t n)
@@ -71,11 +44,11 @@ static void round_trip(const uint8_t *d, size_t n)
                 a += (uint64_t)((int64_t)step >> (d[1] & 63));
                 r[k] = (struct tm_rec){.kind = d[0] & 7u, .v = {d[0] & 7u, a, d[1] >> 3}};
         }
-        static struct grow out;
+        static struct fz_tmn_out out;
         out.len = 0;
         struct tm_renc *e;
         struct tm_err err = {0};
-        if (tm_rcodec_native.enc_open("b4/z1", sink, &out, &e, &err) < 0 ||
+        if (tm_rcodec_native.enc_open("b4/z1", fz_tmn_sink, &out, &e, &err) < 0 ||
             tm_rcodec_native.enc_put(e, r, k, 0, &err) < 0 ||
             tm_rcodec_native.enc_finish(e, &err) < 0)
                 abort();

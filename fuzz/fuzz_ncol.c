@@ -20,48 +20,19 @@
 
 #include "codecs/native/ncol.h"
 #include "fz_rec.h"
+#include "fz_tmn.h"
 
 /* The checksums of the file f[0..n) made right where it can be walked. */
 static void ncf_fix_crcs(uint8_t *f, size_t n)
 {
-        if (n < TMN_FILE_HDR)
-                return;
-        tmn_put32(f + 16, (uint32_t)crc32(0, f, 16));
-        size_t pos = TMN_FILE_HDR;
-        if (n - pos < NCOL_SCH_HDR)
+        size_t pos = fz_tmn_fix_head(f, n);
+        if (!pos || n - pos < NCOL_SCH_HDR)
                 return;
         uint32_t sb = tmn_get32(f + pos + 4);
         if (sb > n - pos - NCOL_SCH_HDR)
                 return;
         tmn_put32(f + pos + 8, (uint32_t)crc32_z(0, f + pos + NCOL_SCH_HDR, sb));
-        pos += NCOL_SCH_HDR + sb;
-        while (n - pos >= TMN_BLK_HDR) {
-                uint32_t body = tmn_get32(f + pos + 8);
-                if (body > n - pos - TMN_BLK_HDR)
-                        return;
-                uLong c = crc32_z(crc32(0, f + pos, 12), f + pos + TMN_BLK_HDR, body);
-                tmn_put32(f + pos + 12, (uint32_t)c);
-                pos += TMN_BLK_HDR + body;
-        }
-}
-
-struct ncf_grow {
-        uint8_t *p;
-        size_t len, cap;
-};
-
-static int ncf_sink(void *arg, const void *p, size_t n)
-{
-        struct ncf_grow *b = arg;
-        if (b->len + n > b->cap) {
-                b->cap = (b->len + n) * 2;
-                b->p = realloc(b->p, b->cap);
-                if (!b->p)
-                        abort();
-        }
-        memcpy(b->p + b->len, p, n);
-        b->len += n;
-        return 0;
+        fz_tmn_fix_blocks(f, n, pos + NCOL_SCH_HDR + sb);
 }
 
 /* Kinds: 0 (a, b), 1 (a, name), 2 (ids, b). */
@@ -106,12 +77,12 @@ static void ncf_round_trip(const uint8_t *d, size_t n)
                         r[k].var[0] = bytes + bl;
                 bl += nb;
         }
-        static struct ncf_grow out;
+        static struct fz_tmn_out out;
         out.len = 0;
         struct tm_renc *e;
         struct tm_err err = {0};
         const struct tm_renc_src src = {&s, NULL, 0};
-        if (tmn_enc_open_src(&src, "b4/z1", ncf_sink, &out, &e, &err) < 0 ||
+        if (tmn_enc_open_src(&src, "b4/z1", fz_tmn_sink, &out, &e, &err) < 0 ||
             tm_rcodec_native.enc_put(e, r, k, 0, &err) < 0 ||
             tm_rcodec_native.enc_finish(e, &err) < 0)
                 abort();
@@ -146,8 +117,9 @@ static void ncf_file(const uint8_t *data, size_t size)
                 return;
         fzr_decode(&tm_rcodec_native, raw, len, piece, cap, &windows);
         if (whole.n < FZR_MAX && !fzr_same(&whole, &windows)) {
-                fprintf(stderr, "fuzz_ncol: windows of %zu, cap %zu differ (%d \"%s\", %d \"%s\")\n",
-                        piece, cap, whole.rc, whole.msg, windows.rc, windows.msg);
+                fprintf(stderr,
+                        "fuzz_ncol: windows of %zu, cap %zu differ (%d \"%s\", %d \"%s\")\n", piece,
+                        cap, whole.rc, whole.msg, windows.rc, windows.msg);
                 abort();
         }
         const struct tm_family *f = tm_family_of(&whole.s);
