@@ -106,3 +106,10 @@ int record_report_status(const char *prog, int status)
                         WCOREDUMP(status) ? ", core dumped" : "");
         return -1;
 }
+
+int record_default_name(const char *prog, pid_t pid, const char *suffix, char *buf, size_t n)
+{
+        const char *b = strrchr(prog, '/');
+        int k = snprintf(buf, n, "%s.%ld%s", b && b[1] ? b + 1 : prog, (long)pid, suffix);
+        return k < 0 || (size_t)k >= n ? -1 : 0;
+}

@@ -43,4 +43,11 @@ void record_sigs_restore(const struct record_sigs *s);
  * and returns -1. */
 int record_report_status(const char *prog, int status);
 
+/* The archive a recording writes when no -o is given, in the current
+ * directory: PROGRAM's file name, the recorded process's pid and suffix
+ * (the native format's: "ls.4242.tmn", as heaptrack names its files
+ * heaptrack.PROGRAM.PID), into buf (size n). Returns 0, or -1 when it does
+ * not fit. */
+int record_default_name(const char *prog, pid_t pid, const char *suffix, char *buf, size_t n);
+
 #endif
