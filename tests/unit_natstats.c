@@ -303,7 +303,7 @@ static void test_schema2(void **state)
                         assert_int_equal(s->method[k][m], f.method[k][m]);
                         kinds_of_method += f.method[k][m] > 0;
                 }
-        assert_true(kinds_of_method > 4); /* some field took two methods */
+        assert_true(kinds_of_method > 4);       /* some field took two methods */
         assert_int_equal(s->raw[0], f.records); /* the kinds: a byte a record */
         /* the text field's bytes: its own slot, nothing in a number field's */
         assert_true(s->stored[2 + 3 * TMN_R_N + TMN_R_BYTES] > 0);

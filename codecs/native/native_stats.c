@@ -24,7 +24,8 @@ _Static_assert(WALK_BUF >= TMN_BLK_HDR + TMN_BODY_MAX, "a block fits the walk's 
 static int walk_read(struct walk *w, uint64_t off, size_t n, const char *what, struct tm_err *err)
 {
         if (off > w->size || w->size - off < n)
-                return tm_err_set(err, -EIO, "raw offset %llu: truncated %s (the file ends at %llu)",
+                return tm_err_set(err, -EIO,
+                                  "raw offset %llu: truncated %s (the file ends at %llu)",
                                   (unsigned long long)off, what, (unsigned long long)w->size);
         ssize_t got = w->read(w->arg, off, w->buf, n, err);
         if (got < 0)
@@ -89,11 +90,11 @@ static int s2_slot(const struct tmn_storage *s, unsigned f, unsigned m, unsigned
 {
         static const int8_t role_a[5] = {TMN_R_PLAIN, TMN_R_VARINT, TMN_R_DELTA, TMN_R_CODES,
                                          TMN_R_PLANES};
-        int r = j == 0                            ? role_a[m]
-                : j == 1 && m == NCOL_M_PRED      ? TMN_R_MISSES
-                : j == 2 && m == NCOL_M_PRED      ? TMN_R_RANKS
+        int r = j == 0                                           ? role_a[m]
+                : j == 1 && m == NCOL_M_PRED                     ? TMN_R_MISSES
+                : j == 2 && m == NCOL_M_PRED                     ? TMN_R_RANKS
                 : j == 3 && tm_field_is_var(&s->fields.field[f]) ? TMN_R_BYTES
-                                                  : -1;
+                                                                 : -1;
         return r < 0 ? -1 : 2 + (int)(f * TMN_R_N) + r;
 }
 
@@ -110,8 +111,10 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
         unsigned nstr = coding == 3 ? 2 + NCOL_FSTREAMS * nf : coding ? TMN_NSTREAMS : 3;
         size_t pre = 1 + (coding == 3 ? nf : 0), tab = pre + (size_t)TMN_STREAM_ENTRY * nstr;
         if (blen < tab)
-                return tm_err_set(err, -EIO, "raw offset %llu: a body of %u bytes holds no stream "
-                                  "table (%zu bytes)", o, blen, tab);
+                return tm_err_set(err, -EIO,
+                                  "raw offset %llu: a body of %u bytes holds no stream "
+                                  "table (%zu bytes)",
+                                  o, blen, tab);
         for (unsigned f = 0; coding == 3 && f < nf; f++)
                 if (b[1 + f] >= NCOL_M_N)
                         return tm_err_set(err, -EIO, "raw offset %llu: field %u's method %u", o, f,
@@ -122,9 +125,10 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                 const uint8_t *e = b + pre + (size_t)TMN_STREAM_ENTRY * i;
                 uint32_t st = tmn_get32(e + 1), raw = tmn_get32(e + 5);
                 if (e[0] > 1 || (e[0] == 0 && st != raw))
-                        return tm_err_set(err, -EIO, "raw offset %llu: stream %u's entry "
-                                          "(storage %u, %u bytes stored, %u raw)", o, i, e[0], st,
-                                          raw);
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: stream %u's entry "
+                                          "(storage %u, %u bytes stored, %u raw)",
+                                          o, i, e[0], st, raw);
                 sum += st;
                 if (coding == 3)
                         slot[i] = i < 2 ? (int)i
@@ -132,12 +136,16 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                 else
                         slot[i] = coding ? (int)i : TMN_ST_PLAIN + (int)i;
                 if (slot[i] < 0 && (st || raw))
-                        return tm_err_set(err, -EIO, "raw offset %llu: stream %u holds %u bytes "
-                                          "where its field's method has none", o, i, raw);
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: stream %u holds %u bytes "
+                                          "where its field's method has none",
+                                          o, i, raw);
         }
         if (sum != blen)
-                return tm_err_set(err, -EIO, "raw offset %llu: the stream table and its streams "
-                                  "take %llu bytes, the body %u", o, (unsigned long long)sum, blen);
+                return tm_err_set(err, -EIO,
+                                  "raw offset %llu: the stream table and its streams "
+                                  "take %llu bytes, the body %u",
+                                  o, (unsigned long long)sum, blen);
         for (unsigned i = 0; i < nstr; i++) {
                 const uint8_t *e = b + pre + (size_t)TMN_STREAM_ENTRY * i;
                 if (slot[i] >= 0) {
@@ -170,9 +178,12 @@ int tmn_storage_scan(tm_rread_fn *read, void *arg, uint64_t raw_size, struct tmn
                         break;
                 if (!nrec) { /* the end mark */
                         if ((rc = tmn_end_check(w.buf, TMN_END_LEN, 1, 0, s->records, off, err)) ==
-                                0 && off + TMN_END_LEN != raw_size)
-                                rc = tm_err_set(err, -EIO, "raw offset %llu: bytes after the end "
-                                                "mark", o + TMN_END_LEN);
+                                0 &&
+                            off + TMN_END_LEN != raw_size)
+                                rc = tm_err_set(err, -EIO,
+                                                "raw offset %llu: bytes after the end "
+                                                "mark",
+                                                o + TMN_END_LEN);
                         s->end = TMN_END_LEN;
                         break;
                 }
@@ -198,18 +209,15 @@ int tmn_storage_scan(tm_rread_fn *read, void *arg, uint64_t raw_size, struct tmn
 static const char *const s1_key[TMN_ST_S1] = {
     "type", "ihit", "imiss", "dhit", "dmiss", "size", "plain_type", "plain_address", "plain_size"};
 static const char *const s1_label[TMN_ST_S1] = {
-    "type patterns",  "instruction hit codes", "instruction misses",
-    "data hit codes", "data misses",           "sizes",
-    "types (plain)",  "addresses (plain)",     "sizes (plain)"};
+    "type patterns", "instruction hit codes", "instruction misses", "data hit codes", "data misses",
+    "sizes",         "types (plain)",         "addresses (plain)",  "sizes (plain)"};
 static const char *const role_key[TMN_R_N] = {"plain",  "varint", "delta",  "codes",
                                               "misses", "ranks",  "planes", "bytes"};
-static const char *const role_label[TMN_R_N] = {"plain values", "varints", "deltas",
-                                                "hit codes",    "misses",  "ranks",
-                                                "byte planes",  "bytes"};
+static const char *const role_label[TMN_R_N] = {
+    "plain values", "varints", "deltas", "hit codes", "misses", "ranks", "byte planes", "bytes"};
 static const char *const method_key[5] = {"plain", "varint", "delta", "predicted", "planes"};
 /* The roles each method's blocks store (bit r: enum tmn_role). */
-static const unsigned method_roles[5] = {1u << TMN_R_PLAIN, 1u << TMN_R_VARINT,
-                                         1u << TMN_R_DELTA,
+static const unsigned method_roles[5] = {1u << TMN_R_PLAIN, 1u << TMN_R_VARINT, 1u << TMN_R_DELTA,
                                          1u << TMN_R_CODES | 1u << TMN_R_MISSES | 1u << TMN_R_RANKS,
                                          1u << TMN_R_PLANES};
 
@@ -245,8 +253,7 @@ static void framing_rows(const struct tmn_storage *s, struct tm_rows *o)
 {
         part(s, o, "framing", "file_header", NULL, "file header", s->file_hdr, 0, 0);
         if (s->schema == NCOL_SCHEMA)
-                part(s, o, "framing", "schema_chunk", NULL, "schema chunk", s->schema_chunk, 0,
-                     0);
+                part(s, o, "framing", "schema_chunk", NULL, "schema chunk", s->schema_chunk, 0, 0);
         part(s, o, "framing", "block_headers", NULL, "block headers", s->blk_hdr, 0, 0);
         part(s, o, "framing", "stream_tables", NULL, "block stream tables", s->tables, 0, 0);
         part(s, o, "framing", "end_mark", NULL, "end mark", s->end, 0, 0);

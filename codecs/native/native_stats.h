@@ -47,11 +47,11 @@ enum tmn_role {
 
 /* What the walk counted. */
 struct tmn_storage {
-        unsigned schema;         /* 1 or 2 (the header's) */
-        unsigned log2, sized;    /* the header's */
-        uint64_t size;           /* the file's bytes: the parts' sum */
+        unsigned schema;      /* 1 or 2 (the header's) */
+        unsigned log2, sized; /* the header's */
+        uint64_t size;        /* the file's bytes: the parts' sum */
         uint64_t records, blocks;
-        uint64_t coded[4];       /* blocks by coding byte (0 plain, 1 and 2 predicted, 3 schema 2) */
+        uint64_t coded[4]; /* blocks by coding byte (0 plain, 1 and 2 predicted, 3 schema 2) */
         /* the framing */
         uint64_t file_hdr, schema_chunk, blk_hdr, tables, end;
         /* the streams: stored bytes and raw (decompressed) bytes, by slot */
