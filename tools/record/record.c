@@ -29,17 +29,18 @@
 
 static void record_usage(FILE *f, const struct record_packer *pk)
 {
-        fprintf(f, "usage: tracetool record [-o OUT] [-e ENCODING] [--] PROGRAM [ARGS...]\n"
-                   "       tracetool record --java[=nothis] [-o OUT] [--] java [ARGS...]\n\n"
-                   "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
-                   "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
-                   "into the archive OUT, by default PROGRAM.PID%s in the current directory\n"
-                   "(PID: the recorded process's; the name is printed on stderr): the native\n"
-                   "format (%s: on long runs a third of HATF's bytes), or by OUT's name HATF\n"
-                   "(.hatf.zst: seekable zstd, .hatf.gz, .hatf) or any format tracetool pack\n"
-                   "writes heap records in (.mtf, ...).\n\n"
-                   "  -o, --output OUT        the archive to write (default PROGRAM.PID%s)\n"
-                   "  -e, --encoding ENC      HATF encoding (for an OUT named .hatf...): ",
+        fprintf(f,
+                "usage: tracetool record [-o OUT] [-e ENCODING] [--] PROGRAM [ARGS...]\n"
+                "       tracetool record --java[=nothis] [-o OUT] [--] java [ARGS...]\n\n"
+                "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
+                "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
+                "into the archive OUT, by default PROGRAM.PID%s in the current directory\n"
+                "(PID: the recorded process's; the name is printed on stderr): the native\n"
+                "format (%s: on long runs a third of HATF's bytes), or by OUT's name HATF\n"
+                "(.hatf.zst: seekable zstd, .hatf.gz, .hatf) or any format tracetool pack\n"
+                "writes heap records in (.mtf, ...).\n\n"
+                "  -o, --output OUT        the archive to write (default PROGRAM.PID%s)\n"
+                "  -e, --encoding ENC      HATF encoding (for an OUT named .hatf...): ",
                 record_native_suffix(), record_native_suffix(), record_native_suffix());
         for (const char *const *e = tm_rcodec_hatf.encodings; *e; e++)
                 fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
@@ -197,7 +198,8 @@ static int parse_args(const struct record_packer *pk, int argc, char **argv, con
                 if (!*e)
                         return -usage_error("unknown encoding '%s' for option '-e'", *enc);
                 if (!*out || !strstr(*out, ".hatf"))
-                        return -usage_error("%s", "-e is HATF's encoding: give -o OUT.hatf[.zst|.gz]");
+                        return -usage_error("%s",
+                                            "-e is HATF's encoding: give -o OUT.hatf[.zst|.gz]");
         }
         if (strcmp(*clock, "ns") && strcmp(*clock, "us") && strcmp(*clock, "seq"))
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
@@ -293,8 +295,8 @@ int record_main(int argc, char **argv, const struct record_packer *pk)
 
         char name[PATH_MAX];
         if (!out) {
-                if (record_default_name(prog[0], pid, record_native_suffix(), name,
-                                        sizeof name) < 0)
+                if (record_default_name(prog[0], pid, record_native_suffix(), name, sizeof name) <
+                    0)
                         snprintf(name, sizeof name, "record.%ld%s", (long)pid,
                                  record_native_suffix());
                 out = name;

@@ -65,8 +65,8 @@ static int java_check(const char *out, char *j, size_t cap, int quiet)
         ssize_t n = -EIO, k = 0;
         if ((rc = tm_trace_index(t, NULL, NULL, &err)) == 0 &&
             (rc = tm_vfile_open(t, "stats.json", &f, &err)) == 0) {
-                for (n = 0; (k = tm_vfile_pread(f, j + n, cap - 1 - (size_t)n, (uint64_t)n,
-                                                &err)) > 0;)
+                for (n = 0;
+                     (k = tm_vfile_pread(f, j + n, cap - 1 - (size_t)n, (uint64_t)n, &err)) > 0;)
                         n += k;
                 n = k < 0 ? k : n;
                 tm_vfile_close(f);
@@ -88,9 +88,8 @@ static int java_check(const char *out, char *j, size_t cap, int quiet)
                        " bytes (%.2f a record); %" PRIu64 " threads, %s%" PRIu64
                        " classes, %" PRIu64 " methods\n",
                        out, tm_trace_codec(t), tm_trace_container(t), recs, size,
-                       recs ? (double)size / (double)recs : 0.0,
-                       json_row(j, "thread_start", NULL), exact ? "" : "at least ", classes,
-                       json_row(j, "methods_named", NULL));
+                       recs ? (double)size / (double)recs : 0.0, json_row(j, "thread_start", NULL),
+                       exact ? "" : "at least ", classes, json_row(j, "methods_named", NULL));
         tm_trace_close(t);
         return 0;
 }
@@ -266,7 +265,7 @@ int record_java(const struct record_packer *pk, const char *out, int nothis, cha
                         fprintf(stderr, "tracetool record: the agent wrote nothing\n");
                 return TOOL_FAIL;
         }
-        if (native) { /* what the JVM wrote before it failed is packed too */
+        if (native) {                 /* what the JVM wrote before it failed is packed too */
                 if (!out && !name[0]) /* java_run could not say the pid */
                         snprintf(name, sizeof name, "java%s", record_native_suffix());
                 int packed = java_pack(pk, zip, out ? out : name);
