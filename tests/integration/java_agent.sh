@@ -11,8 +11,9 @@
 # line counts ascii's records; every Node object the program made has its
 # object_alloc line, as many as its constructor's entries; with the agent's
 # option nothis (given to java by hand), method entries carry object id 0;
-# record --java without -o writes java.PID.tmn (the ZIP removed), and one
-# whose OUT cannot be written keeps the ZIP and names it.
+# record --java without -o writes java.PID.tmn (the ZIP removed); with -o
+# X.tmn and the ZIP kept (TM_RECORD_KEEP_ZIP=1) X.tmn's ascii is the ZIP's,
+# byte for byte; one whose OUT cannot be written keeps the ZIP and names it.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -165,6 +166,16 @@ check "... a native file that verifies" "$TT" verify "jdef/$name"
 check "... summed up as native, as many records as its ascii has lines" \
         sh -c 'r=$(sed -n "s/.*: native in plain, \([0-9]*\) records.*/\1/p" "$1")
                test -n "$r" && test "$r" -eq "$("$2" cat "$3" ascii | wc -l)"' sh jdef/rec.out "$TT" "jdef/$name"
+# -o X.tmn with the ZIP kept (TM_RECORD_KEEP_ZIP=1, for tests): X.tmn's ascii is the ZIP's
+mkdir -p jkeep
+(cd jkeep && TM_RECORD_KEEP_ZIP=1 env -u TM_JAVA_AGENT "$TT" record --java -o k.tmn -- \
+        java -cp ../classes JavaWork >rec.out 2>rec.err)
+check "record --java -o X.tmn: exit 0" test $? -eq 0
+zip=$(sed -n 's/^tracetool record: the recording is kept in //p' jkeep/rec.err)
+"$TT" cat "jkeep/$zip" ascii >jkeep/zip.txt 2>&1
+"$TT" cat jkeep/k.tmn ascii >jkeep/tmn.txt 2>&1
+check "... X.tmn's ascii is the agent's ZIP's, byte for byte ($(wc -l <jkeep/tmn.txt) lines)" \
+        sh -c 'test -n "$1" && test "$(wc -l <jkeep/zip.txt)" -gt 1000 && cmp -s jkeep/zip.txt jkeep/tmn.txt' sh "$zip"
 # -o X.tmn that cannot be written (a directory): the ZIP is kept, named, and holds the recording
 mkdir -p jbad/x.tmn
 (cd jbad && env -u TM_JAVA_AGENT "$TT" record --java -o x.tmn -- java -cp ../classes JavaWork \

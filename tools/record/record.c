@@ -77,19 +77,6 @@ static void record_usage(FILE *f, const struct record_packer *pk)
                 record_native_suffix(), pk->level, pk->pack_level, record_native_suffix());
 }
 
-const char *record_native_suffix(void)
-{
-        const struct tm_rcodec *n = tm_rcodec_by_name("native");
-        return n && n->suffix ? n->suffix : ".tmn";
-}
-
-int record_is_native(const char *out)
-{
-        const char *suf = record_native_suffix();
-        size_t n = strlen(out), k = strlen(suf);
-        return n > k && strcmp(out + n - k, suf) == 0;
-}
-
 static int usage_error(const char *fmt, const char *what)
 {
         fprintf(stderr, "tracetool record: ");

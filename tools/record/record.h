@@ -65,9 +65,5 @@ extern const struct record_lib record_lib_heap, record_lib_java;
 enum { RECORD_JAVA = 1, RECORD_JAVA_NOTHIS = 2 };
 int record_java(const struct record_packer *pk, const char *out, int nothis, char **prog);
 
-/* The native format's suffix (the "native" row's: ".tmn"), the default
- * OUT's; is out named so? */
-const char *record_native_suffix(void);
-int record_is_native(const char *out);
 
 #endif

@@ -179,7 +179,8 @@ static int java_zip_name(const char *out, char *zip, size_t cap)
 }
 
 /* The agent's ZIP packed into the native out, checked: the ZIP decodes,
- * out decodes to the same statistics; then the ZIP is removed. 0, or -1
+ * out decodes to the same statistics; then the ZIP is removed (kept, and
+ * said, with TM_RECORD_KEEP_ZIP=1: tests compare the two). 0, or -1
  * after a message saying the ZIP is kept. */
 static int java_pack(const struct record_packer *pk, const char *zip, const char *out)
 {
@@ -205,7 +206,10 @@ static int java_pack(const struct record_packer *pk, const char *zip, const char
         }
         free(a);
         free(b);
-        if (rc == 0 && unlink(zip) < 0)
+        const char *keep = getenv("TM_RECORD_KEEP_ZIP"); /* tests compare it with out */
+        if (rc == 0 && keep && strcmp(keep, "1") == 0)
+                fprintf(stderr, "tracetool record: the recording is kept in %s\n", zip);
+        else if (rc == 0 && unlink(zip) < 0)
                 fprintf(stderr, "tracetool record: %s: cannot remove: %s\n", zip, strerror(errno));
         if (rc < 0)
                 fprintf(stderr, "tracetool record: the recording is kept in %s\n", zip);
