@@ -65,5 +65,4 @@ extern const struct record_lib record_lib_heap, record_lib_java;
 enum { RECORD_JAVA = 1, RECORD_JAVA_NOTHIS = 2 };
 int record_java(const struct record_packer *pk, const char *out, int nothis, char **prog);
 
-
 #endif
