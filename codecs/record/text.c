@@ -285,6 +285,48 @@ static size_t listw_len(const uint8_t *b, uint64_t n)
         return n ? list_len(b, n) : 0;
 }
 
+/* ---- shows of a family's own (text.h, TM_SHOW_ROW) ---- */
+
+/* The section's bounds, from the linker; weak: a program without a show
+ * row has no section and both are NULL. */
+extern const struct tm_show_row *const __start_tm_show_rows[] __attribute__((weak));
+extern const struct tm_show_row *const __stop_tm_show_rows[] __attribute__((weak));
+
+const struct tm_show_row *tm_show_row(unsigned code)
+{
+        for (const struct tm_show_row *const *r = __start_tm_show_rows; r < __stop_tm_show_rows;
+             r++)
+                if ((*r)->code == code)
+                        return *r;
+        return NULL;
+}
+
+int tm_show_rows_check(const char **bad)
+{
+        for (const struct tm_show_row *const *r = __start_tm_show_rows; r < __stop_tm_show_rows;
+             r++) {
+                if ((*r)->code < TM_SHOW_OWN_MIN || (*r)->code >= TM_SHOW_HIDDEN || !(*r)->put ||
+                    tm_show_row((*r)->code) != *r) {
+                        *bad = (*r)->name;
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* The token of v shown by the row of code (one that exists: the plan
+ * made op TM_TOP_OWN for it). */
+static char *put_own(char *p, unsigned code, uint64_t v)
+{
+        return p + tm_show_row(code)->put(p, v);
+}
+
+static size_t own_len(unsigned code, uint64_t v)
+{
+        char tok[TM_SHOW_TOKEN_MAX];
+        return tm_show_row(code)->put(tok, v);
+}
+
 /* ---- tokens ---- */
 
 /* The op of field f shown as show (tm_field.show, or a form's), in
@@ -306,6 +348,8 @@ static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, u
                 return digits ? TM_TOP_HEXW : TM_TOP_HEXN;
         if (show == TM_SHOW_CHAR)
                 return TM_TOP_CHAR;
+        if (show >= TM_SHOW_OWN_MIN && tm_show_row(show))
+                return TM_TOP_OWN;
         return f->type == TM_FT_INT ? TM_TOP_SDEC : TM_TOP_UDEC;
 }
 
@@ -353,6 +397,8 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
                 return put_textw(p, *var, v);
         case TM_TOP_LISTW:
                 return put_listw(p, *var, v);
+        case TM_TOP_OWN:
+                return put_own(p, width, v);
         default:
                 return put_list(p, *var, v);
         }
@@ -383,6 +429,8 @@ static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var,
                 return textw_len(*var, v);
         case TM_TOP_LISTW:
                 return listw_len(*var, v);
+        case TM_TOP_OWN:
+                return own_len(width, v);
         default:
                 return list_len(*var, v);
         }
@@ -413,7 +461,7 @@ size_t tm_text_line(char *dst, const struct tm_schema *s, const struct tm_rec *r
                 enum tm_text_op op = op_show(f, f->show, 0, 0);
                 if (tm_text_shown(op, r->v[i])) {
                         *p++ = ' ';
-                        p = put_tok(p, op, r->v[i], &r->var[slot], 0);
+                        p = put_tok(p, op, r->v[i], &r->var[slot], f->show & ~TM_SHOW_HIDDEN);
                 }
                 slot += tm_text_op_var(op);
         }
@@ -427,7 +475,7 @@ size_t tm_text_field(char *dst, const struct tm_schema *s, const struct tm_rec *
         const struct tm_field *f = &s->field[k->field[pos]];
         const uint8_t *const *var =
             tm_field_is_var(f) ? &r->var[tm_kind_var_slot(s, k, pos)] : NULL;
-        char *p = put_tok(dst, op_of(f), r->v[pos], var, 0);
+        char *p = put_tok(dst, op_of(f), r->v[pos], var, f->show & ~TM_SHOW_HIDDEN);
         *p++ = '\n';
         return (size_t)(p - dst);
 }
@@ -581,7 +629,9 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                         enum tm_text_op op = op_show(sf, show, digits, 0);
                         pk->op[i] = (uint8_t)op;
                         pk->fop[i] = (uint8_t)op_show(sf, show, digits, 1);
-                        pk->width[i] = (uint8_t)digits;
+                        /* HEXW's digits, or the code of a show row */
+                        pk->width[i] = (uint8_t)(pk->fop[i] == TM_TOP_OWN ? show & ~TM_SHOW_HIDDEN
+                                                                          : digits);
                         pk->field[i] = (uint8_t)f;
                         if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
                                 pk->pos[f] = (int8_t)i;

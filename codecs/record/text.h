@@ -27,6 +27,48 @@
 
 #include "record.h"
 
+/* ---- shows of a family's own ----
+ *
+ * A number field whose show (tm_field.show, or a form's) is a code from
+ * TM_SHOW_OWN_MIN to 0x7f shows as the show row of that code says, in
+ * the lines and in fields/<name>: a family defines the row in its own
+ * module and adds it to the build with TM_SHOW_ROW (a linker section, so
+ * no central list names it); the text forms find it by its code. A code
+ * without a row in the program shows as TM_SHOW_DEC. Codes are global:
+ * two rows of one code in a program are an error that tm_show_rows_check
+ * reports (the fixture family's test runs it). The stats' field ranges
+ * show such a field's minimum and maximum as numbers. Such a field is
+ * rendered on the scalar path (the vector path knows the shows of
+ * record.h only). */
+#define TM_SHOW_OWN_MIN 0x10
+
+/* The longest token a show row writes. */
+#define TM_SHOW_TOKEN_MAX 20
+
+struct tm_show_row {
+        uint8_t code;     /* TM_SHOW_OWN_MIN..0x7f: tm_field.show's value */
+        const char *name; /* names the show in messages and docs: "compass" */
+        /* The token of v (any value the field can hold) into dst: at most
+         * TM_SHOW_TOKEN_MAX bytes, none of them ' ', '\n' or NUL, at least
+         * one; its length. Nothing past it is written. */
+        size_t (*put)(char *dst, uint64_t v);
+};
+
+/* Add show row r (a const struct tm_show_row at file scope) to the
+ * program's show table: a pointer to it in the linker section
+ * tm_show_rows, which the linker keeps with the module's object. */
+#define TM_SHOW_ROW(r)                                                                     \
+        static const struct tm_show_row *const r##_show_row                                \
+            __attribute__((section("tm_show_rows"), used)) = &(r)
+
+/* The show row of code in this program, or NULL. */
+const struct tm_show_row *tm_show_row(unsigned code);
+
+/* 0 when every show row of the program has a code of its own in
+ * TM_SHOW_OWN_MIN..0x7f and a put; else -EINVAL, with the first bad row's
+ * name in *bad. */
+int tm_show_rows_check(const char **bad);
+
 /* Bytes of one binary record of schema s. */
 static inline size_t tm_text_binary_size(const struct tm_schema *s)
 {
@@ -87,6 +129,7 @@ enum tm_text_op {
         TM_TOP_TEXTW, /* text as it is, '\n' as %0A; empty: no token, no blank
                        * (TM_SHOW_WORDS) */
         TM_TOP_LISTW, /* numbers separated by ' '; empty: no token, no blank */
+        TM_TOP_OWN,   /* a show row's token (tm_show_row); width[] holds its code */
 };
 
 /* Is op one of a variable field (its bytes in a var[] slot)? */
@@ -109,7 +152,8 @@ struct tm_text_kind {
         uint8_t nfields;                   /* as tm_kind.nfields */
         uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_text_op in lines */
         uint8_t fop[TM_KIND_FIELDS_MAX];   /* per position: the op of fields/<name> */
-        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_TOP_HEXW's digits */
+        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_TOP_HEXW's digits,
+                                            * TM_TOP_OWN's show code */
         uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
                                             * (variable fields; 0 for numbers) */
         uint8_t field[TM_KIND_FIELDS_MAX]; /* per position: schema field index */
