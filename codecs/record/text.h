@@ -47,7 +47,7 @@
 
 struct tm_show_row {
         uint8_t code;     /* TM_SHOW_OWN_MIN..0x7f: tm_field.show's value */
-        const char *name; /* names the show in messages and docs: "compass" */
+        const char *name; /* names the show in messages and docs */
         /* The token of v (any value the field can hold) into dst: at most
          * TM_SHOW_TOKEN_MAX bytes, none of them ' ', '\n' or NUL, at least
          * one; its length. Nothing past it is written. */
