@@ -128,8 +128,11 @@ static void test_text(void **state)
         /* a value no decoder gives still has a token */
         struct tm_rec odd = {.kind = 0, .v = {1, 12}};
         s.field[dir].show &= (uint8_t)~TM_SHOW_HIDDEN;
-        assert_int_equal(tm_text_line(line, &s, &odd), 11);
-        assert_memory_equal(line, "step 1 ?12\n", 11);
+        assert_int_equal(tm_text_line(line, &s, &odd), 10);
+        assert_memory_equal(line, "step 1 12\n", 10);
+        odd.v[1] = UINT64_MAX;
+        assert_int_equal(tm_text_line(line, &s, &odd), 28);
+        assert_memory_equal(line, "step 1 18446744073709551615\n", 28);
 }
 
 /* Bad records: -EIO naming the raw offset; the records before come first. */
