@@ -19,10 +19,9 @@
 #include "fixture/compass.h"
 
 /* A header and: step N t=7, step W t=8, jump t=9 to=0x1f, step E t=4294967295. */
-static const uint8_t trace[] = {
-    'C', 'M', 'P', 'S', 1, 0, 0, 0,       0x01, 0, 7,    0,    0,    0,    0x01, 3,
-    8,   0,   0,   0,   0x02, 9, 0, 0,    0,    0x1f, 0, 0,    0,    0x01, 1,    0xff,
-    0xff, 0xff, 0xff};
+static const uint8_t trace[] = {'C', 'M',  'P',  'S', 1, 0,    0, 0,    0x01, 0,    7,   0,
+                                0,   0,    0x01, 3,   8, 0,    0, 0,    0x02, 9,    0,   0,
+                                0,   0x1f, 0,    0,   0, 0x01, 1, 0xff, 0xff, 0xff, 0xff};
 static const char ascii[] = "step 7 N\nstep 8 W\njump 9 0x1f\nstep 4294967295 E\n";
 
 /* Open and decode the whole of in[0..n) into r; the records, or the error. */
@@ -38,8 +37,8 @@ static ssize_t decode_all(const uint8_t *in, size_t n, struct tm_schema *s, stru
         size_t pos = (size_t)hdr, got = 0;
         for (;;) {
                 size_t used = 0;
-                ssize_t k = c->decode(ctx, &st, in + pos, n - pos, 1, pos, &used, r + got,
-                                      cap - got, err);
+                ssize_t k =
+                    c->decode(ctx, &st, in + pos, n - pos, 1, pos, &used, r + got, cap - got, err);
                 if (k < 0)
                         return k;
                 got += (size_t)k;
@@ -166,8 +165,7 @@ static void test_bad(void **state)
                 size_t used = 0;
                 ssize_t k = c->decode(ctx, &st, t + 8, n - 8, 1, 8, &used, r, 8, &err);
                 assert_int_equal(k, (ssize_t)cases[i].before);
-                k = c->decode(ctx, &st, t + 8 + used, n - 8 - used, 1, 8 + used, &used, r, 8,
-                              &err);
+                k = c->decode(ctx, &st, t + 8 + used, n - 8 - used, 1, 8 + used, &used, r, 8, &err);
                 assert_int_equal(k, -EIO);
                 assert_non_null(strstr(err.msg, cases[i].msg));
         }

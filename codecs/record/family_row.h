@@ -31,14 +31,14 @@
 #include "record.h"
 
 /* Add family f (a const struct tm_family at file scope) to the program. */
-#define TM_FAMILY_ROW(f)                                                                   \
-        static const struct tm_family *const f##_family_row                                \
+#define TM_FAMILY_ROW(f)                                                                           \
+        static const struct tm_family *const f##_family_row                                        \
             __attribute__((section("tm_family_rows"), used)) = &(f)
 
 /* Add record codec row c (a const struct tm_rcodec at file scope) to the
  * process's registry. */
-#define TM_RCODEC_ROW(c)                                                                   \
-        static const struct tm_rcodec *const c##_rcodec_row                                \
+#define TM_RCODEC_ROW(c)                                                                           \
+        static const struct tm_rcodec *const c##_rcodec_row                                        \
             __attribute__((section("tm_rcodec_rows"), used)) = &(c)
 
 /* The section's families / rows: *end receives the end (none: both NULL). */

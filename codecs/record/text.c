@@ -593,8 +593,8 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                         /* HEXW's digits, or the place of a show row (op and
                          * fop are of one row when either is) */
                         pk->width[i] = (uint8_t)(op >= TM_TOP_OWN || pk->fop[i] >= TM_TOP_OWN
-                                                         ? own_width(TM_TOP_OWN, show)
-                                                         : digits);
+                                                     ? own_width(TM_TOP_OWN, show)
+                                                     : digits);
                         pk->field[i] = (uint8_t)f;
                         if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
                                 pk->pos[f] = (int8_t)i;

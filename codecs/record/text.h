@@ -78,8 +78,8 @@ struct tm_show_row {
 /* Add show row r (a const struct tm_show_row at file scope) to the
  * program's show table: a pointer to it in the linker section
  * tm_show_rows, which the linker keeps with the module's object. */
-#define TM_SHOW_ROW(r)                                                                     \
-        static const struct tm_show_row *const r##_show_row                                \
+#define TM_SHOW_ROW(r)                                                                             \
+        static const struct tm_show_row *const r##_show_row                                        \
             __attribute__((section("tm_show_rows"), used)) = &(r)
 
 /* The show row of code in this program, or NULL. */
