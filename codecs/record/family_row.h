@@ -27,8 +27,8 @@
 #ifndef TM_FAMILY_ROW_H
 #define TM_FAMILY_ROW_H
 
-#include "family.h"
-#include "record.h"
+struct tm_family; /* family.h */
+struct tm_rcodec; /* record.h */
 
 /* Add family f (a const struct tm_family at file scope) to the program. */
 #define TM_FAMILY_ROW(f)                                                                           \
