@@ -8,7 +8,8 @@
 # byte for byte as compass.py reads the file; stats and stats.json hold
 # the family's figures as compass.py counts them; schema names the kinds;
 # errors is empty. A trace with a bad record at raw offset 629 mounts, its
-# errors and stats name the offset, its ascii read fails with EIO.
+# errors and stats name the offset, its ascii read fails with EIO. The
+# shipped daemon (TM_SHIPPED_TRACEMOUNT, when set) shows no trace there.
 # usage: fuse_compass.sh   (TRACEMOUNT: the fixture's daemon; TRACETOOL)
 here=$(dirname "$0")
 . "$here/lib.sh"
@@ -64,4 +65,12 @@ else
         check "bad.cmps: ascii fails with EIO" grep -q "Input/output error" cat.err
 fi
 umount_tm "$MNT"
+
+# the shipped daemon links no fixture module: it has no compass row
+if [ -x "${TM_SHIPPED_TRACEMOUNT:-}" ]; then
+        TRACEMOUNT=$TM_SHIPPED_TRACEMOUNT
+        mount_tm "$T/log2" "$T/mnt2" --cache-dir "$T/cache2" "$SRC" || { fail "mount (shipped)"; finish; }
+        check "the shipped daemon shows no trace directory for walk.cmps" test ! -d "$T/mnt2/walk.cmps"
+        umount_tm "$T/mnt2"
+fi
 finish
