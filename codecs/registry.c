@@ -26,6 +26,7 @@
 #include "native/native.h"
 #include "object/ptf.h"
 #include "object/ptf_stats.h"
+#include "record/family_row.h"
 
 const struct tm_cont_ops *const tm_cont_table[] = {
     &tm_cont_gzip_ops,
@@ -135,6 +136,12 @@ void tm_registry_init(struct tm_registry *r)
                 struct tm_err e = {0};
                 if (tm_registry_add_bound(r, b, &e) < 0)
                         fprintf(stderr, "tracemount: shipped format %s: %s\n", b->name, e.msg);
+        }
+        const struct tm_rcodec *const *end, *const *c = tm_rcodec_rows(&end);
+        for (; c < end; c++) { /* the modules' own rows (record/family_row.h) */
+                struct tm_err e = {0};
+                if (tm_registry_add(r, *c, &e) < 0)
+                        fprintf(stderr, "tracemount: %s\n", e.msg);
         }
 }
 

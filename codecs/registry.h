@@ -14,6 +14,11 @@
  * registered: the shipped rows (tm_bound_rows, codecs/metatf/bound.h),
  * then the files of TM_BOUND_FORMATS from left to right.
  *
+ * Rows of C come from the list in registry.c and from the modules that
+ * add their own with TM_RCODEC_ROW (codecs/record/family_row.h: a linker
+ * section, for a module only some programs link, as the tests' fixture
+ * family); these are added after the shipped bound rows, in link order.
+ *
  * A registry is a value: tm_registry_init fills one with the rows of C
  * and the shipped bound rows; rows can be added to it until it is used.
  * The process's registry (tm_registry()) is built once, on first use
@@ -48,8 +53,8 @@ struct tm_registry {
         const struct tm_rcodec *row[TM_REGISTRY_MAX + 1]; /* in registration order, NULL after */
 };
 
-/* r: the rows of C and the shipped bound rows (a shipped row that cannot
- * be made is reported on stderr and left out). Each call makes the
+/* r: the rows of C (the list and the modules' own) and the shipped bound
+ * rows (a row that cannot be added is reported on stderr and left out). Each call makes the
  * shipped bound rows' codecs again, a slot each of TM_BOUND_MAX. */
 void tm_registry_init(struct tm_registry *r);
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "codecs/heap/heap.h"
+#include "codecs/object/ptf.h"
 #include "codecs/record/text.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -68,7 +69,7 @@ static uint64_t ref_le64(const uint8_t *b)
 }
 
 /* The token of the field at position pos, as rrender.h describes it: in a
- * line when line (TM_SHOW_WORDS applies), else in fields/. */
+ * line when line (TM_PTF_SHOW_WORDS applies), else in fields/. */
 static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm_rec *r,
                       unsigned pos, int line)
 {
@@ -90,7 +91,7 @@ static void ref_token(struct sbuf *b, const struct tm_schema *s, const struct tm
         for (unsigned i = 0; i < pos; i++)
                 slot += tm_field_is_var(&s->field[k->field[i]]);
         const uint8_t *d = r->var[slot];
-        int words = line && f->show == TM_SHOW_WORDS;
+        int words = line && f->show == TM_PTF_SHOW_WORDS;
         if (words && f->type == TM_FT_LIST) { /* ' ', nothing when empty */
                 for (uint64_t i = 0; i < v; i++)
                         sput(b, i ? " %" PRIu64 : "%" PRIu64, ref_le64(d + 8 * i));
@@ -121,8 +122,8 @@ static void ref_line(struct sbuf *b, const struct tm_schema *s, const struct tm_
         for (unsigned i = 0; i < k->nfields; i++) {
                 if (s->field[k->field[i]].show & TM_SHOW_HIDDEN)
                         continue;
-                if (s->field[k->field[i]].show == TM_SHOW_WORDS && r->v[i] == 0)
-                        continue; /* an empty TM_SHOW_WORDS field: not even the blank */
+                if (s->field[k->field[i]].show == TM_PTF_SHOW_WORDS && r->v[i] == 0)
+                        continue; /* an empty TM_PTF_SHOW_WORDS field: not even the blank */
                 sput(b, " ");
                 ref_token(b, s, r, i, 1);
         }
@@ -176,9 +177,14 @@ static void mixed_init(void)
             {"l", TM_FT_LIST, TM_SHOW_DEC},
             {"hn", TM_FT_UINT, TM_SHOW_HEXN},
             {"hid", TM_FT_UINT, TM_SHOW_DEC | TM_SHOW_HIDDEN},
-            {"tw", TM_FT_TEXT, TM_SHOW_WORDS},
-            {"lw", TM_FT_LIST, TM_SHOW_WORDS},
+            {"tw", TM_FT_TEXT, TM_PTF_SHOW_WORDS},
+            {"lw", TM_FT_LIST, TM_PTF_SHOW_WORDS},
         };
+        /* the words show is the PTF module's row: the object that defines
+         * PTF's schema brings it into the program */
+        const struct tm_schema *volatile ptf = &tm_schema_ptf;
+        assert_ptr_equal(tm_show_row(ptf->field[TM_PF_NAME].show)->put_var,
+                         tm_show_row(TM_PTF_SHOW_WORDS)->put_var);
         memset(&mixed, 0, sizeof mixed);
         snprintf(mixed.name, sizeof mixed.name, "mixed");
         mixed.nfields = F_N;
@@ -413,7 +419,7 @@ static void check_one_record_fns(const struct recset *t, const struct tm_text_pl
                         unsigned show = s->field[k->field[j]].show;
                         if (show & TM_SHOW_HIDDEN) /* fields/ only */
                                 continue;
-                        if (show != TM_SHOW_WORDS) {
+                        if (show != TM_PTF_SHOW_WORDS) {
                                 sum += tok[j];
                                 continue;
                         }

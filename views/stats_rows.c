@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codecs/record/text.h"
+
 const struct tm_family *tm_stats_family(const struct tm_schema *s)
 {
         const struct tm_family *fam = tm_family_of(s);
@@ -84,7 +86,8 @@ void tm_stats_generic_rows(const struct tm_stats *st, const struct tm_schema *s,
                 const struct tm_field *fd = &s->field[f];
                 if (!st->fseen[f])
                         continue;
-                int as_char = fd->show == TM_SHOW_CHAR && st->fmin[f] > 0x20 && st->fmax[f] < 0x7f;
+                const struct tm_show_row *row = tm_show_row(fd->show); /* not when hidden */
+                int as_char = row && row->range_chars && row->range_chars(st->fmin[f], st->fmax[f]);
                 tm_row_u64(k, TM_KEY("fields", fd->name, "records"), st->fseen[f], "records", 1,
                            "  {N-20} {}");
                 range_row(k, fd, "min", st->fmin[f], as_char, "");

@@ -55,8 +55,16 @@ enum { TM_LPF_TYPE, TM_LPF_TIME, TM_LPF_SIZE, TM_LPF_SPACE, TM_LPF_ADDRESS, TM_L
  * records) neither takes the row (docs/formats/laplace.md, "Detection"). */
 int tm_laplace_raw_check(const uint8_t *head, size_t n);
 
+/* The show of a reference's type, the row tm_show_laplace_type
+ * (laplace_raw.c; codecs/record/text.h): one character, the byte itself
+ * when it is graphic ASCII and not '%' or '-', else %XX (as a one-byte
+ * text token); the stats' range of the field in characters when every
+ * value between is graphic. A code kept in schemas (the native
+ * encoding): fixed. */
+#define TM_LAPLACE_SHOW_TYPE 3
+
 /* The schema of a reference trace, both forms: laplace_raw.dtd's, with the
- * type shown as its character (TM_SHOW_CHAR). 0 or a negative errno (the
+ * type shown as its character (TM_LAPLACE_SHOW_TYPE). 0 or a negative errno (the
  * DTD's, err set). *mctx receives the Meta-TF context that decodes it
  * (tm_rcodec_metatf's close frees it); mctx NULL: closed here. */
 int tm_laplace_ref_open(void **mctx, struct tm_schema *schema, struct tm_rstate *st,

@@ -1,14 +1,46 @@
 /* Laplace raw reference records (laplace.h): the row laplace_raw, its
  * layout the DTD laplace_raw.dtd run by the Meta-TF engine, as a bound
  * format's (codecs/metatf/bound.c), with the type shown as a character
- * and an encoder (laplace_enc.c). */
+ * (the show row here, beside the schema it is of) and an encoder
+ * (laplace_enc.c). */
 #include <errno.h>
 #include <string.h>
 
 #include "../metatf/metatf.h"
 #include "../metatf/metatf_impl.h"
+#include "../record/text.h"
 #include "laplace.h"
 #include "laplace_stats.h"
+
+/* The type's character, or %XX (laplace.h, TM_LAPLACE_SHOW_TYPE). */
+static size_t type_put(char *dst, uint64_t v)
+{
+        uint8_t c = (uint8_t)v;
+        if (c > 0x20 && c < 0x7f && c != '%' && c != '-') {
+                if (dst)
+                        dst[0] = (char)c;
+                return 1;
+        }
+        if (dst) {
+                dst[0] = '%';
+                dst[1] = "0123456789ABCDEF"[c >> 4];
+                dst[2] = "0123456789ABCDEF"[c & 15];
+        }
+        return 3;
+}
+
+static int type_range_chars(uint64_t min, uint64_t max)
+{
+        return min > 0x20 && max < 0x7f;
+}
+
+static const struct tm_show_row tm_show_laplace_type = {
+    .code = TM_LAPLACE_SHOW_TYPE,
+    .name = "laplace type",
+    .put = type_put,
+    .range_chars = type_range_chars,
+};
+TM_SHOW_ROW(tm_show_laplace_type);
 
 static int is_letter(uint8_t c)
 {
@@ -45,7 +77,7 @@ int tm_laplace_ref_open(void **mctx, struct tm_schema *schema, struct tm_rstate 
                 return tm_err_set(err, -EINVAL, "%s is not the five fields type time size "
                                   "space address", TM_LAPLACE_DTD);
         }
-        schema->field[TM_LPF_TYPE].show = TM_SHOW_CHAR;
+        schema->field[TM_LPF_TYPE].show = TM_LAPLACE_SHOW_TYPE;
         if (mctx)
                 *mctx = ctx;
         else

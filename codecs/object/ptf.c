@@ -13,6 +13,57 @@
 #include <string.h>
 
 #include "../common/tm_tls.h"
+#include "../record/text.h"
+
+/* ---- the show of fo's lists and class names (ptf.h, TM_PTF_SHOW_WORDS) ---- */
+
+/* v in decimal at dst (NULL: its length only). */
+static size_t words_udec(char *dst, uint64_t v)
+{
+        char tmp[20];
+        size_t n = 0;
+        do
+                tmp[n++] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        for (size_t i = 0; dst && i < n; i++)
+                dst[i] = tmp[n - 1 - i];
+        return n;
+}
+
+/* A list's numbers separated by blanks; a text's bytes as they are, but
+ * '\n' as %0A so that a line stays one line. */
+static size_t words_put(char *dst, int list, const uint8_t *b, uint64_t n)
+{
+        size_t len = 0;
+        for (uint64_t i = 0; i < n; i++) {
+                if (list) {
+                        uint64_t v = 0; /* little-endian (tm_rec.var) */
+                        for (unsigned j = 0; j < 8; j++)
+                                v |= (uint64_t)b[8 * i + j] << (8 * j);
+                        if (i && dst)
+                                dst[len] = ' ';
+                        len += (i != 0);
+                        len += words_udec(dst ? dst + len : NULL, v);
+                } else if (b[i] == '\n') {
+                        if (dst)
+                                memcpy(dst + len, "%0A", 3);
+                        len += 3;
+                } else {
+                        if (dst)
+                                dst[len] = (char)b[i];
+                        len++;
+                }
+        }
+        return len;
+}
+
+static const struct tm_show_row tm_show_ptf_words = {
+    .code = TM_PTF_SHOW_WORDS,
+    .name = "ptf words",
+    .put_var = words_put,
+    .var_types = 1u << TM_FT_TEXT | 1u << TM_FT_LIST,
+};
+TM_SHOW_ROW(tm_show_ptf_words);
 
 #define F(n, t)                                                                                    \
         {                                                                                          \
@@ -42,8 +93,10 @@ const struct tm_schema tm_schema_ptf =
                  * it is, neither there when empty (record.h) */
                 [TM_PF_MEMBER_FORMATS] = {.name = "MemberFormatIds",
                                           .type = TM_FT_LIST,
-                                          .show = TM_SHOW_WORDS},
-                [TM_PF_NAME] = {.name = "NameOfClass", .type = TM_FT_TEXT, .show = TM_SHOW_WORDS},
+                                          .show = TM_PTF_SHOW_WORDS},
+                [TM_PF_NAME] = {.name = "NameOfClass",
+                                .type = TM_FT_TEXT,
+                                .show = TM_PTF_SHOW_WORDS},
                 [TM_PF_CONTAINER_OID] = F("ContainerOId", TM_FT_UINT),
                 [TM_PF_NUM_ELEMENTS] = F("NoOfElements", TM_FT_UINT),
                 [TM_PF_FROM_OID] = F("FromOId", TM_FT_UINT),

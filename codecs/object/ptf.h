@@ -15,8 +15,8 @@
  * trace's own text (the report's Figure 3 byte for byte; single blanks,
  * no event ids). Fields are named as section 3.2 names the parameters;
  * fo's variable lists are one TM_FT_LIST field, MemberFormatIds, in the
- * order of the line, shown TM_SHOW_WORDS with NameOfClass, so an fo line
- * of any number of member formats is PTF text too.
+ * order of the line, shown as words (TM_PTF_SHOW_WORDS) with NameOfClass,
+ * so an fo line of any number of member formats is PTF text too.
  *
  *   tag  kind   fields
  *   0    Trace  Marker
@@ -54,6 +54,14 @@
 /* Most values in one fo's MemberFormatIds (NumberOfDataMembers + 2 x
  * NumberOfArrayMembers). */
 #define TM_PTF_LIST_MAX 4096
+
+/* The show of fo's MemberFormatIds and NameOfClass, the row
+ * tm_show_ptf_words (ptf.c; codecs/record/text.h): in the lines as PTF's
+ * own text has them, a list's numbers separated by blanks, a text's
+ * bytes as they are ('\n' as %0A), an empty one not at all (nor the blank
+ * before it); fields/ shows them as one token all the same. A code kept
+ * in schemas (the native encoding): fixed. */
+#define TM_PTF_SHOW_WORDS 4
 
 enum tm_ptf_kind {
         TM_PK_TRACE,

@@ -4,7 +4,7 @@
  * A line is the record's line in the text form (codecs/record/text.h),
  * which for tm_schema_ptf is PTF's own event line: the abbreviation, the
  * parameters separated by one space, fo's member format ids as tokens of
- * their own and its class name as it is (TM_SHOW_WORDS). So what this
+ * their own and its class name as it is (TM_PTF_SHOW_WORDS). So what this
  * writes is the ascii view of the records, byte for byte, and the ASCII
  * decoder reads it back to the same records.
  *

@@ -12,7 +12,8 @@
  * and what one family or another adds (struct tm_family_more).
  *
  * Which family a trace is of is decided once, by the schema: the first
- * row of tm_families whose claims() accepts it (tm_family_of). The same
+ * row of tm_families, then of the families modules add themselves
+ * (family_row.h), whose claims() accepts it (tm_family_of). The same
  * rule names a Meta-TF trace's schema (codecs/metatf/metatf.c). No family
  * claims a schema: only the generic part applies.
  *
@@ -183,7 +184,8 @@ const char *tm_family_line(const char **l, size_t *len);
 /* The family table, NULL-terminated (codecs/registry.c). */
 extern const struct tm_family *const tm_families[];
 
-/* The family of schema s: the first row that claims it, or NULL. */
+/* The family of schema s: the first row that claims it (tm_families, then
+ * the modules' own rows: family_row.h), or NULL. */
 const struct tm_family *tm_family_of(const struct tm_schema *s);
 
 /* The schema field of s whose values get per-id streams, or -1. */

@@ -63,18 +63,12 @@ enum tm_ftype {
                       * little-endian unsigned values */
 };
 
-/* How the text views show a number. */
+/* How the text views show a number. The codes from 3 up are the shows a
+ * family adds (a show row: codecs/record/text.h, TM_SHOW_OWN_MIN). */
 enum tm_fshow {
-        TM_SHOW_DEC,   /* decimal */
-        TM_SHOW_HEX,   /* 0x and lowercase hex: addresses */
-        TM_SHOW_HEXN,  /* lowercase hex without 0x (din's addresses) */
-        TM_SHOW_CHAR,  /* one character: the byte itself when graphic ASCII
-                        * and not '%', else %XX (a type letter: Laplace's) */
-        TM_SHOW_WORDS, /* a list or a text in the lines as the format's own
-                        * text has it (PTF's fo): a list's numbers separated by
-                        * blanks, a text's bytes as they are ('\n' as %0A);
-                        * empty, nothing and no blank before it. fields/
-                        * shows it as one token all the same. */
+        TM_SHOW_DEC,  /* decimal */
+        TM_SHOW_HEX,  /* 0x and lowercase hex: addresses */
+        TM_SHOW_HEXN, /* lowercase hex without 0x (din's addresses) */
 };
 /* Or'ed into tm_field.show: the field is not in the lines of the text
  * form (ascii, streams/), only in fields/<name> (where it shows as its
@@ -84,7 +78,7 @@ enum tm_fshow {
 struct tm_field {
         char name[TM_NAME_MAX]; /* "size", "address" */
         uint8_t type;           /* enum tm_ftype */
-        uint8_t show;           /* enum tm_fshow, for numbers */
+        uint8_t show;           /* enum tm_fshow, or a show row's code */
 };
 
 struct tm_kind {

@@ -246,43 +246,49 @@ static size_t list_len(const uint8_t *b, uint64_t n)
         return len;
 }
 
-/* TM_SHOW_WORDS: a text's bytes as they are but '\n' (%0A), so that a
- * line stays one line; a list's numbers separated by blanks. Empty
- * values are not shown at all (tm_text_shown). */
-static char *put_textw(char *p, const uint8_t *b, uint64_t n)
+/* ---- shows of a family's own (text.h, TM_SHOW_ROW) ---- */
+
+/* The section's bounds, from the linker; weak: a program without a show
+ * row has no section and both are NULL. A plan names a row by its place
+ * in the section, fixed for the program's life. */
+extern const struct tm_show_row *const __start_tm_show_rows[] __attribute__((weak));
+extern const struct tm_show_row *const __stop_tm_show_rows[] __attribute__((weak));
+
+/* The place of the row of code, or -1. */
+static int show_place(unsigned code)
 {
-        for (uint64_t i = 0; i < n; i++) {
-                if (b[i] == '\n') {
-                        memcpy(p, "%0A", 3);
-                        p += 3;
-                } else {
-                        *p++ = (char)b[i];
+        if (code < TM_SHOW_OWN_MIN || code >= TM_SHOW_HIDDEN)
+                return -1;
+        for (const struct tm_show_row *const *r = __start_tm_show_rows; r < __stop_tm_show_rows;
+             r++)
+                if ((*r)->code == code)
+                        return (int)(r - __start_tm_show_rows);
+        return -1;
+}
+
+const struct tm_show_row *tm_show_row(unsigned code)
+{
+        int at = show_place(code);
+        return at < 0 ? NULL : __start_tm_show_rows[at];
+}
+
+int tm_show_rows_check(const char **bad)
+{
+        for (const struct tm_show_row *const *r = __start_tm_show_rows; r < __stop_tm_show_rows;
+             r++) {
+                if ((*r)->code < TM_SHOW_OWN_MIN || (*r)->code >= TM_SHOW_HIDDEN ||
+                    (!(*r)->put && !(*r)->put_var) || tm_show_row((*r)->code) != *r) {
+                        *bad = (*r)->name;
+                        return -EINVAL;
                 }
         }
-        return p;
+        return 0;
 }
 
-static size_t textw_len(const uint8_t *b, uint64_t n)
+/* The row at place at (an op TM_TOP_OWN* of a plan names one that exists). */
+static inline const struct tm_show_row *show_at(unsigned at)
 {
-        size_t len = (size_t)n;
-        for (uint64_t i = 0; i < n; i++)
-                len += 2 * (b[i] == '\n');
-        return len;
-}
-
-static char *put_listw(char *p, const uint8_t *b, uint64_t n)
-{
-        for (uint64_t i = 0; i < n; i++) {
-                if (i)
-                        *p++ = ' ';
-                p = put_udec(p, le64(b + 8 * i));
-        }
-        return p;
-}
-
-static size_t listw_len(const uint8_t *b, uint64_t n)
-{
-        return n ? list_len(b, n) : 0;
+        return __start_tm_show_rows[at];
 }
 
 /* ---- tokens ---- */
@@ -292,11 +298,12 @@ static size_t listw_len(const uint8_t *b, uint64_t n)
 static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, unsigned digits,
                                       int field_view)
 {
-        int words = !field_view && (show & ~TM_SHOW_HIDDEN) == TM_SHOW_WORDS;
+        const struct tm_show_row *row = tm_show_row(show & ~TM_SHOW_HIDDEN);
+        int own_var = !field_view && row && row->put_var && (row->var_types >> f->type & 1);
         if (f->type == TM_FT_TEXT || f->type == TM_FT_BYTES)
-                return words && f->type == TM_FT_TEXT ? TM_TOP_TEXTW : TM_TOP_BYTES;
+                return own_var ? TM_TOP_OWNT : TM_TOP_BYTES;
         if (f->type == TM_FT_LIST)
-                return words ? TM_TOP_LISTW : TM_TOP_LIST;
+                return own_var ? TM_TOP_OWNL : TM_TOP_LIST;
         if ((show & TM_SHOW_HIDDEN) && !field_view)
                 return TM_TOP_SKIP;
         show &= ~TM_SHOW_HIDDEN;
@@ -304,14 +311,21 @@ static inline enum tm_text_op op_show(const struct tm_field *f, unsigned show, u
                 return TM_TOP_HEX;
         if (show == TM_SHOW_HEXN)
                 return digits ? TM_TOP_HEXW : TM_TOP_HEXN;
-        if (show == TM_SHOW_CHAR)
-                return TM_TOP_CHAR;
+        if (row && row->put)
+                return TM_TOP_OWN;
         return f->type == TM_FT_INT ? TM_TOP_SDEC : TM_TOP_UDEC;
 }
 
 static inline enum tm_text_op op_of(const struct tm_field *f)
 {
         return op_show(f, f->show, 0, 1);
+}
+
+/* What put_tok and tok_len take as width for op of a field shown show
+ * without a form's digits: the show row's place for a row's op. */
+static inline unsigned own_width(enum tm_text_op op, unsigned show)
+{
+        return op >= TM_TOP_OWN ? (unsigned)show_place(show & ~TM_SHOW_HIDDEN) : 0;
 }
 
 /* Exactly w (1..16) lowercase hex digits: the low ones of v. */
@@ -345,14 +359,11 @@ static inline char *put_tok(char *p, unsigned op, uint64_t v, const uint8_t *con
                 return put_hex(p, v);
         case TM_TOP_BYTES:
                 return put_bytes(p, *var, v);
-        case TM_TOP_CHAR: {
-                uint8_t c = (uint8_t)v;
-                return put_bytes(p, &c, 1);
-        }
-        case TM_TOP_TEXTW:
-                return put_textw(p, *var, v);
-        case TM_TOP_LISTW:
-                return put_listw(p, *var, v);
+        case TM_TOP_OWN:
+                return p + show_at(width)->put(p, v);
+        case TM_TOP_OWNT:
+        case TM_TOP_OWNL:
+                return v ? p + show_at(width)->put_var(p, op == TM_TOP_OWNL, *var, v) : p;
         default:
                 return put_list(p, *var, v);
         }
@@ -375,14 +386,11 @@ static inline size_t tok_len(unsigned op, uint64_t v, const uint8_t *const *var,
                 return hex_len(v);
         case TM_TOP_BYTES:
                 return bytes_len(*var, v);
-        case TM_TOP_CHAR: {
-                uint8_t c = (uint8_t)v;
-                return bytes_len(&c, 1);
-        }
-        case TM_TOP_TEXTW:
-                return textw_len(*var, v);
-        case TM_TOP_LISTW:
-                return listw_len(*var, v);
+        case TM_TOP_OWN:
+                return show_at(width)->put(NULL, v);
+        case TM_TOP_OWNT:
+        case TM_TOP_OWNL:
+                return v ? show_at(width)->put_var(NULL, op == TM_TOP_OWNL, *var, v) : 0;
         default:
                 return list_len(*var, v);
         }
@@ -413,7 +421,7 @@ size_t tm_text_line(char *dst, const struct tm_schema *s, const struct tm_rec *r
                 enum tm_text_op op = op_show(f, f->show, 0, 0);
                 if (tm_text_shown(op, r->v[i])) {
                         *p++ = ' ';
-                        p = put_tok(p, op, r->v[i], &r->var[slot], 0);
+                        p = put_tok(p, op, r->v[i], &r->var[slot], own_width(op, f->show));
                 }
                 slot += tm_text_op_var(op);
         }
@@ -427,7 +435,8 @@ size_t tm_text_field(char *dst, const struct tm_schema *s, const struct tm_rec *
         const struct tm_field *f = &s->field[k->field[pos]];
         const uint8_t *const *var =
             tm_field_is_var(f) ? &r->var[tm_kind_var_slot(s, k, pos)] : NULL;
-        char *p = put_tok(dst, op_of(f), r->v[pos], var, 0);
+        enum tm_text_op op = op_of(f);
+        char *p = put_tok(dst, op, r->v[pos], var, own_width(op, f->show));
         *p++ = '\n';
         return (size_t)(p - dst);
 }
@@ -581,7 +590,11 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                         enum tm_text_op op = op_show(sf, show, digits, 0);
                         pk->op[i] = (uint8_t)op;
                         pk->fop[i] = (uint8_t)op_show(sf, show, digits, 1);
-                        pk->width[i] = (uint8_t)digits;
+                        /* HEXW's digits, or the place of a show row (op and
+                         * fop are of one row when either is) */
+                        pk->width[i] = (uint8_t)(op >= TM_TOP_OWN || pk->fop[i] >= TM_TOP_OWN
+                                                     ? own_width(TM_TOP_OWN, show)
+                                                     : digits);
                         pk->field[i] = (uint8_t)f;
                         if (pk->pos[f] < 0) /* the first, as tm_kind_pos */
                                 pk->pos[f] = (int8_t)i;
@@ -650,9 +663,9 @@ static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_re
 {
         size_t max = k->fixed_max;
         for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_TOP_BYTES || k->op[i] == TM_TOP_TEXTW)
+                if (k->op[i] == TM_TOP_BYTES || k->op[i] == TM_TOP_OWNT)
                         max += 3 * r->v[i];
-                else if (k->op[i] == TM_TOP_LIST || k->op[i] == TM_TOP_LISTW)
+                else if (k->op[i] == TM_TOP_LIST || k->op[i] == TM_TOP_OWNL)
                         max += (NUM_MAX + 1) * r->v[i];
         }
         return max;

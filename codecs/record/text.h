@@ -9,8 +9,8 @@
  *         value is "-" and a value that is just "-" is "%2D". A list is its
  *         numbers joined by ',' ("-" when empty). So `awk '{print $3}'`
  *         splits every line the same way, unless the schema shows a
- *         list or text TM_SHOW_WORDS (record.h): then the line is the
- *         format's own text (PTF's fo lines), and fields/ still one token.
+ *         list or text by a show row of its family (below: PTF's fo
+ *         lines), and fields/ still one token.
  * field   the token of one field and '\n' (the fields/<name> views).
  * binary  one fixed-width little-endian record for every kind:
  *         uint32 kind (index in the schema), uint32 present (bit i set when
@@ -26,6 +26,69 @@
 #include <stdint.h>
 
 #include "record.h"
+
+/* ---- shows of a family's own ----
+ *
+ * record.h's shows (decimal, hex, hex without 0x) are the text forms'
+ * own. A field whose show (tm_field.show, or a form's) is a code from
+ * TM_SHOW_OWN_MIN to 0x7f shows as the show row of that code says: a
+ * family defines the row in its own module and adds it to the program
+ * with TM_SHOW_ROW (a linker section, so no central list names it; a
+ * module in a static library keeps it in every program that has the
+ * module's schema, which the same object defines). A code without a row
+ * in the program shows as record.h's shows would (decimal; a variable
+ * field as one token). Codes are kept in schemas (the native encoding
+ * stores them), so a row's code never changes; two rows of one code in a
+ * program are an error that tm_show_rows_check reports.
+ *
+ * A number field's row writes its token (put). A variable field's row
+ * (put_var: text and lists) writes the field in the lines as the
+ * format's own text has it, so the token may hold blanks (`awk` then
+ * splits a line by the format's rule); an empty value is no token and no
+ * blank; fields/<name> shows the field as one token all the same, the
+ * generic way. Such fields are rendered on the scalar path (the vector
+ * path knows record.h's shows only). */
+#define TM_SHOW_OWN_MIN 3
+
+/* The longest token a number's show row writes. */
+#define TM_SHOW_TOKEN_MAX 20
+
+struct tm_show_row {
+        uint8_t code;     /* TM_SHOW_OWN_MIN..0x7f: tm_field.show's value */
+        const char *name; /* names the show in messages and docs */
+        /* A number's token: the token of v (any value of the field) into
+         * dst, at most TM_SHOW_TOKEN_MAX bytes, at least one, none of
+         * them ' ', '\n' or NUL; its length. dst NULL: the length only.
+         * NULL: the row shows no numbers (they show decimal). */
+        size_t (*put)(char *dst, uint64_t v);
+        /* A variable field in the lines: its value at b (as tm_rec.var
+         * has it: n bytes of text or bytes, list 0; n numbers of a list,
+         * list 1) into dst, at most 3 bytes a byte and TM_SHOW_TOKEN_MAX
+         * + 1 a number, no '\n'; its length. dst NULL: the length only.
+         * Called for n > 0 and the types in var_types only. NULL: the row
+         * shows no variable fields. */
+        size_t (*put_var)(char *dst, int list, const uint8_t *b, uint64_t n);
+        unsigned var_types; /* bit t: put_var takes a field of enum tm_ftype t */
+        /* The statistics' range of a number field (views/stats_rows.c):
+         * 1 when min and max show as characters ({c}, statrow.h), 0 as
+         * numbers. NULL: as numbers. */
+        int (*range_chars)(uint64_t min, uint64_t max);
+};
+
+/* Add show row r (a const struct tm_show_row at file scope) to the
+ * program's show table: a pointer to it in the linker section
+ * tm_show_rows, which the linker keeps with the module's object. */
+#define TM_SHOW_ROW(r)                                                                             \
+        static const struct tm_show_row *const r##_show_row                                        \
+            __attribute__((section("tm_show_rows"), used)) = &(r)
+
+/* The show row of code in this program, or NULL. */
+const struct tm_show_row *tm_show_row(unsigned code);
+
+/* 0 when every show row of the program has a code of its own in
+ * TM_SHOW_OWN_MIN..0x7f and a put or a put_var; else -EINVAL, with the
+ * first bad row's name in *bad. */
+int tm_show_rows_check(const char **bad);
 
 /* Bytes of one binary record of schema s. */
 static inline size_t tm_text_binary_size(const struct tm_schema *s)
@@ -83,23 +146,24 @@ enum tm_text_op {
         TM_TOP_HEXN,  /* lowercase hex without 0x */
         TM_TOP_HEXW,  /* lowercase hex, exactly width[] digits (the low ones) */
         TM_TOP_SKIP,  /* not in the line (TM_SHOW_HIDDEN) */
-        TM_TOP_CHAR,  /* the low byte as one character, as a byte of TM_TOP_BYTES */
-        TM_TOP_TEXTW, /* text as it is, '\n' as %0A; empty: no token, no blank
-                       * (TM_SHOW_WORDS) */
-        TM_TOP_LISTW, /* numbers separated by ' '; empty: no token, no blank */
+        TM_TOP_OWN,   /* a number by a show row (put); width[]: the row's place */
+        TM_TOP_OWNT,  /* text or bytes by a show row (put_var); empty: no token,
+                       * no blank; width[]: the row's place */
+        TM_TOP_OWNL,  /* a list by a show row (put_var), as TM_TOP_OWNT */
 };
 
 /* Is op one of a variable field (its bytes in a var[] slot)? */
 static inline int tm_text_op_var(unsigned op)
 {
-        return op == TM_TOP_BYTES || op == TM_TOP_LIST || op == TM_TOP_TEXTW || op == TM_TOP_LISTW;
+        return op == TM_TOP_BYTES || op == TM_TOP_LIST || op == TM_TOP_OWNT || op == TM_TOP_OWNL;
 }
 
 /* Is the field at a position of op with value v in the line (with the
- * blank before it)? Not when hidden, nor a TM_SHOW_WORDS field when empty. */
+ * blank before it)? Not when hidden, nor a variable field a show row
+ * shows when empty. */
 static inline int tm_text_shown(unsigned op, uint64_t v)
 {
-        return op != TM_TOP_SKIP && (v != 0 || (op != TM_TOP_TEXTW && op != TM_TOP_LISTW));
+        return op != TM_TOP_SKIP && (v != 0 || (op != TM_TOP_OWNT && op != TM_TOP_OWNL));
 }
 
 /* One kind of the plan. */
@@ -109,7 +173,8 @@ struct tm_text_kind {
         uint8_t nfields;                   /* as tm_kind.nfields */
         uint8_t op[TM_KIND_FIELDS_MAX];    /* per position: enum tm_text_op in lines */
         uint8_t fop[TM_KIND_FIELDS_MAX];   /* per position: the op of fields/<name> */
-        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_TOP_HEXW's digits */
+        uint8_t width[TM_KIND_FIELDS_MAX]; /* per position: TM_TOP_HEXW's digits, or
+                                            * the show row's place (TM_TOP_OWN*) */
         uint8_t slot[TM_KIND_FIELDS_MAX];  /* per position: its tm_rec.var slot
                                             * (variable fields; 0 for numbers) */
         uint8_t field[TM_KIND_FIELDS_MAX]; /* per position: schema field index */
