@@ -385,13 +385,20 @@ static void predict(const struct pred *p, unsigned k, uint64_t prev, uint64_t ou
                 out[j] = predict_one(p, k, prev, j);
 }
 
-static void pred_update(struct pred *p, unsigned k, uint64_t v)
+/* v, of kind k, seen. tables: bit c set for each code c whose table
+ * is kept (NCOL_C_FCM1 .. NCOL_C_DFCM3; the decoder keeps only those of
+ * the codes it will read). */
+static inline void pred_update(struct pred *p, unsigned k, uint64_t v, unsigned tables)
 {
         uint64_t d = v - p->last;
-        p->fcm1[hix(p, p->last, 0, 0, k)] = v;
-        p->dfcm1[hix(p, p->d1, 1, 0, k)] = d;
-        p->dfcm2[hix(p, p->d1, p->d2, 2, k)] = d;
-        p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)] = d;
+        if (tables & 1u << NCOL_C_FCM1)
+                p->fcm1[hix(p, p->last, 0, 0, k)] = v;
+        if (tables & 1u << NCOL_C_DFCM1)
+                p->dfcm1[hix(p, p->d1, 1, 0, k)] = d;
+        if (tables & 1u << NCOL_C_DFCM2)
+                p->dfcm2[hix(p, p->d1, p->d2, 2, k)] = d;
+        if (tables & 1u << NCOL_C_DFCM3)
+                p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)] = d;
         p->d3 = p->d2;
         p->d2 = p->d1;
         p->d1 = d;
@@ -465,7 +472,7 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                 if (rc == 0)
                         rc = put(a, &cb, 1);
                 mtf_use(&w->m, slot, v);
-                pred_update(p, k, v);
+                pred_update(p, k, v, ~0u);
         }
         return rc;
 }
@@ -690,17 +697,19 @@ static void mtf_catch_up(struct mtf *m, const uint64_t *vals, size_t *used, size
                 mtf_use(m, mtf_slot(m, vals[*used]), vals[*used]);
 }
 
-/* Does the hit-code stream c[0..n) hold a rank code? */
-static int has_ranks(const uint8_t *c, size_t n)
+/* The codes of the hit-code stream c[0..n): bit c for a code c below
+ * NCOL_C_RANK, bit NCOL_C_RANK for any rank. */
+static unsigned codes_of(const uint8_t *c, size_t n)
 {
-        uint8_t any = 0;
+        unsigned u = 0;
         for (size_t i = 0; i < n; i++)
-                any |= c[i] >= NCOL_C_RANK;
-        return any;
+                u |= 1u << (c[i] < NCOL_C_RANK ? c[i] : NCOL_C_RANK);
+        return u;
 }
 
-/* Field f's m values decoded by method meth from w->dec into w->vals. */
-static int dec_values(struct ncol_ws *w, int meth, size_t m)
+/* Field f's m values decoded by method meth from w->dec into w->vals
+ * (codes: codes_of its hit codes, for NCOL_M_PRED). */
+static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
 {
         struct rd a = {w->dec[0].p, w->dec[0].len, 0}, b = {w->dec[1].p, w->dec[1].len, 0},
                   c = {w->dec[2].p, w->dec[2].len, 0};
@@ -734,7 +743,7 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                 /* The ranks' structure is kept only when a rank is read,
                  * and a value enters it MTF_LAG values late (its slot
                  * prefetched meanwhile), all before a rank is read. */
-                int ranks = has_ranks(a.p, a.len);
+                int ranks = codes >> NCOL_C_RANK & 1;
                 size_t used = 0;
                 if (ranks)
                         mtf_reset(&w->m, m);
@@ -764,7 +773,7 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                                         return -1;
                                 v = w->m.at[mtf_nth(&w->m, (uint32_t)x)];
                         }
-                        pred_update(p, k, v);
+                        pred_update(p, k, v, codes);
                         w->vals[i] = v;
                         if (ranks) {
                                 __builtin_prefetch(&w->m.slot[mtf_hash(&w->m, v)]);
@@ -784,19 +793,6 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         uint32_t n = w->c.nrec;
         const struct tm_field *fd = &w->s.field[f];
         size_t m = 0;
-        for (uint32_t i = 0; i < n; i++) {
-                unsigned k = w->c.kind[i];
-                if (!(w->has[k] >> f & 1))
-                        continue;
-                w->vkind[m] = (uint8_t)k;
-                int j = w->pos[k][f];
-                const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
-                if (kp && j < kp->nfields && kp->field[j] < f) {
-                        w->vprev[m] = w->c.col[kp->field[j]][i - 1];
-                        w->vkind[m] |= PREV_OK;
-                }
-                m++;
-        }
         size_t max = 10 * (size_t)n + 16;
         for (int k = 0; k < 3; k++) {
                 int rc = load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
@@ -810,8 +806,36 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         w->var_cap[f] = v.cap;
         if (rc)
                 return rc;
+        /* the codes read (a predicted field's); the NCOL_C_PREV predictions
+         * are worked out only when that code is among them */
+        unsigned codes = meth == NCOL_M_PRED ? codes_of(w->dec[0].p, w->dec[0].len) : 0;
+        if (codes & 1u << NCOL_C_PREV) {
+                for (uint32_t i = 0; i < n; i++) {
+                        unsigned k = w->c.kind[i];
+                        if (!(w->has[k] >> f & 1))
+                                continue;
+                        w->vkind[m] = (uint8_t)k;
+                        int j = w->pos[k][f];
+                        const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
+                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                                w->vprev[m] = w->c.col[kp->field[j]][i - 1];
+                                w->vkind[m] |= PREV_OK;
+                        }
+                        m++;
+                }
+        } else {
+                const uint8_t *kind = w->c.kind;
+                uint8_t *vk = w->vkind;
+                uint8_t has[TM_SCHEMA_KINDS_MAX];
+                for (unsigned k = 0; k < w->s.nkinds; k++)
+                        has[k] = w->has[k] >> f & 1;
+                for (uint32_t i = 0; i < n; i++) {
+                        vk[m] = kind[i];
+                        m += has[kind[i]];
+                }
+        }
         if (meth >= NCOL_M_N || (m == 0 && (w->dec[0].len || w->dec[1].len || w->dec[2].len)) ||
-            dec_values(w, meth, m) < 0)
+            dec_values(w, meth, m, codes) < 0)
                 return -1;
         uint64_t off = 0;
         size_t j = 0;
