@@ -329,17 +329,19 @@ static void mtf_use(struct mtf *m, size_t slot, uint64_t v)
 
 /* ---- predictors ---- */
 
-static void pred_reset(struct pred *p, size_t n)
+/* p reset for a field of n values; tables as pred_update's (only the
+ * tables kept are cleared). */
+static void pred_reset(struct pred *p, size_t n, unsigned tables)
 {
         unsigned bits = 4;
         while (bits < NCOL_TABLE_LOG && ((size_t)1 << bits) < 2 * n)
                 bits++;
         p->bits = bits;
         size_t t = (size_t)1 << bits;
-        memset(p->fcm1, 0, t * 8);
-        memset(p->dfcm1, 0, t * 8);
-        memset(p->dfcm2, 0, t * 8);
-        memset(p->dfcm3, 0, t * 8);
+        uint64_t *tab[4] = {p->fcm1, p->dfcm1, p->dfcm2, p->dfcm3};
+        for (unsigned c = 0; c < 4; c++)
+                if (tables & 1u << (NCOL_C_FCM1 + c))
+                        memset(tab[c], 0, t * 8);
         p->last = p->d1 = p->d2 = p->d3 = 0;
         memset(p->kind_last, 0, sizeof p->kind_last);
 }
@@ -445,7 +447,7 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                 return rc;
         }
         struct pred *p = &w->p;
-        pred_reset(p, m);
+        pred_reset(p, m, ~0u);
         mtf_reset(&w->m, m);
         for (size_t i = 0; i < m && rc == 0; i++) {
                 uint64_t v = w->vals[i], pr[NCOL_C_MISS];
@@ -739,7 +741,7 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                 }
         } else {
                 struct pred *p = &w->p;
-                pred_reset(p, m);
+                pred_reset(p, m, codes);
                 /* The ranks' structure is kept only when a rank is read,
                  * and a value enters it MTF_LAG values late (its slot
                  * prefetched meanwhile), all before a rank is read. */
