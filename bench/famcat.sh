@@ -32,6 +32,7 @@ cleanup() {
         rm -rf "$W"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 mkdir -p "$MNT" "$W/arch"
 TCK=$(getconf CLK_TCK)
 
