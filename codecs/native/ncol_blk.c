@@ -690,7 +690,66 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
         return 0;
 }
 
-#define MTF_LAG 8 /* values decoded ahead of the ranks' structure */
+#define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
+#define MTF_NEAR 16 /* ranks read with those values not used yet */
+
+/* The newest mark older than time t; 0: none. */
+static uint32_t mtf_older(const struct mtf *m, uint32_t t)
+{
+        uint32_t wd = t / 64;
+        uint64_t b = m->bits[wd] & ((1ull << (t % 64)) - 1);
+        while (!b) {
+                if (wd == 0)
+                        return 0;
+                wd--;
+                if (wd % MTF_GROUP == MTF_GROUP - 1) { /* a group's newest word: pass empty groups */
+                        uint32_t g = wd / MTF_GROUP;
+                        while (!m->gcnt[g]) {
+                                if (g == 0)
+                                        return 0;
+                                g--;
+                        }
+                        wd = g * MTF_GROUP + MTF_GROUP - 1;
+                }
+                b = m->bits[wd];
+        }
+        return wd * 64 + 63 - (uint32_t)__builtin_clzll(b);
+}
+
+/* Is v among vals[lo .. hi)? */
+static int among(const uint64_t *vals, size_t lo, size_t hi, uint64_t v)
+{
+        for (size_t j = lo; j < hi; j++)
+                if (vals[j] == v)
+                        return 1;
+        return 0;
+}
+
+/* The value of rank x when vals[used .. i) are not used in m yet: their
+ * distinct values first, the newest first, then m's from its newest,
+ * passing over those among them. 0 and *v, or -1 when there are not x + 1
+ * distinct values. */
+static int mtf_near(const struct mtf *m, const uint64_t *vals, size_t used, size_t i, uint64_t x,
+                    uint64_t *v)
+{
+        for (size_t j = i; j-- > used;) {
+                if (among(vals, j + 1, i, vals[j]))
+                        continue;
+                if (x-- == 0) {
+                        *v = vals[j];
+                        return 0;
+                }
+        }
+        for (uint32_t t = m->marks ? m->now : 0; t; t = mtf_older(m, t)) {
+                if (among(vals, used, i, m->at[t]))
+                        continue;
+                if (x-- == 0) {
+                        *v = m->at[t];
+                        return 0;
+                }
+        }
+        return -1;
+}
 
 /* vals[*used .. to) used, in order. */
 static void mtf_catch_up(struct mtf *m, const uint64_t *vals, size_t *used, size_t to)
@@ -744,7 +803,8 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                 pred_reset(p, m, codes);
                 /* The ranks' structure is kept only when a rank is read,
                  * and a value enters it MTF_LAG values late (its slot
-                 * prefetched meanwhile), all before a rank is read. */
+                 * prefetched meanwhile): a small rank is read past the
+                 * values not in it yet, a larger one after they enter. */
                 int ranks = codes >> NCOL_C_RANK & 1;
                 size_t used = 0;
                 if (ranks)
@@ -762,6 +822,9 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                                 if (get_varint(&b, &x) < 0)
                                         return -1;
                                 v = p->last + unzz(x);
+                        } else if (code - NCOL_C_RANK0 < MTF_NEAR) {
+                                if (mtf_near(&w->m, w->vals, used, i, code - NCOL_C_RANK0, &v) < 0)
+                                        return -1;
                         } else {
                                 mtf_catch_up(&w->m, w->vals, &used, i);
                                 if (code == NCOL_C_RANK) {
