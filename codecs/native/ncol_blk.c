@@ -892,9 +892,16 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                 const uint8_t *kind = w->c.kind;
                 uint8_t *vk = w->vkind;
                 uint8_t has[TM_SCHEMA_KINDS_MAX];
-                for (unsigned k = 0; k < w->s.nkinds; k++)
+                unsigned all = 1;
+                for (unsigned k = 0; k < w->s.nkinds; k++) {
                         has[k] = w->has[k] >> f & 1;
-                for (uint32_t i = 0; i < n; i++) {
+                        all &= has[k];
+                }
+                if (all) { /* every kind has the field */
+                        memcpy(vk, kind, n);
+                        m = n;
+                }
+                for (uint32_t i = 0; i < n && !all; i++) {
                         vk[m] = kind[i];
                         m += has[kind[i]];
                 }
@@ -904,9 +911,19 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                 return -1;
         uint64_t off = 0;
         size_t j = 0;
+        uint64_t *col = w->c.col[f];
+        const uint64_t *vals = w->vals;
+        const uint8_t *kind = w->c.kind;
+        if (fd->type < TM_FT_TEXT && m == n) { /* every record has the field */
+                memcpy(col, vals, n * sizeof *col);
+                return v.len ? -1 : 0;
+        }
+        uint8_t has[TM_SCHEMA_KINDS_MAX];
+        for (unsigned k = 0; k < w->s.nkinds; k++)
+                has[k] = w->has[k] >> f & 1;
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t x = w->has[w->c.kind[i]] >> f & 1 ? w->vals[j++] : 0;
-                w->c.col[f][i] = x;
+                uint64_t x = has[kind[i]] ? vals[j++] : 0;
+                col[i] = x;
                 if (fd->type < TM_FT_TEXT)
                         continue;
                 w->c.off[f][i] = off;
