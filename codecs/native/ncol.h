@@ -103,8 +103,8 @@ struct ncol_cols {
  * streams, zstd contexts, decoded columns. Memory: per field of the
  * schema 16 bytes a record of the block (values, offsets), plus a
  * variable field's bytes; tables of 4 x 2^12 x 8 bytes; the move-to-front
- * structure, 28 bytes a record (encoder) or 12 (decoder); the streams of
- * one block. */
+ * structure (a hash of 2^ceil(log2 2n) slots of 16 bytes for n records,
+ * and 8 bytes a record); the streams of one block. */
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);
 void ncol_ws_free(struct ncol_ws *w);

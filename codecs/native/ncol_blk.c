@@ -19,16 +19,30 @@ struct stream {
         size_t len, cap;
 };
 
+/* A value and the time of its last use, base + t (t from 1): a slot
+ * whose time is at most the base is empty, so a reset moves the base
+ * instead of clearing the table. */
+struct mslot {
+        uint64_t key;
+        uint32_t time, unused;
+};
+
 /* The move-to-front ranks of a field's values in a block: value -> time
- * of its last use (hash, open addressing), and a Fenwick tree over times
- * with a mark at each value's last use. */
+ * of its last use (hash, open addressing), and a mark at each value's
+ * last use among the times 1..n: a bit set, with counts per 64-bit word
+ * and per group of MTF_GROUP words. A value's rank is the number of marks
+ * after its time; ranks are mostly small, so both ways (a time's rank,
+ * the time of a rank) walk down from the newest time, and at most
+ * n / 2^12 groups and 2 x MTF_GROUP words. */
+#define MTF_GROUP 64
 struct mtf {
-        uint64_t *key;
-        uint32_t *time; /* 0: empty slot */
-        size_t hcap;    /* a power of two */
-        uint32_t *fen;  /* [1..n] */
-        uint64_t *at;   /* the value used at each time */
-        uint32_t now, marks, top;
+        struct mslot *slot;
+        size_t hcap, hmax; /* in use, allocated: powers of two */
+        uint64_t *bits;    /* [n / 64 + 1]: bit t, a mark at time t */
+        uint8_t *wcnt;     /* marks per word */
+        uint32_t *gcnt;    /* marks per group */
+        uint64_t *at;      /* the value used at each time */
+        uint32_t now, marks, base;
 };
 
 /* A field's predictor state, reset at each field of each block. */
@@ -142,9 +156,10 @@ static void cols_free(struct ncol_ws *w)
         free(w->vals);
         free(w->vprev);
         free(w->vkind);
-        free(w->m.key);
-        free(w->m.time);
-        free(w->m.fen);
+        free(w->m.slot);
+        free(w->m.bits);
+        free(w->m.wcnt);
+        free(w->m.gcnt);
         free(w->m.at);
         w->c.kind = w->c.section = w->vkind = NULL;
         w->vals = w->vprev = NULL;
@@ -189,12 +204,14 @@ static int room(struct ncol_ws *w, size_t n)
         w->vals = malloc(n * sizeof *w->vals);
         w->vprev = malloc(n * sizeof *w->vprev);
         w->vkind = malloc(n);
-        w->m.key = malloc(h * sizeof *w->m.key);
-        w->m.time = malloc(h * sizeof *w->m.time);
-        w->m.fen = malloc((n + 1) * sizeof *w->m.fen);
+        w->m.slot = calloc(h, sizeof *w->m.slot);
+        size_t words = n / 64 + 1;
+        w->m.bits = malloc(words * sizeof *w->m.bits);
+        w->m.wcnt = malloc(words);
+        w->m.gcnt = malloc((words / MTF_GROUP + 1) * sizeof *w->m.gcnt);
         w->m.at = malloc((n + 1) * sizeof *w->m.at);
-        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.key ||
-                  !w->m.time || !w->m.fen || !w->m.at;
+        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.slot ||
+                  !w->m.bits || !w->m.wcnt || !w->m.gcnt || !w->m.at;
         for (unsigned f = 0; f < w->s.nfields && !bad; f++) {
                 w->c.col[f] = malloc(n * sizeof(uint64_t));
                 if (w->s.field[f].type >= TM_FT_TEXT)
@@ -205,7 +222,7 @@ static int room(struct ncol_ws *w, size_t n)
                 cols_free(w);
                 return -ENOMEM;
         }
-        w->m.hcap = h;
+        w->m.hcap = w->m.hmax = h;
         w->cap = n;
         return 0;
 }
@@ -218,75 +235,113 @@ static void mtf_reset(struct mtf *m, size_t n)
         while (h < 2 * n)
                 h <<= 1;
         m->hcap = h;
-        memset(m->time, 0, h * sizeof *m->time);
-        memset(m->fen, 0, (n + 1) * sizeof *m->fen);
+        if (m->base + (uint64_t)m->now + n + 1 > UINT32_MAX) {
+                memset(m->slot, 0, m->hmax * sizeof *m->slot);
+                m->base = 0;
+        } else {
+                m->base += m->now;
+        }
+        size_t words = n / 64 + 1;
+        memset(m->bits, 0, words * sizeof *m->bits);
+        memset(m->wcnt, 0, words);
+        memset(m->gcnt, 0, (words / MTF_GROUP + 1) * sizeof *m->gcnt);
         m->now = m->marks = 0;
-        m->top = 1;
-        while ((size_t)m->top * 2 <= n)
-                m->top *= 2;
+}
+
+static size_t mtf_hash(const struct mtf *m, uint64_t v)
+{
+        return (size_t)((v * 0x9E3779B97F4A7C15ull) >> 32) & (m->hcap - 1);
 }
 
 static size_t mtf_slot(const struct mtf *m, uint64_t v)
 {
-        size_t i = (size_t)((v * 0x9E3779B97F4A7C15ull) >> 32) & (m->hcap - 1);
-        while (m->time[i] && m->key[i] != v)
+        size_t i = mtf_hash(m, v);
+        while (m->slot[i].time > m->base && m->slot[i].key != v)
                 i = (i + 1) & (m->hcap - 1);
         return i;
 }
 
-static void fen_add(struct mtf *m, uint32_t t, int d, size_t n)
+/* The time (from 1) of slot's value's last use; 0: not used yet. */
+static uint32_t mtf_time(const struct mtf *m, size_t slot)
 {
-        for (; t <= n; t += t & -t)
-                m->fen[t] += (uint32_t)d;
+        uint32_t t = m->slot[slot].time;
+        return t > m->base ? t - m->base : 0;
 }
 
-static uint32_t fen_sum(const struct mtf *m, uint32_t t)
+/* A mark at time t set (d 1) or cleared (d -1). */
+static void mark(struct mtf *m, uint32_t t, int d)
 {
-        uint32_t s = 0;
-        for (; t; t -= t & -t)
-                s += m->fen[t];
-        return s;
+        uint32_t wd = t / 64;
+        m->bits[wd] ^= 1ull << (t % 64);
+        m->wcnt[wd] = (uint8_t)(m->wcnt[wd] + d);
+        m->gcnt[wd / MTF_GROUP] += (uint32_t)d;
 }
 
-/* The time of the k-th mark (1-based) in time order. */
-static uint32_t fen_find(const struct mtf *m, uint32_t k, size_t n)
+/* Marks after time t (t <= now): the rank of the value used at t. */
+static uint32_t mtf_after(const struct mtf *m, uint32_t t)
 {
-        uint32_t pos = 0;
-        for (uint32_t b = m->top; b; b >>= 1)
-                if (pos + b <= n && m->fen[pos + b] < k) {
-                        pos += b;
-                        k -= m->fen[pos];
-                }
-        return pos + 1;
+        uint32_t wd = t / 64, top = m->now / 64, g = wd / MTF_GROUP, gtop = top / MTF_GROUP;
+        uint32_t r = (uint32_t)__builtin_popcountll(t % 64 == 63 ? 0 : m->bits[wd] >> (t % 64 + 1));
+        uint32_t wend = g == gtop ? top : (g + 1) * MTF_GROUP - 1;
+        for (uint32_t x = wd + 1; x <= wend; x++)
+                r += m->wcnt[x];
+        for (uint32_t x = g + 1; x <= gtop; x++)
+                r += m->gcnt[x];
+        return r;
 }
 
-/* v used now (n: the field's values in the block). */
-static void mtf_use(struct mtf *m, size_t slot, uint64_t v, size_t n)
+/* The time of the mark of rank x (x < marks): the (x + 1)-th from the
+ * newest. */
+static uint32_t mtf_nth(const struct mtf *m, uint32_t x)
 {
-        uint32_t t = ++m->now;
-        if (m->time[slot])
-                fen_add(m, m->time[slot], -1, n);
+        uint32_t wd = m->now / 64, g = wd / MTF_GROUP;
+        for (;; wd--) { /* the newest group's words, newest first */
+                if (x < m->wcnt[wd])
+                        goto found;
+                x -= m->wcnt[wd];
+                if (wd == g * MTF_GROUP)
+                        break;
+        }
+        while (x >= m->gcnt[--g])
+                x -= m->gcnt[g];
+        for (wd = (g + 1) * MTF_GROUP - 1; x >= m->wcnt[wd]; wd--)
+                x -= m->wcnt[wd];
+found:;
+        uint64_t b = m->bits[wd];
+        for (; x; x--)
+                b &= ~(1ull << (63 - __builtin_clzll(b)));
+        return wd * 64 + 63 - (uint32_t)__builtin_clzll(b);
+}
+
+/* v used now. */
+static void mtf_use(struct mtf *m, size_t slot, uint64_t v)
+{
+        uint32_t t = ++m->now, old = mtf_time(m, slot);
+        if (old)
+                mark(m, old, -1);
         else
                 m->marks++;
-        m->key[slot] = v;
-        m->time[slot] = t;
+        m->slot[slot].key = v;
+        m->slot[slot].time = m->base + t;
         m->at[t] = v;
-        fen_add(m, t, 1, n);
+        mark(m, t, 1);
 }
 
 /* ---- predictors ---- */
 
-static void pred_reset(struct pred *p, size_t n)
+/* p reset for a field of n values; tables as pred_update's (only the
+ * tables kept are cleared). */
+static void pred_reset(struct pred *p, size_t n, unsigned tables)
 {
         unsigned bits = 4;
         while (bits < NCOL_TABLE_LOG && ((size_t)1 << bits) < 2 * n)
                 bits++;
         p->bits = bits;
         size_t t = (size_t)1 << bits;
-        memset(p->fcm1, 0, t * 8);
-        memset(p->dfcm1, 0, t * 8);
-        memset(p->dfcm2, 0, t * 8);
-        memset(p->dfcm3, 0, t * 8);
+        uint64_t *tab[4] = {p->fcm1, p->dfcm1, p->dfcm2, p->dfcm3};
+        for (unsigned c = 0; c < 4; c++)
+                if (tables & 1u << (NCOL_C_FCM1 + c))
+                        memset(tab[c], 0, t * 8);
         p->last = p->d1 = p->d2 = p->d3 = 0;
         memset(p->kind_last, 0, sizeof p->kind_last);
 }
@@ -299,27 +354,53 @@ static size_t hix(const struct pred *p, uint64_t a, uint64_t b, uint64_t c, unsi
         return (size_t)(h >> (64 - p->bits));
 }
 
-/* The predictions for the next value of kind k, codes 0..NCOL_C_PREV
- * (prev: the NCOL_C_PREV one, or the last value when there is none). */
-static void predict(const struct pred *p, unsigned k, uint64_t prev, uint64_t out[NCOL_C_MISS])
+/* The prediction of code (below NCOL_C_MISS) for the next value of kind
+ * k (prev: the NCOL_C_PREV one, or the last value when there is none).
+ * The decoder asks for the one code it reads; inlined with a constant
+ * code, the switch goes. */
+static inline uint64_t predict_one(const struct pred *p, unsigned k, uint64_t prev, unsigned code)
 {
-        out[NCOL_C_PREV] = prev;
-        out[NCOL_C_LAST] = p->last;
-        out[NCOL_C_STRIDE] = p->last + p->d1;
-        out[NCOL_C_KIND] = p->kind_last[k];
-        out[NCOL_C_FCM1] = p->fcm1[hix(p, p->last, 0, 0, k)];
-        out[NCOL_C_DFCM1] = p->last + p->dfcm1[hix(p, p->d1, 1, 0, k)];
-        out[NCOL_C_DFCM2] = p->last + p->dfcm2[hix(p, p->d1, p->d2, 2, k)];
-        out[NCOL_C_DFCM3] = p->last + p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)];
+        switch (code) {
+        case NCOL_C_LAST:
+                return p->last;
+        case NCOL_C_STRIDE:
+                return p->last + p->d1;
+        case NCOL_C_KIND:
+                return p->kind_last[k];
+        case NCOL_C_FCM1:
+                return p->fcm1[hix(p, p->last, 0, 0, k)];
+        case NCOL_C_DFCM1:
+                return p->last + p->dfcm1[hix(p, p->d1, 1, 0, k)];
+        case NCOL_C_DFCM2:
+                return p->last + p->dfcm2[hix(p, p->d1, p->d2, 2, k)];
+        case NCOL_C_DFCM3:
+                return p->last + p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)];
+        default:
+                return prev;
+        }
 }
 
-static void pred_update(struct pred *p, unsigned k, uint64_t v)
+/* The predictions of codes 0..NCOL_C_PREV (the encoder's choice). */
+static void predict(const struct pred *p, unsigned k, uint64_t prev, uint64_t out[NCOL_C_MISS])
+{
+        for (unsigned j = 0; j < NCOL_C_MISS; j++)
+                out[j] = predict_one(p, k, prev, j);
+}
+
+/* v, of kind k, seen. tables: bit c set for each code c whose table
+ * is kept (NCOL_C_FCM1 .. NCOL_C_DFCM3; the decoder keeps only those of
+ * the codes it will read). */
+static inline void pred_update(struct pred *p, unsigned k, uint64_t v, unsigned tables)
 {
         uint64_t d = v - p->last;
-        p->fcm1[hix(p, p->last, 0, 0, k)] = v;
-        p->dfcm1[hix(p, p->d1, 1, 0, k)] = d;
-        p->dfcm2[hix(p, p->d1, p->d2, 2, k)] = d;
-        p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)] = d;
+        if (tables & 1u << NCOL_C_FCM1)
+                p->fcm1[hix(p, p->last, 0, 0, k)] = v;
+        if (tables & 1u << NCOL_C_DFCM1)
+                p->dfcm1[hix(p, p->d1, 1, 0, k)] = d;
+        if (tables & 1u << NCOL_C_DFCM2)
+                p->dfcm2[hix(p, p->d1, p->d2, 2, k)] = d;
+        if (tables & 1u << NCOL_C_DFCM3)
+                p->dfcm3[hix(p, p->d1, p->d2, p->d3 + 3, k)] = d;
         p->d3 = p->d2;
         p->d2 = p->d1;
         p->d1 = d;
@@ -366,7 +447,7 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                 return rc;
         }
         struct pred *p = &w->p;
-        pred_reset(p, m);
+        pred_reset(p, m, ~0u);
         mtf_reset(&w->m, m);
         for (size_t i = 0; i < m && rc == 0; i++) {
                 uint64_t v = w->vals[i], pr[NCOL_C_MISS];
@@ -378,8 +459,8 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                                 break;
                         }
                 size_t slot = mtf_slot(&w->m, v);
-                if (code == NCOL_C_MISS && w->m.time[slot]) {
-                        uint32_t r = w->m.marks - fen_sum(&w->m, w->m.time[slot]);
+                if (code == NCOL_C_MISS && mtf_time(&w->m, slot)) {
+                        uint32_t r = mtf_after(&w->m, mtf_time(&w->m, slot));
                         if (r < NCOL_RANK_CODES)
                                 code = NCOL_C_RANK0 + r;
                         else {
@@ -392,8 +473,8 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                 uint8_t cb = (uint8_t)code;
                 if (rc == 0)
                         rc = put(a, &cb, 1);
-                mtf_use(&w->m, slot, v, m);
-                pred_update(p, k, v);
+                mtf_use(&w->m, slot, v);
+                pred_update(p, k, v, ~0u);
         }
         return rc;
 }
@@ -609,8 +690,87 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
         return 0;
 }
 
-/* Field f's m values decoded by method meth from w->dec into w->vals. */
-static int dec_values(struct ncol_ws *w, int meth, size_t m)
+#define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
+#define MTF_NEAR 16 /* ranks read with those values not used yet */
+
+/* The newest mark older than time t; 0: none. */
+static uint32_t mtf_older(const struct mtf *m, uint32_t t)
+{
+        uint32_t wd = t / 64;
+        uint64_t b = m->bits[wd] & ((1ull << (t % 64)) - 1);
+        while (!b) {
+                if (wd == 0)
+                        return 0;
+                wd--;
+                if (wd % MTF_GROUP == MTF_GROUP - 1) { /* a group's newest word: pass empty groups */
+                        uint32_t g = wd / MTF_GROUP;
+                        while (!m->gcnt[g]) {
+                                if (g == 0)
+                                        return 0;
+                                g--;
+                        }
+                        wd = g * MTF_GROUP + MTF_GROUP - 1;
+                }
+                b = m->bits[wd];
+        }
+        return wd * 64 + 63 - (uint32_t)__builtin_clzll(b);
+}
+
+/* Is v among vals[lo .. hi)? */
+static int among(const uint64_t *vals, size_t lo, size_t hi, uint64_t v)
+{
+        for (size_t j = lo; j < hi; j++)
+                if (vals[j] == v)
+                        return 1;
+        return 0;
+}
+
+/* The value of rank x when vals[used .. i) are not used in m yet: their
+ * distinct values first, the newest first, then m's from its newest,
+ * passing over those among them. 0 and *v, or -1 when there are not x + 1
+ * distinct values. */
+static int mtf_near(const struct mtf *m, const uint64_t *vals, size_t used, size_t i, uint64_t x,
+                    uint64_t *v)
+{
+        for (size_t j = i; j-- > used;) {
+                if (among(vals, j + 1, i, vals[j]))
+                        continue;
+                if (x-- == 0) {
+                        *v = vals[j];
+                        return 0;
+                }
+        }
+        for (uint32_t t = m->marks ? m->now : 0; t; t = mtf_older(m, t)) {
+                if (among(vals, used, i, m->at[t]))
+                        continue;
+                if (x-- == 0) {
+                        *v = m->at[t];
+                        return 0;
+                }
+        }
+        return -1;
+}
+
+/* vals[*used .. to) used, in order. */
+static void mtf_catch_up(struct mtf *m, const uint64_t *vals, size_t *used, size_t to)
+{
+        for (; *used < to; ++*used)
+                mtf_use(m, mtf_slot(m, vals[*used]), vals[*used]);
+}
+
+/* The codes of the hit-code stream c[0..n): bit c for a code c below
+ * NCOL_C_RANK, bit NCOL_C_RANK for any rank. */
+static unsigned codes_of(const uint8_t *c, size_t n)
+{
+        unsigned u = 0;
+        for (size_t i = 0; i < n; i++)
+                u |= 1u << (c[i] < NCOL_C_RANK ? c[i] : NCOL_C_RANK);
+        return u;
+}
+
+/* Field f's m values decoded by method meth from w->dec into w->vals
+ * (codes: codes_of its hit codes, for NCOL_M_PRED). */
+static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
 {
         struct rd a = {w->dec[0].p, w->dec[0].len, 0}, b = {w->dec[1].p, w->dec[1].len, 0},
                   c = {w->dec[2].p, w->dec[2].len, 0};
@@ -640,22 +800,33 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                 }
         } else {
                 struct pred *p = &w->p;
-                pred_reset(p, m);
-                mtf_reset(&w->m, m);
+                pred_reset(p, m, codes);
+                /* The ranks' structure is kept only when a rank is read,
+                 * and a value enters it MTF_LAG values late (its slot
+                 * prefetched meanwhile): a small rank is read past the
+                 * values not in it yet, a larger one after they enter. */
+                int ranks = codes >> NCOL_C_RANK & 1;
+                size_t used = 0;
+                if (ranks)
+                        mtf_reset(&w->m, m);
                 for (size_t i = 0; i < m; i++) {
                         unsigned k = w->vkind[i] & ~PREV_OK;
-                        uint64_t v, pr[NCOL_C_MISS], x;
+                        uint64_t v, x;
                         if (a.pos >= a.len)
                                 return -1;
                         unsigned code = a.p[a.pos++];
                         if (code < NCOL_C_MISS) {
-                                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
-                                v = pr[code];
+                                v = predict_one(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last,
+                                                code);
                         } else if (code == NCOL_C_MISS) {
                                 if (get_varint(&b, &x) < 0)
                                         return -1;
                                 v = p->last + unzz(x);
+                        } else if (code - NCOL_C_RANK0 < MTF_NEAR) {
+                                if (mtf_near(&w->m, w->vals, used, i, code - NCOL_C_RANK0, &v) < 0)
+                                        return -1;
                         } else {
+                                mtf_catch_up(&w->m, w->vals, &used, i);
                                 if (code == NCOL_C_RANK) {
                                         if (get_varint(&c, &x) < 0 || x >= w->m.marks)
                                                 return -1;
@@ -665,11 +836,15 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m)
                                 }
                                 if (x >= w->m.marks)
                                         return -1;
-                                v = w->m.at[fen_find(&w->m, w->m.marks - (uint32_t)x, m)];
+                                v = w->m.at[mtf_nth(&w->m, (uint32_t)x)];
                         }
-                        mtf_use(&w->m, mtf_slot(&w->m, v), v, m);
-                        pred_update(p, k, v);
+                        pred_update(p, k, v, codes);
                         w->vals[i] = v;
+                        if (ranks) {
+                                __builtin_prefetch(&w->m.slot[mtf_hash(&w->m, v)]);
+                                if (i + 1 - used > MTF_LAG)
+                                        mtf_catch_up(&w->m, w->vals, &used, used + 1);
+                        }
                 }
         }
         return a.pos == a.len && b.pos == b.len && c.pos == c.len ? 0 : -1;
@@ -683,19 +858,6 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         uint32_t n = w->c.nrec;
         const struct tm_field *fd = &w->s.field[f];
         size_t m = 0;
-        for (uint32_t i = 0; i < n; i++) {
-                unsigned k = w->c.kind[i];
-                if (!(w->has[k] >> f & 1))
-                        continue;
-                w->vkind[m] = (uint8_t)k;
-                int j = w->pos[k][f];
-                const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
-                if (kp && j < kp->nfields && kp->field[j] < f) {
-                        w->vprev[m] = w->c.col[kp->field[j]][i - 1];
-                        w->vkind[m] |= PREV_OK;
-                }
-                m++;
-        }
         size_t max = 10 * (size_t)n + 16;
         for (int k = 0; k < 3; k++) {
                 int rc = load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
@@ -709,14 +871,59 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         w->var_cap[f] = v.cap;
         if (rc)
                 return rc;
+        /* the codes read (a predicted field's); the NCOL_C_PREV predictions
+         * are worked out only when that code is among them */
+        unsigned codes = meth == NCOL_M_PRED ? codes_of(w->dec[0].p, w->dec[0].len) : 0;
+        if (codes & 1u << NCOL_C_PREV) {
+                for (uint32_t i = 0; i < n; i++) {
+                        unsigned k = w->c.kind[i];
+                        if (!(w->has[k] >> f & 1))
+                                continue;
+                        w->vkind[m] = (uint8_t)k;
+                        int j = w->pos[k][f];
+                        const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
+                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                                w->vprev[m] = w->c.col[kp->field[j]][i - 1];
+                                w->vkind[m] |= PREV_OK;
+                        }
+                        m++;
+                }
+        } else {
+                const uint8_t *kind = w->c.kind;
+                uint8_t *vk = w->vkind;
+                uint8_t has[TM_SCHEMA_KINDS_MAX];
+                unsigned all = 1;
+                for (unsigned k = 0; k < w->s.nkinds; k++) {
+                        has[k] = w->has[k] >> f & 1;
+                        all &= has[k];
+                }
+                if (all) { /* every kind has the field */
+                        memcpy(vk, kind, n);
+                        m = n;
+                }
+                for (uint32_t i = 0; i < n && !all; i++) {
+                        vk[m] = kind[i];
+                        m += has[kind[i]];
+                }
+        }
         if (meth >= NCOL_M_N || (m == 0 && (w->dec[0].len || w->dec[1].len || w->dec[2].len)) ||
-            dec_values(w, meth, m) < 0)
+            dec_values(w, meth, m, codes) < 0)
                 return -1;
         uint64_t off = 0;
         size_t j = 0;
+        uint64_t *col = w->c.col[f];
+        const uint64_t *vals = w->vals;
+        const uint8_t *kind = w->c.kind;
+        if (fd->type < TM_FT_TEXT && m == n) { /* every record has the field */
+                memcpy(col, vals, n * sizeof *col);
+                return v.len ? -1 : 0;
+        }
+        uint8_t has[TM_SCHEMA_KINDS_MAX];
+        for (unsigned k = 0; k < w->s.nkinds; k++)
+                has[k] = w->has[k] >> f & 1;
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t x = w->has[w->c.kind[i]] >> f & 1 ? w->vals[j++] : 0;
-                w->c.col[f][i] = x;
+                uint64_t x = has[kind[i]] ? vals[j++] : 0;
+                col[i] = x;
                 if (fd->type < TM_FT_TEXT)
                         continue;
                 w->c.off[f][i] = off;
