@@ -60,8 +60,10 @@ static inline void tmn_put32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> 8 * i);
 }
 
-/* Block codings (the body's first byte). */
-enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1 };
+/* Block codings (the body's first byte): 0 plain; 1, 2 predicted (the
+ * block starts with a fetch, with a data access); 3, 4 as 1, 2 with the
+ * data addresses as deltas from the previous one. */
+enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1, TMN_PREDICT_DELTA = 3 };
 
 /* Streams of a predicted block, in the stream table's order. */
 enum tmn_stream {
