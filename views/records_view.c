@@ -62,6 +62,40 @@ int tm_records_view_indexed(const struct tm_records *rt, const char *view)
         return !(rt->failed && kind == RV_STATS);
 }
 
+/* A reader of a trace's raw stream for its codec's storage hook. */
+struct rv_raw {
+        struct tm_creader *r;
+};
+
+static ssize_t rv_raw_read(void *arg, uint64_t off, void *buf, size_t n, struct tm_err *err)
+{
+        struct rv_raw *w = arg;
+        int rc = tm_creader_seek(w->r, off, err);
+        return rc < 0 ? rc : tm_creader_read_full(w->r, buf, n, err);
+}
+
+/* The codec's rows of where the trace's bytes go (tm_family_info.storage),
+ * computed each time a stats text is made (once a view); the error that
+ * stopped them, naming the archive and the offset, as a row instead. */
+static void rv_storage(const void *arg, struct tm_rows *out)
+{
+        const struct tm_trace *t = arg;
+        const struct tm_records *rt = t->rt;
+        struct tm_err err = {0};
+        struct rv_raw w = {NULL};
+        uint64_t size = rt->ix->raw_size;
+        tm_cont_raw_size(t->cont, &size);
+        int rc = tm_creader_open(t->cont, &w.r, &err);
+        if (rc == 0)
+                rc = rt->codec->storage(rt->ctx, &rt->schema, rv_raw_read, &w, size, out, &err);
+        tm_creader_close(w.r);
+        if (rc < 0) {
+                tm_trace_err_path(t, rc, &err);
+                tm_row_str(out, TM_KEY("error"), err.msg[0] ? err.msg : strerror(-rc),
+                           "\nstorage    not known: {}\n");
+        }
+}
+
 /* What the stats reports name the trace by (the index must be ready). */
 static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
 {
@@ -75,6 +109,8 @@ static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
             .ascii_size = t->rt->ix->tot[TM_COL_ASCII],
             .damage = t->damaged ? t->damage.msg : NULL,
             .notes = t->rt->notes,
+            .storage = t->rt->codec->storage && !t->rt->failed ? rv_storage : NULL,
+            .storage_arg = t,
         };
 }
 

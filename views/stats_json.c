@@ -129,6 +129,11 @@ size_t tm_stats_json(const struct tm_stats *st, const struct tm_schema *s,
                 fam->rows(st->fam, s, in, &j.k);
                 rows_close_to(&j, 0);
         }
+        if (in->storage) { /* the codec's: where the archive's bytes go */
+                j.top = "storage";
+                in->storage(in->storage_arg, &j.k);
+                rows_close_to(&j, 0);
+        }
         tm_json_close(&o, '}');
         tm_json_put(&o, "\n");
         return o.len;

@@ -152,5 +152,7 @@ size_t tm_stats_report(const struct tm_stats *st, const struct tm_schema *s,
         tm_stats_generic_rows(st, s, in, !(fam && tm_family_more(fam)->text_whole), &t.k);
         if (fam)
                 fam->rows(st->fam, s, in, &t.k);
+        if (in->storage)
+                in->storage(in->storage_arg, &t.k);
         return t.n;
 }

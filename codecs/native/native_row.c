@@ -10,6 +10,7 @@
  *
  * Encoding: native_enc.c. */
 #include "native.h"
+#include "native_stats.h"
 #include "ncol.h"
 
 #include <errno.h>
@@ -485,4 +486,5 @@ const struct tm_rcodec tm_rcodec_native = {
     .decode_batch = native_decode_batch,
     .head_max = NCOL_HEAD_MAX,
     .blobs = ncol_blobs,
+    .storage = tmn_storage,
 };

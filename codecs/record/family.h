@@ -49,6 +49,11 @@ struct tm_family_info {
         const char *side;   /* side files passed over and why (a DTD beside the
                              * archive: docs/side-files.md), a line each;
                              * NULL: none */
+        /* The rows of where the archive's bytes go (the codec's storage
+         * hook, record.h), which the renderers put after the family's
+         * under "storage": storage(storage_arg, out); NULL: none. */
+        void (*storage)(const void *storage_arg, struct tm_rows *out);
+        const void *storage_arg;
 };
 
 #define TM_FAMILY_STATS_MAX 4096 /* bytes of a family's statistics block */

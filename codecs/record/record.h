@@ -328,6 +328,12 @@ struct tm_renc_src {
         unsigned nblobs;
 };
 
+/* Raw bytes [off, off + n) of a trace's stream into buf: n, fewer only at
+ * the stream's end, or a negative errno with err (for tm_rcodec.storage). */
+typedef ssize_t tm_rread_fn(void *arg, uint64_t off, void *buf, size_t n, struct tm_err *err);
+
+struct tm_rows; /* statistics rows' sink (statrow.h) */
+
 struct tm_rcodec {
         const char *name;   /* "hatf" */
         const char *suffix; /* for pack: ".hatf"; NULL if not written */
@@ -481,6 +487,16 @@ struct tm_rcodec {
                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
                                 size_t cap, struct tm_err *err);
 
+        /* Where the raw stream's bytes go, by the format's own parts (its
+         * streams and framing), as statistics rows (statrow.h) into out:
+         * computed from the stream's structure alone, no record decoded,
+         * when a stats view is read. read(arg, off, buf, n, err) gives the
+         * raw bytes at off (tm_rread_fn), raw_size of them; s is the
+         * trace's schema (open()'s), ctx its open(). 0, or a negative
+         * errno with err naming the raw offset, out then having received
+         * no row. NULL: the row has none. */
+        int (*storage)(void *ctx, const struct tm_schema *s, tm_rread_fn *read, void *arg,
+                       uint64_t raw_size, struct tm_rows *out, struct tm_err *err);
 };
 
 /* An encoder's block put from its one-record put: one(e, &r[i], idx + i)

@@ -10,7 +10,10 @@
 # by Python equals ascii with names by those numbers; record's summary
 # line counts ascii's records; every Node object the program made has its
 # object_alloc line, as many as its constructor's entries; with the agent's
-# option nothis (given to java by hand), method entries carry object id 0.
+# option nothis (given to java by hand), method entries carry object id 0;
+# record --java without -o writes java.PID.tmn (the ZIP removed); with -o
+# X.tmn and the ZIP kept (TM_RECORD_KEEP_ZIP=1) X.tmn's ascii is the ZIP's,
+# byte for byte; one whose OUT cannot be written keeps the ZIP and names it.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
@@ -150,4 +153,35 @@ java -agentpath:"$AGENT=$T/nothis.zip,nothis" -cp classes JavaWork >java2.out 2>
 "$TT" cat "$T/nothis.zip" ascii >ascii2 || fail "ascii of the nothis recording"
 check "nothis: method entries recorded, every object id 0" \
         awk '$1 == "method_entry" { n++; if ($6 != 0) bad = 1 } END { exit !(n > 0 && !bad) }' ascii2
+# record --java without -o: java.PID.tmn in the current directory, named on stderr; the
+# agent's ZIP beside it packed into it, checked against it and removed
+mkdir -p jdef
+(cd jdef && env -u TM_JAVA_AGENT "$TT" record --java -- java -cp ../classes JavaWork >rec.out 2>rec.err)
+check "record --java without -o: exit 0" test $? -eq 0
+name=$(sed -n 's/^tracetool record: writing //p' jdef/rec.err)
+check "... says the name it writes: java.PID.tmn ($name)" \
+        sh -c 'echo "$1" | grep -Eq "^java\.[0-9]+\.tmn$" && test -s "jdef/$1"' sh "$name"
+check "... no ZIP left" sh -c '! ls jdef | grep -q "\.zip$"'
+check "... a native file that verifies" "$TT" verify "jdef/$name"
+check "... summed up as native, as many records as its ascii has lines" \
+        sh -c 'r=$(sed -n "s/.*: native in plain, \([0-9]*\) records.*/\1/p" "$1")
+               test -n "$r" && test "$r" -eq "$("$2" cat "$3" ascii | wc -l)"' sh jdef/rec.out "$TT" "jdef/$name"
+# -o X.tmn with the ZIP kept (TM_RECORD_KEEP_ZIP=1, for tests): X.tmn's ascii is the ZIP's
+mkdir -p jkeep
+(cd jkeep && TM_RECORD_KEEP_ZIP=1 env -u TM_JAVA_AGENT "$TT" record --java -o k.tmn -- \
+        java -cp ../classes JavaWork >rec.out 2>rec.err)
+check "record --java -o X.tmn: exit 0" test $? -eq 0
+zip=$(sed -n 's/^tracetool record: the recording is kept in //p' jkeep/rec.err)
+"$TT" cat "jkeep/$zip" ascii >jkeep/zip.txt 2>&1
+"$TT" cat jkeep/k.tmn ascii >jkeep/tmn.txt 2>&1
+check "... X.tmn's ascii is the agent's ZIP's, byte for byte ($(wc -l <jkeep/tmn.txt) lines)" \
+        sh -c 'test -n "$1" && test "$(wc -l <jkeep/zip.txt)" -gt 1000 && cmp -s jkeep/zip.txt jkeep/tmn.txt' sh "$zip"
+# -o X.tmn that cannot be written (a directory): the ZIP is kept, named, and holds the recording
+mkdir -p jbad/x.tmn
+(cd jbad && env -u TM_JAVA_AGENT "$TT" record --java -o x.tmn -- java -cp ../classes JavaWork \
+        >rec.out 2>rec.err)
+check "record --java -o X.tmn that cannot be written: exit 1" test $? -eq 1
+zip=$(sed -n 's/^tracetool record: the recording is kept in //p' jbad/rec.err)
+check "... the ZIP is kept and named ($zip)" test -s "jbad/$zip"
+check "... and it is the recording" "$TT" verify "jbad/$zip"
 finish

@@ -225,3 +225,42 @@ PROG
         valgrind --tool=lackey --trace-mem=yes --log-file=prog.lk ./prog >/dev/null 2>&1
         check "valgrind lackey ran" test -s prog.lk
 }
+
+# storage_cut: stats text or stats.json on stdin without a .tmn's storage rows (its last
+# paragraph "storage: where the file's bytes go ...", stats.json's last member "storage":
+# docs/stats-json.md), which an input in another format has not; the rest as it is (a
+# line "rc=N" after the text, a paragraph after it stay)
+storage_cut() {
+        python3 -c '
+import re, sys
+t = sys.stdin.read()
+t = re.sub(r"\n\nstorage: where the file.s bytes go .*?\n(?=rc=|\n|$)", "\n", t, flags=re.S)
+t = re.sub(r",\"storage\":\{.*\}\}\n", "}\n", t)
+sys.stdout.write(t)
+'
+}
+
+# storage_check TMN IN LABEL: TMN's storage rows are there and add up to its size (the
+# framing and every stream's bytes: stats.json's, and the total line of the stats text);
+# IN has none
+storage_check() {
+        local tmn=$1 in=$2 label=$3 size
+        size=$(stat -c %s "$tmn")
+        if "$TT" cat "$tmn" stats.json | python3 -c '
+import json, sys
+size = int(sys.argv[1])
+s = json.load(sys.stdin)["storage"]
+def parts(g):
+    if "bytes" in g and "value" in g["bytes"]:
+        return [g["bytes"]["value"]]
+    return [b for k, v in g.items() if isinstance(v, dict) for b in parts(v)]
+got = sum(parts({k: v for k, v in s.items() if k != "total"}))
+assert got == size == s["total"]["bytes"]["value"], (got, size)
+assert s["blocks"]["total"]["value"] >= 1
+' "$size" && "$TT" cat "$tmn" stats | grep -Eq "^  total +$size " &&
+                ! "$TT" cat "$in" stats.json | grep -q '"storage":'; then
+                ok "$label: storage rows add up to the file's $size bytes"
+        else
+                fail "$label: storage rows missing or not adding up to $size bytes"
+        fi
+}

@@ -5,7 +5,8 @@
 # input's, byte for byte: ascii, binary, streams/..., fields/...,
 # sections/...; stats, stats.json and schema too, once the lines that name
 # the archive, its codec and its size are set aside (they differ by
-# nature). Also the .tmn packed again is the same bytes.
+# nature), and the .tmn's storage rows, checked apart: they add up to its
+# size. Also the .tmn packed again is the same bytes.
 # usage: ncol_views.sh   (TRACETOOL in the environment)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -19,8 +20,8 @@ TT=$TRACETOOL
 view() {
         local a=$1 v=$2 codec
         case $v in
-        stats) "$TT" cat "$a" stats | grep -v -E '^(trace|format|archive|raw) ' ;;
-        stats.json) "$TT" cat "$a" stats.json |
+        stats) "$TT" cat "$a" stats | storage_cut | grep -v -E '^(trace|format|archive|raw) ' ;;
+        stats.json) "$TT" cat "$a" stats.json | storage_cut |
                 sed -E 's/"(archive|codec|container)":"[^"]*"//g; s/"(archive|raw)_bytes":[0-9]+//g' ;;
         schema) codec=$("$TT" cat "$a" stats | sed -n 's/^format *\([^ ]*\) .*/\1/p')
                 "$TT" cat "$a" schema | sed "s|this $codec trace|this CODEC trace|; s|// $codec tag|// CODEC tag|" ;;
@@ -46,6 +47,7 @@ one() {
                 n=$((n + 1))
         done <"$name.views"
         [ $bad = 0 ] && ok "$name ($fam): $n views byte-identical through schema 2"
+        storage_check "$name.tmn" "$in" "$name ($fam)"
         "$TT" pack "$name.tmn" "$name.again.tmn" 2>/dev/null
         check "$name: packed again, the same bytes" cmp -s "$name.tmn" "$name.again.tmn"
         count=$((count + 1))

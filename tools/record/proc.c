@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/lib_int.h"
+
 #ifndef TM_RECORD_LIBDIR
 #define TM_RECORD_LIBDIR "/usr/local/lib"
 #endif
@@ -105,4 +107,26 @@ int record_report_status(const char *prog, int status)
                         WTERMSIG(status), strsignal(WTERMSIG(status)),
                         WCOREDUMP(status) ? ", core dumped" : "");
         return -1;
+}
+
+int record_default_name(const char *prog, pid_t pid, const char *suffix, char *buf, size_t n)
+{
+        const char *b = strrchr(prog, '/');
+        int k = snprintf(buf, n, "%s.%ld%s", b && b[1] ? b + 1 : prog, (long)pid, suffix);
+        return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+const char *record_native_suffix(void)
+{
+        for (const struct tm_rcodec *const *c = tm_registry()->row; *c; c++)
+                if (strcmp((*c)->name, "native") == 0 && (*c)->suffix)
+                        return (*c)->suffix;
+        return ".tmn";
+}
+
+int record_is_native(const char *out)
+{
+        const char *suf = record_native_suffix();
+        size_t n = strlen(out), k = strlen(suf);
+        return n > k && strcmp(out + n - k, suf) == 0;
 }

@@ -1,6 +1,7 @@
 /* The recorder's process helpers, which both launchers use (record.c:
  * the heap recorder; record_java.c: the Java agent): finding the library
- * to load, LD_PRELOAD's value, the child's fork and exec, its exit status.
+ * to load, LD_PRELOAD's value, the child's fork and exec, its exit status,
+ * the name of the archive written when no -o is given.
  * Code: proc.c. */
 #ifndef TM_RECORD_PROC_H
 #define TM_RECORD_PROC_H
@@ -42,5 +43,17 @@ void record_sigs_restore(const struct record_sigs *s);
 /* 0 when status (waitpid's) is an exit with 0; else prints how prog ended
  * and returns -1. */
 int record_report_status(const char *prog, int status);
+
+/* The archive a recording writes when no -o is given, in the current
+ * directory: PROGRAM's file name, the recorded process's pid and suffix
+ * (the native format's: "ls.4242.tmn", as heaptrack names its files
+ * heaptrack.PROGRAM.PID), into buf (size n). Returns 0, or -1 when it does
+ * not fit. */
+int record_default_name(const char *prog, pid_t pid, const char *suffix, char *buf, size_t n);
+
+/* The native format's suffix (the registry's row "native": ".tmn"), the
+ * default OUT's; is out named so? */
+const char *record_native_suffix(void);
+int record_is_native(const char *out);
 
 #endif

@@ -29,32 +29,41 @@
 
 static void record_usage(FILE *f, const struct record_packer *pk)
 {
-        fprintf(f, "usage: tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]\n"
-                   "       tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]\n\n"
-                   "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
-                   "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
-                   "into the archive OUT: HATF (.hatf.zst: seekable zstd, .hatf.gz, .hatf),\n"
-                   "the native format (.tmn: on long runs a third of HATF's bytes), or any format\n"
-                   "tracetool pack writes heap records in (.mtf, ...), by OUT's name.\n\n"
-                   "  -o, --output OUT        the archive to write (required)\n"
-                   "  -e, --encoding ENC      HATF encoding: ");
+        fprintf(f,
+                "usage: tracetool record [-o OUT] [-e ENCODING] [--] PROGRAM [ARGS...]\n"
+                "       tracetool record --java[=nothis] [-o OUT] [--] java [ARGS...]\n\n"
+                "Run PROGRAM and record its heap operations (malloc, calloc, realloc, free,\n"
+                "posix_memalign, aligned_alloc, memalign, valloc, pvalloc, reallocarray)\n"
+                "into the archive OUT, by default PROGRAM.PID%s in the current directory\n"
+                "(PID: the recorded process's; the name is printed on stderr): the native\n"
+                "format (%s: on long runs a third of HATF's bytes), or by OUT's name HATF\n"
+                "(.hatf.zst: seekable zstd, .hatf.gz, .hatf) or any format tracetool pack\n"
+                "writes heap records in (.mtf, ...).\n\n"
+                "  -o, --output OUT        the archive to write (default PROGRAM.PID%s)\n"
+                "  -e, --encoding ENC      HATF encoding (for an OUT named .hatf...): ",
+                record_native_suffix(), record_native_suffix(), record_native_suffix());
         for (const char *const *e = tm_rcodec_hatf.encodings; *e; e++)
                 fprintf(f, "%s%s", *e, e[1] ? ", " : "\n");
         fprintf(f,
                 "                          (default: best, which keeps up with the program;\n"
                 "                          tracetool pack then tries them all)\n"
-                "  --level N               compression level (.zst 1-22, .gz 1-9; default:\n"
-                "                          zstd %d, gzip its own; tracetool pack: %d)\n"
+                "  --level N               compression level (%s and .zst 1-22, .gz 1-9;\n"
+                "                          default: zstd %d, gzip its own; tracetool pack: %d)\n"
                 "  --clock us|ns|seq       the time field: microseconds since the start\n"
                 "                          (default), nanoseconds, or the event's number\n"
                 "                          in one order shared by all threads (packs\n"
                 "                          smallest)\n"
                 "  --java[=nothis]         record a Java program instead: run the java\n"
                 "                          command with the JVMTI agent libtmjava.so\n"
-                "                          (-agentpath:AGENT=OUT inserted after 'java'),\n"
-                "                          which writes OUT (a ZIP of one member, trace),\n"
-                "                          then check OUT decodes and sum it up; nothis:\n"
-                "                          method entries without their object (faster)\n"
+                "                          (-agentpath:AGENT=ZIP inserted after 'java'),\n"
+                "                          which writes a ZIP of one member, trace; then\n"
+                "                          check it decodes and sum it up. For OUT in the\n"
+                "                          native format (the default java.PID%s) the ZIP\n"
+                "                          is a temporary file beside OUT, packed into OUT,\n"
+                "                          checked against it and removed (kept, and said,\n"
+                "                          when that fails); an OUT named .zip is the\n"
+                "                          agent's own. nothis: method entries without\n"
+                "                          their object (faster)\n"
                 "  -h, --help              this help\n\n"
                 "Records are in the order the calls took effect, across threads.\n"
                 "Only PROGRAM's own process is recorded: not the children it forks, not\n"
@@ -65,7 +74,7 @@ static void record_usage(FILE *f, const struct record_packer *pk)
                 "TM_JAVA_AGENT).\n\n"
                 "exit status: 0 PROGRAM exited 0 and OUT was written; 1 PROGRAM failed\n"
                 "(OUT still holds what it recorded) or OUT could not be written; 2 usage\n",
-                pk->level, pk->pack_level);
+                record_native_suffix(), pk->level, pk->pack_level, record_native_suffix());
 }
 
 static int usage_error(const char *fmt, const char *what)
@@ -167,9 +176,7 @@ static int parse_args(const struct record_packer *pk, int argc, char **argv, con
                 }
                 *dst = val;
         }
-        if (!*out)
-                return -usage_error("%s", "-o OUT is required");
-        if (!**out)
+        if (*out && !**out)
                 return -usage_error("%s", "-o OUT: empty name");
         if (*enc) {
                 const char *const *e = tm_rcodec_hatf.encodings;
@@ -177,6 +184,9 @@ static int parse_args(const struct record_packer *pk, int argc, char **argv, con
                         e++;
                 if (!*e)
                         return -usage_error("unknown encoding '%s' for option '-e'", *enc);
+                if (!*out || !strstr(*out, ".hatf"))
+                        return -usage_error("%s",
+                                            "-e is HATF's encoding: give -o OUT.hatf[.zst|.gz]");
         }
         if (strcmp(*clock, "ns") && strcmp(*clock, "us") && strcmp(*clock, "seq"))
                 return -usage_error("unknown clock '%s' for option '--clock' (ns, us, seq)",
@@ -203,10 +213,10 @@ int record_main(int argc, char **argv, const struct record_packer *pk)
         if (java && (enc || level_arg || strcmp(clock, "us")))
                 return usage_error("%s", "--java: -e, --level and --clock are for heap recordings");
         if (java)
-                return record_java(out, java == RECORD_JAVA_NOTHIS, argv + at);
+                return record_java(pk, out, java == RECORD_JAVA_NOTHIS, argv + at);
         /* below pack's default: the program waits on the packer
          * (docs/record.md, "Compression level") */
-        size_t ol = strlen(out);
+        size_t ol = out ? strlen(out) : 0;
         int level = ol > 4 && strcmp(out + ol - 4, ".zst") == 0 ? pk->level : 0;
         if (level_arg)
                 pk->parse_level(level_arg, &level);
@@ -270,6 +280,15 @@ int record_main(int argc, char **argv, const struct record_packer *pk)
                 goto restore;
         }
 
+        char name[PATH_MAX];
+        if (!out) {
+                if (record_default_name(prog[0], pid, record_native_suffix(), name, sizeof name) <
+                    0)
+                        snprintf(name, sizeof name, "record.%ld%s", (long)pid,
+                                 record_native_suffix());
+                out = name;
+                fprintf(stderr, "tracetool record: writing %s\n", out);
+        }
         struct tm_err err = {0};
         int prc;
         if (pipe_ended_empty(pfd[0])) {

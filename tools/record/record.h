@@ -1,15 +1,18 @@
 /* tracetool record: run a program and record its heap operations.
  *
- *   tracetool record -o OUT [-e ENCODING] [--] PROGRAM [ARGS...]
+ *   tracetool record [-o OUT] [-e ENCODING] [--] PROGRAM [ARGS...]
  *
  * The program runs with libtmrecord.so (preload.c) in LD_PRELOAD, which
  * writes a HATF stream into a pipe; tracetool reads the pipe and packs it
- * into OUT (pack_fd, handed in as struct record_packer: compact HATF, in
- * the container OUT's name asks for). docs/record.md tells how and why.
+ * into OUT (pack_fd, handed in as struct record_packer), by default
+ * PROGRAM.PID.tmn in the current directory (the native format), else in
+ * the format and container OUT's name asks for. docs/record.md tells how
+ * and why.
  *
- *   tracetool record --java[=nothis] -o OUT.zip [--] java [ARGS...]
+ *   tracetool record --java[=nothis] [-o OUT] [--] java [ARGS...]
  *
- * runs java with the JVMTI agent libtmjava.so instead, which writes OUT
+ * runs java with the JVMTI agent libtmjava.so instead, which writes a ZIP:
+ * OUT itself when OUT is not native, else a temporary one packed into OUT
  * (record_java.c; docs/record.md "Java"). */
 #ifndef TM_RECORD_TOOL_H
 #define TM_RECORD_TOOL_H
@@ -49,13 +52,17 @@ int record_find_lib(const char *exe_dir, char *buf, size_t n);
  * (record.c), libtmjava.so (record_java.c). */
 extern const struct record_lib record_lib_heap, record_lib_java;
 
-/* tracetool record --java[=nothis] -o OUT -- java ARGS... (record_java.c,
+/* tracetool record --java[=nothis] [-o OUT] -- java ARGS... (record_java.c,
  * docs/record.md "Java"): runs the java command with the JVMTI agent
  * (libtmjava.so, found as record_lib_java) loaded by an -agentpath option
- * inserted after its first word, then opens OUT, builds its index and
- * prints a one-line summary. nothis: the agent's nothis option. Returns the
- * exit status as record_main's. */
+ * inserted after its first word, then opens what it wrote, builds its
+ * index and prints a one-line summary. The agent writes a ZIP: OUT itself
+ * when OUT is given and not in the native format; else (OUT native, or
+ * none: java.PID.tmn) a temporary ZIP beside OUT, which pk packs into OUT;
+ * OUT's statistics must then be the ZIP's (every record decoded in both)
+ * for the ZIP to be removed, else it is kept and named. nothis: the
+ * agent's nothis option. Returns the exit status as record_main's. */
 enum { RECORD_JAVA = 1, RECORD_JAVA_NOTHIS = 2 };
-int record_java(const char *out, int nothis, char **prog);
+int record_java(const struct record_packer *pk, const char *out, int nothis, char **prog);
 
 #endif
