@@ -11,7 +11,9 @@
  *             checksum (a hit code in the empty DHIT, DMISS cut or
  *             lengthened, coding 5): refused with -EIO by both decoders;
  *             codings 4 and 1 over the same streams: both decoders alike
- *             (the same records, or -EIO). */
+ *             (the same records, or -EIO);
+ *   storage   the stats' walk of a file of a coding-3 block counts it
+ *             predicted, its streams' bytes where the table says. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +27,7 @@
 #include <zstd.h>
 
 #include "codecs/native/native.h"
+#include "codecs/native/native_stats.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -261,11 +264,59 @@ static void test_damage(void **unused)
         tmn_ws_free(w);
 }
 
+struct mem {
+        const uint8_t *p;
+        size_t len;
+};
+
+static ssize_t mem_read(void *arg, uint64_t off, void *buf, size_t n, struct tm_err *err)
+{
+        (void)err;
+        const struct mem *m = arg;
+        size_t k = off >= m->len ? 0 : m->len - off < n ? m->len - off : n;
+        memcpy(buf, m->p + off, k);
+        return (ssize_t)k;
+}
+
+static void test_storage(void **unused)
+{
+        (void)unused;
+        walk(&C, 5000, 1, 0);
+        struct tmn_ws *w = tmn_ws_new();
+        assert_non_null(w);
+        struct tmn_cols in = {C.type, C.addr, C.size};
+        const uint8_t *out;
+        size_t len;
+        struct tmn_bstats st;
+        assert_int_equal(tmn_block_encode(w, &in, C.n, 1, 3, &out, &len, &st), 0);
+        assert_int_equal(out[TMN_BLK_HDR], TMN_PREDICT_DELTA);
+        size_t flen = TMN_FILE_HDR + len + TMN_END_LEN;
+        uint8_t *f = malloc(flen);
+        assert_non_null(f);
+        tmn_file_head_put(f, 8, 1, 13);
+        memcpy(f + TMN_FILE_HDR, out, len);
+        tmn_end_put(f + TMN_FILE_HDR + len, C.n);
+        struct tmn_storage *s = calloc(1, sizeof *s);
+        assert_non_null(s);
+        struct mem m = {f, flen};
+        struct tm_err err = {0};
+        assert_int_equal(tmn_storage_scan(mem_read, &m, flen, s, &err), 0);
+        assert_int_equal(s->blocks, 1);
+        assert_int_equal(s->coded[TMN_PREDICT], 1);
+        assert_int_equal(s->stored[TMN_S_DHIT], 0);
+        assert_int_equal(s->stored[TMN_S_DMISS], st.stored[TMN_S_DMISS]);
+        assert_int_equal(s->raw[TMN_S_DHIT], 0);
+        free(s);
+        free(f);
+        tmn_ws_free(w);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_chase),
             cmocka_unit_test(test_damage),
+            cmocka_unit_test(test_storage),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
