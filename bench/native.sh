@@ -23,7 +23,9 @@
 #     machine: the cores are shared);
 #   - `cat MNT/X.tmn/ascii > /dev/null` through a fresh mount (a new
 #     daemon, its index made already), through the page cache and with
-#     --direct-io, against zstdcat, in the same alternating rounds.
+#     --direct-io, against zstdcat, in the same alternating rounds;
+#   - `tail -n 1 MNT/X.tmn/ascii` on a fresh mount: wall and the daemon's
+#     CPU time, medians of the rounds.
 # TM_BASE_BUILD, when set, is another build (e.g. main's) whose tracetool
 # and tracemount join the rounds as a baseline. Needs a release build
 # (TM_BUILD, default ./build), valgrind and fusermount3. Heavy steps run
@@ -143,6 +145,32 @@ name() {
 for c in "${cases[@]}"; do
         printf '  %-30s %s\n' "$(name "$c")" "$(sp "$(med "${W_[$c]}")" "$(med "${C_[$c]}")")"
 done
+
+# ---- tail -n 1 on a fresh mount ----
+# A new daemon a round, its index made already: the wall time of `tail -n 1
+# MNT/x.tmn/ascii` and the daemon's CPU time around it (its threads'
+# /proc/PID/task/*/schedstat), medians of the rounds, in ms.
+dcpu() { awk '{ s += $1 } END { printf "%.3f", s / 1e6 }' /proc/"$1"/task/*/schedstat; }
+TW=
+TC=
+for r in $(seq "$ROUNDS"); do
+        umnt
+        "$B/fs/tracemount" -f --cache-dir "$W/cache" "$W/arch" "$W/mnt" < /dev/null >> "$W/daemon.log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 200); do mountpoint -q "$W/mnt" && break; sleep 0.05; done
+        sleep 0.2 # the daemon's start is not the tail's
+        c0=$(dcpu "$DPID")
+        s0=$(date +%s%N)
+        tail -n 1 "$W/mnt/x.tmn/ascii" > /dev/null
+        s1=$(date +%s%N)
+        c1=$(dcpu "$DPID")
+        TW+="$(((s1 - s0) / 1000)) "
+        TC+="$(echo "$c1 - $c0" | bc -l) "
+        umnt
+done
+echo
+printf 'tail -n 1 MNT/x.tmn/ascii, fresh mount: %.1f ms wall, %.1f ms of the daemon CPU (medians of %s)\n' \
+        "$(echo "$(med "$TW") / 1000" | bc -l)" "$(med "$TC")" "$ROUNDS"
 
 # ---- pack's levels and speed; a pointer-chasing trace ----
 # `tracetool pack` of the lackey text into .tmn at its default (parameters

@@ -14,7 +14,8 @@
  *     container; in zstd frames of 1 MiB (restart points), a checkpoint
  *     at the first record of each, kept as the spacing doubles.
  * And: thinning keeps it under TM_CKPT_CAP; with the default spacing it
- * fits the 0.5% budget (TM_INDEX_BUDGET_DIV), thinned by halving or to
+ * fits the 0.5% budget (TM_INDEX_BUDGET_DIV; or one checkpoint every
+ * TM_INDEX_KEEP_REFS records, when more), thinned by halving or to
  * the checkpoints at restart points; the file round-trips
  * (tm_index_compare) and is refused when stale (size, mtime, inode,
  * codec, container, schema, state size), damaged or truncated;
@@ -430,6 +431,8 @@ static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int
         struct tm_index *ix = build(&fx, 0);
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize; /* bytes of a checkpoint */
         uint64_t budget = tm_cont_archive_size(fx.cont) / TM_INDEX_BUDGET_DIV;
+        uint64_t floor = (n / TM_INDEX_KEEP_REFS + 2) * per; /* one every 2^17 records */
+        budget = budget > floor ? budget : floor;
         assert_true(ix->n == 1 || ix->n * per <= budget);
         uint64_t spaced = 1 + (n - 1) / TM_CKPT_REFS_DEFAULT; /* every K records */
         switch (how) {
@@ -440,6 +443,7 @@ static void budget_case(const char *codec, enum tm_cont_kind kind, size_t n, int
         case THIN_HALVED:
                 assert_true(ix->n < spaced);
                 assert_true(ix->k > TM_CKPT_REFS_DEFAULT && (ix->k & (ix->k - 1)) == 0);
+                assert_true(ix->k <= TM_INDEX_KEEP_REFS); /* never sparser */
                 break;
         case THIN_POINTS: {
                 assert_true(ix->n >= 2 && ix->n < spaced && 2 * ix->n * per >= budget);
@@ -463,8 +467,11 @@ static void test_budget(void **state)
 {
         (void)state;
         budget_case("pdats2", TM_CONT_ZSTD, 600000, 0, THIN_HALVED);
+        /* many records a byte: one checkpoint every 2^17 records stays */
+        budget_case("pdats2", TM_CONT_ZSTD, 3000000, 0, THIN_HALVED);
         budget_case("din", TM_CONT_PLAIN, 600000, 0, THIN_NONE);
-        budget_case("din", TM_CONT_ZSTD, 600000, 0, THIN_HALVED);
+        /* the frame starts alone fit the floor of one every 2^17 records */
+        budget_case("din", TM_CONT_ZSTD, 600000, 0, THIN_POINTS);
         budget_case("din", TM_CONT_ZSTD, 1200000, 1, THIN_POINTS);
         /* a few frames where many more checkpoints fit: halving, which
          * keeps checkpoints between them (not the frame starts alone) */

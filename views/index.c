@@ -505,6 +505,8 @@ static void build_totals(struct rbuild *b, int budgeted)
         const struct tm_cont *pts = b->aligned ? b->cont : NULL;
         uint64_t per = 8 * (1 + (uint64_t)ix->ncol) + ix->stsize;
         uint64_t budget = tm_cont_archive_size(b->cont) / TM_INDEX_BUDGET_DIV;
+        uint64_t floor = (b->at[TM_COL_REC] / TM_INDEX_KEEP_REFS + 2) * per;
+        budget = budget > floor ? budget : floor;
         if (budgeted && pts && ix->n > 1 && (uint64_t)ix->n * per > budget &&
             2 * points_of(ix, pts) >= budget / per)
                 index_keep_points(ix, pts, b->at[TM_COL_REC], budget / per);

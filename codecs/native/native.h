@@ -35,12 +35,13 @@
 #define TMN_TABLE_LOG 16          /* predictor table entries: 2^16 each */
 #define TMN_POS_MAX 15            /* positions of a data access keyed apart */
 #define TMN_PAT_K 19              /* data accesses a remembered pattern holds */
-/* The row's defaults, measured (docs/performance.md, "The native
- * encoding"): 2^17 records a block keep a seek's decode (tail on a fresh
- * mount) under 10 ms of the daemon's CPU; zstd 12 packs lackey text at
- * over 100 MB a CPU second at about 3x the references a byte of din
- * text + zstd -19. */
-#define TMN_LOG_DEFAULT 17
+/* The row's defaults, measured (docs/performance.md, "pack's defaults,
+ * levels and threads"): 2^18 records a block keep `tail -n 1` of a
+ * 10^8-reference trace on a fresh mount at about 6 ms of the daemon's
+ * CPU (2^19: 9, 2^20: 14) and hold 3.5x the references a byte of din
+ * text + zstd -19 at zstd 12, which packs lackey text at about 180 MB a
+ * CPU second (zstd 19: 3.8x, 56 MB). */
+#define TMN_LOG_DEFAULT 18
 #define TMN_LEVEL_DEFAULT 12
 
 /* Little-endian fields of the layout. */
@@ -60,8 +61,10 @@ static inline void tmn_put32(uint8_t *p, uint32_t v)
                 p[i] = (uint8_t)(v >> 8 * i);
 }
 
-/* Block codings (the body's first byte). */
-enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1 };
+/* Block codings (the body's first byte): 0 plain; 1, 2 predicted (the
+ * block starts with a fetch, with a data access); 3, 4 as 1, 2 with the
+ * data addresses as deltas from the previous one. */
+enum tmn_mode { TMN_PLAIN = 0, TMN_PREDICT = 1, TMN_PREDICT_DELTA = 3 };
 
 /* Streams of a predicted block, in the stream table's order. */
 enum tmn_stream {

@@ -44,6 +44,7 @@ struct tmn_ws {
         unsigned shift;             /* 64 - the index bits of this block's tables */
         struct buf s[TMN_NSTREAMS]; /* raw streams */
         struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
+        struct buf dz;              /* the data addresses as deltas (codings 3, 4) */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
         int ref;         /* decode with dec_predict only (tmn_ws_reference) */
@@ -102,6 +103,7 @@ void tmn_ws_free(struct tmn_ws *w)
         free(w->out.p);
         free(w->alt.p);
         free(w->fin.p);
+        free(w->dz.p);
         ZSTD_freeCCtx(w->cc);
         ZSTD_freeDCtx(w->dc);
         free(w);
@@ -228,6 +230,7 @@ static void enc_data(struct tmn_ws *w, uint64_t pc, size_t pos, uint64_t a, uint
                 put_var(&w->s[TMN_S_DMISS], code == 3 ? z1 : z2);
         }
         w->s[TMN_S_DHIT].p[w->s[TMN_S_DHIT].len++] = code;
+        put_var(&w->dz, zigzag(a - *prev));
         if (sized)
                 put_size(&w->s[TMN_S_SIZE], &d->sz, sz);
         if (a != d->a1) {
@@ -244,7 +247,7 @@ static int enc_room(struct tmn_ws *w, size_t k)
         for (int s = 0; s < TMN_NSTREAMS; s++)
                 if (buf_room(&w->s[s], 16 + per[s] * (k + 1)) < 0)
                         return -ENOMEM;
-        return 0;
+        return buf_room(&w->dz, 16 + 10 * (k + 1));
 }
 
 /* The predicted streams of c[0..n) into w->s; the block's mode. */
@@ -253,6 +256,7 @@ static int enc_predict(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int
         tables_reset(w, n);
         for (int s = 0; s < TMN_NSTREAMS; s++)
                 w->s[s].len = 0;
+        w->dz.len = 0;
         uint64_t prev_pc = 0, prev_data = 0;
         uint32_t prev_sz = 0;
         int mode = c->type[0] == IFETCH ? 1 : 2;
@@ -290,6 +294,30 @@ static int enc_predict(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int
                 i = e;
         }
         return mode;
+}
+
+/* r's bytes in a zstd frame at level 1, or as they are when not
+ * shorter; SIZE_MAX when out of memory. w->fin is the scratch. */
+static size_t enc_zlen(struct tmn_ws *w, const struct buf *r)
+{
+        if (!r->len)
+                return 0;
+        size_t bound = ZSTD_compressBound(r->len);
+        w->fin.len = 0;
+        if (buf_room(&w->fin, bound) < 0 || (!w->cc && !(w->cc = ZSTD_createCCtx())))
+                return SIZE_MAX;
+        size_t z = ZSTD_compressCCtx(w->cc, w->fin.p, bound, r->p, r->len, 1);
+        return ZSTD_isError(z) ? SIZE_MAX : z < r->len ? z : r->len;
+}
+
+/* The streams of codings 3, 4 from enc_predict's: DHIT empty, DMISS the
+ * deltas. */
+static void enc_delta_take(struct tmn_ws *w)
+{
+        struct buf t = w->s[TMN_S_DMISS];
+        w->s[TMN_S_DMISS] = w->dz;
+        w->dz = t;
+        w->s[TMN_S_DHIT].len = 0;
 }
 
 /* The plain columns of c[0..n) into w->s[0..3). */
@@ -385,8 +413,22 @@ int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int s
         int mode = enc_predict(w, c, n, sized);
         if (mode < 0)
                 return mode;
-        if (enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, 1, &sp) < 0 ||
-            enc_plain(w, c, n, sized) < 0 ||
+        if (enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, 1, &sp) < 0)
+                return -ENOMEM;
+        /* the data addresses as deltas from the previous one (codings 3,
+         * 4) when smaller at level 1 than the hit codes and misses: so on
+         * a pointer-chasing walk, whose tables rarely hit and whose misses
+         * against a table's address are no smaller than the step from the
+         * previous access */
+        size_t dz = enc_zlen(w, &w->dz);
+        int delta = dz < sp.stored[TMN_S_DHIT] + sp.stored[TMN_S_DMISS];
+        if (delta) {
+                enc_delta_take(w);
+                mode += TMN_PREDICT_DELTA - TMN_PREDICT;
+                if (enc_assemble(w, &w->out, n, mode, TMN_NSTREAMS, 1, &sp) < 0)
+                        return -ENOMEM;
+        }
+        if (enc_plain(w, c, n, sized) < 0 ||
             enc_assemble(w, &w->alt, n, TMN_PLAIN, TMN_PLAIN_STREAMS, 1, &sq) < 0)
                 return -ENOMEM;
         /* both at level 1 choose the coding, and say early when the block
@@ -404,6 +446,8 @@ int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int s
                 sb = sp;
                 if (enc_predict(w, c, n, sized) < 0)
                         return -ENOMEM;
+                if (delta)
+                        enc_delta_take(w);
                 b = enc_final(w, &w->out, n, mode, level, &sb);
                 if (b->len > w->alt.len) { /* never larger than the plain columns */
                         b = &w->alt;
@@ -614,12 +658,14 @@ static int dec_types(struct ient *q, struct rd *r, unsigned ntypes, uint8_t *t, 
 
 /* The data access at position pos of instruction pc: its address. */
 static int dec_data(struct tmn_ws *w, struct rd *r, uint64_t pc, size_t pos, uint64_t *prev,
-                    uint64_t *a, uint32_t *sz, int sized)
+                    uint64_t *a, uint32_t *sz, int sized, int delta)
 {
         struct dent *d = &w->dt[hash_data(pc, pos, w->shift)];
         uint8_t code;
         uint64_t z;
-        if (rd_byte(&r[TMN_S_DHIT], &code) < 0 || code > 4)
+        if (delta) /* codings 3, 4: no hit codes, a delta from the previous address */
+                code = 4;
+        else if (rd_byte(&r[TMN_S_DHIT], &code) < 0 || code > 4)
                 return TMN_S_DHIT;
         if (code == 0)
                 *a = d->a1;
@@ -650,11 +696,15 @@ static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, in
                 r[s] = (struct rd){w->s[s].p, w->s[s].p + w->s[s].len};
         if (!sized && w->s[TMN_S_SIZE].len)
                 return bad(raw_off, TMN_S_SIZE, 0, err);
+        int delta = mode >= TMN_PREDICT_DELTA;
+        if (delta && w->s[TMN_S_DHIT].len)
+                return bad(raw_off, TMN_S_DHIT, 0, err);
+        int first = mode == TMN_PREDICT || mode == TMN_PREDICT_DELTA; /* starts with a fetch */
         tables_reset(w, n);
         uint64_t prev_pc = 0, prev_data = 0;
         uint32_t prev_sz = 0, sz = 0;
         for (size_t i = 0; i < n;) {
-                int fetch = i > 0 || mode == 1, s;
+                int fetch = i > 0 || first, s;
                 uint64_t pc = 0;
                 if (fetch && ntypes <= IFETCH)
                         return bad(raw_off, TMN_S_IHIT, i, err);
@@ -675,7 +725,7 @@ static int dec_predict(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, in
                         prev_pc = pc;
                 }
                 for (size_t d = 0; d < k; d++) {
-                        s = dec_data(w, r, pc, d, &prev_data, &addr[j + d], &sz, sized);
+                        s = dec_data(w, r, pc, d, &prev_data, &addr[j + d], &sz, sized, delta);
                         if (s >= 0)
                                 return bad(raw_off, s, j + d, err);
                         if (size)
@@ -973,7 +1023,7 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                 return tm_err_set(err, -EIO, "raw offset %llu: block checksum mismatch", o);
         const uint8_t *b = p + TMN_BLK_HDR;
         int mode = b[0];
-        if (mode > 2)
+        if (mode > TMN_PREDICT_DELTA + 1)
                 return tm_err_set(err, -EIO, "raw offset %llu: block coding %d", o, mode);
         int ns = mode == TMN_PLAIN ? TMN_PLAIN_STREAMS : TMN_NSTREAMS;
         int rc = dec_streams(w, b, body, ns, 11 * (size_t)n + 16, raw_off, err);
@@ -981,7 +1031,8 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                 return rc;
         if (mode == TMN_PLAIN)
                 return dec_plain(w, n, ntypes, sized, type, addr, size, raw_off, err);
-        if (w->ref || dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
+        if (w->ref || mode >= TMN_PREDICT_DELTA || /* codings 3, 4: the reference alone */
+            dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
                 return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
         return 0;
 }

@@ -105,17 +105,18 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
 {
         unsigned long long o = (unsigned long long)off;
         unsigned coding = b[0], nf = s->fields.nfields;
-        int ok = s->schema == NCOL_SCHEMA ? coding == NCOL_CODING : coding <= 2;
+        int s2 = s->schema == NCOL_SCHEMA; /* schema 1's codings 3, 4 are predicted ones */
+        int ok = s2 ? coding == NCOL_CODING : coding <= TMN_PREDICT_DELTA + 1;
         if (!ok)
                 return tm_err_set(err, -EIO, "raw offset %llu: block coding %u", o, coding);
-        unsigned nstr = coding == 3 ? 2 + NCOL_FSTREAMS * nf : coding ? TMN_NSTREAMS : 3;
-        size_t pre = 1 + (coding == 3 ? nf : 0), tab = pre + (size_t)TMN_STREAM_ENTRY * nstr;
+        unsigned nstr = s2 ? 2 + NCOL_FSTREAMS * nf : coding ? TMN_NSTREAMS : 3;
+        size_t pre = 1 + (s2 ? nf : 0), tab = pre + (size_t)TMN_STREAM_ENTRY * nstr;
         if (blen < tab)
                 return tm_err_set(err, -EIO,
                                   "raw offset %llu: a body of %u bytes holds no stream "
                                   "table (%zu bytes)",
                                   o, blen, tab);
-        for (unsigned f = 0; coding == 3 && f < nf; f++)
+        for (unsigned f = 0; s2 && f < nf; f++)
                 if (b[1 + f] >= NCOL_M_N)
                         return tm_err_set(err, -EIO, "raw offset %llu: field %u's method %u", o, f,
                                           b[1 + f]);
@@ -130,7 +131,7 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                                           "(storage %u, %u bytes stored, %u raw)",
                                           o, i, e[0], st, raw);
                 sum += st;
-                if (coding == 3)
+                if (s2)
                         slot[i] = i < 2 ? (int)i
                                         : s2_slot(s, (i - 2) / 4, b[1 + (i - 2) / 4], (i - 2) % 4);
                 else
@@ -153,9 +154,9 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                         s->raw[slot[i]] += tmn_get32(e + 5);
                 }
         }
-        for (unsigned f = 0; coding == 3 && f < nf; f++)
+        for (unsigned f = 0; s2 && f < nf; f++)
                 s->method[f][b[1 + f]]++;
-        s->coded[coding]++;
+        s->coded[s2 || coding < TMN_PREDICT_DELTA ? coding : coding - 2]++;
         s->tables += tab;
         return 0;
 }

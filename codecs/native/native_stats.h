@@ -51,7 +51,9 @@ struct tmn_storage {
         unsigned log2, sized; /* the header's */
         uint64_t size;        /* the file's bytes: the parts' sum */
         uint64_t records, blocks;
-        uint64_t coded[4]; /* blocks by coding byte (0 plain, 1 and 2 predicted, 3 schema 2) */
+        /* blocks by coding byte: 0 plain, 1 and 2 predicted (schema 1's codings 3
+         * and 4 counted as 1 and 2), 3 schema 2 */
+        uint64_t coded[4];
         /* the framing */
         uint64_t file_hdr, schema_chunk, blk_hdr, tables, end;
         /* the streams: stored bytes and raw (decompressed) bytes, by slot */
