@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "aref.h"
+#include "support/aref.h"
 
 /* Encode refs[0..n) with row c and opts into a new buffer (*out, *len,
  * caller frees), header included. rec_len, when not NULL, receives the

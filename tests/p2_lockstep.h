@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "arch/x86/pdats2_x86.h"
-#include "aref.h"
+#include "support/aref.h"
 
 /* p2_lockstep's loop on da and db, both opened on raw (a header of h
  * bytes). */

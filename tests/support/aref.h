@@ -95,18 +95,6 @@ static inline int aref_sized(const struct tm_rcodec *c)
         return s.nfields > 2;
 }
 
-/* The reference types row c's traces have (its schema's kinds), read from
- * the schema a stream's header head[0..n) opens; 0 when it does not. */
-static inline unsigned aref_ntypes(const struct tm_rcodec *c, const uint8_t *head, size_t n)
-{
-        struct aref_dec d;
-        if (aref_open(&d, c, head, n, NULL) < 0)
-                return 0;
-        unsigned k = d.schema.nkinds;
-        aref_close(&d);
-        return k;
-}
-
 struct aref_enc {
         const struct tm_rcodec *c;
         struct tm_renc *e;
@@ -212,6 +200,21 @@ static inline int aref_encode_all(const struct tm_rcodec *c, const struct tm_enc
         *out = w.buf;
         *len = w.len;
         return 0;
+}
+
+/* The reference types row c's traces have: the kinds of its schema, as
+ * its encoder's header of an empty stream opens; 0 when that fails. */
+static inline unsigned aref_types(const struct tm_rcodec *c)
+{
+        uint8_t *raw = NULL;
+        size_t len = 0;
+        struct aref_dec d;
+        if (aref_encode_all(c, NULL, NULL, NULL, 0, &raw, &len, NULL) < 0)
+                return 0;
+        unsigned k = aref_open(&d, c, raw, len, NULL) < 0 ? 0 : d.schema.nkinds;
+        aref_close(&d);
+        free(raw);
+        return k;
 }
 
 #endif
