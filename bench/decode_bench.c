@@ -52,12 +52,11 @@ static uint8_t *load(const char *path, size_t *n)
 /* One call of c's decoder: records into b (decode_batch) or out. */
 static ssize_t decode_some(const struct tm_rcodec *c, void *ctx, struct tm_rstate *st,
                            const uint8_t *in, size_t len, uint64_t off, size_t *used,
-                           struct tm_rbatch *b, struct tm_rec *out, unsigned last,
-                           uint64_t *s, struct tm_err *err)
+                           struct tm_rbatch *b, struct tm_rec *out, unsigned last, uint64_t *s,
+                           struct tm_err *err)
 {
-        ssize_t k = c->decode_batch
-                        ? c->decode_batch(ctx, st, in, len, 1, off, used, b, BATCH, err)
-                        : c->decode(ctx, st, in, len, 1, off, used, out, BATCH, err);
+        ssize_t k = c->decode_batch ? c->decode_batch(ctx, st, in, len, 1, off, used, b, BATCH, err)
+                                    : c->decode(ctx, st, in, len, 1, off, used, out, BATCH, err);
         if (k > 0) /* keeps the stores live; a cheap check */
                 *s += c->decode_batch ? b->col[last][k - 1] : out[k - 1].v[0];
         return k;
@@ -107,8 +106,7 @@ int main(int argc, char **argv)
         }
         size_t n;
         uint8_t *in = load(argv[1], &n);
-        const struct tm_rcodec *c =
-            tm_rcodec_probe(in, n < TM_RHEAD_MIN ? n : TM_RHEAD_MIN);
+        const struct tm_rcodec *c = tm_rcodec_probe(in, n < TM_RHEAD_MIN ? n : TM_RHEAD_MIN);
         if (!c || !c->decode) {
                 fprintf(stderr, "decode_bench: %s: no codec recognises it\n", argv[1]);
                 return 1;

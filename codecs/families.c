@@ -13,12 +13,8 @@
 #include "record/family.h"
 
 const struct tm_family *const tm_families[] = {
-    &tm_family_address,
-    &tm_family_heap,
-    &tm_family_object,
-    &tm_family_java,
-    &tm_family_laplace,
-    NULL,
+    &tm_family_address, &tm_family_heap,    &tm_family_object,
+    &tm_family_java,    &tm_family_laplace, NULL,
 };
 
 const struct tm_family *tm_family_of(const struct tm_schema *s)

@@ -6,11 +6,10 @@
  * input window a feed offers (bits 4-7; 0: everything at once); the rest is
  * the raw stream, header first. The codec is its record row, as the views
  * see it (tests/support/aref.h gives its records as references): probe,
- * open and decode must never read outside what they are given (the buffer ends exactly there, for ASan).
- * The stream is decoded twice, all at once and in windows as a view's feed
- * offers it: both must give the same references, types below the codec's
- * count, and the same outcome (the end, or an error with a message;
- * references a failing call made are not returned, so after an error only
+ * open and decode must never read outside what they are given (the buffer ends exactly there, for
+ * ASan). The stream is decoded twice, all at once and in windows as a view's feed offers it: both
+ * must give the same references, types below the codec's count, and the same outcome (the end, or
+ * an error with a message; references a failing call made are not returned, so after an error only
  * the common part is compared).
  * Then decoding restarts from a copy of the state taken in the middle of
  * the windowed pass (what a checkpoint is) and must give the same rest.

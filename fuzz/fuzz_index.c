@@ -48,10 +48,10 @@
 #include <zlib.h>
 
 #include "codecs/address/arec.h"
-#include "tests/support/aref.h"
 #include "codecs/containers/container.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
+#include "tests/support/aref.h"
 #include "views/ixfile.h"
 #include "views/view.h"
 

@@ -23,9 +23,9 @@
 /* p2_lockstep's loop on da and db, both opened on raw (a header of h
  * bytes). */
 static inline int p2_lockstep_from(struct aref_dec *da, struct aref_dec *db, const uint8_t *raw,
-                                   size_t len, size_t h, size_t piece, size_t cap,
-                                   struct tm_ref *a, struct tm_ref *b, void (*before_blocks)(void),
-                                   char *why, size_t whylen)
+                                   size_t len, size_t h, size_t piece, size_t cap, struct tm_ref *a,
+                                   struct tm_ref *b, void (*before_blocks)(void), char *why,
+                                   size_t whylen)
 {
         size_t pos = h, end = piece ? pos + piece : len;
         while (pos < len) {

@@ -107,9 +107,9 @@ static void test_decode_sizes(void **state)
                 while (n < 5) {
                         size_t used = 0;
                         size_t cap = split % 2 ? 1 : 8 - n; /* also one at a time */
-                        ssize_t r =
-                            aref_decode_sized(&d, (const uint8_t *)text + pos, end - pos,
-                                              end == len, pos, &used, out + n, sizes + n, cap, &err);
+                        ssize_t r = aref_decode_sized(&d, (const uint8_t *)text + pos, end - pos,
+                                                      end == len, pos, &used, out + n, sizes + n,
+                                                      cap, &err);
                         assert_true(r >= 0);
                         n += (size_t)r;
                         pos += used;
@@ -257,9 +257,9 @@ static void test_encode_round_trip(void **state)
         assert_int_equal(aref_open(&d, c, (const uint8_t *)text.p, text.len, &err), 0);
         ssize_t n = 0;
         for (size_t pos = 0, r = 1; r;) {
-                ssize_t k = aref_decode_sized(&d, (const uint8_t *)text.p + pos, text.len - pos, 1,
-                                              pos, &used, refs + n, sizes + n, CAP - (size_t)n,
-                                              &err);
+                ssize_t k =
+                    aref_decode_sized(&d, (const uint8_t *)text.p + pos, text.len - pos, 1, pos,
+                                      &used, refs + n, sizes + n, CAP - (size_t)n, &err);
                 assert_true(k >= 0);
                 n += k;
                 pos += used;
@@ -281,9 +281,9 @@ static void test_encode_round_trip(void **state)
         assert_int_equal(aref_open(&d, c, (const uint8_t *)enc.p, enc.len, &err), 0);
         ssize_t m = 0;
         for (size_t pos = 0, r = 1; r;) {
-                ssize_t k = aref_decode_sized(&d, (const uint8_t *)enc.p + pos, enc.len - pos, 1,
-                                              pos, &used, back + m, bsizes + m, CAP - (size_t)m,
-                                              &err);
+                ssize_t k =
+                    aref_decode_sized(&d, (const uint8_t *)enc.p + pos, enc.len - pos, 1, pos,
+                                      &used, back + m, bsizes + m, CAP - (size_t)m, &err);
                 assert_true(k >= 0);
                 m += k;
                 pos += used;

@@ -209,8 +209,8 @@ static inline struct tm_ref *vt_decode_all_sized(const struct tm_rcodec *c, cons
         return refs;
 }
 
-static inline struct tm_ref *vt_decode_all(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
-                                           size_t *n_out)
+static inline struct tm_ref *vt_decode_all(const struct tm_rcodec *c, const uint8_t *raw,
+                                           size_t len, size_t *n_out)
 {
         return vt_decode_all_sized(c, raw, len, n_out, NULL);
 }

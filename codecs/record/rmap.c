@@ -82,8 +82,7 @@ static int identity(const struct tm_rmap *m)
 }
 
 void tm_rmap_init(struct tm_rmap *m, const struct tm_schema *from, const char *from_name,
-                  const struct tm_schema *to, const char *to_name,
-                  const struct tm_family *to_fam)
+                  const struct tm_schema *to, const char *to_name, const struct tm_family *to_fam)
 {
         memset(m, 0, sizeof *m);
         m->from = from;
