@@ -246,56 +246,30 @@ static void test_encode_round_trip(void **state)
         const struct tm_rcodec *c = &tm_rcodec_lackey;
         struct vt_buf text = {0};
         make_lackey(&text, 3000);
-        enum { CAP = 8000 };
-        struct tm_ref *refs = malloc(CAP * sizeof *refs), *back = malloc(CAP * sizeof *back);
-        uint32_t *sizes = malloc(CAP * sizeof *sizes), *bsizes = malloc(CAP * sizeof *bsizes);
-        assert_true(refs && back && sizes && bsizes);
-        struct aref_dec d;
         struct tm_err err = {0};
-        size_t used;
-        /* all of the text in calls of at most AREF_CAP references */
-        assert_int_equal(aref_open(&d, c, (const uint8_t *)text.p, text.len, &err), 0);
-        ssize_t n = 0;
-        for (size_t pos = 0, r = 1; r;) {
-                ssize_t k =
-                    aref_decode_sized(&d, (const uint8_t *)text.p + pos, text.len - pos, 1, pos,
-                                      &used, refs + n, sizes + n, CAP - (size_t)n, &err);
-                assert_true(k >= 0);
-                n += k;
-                pos += used;
-                r = k || used;
-        }
-        aref_close(&d);
+        size_t n = 0, m = 0;
+        uint32_t *sizes = NULL, *bsizes = NULL;
+        struct tm_ref *refs =
+            vt_decode_sized(c, (const uint8_t *)text.p, text.len, &n, &sizes); /* all of it */
         assert_true(n > 3000);
         struct aref_enc es;
         assert_int_equal(aref_enc_open(&es, c, &(struct tm_enc_opts){64, 1}, &err), 0);
         assert_int_equal(es.len, 0);
-        for (ssize_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 int k = aref_put(&es, &refs[i], sizes[i], (uint64_t)i, &err);
                 assert_true(k >= 0 && k <= TM_ENC_MAX_OUT);
         }
-        struct aref_enc bad;
-        assert_int_equal(aref_enc_open(&bad, c, &(struct tm_enc_opts){64, 1}, &err), 0);
         assert_true(aref_finish(&es, &err) >= 0);
         struct vt_buf enc = {es.buf, es.len, es.cap};
-        assert_int_equal(aref_open(&d, c, (const uint8_t *)enc.p, enc.len, &err), 0);
-        ssize_t m = 0;
-        for (size_t pos = 0, r = 1; r;) {
-                ssize_t k =
-                    aref_decode_sized(&d, (const uint8_t *)enc.p + pos, enc.len - pos, 1, pos,
-                                      &used, back + m, bsizes + m, CAP - (size_t)m, &err);
-                assert_true(k >= 0);
-                m += k;
-                pos += used;
-                r = k || used;
-        }
-        aref_close(&d);
+        struct tm_ref *back = vt_decode_sized(c, enc.p, enc.len, &m, &bsizes);
         assert_int_equal(m, n);
-        for (ssize_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 assert_int_equal(back[i].addr, refs[i].addr);
                 assert_int_equal(back[i].type, refs[i].type);
                 assert_int_equal(bsizes[i], sizes[i]);
         }
+        struct aref_enc bad;
+        assert_int_equal(aref_enc_open(&bad, c, &(struct tm_enc_opts){64, 1}, &err), 0);
         /* types lackey has no line for are refused, naming the reference */
         struct tm_ref misc = {0x10, TM_MISC};
         assert_int_equal(aref_put(&bad, &misc, 4, 41, &err), -EINVAL);
