@@ -1,6 +1,7 @@
-/* The registry (registry.h): the containers, the record codec rows and
- * the families this build has. Adding a format is its module, its row
- * below (its bid: record.h), its docs page (docs/formats/) and its tests;
+/* The registry (registry.h): the record codec rows and the families this
+ * build has (the containers': containers/cont_table.c). Adding a format
+ * is its module, its row below (its bid: record.h), its docs page
+ * (docs/formats/) and its tests;
  * the views, the daemon and tracetool find it through these tables
  * alone. */
 #include "registry.h"
@@ -12,29 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "address/addr_stats.h"
 #include "address/arec.h"
-#include "containers/cont_impl.h"
 #include "heap/hatf.h"
-#include "heap/heap_stats.h"
 #include "heap/mtrace.h"
-#include "java/jstats.h"
 #include "java/jtrace.h"
 #include "laplace/laplace.h"
-#include "laplace/laplace_stats.h"
 #include "metatf/metatf.h"
 #include "native/native.h"
 #include "object/ptf.h"
-#include "object/ptf_stats.h"
 #include "record/family_row.h"
-
-const struct tm_cont_ops *const tm_cont_table[] = {
-    &tm_cont_gzip_ops,
-    &tm_cont_zstd_ops,
-    &tm_cont_zip_ops,
-    &tm_cont_plain_ops,
-    NULL,
-};
 
 /* The rows of C. Their order decides nothing but ties, and rows of C
  * never tie (record.h, enum tm_bid). */
@@ -43,15 +30,6 @@ static const struct tm_rcodec *const rows_c[] = {
     &tm_rcodec_hatf,        &tm_rcodec_native,      &tm_rcodec_metatf, &tm_rcodec_mtrace,
     &tm_rcodec_java,        &tm_rcodec_ptf_bin,     &tm_rcodec_ptf,    &tm_rcodec_laplace_text,
     &tm_rcodec_laplace_kev, &tm_rcodec_laplace_raw,
-};
-
-const struct tm_family *const tm_families[] = {
-    &tm_family_address,
-    &tm_family_heap,
-    &tm_family_object,
-    &tm_family_java,
-    &tm_family_laplace,
-    NULL,
 };
 
 /* Bound formats shipped with tracemount: a row each, the DTD in

@@ -4,12 +4,12 @@
  *
  * Input: byte 0 picks the references asked per call (bits 0-3) and the
  * input window a feed offers (bits 4-7; 0: everything at once); the rest is
- * the raw stream, header first. probe, dec_init and decode must never read
- * outside what they are given (the buffer ends exactly there, for ASan).
- * The stream is decoded twice, all at once and in windows as a view's feed
- * offers it: both must give the same references, types below the codec's
- * count, and the same outcome (the end, or an error with a message;
- * references a failing call made are not returned, so after an error only
+ * the raw stream, header first. The codec is its record row, as the views
+ * see it (tests/support/aref.h gives its records as references): probe,
+ * open and decode must never read outside what they are given (the buffer ends exactly there, for
+ * ASan). The stream is decoded twice, all at once and in windows as a view's feed offers it: both
+ * must give the same references, types below the codec's count, and the same outcome (the end, or
+ * an error with a message; references a failing call made are not returned, so after an error only
  * the common part is compared).
  * Then decoding restarts from a copy of the state taken in the middle of
  * the windowed pass (what a checkpoint is) and must give the same rest.
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "codecs/address/arec.h"
-#include "codecs/address/trace.h"
+#include "tests/support/aref.h"
 
 #ifndef FZ_CODEC
 #define FZ_CODEC "din"
@@ -39,7 +39,7 @@ struct fzd_pass {
         size_t stop; /* raw offset where it ended */
         /* a checkpoint taken on the way (windowed pass) */
         int have_ck;
-        struct tm_dec_state ck;
+        struct tm_rstate ck;
         size_t ck_pos, ck_n;
 };
 
@@ -49,11 +49,10 @@ static void fzd_fail(const char *what)
         abort();
 }
 
-/* Decode raw[hdr..len) with st, piece bytes offered at a time (0: all),
- * cap references a call. */
-static void fzd_run(const struct tm_codec *c, struct tm_dec_state *st, const uint8_t *raw,
-                    size_t len, size_t hdr, size_t piece, size_t cap, struct fzd_pass *p,
-                    size_t ck_at)
+/* Decode raw[hdr..len) with d (its state moves on), piece bytes offered
+ * at a time (0: all), cap references a call. */
+static void fzd_run(struct aref_dec *d, const uint8_t *raw, size_t len, size_t hdr, size_t piece,
+                    size_t cap, struct fzd_pass *p, size_t ck_at)
 {
         struct tm_ref *out = malloc(cap * sizeof *out);
         if (!out)
@@ -71,7 +70,7 @@ static void fzd_run(const struct tm_codec *c, struct tm_dec_state *st, const uin
                 }
                 if (!p->have_ck && ck_at && p->n >= ck_at) {
                         p->have_ck = 1;
-                        p->ck = *st;
+                        p->ck = d->st;
                         p->ck_pos = pos;
                         p->ck_n = p->n;
                 }
@@ -84,7 +83,7 @@ static void fzd_run(const struct tm_codec *c, struct tm_dec_state *st, const uin
                 size_t used = 0, ask = cap < FZD_MAX - p->n ? cap : FZD_MAX - p->n;
                 struct tm_err err = {0};
                 int eof = end == len;
-                ssize_t n = c->decode(st, w, wl, eof, pos, &used, out, ask, &err);
+                ssize_t n = aref_decode(d, w, wl, eof, pos, &used, out, ask, &err);
                 free(w);
                 if (n < 0) {
                         if (!err.msg[0])
@@ -94,10 +93,10 @@ static void fzd_run(const struct tm_codec *c, struct tm_dec_state *st, const uin
                 }
                 if ((size_t)n > ask || used > wl)
                         fzd_fail("decode overran its arguments");
-                if (c->state_ok && !c->state_ok(st))
+                if (!aref_state_ok(d))
                         fzd_fail("decoding reached a state its state_ok refuses");
                 for (ssize_t i = 0; i < n; i++)
-                        if (out[i].type >= c->ntypes)
+                        if (out[i].type >= d->schema.nkinds)
                                 fzd_fail("a type beyond the codec's count");
                 memcpy(p->r + p->n, out, (size_t)n * sizeof *out);
                 p->n += (size_t)n;
@@ -134,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         if (size < 1)
                 return 0;
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(fzd_codec));
+        const struct tm_rcodec *c = tm_rcodec_by_name(fzd_codec);
         if (!c)
                 abort();
         static const size_t caps[16] = {1,   2,   3,   5,    7,    16,   31, 64,
@@ -148,12 +147,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(raw, data + 1, len);
 
         (void)c->probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES);
-        struct tm_dec_state s0, sa, sb;
+        /* one trace (ctx), several states: a copy of d0 is a decoder */
+        struct aref_dec d0, sa, sb;
         struct tm_err err = {0};
-        int hdr = c->dec_init(&s0, raw, len, &err);
+        int hdr = aref_open(&d0, c, raw, len, &err);
         if (hdr < 0) {
                 if (!err.msg[0])
-                        fzd_fail("dec_init failed without a message");
+                        fzd_fail("open failed without a message");
                 free(raw);
                 return 0;
         }
@@ -161,10 +161,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fzd_fail("header longer than the stream");
         static struct tm_ref ra[FZD_MAX], rb[FZD_MAX], rr[FZD_MAX];
         struct fzd_pass a = {.r = ra}, b = {.r = rb};
-        sa = s0;
-        fzd_run(c, &sa, raw, len, (size_t)hdr, 0, 4096, &a, 0);
-        sb = s0;
-        fzd_run(c, &sb, raw, len, (size_t)hdr, piece, cap, &b, 1 + len % 97);
+        sa = d0;
+        fzd_run(&sa, raw, len, (size_t)hdr, 0, 4096, &a, 0);
+        sb = d0;
+        fzd_run(&sb, raw, len, (size_t)hdr, piece, cap, &b, 1 + len % 97);
         if (!fzd_same(&a, &b)) {
                 fprintf(stderr, "fuzz_%s: all at once %zu refs (rc %d), in windows %zu (rc %d)\n",
                         fzd_codec, a.n, a.rc, b.n, b.rc);
@@ -173,8 +173,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (b.have_ck) {
                 /* resume from the checkpoint: the rest must be the same */
                 struct fzd_pass r = {.r = rr};
-                struct tm_dec_state sc = b.ck;
-                fzd_run(c, &sc, raw, len, b.ck_pos, piece, cap, &r, 0);
+                struct aref_dec sc = d0;
+                sc.st = b.ck;
+                fzd_run(&sc, raw, len, b.ck_pos, piece, cap, &r, 0);
                 struct fzd_pass tail = b;
                 tail.r = b.r + b.ck_n;
                 tail.n = b.n - b.ck_n;
@@ -188,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 }
         }
+        aref_close(&d0);
         free(raw);
         return 0;
 }

@@ -48,10 +48,10 @@
 #include <zlib.h>
 
 #include "codecs/address/arec.h"
-#include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
 #include "codecs/heap/heap.h"
 #include "codecs/record/record.h"
+#include "tests/support/aref.h"
 #include "views/ixfile.h"
 #include "views/view.h"
 
@@ -127,19 +127,18 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
 {
         struct fzi_arch *a = &fzi_a[fzi_na++];
         snprintf(a->path, sizeof a->path, "%s/%s", fzi_dir, name);
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(codec));
+        const struct tm_rcodec *c = tm_rcodec_by_name(codec);
         int fd = open(a->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         struct tm_cwriter *w;
         struct tm_cwriter_opts o = {.level = 3, .frame_size = 256};
         struct tm_err err = {0};
         if (!c || fd < 0 || tm_cwriter_open(fd, a->path, kind, &o, &w, &err) != 0)
                 fzi_die("pack", err.msg);
-        struct tm_enc_state st;
+        struct aref_enc e;
         struct tm_enc_opts eo = {.addr_bits = 32, .unit = 4};
-        uint8_t out[TM_ENC_MAX_OUT];
-        int n = c->enc_init(&st, &eo, out, &err);
-        if (n < 0 || tm_cwriter_write(w, out, (size_t)n, &err) != 0)
+        if (aref_enc_open(&e, c, &eo, &err) < 0 || tm_cwriter_write(w, e.buf, e.len, &err) != 0)
                 fzi_die("pack", err.msg);
+        int n;
         uint32_t pc = 0x400000, x = 12345;
         for (uint64_t i = 0; i < 500; i++) {
                 struct tm_ref r;
@@ -152,15 +151,16 @@ static void fzi_pack(const char *name, const char *codec, enum tm_cont_kind kind
                         r.type = (x >> 20) & 1;
                         r.addr = 0x10000000 + ((x >> 4) & 0xfff8);
                 }
-                n = c->encode(&st, &r, i, out, &err);
-                if (n < 0 || tm_cwriter_write(w, out, (size_t)n, &err) != 0 ||
+                n = aref_put(&e, &r, 0, i, &err);
+                if (n < 0 || tm_cwriter_write(w, e.buf + e.len - n, (size_t)n, &err) != 0 ||
                     tm_cwriter_boundary(w, &err) != 0)
                         fzi_die("pack", err.msg);
         }
-        n = c->finish(&st, out, &err);
-        if (n < 0 || tm_cwriter_write(w, out, (size_t)n, &err) != 0 ||
+        n = aref_finish(&e, &err);
+        if (n < 0 || tm_cwriter_write(w, e.buf + e.len - n, (size_t)n, &err) != 0 ||
             tm_cwriter_close(w, &err) != 0 || close(fd) != 0)
                 fzi_die("pack", err.msg);
+        aref_enc_free(&e);
 }
 /* A shipped example trace, copied. */
 static void fzi_copy(const char *name)

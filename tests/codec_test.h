@@ -1,7 +1,9 @@
-/* Helpers shared by the trace codec tests: encode a whole reference array,
- * decode a whole stream the way a streaming caller does (pieces of a given
- * size, a window that grows while the decoder needs more input, a cap on
- * references per call), and a state-copy check. Header-only, test code. */
+/* Helpers shared by the address codec tests (the rows of
+ * codecs/address/arec.h, through tests/aref.h): encode a whole reference
+ * array, decode a whole stream the way a streaming caller does (pieces of
+ * a given size, a window that grows while the decoder needs more input, a
+ * cap on references per call), and a state-copy check. Header-only, test
+ * code. */
 #ifndef TM_CODEC_TEST_H
 #define TM_CODEC_TEST_H
 
@@ -17,56 +19,44 @@
 
 #include <cmocka.h>
 
-#include "codecs/address/trace.h"
+#include "support/aref.h"
 
-/* Encode refs[0..n) with c and opts into a new buffer (*out, *len, caller
- * frees), header included. rec_len, when not NULL, receives the length of
- * every non-empty encode()/finish() output in order, and *nrec their number:
- * the PDATS encoders write at most one record per call, so these are the
- * record lengths. */
-static inline int ct_encode(const struct tm_codec *c, const struct tm_enc_opts *o,
+/* Encode refs[0..n) with row c and opts into a new buffer (*out, *len,
+ * caller frees), header included. rec_len, when not NULL, receives the
+ * length of every non-empty enc_put()/enc_finish() output in order, and
+ * *nrec their number: the PDATS encoders write at most one record per
+ * reference, so these are the record lengths. */
+static inline int ct_encode(const struct tm_rcodec *c, const struct tm_enc_opts *o,
                             const struct tm_ref *refs, size_t n, uint8_t **out, size_t *len,
                             size_t *rec_len, size_t *nrec, struct tm_err *err)
 {
-        struct tm_enc_state st;
-        size_t cap = 64 + n * 24, l = 0, nr = 0;
-        uint8_t *buf = malloc(cap);
-        int r = c->enc_init(&st, o, buf, err);
+        struct aref_enc w;
+        size_t nr = 0;
+        int r = aref_enc_open(&w, c, o, err);
         if (r < 0)
-                goto fail;
-        l = (size_t)r;
+                return r;
         for (size_t i = 0; i <= n; i++) {
-                r = i < n ? c->encode(&st, &refs[i], i, buf + l, err)
-                          : c->finish(&st, buf + l, err);
-                if (r < 0)
-                        goto fail;
+                r = i < n ? aref_put(&w, &refs[i], 0, i, err) : aref_finish(&w, err);
+                if (r < 0) {
+                        aref_enc_free(&w);
+                        return r;
+                }
                 if (r > 0 && rec_len)
                         rec_len[nr++] = (size_t)r;
-                l += (size_t)r;
         }
         if (nrec)
                 *nrec = nr;
-        *out = buf;
-        *len = l;
+        *out = w.buf;
+        *len = w.len;
         return 0;
-fail:
-        free(buf);
-        return r;
 }
 
-/* Decode raw[0..len) with c. piece: bytes offered per step beyond what is
- * left over (0: everything at once); cap: references asked per call.
- * Returns the number of references (stored in refs, at most max) or a
- * negative errno. */
-static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, size_t len,
-                                size_t piece, size_t cap, struct tm_ref *refs, size_t max,
-                                struct tm_err *err)
+/* ct_decode's loop, on d opened on raw with a header of h bytes. */
+static inline ssize_t ct_decode_from(struct aref_dec *d, const uint8_t *raw, size_t len, size_t h,
+                                     size_t piece, size_t cap, struct tm_ref *refs, size_t max,
+                                     struct tm_err *err)
 {
-        struct tm_dec_state st;
-        int h = c->dec_init(&st, raw, len, err);
-        if (h < 0)
-                return h;
-        size_t pos = (size_t)h, n = 0, win = piece ? piece : len;
+        size_t pos = h, n = 0, win = piece ? piece : len;
         struct tm_ref tmp[300];
         if (cap > 300)
                 cap = 300;
@@ -74,12 +64,11 @@ static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, si
                 size_t avail = len - pos < win ? len - pos : win;
                 int eof = pos + avail == len;
                 size_t used = 0;
-                ssize_t r = c->decode(&st, raw + pos, avail, eof, pos, &used, tmp, cap, err);
+                ssize_t r = aref_decode(d, raw + pos, avail, eof, pos, &used, tmp, cap, err);
                 if (r < 0)
                         return r;
                 /* every state decoding reaches is one a checkpoint may hold */
-                if (c->state_ok)
-                        assert_true(c->state_ok(&st));
+                assert_true(aref_state_ok(d));
                 if (n + (size_t)r > max)
                         return -ENOSPC;
                 memcpy(refs + n, tmp, (size_t)r * sizeof *tmp);
@@ -95,6 +84,22 @@ static inline ssize_t ct_decode(const struct tm_codec *c, const uint8_t *raw, si
         }
 }
 
+/* Decode raw[0..len) with c. piece: bytes offered per step beyond what is
+ * left over (0: everything at once); cap: references asked per call.
+ * Returns the number of references (stored in refs, at most max) or a
+ * negative errno. */
+static inline ssize_t ct_decode(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
+                                size_t piece, size_t cap, struct tm_ref *refs, size_t max,
+                                struct tm_err *err)
+{
+        struct aref_dec d;
+        ssize_t ret = aref_open(&d, c, raw, len, err);
+        if (ret < 0)
+                return ret;
+        ret = ct_decode_from(&d, raw, len, (size_t)ret, piece, cap, refs, max, err);
+        aref_close(&d);
+        return ret;
+}
 /* Table 3 of the PDATS II paper: the 29 references and the bytes of the
  * record that starts at each (0: inside the previous record). */
 struct ct_t3_row {
@@ -125,53 +130,53 @@ static inline void ct_table3_refs(struct tm_ref *refs)
  * decode it record by record and set row_bytes[i] to the length of the
  * record whose first reference is reference i (0 for the others).
  * Returns the number of references, or a negative errno. */
-static inline ssize_t ct_record_rows(const struct tm_codec *c, const uint8_t *raw, size_t hdr,
+static inline ssize_t ct_record_rows(const struct tm_rcodec *c, const uint8_t *raw, size_t hdr,
                                      const size_t *rec_len, size_t nrec, unsigned *row_bytes,
                                      size_t max)
 {
-        struct tm_dec_state st;
+        struct aref_dec d;
         struct tm_ref tmp[300];
-        int h = c->dec_init(&st, raw, hdr, NULL);
+        int h = aref_open(&d, c, raw, hdr, NULL);
         if (h < 0)
                 return h;
         size_t pos = hdr, n = 0;
-        for (size_t j = 0; j < nrec; j++) {
+        ssize_t ret = 0;
+        for (size_t j = 0; j < nrec && ret >= 0; j++) {
                 size_t used = 0;
-                ssize_t r = c->decode(&st, raw + pos, rec_len[j], 1, pos, &used, tmp, 300, NULL);
-                if (r <= 0 || used != rec_len[j] || n + (size_t)r > max)
-                        return r < 0 ? r : -EIO;
+                ssize_t r = aref_decode(&d, raw + pos, rec_len[j], 1, pos, &used, tmp, 300, NULL);
+                if (r <= 0 || used != rec_len[j] || n + (size_t)r > max) {
+                        ret = r < 0 ? r : -EIO;
+                        break;
+                }
                 for (ssize_t i = 0; i < r; i++)
                         row_bytes[n + (size_t)i] = i ? 0 : (unsigned)rec_len[j];
                 n += (size_t)r;
                 pos += used;
         }
-        return (ssize_t)n;
+        aref_close(&d);
+        return ret < 0 ? ret : (ssize_t)n;
 }
 
-/* Decode raw like ct_decode(piece 0) but with cap 1 for the first split
- * references, then copy the state into fresh storage, scribble over the
- * old one and finish from the copy: a checkpoint is a memcpy of the state. */
-static inline ssize_t ct_decode_copied(const struct tm_codec *c, const uint8_t *raw, size_t len,
-                                       size_t split, struct tm_ref *refs, size_t max)
+/* ct_decode_copied's loop, on d opened on raw with a header of h bytes:
+ * the row's state (struct tm_rstate) is what a checkpoint copies. */
+static inline ssize_t ct_copied_from(struct aref_dec *d, const uint8_t *raw, size_t len, size_t h,
+                                     size_t split, struct tm_ref *refs, size_t max)
 {
-        struct tm_dec_state st, st2;
-        int h = c->dec_init(&st, raw, len, NULL);
-        if (h < 0)
-                return h;
-        size_t pos = (size_t)h, n = 0;
+        struct tm_rstate st2;
+        size_t pos = h, n = 0;
         for (;;) {
                 size_t cap = n < split ? 1 : max - n;
                 if (n == split) {
-                        memcpy(&st2, &st, sizeof st);
-                        memset(&st, 0xa5, sizeof st);
-                        memcpy(&st, &st2, sizeof st);
+                        memcpy(&st2, &d->st, sizeof st2);
+                        memset(&d->st, 0xa5, sizeof d->st);
+                        memcpy(&d->st, &st2, sizeof st2);
                         memset(&st2, 0x5a, sizeof st2);
                 }
                 if (cap == 0)
                         return -ENOSPC;
                 size_t used = 0;
                 ssize_t r =
-                    c->decode(&st, raw + pos, len - pos, 1, pos, &used, refs + n, cap, NULL);
+                    aref_decode(d, raw + pos, len - pos, 1, pos, &used, refs + n, cap, NULL);
                 if (r < 0)
                         return r;
                 n += (size_t)r;
@@ -181,6 +186,20 @@ static inline ssize_t ct_decode_copied(const struct tm_codec *c, const uint8_t *
         }
 }
 
+/* Decode raw like ct_decode(piece 0) but with cap 1 for the first split
+ * references, then copy the state into fresh storage, scribble over the
+ * old one and finish from the copy: a checkpoint is a memcpy of the state. */
+static inline ssize_t ct_decode_copied(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
+                                       size_t split, struct tm_ref *refs, size_t max)
+{
+        struct aref_dec d;
+        int h = aref_open(&d, c, raw, len, NULL);
+        if (h < 0)
+                return h;
+        ssize_t ret = ct_copied_from(&d, raw, len, (size_t)h, split, refs, max);
+        aref_close(&d);
+        return ret;
+}
 /* Assert a[0..n) and b[0..n) hold the same references. */
 static inline void ct_assert_refs(const struct tm_ref *a, const struct tm_ref *b, size_t n)
 {
@@ -196,7 +215,7 @@ static inline void ct_assert_refs(const struct tm_ref *a, const struct tm_ref *b
  * pieces with small caps, chosen from iter, must give the same references
  * or the same error, and only -EIO or -ENOTSUP as errors. got and got2
  * hold cap references each. */
-static inline void ct_assert_paths_agree(const struct tm_codec *c, const uint8_t *buf, size_t n,
+static inline void ct_assert_paths_agree(const struct tm_rcodec *c, const uint8_t *buf, size_t n,
                                          int iter, struct tm_ref *got, struct tm_ref *got2,
                                          size_t cap)
 {
@@ -213,7 +232,7 @@ static inline void ct_assert_paths_agree(const struct tm_codec *c, const uint8_t
  * sizes, with several caps (1 stops after every reference), and through a
  * state copy at several points; every decode must give refs back. Returns
  * the encoded size in bytes. */
-static inline size_t ct_check_roundtrip(const struct tm_codec *c, const struct tm_enc_opts *o,
+static inline size_t ct_check_roundtrip(const struct tm_rcodec *c, const struct tm_enc_opts *o,
                                         const struct tm_ref *refs, size_t n)
 {
         static const size_t pieces[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 13, 64};
@@ -253,51 +272,54 @@ static inline size_t ct_check_roundtrip(const struct tm_codec *c, const struct t
  * call makes progress (consumes input or yields a reference) until the end:
  * a long line tail must be skipped, never waited for. Returns the number of
  * references. */
-static inline size_t ct_decode_window(const struct tm_codec *c, const uint8_t *raw, size_t len,
+static inline size_t ct_decode_window(const struct tm_rcodec *c, const uint8_t *raw, size_t len,
                                       size_t win, struct tm_ref *refs, size_t max)
 {
-        struct tm_dec_state st, copy;
-        int h = c->dec_init(&st, raw, len, NULL);
+        struct aref_dec d;
+        struct tm_rstate copy;
+        int h = aref_open(&d, c, raw, len, NULL);
         assert_true(h >= 0);
         size_t pos = (size_t)h, k = 0;
         for (;;) {
                 size_t used = 0, w = len - pos < win ? len - pos : win;
                 assert_true(k < max);
                 ssize_t r =
-                    c->decode(&st, raw + pos, w, pos + w == len, pos, &used, refs + k, 1, NULL);
+                    aref_decode(&d, raw + pos, w, pos + w == len, pos, &used, refs + k, 1, NULL);
                 assert_true(r >= 0);
                 if (r == 0 && used == 0) {
                         assert_int_equal(pos, len);
+                        aref_close(&d);
                         return k;
                 }
                 k += (size_t)r;
                 pos += used;
-                memcpy(&copy, &st, sizeof st);
-                memset(&st, 0x5a, sizeof st);
-                memcpy(&st, &copy, sizeof st);
+                memcpy(&copy, &d.st, sizeof copy);
+                memset(&d.st, 0x5a, sizeof d.st);
+                memcpy(&d.st, &copy, sizeof copy);
         }
 }
 
-/* Assert that c->dec_init on h[0..n) fails with code and a message naming
- * an offset and containing what. */
-static inline void ct_expect_init(const struct tm_codec *c, const uint8_t *h, size_t n, int code,
+/* Assert that row c's open on h[0..n) fails with code and a message
+ * naming an offset and containing what. */
+static inline void ct_expect_init(const struct tm_rcodec *c, const uint8_t *h, size_t n, int code,
                                   const char *what)
 {
-        struct tm_dec_state st;
+        struct aref_dec d;
         struct tm_err err = {0};
-        assert_int_equal(c->dec_init(&st, h, n, &err), code);
+        assert_int_equal(aref_open(&d, c, h, n, &err), code);
         assert_non_null(strstr(err.msg, "offset"));
         assert_non_null(strstr(err.msg, what));
 }
 
 /* The header checks PDATS and PDATS II share: good is a valid 8-byte
  * header; a short one, another magic, version or width, or flags fail. */
-static inline void ct_check_header_errors(const struct tm_codec *c, const uint8_t *good)
+static inline void ct_check_header_errors(const struct tm_rcodec *c, const uint8_t *good)
 {
         uint8_t h[8];
-        struct tm_dec_state st;
+        struct aref_dec d;
         memcpy(h, good, 8);
-        assert_int_equal(c->dec_init(&st, h, 8, NULL), 8);
+        assert_int_equal(aref_open(&d, c, h, 8, NULL), 8);
+        aref_close(&d);
         ct_expect_init(c, h, 7, -EIO, "truncated");
         ct_expect_init(c, h, 0, -EIO, "truncated");
         h[3] ^= 1;
@@ -398,7 +420,7 @@ static inline void ct_gen_random(struct tm_ref *refs, size_t n, uint64_t seed, u
 }
 
 /* Round trips of random traces (types < ntypes) in both address widths. */
-static inline void ct_check_random(const struct tm_codec *c, unsigned ntypes, unsigned unit)
+static inline void ct_check_random(const struct tm_rcodec *c, unsigned ntypes, unsigned unit)
 {
         size_t n = 3000;
         struct tm_ref *refs = malloc(n * sizeof *refs);
@@ -416,7 +438,7 @@ static inline void ct_check_random(const struct tm_codec *c, unsigned ntypes, un
  * few bytes changed to characters of alpha, or random alpha text. The fast
  * path (all input, cap 300) and the exact path (small pieces and caps) must
  * give the same references or the same error, and never crash. */
-static inline void ct_check_text_hostile(const struct tm_codec *c, const char *valid,
+static inline void ct_check_text_hostile(const struct tm_rcodec *c, const char *valid,
                                          const char *alpha, uint64_t seed)
 {
         char buf[512];

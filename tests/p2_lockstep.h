@@ -18,32 +18,27 @@
 #include <string.h>
 
 #include "arch/x86/pdats2_x86.h"
-#include "codecs/address/pdats2.h"
+#include "support/aref.h"
 
-static inline int p2_lockstep(const uint8_t *raw, size_t len, size_t piece, size_t cap,
-                              struct tm_ref *a, struct tm_ref *b, void (*before_blocks)(void),
-                              char *why, size_t whylen)
+/* p2_lockstep's loop on da and db, both opened on raw (a header of h
+ * bytes). */
+static inline int p2_lockstep_from(struct aref_dec *da, struct aref_dec *db, const uint8_t *raw,
+                                   size_t len, size_t h, size_t piece, size_t cap, struct tm_ref *a,
+                                   struct tm_ref *b, void (*before_blocks)(void), char *why,
+                                   size_t whylen)
 {
-        const struct tm_codec *c = &tm_codec_pdats2;
-        struct tm_dec_state sa, sb;
-        int h = c->dec_init(&sa, raw, len, NULL);
-        if (h < 0) {
-                snprintf(why, whylen, "bad header");
-                return -1;
-        }
-        sb = sa;
-        size_t pos = (size_t)h, end = piece ? pos + piece : len;
+        size_t pos = h, end = piece ? pos + piece : len;
         while (pos < len) {
                 size_t avail = (end < len ? end : len) - pos;
                 int eof = pos + avail == len;
                 size_t ua = 0, ub = 0;
                 struct tm_err ea = {0}, eb = {0};
                 p2x_force_scalar(1);
-                ssize_t ra = c->decode(&sa, raw + pos, avail, eof, pos, &ua, a, cap, &ea);
+                ssize_t ra = aref_decode(da, raw + pos, avail, eof, pos, &ua, a, cap, &ea);
                 p2x_force_scalar(0);
                 if (before_blocks)
                         before_blocks();
-                ssize_t rb = c->decode(&sb, raw + pos, avail, eof, pos, &ub, b, cap, &eb);
+                ssize_t rb = aref_decode(db, raw + pos, avail, eof, pos, &ub, b, cap, &eb);
                 if (ra != rb || (ra >= 0 && ua != ub)) {
                         snprintf(why, whylen,
                                  "raw offset %zu, piece %zu, cap %zu: scalar %zd refs %zu bytes, "
@@ -67,7 +62,7 @@ static inline int p2_lockstep(const uint8_t *raw, size_t len, size_t piece, size
                                          b[k].addr);
                                 return -1;
                         }
-                if (memcmp(&sa, &sb, sizeof sa) != 0) {
+                if (memcmp(da->st.b, db->st.b, da->c->state_size) != 0) {
                         snprintf(why, whylen,
                                  "raw offset %zu, piece %zu, cap %zu: states differ after the call",
                                  pos, piece, cap);
@@ -85,4 +80,25 @@ static inline int p2_lockstep(const uint8_t *raw, size_t len, size_t piece, size
         return 0;
 }
 
+static inline int p2_lockstep(const uint8_t *raw, size_t len, size_t piece, size_t cap,
+                              struct tm_ref *a, struct tm_ref *b, void (*before_blocks)(void),
+                              char *why, size_t whylen)
+{
+        struct aref_dec da, db;
+        int h = aref_open(&da, &tm_rcodec_pdats2, raw, len, NULL);
+        if (h < 0) {
+                snprintf(why, whylen, "bad header");
+                return -1;
+        }
+        if (aref_open(&db, &tm_rcodec_pdats2, raw, len, NULL) != h) {
+                aref_close(&da);
+                snprintf(why, whylen, "headers differ");
+                return -1;
+        }
+        int ret = p2_lockstep_from(&da, &db, raw, len, (size_t)h, piece, cap, a, b, before_blocks,
+                                   why, whylen);
+        aref_close(&da);
+        aref_close(&db);
+        return ret;
+}
 #endif

@@ -13,20 +13,21 @@
 static void test_table(void **unused)
 {
         (void)unused;
-        /* the address rows and the codecs behind them */
+        /* the address rows, of the address family */
         static const struct {
                 const char *name;
-                const struct tm_codec *c;
-        } rows[] = {{"pdats2", &tm_codec_pdats2},
-                    {"pdats", &tm_codec_pdats},
-                    {"lackey", &tm_codec_lackey},
-                    {"din", &tm_codec_din}};
+                const struct tm_rcodec *c;
+        } rows[] = {{"pdats2", &tm_rcodec_pdats2},
+                    {"pdats", &tm_rcodec_pdats},
+                    {"lackey", &tm_rcodec_lackey},
+                    {"din", &tm_rcodec_din}};
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-                assert_ptr_equal(tm_arec_codec(tm_rcodec_by_name(rows[i].name)), rows[i].c);
+                assert_ptr_equal(tm_rcodec_by_name(rows[i].name), rows[i].c);
                 assert_string_equal(rows[i].c->name, rows[i].name);
+                assert_ptr_equal(rows[i].c->family, &tm_family_address);
         }
-        assert_null(tm_arec_codec(tm_rcodec_by_name("dinero")));
-        assert_null(tm_arec_codec(tm_rcodec_by_name("hatf")));
+        assert_null(tm_rcodec_by_name("dinero"));
+        assert_ptr_not_equal(tm_rcodec_by_name("hatf")->family, &tm_family_address);
         static const char *const names[] = {"read",     "write",      "ifetch", "misc",
                                             "copyback", "invalidate", "type6",  "type7"};
         for (unsigned t = 0; t < TM_NTYPES; t++)
@@ -36,7 +37,7 @@ static void test_table(void **unused)
 }
 
 /* Encode refs with c (header included) and check the stream probes as c. */
-static uint8_t *encode_probed(const struct tm_codec *c, const struct tm_enc_opts *o,
+static uint8_t *encode_probed(const struct tm_rcodec *c, const struct tm_enc_opts *o,
                               const struct tm_ref *refs, size_t n, size_t *len)
 {
         uint8_t *raw = NULL;
@@ -46,15 +47,15 @@ static uint8_t *encode_probed(const struct tm_codec *c, const struct tm_enc_opts
                 fail_msg("%s: %s", c->name, err.msg);
         size_t head = *len < TM_PROBE_BYTES ? *len : TM_PROBE_BYTES;
         if (n)
-                assert_ptr_equal(tm_arec_codec(tm_rcodec_probe(raw, head)), c);
+                assert_ptr_equal(tm_rcodec_probe(raw, head), c);
         return raw;
 }
 
 /* Decode raw with the codec the probe picks. */
 static size_t decode_probed(const uint8_t *raw, size_t len, struct tm_ref *out, size_t max)
 {
-        const struct tm_codec *c =
-            tm_arec_codec(tm_rcodec_probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES));
+        const struct tm_rcodec *c =
+            tm_rcodec_probe(raw, len < TM_PROBE_BYTES ? len : TM_PROBE_BYTES);
         assert_non_null(c);
         struct tm_err err = {0};
         ssize_t m = ct_decode(c, raw, len, 0, 300, out, max, &err);
@@ -71,11 +72,11 @@ static void chain(const char *din, size_t n_expect, unsigned bits, unsigned unit
         struct tm_ref *b = malloc((n_expect + 1) * sizeof *b);
         assert_int_equal(decode_probed((const uint8_t *)din, len, a, n_expect + 1), n_expect);
         struct tm_enc_opts o = {.addr_bits = bits, .unit = unit};
-        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, a, n_expect, &l2);
+        uint8_t *p2 = encode_probed(&tm_rcodec_pdats2, &o, a, n_expect, &l2);
         assert_int_equal(decode_probed(p2, l2, b, n_expect + 1), n_expect);
-        uint8_t *p1 = encode_probed(&tm_codec_pdats, &o, b, n_expect, &l1);
+        uint8_t *p1 = encode_probed(&tm_rcodec_pdats, &o, b, n_expect, &l1);
         assert_int_equal(decode_probed(p1, l1, a, n_expect + 1), n_expect);
-        uint8_t *d = encode_probed(&tm_codec_din, &o, a, n_expect, &l0);
+        uint8_t *d = encode_probed(&tm_rcodec_din, &o, a, n_expect, &l0);
         assert_int_equal(l0, len);
         assert_memory_equal(d, din, len);
         free(a);
@@ -124,10 +125,10 @@ static void test_chain_lackey(void **unused)
         assert_int_equal(decode_probed((const uint8_t *)lk, sizeof lk - 1, a, 8), 5);
         size_t l2 = 0, l0 = 0;
         struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
-        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, a, 5, &l2);
+        uint8_t *p2 = encode_probed(&tm_rcodec_pdats2, &o, a, 5, &l2);
         struct tm_ref b[8];
         assert_int_equal(decode_probed(p2, l2, b, 8), 5);
-        uint8_t *d = encode_probed(&tm_codec_din, &o, b, 5, &l0);
+        uint8_t *d = encode_probed(&tm_rcodec_din, &o, b, 5, &l0);
         assert_int_equal(l0, sizeof want - 1);
         assert_memory_equal(d, want, l0);
         free(p2);
@@ -146,7 +147,7 @@ static void test_example_file(void **unused)
         size_t len = fread(buf, 1, sizeof buf, f);
         fclose(f);
         struct tm_ref got[40], want[29];
-        assert_ptr_equal(tm_arec_codec(tm_rcodec_probe(buf, len)), &tm_codec_din);
+        assert_ptr_equal(tm_rcodec_probe(buf, len), &tm_rcodec_din);
         assert_int_equal(decode_probed(buf, len, got, 40), 29);
         ct_table3_refs(want);
         ct_assert_refs(got, want, 29);
@@ -161,16 +162,16 @@ static void test_fallback(void **unused)
         uint8_t *raw = NULL;
         size_t len = 0;
         struct tm_enc_opts o = {.addr_bits = 32, .unit = 4};
-        assert_int_equal(ct_encode(&tm_codec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+        assert_int_equal(ct_encode(&tm_rcodec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
                          -EDOM);
         o.unit = 1;
-        assert_int_equal(ct_encode(&tm_codec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+        assert_int_equal(ct_encode(&tm_rcodec_pdats2, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
                          -ERANGE);
-        assert_int_equal(ct_encode(&tm_codec_pdats, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
+        assert_int_equal(ct_encode(&tm_rcodec_pdats, &o, refs, 3, &raw, &len, NULL, NULL, NULL),
                          -ERANGE);
         o.addr_bits = 64;
-        ct_check_roundtrip(&tm_codec_pdats2, &o, refs, 3);
-        ct_check_roundtrip(&tm_codec_pdats, &o, refs, 3);
+        ct_check_roundtrip(&tm_rcodec_pdats2, &o, refs, 3);
+        ct_check_roundtrip(&tm_rcodec_pdats, &o, refs, 3);
 }
 
 /* tm_err_prefix puts context before a message; one too long for the
@@ -253,10 +254,10 @@ static void on_pdats2_and_din(uint64_t seed, row_check_fn *check)
         struct tm_ref *refs = malloc(n * sizeof *refs);
         ct_gen_program(refs, n, seed, 64, 1, 3);
         struct tm_enc_opts o = {.addr_bits = 64, .unit = 1};
-        uint8_t *p2 = encode_probed(&tm_codec_pdats2, &o, refs, n, &len);
+        uint8_t *p2 = encode_probed(&tm_rcodec_pdats2, &o, refs, n, &len);
         check(&tm_rcodec_pdats2, p2, len, refs, n);
         free(p2);
-        uint8_t *d = encode_probed(&tm_codec_din, &o, refs, n, &len);
+        uint8_t *d = encode_probed(&tm_rcodec_din, &o, refs, n, &len);
         check(&tm_rcodec_din, d, len, refs, n);
         free(d);
         free(refs);

@@ -1,7 +1,8 @@
 /* The conformance suite: the same checks for every row of the registry
- * (codecs/registry.h) and, for an address row, the address codec behind
- * it (codecs/address/trace.h, tm_arec_codec), so that a new row is tested
- * with no change here.
+ * (codecs/registry.h) and, for a row of references (an address row whose
+ * encodings are the address widths and units, codecs/address/arec.h),
+ * the same row again at the level of references (tests/support/aref.h),
+ * so that a new row is tested with no change here.
  *
  * Inputs of a codec: streams its own encoder wrote (address codecs: every
  * address width and instruction unit, program-shaped and random traces;
@@ -66,7 +67,7 @@
 /* ---- the codec under test: one row of either table ---- */
 
 struct codec {
-        const struct tm_codec *ac;  /* an address codec, or */
+        const struct tm_rcodec *ac; /* a row of references, or */
         const struct tm_rcodec *rc; /* a record codec */
         const char *name;
 };
@@ -78,7 +79,6 @@ struct dec {
         void *ctx;
         struct tm_schema schema;
         union {
-                struct tm_dec_state a;
                 struct tm_rstate r;
         } st0;
         size_t ssize; /* bytes of state that are a checkpoint */
@@ -189,7 +189,7 @@ static void canon_rec(struct recs *r, const struct tm_schema *s, const struct tm
 
 static size_t head_len(const struct codec *c, size_t len)
 {
-        size_t h = c->ac ? TM_PROBE_BYTES : c->rc->head_max ? c->rc->head_max : TM_RHEAD_MIN;
+        size_t h = c->ac ? TM_RHEAD_MIN : c->rc->head_max ? c->rc->head_max : TM_RHEAD_MIN;
         return len < h ? len : h;
 }
 
@@ -202,8 +202,8 @@ static int dec_open(struct dec *d, const struct codec *c, const uint8_t *raw, si
         d->c = c;
         int h;
         if (c->ac) {
-                h = c->ac->dec_init(&d->st0.a, raw, len, err);
-                d->ssize = sizeof d->st0.a;
+                h = c->ac->open(raw, len, path, &d->ctx, &d->schema, &d->st0.r, err);
+                d->ssize = c->ac->state_size;
         } else {
                 h = c->rc->open(raw, head_len(c, len), path, &d->ctx, &d->schema, &d->st0.r, err);
                 d->ssize = c->rc->state_size;
@@ -218,15 +218,16 @@ static int dec_open(struct dec *d, const struct codec *c, const uint8_t *raw, si
 
 static void dec_close(struct dec *d)
 {
-        if (d->c && d->c->rc && d->c->rc->close)
-                d->c->rc->close(d->ctx);
+        const struct tm_rcodec *row = d->c ? d->c->ac ? d->c->ac : d->c->rc : NULL;
+        if (row && row->close && d->ctx)
+                row->close(d->ctx);
         d->ctx = NULL;
 }
 
 static int state_ok(const struct dec *d, const void *st)
 {
         if (d->c->ac)
-                return !d->c->ac->state_ok || d->c->ac->state_ok(st);
+                return !d->c->ac->state_ok || d->c->ac->state_ok(d->ctx, st);
         return !d->c->rc->state_ok || d->c->rc->state_ok(d->ctx, st);
 }
 
@@ -351,26 +352,28 @@ static ssize_t dec_step(const struct dec *d, void *st, const uint8_t *in, size_t
         memcpy(w, in, len);
         ssize_t n;
         *used = 0;
-        const struct tm_codec *ac = d->c->ac;
+        const struct tm_rcodec *ac = d->c->ac;
         int batch = !ac && d->c->rc->decode_batch;
         struct tm_rstate st0;
         if (batch)
                 memcpy(&st0, st, d->ssize);
-        if (ac && ac->decode_sized)
-                n = ac->decode_sized(st, w, len, eof, raw_off, used, refs, sizes, cap, err);
-        else if (ac)
-                n = ac->decode(st, w, len, eof, raw_off, used, refs, cap, err);
-        else
+        if (ac) { /* the row's records as references (tests/support/aref.h) */
+                struct aref_dec ad = {.c = ac, .ctx = d->ctx, .schema = d->schema};
+                memcpy(&ad.st, st, d->ssize);
+                n = aref_decode_sized(&ad, w, len, eof, raw_off, used, refs, sizes, cap, err);
+                memcpy(st, &ad.st, d->ssize);
+        } else {
                 n = d->c->rc->decode(d->ctx, st, w, len, eof, raw_off, used, recs, cap, err);
+        }
         if (n >= 0) {
                 if ((size_t)n > cap || *used > len)
                         fail_msg("%s: decode overran: %zd records of %zu, %zu bytes of %zu",
                                  d->c->name, n, cap, *used, len);
                 for (ssize_t i = 0; i < n; i++) {
                         if (ac) {
-                                if (refs[i].type >= ac->ntypes)
+                                if (refs[i].type >= d->schema.nkinds)
                                         fail_msg("%s: type %u", ac->name, refs[i].type);
-                                canon_ref(out, &refs[i], ac->decode_sized ? sizes[i] : 0);
+                                canon_ref(out, &refs[i], sizes[i]);
                         } else {
                                 canon_rec(out, &d->schema, &recs[i], 1);
                         }
@@ -492,39 +495,36 @@ static struct stream *new_stream(struct suite *su)
         return s;
 }
 
-/* -- address codecs: encode references (with sizes where the codec takes them) -- */
+/* -- rows of references: encode references (with sizes where the row takes them) -- */
 
-static int enc_refs(const struct tm_codec *c, const struct tm_enc_opts *o,
+static int enc_refs(const struct tm_rcodec *c, const struct tm_enc_opts *o,
                     const struct tm_ref *refs, const uint32_t *sizes, size_t n, struct tmt_buf *out,
                     struct tm_err *err)
 {
-        struct tm_enc_state st;
-        uint8_t b[TM_ENC_MAX_OUT];
+        struct aref_enc w;
+        int sized = aref_sized(c);
         out->len = 0;
-        int r = c->enc_init(&st, o, b, err);
+        int r = aref_enc_open(&w, c, o, err);
         if (r < 0)
                 return r;
-        assert_true(r <= TM_ENC_MAX_OUT);
-        assert_int_equal(tmt_put(out, b, (size_t)r), 0);
-        for (size_t i = 0; i <= n; i++) {
+        assert_true(w.len <= TM_ENC_MAX_OUT);
+        for (size_t i = 0; i <= n && r >= 0; i++) {
                 if (i == n)
-                        r = c->finish(&st, b, err);
-                else if (c->encode)
-                        r = c->encode(&st, &refs[i], i, b, err);
+                        r = aref_finish(&w, err);
                 else
-                        r = c->encode_sized(&st, &refs[i], sizes ? sizes[i] : 1, i, b, err);
-                if (r < 0)
-                        return r;
-                assert_true(r <= TM_ENC_MAX_OUT);
-                assert_int_equal(tmt_put(out, b, (size_t)r), 0);
+                        r = aref_put(&w, &refs[i], sized ? sizes ? sizes[i] : 1 : 0, i, err);
+                if (r >= 0) /* a reference's bytes, or the encoder's last */
+                        assert_true(r <= TM_ENC_MAX_OUT);
         }
-        return 0;
+        if (r >= 0)
+                assert_int_equal(tmt_put(out, w.buf, w.len), 0);
+        aref_enc_free(&w);
+        return r < 0 ? r : 0;
 }
 
 static int has_encoder(const struct codec *c)
 {
-        return c->ac ? c->ac->enc_init && (c->ac->encode || c->ac->encode_sized)
-                     : c->rc->enc_open != NULL;
+        return c->ac ? c->ac->enc_open != NULL : c->rc->enc_open != NULL;
 }
 
 /* The references of canonical records (type, address, size). */
@@ -540,7 +540,9 @@ static void refs_of(const struct recs *r, struct tm_ref *refs, uint32_t *sizes)
 
 static void add_address_ours(struct suite *su)
 {
-        const struct tm_codec *c = su->c.ac;
+        const struct tm_rcodec *c = su->c.ac;
+        const unsigned ntypes = aref_types(c);
+        const int sized = aref_sized(c);
         static const unsigned units[] = {1, 2, 4};
         size_t n = 2500;
         struct tm_ref *refs = malloc(n * sizeof *refs);
@@ -550,11 +552,11 @@ static void add_address_ours(struct suite *su)
                 for (unsigned u = 0; u < 3; u++) {
                         for (unsigned gen = 0; gen < 2; gen++) {
                                 if (gen == 0)
-                                        ct_gen_program(refs, n, seed++, bits, units[u], c->ntypes);
+                                        ct_gen_program(refs, n, seed++, bits, units[u], ntypes);
                                 else
-                                        ct_gen_random(refs, n, seed++, bits, c->ntypes);
+                                        ct_gen_random(refs, n, seed++, bits, ntypes);
                                 for (size_t i = 0; i < n; i++)
-                                        sizes[i] = c->encode_sized ? 1u << (refs[i].addr % 4) : 0;
+                                        sizes[i] = sized ? 1u << (refs[i].addr % 4) : 0;
                                 struct tm_enc_opts o = {.addr_bits = bits, .unit = units[u]};
                                 struct tmt_buf b = {0};
                                 struct tm_err err = {0};
@@ -592,6 +594,16 @@ static int sink_buf(void *arg, const void *p, size_t n)
 static int is_address(const struct tm_rcodec *c)
 {
         return c->family == &tm_family_address;
+}
+
+/* Is c a row of references: an address row whose encodings are the
+ * address widths and instruction units (codecs/address/arec.h)? */
+static int is_ref_row(const struct tm_rcodec *c)
+{
+        for (const char *const *e = c->encodings; is_address(c) && e && *e; e++)
+                if (strcmp(*e, "32/4") == 0)
+                        return 1;
+        return 0;
 }
 
 /* Are records of s records of e, kind for kind (s's kinds the first of
@@ -915,7 +927,7 @@ static void add_typed_ours(struct suite *su)
 static int probes_as(const struct codec *c, const uint8_t *raw, size_t len)
 {
         if (c->ac)
-                return tm_arec_codec(tm_rcodec_probe(raw, head_len(c, len))) == c->ac;
+                return tm_rcodec_probe(raw, head_len(c, len)) == c->ac;
         /* as a trace is opened: the row that bids highest for the first
          * TM_RHEAD_MIN bytes */
         return tm_rcodec_probe(raw, len < TM_RHEAD_MIN ? len : TM_RHEAD_MIN) == c->rc;
@@ -1154,11 +1166,8 @@ static void check_roundtrip(void **state)
                 struct pass p = {.cap = 512};
                 dec_all(c, again.p, again.len, s->path, &p, &got);
                 assert_int_equal(p.rc, 0);
-                if (c->ac->decode_sized && !c->ac->encode_sized)
-                        for (size_t k = 0; k < got.n; k++) /* sizes do not travel */
-                                memset(got.b.p + got.off[k] + 9, 0, 4);
-                if (!c->ac->decode_sized || c->ac->encode_sized)
-                        assert_same(s->label, &got, &s->want);
+                /* a row's encoder takes the sizes its decoder gives: they travel */
+                assert_same(s->label, &got, &s->want);
                 free(refs);
                 free(sizes);
         }
@@ -1206,10 +1215,7 @@ static void check_checkpoints(void **state)
                 struct dec d;
                 struct tm_err err = {0};
                 assert_true(dec_open(&d, &su->c, s->raw, s->len, s->path, &err) >= 0);
-                union {
-                        struct tm_dec_state a;
-                        struct tm_rstate r;
-                } st, ck;
+                struct tm_rstate st, ck;
                 memcpy(&st, &d.st0, sizeof st);
                 size_t pos = d.hdr, every = s->want.n / 6 + 1;
                 recs_clear(&got);
@@ -1274,10 +1280,7 @@ static void check_hostile_state(void **state)
                 struct dec d;
                 struct tm_err err = {0};
                 assert_true(dec_open(&d, &su->c, s->raw, s->len, s->path, &err) >= 0);
-                union {
-                        struct tm_dec_state a;
-                        struct tm_rstate r;
-                } st, bad;
+                struct tm_rstate st, bad;
                 memcpy(&st, &d.st0, sizeof st);
                 size_t pos = d.hdr;
                 struct recs sink = {0};
@@ -1313,7 +1316,7 @@ static void check_hostile_state(void **state)
                 recs_free(&sink);
                 dec_close(&d);
         }
-        int has_check = su->c.ac ? su->c.ac->state_ok != NULL : su->c.rc->state_ok != NULL;
+        int has_check = (su->c.ac ? su->c.ac : su->c.rc)->state_ok != NULL;
         if (has_check && refused == 0)
                 fail_msg("%s: state_ok refused none of %u random and changed states", su->c.name,
                          tried);
@@ -1476,12 +1479,12 @@ int main(void)
         const struct tm_registry *reg = tm_registry();
         size_t nc = reg->n;
         for (size_t i = 0; i < reg->n; i++)
-                nc += tm_arec_codec(reg->row[i]) != NULL;
+                nc += is_ref_row(reg->row[i]);
         struct suite *su = calloc(nc, sizeof *su);
         size_t k = 0;
         for (size_t i = 0; i < reg->n; i++) {
-                const struct tm_codec *ac = tm_arec_codec(reg->row[i]);
-                if (ac)
+                const struct tm_rcodec *ac = reg->row[i];
+                if (is_ref_row(ac))
                         su[k++].c = (struct codec){.ac = ac, .name = ac->name};
         }
         for (size_t i = 0; i < reg->n; i++, k++)

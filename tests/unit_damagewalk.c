@@ -116,10 +116,10 @@ static void make_raw(const struct fixture *x, struct vt_buf *raw)
         } else if (strcmp(x->row, "java") == 0) {
                 make_java(raw);
         } else {
-                const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(x->row));
+                const struct tm_rcodec *c = tm_rcodec_by_name(x->row);
                 struct tm_ref *refs = calloc(3000, sizeof *refs);
                 assert_non_null(c);
-                vt_gen(97, refs, 3000, c->ntypes, 0);
+                vt_gen(97, refs, 3000, aref_types(c), 0);
                 vt_make(tmt_path("made"), c, TM_CONT_PLAIN, 0, refs, 3000, raw);
                 free(refs);
         }

@@ -253,10 +253,10 @@ static void test_address(void **state)
         (void)state;
         static const char *const codecs[] = {"pdats2", "din"};
         for (int c = 0; c < 2; c++) {
-                const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name(codecs[c]));
+                const struct tm_rcodec *codec = tm_rcodec_by_name(codecs[c]);
                 assert_non_null(codec);
                 struct tm_ref *refs = calloc(NREFS, sizeof *refs);
-                vt_gen(77 + (uint64_t)c, refs, NREFS, codec->ntypes, 0);
+                vt_gen(77 + (uint64_t)c, refs, NREFS, aref_types(codec), 0);
                 struct intact in = {0};
                 char path[400];
                 snprintf(path, sizeof path, "%s/gen.%s", tmpdir, codecs[c]);
@@ -319,9 +319,9 @@ static void test_heap(void **state)
 static void test_repaired(void **state)
 {
         (void)state;
-        const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_rcodec *codec = tm_rcodec_by_name("pdats2");
         struct tm_ref *refs = calloc(NREFS, sizeof *refs);
-        vt_gen(5, refs, NREFS, codec->ntypes, 0);
+        vt_gen(5, refs, NREFS, aref_types(codec), 0);
         char path[400];
         snprintf(path, sizeof path, "%s/fix.pdt2", tmpdir);
         struct vt_buf raw = {0}, want = {0}, got = {0};

@@ -41,7 +41,7 @@
 struct fix {
         char path[300];
         const struct tm_rcodec *row;
-        const struct tm_codec *codec; /* the row's address codec */
+        const struct tm_rcodec *codec; /* the row's address codec */
         struct vt_buf raw;
         struct tm_ref *refs;
         uint32_t *sizes; /* lackey's, else NULL */
@@ -64,7 +64,7 @@ static void fix_open(struct fix *fx, const char *codec, enum tm_cont_kind kind, 
         memset(fx, 0, sizeof *fx);
         fx->row = tm_rcodec_by_name(codec);
         assert_non_null(fx->row);
-        fx->codec = tm_arec_codec(fx->row);
+        fx->codec = fx->row;
         assert_non_null(fx->codec);
         snprintf(fx->path, sizeof fx->path, "%s", tmt_path(codec));
         snprintf(fx->path + strlen(fx->path), sizeof fx->path - strlen(fx->path), "-%d-%zu",
@@ -91,13 +91,13 @@ static void fix_open(struct fix *fx, const char *codec, enum tm_cont_kind kind, 
 static void fix_make_n(struct fix *fx, const char *codec, enum tm_cont_kind kind, size_t frame,
                        size_t n)
 {
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(codec));
+        const struct tm_rcodec *c = tm_rcodec_by_name(codec);
         assert_non_null(c);
-        int sized = c->encode_sized != NULL;
+        int sized = aref_sized(c);
         struct tm_ref *gen = malloc(n * sizeof *gen);
         uint32_t *sizes = malloc(n * sizeof *sizes);
         assert_true(gen && sizes);
-        vt_gen(3, gen, n, c->ntypes, sized);
+        vt_gen(3, gen, n, aref_types(c), sized);
         static const uint32_t sz[] = {1, 2, 4, 8, 16, 64, 512, LACKEY_MAX_SIZE};
         for (size_t i = 0; i < n; i++) {
                 sizes[i] = sz[vt_rand() % 8];

@@ -46,9 +46,9 @@ static void make_address(const char *name, const char *path, uint64_t seed, size
 {
         struct tm_ref *refs = calloc(n, sizeof *refs);
         struct vt_buf raw = {0};
-        const struct tm_codec *c = tm_arec_codec(tm_rcodec_by_name(name));
+        const struct tm_rcodec *c = tm_rcodec_by_name(name);
         assert_non_null(c);
-        vt_gen(seed, refs, n, c->ntypes, 0);
+        vt_gen(seed, refs, n, aref_types(c), 0);
         vt_make(path, c, TM_CONT_ZSTD, 4096, refs, n, &raw);
         free(refs);
         free(raw.p);

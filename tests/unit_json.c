@@ -352,9 +352,9 @@ static void test_address(void **state)
         static const char *const codecs[] = {"pdats2", "din", "pdats"};
         static const enum tm_cont_kind kinds[] = {TM_CONT_ZSTD, TM_CONT_PLAIN, TM_CONT_GZIP};
         for (int c = 0; c < 3; c++) {
-                const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name(codecs[c]));
+                const struct tm_rcodec *codec = tm_rcodec_by_name(codecs[c]);
                 struct tm_ref *refs = calloc(NREFS, sizeof *refs);
-                vt_gen(11 + (uint64_t)c, refs, NREFS, codec->ntypes, c == 1);
+                vt_gen(11 + (uint64_t)c, refs, NREFS, aref_types(codec), c == 1);
                 char path[400];
                 snprintf(path, sizeof path, "%s/a%d", tmpdir, c);
                 struct vt_buf raw = {0}, ascii = {0};
@@ -380,7 +380,7 @@ static void test_address(void **state)
                 assert_int_equal(jp_u64(p, "raw_bytes"), raw.len);
                 assert_int_equal(jp_u64(p, "ascii_bytes"), ascii.len);
                 uint64_t data = 0;
-                for (unsigned ty = 0; ty < codec->ntypes; ty++) {
+                for (unsigned ty = 0; ty < aref_types(codec); ty++) {
                         uint64_t n = 0, lo = UINT64_MAX, hi = 0;
                         for (size_t i = 0; i < NREFS; i++)
                                 if (refs[i].type == ty) {

@@ -48,11 +48,11 @@ static int group_setup(void **state)
         snprintf(archive, sizeof archive, "%s/a.pdt2.zst", a_dir);
         snprintf(text, sizeof text, "%s/notes.txt", a_dir);
         vt_spit(text, "not a trace\n", 12);
-        const struct tm_codec *codec = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_rcodec *codec = tm_rcodec_by_name("pdats2");
         struct tm_ref *refs = calloc(NREFS, sizeof *refs);
         if (!refs)
                 return -1;
-        vt_gen(5, refs, NREFS, codec->ntypes, 0);
+        vt_gen(5, refs, NREFS, aref_types(codec), 0);
         vt_make(archive, codec, TM_CONT_ZSTD, 4096, refs, NREFS, &raw);
         vt_expect("ascii", refs, NREFS, &raw, &ascii);
         free(refs);

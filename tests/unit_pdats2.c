@@ -8,7 +8,7 @@
 #include "codecs/address/pdats2.h"
 #include "p2_lockstep.h"
 
-static const struct tm_codec *const C = &tm_codec_pdats2;
+static const struct tm_rcodec *const C = &tm_rcodec_pdats2;
 
 static void test_table3(void **unused)
 {
@@ -187,12 +187,11 @@ static void test_types_refused(void **unused)
                 assert_non_null(strstr(err.msg, "reference 2"));
                 assert_non_null(strstr(err.msg, tm_type_name(t)));
         }
-        struct tm_enc_state st;
-        uint8_t out[TM_ENC_MAX_OUT];
+        struct aref_enc w;
         struct tm_enc_opts bad = {.addr_bits = 48, .unit = 4};
-        assert_int_equal(C->enc_init(&st, &bad, out, NULL), -EINVAL);
+        assert_int_equal(aref_enc_open(&w, C, &bad, NULL), -EINVAL);
         bad = (struct tm_enc_opts){.addr_bits = 32, .unit = 3};
-        assert_int_equal(C->enc_init(&st, &bad, out, NULL), -EINVAL);
+        assert_int_equal(aref_enc_open(&w, C, &bad, NULL), -EINVAL);
 }
 
 static void test_bad_header(void **unused)
@@ -231,12 +230,13 @@ static void test_truncated(void **unused)
                 assert_int_equal(ct_decode(C, raw, cut, 0, 300, got, 40, &err), -EIO);
                 assert_non_null(strstr(err.msg, "raw offset 16"));
                 assert_non_null(strstr(err.msg, "truncated"));
-                struct tm_dec_state st;
+                struct aref_dec d;
                 size_t used = 99;
-                C->dec_init(&st, raw, cut, NULL);
-                assert_int_equal(C->decode(&st, raw + 16, cut - 16, 0, 16, &used, got, 40, NULL),
+                assert_int_equal(aref_open(&d, C, raw, cut, NULL), 8);
+                assert_int_equal(aref_decode(&d, raw + 16, cut - 16, 0, 16, &used, got, 40, NULL),
                                  0);
                 assert_int_equal(used, 0);
+                aref_close(&d);
         }
         free(raw);
 }

@@ -19,13 +19,15 @@
 
 #include "codecs/address/arec.h"
 #include "codecs/heap/heap.h"
+#include "codecs/record/family.h"
 #include "codecs/record/rmap.h"
 
 static void test_same_passes(void **unused)
 {
         (void)unused;
         struct tm_rmap m;
-        tm_rmap_init(&m, &tm_schema_heap, "hatf", &tm_schema_heap, "metatf");
+        tm_rmap_init(&m, &tm_schema_heap, "hatf", &tm_schema_heap, "metatf",
+                     tm_family_of(&tm_schema_heap));
         assert_true(m.same);
         struct tm_rec r = {.kind = TM_HK_FREE, .v = {0x1000, 1, 2, 3}}, o;
         const struct tm_rec *p = NULL;
@@ -51,7 +53,7 @@ static void test_address(void **unused)
 
         /* din -> lackey: no sizes */
         struct tm_rmap m;
-        tm_rmap_init(&m, &din, "din", &enc_lk, "lackey");
+        tm_rmap_init(&m, &din, "din", &enc_lk, "lackey", tm_family_of(&enc_lk));
         assert_false(m.same);
         assert_false(tm_rmap_kind_ok(&m, 0));
         struct tm_rec r = {.kind = 1, .v = {1, 0x7ff0}};
@@ -60,7 +62,7 @@ static void test_address(void **unused)
                                      "which din has not");
 
         /* lackey -> pdats2: sizes dropped, every kind by name */
-        tm_rmap_init(&m, &lackey, "lackey", &enc_p2, "pdats2");
+        tm_rmap_init(&m, &lackey, "lackey", &enc_p2, "pdats2", tm_family_of(&enc_p2));
         for (unsigned k = 0; k < 3; k++)
                 assert_true(tm_rmap_kind_ok(&m, k));
         struct tm_rec l = {.kind = 2, .v = {2, 0x401000, 4}};
@@ -73,17 +75,17 @@ static void test_address(void **unused)
 
         /* din -> pdats2: the same schema, records pass; and with fewer
          * types, each in the same place */
-        tm_rmap_init(&m, &din, "din", &enc_p2, "pdats2");
+        tm_rmap_init(&m, &din, "din", &enc_p2, "pdats2", tm_family_of(&enc_p2));
         assert_true(m.same);
         struct tm_schema din6;
         tm_addr_schema(&din6, 6, 0);
-        tm_rmap_init(&m, &din6, "din", &enc_p2, "pdats2");
+        tm_rmap_init(&m, &din6, "din", &enc_p2, "pdats2", tm_family_of(&enc_p2));
         assert_true(m.same);
         assert_int_equal(tm_rmap_rec(&m, &r, 0, &o, &p, &err), 0);
         assert_ptr_equal(p, &r);
 
         /* heap -> pdats2: no such kinds, named */
-        tm_rmap_init(&m, &tm_schema_heap, "hatf", &enc_p2, "pdats2");
+        tm_rmap_init(&m, &tm_schema_heap, "hatf", &enc_p2, "pdats2", tm_family_of(&enc_p2));
         struct tm_rec h = {.kind = TM_HK_ALLOC};
         assert_int_equal(tm_rmap_rec(&m, &h, 0, &o, &p, &err), -EINVAL);
         assert_string_equal(err.msg, "record 0 (alloc): pdats2 output has no alloc records (it "
@@ -133,7 +135,7 @@ static void test_heap_appendix_c(void **unused)
         struct tm_schema c;
         appendix_c(&c);
         struct tm_rmap m;
-        tm_rmap_init(&m, &c, "metatf", &tm_schema_heap, "hatf");
+        tm_rmap_init(&m, &c, "metatf", &tm_schema_heap, "hatf", tm_family_of(&tm_schema_heap));
         assert_false(m.same);
         assert_int_equal(realloc_kind(&m, 0, 0x2000), TM_HK_REALLOC_ALLOC);
         assert_int_equal(realloc_kind(&m, 0x1000, 0), TM_HK_REALLOC_FREE);
@@ -151,7 +153,7 @@ static void test_heap_appendix_c(void **unused)
 
         /* a schema where the address is text: that kind is refused, others map */
         c.field[2].type = TM_FT_TEXT;
-        tm_rmap_init(&m, &c, "odd", &tm_schema_heap, "hatf");
+        tm_rmap_init(&m, &c, "odd", &tm_schema_heap, "hatf", tm_family_of(&tm_schema_heap));
         assert_true(tm_rmap_kind_ok(&m, 0));
         assert_false(tm_rmap_kind_ok(&m, 1));
         struct tm_rec a = {.kind = 1};

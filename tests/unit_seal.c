@@ -40,9 +40,9 @@ static int setup(void **state)
 {
         if (tmp_setup(state) != 0)
                 return -1;
-        const struct tm_codec *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_rcodec *p2 = tm_rcodec_by_name("pdats2");
         refs = calloc(NREFS_BIG, sizeof *refs);
-        vt_gen(3303, refs, NREFS_BIG, p2->ntypes, 0);
+        vt_gen(3303, refs, NREFS_BIG, aref_types(p2), 0);
         vt_make(tmt_path("plain.pdt2"), p2, TM_CONT_PLAIN, 0, refs, NREFS, &p2_raw);
         return 0;
 }
@@ -390,8 +390,8 @@ static void ascii_of(const char *path, struct vt_buf *out)
 static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame, size_t nrefs,
                                            const char *name)
 {
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din")),
-                              *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_rcodec *din = tm_rcodec_by_name("din"),
+                              *p2 = tm_rcodec_by_name("pdats2");
         struct vt_buf raw[RW_VERSIONS] = {{0}};
         struct tm_ref *r2 = calloc(nrefs, sizeof *r2);
         vt_make(tmt_path("rw0.din"), din, TM_CONT_PLAIN, 0, refs, nrefs, &raw[0]);
@@ -400,9 +400,9 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
                 if (raw[1].p[i - 1] != '\n' && raw[1].p[i] >= '0' && raw[1].p[i] <= '8' &&
                     raw[1].p[i - 1] != ' ')
                         raw[1].p[i]++;
-        vt_gen(3304, r2, nrefs * 2 / 3, p2->ntypes, 0);
+        vt_gen(3304, r2, nrefs * 2 / 3, aref_types(p2), 0);
         vt_make(tmt_path("rw2.pdt2"), p2, TM_CONT_PLAIN, 0, r2, nrefs * 2 / 3, &raw[2]);
-        vt_gen(3305, r2, nrefs * 3 / 4, din->ntypes, 0);
+        vt_gen(3305, r2, nrefs * 3 / 4, aref_types(din), 0);
         vt_make(tmt_path("rw3.din"), din, TM_CONT_PLAIN, 0, r2, nrefs * 3 / 4, &raw[3]);
         struct rw_shared sh = {.path = tmt_path(name)};
         for (int v = 0; v < RW_VERSIONS; v++) {
@@ -515,7 +515,7 @@ static ssize_t ascii_with(const char *path, int unverified, struct vt_buf *out,
 static void test_unverified_prefix(void **state)
 {
         (void)state;
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din"));
+        const struct tm_rcodec *din = tm_rcodec_by_name("din");
         struct vt_buf raw = {0}, got = {0}, errs = {0}, zl = {0}, want = {0};
         vt_make(tmt_path("u.din"), din, TM_CONT_PLAIN, 0, refs, NREFS, &raw);
         put_archive(tmt_path("u.din.gz"), TM_CONT_GZIP, 0, raw.p, raw.len);
@@ -571,7 +571,7 @@ static void test_unverified_prefix(void **state)
 static void test_end_after_rewrite(void **state)
 {
         (void)state;
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din"));
+        const struct tm_rcodec *din = tm_rcodec_by_name("din");
         struct vt_buf raw = {0}, big = {0};
         vt_make(tmt_path("e.din"), din, TM_CONT_PLAIN, 0, refs, 1000, &raw);
         vt_make(tmt_path("e2.din"), din, TM_CONT_PLAIN, 0, refs, 3000, &big);

@@ -126,9 +126,9 @@ static int setup(void **state)
 {
         if (tmp_setup(state) != 0)
                 return -1;
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din"));
+        const struct tm_rcodec *din = tm_rcodec_by_name("din");
         refs = calloc(NREFS, sizeof *refs);
-        vt_gen(2511, refs, NREFS, din->ntypes, 0);
+        vt_gen(2511, refs, NREFS, aref_types(din), 0);
         char path[400];
         snprintf(path, sizeof path, "%s/intact.din", tmpdir);
         vt_make(path, din, TM_CONT_PLAIN, 0, refs, NREFS, &raw);
@@ -162,7 +162,7 @@ static void test_zstd_flips(void **state)
         char path[400];
         snprintf(path, sizeof path, "%s/t.din.zst", tmpdir);
         struct vt_buf r2 = {0}, arc = {0};
-        vt_make(path, tm_arec_codec(tm_rcodec_by_name("din")), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
+        vt_make(path, tm_rcodec_by_name("din"), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
         free(r2.p);
         vt_slurp(path, &arc);
         struct tally ty = {0};
@@ -299,7 +299,7 @@ static void test_order(void **state)
         char path[400], bad[450];
         snprintf(path, sizeof path, "%s/o.din.zst", tmpdir);
         struct vt_buf r2 = {0};
-        vt_make(path, tm_arec_codec(tm_rcodec_by_name("din")), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
+        vt_make(path, tm_rcodec_by_name("din"), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
         free(r2.p);
         struct parts p = {0};
         take_apart(path, &p);
@@ -353,7 +353,7 @@ static void test_rot_after_index(void **state)
         char path[400];
         snprintf(path, sizeof path, "%s/rot.din.zst", tmpdir);
         struct vt_buf r2 = {0}, arc = {0};
-        vt_make(path, tm_arec_codec(tm_rcodec_by_name("din")), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
+        vt_make(path, tm_rcodec_by_name("din"), TM_CONT_ZSTD, 0, refs, NREFS, &r2);
         free(r2.p);
         vt_slurp(path, &arc);
         struct stat sb;

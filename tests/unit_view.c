@@ -57,7 +57,7 @@ static const char *kind_name(enum tm_cont_kind k)
 struct fixture {
         char path[512];
         char cache[512];
-        const struct tm_codec *codec;
+        const struct tm_rcodec *codec;
         struct vt_buf raw;
         struct tm_ref *refs;
         uint32_t *sizes; /* the access sizes (lackey), else NULL */
@@ -68,12 +68,12 @@ static void fixture_make(struct fixture *fx, const char *dir, const char *codec,
                          enum tm_cont_kind kind, uint64_t seed, size_t n)
 {
         memset(fx, 0, sizeof *fx);
-        fx->codec = tm_arec_codec(tm_rcodec_by_name(codec));
+        fx->codec = tm_rcodec_by_name(codec);
         assert_non_null(fx->codec);
         snprintf(fx->path, sizeof fx->path, "%s/t-%s-%s", dir, codec, kind_name(kind));
         snprintf(fx->cache, sizeof fx->cache, "%s/cache", tmpdir);
         struct tm_ref *gen = malloc(n * sizeof *gen);
-        vt_gen(seed, gen, n, fx->codec->ntypes, strcmp(codec, "din") == 0);
+        vt_gen(seed, gen, n, aref_types(fx->codec), strcmp(codec, "din") == 0);
         vt_make(fx->path, fx->codec, kind, 4096, gen, n, &fx->raw);
         fx->refs = vt_decode_all(fx->codec, fx->raw.p, fx->raw.len, &fx->n);
         assert_int_equal(fx->n, n);
@@ -188,7 +188,7 @@ static void check_stats(struct tm_trace *t, const struct fixture *fx)
         snprintf(want, sizeof want, "references     %zu\n", fx->n);
         assert_non_null(strstr(text, want));
         /* the count of every type, counted here from the references */
-        for (unsigned ty = 0; ty < fx->codec->ntypes; ty++) {
+        for (unsigned ty = 0; ty < aref_types(fx->codec); ty++) {
                 uint64_t c = 0;
                 for (size_t i = 0; i < fx->n; i++)
                         c += fx->refs[i].type == ty;
@@ -220,7 +220,7 @@ static void check_schema(struct tm_trace *t, const struct fixture *fx)
         if (mtf_dtd_parse(&dtd, "schema", text, size, &err) < 0 ||
             mtf_dtd_compile(&dtd, &lay, &err) < 0)
                 fail_msg("schema: %s\n%s", err.msg, text);
-        int sized = fx->codec->decode_sized != NULL;
+        int sized = aref_sized(fx->codec);
         static const char *const leaves[] = {"tag", "type", "address", "size"};
         unsigned nleaves = 3 + (unsigned)sized;
         assert_non_null(strstr(text, sized ? "ifetch : (tag, type, address, size) {"
@@ -233,14 +233,14 @@ static void check_schema(struct tm_trace *t, const struct fixture *fx)
                         ty++;
                 if (ty == TM_NTYPES)
                         continue; /* predefined (comment, section, metadata) */
-                if (ty >= fx->codec->ntypes || ty != found || k->nleaves != nleaves)
+                if (ty >= aref_types(fx->codec) || ty != found || k->nleaves != nleaves)
                         fail_msg("schema kind %u: %s with %u leaves\n%s", i, k->name, k->nleaves,
                                  text);
                 for (unsigned l = 0; l < nleaves; l++)
                         assert_string_equal(k->leaf[l].name, leaves[l]);
                 found++;
         }
-        assert_int_equal(found, fx->codec->ntypes);
+        assert_int_equal(found, aref_types(fx->codec));
         assert_non_null(strstr(text, "// binary: 16-byte little-endian records"));
         assert_non_null(strstr(text, "struct tm_binary_ref {"));
         assert_int_equal(sizeof(struct tm_binary_ref), 16);
@@ -274,8 +274,8 @@ static void check_all_views(struct tm_trace *t, const struct fixture *fx, int ma
         }
         /* the fixed five, a stream a type, xdin and fields/size where the
          * codec has sizes, fields/type, fields/address, stats.json, errors */
-        int sized = fx->codec->decode_sized != NULL;
-        assert_int_equal(nviews, 5 + fx->codec->ntypes + 2 * sized + 2 + 2);
+        int sized = aref_sized(fx->codec);
+        assert_int_equal(nviews, 5 + aref_types(fx->codec) + 2 * sized + 2 + 2);
         free(want.p);
 }
 
@@ -528,7 +528,7 @@ static void test_budget(void **state)
                                                         i % 5 ? TM_IFETCH : TM_READ};
                 struct fixture fx;
                 memset(&fx, 0, sizeof fx);
-                fx.codec = tm_arec_codec(tm_rcodec_by_name("din"));
+                fx.codec = tm_rcodec_by_name("din");
                 snprintf(fx.path, sizeof fx.path, "%s/budget-%u", tmpdir, c);
                 snprintf(fx.cache, sizeof fx.cache, "%s/cache-budget", tmpdir);
                 vt_make(fx.path, fx.codec, cases[c].kind, 0, refs, N, &fx.raw);
@@ -896,7 +896,7 @@ static void test_lackey(void **state)
         for (unsigned k = 0; k < 3; k++) {
                 struct fixture fx;
                 memset(&fx, 0, sizeof fx);
-                fx.codec = tm_arec_codec(tm_rcodec_by_name("lackey"));
+                fx.codec = tm_rcodec_by_name("lackey");
                 assert_non_null(fx.codec);
                 snprintf(fx.path, sizeof fx.path, "%s/lackey-%s", tmpdir, kind_name(kinds[k]));
                 snprintf(fx.cache, sizeof fx.cache, "%s/cache", tmpdir);

@@ -92,24 +92,24 @@ static void awk_xdin(const char *src, struct vt_buf *out)
 static void test_decode_sizes(void **state)
 {
         (void)state;
-        const struct tm_codec *c = &tm_codec_lackey;
+        const struct tm_rcodec *c = &tm_rcodec_lackey;
         const char *text = "==1== x\nI  0401ab70,3\n M 1fff000628,8\n S 10,512\n L 00,4095\n";
         static const uint32_t want_size[] = {3, 8, 8, 512, 4095};
         static const uint32_t want_type[] = {2, 0, 1, 1, 0};
         size_t len = strlen(text);
         for (size_t split = 0; split <= len; split++) {
-                struct tm_dec_state st;
+                struct aref_dec d;
                 struct tm_err err = {0};
-                assert_int_equal(c->dec_init(&st, (const uint8_t *)text, len, &err), 0);
+                assert_int_equal(aref_open(&d, c, (const uint8_t *)text, len, &err), 0);
                 struct tm_ref out[8];
                 uint32_t sizes[8];
                 size_t n = 0, pos = 0, end = split;
                 while (n < 5) {
                         size_t used = 0;
                         size_t cap = split % 2 ? 1 : 8 - n; /* also one at a time */
-                        ssize_t r =
-                            c->decode_sized(&st, (const uint8_t *)text + pos, end - pos, end == len,
-                                            pos, &used, out + n, sizes + n, cap, &err);
+                        ssize_t r = aref_decode_sized(&d, (const uint8_t *)text + pos, end - pos,
+                                                      end == len, pos, &used, out + n, sizes + n,
+                                                      cap, &err);
                         assert_true(r >= 0);
                         n += (size_t)r;
                         pos += used;
@@ -119,35 +119,39 @@ static void test_decode_sizes(void **state)
                         }
                 }
                 assert_int_equal(n, 5);
+                aref_close(&d);
                 for (size_t i = 0; i < n; i++) {
                         assert_int_equal(sizes[i], want_size[i]);
                         assert_int_equal(out[i].type, want_type[i]);
                 }
         }
         /* above LACKEY_MAX_SIZE is corrupt, naming the offset */
-        struct tm_dec_state st;
+        struct aref_dec d;
         struct tm_err err = {0};
         const char *big = "I  10,4096\n";
         struct tm_ref out[2];
         uint32_t sizes[2];
         size_t used;
-        assert_int_equal(c->dec_init(&st, (const uint8_t *)big, strlen(big), &err), 0);
-        assert_int_equal(c->decode_sized(&st, (const uint8_t *)big, strlen(big), 1, 0, &used, out,
-                                         sizes, 2, &err),
+        assert_int_equal(aref_open(&d, c, (const uint8_t *)big, strlen(big), &err), 0);
+        assert_int_equal(aref_decode_sized(&d, (const uint8_t *)big, strlen(big), 1, 0, &used, out,
+                                           sizes, 2, &err),
                          -EIO);
+        aref_close(&d);
         assert_non_null(strstr(err.msg, "raw offset 9"));
         /* a line longer than LACKEY_MAX_LINE is refused whole too, as it is
          * when a window ends inside it (fuzz_lackey's kind of input) */
         char lng[LACKEY_MAX_LINE + 32];
         int n = snprintf(lng, sizeof lng, "I  10,%0*d\n", LACKEY_MAX_LINE, 3);
-        assert_int_equal(c->dec_init(&st, (const uint8_t *)lng, (size_t)n, &err), 0);
-        assert_int_equal(
-            c->decode_sized(&st, (const uint8_t *)lng, (size_t)n, 1, 0, &used, out, sizes, 2, &err),
-            -EIO);
-        assert_int_equal(c->dec_init(&st, (const uint8_t *)lng, (size_t)n, &err), 0);
-        assert_int_equal(c->decode_sized(&st, (const uint8_t *)lng, LACKEY_MAX_LINE, 0, 0, &used,
-                                         out, sizes, 2, &err),
+        assert_int_equal(aref_open(&d, c, (const uint8_t *)lng, (size_t)n, &err), 0);
+        assert_int_equal(aref_decode_sized(&d, (const uint8_t *)lng, (size_t)n, 1, 0, &used, out,
+                                           sizes, 2, &err),
                          -EIO);
+        aref_close(&d);
+        assert_int_equal(aref_open(&d, c, (const uint8_t *)lng, (size_t)n, &err), 0);
+        assert_int_equal(aref_decode_sized(&d, (const uint8_t *)lng, LACKEY_MAX_LINE, 0, 0, &used,
+                                           out, sizes, 2, &err),
+                         -EIO);
+        aref_close(&d);
 }
 
 static void check_xdin(const char *path, const struct vt_buf *want)
@@ -239,46 +243,38 @@ static void test_no_sizes(void **state)
 static void test_encode_round_trip(void **state)
 {
         (void)state;
-        const struct tm_codec *c = &tm_codec_lackey;
+        const struct tm_rcodec *c = &tm_rcodec_lackey;
         struct vt_buf text = {0};
         make_lackey(&text, 3000);
-        enum { CAP = 8000 };
-        struct tm_ref *refs = malloc(CAP * sizeof *refs), *back = malloc(CAP * sizeof *back);
-        uint32_t *sizes = malloc(CAP * sizeof *sizes), *bsizes = malloc(CAP * sizeof *bsizes);
-        assert_true(refs && back && sizes && bsizes);
-        struct tm_dec_state st;
         struct tm_err err = {0};
-        size_t used;
-        assert_int_equal(c->dec_init(&st, (const uint8_t *)text.p, text.len, &err), 0);
-        ssize_t n = c->decode_sized(&st, (const uint8_t *)text.p, text.len, 1, 0, &used, refs,
-                                    sizes, CAP, &err);
+        size_t n = 0, m = 0;
+        uint32_t *sizes = NULL, *bsizes = NULL;
+        struct tm_ref *refs =
+            vt_decode_sized(c, (const uint8_t *)text.p, text.len, &n, &sizes); /* all of it */
         assert_true(n > 3000);
-        struct tm_enc_state es;
-        struct vt_buf enc = {0};
-        uint8_t out[TM_ENC_MAX_OUT];
-        int k = c->enc_init(&es, &(struct tm_enc_opts){64, 1}, out, &err);
-        assert_int_equal(k, 0);
-        for (ssize_t i = 0; i < n; i++) {
-                k = c->encode_sized(&es, &refs[i], sizes[i], (uint64_t)i, out, &err);
+        struct aref_enc es;
+        assert_int_equal(aref_enc_open(&es, c, &(struct tm_enc_opts){64, 1}, &err), 0);
+        assert_int_equal(es.len, 0);
+        for (size_t i = 0; i < n; i++) {
+                int k = aref_put(&es, &refs[i], sizes[i], (uint64_t)i, &err);
                 assert_true(k >= 0 && k <= TM_ENC_MAX_OUT);
-                vt_put(&enc, out, (size_t)k);
         }
-        k = c->finish(&es, out, &err);
-        assert_true(k >= 0);
-        vt_put(&enc, out, (size_t)k);
-        assert_int_equal(c->dec_init(&st, (const uint8_t *)enc.p, enc.len, &err), 0);
-        ssize_t m = c->decode_sized(&st, (const uint8_t *)enc.p, enc.len, 1, 0, &used, back, bsizes,
-                                    CAP, &err);
+        assert_true(aref_finish(&es, &err) >= 0);
+        struct vt_buf enc = {es.buf, es.len, es.cap};
+        struct tm_ref *back = vt_decode_sized(c, enc.p, enc.len, &m, &bsizes);
         assert_int_equal(m, n);
-        for (ssize_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 assert_int_equal(back[i].addr, refs[i].addr);
                 assert_int_equal(back[i].type, refs[i].type);
                 assert_int_equal(bsizes[i], sizes[i]);
         }
+        struct aref_enc bad;
+        assert_int_equal(aref_enc_open(&bad, c, &(struct tm_enc_opts){64, 1}, &err), 0);
         /* types lackey has no line for are refused, naming the reference */
         struct tm_ref misc = {0x10, TM_MISC};
-        assert_int_equal(c->encode_sized(&es, &misc, 4, 41, out, &err), -EINVAL);
+        assert_int_equal(aref_put(&bad, &misc, 4, 41, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "reference 41"));
+        aref_enc_free(&bad);
         free(refs);
         free(back);
         free(sizes);

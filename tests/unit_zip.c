@@ -318,10 +318,10 @@ static int setup(void **state)
 {
         if (tmp_setup(state) != 0)
                 return -1;
-        const struct tm_codec *din = tm_arec_codec(tm_rcodec_by_name("din")),
-                              *p2 = tm_arec_codec(tm_rcodec_by_name("pdats2"));
+        const struct tm_rcodec *din = tm_rcodec_by_name("din"),
+                              *p2 = tm_rcodec_by_name("pdats2");
         refs = calloc(NREFS, sizeof *refs);
-        vt_gen(2804, refs, NREFS, p2->ntypes, 0); /* types both codecs store */
+        vt_gen(2804, refs, NREFS, aref_types(p2), 0); /* types both codecs store */
         vt_make(tmt_path("plain.din"), din, TM_CONT_PLAIN, 0, refs, NREFS, &din_raw);
         vt_make(tmt_path("plain.pdt2"), p2, TM_CONT_PLAIN, 0, refs, NREFS, &p2_raw);
         return 0;

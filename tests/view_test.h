@@ -15,8 +15,8 @@
 
 #include "../fuzz/fz_side.h"
 #include "codecs/address/arec.h"
-#include "codecs/address/trace.h"
 #include "codecs/containers/container.h"
+#include "support/aref.h"
 #include "support/tmtest.h"
 #include "views/tm_binary.h"
 #include "views/view.h"
@@ -126,62 +126,59 @@ static inline void vt_gen(uint64_t seed, struct tm_ref *refs, size_t n, unsigned
         }
 }
 
-/* Encode refs with codec into raw (header included) and write them as an
- * archive of kind at path; zstd frames of about frame bytes. sizes: NULL,
- * or the access size of each reference, for a codec that needs them
- * (encode_sized: lackey). */
-static inline void vt_make_sized(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
-                                 size_t frame, const struct tm_ref *refs, const uint32_t *sizes,
-                                 size_t n, struct vt_buf *raw)
+/* Encode refs with address row c into raw (header included) and write
+ * them as an archive of kind at path, a container boundary after each
+ * reference's bytes; zstd frames of about frame bytes. sizes: NULL, or
+ * the access size of each reference, for a row that writes them
+ * (lackey). */
+static inline void vt_make_sized(const char *path, const struct tm_rcodec *c,
+                                 enum tm_cont_kind kind, size_t frame, const struct tm_ref *refs,
+                                 const uint32_t *sizes, size_t n, struct vt_buf *raw)
 {
         struct tm_err err = {0};
-        struct tm_enc_state st;
+        struct aref_enc e;
         struct tm_enc_opts o = {.addr_bits = 64, .unit = 4};
         if (strcmp(c->name, "din") != 0)
                 o.addr_bits = 32;
-        uint8_t out[TM_ENC_MAX_OUT];
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         assert_true(fd >= 0);
         struct tm_cwriter_opts wo = {.level = 3, .frame_size = frame};
         struct tm_cwriter *w;
         assert_int_equal(tm_cwriter_open(fd, path, kind, &wo, &w, &err), 0);
         raw->len = 0;
-        int k = c->enc_init(&st, &o, out, &err);
-        assert_true(k >= 0);
-        vt_put(raw, out, (size_t)k);
-        assert_int_equal(tm_cwriter_write(w, out, (size_t)k, &err), 0);
+        assert_int_equal(aref_enc_open(&e, c, &o, &err), 0);
+        vt_put(raw, e.buf, e.len);
+        assert_int_equal(tm_cwriter_write(w, e.buf, e.len, &err), 0);
         for (size_t i = 0; i <= n; i++) {
-                if (i == n)
-                        k = c->finish(&st, out, &err);
-                else if (sizes)
-                        k = c->encode_sized(&st, &refs[i], sizes[i], i, out, &err);
-                else
-                        k = c->encode(&st, &refs[i], i, out, &err);
+                int k = i == n ? aref_finish(&e, &err)
+                               : aref_put(&e, &refs[i], sizes ? sizes[i] : 0, i, &err);
                 if (k < 0)
                         fail_msg("encode %zu: %s", i, err.msg);
+                const uint8_t *out = e.buf + e.len - (size_t)k;
                 vt_put(raw, out, (size_t)k);
                 assert_int_equal(tm_cwriter_write(w, out, (size_t)k, &err), 0);
                 assert_int_equal(tm_cwriter_boundary(w, &err), 0);
         }
+        aref_enc_free(&e);
         assert_int_equal(tm_cwriter_close(w, &err), 0);
         close(fd);
 }
 
-static inline void vt_make(const char *path, const struct tm_codec *c, enum tm_cont_kind kind,
+static inline void vt_make(const char *path, const struct tm_rcodec *c, enum tm_cont_kind kind,
                            size_t frame, const struct tm_ref *refs, size_t n, struct vt_buf *raw)
 {
         vt_make_sized(path, c, kind, frame, refs, NULL, n, raw);
 }
 
-/* Decode raw[0..len) with c in one go: all references, malloc'd. sizes_out:
- * NULL, or where the access sizes go (malloc'd; decode_sized, so c must
- * have it). */
-static inline struct tm_ref *vt_decode_all_sized(const struct tm_codec *c, const uint8_t *raw,
+/* Decode raw[0..len) with address row c: all references, malloc'd.
+ * sizes_out: NULL, or where the access sizes go (malloc'd; 0 for a row
+ * without sizes). */
+static inline struct tm_ref *vt_decode_all_sized(const struct tm_rcodec *c, const uint8_t *raw,
                                                  size_t len, size_t *n_out, uint32_t **sizes_out)
 {
         struct tm_err err = {0};
-        struct tm_dec_state st;
-        int h = c->dec_init(&st, raw, len, &err);
+        struct aref_dec d;
+        int h = aref_open(&d, c, raw, len, &err);
         assert_true(h >= 0);
         size_t pos = (size_t)h, n = 0, cap = 1024;
         struct tm_ref *refs = malloc(cap * sizeof *refs);
@@ -195,10 +192,8 @@ static inline struct tm_ref *vt_decode_all_sized(const struct tm_codec *c, const
                 }
                 assert_true(refs && (sizes || !sizes_out));
                 size_t used = 0;
-                ssize_t r = sizes_out ? c->decode_sized(&st, raw + pos, len - pos, 1, pos, &used,
-                                                        refs + n, sizes + n, 512, &err)
-                                      : c->decode(&st, raw + pos, len - pos, 1, pos, &used,
-                                                  refs + n, 512, &err);
+                ssize_t r = aref_decode_sized(&d, raw + pos, len - pos, 1, pos, &used, refs + n,
+                                              sizes_out ? sizes + n : NULL, 512, &err);
                 if (r < 0)
                         fail_msg("decode: %s", err.msg);
                 n += (size_t)r;
@@ -207,20 +202,21 @@ static inline struct tm_ref *vt_decode_all_sized(const struct tm_codec *c, const
                         break;
         }
         assert_int_equal(pos, len);
+        aref_close(&d);
         *n_out = n;
         if (sizes_out)
                 *sizes_out = sizes;
         return refs;
 }
 
-static inline struct tm_ref *vt_decode_all(const struct tm_codec *c, const uint8_t *raw, size_t len,
-                                           size_t *n_out)
+static inline struct tm_ref *vt_decode_all(const struct tm_rcodec *c, const uint8_t *raw,
+                                           size_t len, size_t *n_out)
 {
         return vt_decode_all_sized(c, raw, len, n_out, NULL);
 }
 
 /* vt_decode_all_sized by its other name. */
-static inline struct tm_ref *vt_decode_sized(const struct tm_codec *c, const uint8_t *raw,
+static inline struct tm_ref *vt_decode_sized(const struct tm_rcodec *c, const uint8_t *raw,
                                              size_t len, size_t *n_out, uint32_t **sizes)
 {
         return vt_decode_all_sized(c, raw, len, n_out, sizes);

@@ -17,7 +17,9 @@
  *   registry      tm_registry (codecs/registry.h): its rows
  *   record model  tm_rcodec_probe, tm_schema_field,
  *                 tm_schema_kind (codecs/record/record.h); tm_rmap_init,
- *                 tm_rmap_kind_ok, tm_rmap_rec (codecs/record/rmap.h)
+ *                 tm_rmap_kind_ok, tm_rmap_rec (codecs/record/rmap.h);
+ *                 tm_family_of (codecs/record/family.h), the family
+ *                 tm_rmap_init takes
  *   heap family   tm_schema_heap, tm_heap_ev_to_rec, tm_heap_rec_to_ev
  *                 (codecs/heap/heap.h); tm_rcodec_hatf, the recorder's
  *                 stream's codec (codecs/heap/hatf.h)
@@ -31,6 +33,7 @@
 #include "codecs/containers/container.h"
 #include "codecs/heap/hatf.h"
 #include "codecs/heap/heap.h"
+#include "codecs/record/family.h"
 #include "codecs/record/record.h"
 #include "codecs/registry.h"
 #include "codecs/record/rmap.h"

@@ -302,8 +302,10 @@ static int run_open(struct run *r, const char *in, int fd, const char *in_name, 
                 typed_args(r);
         else
                 row->enc_schema(&r->enc);
-        tm_rmap_init(&r->map, &r->src.schema, r->src.format, &r->enc, row->name);
-        tm_rmap_init(&r->heap_map, &tm_schema_heap, r->src.format, &r->enc, row->name);
+        tm_rmap_init(&r->map, &r->src.schema, r->src.format, &r->enc, row->name,
+                     tm_family_of(&r->enc));
+        tm_rmap_init(&r->heap_map, &tm_schema_heap, r->src.format, &r->enc, row->name,
+                     tm_family_of(&r->enc));
         r->notes_fit = tm_rmap_kind_ok(&r->heap_map, TM_HK_COMMENT);
         r->comment = tm_schema_kind(&r->enc, "comment");
         r->level = level;

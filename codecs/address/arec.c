@@ -1,5 +1,5 @@
-/* arec: the address codecs as record codecs (arec.h). */
-#include "arec.h"
+/* arec: what the address rows share (arec.h, arec_impl.h). */
+#include "arec_impl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,10 +9,6 @@
 #include "../common/tm_cpu.h"
 #include "../common/tm_tls.h"
 #include "addr_stats.h"
-#include "din.h"
-#include "lackey.h"
-#include "pdats.h"
-#include "pdats2.h"
 #include "render.h"
 
 void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
@@ -50,12 +46,12 @@ void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized)
 /* ---- decoding ---- */
 
 struct arec_ctx {
-        const struct tm_codec *c;
+        const struct arec_fmt *c;
         unsigned ntypes;
 };
 
-static int arec_open(const struct tm_codec *c, const uint8_t *head, size_t n, void **ctx,
-                     struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
+int arec_open(const struct arec_fmt *c, const uint8_t *head, size_t n, void **ctx,
+              struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)
 {
         struct arec_ctx *x = malloc(sizeof *x);
         if (!x)
@@ -76,12 +72,12 @@ static int arec_open(const struct tm_codec *c, const uint8_t *head, size_t n, vo
         return hl;
 }
 
-static void arec_close(void *ctx)
+void arec_close(void *ctx)
 {
         free(ctx);
 }
 
-static int arec_state_ok(const void *ctx, const struct tm_rstate *st)
+int arec_state_ok(const void *ctx, const struct tm_rstate *st)
 {
         const struct arec_ctx *x = ctx;
         struct tm_dec_state ds;
@@ -133,9 +129,9 @@ static ssize_t arec_done(const struct arec_ctx *x, const struct tm_ref *refs, st
         return n;
 }
 
-static ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
-                           uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
-                           struct tm_err *err)
+ssize_t arec_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                    uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
+                    struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
         struct arec_tls *b = tm_tls_get(&arec_bufs);
@@ -199,9 +195,9 @@ void tm_arec_force_scalar(int on)
         tm_cpu_choose(&arec_slot, on);
 }
 
-static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len,
-                                 int eof, uint64_t raw_off, size_t *used, struct tm_rbatch *b,
-                                 size_t cap, struct tm_err *err)
+ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
+                          uint64_t raw_off, size_t *used, struct tm_rbatch *b, size_t cap,
+                          struct tm_err *err)
 {
         const struct arec_ctx *x = ctx;
         struct arec_tls *t = tm_tls_get(&arec_bufs);
@@ -231,7 +227,7 @@ static ssize_t arec_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t 
  * into refs, state ds moved on, *used the bytes. 0 (ds as it was)
  * where the generic path must go on: more input, an error, a type the
  * codec does not have; those are reported by that one path. */
-static ssize_t arec_chunk(const struct tm_codec *c, struct tm_ref *refs, struct tm_dec_state *ds,
+static ssize_t arec_chunk(const struct arec_fmt *c, struct tm_ref *refs, struct tm_dec_state *ds,
                           const uint8_t *in, size_t len, uint64_t raw_off, size_t *used, size_t n)
 {
         const uint32_t nt = c->ntypes < TM_NTYPES ? c->ntypes : TM_NTYPES;
@@ -251,9 +247,9 @@ static ssize_t arec_chunk(const struct tm_codec *c, struct tm_ref *refs, struct 
 /* The text decoder: references decoded into a batch, rendered by the din
  * renderer (render.h, AVX-512 where the CPU has it); kind >= 0: only the
  * references of that type (streams/<type>), moved together first. */
-static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
-                        size_t len, uint64_t raw_off, size_t *used, char *dst, size_t cap,
-                        size_t maxrec, long kind, size_t *nrec)
+size_t arec_text(const struct arec_fmt *c, struct tm_rstate *st, const uint8_t *in, size_t len,
+                 uint64_t raw_off, size_t *used, char *dst, size_t cap, size_t maxrec, long kind,
+                 size_t *nrec)
 {
         struct arec_tls *t = tm_tls_get(&arec_bufs);
         struct tm_ref *refs = t ? t->refs : NULL;
@@ -303,9 +299,9 @@ static size_t arec_text(const struct tm_codec *c, struct tm_rstate *st, const ui
 
 /* The binary decoder: references decoded into a batch, written as the
  * address family's 16-byte records. */
-static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uint8_t *in,
-                       size_t len, uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,
-                       size_t maxrec, size_t *nrec)
+size_t arec_bin(const struct arec_fmt *c, struct tm_rstate *st, const uint8_t *in, size_t len,
+                uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap, size_t maxrec,
+                size_t *nrec)
 {
         struct arec_tls *t = tm_tls_get(&arec_bufs);
         struct tm_ref *refs = t ? t->refs : NULL;
@@ -342,7 +338,7 @@ static size_t arec_bin(const struct tm_codec *c, struct tm_rstate *st, const uin
 /* ---- encoding ---- */
 
 struct tm_renc {
-        const struct tm_codec *c;
+        const struct arec_fmt *c;
         struct tm_enc_state st;
         tm_rsink sink;
         void *arg;
@@ -368,12 +364,12 @@ static int enc_opts(const char *enc, struct tm_enc_opts *o)
         return -1;
 }
 
-static int arec_enc_open(const struct tm_codec *c, const char *enc, tm_rsink sink, void *arg,
-                         struct tm_renc **out, struct tm_err *err)
+int arec_enc_open(const struct arec_fmt *c, const char *name, const char *enc, tm_rsink sink,
+                  void *arg, struct tm_renc **out, struct tm_err *err)
 {
         struct tm_enc_opts o;
         if (enc_opts(enc, &o) < 0)
-                return tm_err_set(err, -EINVAL, "%s: no encoding %s (32 or 64, /1 /2 /4)", c->name,
+                return tm_err_set(err, -EINVAL, "%s: no encoding %s (32 or 64, /1 /2 /4)", name,
                                   enc);
         struct tm_renc *e = calloc(1, sizeof *e);
         if (!e)
@@ -409,13 +405,13 @@ static int arec_put_one(struct tm_renc *e, const struct tm_rec *r, uint64_t idx,
         return k > 0 ? e->sink(e->arg, e->buf, (size_t)k) : k;
 }
 
-static int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
-                        struct tm_err *err)
+int arec_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint64_t idx,
+                 struct tm_err *err)
 {
         return tm_renc_each(arec_put_one, e, r, n, idx, err);
 }
 
-static int arec_enc_finish(struct tm_renc *e, struct tm_err *err)
+int arec_enc_finish(struct tm_renc *e, struct tm_err *err)
 {
         int k = e->c->finish ? e->c->finish(&e->st, e->buf, err) : 0;
         if (k > 0)
@@ -424,7 +420,7 @@ static int arec_enc_finish(struct tm_renc *e, struct tm_err *err)
         return k < 0 ? k : 0;
 }
 
-static void arec_enc_free(struct tm_renc *e)
+void arec_enc_free(struct tm_renc *e)
 {
         free(e);
 }
@@ -433,96 +429,12 @@ static void arec_enc_free(struct tm_renc *e)
  * instruction unit ("64" = 64/1, what every trace fits, first: the
  * default). Formats without either (din, lackey text) take them all and
  * write the same bytes. */
-static const char *const arec_encodings[] = {"64", "64/2", "64/4", "32", "32/2", "32/4", NULL};
+const char *const arec_encodings[] = {"64", "64/2", "64/4", "32", "32/2", "32/4", NULL};
 
 /* What enc_put takes: every type (the encoder refuses those its format
  * has not, naming the reference), with the size field for a codec that
  * writes sizes. */
-static void arec_enc_schema(const struct tm_codec *c, struct tm_schema *s)
+void arec_enc_schema(const struct arec_fmt *c, struct tm_schema *s)
 {
         tm_addr_schema(s, TM_NTYPES, c->encode_sized != NULL);
-}
-
-/* ---- the rows ---- */
-
-#define AREC_ROW(nm, codec, suf, bid)                                                              \
-        static int nm##_probe(const uint8_t *head, size_t n)                                       \
-        {                                                                                          \
-                return codec.probe(head, n) ? (bid) : 0;                                           \
-        }                                                                                          \
-        static int nm##_open(const uint8_t *head, size_t n, const char *path, void **ctx,          \
-                             struct tm_schema *schema, struct tm_rstate *st, struct tm_err *err)   \
-        {                                                                                          \
-                (void)path;                                                                        \
-                return arec_open(&codec, head, n, ctx, schema, st, err);                           \
-        }                                                                                          \
-        static size_t nm##_text(struct tm_rstate *st, const uint8_t *in, size_t len,               \
-                                uint64_t raw_off, size_t *used, const struct tm_text_plan *p,      \
-                                char *dst, size_t cap, size_t maxrec, long kind, size_t *nrec)     \
-        {                                                                                          \
-                (void)p;                                                                           \
-                return arec_text(&codec, st, in, len, raw_off, used, dst, cap, maxrec, kind,       \
-                                 nrec);                                                            \
-        }                                                                                          \
-        static tm_rtext_fn *nm##_text_of(void)                                                     \
-        {                                                                                          \
-                return nm##_text;                                                                  \
-        }                                                                                          \
-        static size_t nm##_bin(struct tm_rstate *st, const uint8_t *in, size_t len,                \
-                               uint64_t raw_off, size_t *used, uint8_t *dst, size_t cap,           \
-                               size_t maxrec, size_t *nrec)                                        \
-        {                                                                                          \
-                return arec_bin(&codec, st, in, len, raw_off, used, dst, cap, maxrec, nrec);       \
-        }                                                                                          \
-        static tm_rbin_fn *nm##_binary_of(void)                                                    \
-        {                                                                                          \
-                return nm##_bin;                                                                   \
-        }                                                                                          \
-        static int nm##_enc_open(const char *e, tm_rsink sink, void *arg, struct tm_renc **out,    \
-                                 struct tm_err *err)                                               \
-        {                                                                                          \
-                return arec_enc_open(&codec, e, sink, arg, out, err);                              \
-        }                                                                                          \
-        static void nm##_enc_schema(struct tm_schema *s)                                           \
-        {                                                                                          \
-                arec_enc_schema(&codec, s);                                                        \
-        }                                                                                          \
-        const struct tm_rcodec tm_rcodec_##nm = {                                                  \
-            .name = #nm,                                                                           \
-            .suffix = suf,                                                                         \
-            .family = &tm_family_address,                                                          \
-            .probe = nm##_probe,                                                                   \
-            .open = nm##_open,                                                                     \
-            .close = arec_close,                                                                   \
-            .state_size = TM_STATE_MAX,                                                            \
-            .state_ok = arec_state_ok,                                                             \
-            .decode = arec_decode,                                                                 \
-            .enc_open = nm##_enc_open,                                                             \
-            .enc_put = arec_enc_put,                                                               \
-            .enc_finish = arec_enc_finish,                                                         \
-            .enc_free = arec_enc_free,                                                             \
-            .encodings = arec_encodings,                                                           \
-            .enc_schema = nm##_enc_schema,                                                         \
-            .text_of = nm##_text_of,                                                               \
-            .text_kinds = 1,                                                                       \
-            .binary_of = nm##_binary_of,                                                           \
-            .decode_batch = arec_decode_batch,                                                     \
-        }
-
-AREC_ROW(din, tm_codec_din, ".din", TM_BID_DIN);
-AREC_ROW(pdats, tm_codec_pdats, ".pdt", TM_BID_MAGIC);
-AREC_ROW(pdats2, tm_codec_pdats2, ".pdt2", TM_BID_MAGIC);
-AREC_ROW(lackey, tm_codec_lackey, ".lackey", TM_BID_LACKEY);
-
-const struct tm_codec *tm_arec_codec(const struct tm_rcodec *c)
-{
-        if (c == &tm_rcodec_din)
-                return &tm_codec_din;
-        if (c == &tm_rcodec_pdats)
-                return &tm_codec_pdats;
-        if (c == &tm_rcodec_pdats2)
-                return &tm_codec_pdats2;
-        if (c == &tm_rcodec_lackey)
-                return &tm_codec_lackey;
-        return NULL;
 }

@@ -1,10 +1,10 @@
 /* arec: the address codecs as record codecs.
  *
- * din, PDATS, PDATS II and lackey keep their decoders (trace.h: struct
- * tm_codec, references of a type and an address, a 64-byte state); each
- * is also a row of the record codec table through this adapter, which
- * yields records of the address schema (tm_addr_schema) and carries the
- * codec's fast paths as hooks of the row (record.h: text, batch).
+ * din, PDATS, PDATS II and lackey are rows of the registry. Each format
+ * decodes references (trace.h: a type and an address, a 64-byte state)
+ * and gives its row that decoder and its encoder (arec_impl.h); the hooks
+ * the rows share (arec.c) yield records of the address schema
+ * (tm_addr_schema) and carry the fast paths (record.h: text, batch).
  *
  * The address schema: one kind per reference type the codec can hold
  * (read, write, ifetch, misc, copyback, invalidate, type6, type7; tag =
@@ -19,7 +19,7 @@
  * extended din: "r 7ff0 008", the size in exactly three hex digits, its
  * low ones).
  *
- * Decoder state: the codec's struct tm_dec_state in the first
+ * Decoder state: the format's struct tm_dec_state in the first
  * TM_STATE_MAX bytes of struct tm_rstate. Writer encodings (the rows'
  * list, tm_rcodec.encodings): "32", "64", each with "/2" or "/4" for
  * PDATS II's instruction unit ("64": 64-bit addresses, unit 1, what every
@@ -43,11 +43,9 @@ void tm_addr_schema(struct tm_schema *s, unsigned ntypes, int sized);
  * 0 choose again (a test hook, as tm_render_force_scalar). */
 void tm_arec_force_scalar(int on);
 
-/* The rows (codecs/registry.c). */
+/* The rows, each defined by its format's file (din.c, pdats.c, pdats2.c,
+ * lackey.c); the registry lists them (codecs/registry.c). */
 extern const struct tm_rcodec tm_rcodec_din, tm_rcodec_pdats, tm_rcodec_pdats2,
     tm_rcodec_lackey;
-
-/* The address codec behind row c, or NULL when c is not one of them. */
-const struct tm_codec *tm_arec_codec(const struct tm_rcodec *c);
 
 #endif

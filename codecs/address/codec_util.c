@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "arec_impl.h"
+
 /* hex digit values, -1 for every other byte */
 /* clang-format off */
 const int8_t cu_hexval[256] = {
@@ -59,7 +61,7 @@ int cu_hdr_write(const char *magic, unsigned addr_bits, unsigned unit, uint8_t *
         return CU_HDR_LEN;
 }
 
-int cu_probe_lines(const struct tm_codec *c, const uint8_t *head, size_t n)
+int cu_probe_lines(const struct arec_fmt *c, const uint8_t *head, size_t n)
 {
         size_t end = n;
         if (n >= TM_PROBE_BYTES) {

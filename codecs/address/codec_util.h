@@ -33,10 +33,13 @@ int cu_hdr_parse(const char *fmt, const char *magic, const uint8_t *head, size_t
 /* Write the header to out (CU_HDR_LEN bytes); returns CU_HDR_LEN. */
 int cu_hdr_write(const char *magic, unsigned addr_bits, unsigned unit, uint8_t *out);
 
+struct arec_fmt;
+
 /* Probe for line-based text formats: decode the complete lines of head (all
- * of head when n < TM_PROBE_BYTES: then it is the whole stream) with codec
- * c. 1 when they all parse and hold at least one reference, else 0. */
-int cu_probe_lines(const struct tm_codec *c, const uint8_t *head, size_t n);
+ * of head when n < TM_PROBE_BYTES: then it is the whole stream) with format
+ * f (arec_impl.h). 1 when they all parse and hold at least one reference,
+ * else 0. */
+int cu_probe_lines(const struct arec_fmt *f, const uint8_t *head, size_t n);
 
 /* Value of hex digit c, or -1. */
 extern const int8_t cu_hexval[256];

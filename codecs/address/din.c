@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "arec_impl.h"
 #include "codec_util.h"
 
 struct din_dec {
@@ -190,16 +191,15 @@ static int din_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
         return 0;
 }
 
+static const struct arec_fmt din_fmt;
+
 static int din_probe(const uint8_t *head, size_t n)
 {
-        return cu_probe_lines(&tm_codec_din, head, n);
+        return cu_probe_lines(&din_fmt, head, n);
 }
 
-const struct tm_codec tm_codec_din = {
-    .name = "din",
-    .suffix = ".din",
+static const struct arec_fmt din_fmt = {
     .ntypes = 6,
-    .probe = din_probe,
     .dec_init = din_dec_init,
     .state_ok = din_state_ok,
     .decode = din_decode,
@@ -207,3 +207,5 @@ const struct tm_codec tm_codec_din = {
     .encode = din_encode,
     .finish = din_finish,
 };
+
+AREC_ROW(din, din_fmt, ".din", din_probe, TM_BID_DIN);

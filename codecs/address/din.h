@@ -17,6 +17,5 @@
  * windows end never decides whether a line is read. */
 #define DIN_MAX_PREFIX 128
 
-extern const struct tm_codec tm_codec_din;
 
 #endif

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "arec_impl.h"
 #include "codec_util.h"
 
 struct lk_dec {
@@ -259,9 +260,11 @@ static ssize_t lk_decode_sized(struct tm_dec_state *st, const uint8_t *in, size_
         return lk_decode_any(st, in, len, eof, raw_off, used, out, sizes, cap, err);
 }
 
+static const struct arec_fmt lk_fmt;
+
 static int lk_probe(const uint8_t *head, size_t n)
 {
-        return cu_probe_lines(&tm_codec_lackey, head, n);
+        return cu_probe_lines(&lk_fmt, head, n);
 }
 
 /* ---- encoder: valgrind's own line forms, "I  %08lx,%lu" etc. ---- */
@@ -348,11 +351,8 @@ static int lk_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
         return s.pending ? lk_put_line(out, " L", s.addr, s.size) : 0;
 }
 
-const struct tm_codec tm_codec_lackey = {
-    .name = "lackey",
-    .suffix = ".lackey",
+static const struct arec_fmt lk_fmt = {
     .ntypes = 3,
-    .probe = lk_probe,
     .dec_init = lk_dec_init,
     .state_ok = lk_state_ok,
     .decode = lk_decode,
@@ -362,3 +362,5 @@ const struct tm_codec tm_codec_lackey = {
     .decode_sized = lk_decode_sized,
     .encode_sized = lk_encode,
 };
+
+AREC_ROW(lackey, lk_fmt, ".lackey", lk_probe, TM_BID_LACKEY);

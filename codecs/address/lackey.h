@@ -21,6 +21,5 @@
  * its MAX_DSIZE): three hex digits, the fixed width of the xdin view. */
 #define LACKEY_MAX_SIZE 4095
 
-extern const struct tm_codec tm_codec_lackey;
 
 #endif

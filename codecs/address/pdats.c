@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "arec_impl.h"
 #include "codec_util.h"
 
 struct p1_dec {
@@ -227,11 +228,8 @@ static int p1_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
         return n;
 }
 
-const struct tm_codec tm_codec_pdats = {
-    .name = "pdats",
-    .suffix = ".pdt",
+static const struct arec_fmt p1_fmt = {
     .ntypes = TM_NTYPES,
-    .probe = p1_probe,
     .dec_init = p1_dec_init,
     .state_ok = p1_state_ok,
     .decode = p1_decode,
@@ -239,3 +237,5 @@ const struct tm_codec tm_codec_pdats = {
     .encode = p1_encode,
     .finish = p1_finish,
 };
+
+AREC_ROW(pdats, p1_fmt, ".pdt", p1_probe, TM_BID_MAGIC);

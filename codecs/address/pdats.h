@@ -34,6 +34,5 @@
  * addresses and the run position just fit the TM_STATE_MAX-byte state. */
 #define PDATS_SLOTS 7
 
-extern const struct tm_codec tm_codec_pdats;
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "../../arch/x86/pdats2_x86.h"
 #include "../common/tm_cpu.h"
+#include "arec_impl.h"
 #include "codec_util.h"
 
 /* ---- the block decoder (pdats2_x86.h): vector code of arch/ ---- */
@@ -358,11 +359,8 @@ static int p2_finish(struct tm_enc_state *st, uint8_t *out, struct tm_err *err)
         return n;
 }
 
-const struct tm_codec tm_codec_pdats2 = {
-    .name = "pdats2",
-    .suffix = ".pdt2",
+static const struct arec_fmt p2_fmt = {
     .ntypes = 3,
-    .probe = p2_probe,
     .dec_init = p2_dec_init,
     .state_ok = p2_state_ok,
     .decode = p2_decode,
@@ -370,3 +368,5 @@ const struct tm_codec tm_codec_pdats2 = {
     .encode = p2_encode,
     .finish = p2_finish,
 };
+
+AREC_ROW(pdats2, p2_fmt, ".pdt2", p2_probe, TM_BID_MAGIC);

@@ -40,6 +40,5 @@
 #define PDATS2_DATA_ZONE 0x04
 #define PDATS2_DATA_MAX_RUN 3
 
-extern const struct tm_codec tm_codec_pdats2;
 
 #endif

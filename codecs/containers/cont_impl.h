@@ -3,7 +3,7 @@
  * deflate ones). Not for use above codecs/.
  *
  * A container module is one const struct tm_cont_ops registered in the
- * table in codecs/registry.c. The shared layer owns everything that is the same
+ * table in cont_table.c. The shared layer owns everything that is the same
  * for every container: the archive fd and path, the seek index (a sorted
  * array of restart points), its save/load format, the reader's position and
  * the seek policy. A module only knows how to decompress: start at a point,
@@ -12,6 +12,7 @@
 #define TM_CONT_IMPL_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "container.h"
@@ -161,7 +162,7 @@ struct tm_cont_ops {
         void (*w_free)(struct tm_cwriter *w);
 };
 
-/* The containers in detection order, NULL-terminated: codecs/registry.c. */
+/* The containers in detection order, NULL-terminated: cont_table.c. */
 extern const struct tm_cont_ops *const tm_cont_table[];
 
 extern const struct tm_cont_ops tm_cont_plain_ops;
@@ -172,6 +173,10 @@ extern const struct tm_cont_ops tm_cont_zip_ops;
 /* -EIO with "<path>: archive offset N: <what>". */
 int tm_cont_eio(const struct tm_cont *c, uint64_t off, struct tm_err *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The identity of the archive file st describes (cont_io.c): a read
+ * compares it with the one taken at open. */
+void tm_cont_id_of(const struct stat *st, struct tm_cont_id *id);
 
 /* pread exactly n bytes at off; a short read (end of file) is -EIO naming
  * off. Returns 0 or a negative errno. */

@@ -10,6 +10,7 @@
  * decode call. */
 #include "ncol.h"
 
+#include "../address/addr_stats.h"
 #include "../address/arec.h"
 #include "../record/family.h"
 
@@ -109,8 +110,7 @@ int ncol_state_ok(const void *ctx, const struct tm_rstate *st)
 
 int ncol_src_is_addr(const struct tm_schema *src)
 {
-        const struct tm_family *f = tm_family_of(src);
-        return f && strcmp(f->name, "address") == 0;
+        return tm_family_address.claims(src);
 }
 
 unsigned ncol_blobs(void *ctx, struct tm_blob *out, unsigned cap)

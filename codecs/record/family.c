@@ -1,5 +1,5 @@
-/* Which family a schema is of (family.h); the table is the registry's
- * (codecs/registry.c). */
+/* A family's text helpers (family.h); the families' table and which one
+ * a schema is of: codecs/families.c. */
 #include "family.h"
 
 #include <string.h>
@@ -23,24 +23,6 @@ const struct tm_rcodec *const *tm_rcodec_rows(const struct tm_rcodec *const **en
 {
         *end = __stop_tm_rcodec_rows;
         return __start_tm_rcodec_rows;
-}
-
-const struct tm_family *tm_family_of(const struct tm_schema *s)
-{
-        for (unsigned i = 0; tm_families[i]; i++)
-                if (tm_families[i]->claims(s))
-                        return tm_families[i];
-        const struct tm_family *const *end, *const *f = tm_family_rows(&end);
-        for (; f < end; f++)
-                if ((*f)->claims(s))
-                        return *f;
-        return NULL;
-}
-
-int tm_family_stream_field(const struct tm_schema *s)
-{
-        const struct tm_family *f = tm_family_of(s);
-        return f && f->stream_field ? tm_schema_field(s, f->stream_field) : -1;
 }
 
 const char *tm_family_line(const char **l, size_t *len)

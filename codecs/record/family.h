@@ -181,7 +181,8 @@ static inline const struct tm_family_more *tm_family_more(const struct tm_family
  * (and for a NULL text). */
 const char *tm_family_line(const char **l, size_t *len);
 
-/* The family table, NULL-terminated (codecs/registry.c). */
+/* The family table, NULL-terminated, and the lookups below: defined in
+ * codecs/families.c (a module of the codecs' layer, above this one). */
 extern const struct tm_family *const tm_families[];
 
 /* The family of schema s: the first row that claims it (tm_families, then

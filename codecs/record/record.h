@@ -384,7 +384,7 @@ struct tm_rcodec {
         size_t state_size;
 
         /* Could decoding of this trace (ctx) have reached state st? 1 or
-         * 0, as tm_codec.state_ok (codecs/address/trace.h): the index
+         * 0, as arec_fmt.state_ok (codecs/address/arec_impl.h): the index
          * loader refuses a file holding a state this rejects (widths,
          * interpretations, section and stream fields out of what the
          * header and metadata can set), so decode() only sees states it

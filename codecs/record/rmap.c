@@ -82,14 +82,14 @@ static int identity(const struct tm_rmap *m)
 }
 
 void tm_rmap_init(struct tm_rmap *m, const struct tm_schema *from, const char *from_name,
-                  const struct tm_schema *to, const char *to_name)
+                  const struct tm_schema *to, const char *to_name, const struct tm_family *to_fam)
 {
         memset(m, 0, sizeof *m);
         m->from = from;
         m->to = to;
         m->from_name = from_name;
         m->to_name = to_name;
-        m->fam = tm_family_of(to);
+        m->fam = to_fam;
         for (unsigned k = 0; k < from->nkinds && k < TM_SCHEMA_KINDS_MAX; k++)
                 map_kind(m, k);
         m->same = same_schema(from, to) ||

@@ -52,9 +52,10 @@ struct tm_rmap {
 };
 
 /* Prepare m for records of from (named from_name in messages) becoming
- * records of to (to_name's). */
+ * records of to (to_name's), whose family is to_fam (tm_family_of(to),
+ * family.h; NULL for none). */
 void tm_rmap_init(struct tm_rmap *m, const struct tm_schema *from, const char *from_name,
-                  const struct tm_schema *to, const char *to_name);
+                  const struct tm_schema *to, const char *to_name, const struct tm_family *to_fam);
 
 /* Do records of from's kind k map? 1 or 0. */
 int tm_rmap_kind_ok(const struct tm_rmap *m, unsigned k);
