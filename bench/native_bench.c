@@ -216,53 +216,7 @@ static int cmp_double(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
-/* The blocks of f (nb at at[]) by tmn_block_decode_pair, two at a time
- * (the last alone when nb is odd), into the columns of set 2 and 3; with
- * check, each pair is decoded again by tmn_block_decode into set 0 and
- * compared. Returns 1 when one differs. */
-static int dec_pairs(struct tmn_ws *const wp[2], struct tmn_ws *w, const uint8_t *f,
-                     const size_t *at, size_t nb, unsigned ntypes, int sized, uint8_t **ty,
-                     uint64_t **ad, uint32_t **sz, int check)
-{
-        int bad = 0;
-        for (size_t b = 0; b < nb; b += 2) {
-                size_t m = b + 1 < nb ? 2 : 1;
-                const uint8_t *p[2];
-                size_t l[2];
-                for (size_t x = 0; x < m; x++) {
-                        p[x] = f + at[b + x];
-                        l[x] = TMN_BLK_HDR + tmn_get32(p[x] + 8);
-                }
-                struct tm_err err = {0};
-                if (m == 2 && tmn_block_decode_pair(wp, p, l, ntypes, sized, ty + 2, ad + 2,
-                                                    sz + 2) < 0) {
-                        fprintf(stderr, "native_bench: blocks %zu, %zu: the pair refused\n", b,
-                                b + 1);
-                        exit(1);
-                }
-                if (m == 1 && tmn_block_decode(wp[0], p[0], l[0], ntypes, sized, at[b], ty[2],
-                                               ad[2], sz[2], &err) < 0) {
-                        fprintf(stderr, "native_bench: %s\n", err.msg);
-                        exit(1);
-                }
-                for (size_t x = 0; check && x < m; x++) {
-                        uint32_t k = tmn_get32(p[x] + 4);
-                        tmn_ws_reference(w, 0);
-                        if (tmn_block_decode(w, p[x], l[x], ntypes, sized, at[b + x], ty[0], ad[0],
-                                             sz[0], &err) < 0) {
-                                fprintf(stderr, "native_bench: %s\n", err.msg);
-                                exit(1);
-                        }
-                        bad |= memcmp(ty[0], ty[2 + x], k) != 0 ||
-                               memcmp(ad[0], ad[2 + x], 8 * (size_t)k) != 0 ||
-                               memcmp(sz[0], sz[2 + x], 4 * (size_t)k) != 0;
-                }
-        }
-        return bad;
-}
-
-/* native_bench -d: the fast decoder against the reference, and two blocks
- * at a time (tmn_block_decode_pair). */
+/* native_bench -d: the fast decoder against the reference. */
 static int decode_only(const char *path, int rounds, int fast_only)
 {
         size_t len, nb, refs;
@@ -271,16 +225,10 @@ static int decode_only(const char *path, int rounds, int fast_only)
         uint8_t *f = load(path, &len);
         size_t *at = blocks_of(f, len, &nb, &ntypes, &sized, &refs);
         struct tmn_ws *w = tmn_ws_new();
-        struct tmn_ws *wp[2] = {tmn_ws_new(), tmn_ws_new()};
-        uint8_t *ty[4];
-        uint64_t *ad[4];
-        uint32_t *sz[4];
-        for (int i = 0; i < 4; i++) {
-                ty[i] = malloc(1u << 20);
-                ad[i] = malloc(8u << 20);
-                sz[i] = malloc(4u << 20);
-        }
-        double t[3][64];
+        uint8_t *ty[2] = {malloc(1u << 20), malloc(1u << 20)};
+        uint64_t *ad[2] = {malloc(8u << 20), malloc(8u << 20)};
+        uint32_t *sz[2] = {malloc(4u << 20), malloc(4u << 20)};
+        double t[2][64];
         if (rounds < 1 || rounds > 64)
                 rounds = 5;
         for (int r = -1; r < rounds; r++) { /* -1: each block both ways, compared */
@@ -307,30 +255,21 @@ static int decode_only(const char *path, int rounds, int fast_only)
                         if (r >= 0)
                                 t[ref][r] = now() - t0;
                 }
-                double t0 = now();
-                bad |= dec_pairs(wp, w, f, at, nb, ntypes, sized, ty, ad, sz, r < 0);
-                if (r >= 0)
-                        t[2][r] = now() - t0;
         }
         if (fast_only)
                 memcpy(t[1], t[0], sizeof t[0]);
         qsort(t[0], (size_t)rounds, sizeof t[0][0], cmp_double);
         qsort(t[1], (size_t)rounds, sizeof t[1][0], cmp_double);
-        qsort(t[2], (size_t)rounds, sizeof t[2][0], cmp_double);
         double f0 = (double)refs / t[0][rounds / 2], f1 = (double)refs / t[1][rounds / 2];
-        double f2 = (double)refs / t[2][rounds / 2];
         printf("%zu references in %zu blocks, medians of %d alternating rounds (CPU time):\n"
                "  fast decoder       %8.1f M references a second\n"
                "  reference decoder  %8.1f M references a second\n"
-               "  fast / reference   %8.2fx\n"
-               "  fast, two blocks interleaved %8.1f M references a second (%.2fx the fast)\n",
-               refs, nb, rounds, f0 / 1e6, f1 / 1e6, f0 / f1, f2 / 1e6, f2 / f0);
+               "  fast / reference   %8.2fx\n",
+               refs, nb, rounds, f0 / 1e6, f1 / 1e6, f0 / f1);
         if (bad)
                 fprintf(stderr, "native_bench: the decoders differ\n");
         tmn_ws_free(w);
-        tmn_ws_free(wp[0]);
-        tmn_ws_free(wp[1]);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 2; i++) {
                 free(ty[i]);
                 free(ad[i]);
                 free(sz[i]);

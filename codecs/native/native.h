@@ -131,17 +131,6 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                      uint64_t raw_off, uint8_t *type, uint64_t *addr, uint32_t *size,
                      struct tm_err *err);
 
-/* Decode the blocks p[0] and p[1] (len[x] bytes each, as for
- * tmn_block_decode) with the fast path, their loops interleaved on this
- * thread, each with its own workspace w[x], into type[x], addr[x],
- * size[x]. 0 when both decoded; -1 when the fast path does not take one
- * of them as it is (damage, a plain block, a workspace set to the
- * reference): the columns are then undefined, and tmn_block_decode of
- * each block gives its records or its error. */
-int tmn_block_decode_pair(struct tmn_ws *const w[2], const uint8_t *const p[2],
-                          const size_t len[2], unsigned ntypes, int sized, uint8_t *const type[2],
-                          uint64_t *const addr[2], uint32_t *const size[2]);
-
 /* The file header: write one (TMN_FILE_HDR bytes) / parse one (0 or -EIO
  * / -ENOTSUP with err). */
 void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2);

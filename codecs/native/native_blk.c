@@ -819,241 +819,159 @@ static int all_short(const uint8_t *c, size_t n)
                 sz = (p);                                                                          \
         } while (0)
 
-/* One block's state in the fast decoder's loop: its streams, its tables,
- * what the next record's prediction takes from before it. Two of them
- * run interleaved in dec_predict_pair. */
-struct lane {
-        const uint8_t *ih, *ihe, *dh, *dhe, *im, *ime, *dm, *dme, *tp, *tpe, *sp, *spe;
-        struct cent *ic;
-        uint32_t *imap;
-        struct dent *dt;
-        struct cent *q; /* the entry of prev_pc */
-        uint64_t prev_pc, prev_data;
-        uint32_t prev_sz, used, slot0, gen;
-        unsigned sh, ntypes;
-        int mode, sized;
-        size_t i, n;
-        uint8_t *type;
-        uint64_t *addr;
-        uint32_t *size;
-};
-
-/* l set up for the block whose raw streams w holds (n records), its
- * tables reset; -1 when a check before the loop refuses it. */
-static int lane_init(struct lane *l, struct tmn_ws *w, int mode, size_t n, unsigned ntypes,
-                     int sized, uint8_t *type, uint64_t *addr, uint32_t *size)
+static inline __attribute__((always_inline)) int
+dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized, uint8_t *type,
+                 uint64_t *addr, uint32_t *size, const int size1)
 {
-        *l = (struct lane){
-            .ih = w->s[TMN_S_IHIT].p,
-            .dh = w->s[TMN_S_DHIT].p,
-            .im = w->s[TMN_S_IMISS].p,
-            .dm = w->s[TMN_S_DMISS].p,
-            .tp = w->s[TMN_S_TYPE].p,
-            .sp = w->s[TMN_S_SIZE].p,
-            .mode = mode,
-            .sized = sized,
-            .ntypes = ntypes,
-            .n = n,
-            .type = type,
-            .addr = addr,
-            .size = size,
-        };
-        l->ihe = l->ih + w->s[TMN_S_IHIT].len;
-        l->dhe = l->dh + w->s[TMN_S_DHIT].len;
-        l->ime = l->im + w->s[TMN_S_IMISS].len;
-        l->dme = l->dm + w->s[TMN_S_DMISS].len;
-        l->tpe = l->tp + w->s[TMN_S_TYPE].len;
-        l->spe = l->sp + w->s[TMN_S_SIZE].len;
-        if (!sized && l->sp != l->spe)
+        const uint8_t *ih = w->s[TMN_S_IHIT].p, *ihe = ih + w->s[TMN_S_IHIT].len;
+        const uint8_t *dh = w->s[TMN_S_DHIT].p, *dhe = dh + w->s[TMN_S_DHIT].len;
+        const uint8_t *im = w->s[TMN_S_IMISS].p, *ime = im + w->s[TMN_S_IMISS].len;
+        const uint8_t *dm = w->s[TMN_S_DMISS].p, *dme = dm + w->s[TMN_S_DMISS].len;
+        const uint8_t *tp = w->s[TMN_S_TYPE].p, *tpe = tp + w->s[TMN_S_TYPE].len;
+        const uint8_t *sp = w->s[TMN_S_SIZE].p, *spe = sp + w->s[TMN_S_SIZE].len;
+        if (!sized && sp != spe)
                 return -1;
-        if (!codes_ok(l->ih, (size_t)(l->ihe - l->ih), 4, !sized) ||
-            !codes_ok(l->dh, (size_t)(l->dhe - l->dh), 5, 0))
+        if (!codes_ok(ih, (size_t)(ihe - ih), 4, !sized) || !codes_ok(dh, (size_t)(dhe - dh), 5, 0))
                 return -1;
         tables_reset_fast(w, n);
-        l->ic = w->ic;
-        l->imap = w->imap;
-        l->dt = w->dt;
-        l->sh = w->shift;
-        l->gen = w->dgen;
-        l->slot0 = cent_slot(l->ic, l->imap, &l->used, 0, l->sh, 0);
-        l->q = &l->ic[l->slot0];
-        return 0;
-}
-
-/* The records of l's next instruction: its fetch (unless the block starts
- * with data accesses) and the data accesses after it. -1: refused. */
-static inline __attribute__((always_inline)) int lane_step(struct lane *l, const int size1)
-{
-        const uint8_t *ih = l->ih, *const ihe = l->ihe, *dh = l->dh, *const dhe = l->dhe;
-        const uint8_t *im = l->im, *const ime = l->ime, *dm = l->dm, *const dme = l->dme;
-        const uint8_t *tp = l->tp, *const tpe = l->tpe, *sp = l->sp, *const spe = l->spe;
-        struct cent *const ic = l->ic;
-        struct dent *const dt = l->dt;
-        const unsigned sh = l->sh, ntypes = l->ntypes;
-        const int sized = l->sized;
-        const uint32_t gen = l->gen;
-        const size_t n = l->n, i = l->i;
-        uint8_t *const type = l->type;
-        uint64_t *const addr = l->addr;
-        uint32_t *const size = l->size;
-        struct cent *q = l->q;
-        uint64_t v, pc = 0, prev_data = l->prev_data;
-        uint32_t sz = 0;
-        int fetch = i > 0 || l->mode == 1;
-        if (fetch) {
-                if (ih == ihe || ntypes <= IFETCH)
-                        goto fail;
-                unsigned c = *ih++;
-                struct cent *e = q;
-                uint32_t ns;
-                if (c < 2) {
-                        pc = c == 0 ? e->s1 : e->s2;
-                        ns = c == 0 ? e->n1 : e->n2;
-                } else {
-                        pc = l->prev_pc + l->prev_sz;
-                        if (c == 3) {
-                                VAR_NEXT(im, ime, v, fail);
-                                pc = l->prev_pc + unzigzag(v);
+        struct cent *const ic = w->ic;
+        uint32_t *const imap = w->imap;
+        struct dent *const dt = w->dt;
+        const unsigned sh = w->shift;
+        const uint32_t gen = w->dgen;
+        uint32_t used = 0;
+        uint64_t prev_pc = 0, prev_data = 0, v;
+        uint32_t prev_sz = 0, sz = 0;
+        const uint32_t slot0 = cent_slot(ic, imap, &used, 0, sh, 0);
+        struct cent *q = &ic[slot0]; /* the entry of prev_pc */
+        for (size_t i = 0; i < n;) {
+                int fetch = i > 0 || mode == 1;
+                uint64_t pc = 0;
+                if (fetch) {
+                        if (ih == ihe || ntypes <= IFETCH)
+                                goto fail;
+                        unsigned c = *ih++;
+                        struct cent *e = q;
+                        uint32_t ns;
+                        if (c < 2) {
+                                pc = c == 0 ? e->s1 : e->s2;
+                                ns = c == 0 ? e->n1 : e->n2;
+                        } else {
+                                pc = prev_pc + prev_sz;
+                                if (c == 3) {
+                                        VAR_NEXT(im, ime, v, fail);
+                                        pc = prev_pc + unzigzag(v);
+                                }
+                                ns = cent_slot(ic, imap, &used, pc, sh, slot0);
                         }
-                        ns = cent_slot(ic, l->imap, &l->used, pc, sh, l->slot0);
-                }
-                if (pc != e->s1) {
-                        e->s2 = e->s1;
-                        e->n2 = e->n1;
-                        e->s1 = pc;
-                        e->n1 = ns;
-                }
-                q = &ic[ns];
-                __builtin_prefetch(&dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
-        } else {
-                q = &ic[l->slot0];
-        }
-        size_t j = i + (size_t)fetch, k;
-        VAR_NEXT(tp, tpe, v, fail);
-        if (v == 0) {
-                uint64_t pat = q->pat;
-                if (pat == NO_PAT || (pat & 31) > n - j)
-                        goto fail;
-                k = (size_t)(pat & 31);
-                pat >>= 5;
-                if (k <= 4 && n - j >= 4) {
-                        /* four bytes whatever k: those past k are records
-                         * that later instructions write */
-                        uint32_t t4 = (uint32_t)(pat & 7) | (uint32_t)(pat >> 3 & 7) << 8 |
-                                      (uint32_t)(pat >> 6 & 7) << 16 |
-                                      (uint32_t)(pat >> 9 & 7) << 24;
-                        memcpy(type + j, &t4, 4);
+                        if (pc != e->s1) {
+                                e->s2 = e->s1;
+                                e->n2 = e->n1;
+                                e->s1 = pc;
+                                e->n1 = ns;
+                        }
+                        q = &ic[ns];
+                        __builtin_prefetch(
+                            &dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
                 } else {
-                        for (size_t x = 0; x < k; x++, pat >>= 3)
-                                type[j + x] = (uint8_t)(pat & 7);
+                        q = &ic[slot0];
                 }
-        } else {
-                if (v - 1 > n - j || v - 1 > (size_t)(tpe - tp))
+                size_t j = i + (size_t)fetch, k;
+                VAR_NEXT(tp, tpe, v, fail);
+                if (v == 0) {
+                        uint64_t pat = q->pat;
+                        if (pat == NO_PAT || (pat & 31) > n - j)
+                                goto fail;
+                        k = (size_t)(pat & 31);
+                        pat >>= 5;
+                        if (k <= 4 && n - j >= 4) {
+                                /* four bytes whatever k: those past k are
+                                 * records that later instructions write */
+                                uint32_t t4 = (uint32_t)(pat & 7) | (uint32_t)(pat >> 3 & 7) << 8 |
+                                              (uint32_t)(pat >> 6 & 7) << 16 |
+                                              (uint32_t)(pat >> 9 & 7) << 24;
+                                memcpy(type + j, &t4, 4);
+                        } else {
+                                for (size_t x = 0; x < k; x++, pat >>= 3)
+                                        type[j + x] = (uint8_t)(pat & 7);
+                        }
+                } else {
+                        if (v - 1 > n - j || v - 1 > (size_t)(tpe - tp))
+                                goto fail;
+                        k = (size_t)(v - 1);
+                        unsigned bad = 0;
+                        for (size_t x = 0; x < k; x++) {
+                                type[j + x] = tp[x];
+                                bad |= (unsigned)(tp[x] >= ntypes) | (unsigned)(tp[x] == IFETCH);
+                        }
+                        if (bad)
+                                goto fail;
+                        tp += k;
+                        q->pat = pattern(type + j, k);
+                }
+                if (fetch) {
+                        type[i] = IFETCH;
+                        addr[i] = pc;
+                        if (sized)
+                                SIZE_NEXT(q->isz, i, fail);
+                        if (size)
+                                size[i] = sz;
+                        prev_sz = sz;
+                        prev_pc = pc;
+                }
+                if ((size_t)(dhe - dh) < k)
                         goto fail;
-                k = (size_t)(v - 1);
-                unsigned bad = 0;
                 for (size_t x = 0; x < k; x++) {
-                        type[j + x] = tp[x];
-                        bad |= (unsigned)(tp[x] >= ntypes) | (unsigned)(tp[x] == IFETCH);
+                        struct dent *d =
+                            &dt[(uint32_t)(((pc ^ pos_key[x < TMN_POS_MAX ? x : TMN_POS_MAX]) *
+                                            0x9E3779B97F4A7C15ull) >>
+                                           sh)];
+                        unsigned c = dh[x];
+                        int live = d->gen == gen;
+                        uint64_t a1 = live ? d->a1 : 0, a2 = live ? d->a2 : 0;
+                        uint32_t dsz = live ? d->sz : 0;
+                        uint64_t a = c == 1 ? a2 : c == 0 || c == 3 ? a1 : prev_data;
+                        unsigned len, miss = c >= 3;
+                        uint64_t z = var_peek(dm, &len);
+                        if (miss && !len) {
+                                VAR_NEXT(dm, dme, z, fail);
+                        } else {
+                                dm += miss ? len : 0;
+                                z = miss ? z : 0;
+                        }
+                        if (dm > dme)
+                                goto fail;
+                        a += unzigzag(z);
+                        if (sized)
+                                SIZE_NEXT(dsz, j + x, fail);
+                        d->sz = dsz;
+                        d->gen = gen;
+                        d->a2 = a != a1 ? a1 : a2;
+                        d->a1 = a;
+                        prev_data = a;
+                        addr[j + x] = a;
+                        if (size)
+                                size[j + x] = sized ? sz : 0;
                 }
-                if (bad)
-                        goto fail;
-                tp += k;
-                q->pat = pattern(type + j, k);
+                dh += k;
+                i = j + k;
         }
-        if (fetch) {
-                type[i] = IFETCH;
-                addr[i] = pc;
-                if (sized)
-                        SIZE_NEXT(q->isz, i, fail);
-                if (size)
-                        size[i] = sz;
-                l->prev_sz = sz;
-                l->prev_pc = pc;
-        }
-        if ((size_t)(dhe - dh) < k)
+        if (size1)
+                sp = spe;
+        if (ih != ihe || dh != dhe || im != ime || dm != dme || tp != tpe || sp != spe)
                 goto fail;
-        for (size_t x = 0; x < k; x++) {
-                struct dent *d =
-                    &dt[(uint32_t)(((pc ^ pos_key[x < TMN_POS_MAX ? x : TMN_POS_MAX]) *
-                                    0x9E3779B97F4A7C15ull) >>
-                                   sh)];
-                unsigned c = dh[x];
-                int live = d->gen == gen;
-                uint64_t a1 = live ? d->a1 : 0, a2 = live ? d->a2 : 0;
-                uint32_t dsz = live ? d->sz : 0;
-                uint64_t a = c == 1 ? a2 : c == 0 || c == 3 ? a1 : prev_data;
-                unsigned len, miss = c >= 3;
-                uint64_t z = var_peek(dm, &len);
-                if (miss && !len) {
-                        VAR_NEXT(dm, dme, z, fail);
-                } else {
-                        dm += miss ? len : 0;
-                        z = miss ? z : 0;
-                }
-                if (dm > dme)
-                        goto fail;
-                a += unzigzag(z);
-                if (sized)
-                        SIZE_NEXT(dsz, j + x, fail);
-                d->sz = dsz;
-                d->gen = gen;
-                d->a2 = a != a1 ? a1 : a2;
-                d->a1 = a;
-                prev_data = a;
-                addr[j + x] = a;
-                if (size)
-                        size[j + x] = sized ? sz : 0;
-        }
-        dh += k;
-        l->i = j + k;
-        l->ih = ih;
-        l->dh = dh;
-        l->im = im;
-        l->dm = dm;
-        l->tp = tp;
-        l->sp = sp;
-        l->q = q;
-        l->prev_data = prev_data;
         return 0;
 fail:
         return -1;
 }
 
-/* 0 when l ended where its streams end; else -1. */
-static int lane_end(const struct lane *l, const int size1)
-{
-        const uint8_t *sp = size1 ? l->spe : l->sp;
-        return l->ih != l->ihe || l->dh != l->dhe || l->im != l->ime || l->dm != l->dme ||
-                       l->tp != l->tpe || sp != l->spe
-                   ? -1
-                   : 0;
-}
-
-static inline __attribute__((always_inline)) int dec_predict_loop(struct lane *l, const int size1)
-{
-        while (l->i < l->n)
-                if (lane_step(l, size1) < 0)
-                        return -1;
-        return lane_end(l, size1);
-}
-
-/* 1 when every record's size code of w's block (n records) is one byte. */
-static int size_short(const struct tmn_ws *w, size_t n, int sized)
-{
-        const struct buf *s = &w->s[TMN_S_SIZE];
-        return sized && s->len == n && all_short(s->p, n);
-}
-
 static int dec_predict_fast(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized,
                             uint8_t *type, uint64_t *addr, uint32_t *size)
 {
-        struct lane l;
-        if (lane_init(&l, w, mode, n, ntypes, sized, type, addr, size) < 0)
-                return -1;
-        if (size_short(w, n, sized))
-                return dec_predict_loop(&l, 1);
-        return dec_predict_loop(&l, 0);
+        const struct buf *s = &w->s[TMN_S_SIZE];
+        if (sized && s->len == n && all_short(s->p, n))
+                return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 1);
+        return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 0);
 }
 
 int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned ntypes, int sized,
@@ -1080,59 +998,6 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
         if (w->ref || dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
                 return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
         return 0;
-}
-
-/* ---- decoding two blocks at once ----
- *
- * A block's loop is a chain of dependent loads (each instruction's entry
- * is found from the one before), so one block leaves the core waiting;
- * two independent blocks' steps, interleaved, let it run one chain while
- * the other waits. */
-
-static inline __attribute__((always_inline)) int dec_pair_loop(struct lane *a, struct lane *b,
-                                                               const int size1)
-{
-        while (a->i < a->n && b->i < b->n)
-                if (lane_step(a, size1) < 0 || lane_step(b, size1) < 0)
-                        return -1;
-        if (dec_predict_loop(a, size1) < 0 || dec_predict_loop(b, size1) < 0)
-                return -1;
-        return 0;
-}
-
-/* w's raw streams and l set up for the predicted block at p (len bytes):
- * 0, or -1 for any block the fast path does not take as it is. */
-static int pair_lane(struct tmn_ws *w, struct lane *l, const uint8_t *p, size_t len,
-                     unsigned ntypes, int sized, uint8_t *type, uint64_t *addr, uint32_t *size)
-{
-        struct tm_err e;
-        uint32_t n = tmn_get32(p + 4), body = tmn_get32(p + 8);
-        if (w->ref || len != (size_t)TMN_BLK_HDR + body || n == 0)
-                return -1;
-        uLong crc = crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, body);
-        const uint8_t *b = p + TMN_BLK_HDR;
-        if ((uint32_t)crc != tmn_get32(p + 12) || b[0] == TMN_PLAIN || b[0] > 2)
-                return -1;
-        if (dec_streams(w, b, body, TMN_NSTREAMS, 11 * (size_t)n + 16, 0, &e) < 0)
-                return -1;
-        return lane_init(l, w, b[0], n, ntypes, sized, type, addr, size);
-}
-
-int tmn_block_decode_pair(struct tmn_ws *const w[2], const uint8_t *const p[2],
-                          const size_t len[2], unsigned ntypes, int sized, uint8_t *const type[2],
-                          uint64_t *const addr[2], uint32_t *const size[2])
-{
-        struct lane l[2];
-        int size1 = 1;
-        for (int x = 0; x < 2; x++) {
-                if (pair_lane(w[x], &l[x], p[x], len[x], ntypes, sized, type[x], addr[x],
-                              size[x]) < 0)
-                        return -1;
-                size1 &= size_short(w[x], l[x].n, sized);
-        }
-        /* a block whose size codes are not all one byte takes the general
-         * form, which reads any block */
-        return size1 ? dec_pair_loop(&l[0], &l[1], 1) : dec_pair_loop(&l[0], &l[1], 0);
 }
 
 /* ---- the file header and the end mark ---- */
