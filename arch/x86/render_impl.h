@@ -1,8 +1,8 @@
 /* render_impl.h: the din renderer's AVX-512 path, included by
  * codecs/address/render.c (which has the scalar paths, render_batch_fn,
- * render_cols_fn and struct render_impl) on x86-64. Compiled with target attributes, so the rest of the
- * build stays baseline x86-64; render_arch_choose() says at run time
- * whether this CPU runs it. */
+ * render_cols_fn and struct render_impl) on x86-64. Compiled with target
+ * attributes, so the rest of the build stays baseline x86-64;
+ * render_arch_choose() says at run time whether this CPU runs it. */
 #ifndef TM_X86_RENDER_IMPL_H
 #define TM_X86_RENDER_IMPL_H
 
@@ -210,8 +210,9 @@ render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
         return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
 }
 
-/* The columns' refs i..i+4 laid out as render_lines reads them: qwords
- * addr, type, addr, type, ... (a type's upper bytes are zero). */
+/* tm_render_din_cols: eight refs of the columns at a time put in
+ * registers as render_lines reads them, qwords addr, type, addr, type, ...
+ * (a type's upper bytes zero), by two two-source qword permutes. */
 __attribute__((target(TM_AVX512))) static size_t
 render_cols_avx512(char *dst, const uint8_t *type, const uint64_t *addr, size_t n)
 {

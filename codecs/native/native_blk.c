@@ -746,9 +746,9 @@ static const uint64_t pos_key[TMN_POS_MAX + 1] = {
 };
 
 /* The fast decoder's tables for a block of n records: the data table
- * (a new generation; cleared whole at the first and when the count wraps)
- * and the instruction table's index map, as tables_reset. Clearing the
- * data table a block was 5% of the decoder's samples. */
+ * (a new generation; cleared whole at the first and when the count wraps:
+ * clearing it a block costs 5% of the decoder's samples) and the
+ * instruction table's index map, as tables_reset. */
 static void tables_reset_fast(struct tmn_ws *w, size_t n)
 {
         unsigned bits = 2;
