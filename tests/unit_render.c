@@ -104,8 +104,8 @@ static uint64_t rand_digits(unsigned d)
 
 /* Render refs[0..n) with the implementation in force into a buffer of
  * exactly the documented room plus a guard, at offset off (dst need not be
- * aligned), and compare with snprintf; the same for tm_render_din_cols. The refs are copied to an array of
- * exactly n, so reading past them is an ASan error. */
+ * aligned), and compare with snprintf; the same for tm_render_din_cols. The refs are copied to an
+ * array of exactly n, so reading past them is an ASan error. */
 static void check_batch_now(const struct tm_ref *refs, size_t n, size_t off)
 {
         size_t room = n * TM_DIN_LINE_MAX + TM_RENDER_SLACK;

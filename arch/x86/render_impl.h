@@ -213,8 +213,8 @@ render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
 /* tm_render_din_cols: eight refs of the columns at a time put in
  * registers as render_lines reads them, qwords addr, type, addr, type, ...
  * (a type's upper bytes zero), by two two-source qword permutes. */
-__attribute__((target(TM_AVX512))) static size_t
-render_cols_avx512(char *dst, const uint8_t *type, const uint64_t *addr, size_t n)
+__attribute__((target(TM_AVX512))) static size_t render_cols_avx512(char *dst, const uint8_t *type,
+                                                                    const uint64_t *addr, size_t n)
 {
         struct render_regs r;
         render_regs_load(&r);
