@@ -30,10 +30,11 @@ struct dent {
  * block uses, in the order it first uses them (slot 1 on), so that a
  * loop's instructions share cache lines; n1, n2 are the slots of s1's and
  * s2's entries, which takes the next instruction's entry without hashing
- * its PC or reading the index map. */
+ * its PC or reading the index map; at is its index in the map, so that
+ * the next block clears only the map's entries this one set. */
 struct cent {
         uint64_t s1, s2, pat;
-        uint32_t isz, n1, n2, pad;
+        uint32_t isz, n1, n2, at;
 };
 
 struct buf {
@@ -51,6 +52,7 @@ struct tmn_ws {
         ZSTD_DCtx *dc;
         int ref;         /* decode with dec_predict only (tmn_ws_reference) */
         uint32_t *imap;  /* index -> slot of ic, 0: none yet (fast decoder) */
+        uint32_t iused;  /* slots of ic in use (imap's entries set), UINT32_MAX: imap unknown */
         uint32_t dgen;   /* the fast decoder's block: struct dent's gen (0: none yet) */
         struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
 };
@@ -80,6 +82,7 @@ struct tmn_ws *tmn_ws_new(void)
         w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
         w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
         w->imap = malloc(sizeof *w->imap << TMN_TABLE_LOG);
+        w->iused = UINT32_MAX;
         w->ic = malloc(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
         if (!w->it || !w->dt || !w->imap || !w->ic) {
                 tmn_ws_free(w);
@@ -755,7 +758,14 @@ static void tables_reset_fast(struct tmn_ws *w, size_t n)
         while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
                 bits++;
         w->shift = 64 - bits;
-        memset(w->imap, 0, sizeof *w->imap << bits);
+        /* the map's entries the last block set, or all of it when they
+         * are many (a memset is faster than as many scattered stores) */
+        if (w->iused > (1u << TMN_TABLE_LOG) / 16)
+                memset(w->imap, 0, sizeof *w->imap << TMN_TABLE_LOG);
+        else
+                for (uint32_t k = 1; k <= w->iused; k++)
+                        w->imap[w->ic[k].at] = 0;
+        w->iused = 0;
         if (++w->dgen <= 1) {
                 memset(w->dt, 0, sizeof *w->dt << TMN_TABLE_LOG);
                 w->dgen = 1;
@@ -767,11 +777,11 @@ static void tables_reset_fast(struct tmn_ws *w, size_t n)
 static inline uint32_t cent_slot(struct cent *ic, uint32_t *imap, uint32_t *used, uint64_t pc,
                                  unsigned sh, uint32_t slot0)
 {
-        uint32_t *m = &imap[hash_pc(pc, sh)];
+        uint32_t at = hash_pc(pc, sh), *m = &imap[at];
         if (*m)
                 return *m;
         *m = ++*used;
-        ic[*m] = (struct cent){.n1 = slot0 ? slot0 : *m, .n2 = slot0 ? slot0 : *m};
+        ic[*m] = (struct cent){.n1 = slot0 ? slot0 : *m, .n2 = slot0 ? slot0 : *m, .at = at};
         return *m;
 }
 
@@ -958,10 +968,12 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
         }
         if (size1)
                 sp = spe;
+        w->iused = used;
         if (ih != ihe || dh != dhe || im != ime || dm != dme || tp != tpe || sp != spe)
-                goto fail;
+                return -1;
         return 0;
 fail:
+        w->iused = used;
         return -1;
 }
 
