@@ -25,7 +25,10 @@
 #     daemon, its index made already), through the page cache and with
 #     --direct-io, against zstdcat, in the same alternating rounds;
 #   - `tail -n 1 MNT/X.tmn/ascii` on a fresh mount: wall and the daemon's
-#     CPU time, medians of the rounds.
+#     CPU time, medians of the rounds;
+#   - the ceiling of those: `cat` of a file of the ascii view's size
+#     through a fresh mount of bench/fuse_floor (FUSE set up as tracemount
+#     is, serving memory, decoding nothing), page cache and --direct-io.
 # TM_BASE_BUILD, when set, is another build (e.g. main's) whose tracetool
 # and tracemount join the rounds as a baseline. Needs a release build
 # (TM_BUILD, default ./build), valgrind and fusermount3. Heavy steps run
@@ -81,11 +84,12 @@ echo
 run() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 > /dev/null | tail -1; }
 # the trace through a fresh mount of build $1 (options $2): cat of its ascii
 W=$(mktemp -d /tmp/tm-native-bench.XXXXXX)
-mkdir -p "$W/arch" "$W/mnt" "$W/cache"
+mkdir -p "$W/arch" "$W/mnt" "$W/cache" "$W/fmnt"
 ln "$T.tmn" "$W/arch/x.tmn" 2> /dev/null || cp "$T.tmn" "$W/arch/x.tmn"
 DPID=
 umnt() {
         if mountpoint -q "$W/mnt"; then fusermount3 -u "$W/mnt" || true; fi
+        if mountpoint -q "$W/fmnt"; then fusermount3 -u "$W/fmnt" || true; fi
         [ -z "$DPID" ] || wait "$DPID" 2> /dev/null || true
         DPID=
 }
@@ -101,9 +105,22 @@ mnt_cat() {
         run cat "$W/mnt/x.tmn/ascii"
         umnt
 }
+# FUSE alone (options $1): cat of a fresh fuse_floor file as big as the
+# ascii view, with the kernel read-ahead tracemount sets (fs/bdi.h)
+floor_cat() {
+        umnt
+        # shellcheck disable=SC2086
+        "$B/bench/fuse_floor" $1 "$W/sample" "$DIN" "$W/fmnt" -f < /dev/null >> "$W/floor.log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 200); do mountpoint -q "$W/fmnt" && break; sleep 0.05; done
+        echo 512 2> /dev/null > "/sys/class/bdi/$(mountpoint -d "$W/fmnt")/read_ahead_kb" || true
+        run cat "$W/fmnt/f"
+        umnt
+}
+"$TT" cat "$T.tmn" ascii | head -c 1048576 > "$W/sample" || true
 # mount the built daemon once, so that the index exists for every round
 mnt_cat "$B" "" > /dev/null
-cases=(zstdcat tt ttp mnt mntd)
+cases=(zstdcat tt ttp mnt mntd floor floord)
 [ -n "${TM_BASE_BUILD:-}" ] && cases+=(btt bmnt bmntd)
 declare -A W_ C_
 for r in $(seq "$ROUNDS"); do
@@ -114,6 +131,8 @@ for r in $(seq "$ROUNDS"); do
                 ttp) out=$(run "$TT" cat "$T.pdt2.zst" ascii) ;;
                 mnt) out=$(mnt_cat "$B" "") ;;
                 mntd) out=$(mnt_cat "$B" --direct-io) ;;
+                floor) out=$(floor_cat "") ;;
+                floord) out=$(floor_cat --direct-io) ;;
                 btt) out=$(run "$TM_BASE_BUILD/tools/tracetool" cat "$T.tmn" ascii) ;;
                 bmnt) out=$(mnt_cat "$TM_BASE_BUILD" "") ;;
                 bmntd) out=$(mnt_cat "$TM_BASE_BUILD" --direct-io) ;;
@@ -137,6 +156,8 @@ name() {
         ttp) echo "tracetool cat X.pdt2.zst ascii" ;;
         mnt) echo "cat MNT/X.tmn/ascii (fresh)" ;;
         mntd) echo "  the same, --direct-io" ;;
+        floor) echo "FUSE alone (fuse_floor), fresh" ;;
+        floord) echo "  the same, --direct-io" ;;
         btt) echo "base: tracetool cat X.tmn" ;;
         bmnt) echo "base: cat MNT/X.tmn/ascii" ;;
         bmntd) echo "base:   the same, --direct-io" ;;

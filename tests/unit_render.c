@@ -104,8 +104,8 @@ static uint64_t rand_digits(unsigned d)
 
 /* Render refs[0..n) with the implementation in force into a buffer of
  * exactly the documented room plus a guard, at offset off (dst need not be
- * aligned), and compare with snprintf. The refs are copied to an array of
- * exactly n, so reading past them is an ASan error. */
+ * aligned), and compare with snprintf; the same for tm_render_din_cols. The refs are copied to an
+ * array of exactly n, so reading past them is an ASan error. */
 static void check_batch_now(const struct tm_ref *refs, size_t n, size_t off)
 {
         size_t room = n * TM_DIN_LINE_MAX + TM_RENDER_SLACK;
@@ -128,6 +128,24 @@ static void check_batch_now(const struct tm_ref *refs, size_t n, size_t off)
                 assert_int_equal(buf[i], 'G');
         for (size_t i = off + room; i < off + room + GUARD; i++)
                 assert_int_equal(buf[i], 'G');
+        /* tm_render_din_cols of the same refs as two columns of exactly n */
+        uint8_t *ty = malloc(n ? n : 1);
+        uint64_t *ad = malloc(n ? n * sizeof *ad : 1);
+        assert_non_null(ty);
+        assert_non_null(ad);
+        for (size_t i = 0; i < n; i++) {
+                ty[i] = (uint8_t)refs[i].type;
+                ad[i] = refs[i].addr;
+        }
+        memset(buf, 'G', off + room + GUARD);
+        assert_int_equal(tm_render_din_cols(buf + off, ty, ad, n), wlen);
+        assert_memory_equal(buf + off, want, wlen);
+        for (size_t i = 0; i < off; i++)
+                assert_int_equal(buf[i], 'G');
+        for (size_t i = off + room; i < off + room + GUARD; i++)
+                assert_int_equal(buf[i], 'G');
+        free(ad);
+        free(ty);
         free(r);
         free(buf);
         free(want);

@@ -1,8 +1,8 @@
 /* render_impl.h: the din renderer's AVX-512 path, included by
- * codecs/address/render.c (which has render_batch_scalar, render_batch_fn and
- * struct render_impl) on x86-64. Compiled with target attributes, so the rest of the
- * build stays baseline x86-64; render_arch_choose() says at run time
- * whether this CPU runs it. */
+ * codecs/address/render.c (which has the scalar paths, render_batch_fn,
+ * render_cols_fn and struct render_impl) on x86-64. Compiled with target
+ * attributes, so the rest of the build stays baseline x86-64;
+ * render_arch_choose() says at run time whether this CPU runs it. */
 #ifndef TM_X86_RENDER_IMPL_H
 #define TM_X86_RENDER_IMPL_H
 
@@ -154,41 +154,87 @@ render_vector(char *p, const struct render_vlayout *l, __m512i hex, __m512i v0, 
 static const char render_hex64[64] = "0123456789abcdef0123456789abcdef"
                                      "0123456789abcdef0123456789abcdef";
 
+/* The tables render_lines uses, in registers. */
+struct render_regs {
+        struct render_vlayout l8, l12, l16;
+        __m512i hex, b32, q16;
+};
+
+__attribute__((target(TM_AVX512))) static inline void render_regs_load(struct render_regs *r)
+{
+        r->l8 = render_vlayout(&render_l8);
+        r->l12 = render_vlayout(&render_l12);
+        r->l16 = render_vlayout(&render_l16);
+        r->hex = _mm512_loadu_si512(render_hex64);
+        r->b32 = _mm512_set1_epi8(32);
+        r->q16 = _mm512_set1_epi64(16);
+}
+
+/* The lines of the first three to five of the refs in v0 and v1 (bytes
+ * 0..79 as in memory: four tm_refs, then a fifth) stored at *p, which
+ * moves on; returns how many refs they are. */
+__attribute__((target(TM_AVX512))) static inline unsigned
+render_lines(char **p, const struct render_regs *r, __m512i v0, __m512i v1)
+{
+        __m512i lz0 = _mm512_lzcnt_epi64(v0), lz1 = _mm512_lzcnt_epi64(v1);
+        /* Spread for 5 lines of 8 digits, the lzcnts also tell whether all
+         * five addresses fit in 8 digits. */
+        __m512i lzb = _mm512_permutex2var_epi8(lz0, r->l8.lz, lz1);
+        if (!_mm512_mask_cmplt_epu8_mask(r->l8.keep, lzb, r->b32)) {
+                *p += render_vector(*p, &r->l8, r->hex, v0, v1, lzb);
+                return 5;
+        }
+        if (!_mm512_mask_cmplt_epu64_mask(0x55, lz0, r->q16)) {
+                lzb = _mm512_permutex2var_epi8(lz0, r->l12.lz, lz1);
+                *p += render_vector(*p, &r->l12, r->hex, v0, v1, lzb);
+                return 4;
+        }
+        lzb = _mm512_permutex2var_epi8(lz0, r->l16.lz, lz1);
+        *p += render_vector(*p, &r->l16, r->hex, v0, v1, lzb);
+        return 3;
+}
+
 __attribute__((target(TM_AVX512))) static size_t
 render_batch_avx512(char *dst, const struct tm_ref *refs, size_t n)
 {
-        const struct render_vlayout l8 = render_vlayout(&render_l8);
-        const struct render_vlayout l12 = render_vlayout(&render_l12);
-        const struct render_vlayout l16 = render_vlayout(&render_l16);
-        const __m512i hex = _mm512_loadu_si512(render_hex64);
-        const __m512i b32 = _mm512_set1_epi8(32), q16 = _mm512_set1_epi64(16);
+        struct render_regs r;
+        render_regs_load(&r);
         char *p = dst;
         size_t i = 0;
         /* Five refs are read whatever the layout; the last few go scalar. */
         while (i + 5 <= n) {
                 __m512i v0 = _mm512_loadu_si512(refs + i);
                 __m512i v1 = _mm512_zextsi128_si512(_mm_loadu_si128((const void *)(refs + i + 4)));
-                __m512i lz0 = _mm512_lzcnt_epi64(v0), lz1 = _mm512_lzcnt_epi64(v1);
-                /* Spread for 5 lines of 8 digits, the lzcnts also tell
-                 * whether all five addresses fit in 8 digits. */
-                __m512i lzb = _mm512_permutex2var_epi8(lz0, l8.lz, lz1);
-                if (!_mm512_mask_cmplt_epu8_mask(l8.keep, lzb, b32)) {
-                        p += render_vector(p, &l8, hex, v0, v1, lzb);
-                        i += 5;
-                } else if (!_mm512_mask_cmplt_epu64_mask(0x55, lz0, q16)) {
-                        lzb = _mm512_permutex2var_epi8(lz0, l12.lz, lz1);
-                        p += render_vector(p, &l12, hex, v0, v1, lzb);
-                        i += 4;
-                } else {
-                        lzb = _mm512_permutex2var_epi8(lz0, l16.lz, lz1);
-                        p += render_vector(p, &l16, hex, v0, v1, lzb);
-                        i += 3;
-                }
+                i += render_lines(&p, &r, v0, v1);
         }
         return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
 }
 
-static const struct render_impl render_avx512 = {render_batch_avx512};
+/* tm_render_din_cols: eight refs of the columns at a time put in
+ * registers as render_lines reads them, qwords addr, type, addr, type, ...
+ * (a type's upper bytes zero), by two two-source qword permutes. */
+__attribute__((target(TM_AVX512))) static size_t render_cols_avx512(char *dst, const uint8_t *type,
+                                                                    const uint64_t *addr, size_t n)
+{
+        struct render_regs r;
+        render_regs_load(&r);
+        const __m512i lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+        const __m512i hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+        char *p = dst;
+        size_t i = 0;
+        /* Eight of each are read; the last few go scalar (masked loads
+         * measured slower). */
+        while (i + 8 <= n) {
+                __m512i a = _mm512_loadu_si512(addr + i);
+                __m512i t = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const void *)(type + i)));
+                __m512i v0 = _mm512_permutex2var_epi64(a, lo, t);
+                __m512i v1 = _mm512_permutex2var_epi64(a, hi, t);
+                i += render_lines(&p, &r, v0, v1);
+        }
+        return (size_t)(p - dst) + render_cols_scalar(p, type + i, addr + i, n - i);
+}
+
+static const struct render_impl render_avx512 = {render_batch_avx512, render_cols_avx512};
 
 /* The tm_cpu_slot arch of render.c: &render_avx512 if this CPU runs it,
  * its tables made; else NULL. */

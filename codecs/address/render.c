@@ -1,7 +1,8 @@
 /* render: the din line renderers. tm_render_din is inline in render.h;
- * here are tm_render_din_batch's portable implementation (tm_render_din
- * line after line) and the run-time choice between it and the vector ones
- * of arch/ (arch/x86/render_impl.h: AVX-512). */
+ * here are the portable implementations of tm_render_din_batch and
+ * tm_render_din_cols (tm_render_din line after line) and the run-time
+ * choice between them and the vector ones of arch/
+ * (arch/x86/render_impl.h: AVX-512). */
 #include "render.h"
 
 #include <stddef.h>
@@ -19,19 +20,29 @@ static size_t render_batch_scalar(char *dst, const struct tm_ref *refs, size_t n
         return (size_t)(p - dst);
 }
 
-typedef size_t render_batch_fn(char *dst, const struct tm_ref *refs, size_t n);
+static size_t render_cols_scalar(char *dst, const uint8_t *type, const uint64_t *addr, size_t n)
+{
+        char *p = dst;
+        for (size_t i = 0; i < n; i++)
+                p += tm_render_din(p, type[i], addr[i]);
+        return (size_t)(p - dst);
+}
 
-/* tm_render_din_batch's implementations: render_batch_scalar, or a vector
- * path of arch/ (tm_cpu.h). */
+typedef size_t render_batch_fn(char *dst, const struct tm_ref *refs, size_t n);
+typedef size_t render_cols_fn(char *dst, const uint8_t *type, const uint64_t *addr, size_t n);
+
+/* tm_render_din_batch's and tm_render_din_cols's implementations: the
+ * scalar ones, or a vector path of arch/ (tm_cpu.h). */
 struct render_impl {
         render_batch_fn *batch;
+        render_cols_fn *cols;
 };
 
 #ifdef TM_CPU_X86
 #include "../../arch/x86/render_impl.h"
 #endif
 
-static const struct render_impl render_portable = {render_batch_scalar};
+static const struct render_impl render_portable = {render_batch_scalar, render_cols_scalar};
 static struct tm_cpu_slot render_slot = {.arch = TM_CPU_ARCH(render_arch_choose),
                                          .portable = &render_portable};
 
@@ -43,6 +54,11 @@ static const struct render_impl *render_impl(void)
 size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n)
 {
         return render_impl()->batch(dst, refs, n);
+}
+
+size_t tm_render_din_cols(char *dst, const uint8_t *type, const uint64_t *addr, size_t n)
+{
+        return render_impl()->cols(dst, type, addr, n);
 }
 
 const char *tm_render_din_batch_impl(void)

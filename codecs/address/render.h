@@ -72,6 +72,13 @@ static inline unsigned tm_render_din(char *dst, unsigned type, uint64_t addr)
  * TM_NO_SIMD=1 (codecs/common/tm_cpu.h) then; otherwise portable C. */
 size_t tm_render_din_batch(char *dst, const struct tm_ref *refs, size_t n);
 
+/* The same for references held as two columns: reference i is (type[i],
+ * addr[i]). Same bytes, room, slack and choice of implementation as
+ * tm_render_din_batch; type and addr are read only in [0, n). For a
+ * decoder that keeps its records as columns, so that they are not copied
+ * into struct tm_ref first. */
+size_t tm_render_din_cols(char *dst, const uint8_t *type, const uint64_t *addr, size_t n);
+
 /* The implementation tm_render_din_batch uses, choosing it if that is not
  * done yet: "avx512" or "scalar". For benchmarks and logs. */
 const char *tm_render_din_batch_impl(void);

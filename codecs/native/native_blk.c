@@ -17,20 +17,24 @@ struct ient {
         uint32_t isz, pad;
 };
 
-/* The data table, keyed by (PC, position): its addresses, its size. */
+/* The data table, keyed by (PC, position): its addresses, its size. The
+ * fast decoder does not clear the table a block: an entry whose gen is not
+ * that block's tmn_ws.dgen counts as all zero (the reference's clearing
+ * makes gen 0, which no block of the fast decoder has). */
 struct dent {
         uint64_t a1, a2;
-        uint32_t sz, pad;
+        uint32_t sz, gen;
 };
 
 /* The fast decoder's instruction table: the entries of the indices a
  * block uses, in the order it first uses them (slot 1 on), so that a
  * loop's instructions share cache lines; n1, n2 are the slots of s1's and
  * s2's entries, which takes the next instruction's entry without hashing
- * its PC or reading the index map. */
+ * its PC or reading the index map; at is its index in the map, so that
+ * the next block clears only the map's entries this one set. */
 struct cent {
         uint64_t s1, s2, pat;
-        uint32_t isz, n1, n2, pad;
+        uint32_t isz, n1, n2, at;
 };
 
 struct buf {
@@ -49,6 +53,8 @@ struct tmn_ws {
         ZSTD_DCtx *dc;
         int ref;         /* decode with dec_predict only (tmn_ws_reference) */
         uint32_t *imap;  /* index -> slot of ic, 0: none yet (fast decoder) */
+        uint32_t iused;  /* slots of ic in use (imap's entries set), UINT32_MAX: imap unknown */
+        uint32_t dgen;   /* the fast decoder's block: struct dent's gen (0: none yet) */
         struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
 };
 
@@ -77,6 +83,7 @@ struct tmn_ws *tmn_ws_new(void)
         w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
         w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
         w->imap = malloc(sizeof *w->imap << TMN_TABLE_LOG);
+        w->iused = UINT32_MAX;
         w->ic = malloc(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
         if (!w->it || !w->dt || !w->imap || !w->ic) {
                 tmn_ws_free(w);
@@ -792,15 +799,27 @@ static const uint64_t pos_key[TMN_POS_MAX + 1] = {
 };
 
 /* The fast decoder's tables for a block of n records: the data table
- * and the instruction table's index map, as tables_reset. */
+ * (a new generation; cleared whole at the first and when the count wraps:
+ * clearing it a block costs 5% of the decoder's samples) and the
+ * instruction table's index map, as tables_reset. */
 static void tables_reset_fast(struct tmn_ws *w, size_t n)
 {
         unsigned bits = 2;
         while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
                 bits++;
         w->shift = 64 - bits;
-        memset(w->imap, 0, sizeof *w->imap << bits);
-        memset(w->dt, 0, sizeof *w->dt << bits);
+        /* the map's entries the last block set, or all of it when they
+         * are many (a memset is faster than as many scattered stores) */
+        if (w->iused > (1u << TMN_TABLE_LOG) / 16)
+                memset(w->imap, 0, sizeof *w->imap << TMN_TABLE_LOG);
+        else
+                for (uint32_t k = 1; k <= w->iused; k++)
+                        w->imap[w->ic[k].at] = 0;
+        w->iused = 0;
+        if (++w->dgen <= 1) {
+                memset(w->dt, 0, sizeof *w->dt << TMN_TABLE_LOG);
+                w->dgen = 1;
+        }
 }
 
 /* The slot of pc's entry, made (all zero, its successors PC 0's, in
@@ -808,11 +827,11 @@ static void tables_reset_fast(struct tmn_ws *w, size_t n)
 static inline uint32_t cent_slot(struct cent *ic, uint32_t *imap, uint32_t *used, uint64_t pc,
                                  unsigned sh, uint32_t slot0)
 {
-        uint32_t *m = &imap[hash_pc(pc, sh)];
+        uint32_t at = hash_pc(pc, sh), *m = &imap[at];
         if (*m)
                 return *m;
         *m = ++*used;
-        ic[*m] = (struct cent){.n1 = slot0 ? slot0 : *m, .n2 = slot0 ? slot0 : *m};
+        ic[*m] = (struct cent){.n1 = slot0 ? slot0 : *m, .n2 = slot0 ? slot0 : *m, .at = at};
         return *m;
 }
 
@@ -879,6 +898,7 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
         uint32_t *const imap = w->imap;
         struct dent *const dt = w->dt;
         const unsigned sh = w->shift;
+        const uint32_t gen = w->dgen;
         uint32_t used = 0;
         uint64_t prev_pc = 0, prev_data = 0, v;
         uint32_t prev_sz = 0, sz = 0;
@@ -967,7 +987,9 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                                             0x9E3779B97F4A7C15ull) >>
                                            sh)];
                         unsigned c = dh[x];
-                        uint64_t a1 = d->a1, a2 = d->a2;
+                        int live = d->gen == gen;
+                        uint64_t a1 = live ? d->a1 : 0, a2 = live ? d->a2 : 0;
+                        uint32_t dsz = live ? d->sz : 0;
                         uint64_t a = c == 1 ? a2 : c == 0 || c == 3 ? a1 : prev_data;
                         unsigned len, miss = c >= 3;
                         uint64_t z = var_peek(dm, &len);
@@ -981,7 +1003,9 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                                 goto fail;
                         a += unzigzag(z);
                         if (sized)
-                                SIZE_NEXT(d->sz, j + x, fail);
+                                SIZE_NEXT(dsz, j + x, fail);
+                        d->sz = dsz;
+                        d->gen = gen;
                         d->a2 = a != a1 ? a1 : a2;
                         d->a1 = a;
                         prev_data = a;
@@ -994,10 +1018,12 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
         }
         if (size1)
                 sp = spe;
+        w->iused = used;
         if (ih != ihe || dh != dhe || im != ime || dm != dme || tp != tpe || sp != spe)
-                goto fail;
+                return -1;
         return 0;
 fail:
+        w->iused = used;
         return -1;
 }
 

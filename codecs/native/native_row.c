@@ -376,19 +376,8 @@ static ssize_t native_decode_batch(void *ctx, struct tm_rstate *st, const uint8_
 #define TEXT_MIN 256   /* fewer than this, after some: left to the next call */
 static struct tm_tls text_slot = TM_TLS_INIT(TEXT_COLS * sizeof(struct tm_ref));
 
-/* The records [at, at + m) of t as references into text_refs: every one,
- * or those of type kind (the count). */
-static size_t refs_all(struct tm_ref *text_refs, const struct tcache *t, size_t at, size_t m)
-{
-        const uint64_t *a = t->addr + at;
-        const uint8_t *ty = t->type + at;
-        for (size_t i = 0; i < m; i++) {
-                text_refs[i].addr = a[i];
-                text_refs[i].type = ty[i];
-        }
-        return m;
-}
-
+/* The records [at, at + m) of t of type kind as references into text_refs
+ * (the count). */
 static size_t refs_of(struct tm_ref *text_refs, const struct tcache *t, size_t at, size_t m,
                       uint32_t kind)
 {
@@ -443,9 +432,13 @@ static size_t native_text(struct tm_rstate *st, const uint8_t *in, size_t len, u
                 m = take(&s, t, b, len - off, 0, m, &end);
                 if (m == 0)
                         break;
-                size_t k = kind < 0 ? refs_all(text_refs, t, s.done, m)
-                                    : refs_of(text_refs, t, s.done, m, (uint32_t)kind);
-                w += tm_render_din_batch(dst + w, text_refs, k);
+                size_t k = m;
+                if (kind < 0) /* the columns as they are */
+                        w += tm_render_din_cols(dst + w, t->type + s.done, t->addr + s.done, m);
+                else {
+                        k = refs_of(text_refs, t, s.done, m, (uint32_t)kind);
+                        w += tm_render_din_batch(dst + w, text_refs, k);
+                }
                 size_t u = 0;
                 advance(&s, t, m, end, &u);
                 off += u;
