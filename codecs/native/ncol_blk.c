@@ -849,6 +849,35 @@ struct hio {
         struct rd rd[3];
 };
 
+/* The misses (8 bytes LE each in w->hst[1]) as byte planes: the low
+ * bytes of all, then the second bytes, ... */
+static int heap_planes(struct ncol_ws *w)
+{
+        struct stream *b = &w->hst[1], *t = &w->dec[0];
+        size_t m = b->len / 8;
+        if (grow(t, b->len) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < m; i++)
+                for (int k = 0; k < 8; k++)
+                        t->p[k * m + i] = b->p[8 * i + k];
+        memcpy(b->p, t->p, b->len);
+        return 0;
+}
+
+/* The next miss of the planes at s (s->pos counts misses). */
+static int heap_miss_get(struct rd *s, uint64_t *v)
+{
+        size_t m = s->len / 8;
+        if (s->len % 8 || s->pos >= m)
+                return -1;
+        uint64_t x = 0;
+        for (int k = 0; k < 8; k++)
+                x |= (uint64_t)s->p[k * m + s->pos] << 8 * k;
+        s->pos++;
+        *v = x;
+        return 0;
+}
+
 /* One address event ev (size, old as ncol_heap_guess's) at *v: coded
  * into w->hst, or decoded into *v. */
 static int heap_ev(struct ncol_ws *w, struct hio *io, int ev, uint64_t size, uint64_t old,
@@ -864,8 +893,8 @@ static int heap_ev(struct ncol_ws *w, struct hio *io, int ev, uint64_t size, uin
                 if (code < NCOL_H_MISS) {
                         if (ncol_heap_guess(h, ev, size, old, code, v) < 0)
                                 return -1;
-                } else if (code <= NCOL_H_MISS2) {
-                        if (get_varint(&io->rd[1], &x) < 0)
+                } else if (code < NCOL_H_RANK) {
+                        if (heap_miss_get(&io->rd[1], &x) < 0)
                                 return -1;
                         *v = ncol_heap_ref(h, ev, code) + unzz(x);
                 } else {
@@ -889,11 +918,18 @@ static int heap_ev(struct ncol_ws *w, struct hio *io, int ev, uint64_t size, uin
                 } else if (r >= 0) {
                         code = NCOL_H_RANK0 + (unsigned)r;
                 } else {
-                        /* the nearer of the two references */
-                        uint64_t d1 = zz(*v - ncol_heap_ref(h, ev, NCOL_H_MISS));
-                        uint64_t d2 = zz(*v - ncol_heap_ref(h, ev, NCOL_H_MISS2));
-                        code = d2 < d1 ? NCOL_H_MISS2 : NCOL_H_MISS;
-                        rc = put_varint(&w->hst[1], d2 < d1 ? d2 : d1);
+                        /* the nearest reference */
+                        code = NCOL_H_MISS;
+                        x = zz(*v - ncol_heap_ref(h, ev, code));
+                        for (unsigned j = NCOL_H_MISS2; j < NCOL_H_RANK; j++)
+                                if (zz(*v - ncol_heap_ref(h, ev, j)) < x) {
+                                        x = zz(*v - ncol_heap_ref(h, ev, j));
+                                        code = j;
+                                }
+                        uint8_t le[8];
+                        for (int b = 0; b < 8; b++)
+                                le[b] = (uint8_t)(x >> 8 * b);
+                        rc = put(&w->hst[1], le, 8);
                 }
                 uint8_t cb = (uint8_t)code;
                 if (rc < 0 || put(&w->hst[0], &cb, 1) < 0)
@@ -968,6 +1004,8 @@ static int heap_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, size
         for (int k = 0; k < 3; k++)
                 w->hst[k].len = 0;
         int rc = heap_walk(w, &io, (uint32_t)n);
+        if (rc == 0)
+                rc = heap_planes(w);
         *size = 0;
         for (int k = 0; rc == 0 && k < 3; k++)
                 *size += stored_size(w, &w->hst[k], PICK_LEVEL);
@@ -991,7 +1029,9 @@ static int heap_decode(struct ncol_ws *w, unsigned f, int meth)
         int rc = heap_walk(w, &io, w->c.nrec);
         if (rc < 0)
                 return rc;
-        for (int k = 0; k < 3; k++)
+        if (io.rd[1].pos != io.rd[1].len / 8 || io.rd[1].len % 8)
+                return -1;
+        for (int k = 0; k < 3; k += 2)
                 if (io.rd[k].pos != io.rd[k].len)
                         return -1;
         w->heaped = 1;

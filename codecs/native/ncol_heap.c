@@ -24,7 +24,7 @@ struct ncol_heap {
         uint64_t stack[NCOL_HEAP_CLASSES][NCOL_HEAP_DEPTH]; /* [0] the most recent */
         uint8_t depth[NCOL_HEAP_CLASSES];
         uint64_t class_end[NCOL_HEAP_CLASSES];
-        uint64_t bump, carve, last[2], miss[2];
+        uint64_t bump, carve, last[2], miss[2][NCOL_HEAP_MISSES]; /* [0] the last */
 };
 
 void ncol_heap_map_of(const struct tm_schema *s, struct ncol_heap_map *m)
@@ -117,7 +117,7 @@ int ncol_heap_reset(struct ncol_heap *h, size_t n)
         order_reset(&h->gone, n);
         memset(h->depth, 0, sizeof h->depth);
         memset(h->class_end, 0, sizeof h->class_end);
-        h->miss[0] = h->miss[1] = 0;
+        memset(h->miss, 0, sizeof h->miss);
         h->top = 1;
         while ((size_t)h->top * 2 <= n)
                 h->top *= 2;
@@ -227,7 +227,8 @@ int ncol_heap_code(const struct ncol_heap *h, int ev, uint64_t size, uint64_t ol
 
 uint64_t ncol_heap_ref(const struct ncol_heap *h, int ev, unsigned code)
 {
-        return code == NCOL_H_MISS2 ? h->miss[ev == NCOL_HE_FREE] : h->last[ev == NCOL_HE_FREE];
+        unsigned j = code - NCOL_H_MISS2;
+        return j < NCOL_HEAP_MISSES ? h->miss[ev == NCOL_HE_FREE][j] : h->last[ev == NCOL_HE_FREE];
 }
 
 /* An allocation ranks among the freed addresses, a free among the live. */
@@ -287,8 +288,11 @@ void ncol_heap_see(struct ncol_heap *h, int ev, uint64_t size, uint64_t v, unsig
         if (ev == NCOL_HE_OTHER)
                 return;
         h->last[ev == NCOL_HE_FREE] = v;
-        if (code == NCOL_H_MISS || code == NCOL_H_MISS2)
-                h->miss[ev == NCOL_HE_FREE] = v;
+        if (code >= NCOL_H_MISS && code < NCOL_H_RANK) {
+                uint64_t *m = h->miss[ev == NCOL_HE_FREE];
+                memmove(m + 1, m, (NCOL_HEAP_MISSES - 1) * sizeof *m);
+                m[0] = v;
+        }
         if (v == 0)
                 return;
         size_t i = slot_of(h, v);

@@ -29,6 +29,7 @@
 
 #define NCOL_HEAP_CLASSES 1024 /* size classes: 16-byte chunk steps, the last holds the rest */
 #define NCOL_HEAP_DEPTH 8      /* freed addresses a class remembers */
+#define NCOL_HEAP_MISSES 4     /* misses of a sort a miss is coded against */
 
 /* Hit codes of method 5 (a byte an address event). */
 enum ncol_heap_code {
@@ -38,9 +39,9 @@ enum ncol_heap_code {
         NCOL_H_CARVE,     /* the end of the last allocation not taken from a free stack */
         NCOL_H_CLASS,     /* the end of the last allocation of the size class */
         NCOL_H_STACK0,    /* .. + 7: the class's free stack, depth 0..7 */
-        NCOL_H_MISS = NCOL_H_STACK0 + NCOL_HEAP_DEPTH, /* B: zigzag varint of v - the last of the sort */
-        NCOL_H_MISS2,     /* B: zigzag varint of v - the last miss of the sort */
-        NCOL_H_RANK,      /* C: varint rank - NCOL_H_RANKS */
+        NCOL_H_MISS = NCOL_H_STACK0 + NCOL_HEAP_DEPTH, /* B: zigzag(v - the last of the sort) */
+        NCOL_H_MISS2,     /* .. + 3: B: v - the last miss of the sort, .. the fourth last */
+        NCOL_H_RANK = NCOL_H_MISS2 + NCOL_HEAP_MISSES, /* C: varint rank - NCOL_H_RANKS */
         NCOL_H_RANK0      /* .. 255: rank code - NCOL_H_RANK0 */
 };
 #define NCOL_H_RANKS (256 - NCOL_H_RANK0)
@@ -77,7 +78,7 @@ int ncol_heap_guess(const struct ncol_heap *h, int ev, uint64_t size, uint64_t o
 int ncol_heap_code(const struct ncol_heap *h, int ev, uint64_t size, uint64_t old, uint64_t v);
 /* A miss's reference for an event ev (v is coded as v - ref): code
  * NCOL_H_MISS's the last address of an event of its sort (allocations,
- * frees), NCOL_H_MISS2's the last miss of its sort. */
+ * frees), NCOL_H_MISS2 + j's the j-th last miss of its sort (0 the last). */
 uint64_t ncol_heap_ref(const struct ncol_heap *h, int ev, unsigned code);
 /* v's rank for an event ev, the most recent 0: an allocation's among the
  * freed addresses (of frees in the block, not allocated since), a free's
