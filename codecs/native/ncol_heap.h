@@ -16,9 +16,10 @@
  * heap schema, and a block's fields decode in schema order.
  *
  * State is reset at each block. Memory: the free stacks, 2^10 classes of
- * 8 addresses and the end of its last allocation (72 KiB); for a block of n records, the live set's hash of
- * 2^ceil(log2 4n) slots of 24 bytes and 12 bytes a record for the
- * allocation times (about 7 MiB at n = 2^16). */
+ * 8 addresses and the end of its last allocation (72 KiB); for a block
+ * of n records, a hash of the block's addresses, 2^ceil(log2 4n) slots of
+ * 21 bytes, and the two orders (live by allocation, freed by free), 24
+ * bytes a record: about 7 MiB at n = 2^16. */
 #ifndef TM_NCOL_HEAP_H
 #define TM_NCOL_HEAP_H
 
