@@ -193,7 +193,7 @@ static void test_streams(void **unused)
         assert_int_equal(m.role[TM_HK_COMMENT], NCOL_HR_NONE);
         struct ncol_heap *h = ncol_heap_new();
         assert_non_null(h);
-        assert_int_equal(ncol_heap_reset(h, 64), 0);
+        assert_int_equal(ncol_heap_reset(h, 64, 128), 0);
         const uint64_t none = ~(uint64_t)0;
         uint64_t v;
         /* 40 bytes at 0x1000: a miss; the next 40 at the chunk's end (48 bytes on) */

@@ -108,7 +108,7 @@ struct ncol_cols {
  * variable field's bytes; tables of 4 x 2^12 x 8 bytes; the move-to-front
  * structure, 28 bytes a record (encoder) or 12 (decoder); the streams of
  * one block; for a schema with the allocator model (ncol_heap.h) its
- * tables, about 7 MiB at blocks of 2^16 records. */
+ * tables, at most 5.6 MiB at blocks of 2^16 records. */
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);
 void ncol_ws_free(struct ncol_ws *w);

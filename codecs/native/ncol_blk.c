@@ -947,7 +947,12 @@ static int heap_walk(struct ncol_ws *w, struct hio *io, uint32_t n)
         uint64_t *sz = w->c.col[hm->size], *a = w->c.col[hm->addr];
         uint64_t *na = hm->naddr < TM_SCHEMA_FIELDS_MAX ? w->c.col[hm->naddr] : NULL;
         const uint64_t none = ~(uint64_t)0;
-        int rc = ncol_heap_reset(w->heap, n);
+        size_t events = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                unsigned r = hm->role[w->c.kind[i]];
+                events += r == NCOL_HR_REALLOC ? 2 : r == NCOL_HR_ALLOC || r == NCOL_HR_FREE;
+        }
+        int rc = ncol_heap_reset(w->heap, n, events);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
                 unsigned k = w->c.kind[i];
                 if (io->dec) {

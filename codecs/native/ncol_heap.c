@@ -13,12 +13,17 @@ struct order {
         uint32_t now, marks;
 };
 
+/* An address of the block (one cache line's part, for the lookup). */
+struct slot {
+        uint64_t key;
+        uint32_t time; /* in live (an allocation's) or gone (a free's); 0: an empty slot */
+        uint16_t cls;  /* its size's class; NCOL_HEAP_CLASSES: not known */
+        uint16_t dead;
+};
+
 struct ncol_heap {
-        /* every address of the block: -> (size, time, dead), linear probing */
-        uint64_t *key, *size;
-        uint32_t *time; /* in live (an allocation's) or dead (a free's); 0: an empty slot */
-        uint8_t *dead;
-        size_t hcap, n;
+        struct slot *slot; /* every address of the block, linear probing */
+        size_t hcap, hmax, n;
         struct order live, gone;
         uint32_t top;
         uint64_t stack[NCOL_HEAP_CLASSES][NCOL_HEAP_DEPTH]; /* [0] the most recent */
@@ -63,10 +68,7 @@ struct ncol_heap *ncol_heap_new(void)
 
 static void tables_free(struct ncol_heap *h)
 {
-        free(h->key);
-        free(h->size);
-        free(h->time);
-        free(h->dead);
+        free(h->slot);
         free(h->live.fen);
         free(h->live.at);
         free(h->gone.fen);
@@ -87,32 +89,30 @@ static void order_reset(struct order *o, size_t n)
         o->now = o->marks = 0;
 }
 
-int ncol_heap_reset(struct ncol_heap *h, size_t n)
+int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
 {
         size_t c = 16;
-        while (c < 4 * n)
+        while (c < events + events / 2 + 1)
                 c <<= 1;
-        if (n > h->n || c > h->hcap) {
+        if (n > h->n || c > h->hmax) {
                 tables_free(h);
-                h->key = malloc(c * sizeof *h->key);
-                h->size = malloc(c * sizeof *h->size);
-                h->time = malloc(c * sizeof *h->time);
-                h->dead = malloc(c);
+                h->slot = malloc(c * sizeof *h->slot);
                 h->live.fen = malloc((n + 1) * sizeof(uint32_t));
                 h->live.at = malloc((n + 1) * sizeof(uint64_t));
                 h->gone.fen = malloc((n + 1) * sizeof(uint32_t));
                 h->gone.at = malloc((n + 1) * sizeof(uint64_t));
-                h->n = h->hcap = 0;
-                if (!h->key || !h->size || !h->time || !h->dead || !h->live.fen || !h->live.at ||
+                h->n = h->hmax = 0;
+                if (!h->slot || !h->live.fen || !h->live.at ||
                     !h->gone.fen || !h->gone.at) {
                         tables_free(h);
                         memset(h, 0, sizeof *h);
                         return -ENOMEM;
                 }
                 h->n = n;
+                h->hmax = c;
         }
         h->hcap = c;
-        memset(h->time, 0, c * sizeof *h->time);
+        memset(h->slot, 0, c * sizeof *h->slot);
         order_reset(&h->live, n);
         order_reset(&h->gone, n);
         memset(h->depth, 0, sizeof h->depth);
@@ -145,7 +145,7 @@ static uint64_t chunk_end(uint64_t v, uint64_t s)
 static size_t slot_of(const struct ncol_heap *h, uint64_t v)
 {
         size_t i = (size_t)((v * 0x9E3779B97F4A7C15ull) >> 32) & (h->hcap - 1);
-        while (h->time[i] && h->key[i] != v)
+        while (h->slot[i].time && h->slot[i].key != v)
                 i = (i + 1) & (h->hcap - 1);
         return i;
 }
@@ -240,10 +240,10 @@ static const struct order *order_of(const struct ncol_heap *h, int ev)
 int64_t ncol_heap_rank(const struct ncol_heap *h, int ev, uint64_t v)
 {
         const struct order *o = order_of(h, ev);
-        size_t i = slot_of(h, v);
-        if (!o || !h->time[i] || h->dead[i] != (o == &h->gone))
+        const struct slot *e = &h->slot[slot_of(h, v)];
+        if (!o || !e->time || e->dead != (o == &h->gone))
                 return -1;
-        return (int64_t)(o->marks - fen_sum(o, h->time[i]));
+        return (int64_t)(o->marks - fen_sum(o, e->time));
 }
 
 int ncol_heap_at(const struct ncol_heap *h, int ev, uint64_t r, uint64_t *v)
@@ -295,24 +295,24 @@ void ncol_heap_see(struct ncol_heap *h, int ev, uint64_t size, uint64_t v, unsig
         }
         if (v == 0)
                 return;
-        size_t i = slot_of(h, v);
-        int known = h->time[i] != 0;
+        struct slot *e = &h->slot[slot_of(h, v)];
+        int known = e->time != 0;
         if (known) /* off its list */
-                order_unmark(h, h->dead[i] ? &h->gone : &h->live, h->time[i]);
+                order_unmark(h, e->dead ? &h->gone : &h->live, e->time);
         if (ev == NCOL_HE_FREE) {
-                if (known && !h->dead[i])
-                        stack_push(h, size_class(h->size[i]), v);
+                if (known && !e->dead)
+                        stack_push(h, e->cls, v);
                 else if (!known)
-                        h->size[i] = ~(uint64_t)0; /* allocated before the block */
+                        e->cls = NCOL_HEAP_CLASSES; /* allocated before the block */
         } else {
                 if (!stack_take(h, size_class(size), v))
                         h->carve = chunk_end(v, size);
                 h->bump = chunk_end(v, size);
-                h->class_end[size_class(size)] = h->bump;
-                h->size[i] = size;
+                e->cls = (uint16_t)size_class(size);
+                h->class_end[e->cls] = h->bump;
         }
-        h->key[i] = v;
-        h->dead[i] = ev == NCOL_HE_FREE;
+        e->key = v;
+        e->dead = ev == NCOL_HE_FREE;
         /* a block of n records has at most n events of a sort, so a time is free */
-        h->time[i] = order_mark(h, h->dead[i] ? &h->gone : &h->live, v);
+        e->time = order_mark(h, e->dead ? &h->gone : &h->live, v);
 }

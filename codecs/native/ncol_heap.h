@@ -17,9 +17,10 @@
  *
  * State is reset at each block. Memory: the free stacks, 2^10 classes of
  * 8 addresses and the end of its last allocation (72 KiB); for a block
- * of n records, a hash of the block's addresses, 2^ceil(log2 4n) slots of
- * 21 bytes, and the two orders (live by allocation, freed by free), 24
- * bytes a record: about 7 MiB at n = 2^16. */
+ * of n records with e allocation and free events (e <= 2n), a hash of
+ * the block's addresses, 2^ceil(log2 (1.5e + 1)) slots of 16 bytes, and
+ * the two orders (live by allocation, freed by free), 24 bytes a record:
+ * 3.6 MiB at n = 2^16 and e < 87382, 5.6 MiB at most. */
 #ifndef TM_NCOL_HEAP_H
 #define TM_NCOL_HEAP_H
 
@@ -63,11 +64,12 @@ struct ncol_heap_map {
 void ncol_heap_map_of(const struct tm_schema *s, struct ncol_heap_map *m);
 
 /* The model's state; new and free; reset before each block with the
- * number of records n (up to 2^16). */
+ * number of records n (up to 2^16) and of allocation and free events
+ * (at most n of each sort). 0 or -ENOMEM. */
 struct ncol_heap;
 struct ncol_heap *ncol_heap_new(void);
 void ncol_heap_free(struct ncol_heap *h);
-int ncol_heap_reset(struct ncol_heap *h, size_t n);
+int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events);
 
 /* The value code c (below NCOL_H_MISS) predicts for an event ev of size
  * bytes (an allocation's), with old the record's old address (a realloc's
