@@ -8,8 +8,9 @@
  *              named otherwise), and decodes to the same columns;
  *   hostile    frees of addresses never allocated, double frees, an
  *              allocation at a live address, address 0, sizes 0 and
- *              2^64 - 1, 1000 threads, random addresses: whatever method
- *              the writer picks, the columns come back the same;
+ *              2^64 - 1, 1000 threads, random addresses, reallocs all
+ *              misses: whatever method the writer picks, the columns
+ *              come back the same;
  *   streams    method 5's codes walked by hand: a stack hit, the end of
  *              the last allocation, in place, a rank among the freed and
  *              among the live addresses, each where the model says;
@@ -178,6 +179,14 @@ static void test_hostile(void **unused)
                 uint8_t meth[TM_SCHEMA_FIELDS_MAX];
                 round_trip(&tm_schema_heap, r, n, &len, meth);
         }
+        /* every record a realloc of two new addresses: misses past the
+         * streams' limit if method 5 took them (16 bytes a record) */
+        size_t m = 4000, len;
+        for (size_t i = 0; i < m; i++)
+                set(&r[i], TM_HK_REALLOC_ALLOC_FREE,
+                    (uint64_t[]){i, rnd(&seed), rnd(&seed), 1, 0, i});
+        uint8_t meth[TM_SCHEMA_FIELDS_MAX];
+        round_trip(&tm_schema_heap, r, m, &len, meth);
         free(r);
 }
 

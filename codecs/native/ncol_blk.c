@@ -529,7 +529,10 @@ static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsign
                         return rc;
                 if ((rc = heap_encode(w, r, n, &hsize)) < 0)
                         return rc;
-                w->heaped = m && hsize < best_size + nbest;
+                /* and only when its streams fit a reader's limit (8 bytes a miss) */
+                size_t max = 10 * n + 16;
+                w->heaped = m && hsize < best_size + nbest && w->hst[0].len <= max &&
+                            w->hst[1].len <= max && w->hst[2].len <= max;
                 if (w->heaped) {
                         best = NCOL_M_HEAP;
                         st = w->hst;
