@@ -12,12 +12,18 @@
  *  1  records of a schema with numbers, text and a list (4 bytes each:
  *     kind, a value step, a length, a byte), written through the row in
  *     blocks of 2^4 at zstd level 1 and decoded back whole and in windows:
- *     the same records, or abort. */
+ *     the same records, or abort; with bit 1 also set, heap records
+ *     instead (4 bytes each: kind, an address from a pool of 16 or the end
+ *     of the last allocation, a size, a step) through one block of
+ *     tm_schema_heap at zstd level 1 and back, so that the allocator model
+ *     (ncol_heap.h, method 5) codes and decodes what the fuzzer makes:
+ *     the same columns, or abort. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "codecs/heap/heap.h"
 #include "codecs/native/ncol.h"
 #include "fz_rec.h"
 #include "fz_tmn.h"
@@ -102,6 +108,53 @@ static void ncf_round_trip(const uint8_t *d, size_t n)
         }
 }
 
+static void ncf_heap_round_trip(const uint8_t *d, size_t n)
+{
+        static struct tm_rec r[FZR_MAX];
+        static struct ncol_ws *w, *dw;
+        uint64_t pool[16], end = 0x1000;
+        for (unsigned i = 0; i < 16; i++)
+                pool[i] = 0x1000 + 48 * i;
+        size_t k = 0;
+        for (; n >= 4 && k < FZR_MAX; d += 4, n -= 4, k++) {
+                static const uint8_t kinds[] = {TM_HK_ALLOC,          TM_HK_FREE,
+                                                TM_HK_REALLOC,        TM_HK_REALLOC_ALLOC,
+                                                TM_HK_REALLOC_FREE,   TM_HK_REALLOC_ALLOC_FREE,
+                                                TM_HK_CREATE_THREAD,  TM_HK_ALLOC};
+                unsigned kind = kinds[d[0] & 7];
+                uint64_t a = d[1] & 16 ? end : d[1] == 0xff ? 0 : pool[d[1] & 15];
+                uint64_t size = d[0] & 8 ? (uint64_t)d[2] << (d[3] & 63) : d[2];
+                r[k] = (struct tm_rec){.kind = kind, .var = {(const uint8_t *)""}};
+                uint64_t v[7] = {size, a, pool[d[3] & 15], d[3] >> 6, 0, k, 0};
+                if (kind == TM_HK_FREE)
+                        v[0] = a, v[1] = d[3] >> 6, v[2] = 0, v[3] = k, v[4] = 0;
+                if (kind == TM_HK_CREATE_THREAD)
+                        v[0] = d[3], v[1] = k, v[2] = 0;
+                memcpy(r[k].v, v, sizeof v);
+                if (kind == TM_HK_ALLOC)
+                        r[k].v[2] = d[3] >> 6, r[k].v[3] = 0, r[k].v[4] = k, r[k].v[5] = 0;
+                end = a + 16 * (((size & 0xffff) + 23) / 16);
+        }
+        if (!k)
+                return;
+        if (!w && (!(w = ncol_ws_new(&tm_schema_heap)) || !(dw = ncol_ws_new(&tm_schema_heap))))
+                abort();
+        const uint8_t *p;
+        size_t len;
+        const struct ncol_cols *c;
+        struct tm_err err = {0};
+        if (ncol_block_encode(w, r, k, 1, &p, &len, NULL) < 0 ||
+            ncol_block_decode(dw, p, len, 0, &c, &err) < 0 || c->nrec != k)
+                abort();
+        for (size_t i = 0; i < k; i++) {
+                struct tm_rec g;
+                ncol_rec(&tm_schema_heap, c, (uint32_t)i, &g);
+                const struct tm_kind *kd = &tm_schema_heap.kind[r[i].kind];
+                if (g.kind != r[i].kind || memcmp(g.v, r[i].v, (kd->nfields - 1) * 8) != 0)
+                        abort();
+        }
+}
+
 static void ncf_file(const uint8_t *data, size_t size)
 {
         if (size < 2)
@@ -131,7 +184,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         if (size < 1)
                 return 0;
-        if (data[0] & 1)
+        if ((data[0] & 3) == 3)
+                ncf_heap_round_trip(data + 1, size - 1);
+        else if (data[0] & 1)
                 ncf_round_trip(data + 1, size - 1);
         else
                 ncf_file(data + 1, size - 1);

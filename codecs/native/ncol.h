@@ -11,7 +11,8 @@
  * last of the kind, FCM order 1, DFCM orders 1..3, the previous record's
  * value at the same position (of a field coded before), a move-to-front rank
  * among the field's values so far in the block; misses and large ranks
- * in streams of their own). Each stream is stored plainly or as one zstd
+ * in streams of their own; a heap schema's addresses by an allocator
+ * model, ncol_heap.h). Each stream is stored plainly or as one zstd
  * frame, whichever is smaller. The framing (block header, CRC, end mark)
  * is schema 1's (native.h).
  *
@@ -49,6 +50,8 @@ enum ncol_method {
         NCOL_M_PLANES,    /* A: zigzag(v - last) as 8 byte planes, low first */
         NCOL_M_N
 };
+#define NCOL_M_HEAP 5   /* the address field: the allocator model's codes (ncol_heap.h) */
+#define NCOL_M_HEAPED 6 /* the new_address field: coded with the address (method 5) */
 
 /* Hit codes of NCOL_M_PRED. */
 enum ncol_code {
@@ -104,7 +107,9 @@ struct ncol_cols {
  * schema 16 bytes a record of the block (values, offsets), plus a
  * variable field's bytes; tables of 4 x 2^12 x 8 bytes; the move-to-front
  * structure (a hash of 2^ceil(log2 2n) slots of 16 bytes for n records,
- * and 8 bytes a record); the streams of one block. */
+ * and 8 bytes a record); the streams of one block; for a schema with the
+ * allocator model (ncol_heap.h) its tables, at most 5.6 MiB at blocks of
+ * 2^16 records. */
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);
 void ncol_ws_free(struct ncol_ws *w);

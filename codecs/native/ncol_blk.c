@@ -1,6 +1,7 @@
 /* ncol_blk: one block of schema 2 both ways (ncol.h;
  * docs/formats/native.md, "Schema 2 blocks"). */
 #include "ncol.h"
+#include "ncol_heap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ struct ncol_ws {
         struct pred p;
         struct stream st[NCOL_M_N][3], var, kind, section, out, z;
         struct stream dec[3]; /* a field's decompressed streams */
+        struct ncol_heap_map hm;
+        struct ncol_heap *heap; /* method 5's model, when hm.ok */
+        struct stream hst[3];   /* method 5's streams */
+        int heaped;             /* this block's addresses took method 5 */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
 };
@@ -134,7 +139,10 @@ struct ncol_ws *ncol_ws_new(const struct tm_schema *s)
         w->p.fcm1 = malloc(4 * t * sizeof(uint64_t));
         w->cc = ZSTD_createCCtx();
         w->dc = ZSTD_createDCtx();
-        if (!w->p.fcm1 || !w->cc || !w->dc) {
+        ncol_heap_map_of(s, &w->hm);
+        if (w->hm.ok)
+                w->heap = ncol_heap_new();
+        if (!w->p.fcm1 || !w->cc || !w->dc || (w->hm.ok && !w->heap)) {
                 ncol_ws_free(w);
                 return NULL;
         }
@@ -177,8 +185,11 @@ void ncol_ws_free(struct ncol_ws *w)
         for (unsigned i = 0; i < NCOL_M_N; i++)
                 for (unsigned k = 0; k < 3; k++)
                         free(w->st[i][k].p);
-        for (unsigned k = 0; k < 3; k++)
+        for (unsigned k = 0; k < 3; k++) {
                 free(w->dec[k].p);
+                free(w->hst[k].p);
+        }
+        ncol_heap_free(w->heap);
         free(w->var.p);
         free(w->kind.p);
         free(w->section.p);
@@ -408,6 +419,9 @@ static inline void pred_update(struct pred *p, unsigned k, uint64_t v, unsigned 
         p->last = v;
 }
 
+static int heap_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, size_t *size);
+static int heap_decode(struct ncol_ws *w, unsigned f, int meth);
+
 /* ---- encoding ---- */
 
 /* The m values of a field in w->vals (kinds in w->vkind) by method
@@ -553,6 +567,27 @@ static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned 
         return 0;
 }
 
+/* The method of methods 0..4 whose streams of the m values in w->vals
+ * are smallest at PICK_LEVEL: *best, *best_size (0 when m is 0). */
+static int pick(struct ncol_ws *w, size_t m, int *best, size_t *best_size)
+{
+        *best = NCOL_M_PLAIN;
+        *best_size = m ? SIZE_MAX : 0;
+        for (int meth = 0; meth < NCOL_M_N && m; meth++) {
+                int rc = enc_method(w, meth, m);
+                if (rc < 0)
+                        return rc;
+                size_t sz = 0;
+                for (int k = 0; k < 3; k++)
+                        sz += stored_size(w, &w->st[meth][k], PICK_LEVEL);
+                if (sz < *best_size) {
+                        *best_size = sz;
+                        *best = meth;
+                }
+        }
+        return 0;
+}
+
 static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f, int level,
                      size_t table, uint8_t *method)
 {
@@ -562,24 +597,42 @@ static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsign
                 return rc;
         int best = NCOL_M_PLAIN;
         size_t best_size = SIZE_MAX;
-        for (int meth = 0; meth < NCOL_M_N && m; meth++) {
-                if ((rc = enc_method(w, meth, m)) < 0)
+        if ((rc = pick(w, m, &best, &best_size)) < 0)
+                return rc;
+        struct stream *st = w->st[best];
+        if (f == w->hm.addr && w->hm.ok) {
+                /* method 5 codes the new addresses too: against both fields' best */
+                size_t mn, hsize, nbest = 0;
+                int nm;
+                if (w->hm.naddr < TM_SCHEMA_FIELDS_MAX &&
+                    ((rc = gather(w, r, n, w->hm.naddr, &mn)) < 0 ||
+                     (rc = pick(w, mn, &nm, &nbest)) < 0))
                         return rc;
-                size_t sz = 0;
-                for (int k = 0; k < 3; k++)
-                        sz += stored_size(w, &w->st[meth][k], PICK_LEVEL);
-                if (sz < best_size) {
-                        best_size = sz;
-                        best = meth;
+                if ((rc = heap_encode(w, r, n, &hsize)) < 0)
+                        return rc;
+                /* and only when its streams fit a reader's limit (8 bytes a miss) */
+                size_t max = 10 * n + 16;
+                w->heaped = m && hsize < best_size + nbest && w->hst[0].len <= max &&
+                            w->hst[1].len <= max && w->hst[2].len <= max;
+                if (w->heaped) {
+                        best = NCOL_M_HEAP;
+                        st = w->hst;
+                } else if ((rc = gather(w, r, n, f, &m)) < 0) {
+                        return rc;
                 }
+        } else if (f == w->hm.naddr && w->heaped) {
+                best = NCOL_M_HEAPED;
+                for (int k = 0; k < 3; k++)
+                        w->st[NCOL_M_PLAIN][k].len = 0;
+                st = w->st[NCOL_M_PLAIN];
         }
-        if (m && (rc = enc_method(w, best, m)) < 0)
+        if (m && best < NCOL_M_N && (rc = enc_method(w, best, m)) < 0)
                 return rc;
         *method = (uint8_t)best;
         for (int k = 0; k < 3; k++) {
                 if (!m)
-                        w->st[best][k].len = 0;
-                if ((rc = emit(w, &w->st[best][k], level, table + (size_t)k * TMN_STREAM_ENTRY)) < 0)
+                        st[k].len = 0;
+                if ((rc = emit(w, &st[k], level, table + (size_t)k * TMN_STREAM_ENTRY)) < 0)
                         return rc;
         }
         return emit(w, &w->var, level, table + 3 * TMN_STREAM_ENTRY);
@@ -608,6 +661,7 @@ int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int l
                 return -ENOMEM;
         w->out.len = table + nstreams * TMN_STREAM_ENTRY;
         w->out.p[TMN_BLK_HDR] = NCOL_CODING;
+        w->heaped = 0;
         w->kind.len = w->section.len = 0;
         if (grow(&w->kind, n) < 0 || grow(&w->section, n) < 0)
                 return -ENOMEM;
@@ -871,6 +925,10 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         w->var_cap[f] = v.cap;
         if (rc)
                 return rc;
+        if (meth == NCOL_M_HEAP || meth == NCOL_M_HEAPED)
+                return heap_decode(w, f, meth);
+        if (w->heaped && f == w->hm.naddr)
+                return -1;
         /* the codes read (a predicted field's); the NCOL_C_PREV predictions
          * are worked out only when that code is among them */
         unsigned codes = meth == NCOL_M_PRED ? codes_of(w->dec[0].p, w->dec[0].len) : 0;
@@ -951,6 +1009,7 @@ int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t 
         if (room(w, n) < 0)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         w->c.nrec = n;
+        w->heaped = 0;
         const uint8_t *tab = body + 1 + nf;
         struct stream ks = {w->c.kind, 0, n}, ss = {w->c.section, 0, n};
         int rc = load(w, tab, body, blen, &at, n, &ks);
@@ -990,4 +1049,206 @@ void ncol_rec(const struct tm_schema *s, const struct ncol_cols *c, uint32_t i, 
                 if (s->field[f].type >= TM_FT_TEXT)
                         r->var[vs++] = c->var[f] + c->off[f][i];
         }
+}
+
+/* ---- heap addresses (methods 5 and 6; ncol_heap.h) ---- */
+
+/* Method 5's streams: written (w->hst) or read (rd). */
+struct hio {
+        int dec;
+        struct rd rd[3];
+};
+
+/* The misses (8 bytes LE each in w->hst[1]) as byte planes: the low
+ * bytes of all, then the second bytes, ... */
+static int heap_planes(struct ncol_ws *w)
+{
+        struct stream *b = &w->hst[1], *t = &w->dec[0];
+        size_t m = b->len / 8;
+        if (grow(t, b->len) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < m; i++)
+                for (int k = 0; k < 8; k++)
+                        t->p[k * m + i] = b->p[8 * i + k];
+        memcpy(b->p, t->p, b->len);
+        return 0;
+}
+
+/* The next miss of the planes at s (s->pos counts misses). */
+static int heap_miss_get(struct rd *s, uint64_t *v)
+{
+        size_t m = s->len / 8;
+        if (s->len % 8 || s->pos >= m)
+                return -1;
+        uint64_t x = 0;
+        for (int k = 0; k < 8; k++)
+                x |= (uint64_t)s->p[k * m + s->pos] << 8 * k;
+        s->pos++;
+        *v = x;
+        return 0;
+}
+
+/* One address event ev (size, old as ncol_heap_guess's) at *v: coded
+ * into w->hst, or decoded into *v. */
+static int heap_ev(struct ncol_ws *w, struct hio *io, int ev, uint64_t size, uint64_t old,
+                   uint64_t *v)
+{
+        struct ncol_heap *h = w->heap;
+        uint64_t x;
+        unsigned code;
+        if (io->dec) {
+                if (io->rd[0].pos >= io->rd[0].len)
+                        return -1;
+                code = io->rd[0].p[io->rd[0].pos++];
+                if (code < NCOL_H_MISS) {
+                        if (ncol_heap_guess(h, ev, size, old, code, v) < 0)
+                                return -1;
+                } else if (code < NCOL_H_RANK) {
+                        if (heap_miss_get(&io->rd[1], &x) < 0)
+                                return -1;
+                        *v = ncol_heap_ref(h, ev, code) + unzz(x);
+                } else {
+                        x = code - NCOL_H_RANK0;
+                        if (code == NCOL_H_RANK &&
+                            (get_varint(&io->rd[2], &x) < 0 || x > UINT32_MAX - NCOL_H_RANKS))
+                                return -1;
+                        x += code == NCOL_H_RANK ? NCOL_H_RANKS : 0;
+                        if (ncol_heap_at(h, ev, x, v) < 0)
+                                return -1;
+                }
+        } else {
+                int c = ncol_heap_code(h, ev, size, old, *v);
+                int64_t r = c < 0 ? ncol_heap_rank(h, ev, *v) : -1;
+                int rc = 0;
+                if (c >= 0) {
+                        code = (unsigned)c;
+                } else if (r >= NCOL_H_RANKS) {
+                        code = NCOL_H_RANK;
+                        rc = put_varint(&w->hst[2], (uint64_t)r - NCOL_H_RANKS);
+                } else if (r >= 0) {
+                        code = NCOL_H_RANK0 + (unsigned)r;
+                } else {
+                        /* the nearest reference */
+                        code = NCOL_H_MISS;
+                        x = zz(*v - ncol_heap_ref(h, ev, code));
+                        for (unsigned j = NCOL_H_MISS2; j < NCOL_H_RANK; j++)
+                                if (zz(*v - ncol_heap_ref(h, ev, j)) < x) {
+                                        x = zz(*v - ncol_heap_ref(h, ev, j));
+                                        code = j;
+                                }
+                        uint8_t le[8];
+                        for (int b = 0; b < 8; b++)
+                                le[b] = (uint8_t)(x >> 8 * b);
+                        rc = put(&w->hst[1], le, 8);
+                }
+                uint8_t cb = (uint8_t)code;
+                if (rc < 0 || put(&w->hst[0], &cb, 1) < 0)
+                        return -ENOMEM;
+        }
+        ncol_heap_see(h, ev, size, *v, code);
+        return 0;
+}
+
+/* The block's address events in record order, from or into the columns
+ * of the address and new address fields (the size's read). */
+static int heap_walk(struct ncol_ws *w, struct hio *io, uint32_t n)
+{
+        const struct ncol_heap_map *hm = &w->hm;
+        uint64_t *sz = w->c.col[hm->size], *a = w->c.col[hm->addr];
+        uint64_t *na = hm->naddr < TM_SCHEMA_FIELDS_MAX ? w->c.col[hm->naddr] : NULL;
+        const uint64_t none = ~(uint64_t)0;
+        size_t events = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                unsigned r = hm->role[w->c.kind[i]];
+                events += r == NCOL_HR_REALLOC ? 2 : r == NCOL_HR_ALLOC || r == NCOL_HR_FREE;
+        }
+        int rc = ncol_heap_reset(w->heap, n, events);
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+                unsigned k = w->c.kind[i];
+                if (io->dec) {
+                        a[i] = 0;
+                        if (na)
+                                na[i] = 0;
+                }
+                switch (w->hm.role[k]) {
+                case NCOL_HR_ALLOC:
+                        rc = heap_ev(w, io, NCOL_HE_ALLOC, sz[i], none, &a[i]);
+                        break;
+                case NCOL_HR_FREE:
+                        rc = heap_ev(w, io, NCOL_HE_FREE, 0, none, &a[i]);
+                        break;
+                case NCOL_HR_REALLOC:
+                        rc = heap_ev(w, io, NCOL_HE_FREE, 0, none, &a[i]);
+                        if (rc == 0)
+                                rc = heap_ev(w, io, NCOL_HE_ALLOC, sz[i], a[i], &na[i]);
+                        break;
+                case NCOL_HR_OTHER:
+                        if (w->has[k] >> hm->addr & 1)
+                                rc = heap_ev(w, io, NCOL_HE_OTHER, 0, none, &a[i]);
+                        if (rc == 0 && na && w->has[k] >> hm->naddr & 1)
+                                rc = heap_ev(w, io, NCOL_HE_OTHER, 0, none, &na[i]);
+                        break;
+                default:
+                        break;
+                }
+        }
+        return rc;
+}
+
+/* The column of field f of records r[0..n) into w->c.col[f] (0 where a
+ * record's kind has no f). */
+static void heap_column(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f)
+{
+        for (size_t i = 0; i < n; i++) {
+                int j = w->pos[r[i].kind][f];
+                w->c.col[f][i] = j < 0 ? 0 : r[i].v[j];
+        }
+}
+
+/* Method 5's streams of records r[0..n) into w->hst; their size at
+ * PICK_LEVEL into *size. */
+static int heap_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, size_t *size)
+{
+        struct hio io = {0};
+        for (size_t i = 0; i < n; i++)
+                w->c.kind[i] = (uint8_t)r[i].kind;
+        heap_column(w, r, n, w->hm.size);
+        heap_column(w, r, n, w->hm.addr);
+        if (w->hm.naddr < TM_SCHEMA_FIELDS_MAX)
+                heap_column(w, r, n, w->hm.naddr);
+        for (int k = 0; k < 3; k++)
+                w->hst[k].len = 0;
+        int rc = heap_walk(w, &io, (uint32_t)n);
+        if (rc == 0)
+                rc = heap_planes(w);
+        *size = 0;
+        for (int k = 0; rc == 0 && k < 3; k++)
+                *size += stored_size(w, &w->hst[k], PICK_LEVEL);
+        return rc;
+}
+
+/* The address field (method 5) from w->dec into the address and new
+ * address columns; the new address field (method 6) checked. */
+static int heap_decode(struct ncol_ws *w, unsigned f, int meth)
+{
+        if (!w->hm.ok || (meth == NCOL_M_HEAP) != (f == w->hm.addr))
+                return -1;
+        if (meth == NCOL_M_HEAPED)
+                return w->heaped && f == w->hm.naddr && !w->dec[0].len && !w->dec[1].len &&
+                               !w->dec[2].len
+                           ? 0
+                           : -1;
+        struct hio io = {1, {{w->dec[0].p, w->dec[0].len, 0},
+                             {w->dec[1].p, w->dec[1].len, 0},
+                             {w->dec[2].p, w->dec[2].len, 0}}};
+        int rc = heap_walk(w, &io, w->c.nrec);
+        if (rc < 0)
+                return rc;
+        if (io.rd[1].pos != io.rd[1].len / 8 || io.rd[1].len % 8)
+                return -1;
+        for (int k = 0; k < 3; k += 2)
+                if (io.rd[k].pos != io.rd[k].len)
+                        return -1;
+        w->heaped = 1;
+        return 0;
 }
