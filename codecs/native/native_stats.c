@@ -88,11 +88,12 @@ static int walk_head(struct walk *w, struct tmn_storage *s, uint64_t *off, struc
  * or -1 when that stream must be empty. */
 static int s2_slot(const struct tmn_storage *s, unsigned f, unsigned m, unsigned j)
 {
-        static const int8_t role_a[5] = {TMN_R_PLAIN, TMN_R_VARINT, TMN_R_DELTA, TMN_R_CODES,
-                                         TMN_R_PLANES};
+        static const int8_t role_a[NCOL_M_HEAPED + 1] = {
+            TMN_R_PLAIN, TMN_R_VARINT, TMN_R_DELTA, TMN_R_CODES, TMN_R_PLANES, TMN_R_CODES, -1};
+        int coded = m == NCOL_M_PRED || m == NCOL_M_HEAP; /* codes, misses, ranks */
         int r = j == 0                                           ? role_a[m]
-                : j == 1 && m == NCOL_M_PRED                     ? TMN_R_MISSES
-                : j == 2 && m == NCOL_M_PRED                     ? TMN_R_RANKS
+                : j == 1 && coded                                ? TMN_R_MISSES
+                : j == 2 && coded                                ? TMN_R_RANKS
                 : j == 3 && tm_field_is_var(&s->fields.field[f]) ? TMN_R_BYTES
                                                                  : -1;
         return r < 0 ? -1 : 2 + (int)(f * TMN_R_N) + r;
@@ -117,7 +118,7 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                                   "table (%zu bytes)",
                                   o, blen, tab);
         for (unsigned f = 0; s2 && f < nf; f++)
-                if (b[1 + f] >= NCOL_M_N)
+                if (b[1 + f] > NCOL_M_HEAPED)
                         return tm_err_set(err, -EIO, "raw offset %llu: field %u's method %u", o, f,
                                           b[1 + f]);
         uint64_t sum = tab;
@@ -216,11 +217,13 @@ static const char *const role_key[TMN_R_N] = {"plain",  "varint", "delta",  "cod
                                               "misses", "ranks",  "planes", "bytes"};
 static const char *const role_label[TMN_R_N] = {
     "plain values", "varints", "deltas", "hit codes", "misses", "ranks", "byte planes", "bytes"};
-static const char *const method_key[5] = {"plain", "varint", "delta", "predicted", "planes"};
-/* The roles each method's blocks store (bit r: enum tmn_role). */
-static const unsigned method_roles[5] = {1u << TMN_R_PLAIN, 1u << TMN_R_VARINT, 1u << TMN_R_DELTA,
-                                         1u << TMN_R_CODES | 1u << TMN_R_MISSES | 1u << TMN_R_RANKS,
-                                         1u << TMN_R_PLANES};
+static const char *const method_key[NCOL_M_HEAPED + 1] = {
+    "plain", "varint", "delta", "predicted", "planes", "allocator", "with_address"};
+#define CODED (1u << TMN_R_CODES | 1u << TMN_R_MISSES | 1u << TMN_R_RANKS)
+/* The roles each method's blocks store (bit r: enum tmn_role; method 6's
+ * values are coded with the address field's, method 5). */
+static const unsigned method_roles[NCOL_M_HEAPED + 1] = {
+    1u << TMN_R_PLAIN, 1u << TMN_R_VARINT, 1u << TMN_R_DELTA, CODED, 1u << TMN_R_PLANES, CODED, 0};
 
 static double ratio(uint64_t a, uint64_t b)
 {
@@ -282,7 +285,7 @@ static void s2_field_rows(const struct tmn_storage *s, unsigned f, struct tm_row
         const char *name = s->fields.field[f].name;
         unsigned roles = tm_field_is_var(&s->fields.field[f]) ? 1u << TMN_R_BYTES : 0, first = 1;
         tm_row_str(o, NULL, name, "  field {}, blocks by method:");
-        for (unsigned m = 0; m < 5; m++) {
+        for (unsigned m = 0; m <= NCOL_M_HEAPED; m++) {
                 if (!s->method[f][m])
                         continue;
                 tm_row_u64(o, TM_KEY("fields", name, "methods", method_key[m]), s->method[f][m],

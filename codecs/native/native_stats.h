@@ -59,7 +59,7 @@ struct tmn_storage {
         /* the streams: stored bytes and raw (decompressed) bytes, by slot */
         uint64_t stored[TMN_ST_S2], raw[TMN_ST_S2];
         /* schema 2: blocks by method, per field */
-        uint64_t method[TM_SCHEMA_FIELDS_MAX][5];
+        uint64_t method[TM_SCHEMA_FIELDS_MAX][7]; /* blocks a method, 0..6 (ncol.h) */
         struct tm_schema fields; /* schema 2: the file's schema (its fields' names) */
 };
 
