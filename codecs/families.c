@@ -8,7 +8,7 @@
 #include "address/addr_stats.h"
 #include "heap/heap_stats.h"
 #include "java/jstats.h"
-#include "laplace/laplace_stats.h"
+#include "laplace/lapfamily.h"
 #include "object/ptf_stats.h"
 #include "record/family.h"
 #include "record/family_row.h"

@@ -7,7 +7,7 @@
  * family's pass). open never refuses a stream: the raw form's schema is a
  * built-in DTD's, the text forms read no header. */
 #include "codecs/laplace/laplace.h"
-#include "codecs/laplace/laplace_stats.h"
+#include "codecs/laplace/lapfamily.h"
 #include "fz_rec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

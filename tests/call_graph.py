@@ -65,15 +65,8 @@ ALIAS = {
     "codecs/native/ncol": "codecs/native/native",  # the native format's schema 2 (ncol_*.c)
 }
 
-# Known breaches: (caller, callee) modules, each with its reason.
-ALLOWED = {
-    # Meta-TF names a DTD's schema by the family that claims it (metatf.c,
-    # schema_name), asking the families' table; the laplace family's raw
-    # row is built on the Meta-TF engine, so the call closes a circle
-    # families -> laplace -> metatf -> families (issue 36: the families
-    # are to be handed to Meta-TF's open by its callers)
-    ("codecs/metatf/metatf", "codecs/families"),
-}
+# Known breaches: (caller, callee) modules, each with its reason (none).
+ALLOWED = set()
 
 
 def layer(mod):

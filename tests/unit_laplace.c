@@ -37,7 +37,7 @@
 #include <cmocka.h>
 
 #include "../codecs/laplace/laplace.h"
-#include "../codecs/laplace/laplace_stats.h"
+#include "../codecs/laplace/lapfamily.h"
 #include "../codecs/record/text.h"
 #include "../codecs/record/record.h"
 #include "../views/stats.h"

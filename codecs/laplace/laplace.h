@@ -23,7 +23,8 @@
  *
  * The kernel event trace, text lines "TAG TIME FIELDS..." of the catalog
  * below, is tm_rcodec_laplace_kev (decode only). All three are of the
- * laplace family (tm_family_laplace, laplace_stats.c). */
+ * laplace family (tm_family_laplace, lapfamily.c: a module of its own,
+ * which the rows point at and which calls none of them). */
 #ifndef TM_LAPLACE_H
 #define TM_LAPLACE_H
 
@@ -32,6 +33,7 @@
 
 #include "../record/family.h"
 #include "../record/record.h"
+#include "lapfamily.h"
 
 #define TM_LAPLACE_REC 18 /* bytes of a raw record */
 #define TM_LAPLACE_OFF_TYPE 0
@@ -95,21 +97,8 @@ int tm_laplace_enc_put(struct tm_renc *e, const struct tm_rec *r, size_t n, uint
 int tm_laplace_enc_finish(struct tm_renc *e, struct tm_err *err);
 void tm_laplace_enc_free(struct tm_renc *e);
 
-/* ---- kernel events (laplace_kev.c) ----
- *
- * The catalog (the paper's copy names none: docs/formats/laplace.md),
- * kind index = tag index, every number hex on the line:
- *
- *   fork   TIME SPACE CHILD          a process (SPACE) made another (CHILD)
- *   exec   TIME SPACE                SPACE runs a new program
- *   exit   TIME SPACE                SPACE ended
- *   switch TIME SPACE                SPACE runs from now on (a context switch)
- *   mmap   TIME SPACE ADDRESS SIZE   a region mapped into SPACE
- *   munmap TIME SPACE ADDRESS SIZE   a region unmapped */
-enum { TM_LPK_FORK, TM_LPK_EXEC, TM_LPK_EXIT, TM_LPK_SWITCH, TM_LPK_MMAP, TM_LPK_MUNMAP, TM_LPK_N };
-
-/* The kernel event schema (the kinds above). */
-extern const struct tm_schema tm_schema_laplace_kev;
+/* ---- kernel events (laplace_kev.c): the catalog and its schema are
+ * the family's, lapfamily.h ---- */
 
 /* ---- the rows ---- */
 extern const struct tm_rcodec tm_rcodec_laplace_raw;  /* .lpr */

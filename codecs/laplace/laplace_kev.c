@@ -8,35 +8,6 @@
 #include "../common/tm_hex.h"
 #include "laplace.h"
 #include "laplace_line.h"
-#include "laplace_stats.h"
-
-enum { KF_TIME, KF_SPACE, KF_CHILD, KF_ADDRESS, KF_SIZE, KF_N };
-
-#define F(n, sh) {.name = n, .type = TM_FT_UINT, .show = sh}
-#define K(n, t, cnt, ...) {.name = n, .tag = t, .nfields = cnt, .field = {__VA_ARGS__}}
-
-const struct tm_schema tm_schema_laplace_kev = {
-    .name = "laplace",
-    .nfields = KF_N,
-    .nkinds = TM_LPK_N,
-    .field =
-        {
-            [KF_TIME] = F("time", TM_SHOW_HEX),
-            [KF_SPACE] = F("space", TM_SHOW_HEX),
-            [KF_CHILD] = F("child", TM_SHOW_HEX),
-            [KF_ADDRESS] = F("address", TM_SHOW_HEX),
-            [KF_SIZE] = F("size", TM_SHOW_DEC),
-        },
-    .kind =
-        {
-            [TM_LPK_FORK] = K("fork", TM_LPK_FORK, 3, KF_TIME, KF_SPACE, KF_CHILD),
-            [TM_LPK_EXEC] = K("exec", TM_LPK_EXEC, 2, KF_TIME, KF_SPACE),
-            [TM_LPK_EXIT] = K("exit", TM_LPK_EXIT, 2, KF_TIME, KF_SPACE),
-            [TM_LPK_SWITCH] = K("switch", TM_LPK_SWITCH, 2, KF_TIME, KF_SPACE),
-            [TM_LPK_MMAP] = K("mmap", TM_LPK_MMAP, 4, KF_TIME, KF_SPACE, KF_ADDRESS, KF_SIZE),
-            [TM_LPK_MUNMAP] = K("munmap", TM_LPK_MUNMAP, 4, KF_TIME, KF_SPACE, KF_ADDRESS, KF_SIZE),
-        },
-};
 
 struct lk_state {
         uint64_t line; /* lines consumed */
@@ -63,8 +34,8 @@ static const char *lk_parse(const char *line, size_t len, struct tm_rec *r)
                 n = lp_field(line, len, &at, &start);
                 if (n == 0)
                         return "fewer fields than its tag has";
-                if (tm_hex_parse(line + start, n, f == KF_TIME ? 16 : 8, &r->v[p]) < 0)
-                        return f == KF_TIME ? "time: not 1..16 hex digits"
+                if (tm_hex_parse(line + start, n, f == TM_LPKF_TIME ? 16 : 8, &r->v[p]) < 0)
+                        return f == TM_LPKF_TIME ? "time: not 1..16 hex digits"
                                             : "a field that is not 1..8 hex digits";
         }
         return lp_rest_blank(line, len, at) ? NULL : "more fields than its tag has";

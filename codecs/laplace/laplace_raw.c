@@ -10,7 +10,7 @@
 #include "../metatf/metatf_impl.h"
 #include "../record/text.h"
 #include "laplace.h"
-#include "laplace_stats.h"
+#include "lapfamily.h"
 
 /* The type's character, or %XX (laplace.h, TM_LAPLACE_SHOW_TYPE). */
 static size_t type_put(char *dst, uint64_t v)

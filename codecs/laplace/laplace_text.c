@@ -10,7 +10,7 @@
 #include "../common/tm_hex.h"
 #include "laplace.h"
 #include "laplace_line.h"
-#include "laplace_stats.h"
+#include "lapfamily.h"
 
 struct lt_state {
         uint64_t line; /* lines consumed */

@@ -1,10 +1,38 @@
-/* The laplace family (laplace_stats.h). */
-#include "laplace_stats.h"
+/* The laplace family (lapfamily.h). */
+#include "lapfamily.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define F(n, sh) {.name = n, .type = TM_FT_UINT, .show = sh}
+#define K(n, t, cnt, ...) {.name = n, .tag = t, .nfields = cnt, .field = {__VA_ARGS__}}
+
+const struct tm_schema tm_schema_laplace_kev = {
+    .name = "laplace",
+    .nfields = TM_LPKF_N,
+    .nkinds = TM_LPK_N,
+    .field =
+        {
+            [TM_LPKF_TIME] = F("time", TM_SHOW_HEX),
+            [TM_LPKF_SPACE] = F("space", TM_SHOW_HEX),
+            [TM_LPKF_CHILD] = F("child", TM_SHOW_HEX),
+            [TM_LPKF_ADDRESS] = F("address", TM_SHOW_HEX),
+            [TM_LPKF_SIZE] = F("size", TM_SHOW_DEC),
+        },
+    .kind =
+        {
+            [TM_LPK_FORK] = K("fork", TM_LPK_FORK, 3, TM_LPKF_TIME, TM_LPKF_SPACE, TM_LPKF_CHILD),
+            [TM_LPK_EXEC] = K("exec", TM_LPK_EXEC, 2, TM_LPKF_TIME, TM_LPKF_SPACE),
+            [TM_LPK_EXIT] = K("exit", TM_LPK_EXIT, 2, TM_LPKF_TIME, TM_LPKF_SPACE),
+            [TM_LPK_SWITCH] = K("switch", TM_LPK_SWITCH, 2, TM_LPKF_TIME, TM_LPKF_SPACE),
+            [TM_LPK_MMAP] = K("mmap", TM_LPK_MMAP, 4, TM_LPKF_TIME, TM_LPKF_SPACE, TM_LPKF_ADDRESS, TM_LPKF_SIZE),
+            [TM_LPK_MUNMAP] = K("munmap", TM_LPK_MUNMAP, 4, TM_LPKF_TIME, TM_LPKF_SPACE, TM_LPKF_ADDRESS, TM_LPKF_SIZE),
+        },
+};
+#undef F
+#undef K
 
 
 struct lp_acc {
