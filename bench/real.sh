@@ -287,6 +287,18 @@ pack_same() {
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmreal.XXXXXX")
 MNT=$W/mnt
 . bench/lib.sh
+# a run that stops ends its packs with it (the next run packs them again)
+stop_pool() {
+        local j k
+        for j in $(jobs -p); do # the job first: it would take its pack's end for a refusal
+                k=$(pgrep -P "$j" || true)
+                kill "$j" 2> /dev/null || true
+                # shellcheck disable=SC2086
+                [ -z "$k" ] || kill $k 2> /dev/null || true
+        done
+        cleanup
+}
+trap stop_pool EXIT
 mkdir -p "$MNT" "$W/cache"
 now_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e6 }'; }
 # mount_fresh of lib.sh over $C/arch
