@@ -211,10 +211,11 @@ native_all() {
         done
 }
 # The ascii text's bytes, and as zstd -19 (kept: the baseline of the cat
-# rounds) and xz -9.
+# rounds; on two threads, as the other packs run, which cuts a text of more
+# than 32 MiB into jobs compressed apart) and xz -9.
 text_bytes() { have "$1.text" || put "$1.text" "$("$TT" cat "$(src "$1")" ascii | wc -c)"; }
 text_zstd() {
-        [ -s "$C/$1.text.zst" ] || { "$TT" cat "$(src "$1")" ascii | nice zstd -q -f -19 -o "$C/tmp/$1.text.zst" &&
+        [ -s "$C/$1.text.zst" ] || { "$TT" cat "$(src "$1")" ascii | nice zstd -q -f -19 -T2 -o "$C/tmp/$1.text.zst" &&
                 mv "$C/tmp/$1.text.zst" "$C/$1.text.zst"; }
         have "$1.text.zstd19" || put "$1.text.zstd19" "$(size "$C/$1.text.zst")"
 }
