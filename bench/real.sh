@@ -34,7 +34,9 @@
 # TM_BENCH_QUICK=1: small traces (1.4-3.4 million references, 0.2-0.3 million
 # heap and Java records: minutes on a quiet machine; full: 10^6 to 10^8).
 # TM_BENCH_TRACES: which traces, in order (default "py java lap chase sort").
-# TM_BENCH_JOBS: packs run at once (default 2). TM_BENCH_REPORT=1: print
+# TM_BENCH_JOBS: packs run at once (default 2). TM_BENCH_TARGETS=1: only what
+# issue 35's targets are judged by (the native format, the text + zstd -19,
+# the cold cat). TM_BENCH_REPORT=1: print
 # the table from the cache only ("..." for what is not measured yet).
 # Needs a release build (TM_BUILD, default ./build), valgrind, heaptrack,
 # a JDK (the agent is built with it), xz and a working /dev/fuse. Heavy
@@ -474,7 +476,8 @@ if [ -z "${TM_BENCH_REPORT:-}" ]; then
                 wait
                 cat_trace "$t"
         done
-        for t in $TRACES; do
+        [ -n "${TM_BENCH_TARGETS:-}" ] && TRACES_ALL="" || TRACES_ALL=$TRACES
+        for t in $TRACES_ALL; do
                 echo "bench: $t, every encoding ($(date -u +%H:%M:%S))" >&2
                 case $t in
                 sort | chase)
