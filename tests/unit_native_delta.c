@@ -28,6 +28,7 @@
 
 #include "codecs/native/native.h"
 #include "codecs/native/native_stats.h"
+#include "support/tmn_block.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -149,29 +150,6 @@ static void test_chase(void **unused)
         }
 }
 
-/* A block of raw streams st[0..6) stored as they are, coding mode, with
- * its header and checksum, into out: its length. */
-static size_t assemble(uint8_t *out, uint32_t nrec, int mode, uint8_t *const *st,
-                       const size_t *len)
-{
-        uint8_t *b = out + TMN_BLK_HDR;
-        size_t at = 1 + (size_t)TMN_NSTREAMS * TMN_STREAM_ENTRY;
-        b[0] = (uint8_t)mode;
-        for (int s = 0; s < TMN_NSTREAMS; s++) {
-                uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
-                e[0] = 0;
-                tmn_put32(e + 1, (uint32_t)len[s]);
-                tmn_put32(e + 5, (uint32_t)len[s]);
-                memcpy(b + at, st[s], len[s]);
-                at += len[s];
-        }
-        tmn_put32(out, TMN_BLK_MAGIC);
-        tmn_put32(out + 4, nrec);
-        tmn_put32(out + 8, (uint32_t)at);
-        tmn_put32(out + 12, (uint32_t)crc32_z(crc32(0, out, 12), b, at));
-        return TMN_BLK_HDR + at;
-}
-
 /* The block p (len bytes) decoded by both decoders: the same outcome, and
  * records only when the outcome is 0. Returns it. */
 static int both(const uint8_t *p, size_t len, uint32_t n)
@@ -241,41 +219,33 @@ static void test_damage(void **unused)
         uint8_t *q = malloc(cap);
         assert_non_null(q);
         uint32_t n = (uint32_t)C.n;
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA, st, sl), n), 0);
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA + 2, st, sl), n), -EIO);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA, TMN_NSTREAMS, st, sl), n), 0);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA + 2, TMN_NSTREAMS, st, sl), n), -EIO);
         /* no fetch first, or deltas read as misses: either way, both alike */
-        both(q, assemble(q, n, TMN_PREDICT_DELTA + 1, st, sl), n);
-        both(q, assemble(q, n, TMN_PREDICT, st, sl), n);
+        both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA + 1, TMN_NSTREAMS, st, sl), n);
+        both(q, tmn_test_assemble(q, n, TMN_PREDICT, TMN_NSTREAMS, st, sl), n);
         sl[TMN_S_DHIT] = 1; /* a hit code where there are none */
         st[TMN_S_DHIT][0] = 0;
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA, st, sl), n), -EIO);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA, TMN_NSTREAMS, st, sl), n), -EIO);
         sl[TMN_S_DHIT] = 0;
         sl[TMN_S_DMISS]--; /* a delta cut */
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA, st, sl), n), -EIO);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA, TMN_NSTREAMS, st, sl), n), -EIO);
         sl[TMN_S_DMISS] += 2; /* a byte left after the last */
         st[TMN_S_DMISS][sl[TMN_S_DMISS] - 1] = 0;
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA, st, sl), n), -EIO);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA, TMN_NSTREAMS, st, sl), n), -EIO);
         sl[TMN_S_DMISS]--;
-        assert_int_equal(both(q, assemble(q, n, TMN_PREDICT_DELTA, st, sl), n), 0);
+        assert_int_equal(
+            both(q, tmn_test_assemble(q, n, TMN_PREDICT_DELTA, TMN_NSTREAMS, st, sl), n), 0);
         for (int s = 0; s < TMN_NSTREAMS; s++)
                 free(st[s]);
         free(q);
         free(p);
         tmn_ws_free(w);
-}
-
-struct mem {
-        const uint8_t *p;
-        size_t len;
-};
-
-static ssize_t mem_read(void *arg, uint64_t off, void *buf, size_t n, struct tm_err *err)
-{
-        (void)err;
-        const struct mem *m = arg;
-        size_t k = off >= m->len ? 0 : m->len - off < n ? m->len - off : n;
-        memcpy(buf, m->p + off, k);
-        return (ssize_t)k;
 }
 
 static void test_storage(void **unused)
@@ -298,9 +268,9 @@ static void test_storage(void **unused)
         tmn_end_put(f + TMN_FILE_HDR + len, C.n);
         struct tmn_storage *s = calloc(1, sizeof *s);
         assert_non_null(s);
-        struct mem m = {f, flen};
+        struct tmn_test_mem m = {f, flen};
         struct tm_err err = {0};
-        assert_int_equal(tmn_storage_scan(mem_read, &m, flen, s, &err), 0);
+        assert_int_equal(tmn_storage_scan(tmn_test_mem_read, &m, flen, s, &err), 0);
         assert_int_equal(s->blocks, 1);
         assert_int_equal(s->coded[TMN_PREDICT], 1);
         assert_int_equal(s->stored[TMN_S_DHIT], 0);

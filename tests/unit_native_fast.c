@@ -28,6 +28,7 @@
 #include <zstd.h>
 
 #include "codecs/native/native.h"
+#include "support/tmn_block.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -244,29 +245,6 @@ static void test_random(void **unused)
                                 }
 }
 
-/* A block of raw streams: the body of coding mode with ns streams
- * st[0..ns) stored as they are, its header and checksum, into out. */
-static size_t assemble(uint8_t *out, uint32_t nrec, int mode, int ns, uint8_t *const *st,
-                       const size_t *len)
-{
-        uint8_t *b = out + TMN_BLK_HDR;
-        size_t at = 1 + (size_t)ns * TMN_STREAM_ENTRY;
-        b[0] = (uint8_t)mode;
-        for (int s = 0; s < ns; s++) {
-                uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
-                e[0] = 0;
-                tmn_put32(e + 1, (uint32_t)len[s]);
-                tmn_put32(e + 5, (uint32_t)len[s]);
-                memcpy(b + at, st[s], len[s]);
-                at += len[s];
-        }
-        tmn_put32(out, TMN_BLK_MAGIC);
-        tmn_put32(out + 4, nrec);
-        tmn_put32(out + 8, (uint32_t)at);
-        tmn_put32(out + 12, (uint32_t)crc32_z(crc32(0, out, 12), b, at));
-        return TMN_BLK_HDR + at;
-}
-
 /* The raw streams of the predicted block p into st (room for cap bytes
  * each): 0, or -1 when p is plain. */
 static int streams_of(const uint8_t *p, uint8_t **st, size_t *len, size_t cap)
@@ -323,7 +301,8 @@ static void damage_block(const uint8_t *p, size_t plen, uint32_t n, int sized, v
                         memmove(d->st[s] + i, d->st[s] + i + 1, len[s] - i - 1);
                         len[s]--;
                 }
-                size_t blen = assemble(d->out, n, p[TMN_BLK_HDR], TMN_NSTREAMS, d->st, len);
+                size_t blen =
+                    tmn_test_assemble(d->out, n, p[TMN_BLK_HDR], TMN_NSTREAMS, d->st, len);
                 if (blen - TMN_BLK_HDR <= TMN_BODY_MAX)
                         both(d->out, blen, n, 8, sized);
         }
@@ -387,7 +366,7 @@ static void test_row(void **unused)
         assert_int_equal(streams_of(p, st, sl, 11 * 500 + 64), 0);
         assert_true(sl[TMN_S_DHIT] > 10);
         st[TMN_S_DHIT][sl[TMN_S_DHIT] / 2] = 9; /* no such hit code */
-        at += assemble(file + at, 500, p[TMN_BLK_HDR], TMN_NSTREAMS, st, sl);
+        at += tmn_test_assemble(file + at, 500, p[TMN_BLK_HDR], TMN_NSTREAMS, st, sl);
         tmn_end_put(file + at, 1000);
         at += TMN_END_LEN;
 

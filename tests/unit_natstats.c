@@ -34,6 +34,7 @@
 #include "codecs/native/native_stats.h"
 #include "codecs/native/ncol.h"
 #include "include/tracemount.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 
 #define BLOCK_LOG 8 /* blocks of 256 records */
@@ -43,28 +44,10 @@ static uint64_t rnd(uint64_t *s)
         return tmt_rand(s);
 }
 
-/* ---- a reader of a buffer ---- */
-
-struct mem {
-        const uint8_t *p;
-        size_t len;
-};
-
-static ssize_t mem_read(void *arg, uint64_t off, void *buf, size_t n, struct tm_err *err)
-{
-        (void)err;
-        const struct mem *m = arg;
-        if (off >= m->len)
-                return 0;
-        size_t k = m->len - off < n ? m->len - off : n;
-        memcpy(buf, m->p + off, k);
-        return (ssize_t)k;
-}
-
 static int scan(const struct tmt_buf *b, struct tmn_storage *s, struct tm_err *err)
 {
-        struct mem m = {b->p, b->len};
-        return tmn_storage_scan(mem_read, &m, b->len, s, err);
+        struct tmn_test_mem m = {b->p, b->len};
+        return tmn_storage_scan(tmn_test_mem_read, &m, b->len, s, err);
 }
 
 /* The parts of s added up: the framing and every stream slot. */

@@ -1,0 +1,58 @@
+/* tmn_block.h: what the native format's unit tests build blocks and read
+ * files with: a schema-1 block of raw streams assembled by hand, and a
+ * reader of a buffer for tmn_storage_scan (codecs/native/native_stats.h).
+ * Header only (static inline): include after codecs/native/native.h. */
+#ifndef TM_TEST_TMN_BLOCK_H
+#define TM_TEST_TMN_BLOCK_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "codecs/common/tm_err.h"
+#include "codecs/native/native.h"
+
+/* A block of raw streams: the body of coding mode with ns streams
+ * st[0..ns) stored as they are, its header and checksum, into out; its
+ * length. */
+static inline size_t tmn_test_assemble(uint8_t *out, uint32_t nrec, int mode, int ns,
+                                       uint8_t *const *st, const size_t *len)
+{
+        uint8_t *b = out + TMN_BLK_HDR;
+        size_t at = 1 + (size_t)ns * TMN_STREAM_ENTRY;
+        b[0] = (uint8_t)mode;
+        for (int s = 0; s < ns; s++) {
+                uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
+                e[0] = 0;
+                tmn_put32(e + 1, (uint32_t)len[s]);
+                tmn_put32(e + 5, (uint32_t)len[s]);
+                memcpy(b + at, st[s], len[s]);
+                at += len[s];
+        }
+        tmn_put32(out, TMN_BLK_MAGIC);
+        tmn_put32(out + 4, nrec);
+        tmn_put32(out + 8, (uint32_t)at);
+        tmn_put32(out + 12, (uint32_t)crc32_z(crc32(0, out, 12), b, at));
+        return TMN_BLK_HDR + at;
+}
+
+/* A buffer read as a file (tm_rread_fn). */
+struct tmn_test_mem {
+        const uint8_t *p;
+        size_t len;
+};
+
+static inline ssize_t tmn_test_mem_read(void *arg, uint64_t off, void *buf, size_t n,
+                                        struct tm_err *err)
+{
+        (void)err;
+        const struct tmn_test_mem *m = arg;
+        if (off >= m->len)
+                return 0;
+        size_t k = m->len - off < n ? m->len - off : n;
+        memcpy(buf, m->p + off, k);
+        return (ssize_t)k;
+}
+
+#endif
