@@ -27,7 +27,8 @@ const struct tm_renc_param tmn_enc_params[] = {
     [TMN_P_LEVEL] = {"level", "zstd level of the streams: higher is smaller and slower", 1, 22,
                      TMN_LEVEL_DEFAULT},
     [TMN_P_LOG2] = {"block-log2",
-                    "2^N records a block: larger is smaller, a seek decodes its block",
+                    "2^N records a block (at most 2^16 but in address traces): larger is "
+                    "smaller, a seek decodes its block",
                     TMN_LOG_MIN, TMN_LOG_MAX, TMN_LOG_DEFAULT},
     {NULL, NULL, 0, 0, 0},
 };
