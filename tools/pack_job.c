@@ -274,6 +274,8 @@ static void typed_args(struct run *r)
                 else if (o->level && strcmp(p[i].name, "level") == 0)
                         v = o->level;
                 r->args.v[i] = v;
+                if (p[i].max_for && v > p[i].max_for(&r->src.schema)) /* what is written */
+                        v = p[i].max_for(&r->src.schema);
                 if (w < sizeof j->params)
                         w += (size_t)snprintf(j->params + w, sizeof j->params - w, "%s%s %d",
                                               w ? ", " : "", p[i].name, v);

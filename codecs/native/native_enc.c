@@ -23,14 +23,21 @@
 
 #define ENC_THREADS_MAX 8
 
+/* Schema 2 (any trace but an address one) keeps its blocks at 2^16
+ * records at most. */
+static int log2_max_for(const struct tm_schema *in)
+{
+        return ncol_src_is_addr(in) ? TMN_LOG_MAX : NCOL_LOG_MAX;
+}
+
 const struct tm_renc_param tmn_enc_params[] = {
     [TMN_P_LEVEL] = {"level", "zstd level of the streams: higher is smaller and slower", 1, 22,
                      TMN_LEVEL_DEFAULT},
     [TMN_P_LOG2] = {"block-log2",
                     "2^N records a block (at most 2^16 but in address traces): larger is "
                     "smaller, a seek decodes its block",
-                    TMN_LOG_MIN, TMN_LOG_MAX, TMN_LOG_DEFAULT},
-    {NULL, NULL, 0, 0, 0},
+                    TMN_LOG_MIN, TMN_LOG_MAX, TMN_LOG_DEFAULT, log2_max_for},
+    {NULL, NULL, 0, 0, 0, NULL},
 };
 
 enum slot_state { S_FREE, S_READY, S_BUSY, S_DONE };

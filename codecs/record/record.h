@@ -296,6 +296,10 @@ struct tm_renc_param {
         const char *name; /* "level", "block-log2" */
         const char *what; /* one line for a tool's help */
         int min, max, def;
+        /* NULL, or the largest value the encoder uses for records of in
+         * (a larger one given is written as that one): what a tool
+         * reports as the value the output has. */
+        int (*max_for)(const struct tm_schema *in);
 };
 #define TM_RENC_PARAMS_MAX 4
 

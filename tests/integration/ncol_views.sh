@@ -30,13 +30,15 @@ view() {
 }
 
 one() {
-        local in=$1 name fam bad=0 n=0 v
+        local in=$1 name fam bad=0 n=0 v hl
         name=$(basename "$in")
         fam=$("$TT" cat "$in" stats 2>/dev/null | sed -n 's/^format .*(\(.*\) family).*/\1/p')
         [ -n "$fam" ] && [ "$fam" != address ] || return 0
         "$TT" pack "$in" "$name.tmn" 2>"$name.err" || { fail "$name: pack: $(cat "$name.err")"; return; }
         [ "$(od -An -tu1 -j9 -N1 "$name.tmn" | tr -d ' ')" = 2 ] ||
                 { fail "$name: $name.tmn is not schema 2"; return; }
+        hl=$(od -An -tu1 -j12 -N1 "$name.tmn" | tr -d ' ') # the file's block-log2
+        check "$name: pack reports the block-log2 written ($hl)" grep -q "block-log2 $hl:" "$name.err"
         "$TT" views "$in" >"$name.views"
         check "$name: the same views" cmp -s "$name.views" <("$TT" views "$name.tmn")
         while read -r v; do
