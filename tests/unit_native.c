@@ -29,23 +29,11 @@
 #include <string.h>
 
 #include "codecs/native/native.h"
-
-struct out {
-        uint8_t *p;
-        size_t len, cap;
-};
+#include "support/tmtest.h"
 
 static int sink(void *arg, const void *p, size_t n)
 {
-        struct out *o = arg;
-        if (o->len + n > o->cap) {
-                o->cap = (o->len + n) * 2;
-                o->p = realloc(o->p, o->cap);
-                assert_non_null(o->p);
-        }
-        memcpy(o->p + o->len, p, n);
-        o->len += n;
-        return 0;
+        return tmt_put(arg, p, n);
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -92,9 +80,9 @@ static struct tm_rec *program(size_t n, int random, uint64_t seed)
         return r;
 }
 
-static struct out encode(const char *enc, const struct tm_rec *r, size_t n)
+static struct tmt_buf encode(const char *enc, const struct tm_rec *r, size_t n)
 {
-        struct out o = {0};
+        struct tmt_buf o = {0};
         struct tm_renc *e;
         struct tm_err err = {0};
         assert_int_equal(tm_rcodec_native.enc_open(enc, sink, &o, &e, &err), 0);
@@ -173,7 +161,7 @@ static void test_predictors(void **unused)
 }
 
 /* The blocks of a file f: their raw offsets and lengths; the count. */
-static size_t blocks_of(const struct out *f, size_t *at, size_t *len, uint32_t *nrec, size_t max)
+static size_t blocks_of(const struct tmt_buf *f, size_t *at, size_t *len, uint32_t *nrec, size_t max)
 {
         size_t k = 0, pos = TMN_FILE_HDR;
         while (pos < f->len && k < max) {
@@ -197,7 +185,7 @@ static void test_blocks_alone(void **unused)
         struct tm_rec *r = program(n, 0, 3);
         for (size_t i = 300; i < 400; i++) /* a stretch that goes plain */
                 r[i].v[1] = 0x9e3779b97f4a7c15ull * i;
-        struct out f = encode("b6", r, n);
+        struct tmt_buf f = encode("b6", r, n);
         size_t at[64], len[64];
         uint32_t nrec[64];
         size_t k = blocks_of(&f, at, len, nrec, 64);
@@ -267,7 +255,7 @@ static void test_damage(void **unused)
         struct tm_rec *r = program(n, 0, 5);
         for (size_t i = 200; i < 260; i++)
                 r[i].v[1] = 0x9e3779b97f4a7c15ull * i;
-        struct out f = encode("b6", r, n);
+        struct tmt_buf f = encode("b6", r, n);
         size_t at[64], len[64];
         uint32_t nrec[64];
         size_t k = blocks_of(&f, at, len, nrec, 64);
@@ -317,7 +305,7 @@ static void test_split(void **unused)
         (void)unused;
         size_t n = 1u << 16; /* random: 13 bytes each, past TMN_BODY_MAX */
         struct tm_rec *r = program(n, 1, 11);
-        struct out f = encode("b16/z1", r, n);
+        struct tmt_buf f = encode("b16/z1", r, n);
         size_t at[64], len[64];
         uint32_t nrec[64];
         size_t k = blocks_of(&f, at, len, nrec, 64);
@@ -337,7 +325,7 @@ static void test_split(void **unused)
 /* The din lines of f's records through the row's text decoder, in calls
  * of small and odd sizes, the generic decode() taking a record where it
  * stops (as the views' feed does); kind >= 0: that type's lines only. */
-static size_t text_all(const struct out *f, long kind, char *dst, size_t cap)
+static size_t text_all(const struct tmt_buf *f, long kind, char *dst, size_t cap)
 {
         tm_rtext_fn *text = tm_rcodec_native.text_of();
         void *ctx = NULL;
@@ -379,7 +367,7 @@ static void test_text(void **unused)
         struct tm_rec *r = program(n, 0, 13);
         for (size_t i = 700; i < 800; i++)
                 r[i].v[1] = 0x9e3779b97f4a7c15ull * i;
-        struct out f = encode("b6", r, n);
+        struct tmt_buf f = encode("b6", r, n);
         size_t cap = 20 * n + 4096;
         char *want = malloc(cap), *got = malloc(cap);
         for (long kind = -1; kind < 3; kind++) {

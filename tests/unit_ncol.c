@@ -27,23 +27,11 @@
 #include <string.h>
 
 #include "codecs/native/ncol.h"
-
-struct out {
-        uint8_t *p;
-        size_t len, cap;
-};
+#include "support/tmtest.h"
 
 static int sink(void *arg, const void *p, size_t n)
 {
-        struct out *o = arg;
-        if (o->len + n > o->cap) {
-                o->cap = (o->len + n) * 2;
-                o->p = realloc(o->p, o->cap);
-                assert_non_null(o->p);
-        }
-        memcpy(o->p + o->len, p, n);
-        o->len += n;
-        return 0;
+        return tmt_put(arg, p, n);
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -132,10 +120,10 @@ static struct tm_rec *records(size_t n, uint64_t seed, uint8_t **arena)
 static const struct tm_blob blobs[] = {{"first", (const uint8_t *)"hello", 5},
                                        {"empty", (const uint8_t *)"", 0}};
 
-static struct out encode(const struct tm_schema *s, const char *enc, const struct tm_rec *r,
+static struct tmt_buf encode(const struct tm_schema *s, const char *enc, const struct tm_rec *r,
                          size_t n)
 {
-        struct out o = {0};
+        struct tmt_buf o = {0};
         struct tm_renc *e;
         struct tm_err err = {0};
         const struct tm_renc_src src = {s, blobs, 2};
@@ -210,7 +198,7 @@ static void test_round_trip(void **unused)
         uint8_t *arena;
         size_t n = 1000;
         struct tm_rec *r = records(n, 7, &arena);
-        struct out f = encode(&s, "b6", r, n);
+        struct tmt_buf f = encode(&s, "b6", r, n);
         assert_int_equal(f.p[9], NCOL_SCHEMA);
         size_t m;
         struct tm_err err = {0};
@@ -320,7 +308,7 @@ static void test_damage(void **unused)
         uint8_t *arena;
         size_t n = 300;
         struct tm_rec *r = records(n, 11, &arena);
-        struct out f = encode(&s, "b6", r, n);
+        struct tmt_buf f = encode(&s, "b6", r, n);
         /* the blocks: where each starts, its length and records */
         size_t at[16], blen[16], before[17] = {0}, k = 0;
         size_t pos = TMN_FILE_HDR + NCOL_SCH_HDR + tmn_get32(f.p + TMN_FILE_HDR + 4);
