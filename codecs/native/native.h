@@ -143,6 +143,9 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
 /* The end mark (TMN_BLK_HDR + 8 bytes: the trace's record count). */
 #define TMN_END_LEN (TMN_BLK_HDR + 8)
 void tmn_end_put(uint8_t *p, uint64_t records);
+/* The end mark of a file of records records written through sink (both
+ * schemas' encoders end with it): 0, or sink's error with err set. */
+int tmn_end_write(tm_rsink sink, void *arg, uint64_t records, struct tm_err *err);
 
 /* The end mark at in (len bytes, at least TMN_END_LEN; eof: nothing
  * follows them) checked against the records decoded: total in all, done

@@ -1121,3 +1121,13 @@ void tmn_end_put(uint8_t *p, uint64_t records)
         le64(p + TMN_BLK_HDR, records);
         tmn_put32(p + 12, (uint32_t)crc32_z(crc32(0, p, 12), p + TMN_BLK_HDR, 8));
 }
+
+int tmn_end_write(tm_rsink sink, void *arg, uint64_t records, struct tm_err *err)
+{
+        uint8_t m[TMN_END_LEN];
+        tmn_end_put(m, records);
+        int rc = sink(arg, m, sizeof m);
+        if (rc < 0)
+                tm_err_set(err, rc, "native: writing the end mark failed");
+        return rc;
+}

@@ -450,13 +450,8 @@ int tmn_enc_finish(struct tm_renc *e, struct tm_err *err)
         int rc = slot_submit(e, err);
         for (unsigned i = 1; rc == 0 && i < e->nslot; i++)
                 rc = slot_collect(e, &e->slot[(e->cur + i) % e->nslot], err);
-        if (rc == 0) {
-                uint8_t m[TMN_END_LEN];
-                tmn_end_put(m, e->total);
-                rc = e->sink(e->arg, m, sizeof m);
-                if (rc < 0)
-                        tm_err_set(err, rc, "native: writing the end mark failed");
-        }
+        if (rc == 0)
+                rc = tmn_end_write(e->sink, e->arg, e->total, err);
         enc_release(e);
         return rc;
 }

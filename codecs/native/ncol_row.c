@@ -554,13 +554,8 @@ int ncol_enc_put(struct ncol_enc *e, const struct tm_rec *r, size_t n, uint64_t 
 int ncol_enc_finish(struct ncol_enc *e, struct tm_err *err)
 {
         int rc = enc_block(e, err);
-        if (rc == 0) {
-                uint8_t m[TMN_END_LEN];
-                tmn_end_put(m, e->total);
-                rc = e->sink(e->arg, m, sizeof m);
-                if (rc < 0)
-                        tm_err_set(err, rc, "native: writing the end mark failed");
-        }
+        if (rc == 0)
+                rc = tmn_end_write(e->sink, e->arg, e->total, err);
         ncol_enc_free(e);
         return rc;
 }
