@@ -87,6 +87,30 @@ static char *leading_notes(const struct tm_records *rt, const uint8_t *head, siz
         return notes;
 }
 
+/* The notes, decoded when first asked for (the stats): a block-coded
+ * trace (the native encoding) decodes a whole block to give its first
+ * records, which a lookup or `ls -l` of a directory of traces must not
+ * pay. Read from the head of the archive as rt_setup saw it; NULL if
+ * none or the head cannot be read (the notes are then left out). */
+const char *rt_notes(struct tm_trace *t, struct tm_records *rt)
+{
+        pthread_mutex_lock(&rt->tables_mu);
+        if (!rt->notes_done && !rt->failed && tm_schema_kind(&rt->schema, "comment") >= 0) {
+                size_t want =
+                           rt->codec->head_max > TM_RHEAD_MIN ? rt->codec->head_max : TM_RHEAD_MIN,
+                       n = 0;
+                struct tm_err e = {0};
+                uint8_t *head = read_head(t, t->cont, want, &n, &e);
+                if (head)
+                        rt->notes = leading_notes(rt, head, n);
+                free(head);
+        }
+        rt->notes_done = 1;
+        const char *notes = rt->notes;
+        pthread_mutex_unlock(&rt->tables_mu);
+        return notes;
+}
+
 /* The stats view of a trace whose codec's open failed with e. */
 static char *failed_stats(const struct tm_trace *t, const struct tm_records *rt,
                           const struct tm_err *e, size_t *len)
@@ -246,7 +270,6 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
                 tm_trace_note_side(t, &e);
         }
         rt->hdr_len = (uint64_t)hl;
-        rt->notes = leading_notes(rt, head, headn);
         free(big);
         rt->fam = tm_family_of(&rt->schema);
         rt->plan = tm_index_plans(&rt->schema);
@@ -255,8 +278,8 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
         if (c->blobs)
                 rt->nblobs = c->blobs(rt->ctx, rt->blob, TM_SCHEMA_SECTIONS_MAX);
         const char *const *tables = tm_family_more(rt->fam)->tables;
-        for (unsigned i = 0; tables && tables[i] && i < TM_FAMILY_TABLES_MAX &&
-                             rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
+        for (unsigned i = 0;
+             tables && tables[i] && i < TM_FAMILY_TABLES_MAX && rt->nblobs < TM_SCHEMA_SECTIONS_MAX;
              i++, rt->ntables++)
                 snprintf(rt->blob[rt->nblobs++].name, TM_NAME_MAX, "%s", tables[i]);
         return rt_name_views(t, rt, err);
@@ -368,9 +391,12 @@ int tm_records_reopen(struct tm_trace *t, struct tm_cont *cont, const uint8_t *h
         struct tm_text_plan *plan = rt->plan;
         rt->plan = n->plan;
         n->plan = plan;
+        pthread_mutex_lock(&rt->tables_mu); /* rt_notes: the new version's, when asked */
         char *notes = rt->notes;
         rt->notes = n->notes;
         n->notes = notes;
+        rt->notes_done = 0;
+        pthread_mutex_unlock(&rt->tables_mu);
         char *text = rt->schema_text;
         rt->schema_text = n->schema_text;
         n->schema_text = text;

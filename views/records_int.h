@@ -76,7 +76,8 @@ struct tm_records {
                                       * plan, then one per form (tm_index_plans) */
         const struct tm_family *fam; /* the schema's family, or NULL */
         unsigned nfixed;             /* views known at open; per-id streams follow */
-        char *notes; /* the trace's leading comments, a line each (the stats print them) */
+        char *notes;    /* the trace's leading comments, a line each (the stats print them) */
+        int notes_done; /* notes made (rt_notes, under tables_mu) */
         /* The codec's open failed on an archive its probe took (a Meta-TF
          * DTD missing or bad): the trace is a directory whose views fail
          * with this (code -EIO), but stats, which says so, and errors. */
@@ -87,6 +88,7 @@ struct tm_records {
 /* records.c (the comments above each say what it does) */
 
 char *text_fit(char *buf, size_t len);
+const char *rt_notes(struct tm_trace *t, struct tm_records *rt);
 int rt_load(struct tm_trace *t, const char *path, const struct tm_index_key *key, struct tm_cont *c,
             struct tm_index **out, int *fd_out, struct tm_err *err);
 

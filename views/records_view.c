@@ -97,7 +97,7 @@ static void rv_storage(const void *arg, struct tm_rows *out)
 }
 
 /* What the stats reports name the trace by (the index must be ready). */
-static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
+static void rv_info(struct tm_trace *t, struct tm_family_info *in)
 {
         const char *base = strrchr(t->path, '/');
         *in = (struct tm_family_info){
@@ -108,7 +108,7 @@ static void rv_info(const struct tm_trace *t, struct tm_family_info *in)
             .raw_size = t->rt->ix->raw_size,
             .ascii_size = t->rt->ix->tot[TM_COL_ASCII],
             .damage = t->damaged ? t->damage.msg : NULL,
-            .notes = t->rt->notes,
+            .notes = rt_notes(t, t->rt),
             .storage = t->rt->codec->storage && !t->rt->failed ? rv_storage : NULL,
             .storage_arg = t,
         };
