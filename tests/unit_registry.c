@@ -27,7 +27,10 @@
 #include <cmocka.h>
 
 #include "codecs/common/tm_err.h"
+#include "codecs/laplace/laplace.h"
+#include "codecs/object/ptf.h"
 #include "codecs/record/record.h"
+#include "codecs/record/text.h"
 #include "codecs/registry.h"
 #include "support/tmtest.h"
 
@@ -189,6 +192,14 @@ static void test_build(void **state)
         for (unsigned i = 0; i < plain->n; i++)
                 assert_ptr_equal(plain->row[i], r->row[i]);
         free(plain);
+        /* the shipped field shows (Laplace's type character, PTF's
+         * words): codes in range, one row a code, each with a put */
+        const char *bad = NULL;
+        assert_int_equal(tm_show_rows_check(&bad), 0);
+        assert_null(bad);
+        assert_non_null(tm_show_row(TM_LAPLACE_SHOW_TYPE));
+        assert_non_null(tm_show_row(TM_PTF_SHOW_WORDS));
+        assert_true(TM_LAPLACE_SHOW_TYPE != TM_PTF_SHOW_WORDS);
 }
 
 /* Every example and fixture, through its container, wins as before: in a
