@@ -90,7 +90,7 @@ static void test_bad_lines(void **unused)
         expect_bad("2 10\n2 ", "truncated", 7);
         expect_bad("2 10\n1 0x", "truncated", 9);
         /* an address that the end cuts may be cut (a file being written) */
-        expect_bad("2 10\n2 7fff00ac", "truncated line (no newline at the end", 15);
+        expect_bad("2 10\n2 7fff00ac", "the last line has no newline", 15);
 }
 
 static void test_prefix_limit(void **unused)

@@ -248,7 +248,7 @@ static void test_broken_are_traces(void **state)
 #define RW_READERS_MAX 16
 #define RW_ROUNDS 6 /* TM_SEAL_ROUNDS for a stress run */
 #define RW_PAGE 4096
-#define RW_TORN_US 1000 /* a plain rewrite's pause inside a write: rw_rewrite */
+#define RW_TORN_US 1000 /* a plain rewrite's pause inside a write (TM_SEAL_TORN_US) */
 #define RW_STABLE_US                                                                               \
         150000 /* each version stays this long between rewrites; 3 times as                        \
                 * long for the streamed frame, whose reads take longer */
@@ -258,6 +258,7 @@ struct rw_shared {
         const char *path;
         struct vt_buf want[RW_VERSIONS]; /* each version's ascii */
         int done;                        /* the writer has finished (atomic) */
+        useconds_t torn_us;              /* rw_rewrite's pause inside a write */
         struct vt_buf arch[RW_VERSIONS]; /* each version's archive bytes */
 };
 
@@ -383,19 +384,20 @@ static void rw_rewrite(const struct rw_shared *sh, int v, int plain)
                 size_t n = a->len - at < 16384 ? a->len - at : 16384;
                 while (plain && at + n < a->len && a->p[at + n - 1] != '\n')
                         n++;
-                rw_write_torn(fd, at, a->p + at, n, plain ? RW_TORN_US : 0);
+                rw_write_torn(fd, at, a->p + at, n, plain ? sh->torn_us : 0);
                 at += n;
                 usleep(200);
         }
         close(fd);
 }
 
-/* A stress run's setting name from the environment, else dflt. */
+/* A stress run's setting name from the environment (at most max), else
+ * dflt. */
 static unsigned rw_env(const char *name, unsigned dflt, unsigned max)
 {
         const char *s = getenv(name);
-        unsigned long v = s && *s ? strtoul(s, NULL, 10) : 0;
-        return v == 0 ? dflt : v > max ? max : (unsigned)v;
+        unsigned long v = s && *s ? strtoul(s, NULL, 10) : dflt;
+        return v > max ? max : (unsigned)v;
 }
 
 /* The ascii of the archive at path, whole. */
@@ -432,7 +434,8 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
         vt_make(tmt_path("rw2.pdt2"), p2, TM_CONT_PLAIN, 0, r2, nrefs * 2 / 3, &raw[2]);
         vt_gen(3305, r2, nrefs * 3 / 4, aref_types(din), 0);
         vt_make(tmt_path("rw3.din"), din, TM_CONT_PLAIN, 0, r2, nrefs * 3 / 4, &raw[3]);
-        struct rw_shared sh = {.path = tmt_path(name)};
+        struct rw_shared sh = {.path = tmt_path(name),
+                               .torn_us = rw_env("TM_SEAL_TORN_US", RW_TORN_US, 1000000)};
         for (int v = 0; v < RW_VERSIONS; v++) {
                 char vn[64];
                 snprintf(vn, sizeof vn, "v%d.%s", v, name);
@@ -446,6 +449,7 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
         usleep(20000); /* the rewrites' times differ from the first write's */
 
         const unsigned readers = rw_env("TM_SEAL_READERS", RW_READERS, RW_READERS_MAX);
+        assert_true(readers > 0);
         const unsigned rounds = rw_env("TM_SEAL_ROUNDS", RW_ROUNDS, 100000);
         pthread_t th[RW_READERS_MAX];
         struct rw_reader rd[RW_READERS_MAX];
@@ -497,6 +501,55 @@ static void test_rewrite_under_readers(void **state)
         bad += rewrite_under_readers(TM_CONT_ZSTD, 64 << 10, NREFS / 2, "rw.din.zst");
         bad += rewrite_under_readers(TM_CONT_ZSTD, SIZE_MAX, NREFS_BIG, "rw1.din.zst");
         assert_int_equal(bad, 0);
+}
+
+/* What a reader opening a plain din file in the middle of a write sees
+ * (rw_write_torn): the file ending at a page boundary inside a line's
+ * address. Its ascii is the whole lines before it, then -EIO naming the
+ * cut line, never the cut address as a shorter one; the same line with
+ * its address whole (a blank after it) and no newline is served. */
+static void test_cut_line(void **state)
+{
+        (void)state;
+        const struct tm_rcodec *din = tm_rcodec_by_name("din");
+        struct vt_buf raw = {0}, whole = {0}, got = {0};
+        vt_make(tmt_path("c.din"), din, TM_CONT_PLAIN, 0, refs, 20000, &raw);
+        ascii_of(tmt_path("c.din"), &whole);
+        size_t cut = 4 * RW_PAGE; /* a page boundary with address digits on both sides */
+        while (cut < raw.len && !(raw.p[cut - 2] != ' ' && raw.p[cut] != '\n'))
+                cut += RW_PAGE;
+        assert_true(cut < raw.len);
+        const char *path = tmt_path("cut.din");
+        vt_spit(path, raw.p, cut);
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(vt_read_view(t, "ascii", &got, &err), -EIO);
+        if (!strstr(err.msg, path) || !strstr(err.msg, "the last line has no newline"))
+                fail_msg("the cut line: %s", err.msg);
+        size_t lines = cut; /* the whole lines' ascii: din's own, as the generator writes it */
+        while (raw.p[lines - 1] != '\n')
+                lines--;
+        assert_int_equal(got.len, lines);
+        assert_memory_equal(got.p, whole.p, lines);
+        tm_trace_close(t);
+        printf("cut.din: %zu bytes cut at %zu inside an address: %zu ascii bytes, then %s\n",
+               raw.len, cut, got.len, err.msg);
+
+        size_t end = cut; /* that line's end: its address whole, a blank for its newline */
+        while (raw.p[end] != '\n')
+                end++;
+        raw.p[end] = ' ';
+        vt_spit(path, raw.p, end + 1);
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(vt_read_view(t, "ascii", &got, &err), 0);
+        assert_int_equal(got.len, end + 1);
+        assert_memory_equal(got.p, whole.p, end + 1);
+        tm_trace_close(t);
+        free(raw.p);
+        free(whole.p);
+        free(got.p);
 }
 
 /* ---- the unverified prefix, on request ---- */
@@ -638,6 +691,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_broken_are_traces),
             cmocka_unit_test(test_rewrite_under_readers),
+            cmocka_unit_test(test_cut_line),
             cmocka_unit_test(test_unverified_prefix),
             cmocka_unit_test(test_end_after_rewrite),
         };

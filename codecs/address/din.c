@@ -150,8 +150,8 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
 cut:
         if (eof)
                 return tm_err_set(err, -EIO,
-                                  "raw offset %" PRIu64 ": din: truncated line (no newline at the "
-                                  "end: the file is cut, or still being written)",
+                                  "raw offset %" PRIu64 ": din: truncated: the last line has no "
+                                  "newline",
                                   raw_off + q);
         if (q - p >= DIN_MAX_PREFIX)
                 return din_long_start(err, raw_off + p);
