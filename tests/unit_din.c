@@ -1,6 +1,7 @@
 /* din codec: Dinero IV input lines (0x, tabs, trailing fields, CRLF, blank
  * lines), the paper's dinero example, the encoder against printf, long
- * tails skipped across calls, bad lines, probing. */
+ * tails skipped across calls, bad lines (an address that the end of the
+ * stream ends is cut), probing. */
 #include "codec_test.h"
 
 #include "codecs/address/din.h"
@@ -51,7 +52,7 @@ static void test_dinero_iv_lines(void **unused)
                                 "3 0\n"
                                 "4 ffffffffffffffff\t\n"
                                 "5 0x0000000000000001 x\r\n"
-                                "2 7fff00ac";
+                                "2 7fff00ac 4";
         static const struct tm_ref want[] = {{0x1000, 0},     {0x2000, 1}, {0xabcdef, 2},  {0, 3},
                                              {UINT64_MAX, 4}, {1, 5},      {0x7fff00ac, 2}};
         expect_refs(s, want, 7);
@@ -88,6 +89,8 @@ static void test_bad_lines(void **unused)
         expect_bad("2 10\n2", "truncated", 6);
         expect_bad("2 10\n2 ", "truncated", 7);
         expect_bad("2 10\n1 0x", "truncated", 9);
+        /* an address that the end cuts may be cut (a file being written) */
+        expect_bad("2 10\n2 7fff00ac", "the last line has no newline", 15);
 }
 
 static void test_prefix_limit(void **unused)

@@ -71,7 +71,7 @@ static void test_sample(void **unused)
 static void test_crlf_and_eof(void **unused)
 {
         (void)unused;
-        static const char s[] = "I  10,4\r\n\r\n S 20,8 \r\n L 0000000000000030,16";
+        static const char s[] = "I  10,4\r\n\r\n S 20,8 \r\n L 0000000000000030,16\r";
         static const struct tm_ref want[] = {{0x10, 2}, {0x20, 1}, {0x30, 0}};
         struct tm_ref got[8];
         assert_int_equal(ct_decode(C, (const uint8_t *)s, strlen(s), 0, 8, got, 8, NULL), 3);
@@ -101,8 +101,9 @@ static void test_bad_lines(void **unused)
         expect_bad(" L 10,4x\n", 7);
         expect_bad(" S 12345678123456789,4\n", 19);
         expect_bad("==12 not a valgrind line\n", 0);
-        expect_bad("I  10,4\nI  20", 8); /* truncated */
-        expect_bad("I  10,4\n==12", 8);  /* truncated */
+        expect_bad("I  10,4\nI  20", 8);   /* truncated */
+        expect_bad("I  10,4\n==12", 8);    /* truncated */
+        expect_bad("I  10,4\n L 30,1", 8); /* its size may be cut: truncated */
 }
 
 /* A valgrind line of 100000 bytes is skipped without being waited for. */

@@ -7,8 +7,11 @@
  *   fail with -EIO;
  * - an archive rewritten in place while four threads read it: every read
  *   returns the old version's bytes, the new version's (after a reopen),
- *   or an error; never bytes of neither, never 0 bytes inside the size;
+ *   or an error; never bytes of neither, never 0 bytes inside the size
+ *   (a plain rewrite stops inside its writes, where the file ends inside
+ *   a line: test_cut_line is that state alone);
  * - the unverified prefix of a cut gzip member, on request only. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -244,8 +247,11 @@ static void test_broken_are_traces(void **state)
 
 /* ---- an archive rewritten in place under readers ---- */
 
-#define RW_READERS 4
-#define RW_ROUNDS 6
+#define RW_READERS 4 /* TM_SEAL_READERS (at most RW_READERS_MAX) for a stress run */
+#define RW_READERS_MAX 16
+#define RW_ROUNDS 6 /* TM_SEAL_ROUNDS for a stress run */
+#define RW_PAGE 4096
+#define RW_TORN_US 1000 /* a plain rewrite's pause inside a write (TM_SEAL_TORN_US) */
 #define RW_STABLE_US                                                                               \
         150000 /* each version stays this long between rewrites; 3 times as                        \
                 * long for the streamed frame, whose reads take longer */
@@ -255,6 +261,7 @@ struct rw_shared {
         const char *path;
         struct vt_buf want[RW_VERSIONS]; /* each version's ascii */
         int done;                        /* the writer has finished (atomic) */
+        useconds_t torn_us;              /* rw_rewrite's pause inside a write */
         struct vt_buf arch[RW_VERSIONS]; /* each version's archive bytes */
 };
 
@@ -349,25 +356,51 @@ static void *rw_read(void *arg)
         return NULL;
 }
 
+/* write(2) of p[0..n) at the end of fd, stopping for pause_us at the
+ * last page boundary inside it. The kernel shows a write's bytes, and the
+ * file's size, a page (or folio) at a time: a reader's fstat sees the
+ * file end at any page boundary inside a write, not only where writes
+ * end, and for as long as the writer is preempted there (under load,
+ * milliseconds). The pause makes that state as frequent without load. */
+static void rw_write_torn(int fd, uint64_t at, const uint8_t *p, size_t n, useconds_t pause_us)
+{
+        size_t cut = (size_t)((at + n) / RW_PAGE * RW_PAGE - at);
+        if (!pause_us || cut == 0 || cut >= n)
+                cut = n;
+        assert_int_equal(write(fd, p, cut), (ssize_t)cut);
+        if (cut == n)
+                return;
+        usleep(pause_us);
+        assert_int_equal(write(fd, p + cut, n - cut), (ssize_t)(n - cut));
+}
+
 /* Rewrite the archive in place (as cp does: truncate, then write) with
- * version v, in pieces of about 16 KiB; lines: each piece ends at a line's
- * end (plain din text, which has no framing, so that a reader opening it
- * half written sees a shorter trace, not a cut line: docs/damage.md,
- * "What cannot be seen"). */
-static void rw_rewrite(const struct rw_shared *sh, int v, int lines)
+ * version v, in writes of about 16 KiB; plain: each write ends at a line's
+ * end (din text), and stops for RW_TORN_US inside (rw_write_torn): a
+ * reader then sees the file end inside a line, as cp's writers show it. */
+static void rw_rewrite(const struct rw_shared *sh, int v, int plain)
 {
         int fd = open(sh->path, O_WRONLY | O_TRUNC);
         assert_true(fd >= 0);
         const struct vt_buf *a = &sh->arch[v];
         for (size_t at = 0; at < a->len;) {
                 size_t n = a->len - at < 16384 ? a->len - at : 16384;
-                while (lines && at + n < a->len && a->p[at + n - 1] != '\n')
+                while (plain && at + n < a->len && a->p[at + n - 1] != '\n')
                         n++;
-                assert_int_equal(write(fd, a->p + at, n), (ssize_t)n);
+                rw_write_torn(fd, at, a->p + at, n, plain ? sh->torn_us : 0);
                 at += n;
                 usleep(200);
         }
         close(fd);
+}
+
+/* A stress run's setting name from the environment (at most max), else
+ * dflt. */
+static unsigned rw_env(const char *name, unsigned dflt, unsigned max)
+{
+        const char *s = getenv(name);
+        unsigned long v = s && *s ? strtoul(s, NULL, 10) : dflt;
+        return v > max ? max : (unsigned)v;
 }
 
 /* The ascii of the archive at path, whole. */
@@ -404,7 +437,8 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
         vt_make(tmt_path("rw2.pdt2"), p2, TM_CONT_PLAIN, 0, r2, nrefs * 2 / 3, &raw[2]);
         vt_gen(3305, r2, nrefs * 3 / 4, aref_types(din), 0);
         vt_make(tmt_path("rw3.din"), din, TM_CONT_PLAIN, 0, r2, nrefs * 3 / 4, &raw[3]);
-        struct rw_shared sh = {.path = tmt_path(name)};
+        struct rw_shared sh = {.path = tmt_path(name),
+                               .torn_us = rw_env("TM_SEAL_TORN_US", RW_TORN_US, 1000000)};
         for (int v = 0; v < RW_VERSIONS; v++) {
                 char vn[64];
                 snprintf(vn, sizeof vn, "v%d.%s", v, name);
@@ -417,15 +451,18 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
         vt_spit(sh.path, sh.arch[0].p, sh.arch[0].len);
         usleep(20000); /* the rewrites' times differ from the first write's */
 
-        pthread_t th[RW_READERS];
-        struct rw_reader rd[RW_READERS];
-        for (int i = 0; i < RW_READERS; i++) {
+        const unsigned readers = rw_env("TM_SEAL_READERS", RW_READERS, RW_READERS_MAX);
+        assert_true(readers > 0);
+        const unsigned rounds = rw_env("TM_SEAL_ROUNDS", RW_ROUNDS, 100000);
+        pthread_t th[RW_READERS_MAX];
+        struct rw_reader rd[RW_READERS_MAX];
+        for (unsigned i = 0; i < readers; i++) {
                 rd[i] = (struct rw_reader){.sh = &sh, .seed = 77 + (uint64_t)i};
                 assert_int_equal(pthread_create(&th[i], NULL, rw_read, &rd[i]), 0);
         }
         usleep(50000);
         useconds_t stable = nrefs > NREFS ? 3 * RW_STABLE_US : RW_STABLE_US;
-        for (int round = 0; round < RW_ROUNDS; round++) {
+        for (unsigned round = 0; round < rounds; round++) {
                 rw_rewrite(&sh, 1 + round % 3, kind == TM_CONT_PLAIN);
                 usleep(stable);
                 rw_rewrite(&sh, 0, kind == TM_CONT_PLAIN);
@@ -433,7 +470,7 @@ static unsigned long rewrite_under_readers(enum tm_cont_kind kind, size_t frame,
         }
         __atomic_store_n(&sh.done, 1, __ATOMIC_RELEASE);
         struct rw_reader sum = {0};
-        for (int i = 0; i < RW_READERS; i++) {
+        for (unsigned i = 0; i < readers; i++) {
                 pthread_join(th[i], NULL);
                 sum.reads += rd[i].reads;
                 sum.good += rd[i].good;
@@ -459,10 +496,63 @@ static void test_rewrite_under_readers(void **state)
 {
         (void)state;
         unsigned long bad = rewrite_under_readers(TM_CONT_PLAIN, 0, NREFS / 2, "rw.din");
+        if (getenv("TM_SEAL_PLAIN_ONLY")) { /* a stress run of the plain case */
+                assert_int_equal(bad, 0);
+                return;
+        }
         bad += rewrite_under_readers(TM_CONT_GZIP, 0, NREFS / 2, "rw.din.gz");
         bad += rewrite_under_readers(TM_CONT_ZSTD, 64 << 10, NREFS / 2, "rw.din.zst");
         bad += rewrite_under_readers(TM_CONT_ZSTD, SIZE_MAX, NREFS_BIG, "rw1.din.zst");
         assert_int_equal(bad, 0);
+}
+
+/* What a reader opening a plain din file in the middle of a write sees
+ * (rw_write_torn): the file ending at a page boundary inside a line's
+ * address. Its ascii is the whole lines before it, then -EIO naming the
+ * cut line, never the cut address as a shorter one; the same line with
+ * its address whole (a blank after it) and no newline is served. */
+static void test_cut_line(void **state)
+{
+        (void)state;
+        const struct tm_rcodec *din = tm_rcodec_by_name("din");
+        struct vt_buf raw = {0}, whole = {0}, got = {0};
+        vt_make(tmt_path("c.din"), din, TM_CONT_PLAIN, 0, refs, 20000, &raw);
+        ascii_of(tmt_path("c.din"), &whole);
+        size_t cut = 4 * RW_PAGE; /* a page boundary with address digits on both sides */
+        while (cut < raw.len && !(isxdigit(raw.p[cut - 1]) && isxdigit(raw.p[cut])))
+                cut += RW_PAGE;
+        assert_true(cut < raw.len);
+        const char *path = tmt_path("cut.din");
+        vt_spit(path, raw.p, cut);
+        struct tm_trace *t;
+        struct tm_err err = {0};
+        struct tm_trace_opts o = {.no_save = 1};
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(vt_read_view(t, "ascii", &got, &err), -EIO);
+        if (!strstr(err.msg, path) || !strstr(err.msg, "the last line has no newline"))
+                fail_msg("the cut line: %s", err.msg);
+        size_t lines = cut; /* the whole lines' ascii: din's own, as the generator writes it */
+        while (raw.p[lines - 1] != '\n')
+                lines--;
+        assert_int_equal(got.len, lines);
+        assert_memory_equal(got.p, whole.p, lines);
+        tm_trace_close(t);
+        printf("cut.din: %zu bytes cut at %zu inside an address: %zu ascii bytes, then %s\n",
+               raw.len, cut, got.len, err.msg);
+
+        size_t end = cut; /* that line's end: its address whole, a blank for its newline */
+        while (raw.p[end] != '\n')
+                end++;
+        raw.p[end] = ' ';
+        vt_spit(path, raw.p, end + 1);
+        assert_int_equal(tm_trace_open(path, &o, &t, &err), 0);
+        assert_int_equal(vt_read_view(t, "ascii", &got, &err), 0);
+        assert_int_equal(got.len, end + 1);
+        assert_memory_equal(got.p, whole.p, end + 1);
+        tm_trace_close(t);
+        free(raw.p);
+        free(whole.p);
+        free(got.p);
 }
 
 /* ---- the unverified prefix, on request ---- */
@@ -604,6 +694,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_broken_are_traces),
             cmocka_unit_test(test_rewrite_under_readers),
+            cmocka_unit_test(test_cut_line),
             cmocka_unit_test(test_unverified_prefix),
             cmocka_unit_test(test_end_after_rewrite),
         };

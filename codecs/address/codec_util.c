@@ -63,11 +63,13 @@ int cu_hdr_write(const char *magic, unsigned addr_bits, unsigned unit, uint8_t *
 
 int cu_probe_lines(const struct arec_fmt *c, const uint8_t *head, size_t n)
 {
+        /* a cut last line (a full probe buffer's, or a short file's still
+         * being written) is left out, unless it is the only line */
         size_t end = n;
-        if (n >= TM_PROBE_BYTES) {
-                while (end > 0 && head[end - 1] != '\n')
-                        end--;
-        }
+        while (end > 0 && head[end - 1] != '\n')
+                end--;
+        if (end == 0)
+                end = n;
         struct tm_dec_state st;
         struct tm_ref out[64];
         size_t p = 0, total = 0;

@@ -35,8 +35,8 @@ int cu_hdr_write(const char *magic, unsigned addr_bits, unsigned unit, uint8_t *
 
 struct arec_fmt;
 
-/* Probe for line-based text formats: decode the complete lines of head (all
- * of head when n < TM_PROBE_BYTES: then it is the whole stream) with format
+/* Probe for line-based text formats: decode the complete lines of head (the
+ * lines up to its last newline; all of head when it has none) with format
  * f (arec_impl.h). 1 when they all parse and hold at least one reference,
  * else 0. */
 int cu_probe_lines(const struct arec_fmt *f, const uint8_t *head, size_t n);

@@ -121,7 +121,10 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
                                                   raw_off + q);
                         v = v << 4 | (unsigned)d;
                 }
-                if (q == len && !(eof && nd))
+                /* an address the input's end ends may be cut (a file being
+                 * written shows its end at any page of a write): whole only
+                 * with the newline or a blank after it */
+                if (q == len)
                         goto cut;
                 if (nd == 0)
                         return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: missing address",
@@ -146,7 +149,9 @@ static ssize_t din_decode(struct tm_dec_state *st, const uint8_t *in, size_t len
         goto done;
 cut:
         if (eof)
-                return tm_err_set(err, -EIO, "raw offset %" PRIu64 ": din: truncated line",
+                return tm_err_set(err, -EIO,
+                                  "raw offset %" PRIu64 ": din: truncated: the last line has no "
+                                  "newline",
                                   raw_off + q);
         if (q - p >= DIN_MAX_PREFIX)
                 return din_long_start(err, raw_off + p);

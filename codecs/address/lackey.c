@@ -94,10 +94,14 @@ static ssize_t lk_parse(const uint8_t *in, size_t len, int eof, uint32_t *kind, 
                 if ((sz = sz * 10 + (uint32_t)(in[q] - '0')) > LACKEY_MAX_SIZE)
                         return -(ssize_t)(q + 1);
         *size = sz;
+        size_t d = q; /* the size's end */
         while (q < len && cu_is_blank(in[q]))
                 q++;
+        /* a size that the input's end ends may be cut (a file being written
+         * shows its end at any page of a write): whole only with a blank
+         * or the newline after it */
         if (q == len)
-                return eof && q > b ? (ssize_t)q : 0;
+                return eof && d > b && q > d ? (ssize_t)q : 0;
         if (q == b || in[q] != '\n')
                 return -(ssize_t)(q + 1);
         return (ssize_t)q + 1;
@@ -210,7 +214,9 @@ lk_decode_any(struct tm_dec_state *st, const uint8_t *in, size_t len, int eof, u
                 if (r == 0) {
                         if (eof)
                                 return tm_err_set(err, -EIO,
-                                                  "raw offset %" PRIu64 ": lackey: truncated line",
+                                                  "raw offset %" PRIu64
+                                                  ": lackey: truncated: the last line has no "
+                                                  "newline",
                                                   raw_off + p);
                         if (rest >= LACKEY_MAX_LINE)
                                 return tm_err_set(err, -EIO,
