@@ -21,20 +21,15 @@ struct stream {
         size_t len, cap;
 };
 
-/* A value and the time of its last use, base + t (t from 1): a slot
- * whose time is at most the base is empty, so a reset moves the base
- * instead of clearing the table. */
-struct mslot {
-        uint64_t key;
-        uint32_t time, unused;
-};
-
 /* The move-to-front ranks of a field's values in a block: value -> time
  * of its last use (hash, open addressing), and a mark at each value's
  * last use among the times 1..n (ncol_marks.h). A value's rank is the
- * number of marks after its time. */
+ * number of marks after its time. A slot holds only the time, base + t
+ * (t from 1), the value's key being at[t]: 4 bytes a slot keep the hash
+ * in the cache. A slot whose time is at most the base is empty, so a
+ * reset moves the base instead of clearing the table. */
 struct mtf {
-        struct mslot *slot;
+        uint32_t *slot;
         size_t hcap, hmax;   /* in use, allocated: powers of two */
         struct ncol_marks k; /* k.now: the newest time */
         uint64_t *at;        /* the value used at each time */
@@ -253,7 +248,7 @@ static size_t mtf_hash(const struct mtf *m, uint64_t v)
 static size_t mtf_slot(const struct mtf *m, uint64_t v)
 {
         size_t i = mtf_hash(m, v);
-        while (m->slot[i].time > m->base && m->slot[i].key != v)
+        while (m->slot[i] > m->base && m->at[m->slot[i] - m->base] != v)
                 i = (i + 1) & (m->hcap - 1);
         return i;
 }
@@ -261,7 +256,7 @@ static size_t mtf_slot(const struct mtf *m, uint64_t v)
 /* The time (from 1) of slot's value's last use; 0: not used yet. */
 static uint32_t mtf_time(const struct mtf *m, size_t slot)
 {
-        uint32_t t = m->slot[slot].time;
+        uint32_t t = m->slot[slot];
         return t > m->base ? t - m->base : 0;
 }
 
@@ -271,8 +266,7 @@ static void mtf_use(struct mtf *m, size_t slot, uint64_t v)
         uint32_t t = ++m->k.now, old = mtf_time(m, slot);
         if (old)
                 ncol_marks_flip(&m->k, old, -1);
-        m->slot[slot].key = v;
-        m->slot[slot].time = m->base + t;
+        m->slot[slot] = m->base + t;
         m->at[t] = v;
         ncol_marks_flip(&m->k, t, 1);
 }
