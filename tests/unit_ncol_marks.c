@@ -8,7 +8,11 @@
  *              older (the mark before a time) at every step's time and
  *              at random ranks; a reset after it leaves no mark behind;
  *   sparse     marks far apart, so that nth and older cross empty words
- *              and empty groups; all marks cleared, then new ones. */
+ *              and empty groups; all marks cleared, then new ones;
+ *   heap       the allocator model's ranks (ncol_heap.h, on these marks)
+ *              against two plain lists, the live addresses by allocation
+ *              and the freed by free, over random histories of a few and
+ *              of many addresses: every rank and every rank's address. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/native/ncol_heap.h"
 #include "codecs/native/ncol_marks.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -166,11 +171,74 @@ static void test_sparse(void **state)
         ncol_marks_free(&k);
 }
 
+/* v off the list l[0..*n) (the newest last), if there. */
+static void list_drop(uint64_t *l, size_t *n, uint64_t v)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (l[i] == v) {
+                        memmove(l + i, l + i + 1, (*n - i - 1) * sizeof *l);
+                        --*n;
+                        return;
+                }
+}
+
+static void heap_history(size_t n, uint64_t addrs, uint64_t seed)
+{
+        struct ncol_heap *h = ncol_heap_new();
+        assert_non_null(h);
+        assert_int_equal(ncol_heap_reset(h, n, n), 0);
+        uint64_t *live = calloc(n, 8), *gone = calloc(n, 8);
+        size_t nl = 0, ng = 0;
+        assert_non_null(live);
+        assert_non_null(gone);
+        for (size_t i = 0; i < n; i++) {
+                uint64_t v = 16 + 32 * (rnd(&seed) % addrs);
+                int ev = rnd(&seed) % 2 ? NCOL_HE_ALLOC : NCOL_HE_FREE;
+                if (ev == NCOL_HE_FREE && nl && rnd(&seed) % 4) /* mostly a live one */
+                        v = live[nl - 1 - rnd(&seed) % (nl < 8 ? nl : 8)];
+                const uint64_t *l = ev == NCOL_HE_ALLOC ? gone : live;
+                size_t ln = ev == NCOL_HE_ALLOC ? ng : nl;
+                int64_t want = -1;
+                for (size_t j = 0; j < ln; j++)
+                        if (l[ln - 1 - j] == v)
+                                want = (int64_t)j;
+                assert_int_equal(ncol_heap_rank(h, ev, v), want);
+                for (size_t r = 0; r <= ln; r += 1 + (ln > 64 ? rnd(&seed) % 16 : 0)) {
+                        uint64_t got = 0;
+                        if (r == ln) {
+                                assert_int_equal(ncol_heap_at(h, ev, r, &got), -1);
+                        } else {
+                                assert_int_equal(ncol_heap_at(h, ev, r, &got), 0);
+                                assert_int_equal(got, l[ln - 1 - r]);
+                        }
+                }
+                ncol_heap_see(h, ev, 24, v, NCOL_H_BUMP);
+                list_drop(live, &nl, v);
+                list_drop(gone, &ng, v);
+                if (ev == NCOL_HE_ALLOC)
+                        live[nl++] = v;
+                else
+                        gone[ng++] = v;
+        }
+        free(live);
+        free(gone);
+        ncol_heap_free(h);
+}
+
+static void test_heap(void **state)
+{
+        (void)state;
+        heap_history(300, 5, 7);
+        heap_history(5000, 300, 8);
+        heap_history(20000, 100000, 9);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_walks),
             cmocka_unit_test(test_sparse),
+            cmocka_unit_test(test_heap),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
