@@ -106,9 +106,9 @@ struct ncol_cols {
  * streams, zstd contexts, decoded columns. Memory: per field of the
  * schema 16 bytes a record of the block (values, offsets), plus a
  * variable field's bytes; tables of 4 x 2^12 x 8 bytes; the move-to-front
- * structure (a hash of 2^ceil(log2 2n) slots of 16 bytes for n records,
+ * structure (a hash of 2^ceil(log2 2n) slots of 4 bytes for n records,
  * and 8 bytes a record); the streams of one block; for a schema with the
- * allocator model (ncol_heap.h) its tables, at most 5.6 MiB at blocks of
+ * allocator model (ncol_heap.h) its tables, at most 5.2 MiB at blocks of
  * 2^16 records. */
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);

@@ -2,6 +2,7 @@
  * docs/formats/native.md, "Schema 2 blocks"). */
 #include "ncol.h"
 #include "ncol_heap.h"
+#include "ncol_marks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,30 +21,19 @@ struct stream {
         size_t len, cap;
 };
 
-/* A value and the time of its last use, base + t (t from 1): a slot
- * whose time is at most the base is empty, so a reset moves the base
- * instead of clearing the table. */
-struct mslot {
-        uint64_t key;
-        uint32_t time, unused;
-};
-
 /* The move-to-front ranks of a field's values in a block: value -> time
  * of its last use (hash, open addressing), and a mark at each value's
- * last use among the times 1..n: a bit set, with counts per 64-bit word
- * and per group of MTF_GROUP words. A value's rank is the number of marks
- * after its time; ranks are mostly small, so both ways (a time's rank,
- * the time of a rank) walk down from the newest time, and at most
- * n / 2^12 groups and 2 x MTF_GROUP words. */
-#define MTF_GROUP 64
+ * last use among the times 1..n (ncol_marks.h). A value's rank is the
+ * number of marks after its time. A slot holds only the time, base + t
+ * (t from 1), the value's key being at[t]: 4 bytes a slot keep the hash
+ * in the cache. A slot whose time is at most the base is empty, so a
+ * reset moves the base instead of clearing the table. */
 struct mtf {
-        struct mslot *slot;
-        size_t hcap, hmax; /* in use, allocated: powers of two */
-        uint64_t *bits;    /* [n / 64 + 1]: bit t, a mark at time t */
-        uint8_t *wcnt;     /* marks per word */
-        uint32_t *gcnt;    /* marks per group */
-        uint64_t *at;      /* the value used at each time */
-        uint32_t now, marks, base;
+        uint32_t *slot;
+        size_t hcap, hmax;   /* in use, allocated: powers of two */
+        struct ncol_marks k; /* k.now: the newest time */
+        uint64_t *at;        /* the value used at each time */
+        uint32_t base;
 };
 
 /* A field's predictor state, reset at each field of each block. */
@@ -165,9 +155,7 @@ static void cols_free(struct ncol_ws *w)
         free(w->vprev);
         free(w->vkind);
         free(w->m.slot);
-        free(w->m.bits);
-        free(w->m.wcnt);
-        free(w->m.gcnt);
+        ncol_marks_free(&w->m.k);
         free(w->m.at);
         w->c.kind = w->c.section = w->vkind = NULL;
         w->vals = w->vprev = NULL;
@@ -216,13 +204,10 @@ static int room(struct ncol_ws *w, size_t n)
         w->vprev = malloc(n * sizeof *w->vprev);
         w->vkind = malloc(n);
         w->m.slot = calloc(h, sizeof *w->m.slot);
-        size_t words = n / 64 + 1;
-        w->m.bits = malloc(words * sizeof *w->m.bits);
-        w->m.wcnt = malloc(words);
-        w->m.gcnt = malloc((words / MTF_GROUP + 1) * sizeof *w->m.gcnt);
+        int kbad = ncol_marks_alloc(&w->m.k, n);
         w->m.at = malloc((n + 1) * sizeof *w->m.at);
         int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.slot ||
-                  !w->m.bits || !w->m.wcnt || !w->m.gcnt || !w->m.at;
+                  kbad || !w->m.at;
         for (unsigned f = 0; f < w->s.nfields && !bad; f++) {
                 w->c.col[f] = malloc(n * sizeof(uint64_t));
                 if (w->s.field[f].type >= TM_FT_TEXT)
@@ -246,17 +231,13 @@ static void mtf_reset(struct mtf *m, size_t n)
         while (h < 2 * n)
                 h <<= 1;
         m->hcap = h;
-        if (m->base + (uint64_t)m->now + n + 1 > UINT32_MAX) {
+        if (m->base + (uint64_t)m->k.now + n + 1 > UINT32_MAX) {
                 memset(m->slot, 0, m->hmax * sizeof *m->slot);
                 m->base = 0;
         } else {
-                m->base += m->now;
+                m->base += m->k.now;
         }
-        size_t words = n / 64 + 1;
-        memset(m->bits, 0, words * sizeof *m->bits);
-        memset(m->wcnt, 0, words);
-        memset(m->gcnt, 0, (words / MTF_GROUP + 1) * sizeof *m->gcnt);
-        m->now = m->marks = 0;
+        ncol_marks_reset(&m->k, n);
 }
 
 static size_t mtf_hash(const struct mtf *m, uint64_t v)
@@ -267,7 +248,7 @@ static size_t mtf_hash(const struct mtf *m, uint64_t v)
 static size_t mtf_slot(const struct mtf *m, uint64_t v)
 {
         size_t i = mtf_hash(m, v);
-        while (m->slot[i].time > m->base && m->slot[i].key != v)
+        while (m->slot[i] > m->base && m->at[m->slot[i] - m->base] != v)
                 i = (i + 1) & (m->hcap - 1);
         return i;
 }
@@ -275,67 +256,19 @@ static size_t mtf_slot(const struct mtf *m, uint64_t v)
 /* The time (from 1) of slot's value's last use; 0: not used yet. */
 static uint32_t mtf_time(const struct mtf *m, size_t slot)
 {
-        uint32_t t = m->slot[slot].time;
+        uint32_t t = m->slot[slot];
         return t > m->base ? t - m->base : 0;
-}
-
-/* A mark at time t set (d 1) or cleared (d -1). */
-static void mark(struct mtf *m, uint32_t t, int d)
-{
-        uint32_t wd = t / 64;
-        m->bits[wd] ^= 1ull << (t % 64);
-        m->wcnt[wd] = (uint8_t)(m->wcnt[wd] + d);
-        m->gcnt[wd / MTF_GROUP] += (uint32_t)d;
-}
-
-/* Marks after time t (t <= now): the rank of the value used at t. */
-static uint32_t mtf_after(const struct mtf *m, uint32_t t)
-{
-        uint32_t wd = t / 64, top = m->now / 64, g = wd / MTF_GROUP, gtop = top / MTF_GROUP;
-        uint32_t r = (uint32_t)__builtin_popcountll(t % 64 == 63 ? 0 : m->bits[wd] >> (t % 64 + 1));
-        uint32_t wend = g == gtop ? top : (g + 1) * MTF_GROUP - 1;
-        for (uint32_t x = wd + 1; x <= wend; x++)
-                r += m->wcnt[x];
-        for (uint32_t x = g + 1; x <= gtop; x++)
-                r += m->gcnt[x];
-        return r;
-}
-
-/* The time of the mark of rank x (x < marks): the (x + 1)-th from the
- * newest. */
-static uint32_t mtf_nth(const struct mtf *m, uint32_t x)
-{
-        uint32_t wd = m->now / 64, g = wd / MTF_GROUP;
-        for (;; wd--) { /* the newest group's words, newest first */
-                if (x < m->wcnt[wd])
-                        goto found;
-                x -= m->wcnt[wd];
-                if (wd == g * MTF_GROUP)
-                        break;
-        }
-        while (x >= m->gcnt[--g])
-                x -= m->gcnt[g];
-        for (wd = (g + 1) * MTF_GROUP - 1; x >= m->wcnt[wd]; wd--)
-                x -= m->wcnt[wd];
-found:;
-        uint64_t b = m->bits[wd];
-        for (; x; x--)
-                b &= ~(1ull << (63 - __builtin_clzll(b)));
-        return wd * 64 + 63 - (uint32_t)__builtin_clzll(b);
 }
 
 /* v used now. */
 static void mtf_use(struct mtf *m, size_t slot, uint64_t v)
 {
-        uint32_t t = ++m->now, old = mtf_time(m, slot);
+        uint32_t t = ++m->k.now, old = mtf_time(m, slot);
         if (old)
-                mark(m, old, -1);
-        else
-                m->marks++;
-        m->slot[slot].key = v;
-        m->slot[slot].time = m->base + t;
+                ncol_marks_flip(&m->k, old, -1);
+        m->slot[slot] = m->base + t;
         m->at[t] = v;
-        mark(m, t, 1);
+        ncol_marks_flip(&m->k, t, 1);
 }
 
 /* ---- predictors ---- */
@@ -474,7 +407,7 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
                         }
                 size_t slot = mtf_slot(&w->m, v);
                 if (code == NCOL_C_MISS && mtf_time(&w->m, slot)) {
-                        uint32_t r = mtf_after(&w->m, mtf_time(&w->m, slot));
+                        uint32_t r = ncol_marks_after(&w->m.k, mtf_time(&w->m, slot));
                         if (r < NCOL_RANK_CODES)
                                 code = NCOL_C_RANK0 + r;
                         else {
@@ -747,29 +680,6 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
 #define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
 #define MTF_NEAR 16 /* ranks read with those values not used yet */
 
-/* The newest mark older than time t; 0: none. */
-static uint32_t mtf_older(const struct mtf *m, uint32_t t)
-{
-        uint32_t wd = t / 64;
-        uint64_t b = m->bits[wd] & ((1ull << (t % 64)) - 1);
-        while (!b) {
-                if (wd == 0)
-                        return 0;
-                wd--;
-                if (wd % MTF_GROUP == MTF_GROUP - 1) { /* a group's newest word: pass empty groups */
-                        uint32_t g = wd / MTF_GROUP;
-                        while (!m->gcnt[g]) {
-                                if (g == 0)
-                                        return 0;
-                                g--;
-                        }
-                        wd = g * MTF_GROUP + MTF_GROUP - 1;
-                }
-                b = m->bits[wd];
-        }
-        return wd * 64 + 63 - (uint32_t)__builtin_clzll(b);
-}
-
 /* Is v among vals[lo .. hi)? */
 static int among(const uint64_t *vals, size_t lo, size_t hi, uint64_t v)
 {
@@ -794,7 +704,7 @@ static int mtf_near(const struct mtf *m, const uint64_t *vals, size_t used, size
                         return 0;
                 }
         }
-        for (uint32_t t = m->marks ? m->now : 0; t; t = mtf_older(m, t)) {
+        for (uint32_t t = m->k.marks ? m->k.now : 0; t; t = ncol_marks_older(&m->k, t)) {
                 if (among(vals, used, i, m->at[t]))
                         continue;
                 if (x-- == 0) {
@@ -882,15 +792,15 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                         } else {
                                 mtf_catch_up(&w->m, w->vals, &used, i);
                                 if (code == NCOL_C_RANK) {
-                                        if (get_varint(&c, &x) < 0 || x >= w->m.marks)
+                                        if (get_varint(&c, &x) < 0 || x >= w->m.k.marks)
                                                 return -1;
                                         x += NCOL_RANK_CODES;
                                 } else {
                                         x = code - NCOL_C_RANK0;
                                 }
-                                if (x >= w->m.marks)
+                                if (x >= w->m.k.marks)
                                         return -1;
-                                v = w->m.at[mtf_nth(&w->m, (uint32_t)x)];
+                                v = w->m.at[ncol_marks_nth(&w->m.k, (uint32_t)x)];
                         }
                         pred_update(p, k, v, codes);
                         w->vals[i] = v;

@@ -1,16 +1,16 @@
 /* ncol_heap: the allocator model of schema 2's method 5 (ncol_heap.h). */
 #include "ncol_heap.h"
+#include "ncol_marks.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Addresses ranked by the time of their last event of one sort: a
- * Fenwick tree over times [1..n] with a mark at each address's time. */
+/* Addresses ranked by the time of their last event of one sort: a mark
+ * at each address's time among [1..n]. */
 struct order {
-        uint32_t *fen;
+        struct ncol_marks k;
         uint64_t *at; /* the address at each time */
-        uint32_t now, marks;
 };
 
 /* An address of the block (one cache line's part, for the lookup). */
@@ -25,7 +25,6 @@ struct ncol_heap {
         struct slot *slot; /* every address of the block, linear probing */
         size_t hcap, hmax, n;
         struct order live, gone;
-        uint32_t top;
         uint64_t stack[NCOL_HEAP_CLASSES][NCOL_HEAP_DEPTH]; /* [0] the most recent */
         uint8_t depth[NCOL_HEAP_CLASSES];
         uint64_t class_end[NCOL_HEAP_CLASSES];
@@ -69,9 +68,9 @@ struct ncol_heap *ncol_heap_new(void)
 static void tables_free(struct ncol_heap *h)
 {
         free(h->slot);
-        free(h->live.fen);
+        ncol_marks_free(&h->live.k);
         free(h->live.at);
-        free(h->gone.fen);
+        ncol_marks_free(&h->gone.k);
         free(h->gone.at);
 }
 
@@ -83,12 +82,6 @@ void ncol_heap_free(struct ncol_heap *h)
         free(h);
 }
 
-static void order_reset(struct order *o, size_t n)
-{
-        memset(o->fen, 0, (n + 1) * sizeof *o->fen);
-        o->now = o->marks = 0;
-}
-
 int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
 {
         size_t c = 16;
@@ -97,13 +90,11 @@ int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
         if (n > h->n || c > h->hmax) {
                 tables_free(h);
                 h->slot = malloc(c * sizeof *h->slot);
-                h->live.fen = malloc((n + 1) * sizeof(uint32_t));
+                int lk = ncol_marks_alloc(&h->live.k, n), gk = ncol_marks_alloc(&h->gone.k, n);
                 h->live.at = malloc((n + 1) * sizeof(uint64_t));
-                h->gone.fen = malloc((n + 1) * sizeof(uint32_t));
                 h->gone.at = malloc((n + 1) * sizeof(uint64_t));
                 h->n = h->hmax = 0;
-                if (!h->slot || !h->live.fen || !h->live.at ||
-                    !h->gone.fen || !h->gone.at) {
+                if (!h->slot || lk < 0 || gk < 0 || !h->live.at || !h->gone.at) {
                         tables_free(h);
                         memset(h, 0, sizeof *h);
                         return -ENOMEM;
@@ -113,14 +104,11 @@ int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
         }
         h->hcap = c;
         memset(h->slot, 0, c * sizeof *h->slot);
-        order_reset(&h->live, n);
-        order_reset(&h->gone, n);
+        ncol_marks_reset(&h->live.k, h->n); /* times up to h->n: order_mark */
+        ncol_marks_reset(&h->gone.k, h->n);
         memset(h->depth, 0, sizeof h->depth);
         memset(h->class_end, 0, sizeof h->class_end);
         memset(h->miss, 0, sizeof h->miss);
-        h->top = 1;
-        while ((size_t)h->top * 2 <= n)
-                h->top *= 2;
         h->bump = h->carve = h->last[0] = h->last[1] = 0;
         return 0;
 }
@@ -144,42 +132,22 @@ static uint64_t chunk_end(uint64_t v, uint64_t s)
 
 static size_t slot_of(const struct ncol_heap *h, uint64_t v)
 {
-        size_t i = (size_t)((v * 0x9E3779B97F4A7C15ull) >> 32) & (h->hcap - 1);
+        size_t i = ((size_t)(((v >> 11) * 0x9E3779B97F4A7C15ull) >> 32) << 6 | (v >> 5 & 63)) &
+                   (h->hcap - 1);
         while (h->slot[i].time && h->slot[i].key != v)
                 i = (i + 1) & (h->hcap - 1);
         return i;
 }
 
-static void fen_add(const struct ncol_heap *h, struct order *o, uint32_t t, uint32_t d)
-{
-        for (; t <= h->n; t += t & -t)
-                o->fen[t] += d;
-}
-
-static uint32_t fen_sum(const struct order *o, uint32_t t)
-{
-        uint32_t s = 0;
-        for (; t; t -= t & -t)
-                s += o->fen[t];
-        return s;
-}
-
 /* v marked in o at its next time (0 when o is full); the time. */
 static uint32_t order_mark(const struct ncol_heap *h, struct order *o, uint64_t v)
 {
-        if (o->now >= h->n)
+        if (o->k.now >= h->n)
                 return 0;
-        uint32_t t = ++o->now;
+        uint32_t t = ++o->k.now;
         o->at[t] = v;
-        fen_add(h, o, t, 1);
-        o->marks++;
+        ncol_marks_flip(&o->k, t, 1);
         return t;
-}
-
-static void order_unmark(const struct ncol_heap *h, struct order *o, uint32_t t)
-{
-        fen_add(h, o, t, (uint32_t)-1);
-        o->marks--;
 }
 
 int ncol_heap_guess(const struct ncol_heap *h, int ev, uint64_t size, uint64_t old, unsigned c,
@@ -243,21 +211,15 @@ int64_t ncol_heap_rank(const struct ncol_heap *h, int ev, uint64_t v)
         const struct slot *e = &h->slot[slot_of(h, v)];
         if (!o || !e->time || e->dead != (o == &h->gone))
                 return -1;
-        return (int64_t)(o->marks - fen_sum(o, e->time));
+        return (int64_t)ncol_marks_after(&o->k, e->time);
 }
 
 int ncol_heap_at(const struct ncol_heap *h, int ev, uint64_t r, uint64_t *v)
 {
         const struct order *o = order_of(h, ev);
-        if (!o || r >= o->marks)
+        if (!o || r >= o->k.marks)
                 return -1;
-        uint32_t k = o->marks - (uint32_t)r, pos = 0;
-        for (uint32_t b = h->top; b; b >>= 1)
-                if (pos + b <= h->n && o->fen[pos + b] < k) {
-                        pos += b;
-                        k -= o->fen[pos];
-                }
-        *v = o->at[pos + 1];
+        *v = o->at[ncol_marks_nth(&o->k, (uint32_t)r)];
         return 0;
 }
 
@@ -298,7 +260,7 @@ void ncol_heap_see(struct ncol_heap *h, int ev, uint64_t size, uint64_t v, unsig
         struct slot *e = &h->slot[slot_of(h, v)];
         int known = e->time != 0;
         if (known) /* off its list */
-                order_unmark(h, e->dead ? &h->gone : &h->live, e->time);
+                ncol_marks_flip(&(e->dead ? &h->gone : &h->live)->k, e->time, -1);
         if (ev == NCOL_HE_FREE) {
                 if (known && !e->dead)
                         stack_push(h, e->cls, v);
