@@ -938,6 +938,31 @@ static int plan_keys(struct ncol_ws *w, const struct tm_rec *r, size_t n, uint64
         return 0;
 }
 
+/* w->order and w->rank from w->keys: the schema's order, each field
+ * moved only as late as its keys and the allocator model's order (size,
+ * address, new address) need. */
+static void plan_sort(struct ncol_ws *w)
+{
+        unsigned nf = w->s.nfields;
+        uint32_t preds[TM_SCHEMA_FIELDS_MAX];
+        memcpy(preds, w->keys, sizeof preds);
+        const struct ncol_heap_map *hm = &w->hm;
+        if (hm->ok) {
+                preds[hm->addr] |= 1u << hm->size;
+                if (hm->naddr < TM_SCHEMA_FIELDS_MAX)
+                        preds[hm->naddr] |= 1u << hm->addr;
+        }
+        uint64_t placed = 0;
+        for (unsigned j = 0; j < nf; j++)
+                for (unsigned g = 0; g < nf; g++)
+                        if (!(placed >> g & 1) && !(preds[g] & ~placed)) {
+                                w->order[j] = (uint8_t)g;
+                                w->rank[g] = (uint8_t)j;
+                                placed |= 1ull << g;
+                                break;
+                        }
+}
+
 /* This block's plan into w->order, w->rank, w->keys (the key sets that
  * may pay; enc_field keeps those that do): each field's key set
  * (plan_keys), taken by gain, most first, unless it would need a field
@@ -972,8 +997,11 @@ static int plan(struct ncol_ws *w, const struct tm_rec *r, size_t n)
         for (unsigned f = 0; f < nf; f++) {
                 cand[f] = 0;
                 gain[f] = 0;
-                int rc =
-                    fields >> f & 1 ? plan_keys(w, r, n, kinds, f, sample, &cand[f], &gain[f]) : 0;
+                /* the allocator model's addresses have their own method */
+                int mine = hm->ok && (f == hm->addr || f == hm->naddr);
+                int rc = fields >> f & 1 && !mine
+                             ? plan_keys(w, r, n, kinds, f, sample, &cand[f], &gain[f])
+                             : 0;
                 if (rc < 0)
                         return rc;
         }
@@ -990,15 +1018,7 @@ static int plan(struct ncol_ws *w, const struct tm_rec *r, size_t n)
                 }
                 cand[f] = 0;
         }
-        uint64_t placed = 0;
-        for (unsigned j = 0; j < nf; j++)
-                for (unsigned g = 0; g < nf; g++)
-                        if (!(placed >> g & 1) && !(preds[g] & ~placed)) {
-                                w->order[j] = (uint8_t)g;
-                                w->rank[g] = (uint8_t)j;
-                                placed |= 1ull << g;
-                                break;
-                        }
+        plan_sort(w);
         return 0;
 }
 
@@ -1007,6 +1027,29 @@ static int check_recs(const struct ncol_ws *w, const struct tm_rec *r, size_t n)
         for (size_t i = 0; i < n; i++)
                 if (r[i].kind >= w->s.nkinds || r[i].section > w->s.nsections)
                         return -EINVAL;
+        return 0;
+}
+
+/* The plan's key sets measured (pick, as enc_field will): those that
+ * do not make their field smaller dropped, the order made again from
+ * the others. */
+static int plan_measure(struct ncol_ws *w, const struct tm_rec *r, size_t n)
+{
+        int any = 0;
+        for (unsigned f = 0; f < w->s.nfields; f++) {
+                if (!w->keys[f])
+                        continue;
+                size_t m, size;
+                int best, kbest, rc;
+                if ((rc = kt_reset(&w->kt, n)) < 0 || (rc = gather(w, r, n, f, &m)) < 0 ||
+                    (rc = pick(w, m, 1, &best, &kbest, &size)) < 0)
+                        return rc;
+                if (!kbest)
+                        w->keys[f] = 0;
+                any = 1;
+        }
+        if (any)
+                plan_sort(w);
         return 0;
 }
 
@@ -1038,6 +1081,10 @@ int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int l
                 return -ENOMEM;
         unsigned nf = w->s.nfields;
         int rc = plan(w, r, n);
+        if (rc < 0)
+                return rc;
+        if (!w->fixed) /* the keys that pay, and the order they need */
+                rc = plan_measure(w, r, n);
         if (rc < 0)
                 return rc;
         int ord = 0; /* coding 4: an order or keys */
