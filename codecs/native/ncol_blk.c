@@ -404,10 +404,15 @@ static int kt_reset(struct keyed *t, size_t m)
         return 0;
 }
 
+static inline size_t kt_hash(const struct keyed *t, uint64_t key)
+{
+        return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (t->hcap - 1);
+}
+
 /* key's slot: its own, or the empty one it would take. */
 static inline size_t kt_slot(const struct keyed *t, uint64_t key)
 {
-        size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (t->hcap - 1);
+        size_t i = kt_hash(t, key);
         while (t->slot[i].gen == t->gen && t->slot[i].key != key)
                 i = (i + 1) & (t->hcap - 1);
         return i;
@@ -636,15 +641,20 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m, int keyed)
                 if (keyed && (kok ? kt_get(&w->kt, ks, p->last) : p->last) == v) {
                         code = NCOL_C_KEYED; /* first: one code where the key tells */
                 } else {
+                        /* a keyed field takes no table's code (FCM1 .. DFCM3) and
+                         * no rank, so that its decoder keeps neither tables nor the
+                         * ranks' structure (a third of its time on PTF's formats;
+                         * where the key does not tell, they hit by chance) */
+                        unsigned skip = keyed ? 0x78u : 0;
                         predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
                         for (unsigned j = 0; j < NCOL_C_MISS; j++)
-                                if (pr[j] == v) {
+                                if (pr[j] == v && !(skip >> j & 1)) {
                                         code = j;
                                         break;
                                 }
                 }
                 size_t slot = mtf_slot(&w->m, v);
-                if (code == NCOL_C_MISS && mtf_time(&w->m, slot)) {
+                if (code == NCOL_C_MISS && !keyed && mtf_time(&w->m, slot)) {
                         uint32_t r = mtf_after(&w->m, mtf_time(&w->m, slot));
                         if (r < rank_codes)
                                 code = NCOL_C_RANK0 + r;
@@ -1030,21 +1040,28 @@ static int check_recs(const struct ncol_ws *w, const struct tm_rec *r, size_t n)
         return 0;
 }
 
-/* The plan's key sets measured (pick, as enc_field will): those that
- * do not make their field smaller dropped, the order made again from
- * the others. */
+/* The plan's key sets measured on the block's first records (the
+ * plan's sample size): those whose field's method 3 is not smaller with
+ * them (at PICK_LEVEL) dropped, the order made again from the others
+ * (enc_field then weighs the keyed method against all, on the block). */
 static int plan_measure(struct ncol_ws *w, const struct tm_rec *r, size_t n)
 {
         int any = 0;
+        n = n < PLAN_WIN * PLAN_WINS ? n : PLAN_WIN * PLAN_WINS;
         for (unsigned f = 0; f < w->s.nfields; f++) {
                 if (!w->keys[f])
                         continue;
-                size_t m, size;
-                int best, kbest, rc;
-                if ((rc = kt_reset(&w->kt, n)) < 0 || (rc = gather(w, r, n, f, &m)) < 0 ||
-                    (rc = pick(w, m, 1, &best, &kbest, &size)) < 0)
+                size_t m, size[2] = {0, 0};
+                int rc;
+                if ((rc = kt_reset(&w->kt, n)) < 0 || (rc = gather(w, r, n, f, &m)) < 0)
                         return rc;
-                if (!kbest)
+                for (int keyed = 0; keyed < 2; keyed++) {
+                        if ((rc = enc_method(w, NCOL_M_PRED, m, keyed)) < 0)
+                                return rc;
+                        for (int k = 0; k < 4; k++)
+                                size[keyed] += stored_size(w, &w->st[NCOL_M_PRED][k], PICK_LEVEL);
+                }
+                if (size[1] >= size[0])
                         w->keys[f] = 0;
                 any = 1;
         }
@@ -1185,6 +1202,7 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
 }
 
 #define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
+#define KT_AHEAD 16 /* keyed slots fetched this many values ahead */
 #define MTF_NEAR 16 /* ranks read with those values not used yet */
 
 /* The newest mark older than time t; 0: none. */
@@ -1313,6 +1331,11 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes,
                         unsigned k = w->vkind[i] & KIND_BITS;
                         uint64_t v, x;
                         int kok = keyed && (w->vkind[i] & KEY_OK);
+                        /* the keys are known ahead: their slots fetched early (random
+                         * objects' keys miss the cache) */
+                        if (keyed && i + KT_AHEAD < m)
+                                __builtin_prefetch(
+                                    &w->kt.slot[kt_hash(&w->kt, w->kt.vkey[i + KT_AHEAD])]);
                         size_t ks = kok ? kt_slot(&w->kt, w->kt.vkey[i]) : 0;
                         struct rd *cs = kok && kt_has(&w->kt, ks) ? &d : &a;
                         if (cs->pos >= cs->len)
