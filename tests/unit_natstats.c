@@ -220,6 +220,7 @@ static void s2_make(struct s2_file *f, size_t n)
         struct tm_rec *r = s2_records(n, arena);
         uint8_t h[TMN_FILE_HDR];
         tmn_file_head_put(h, 8, 1, BLOCK_LOG);
+        h[8] = NCOL_VERSION;
         h[9] = NCOL_SCHEMA;
         h[10] = h[11] = 0;
         uint32_t crc = (uint32_t)crc32(0, h, 16);

@@ -59,7 +59,7 @@ static int walk_head(struct walk *w, struct tmn_storage *s, uint64_t *off, struc
         tmn_put32(want, (uint32_t)crc32(0, h, 16));
         if (memcmp(h, TMN_MAGIC, 8) != 0 || memcmp(want, h + 16, 4) != 0)
                 return tm_err_set(err, -EIO, "raw offset 0: file header checksum mismatch");
-        if (h[8] != TMN_VERSION || s->schema != NCOL_SCHEMA)
+        if ((h[8] != TMN_VERSION && h[8] != NCOL_VERSION) || s->schema != NCOL_SCHEMA)
                 return tm_err_set(err, -ENOTSUP, "raw offset 0: native version %u schema %u", h[8],
                                   h[9]);
         s->log2 = h[12];
@@ -84,9 +84,10 @@ static int walk_head(struct walk *w, struct tmn_storage *s, uint64_t *off, struc
         return 0;
 }
 
-/* Schema 2's slot of field f's stream j (0..3: A, B, C, D) under method m,
- * or -1 when that stream must be empty. */
-static int s2_slot(const struct tmn_storage *s, unsigned f, unsigned m, unsigned j)
+/* Schema 2's slot of field f's stream j (0..3: A, B, C, D) under method m
+ * (keyed: f has keys, its D holds codes), or -1 when that stream must be
+ * empty. */
+static int s2_slot(const struct tmn_storage *s, unsigned f, unsigned m, unsigned j, int keyed)
 {
         static const int8_t role_a[NCOL_M_HEAPED + 1] = {
             TMN_R_PLAIN, TMN_R_VARINT, TMN_R_DELTA, TMN_R_CODES, TMN_R_PLANES, TMN_R_CODES, -1};
@@ -95,6 +96,7 @@ static int s2_slot(const struct tmn_storage *s, unsigned f, unsigned m, unsigned
                 : j == 1 && coded                                ? TMN_R_MISSES
                 : j == 2 && coded                                ? TMN_R_RANKS
                 : j == 3 && tm_field_is_var(&s->fields.field[f]) ? TMN_R_BYTES
+                : j == 3 && keyed                                ? TMN_R_CODES
                                                                  : -1;
         return r < 0 ? -1 : 2 + (int)(f * TMN_R_N) + r;
 }
@@ -107,11 +109,14 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
         unsigned long long o = (unsigned long long)off;
         unsigned coding = b[0], nf = s->fields.nfields;
         int s2 = s->schema == NCOL_SCHEMA; /* schema 1's codings 3, 4 are predicted ones */
-        int ok = s2 ? coding == NCOL_CODING : coding <= TMN_PREDICT_DELTA + 1;
+        int ok = s2 ? coding == NCOL_CODING || coding == NCOL_CODING_ORD
+                    : coding <= TMN_PREDICT_DELTA + 1;
         if (!ok)
                 return tm_err_set(err, -EIO, "raw offset %llu: block coding %u", o, coding);
         unsigned nstr = s2 ? 2 + NCOL_FSTREAMS * nf : coding ? TMN_NSTREAMS : 3;
-        size_t pre = 1 + (s2 ? nf : 0), tab = pre + (size_t)TMN_STREAM_ENTRY * nstr;
+        /* coding 4: the order and keys (6 bytes a field) after the methods */
+        size_t pre = 1 + (s2 ? (coding == NCOL_CODING_ORD ? 6 : 1) * nf : 0);
+        size_t tab = pre + (size_t)TMN_STREAM_ENTRY * nstr;
         if (blen < tab)
                 return tm_err_set(err, -EIO,
                                   "raw offset %llu: a body of %u bytes holds no stream "
@@ -133,8 +138,11 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
                                           o, i, e[0], st, raw);
                 sum += st;
                 if (s2)
-                        slot[i] = i < 2 ? (int)i
-                                        : s2_slot(s, (i - 2) / 4, b[1 + (i - 2) / 4], (i - 2) % 4);
+                        slot[i] = i < 2
+                                      ? (int)i
+                                      : s2_slot(s, (i - 2) / 4, b[1 + (i - 2) / 4], (i - 2) % 4,
+                                                coding == NCOL_CODING_ORD &&
+                                                    tmn_get32(b + 1 + 2 * nf + 4 * ((i - 2) / 4)));
                 else
                         slot[i] = coding ? (int)i : TMN_ST_PLAIN + (int)i;
                 if (slot[i] < 0 && (st || raw))
@@ -157,7 +165,7 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
         }
         for (unsigned f = 0; s2 && f < nf; f++)
                 s->method[f][b[1 + f]]++;
-        s->coded[s2 || coding < TMN_PREDICT_DELTA ? coding : coding - 2]++;
+        s->coded[s2 ? NCOL_CODING : coding < TMN_PREDICT_DELTA ? coding : coding - 2]++;
         s->tables += tab;
         return 0;
 }

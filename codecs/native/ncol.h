@@ -16,6 +16,12 @@
  * frame, whichever is smaller. The framing (block header, CRC, end mark)
  * is schema 1's (native.h).
  *
+ * A block of coding 4 (files of version 2) also carries the order its
+ * fields decode in and, per field, a set of key fields decoded before it:
+ * a predicted field with keys has one more hit code, the value it had
+ * the last time the record's key had this value (a PTF record's format
+ * from its object). The encoder chooses both per block by measurement.
+ *
  * The block codec below is what the row (ncol_row.c), the tests and the
  * fuzz harness use; it allocates only in its workspace. */
 #ifndef TM_NCOL_H
@@ -29,17 +35,19 @@
 #include "../record/record.h"
 #include "native.h"
 
-#define NCOL_SCHEMA 2               /* the file header's byte 9 */
-#define NCOL_CODING 3               /* a block body's first byte */
-#define NCOL_SCH_MAGIC 0x534e4d54u  /* "TMNS": the schema chunk */
-#define NCOL_SCH_HDR 12             /* magic, body length, CRC-32 */
-#define NCOL_SCH_MAX (256u << 10)   /* bytes of the schema chunk's body */
-#define NCOL_BLOBS_MAX 16           /* byte sections a file carries */
-#define NCOL_LOG_MAX 16             /* records a block: 2^4 .. 2^16 */
-#define NCOL_TABLE_LOG 12           /* FCM / DFCM tables: 2^12 entries at most */
-#define NCOL_FSTREAMS 4             /* streams a field: A, B, C, bytes */
-#define NCOL_RANK_CODES 246         /* ranks 0..245 in a hit code */
-#define NCOL_VAR_MAX (16u << 20)    /* bytes of one variable field in a block */
+#define NCOL_SCHEMA 2              /* the file header's byte 9 */
+#define NCOL_VERSION 2             /* the file header's byte 8 a writer writes (1: read too) */
+#define NCOL_CODING 3              /* a block body's first byte: fields in schema order */
+#define NCOL_CODING_ORD 4          /* .. with the fields' order and keys */
+#define NCOL_SCH_MAGIC 0x534e4d54u /* "TMNS": the schema chunk */
+#define NCOL_SCH_HDR 12            /* magic, body length, CRC-32 */
+#define NCOL_SCH_MAX (256u << 10)  /* bytes of the schema chunk's body */
+#define NCOL_BLOBS_MAX 16          /* byte sections a file carries */
+#define NCOL_LOG_MAX 16            /* records a block: 2^4 .. 2^16 */
+#define NCOL_TABLE_LOG 12          /* FCM / DFCM tables: 2^12 entries at most */
+#define NCOL_FSTREAMS 4            /* streams a field: A, B, C, bytes */
+#define NCOL_RANK_CODES 246        /* ranks 0..245 in a hit code */
+#define NCOL_VAR_MAX (16u << 20)   /* bytes of one variable field in a block */
 
 /* A field's method in a block (the body's method byte of the field). */
 enum ncol_method {
@@ -55,17 +63,18 @@ enum ncol_method {
 
 /* Hit codes of NCOL_M_PRED. */
 enum ncol_code {
-        NCOL_C_LAST = 0,  /* the field's last value */
-        NCOL_C_STRIDE,    /* last + (last - the one before) */
-        NCOL_C_KIND,      /* the field's last value in a record of this kind */
-        NCOL_C_FCM1,      /* what followed last, last time (kind-keyed) */
-        NCOL_C_DFCM1,     /* last + the delta that followed the last delta */
-        NCOL_C_DFCM2,     /* .. the last two deltas */
-        NCOL_C_DFCM3,     /* .. the last three deltas */
-        NCOL_C_PREV,      /* the previous record's value at this position, of an earlier field */
-        NCOL_C_MISS,      /* B: zigzag varint of v - last */
-        NCOL_C_RANK,      /* C: a varint move-to-front rank >= NCOL_RANK_CODES */
-        NCOL_C_RANK0      /* .. 255: the rank code - NCOL_C_RANK0 */
+        NCOL_C_LAST = 0,   /* the field's last value */
+        NCOL_C_STRIDE,     /* last + (last - the one before) */
+        NCOL_C_KIND,       /* the field's last value in a record of this kind */
+        NCOL_C_FCM1,       /* what followed last, last time (kind-keyed) */
+        NCOL_C_DFCM1,      /* last + the delta that followed the last delta */
+        NCOL_C_DFCM2,      /* .. the last two deltas */
+        NCOL_C_DFCM3,      /* .. the last three deltas */
+        NCOL_C_PREV,       /* the previous record's value at this position, of an earlier field */
+        NCOL_C_MISS,       /* B: zigzag varint of v - last */
+        NCOL_C_RANK,       /* C: a varint move-to-front rank >= NCOL_RANK_CODES */
+        NCOL_C_RANK0,      /* .. 255: the rank code - NCOL_C_RANK0 */
+        NCOL_C_KEYED = 255 /* a field with keys: its value when the key last had this value */
 };
 
 /* A file's schema and byte sections, as the schema chunk holds them. */
@@ -107,7 +116,9 @@ struct ncol_cols {
  * schema 16 bytes a record of the block (values, offsets), plus a
  * variable field's bytes; tables of 4 x 2^12 x 8 bytes; the move-to-front
  * structure (a hash of 2^ceil(log2 2n) slots of 4 bytes for n records,
- * and 8 bytes a record); the streams of one block; for a schema with the
+ * and 8 bytes a record); the keyed values' table when a block has keys
+ * (2^ceil(log2 2n) slots of 24 bytes, and 8 bytes a record); the streams
+ * of one block; for a schema with the
  * allocator model (ncol_heap.h) its tables, at most 5.2 MiB at blocks of
  * 2^16 records. */
 struct ncol_ws;
@@ -122,6 +133,14 @@ void ncol_ws_free(struct ncol_ws *w);
  * methods, when not NULL, receives each field's method. */
 int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int level,
                       const uint8_t **out, size_t *len, uint8_t *methods);
+
+/* The field order and key sets w's encoder uses from the next block on,
+ * instead of its own choice (tests): order[j] the j-th field decoded,
+ * keys[f] bit g: field g is a key of field f (a number field decoded
+ * before f). always: a field with keys is coded with them (method 3)
+ * even when another method is smaller. order NULL: the encoder's own
+ * choice again. 0, or -EINVAL (not a permutation, a key not allowed). */
+int ncol_ws_plan(struct ncol_ws *w, const uint8_t *order, const uint32_t *keys, int always);
 
 /* Decode the block at p (header and body, len bytes as tmn_block_head
  * says) into w's columns (*c, valid until the next call with w). Checks

@@ -13,8 +13,12 @@
 #define NS_KIND 0
 #define NS_SECTION 1
 #define NS_FIELD0 2
-#define PICK_LEVEL 1 /* zstd level the methods are compared at */
-#define PREV_OK 0x80 /* in vkind: the value has an NCOL_C_PREV prediction */
+#define PICK_LEVEL 1   /* zstd level the methods are compared at */
+#define PREV_OK 0x80   /* in vkind: the value has an NCOL_C_PREV prediction */
+#define KEY_OK 0x40    /* in vkind: the value has a key (vkey) */
+#define KIND_BITS 0x3f /* in vkind: the kind (< TM_SCHEMA_KINDS_MAX) */
+_Static_assert(TM_SCHEMA_KINDS_MAX <= KIND_BITS + 1, "a kind fits vkind's low bits");
+_Static_assert(TM_SCHEMA_FIELDS_MAX <= 32, "a field's key set fits 32 bits");
 
 struct stream {
         uint8_t *p;
@@ -34,6 +38,23 @@ struct mtf {
         struct ncol_marks k; /* k.now: the newest time */
         uint64_t *at;        /* the value used at each time */
         uint32_t base;
+};
+
+/* The keyed last values of a field (NCOL_C_KEYED): key -> the field's
+ * value when the key was last seen, open addressing in 2^ceil(log2 2m)
+ * slots for m values (so never full); a slot of another generation is
+ * empty, so a reset bumps the generation instead of clearing. */
+struct kslot {
+        uint64_t key, val;
+        uint32_t gen, unused;
+};
+
+struct keyed {
+        struct kslot *slot;
+        size_t hcap, hmax; /* in use, allocated: powers of two */
+        uint32_t gen;
+        uint64_t *vkey; /* [vcap]: each value's key */
+        size_t vcap;
 };
 
 /* A field's predictor state, reset at each field of each block. */
@@ -56,7 +77,19 @@ struct ncol_ws {
         uint8_t *vkind;  /* their kinds; PREV_OK: vprev holds one */
         struct mtf m;
         struct pred p;
-        struct stream st[NCOL_M_N][3], var, kind, section, out, z;
+        struct keyed kt;
+        /* this block's plan: order[j] the j-th field decoded, rank[f]
+         * field f's place in it, keys[f] f's key fields (bit g: field g) */
+        uint8_t order[TM_SCHEMA_FIELDS_MAX], rank[TM_SCHEMA_FIELDS_MAX];
+        uint32_t keys[TM_SCHEMA_FIELDS_MAX];
+        uint64_t done; /* decoding: bit f, field f is decoded */
+        /* ncol_ws_plan's: the plan every block takes (fixed), and whether
+         * keys are used whatever their size (always) */
+        uint8_t fix_order[TM_SCHEMA_FIELDS_MAX];
+        uint32_t fix_keys[TM_SCHEMA_FIELDS_MAX];
+        int fixed, always;
+        /* a method's streams A, B, C and (a keyed field's) D */
+        struct stream st[NCOL_M_N][4], var, kind, section, out, z;
         struct stream dec[3]; /* a field's decompressed streams */
         struct ncol_heap_map hm;
         struct ncol_heap *heap; /* method 5's model, when hm.ok */
@@ -171,13 +204,15 @@ void ncol_ws_free(struct ncol_ws *w)
         for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 free(w->c.var[f]);
         for (unsigned i = 0; i < NCOL_M_N; i++)
-                for (unsigned k = 0; k < 3; k++)
+                for (unsigned k = 0; k < 4; k++)
                         free(w->st[i][k].p);
         for (unsigned k = 0; k < 3; k++) {
                 free(w->dec[k].p);
                 free(w->hst[k].p);
         }
         ncol_heap_free(w->heap);
+        free(w->kt.slot);
+        free(w->kt.vkey);
         free(w->var.p);
         free(w->kind.p);
         free(w->section.p);
@@ -271,6 +306,134 @@ static void mtf_use(struct mtf *m, size_t slot, uint64_t v)
         ncol_marks_flip(&m->k, t, 1);
 }
 
+/* ---- keyed last values ---- */
+
+/* The table reset for m values (and vkey room for them). */
+static int kt_reset(struct keyed *t, size_t m)
+{
+        size_t h = 16;
+        while (h < 2 * m)
+                h <<= 1;
+        if (h > t->hmax) {
+                free(t->slot);
+                t->slot = calloc(h, sizeof *t->slot);
+                t->hmax = t->slot ? h : 0;
+                t->gen = 0;
+                if (!t->slot)
+                        return -ENOMEM;
+        }
+        if (m > t->vcap) {
+                free(t->vkey);
+                t->vkey = malloc(m * sizeof *t->vkey);
+                t->vcap = t->vkey ? m : 0;
+                if (!t->vkey)
+                        return -ENOMEM;
+        }
+        t->hcap = h;
+        if (++t->gen == 0) { /* the generations wrapped: clear */
+                memset(t->slot, 0, t->hmax * sizeof *t->slot);
+                t->gen = 1;
+        }
+        return 0;
+}
+
+static inline size_t kt_hash(const struct keyed *t, uint64_t key)
+{
+        return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (t->hcap - 1);
+}
+
+/* key's slot: its own, or the empty one it would take. */
+static inline size_t kt_slot(const struct keyed *t, uint64_t key)
+{
+        size_t i = kt_hash(t, key);
+        while (t->slot[i].gen == t->gen && t->slot[i].key != key)
+                i = (i + 1) & (t->hcap - 1);
+        return i;
+}
+
+/* The keyed prediction at slot i: the value last seen with its key, or
+ * last when there is none. */
+static inline uint64_t kt_get(const struct keyed *t, size_t i, uint64_t last)
+{
+        return t->slot[i].gen == t->gen ? t->slot[i].val : last;
+}
+
+/* Does slot i hold a value (its key was seen before)? */
+static inline int kt_has(const struct keyed *t, size_t i)
+{
+        return t->slot[i].gen == t->gen;
+}
+
+static inline void kt_put(struct keyed *t, size_t i, uint64_t key, uint64_t v)
+{
+        t->slot[i] = (struct kslot){key, v, t->gen, 0};
+}
+
+/* The key of a record of kind k whose values are v (by position) for
+ * key set keys: its value of the lowest key field its kind has. 0 and
+ * *key, or -1 when it has none. */
+static inline int key_of(const struct ncol_ws *w, unsigned k, uint32_t keys, const uint64_t *v,
+                         uint64_t *key)
+{
+        uint64_t kk = w->has[k] & keys;
+        if (!kk)
+                return -1;
+        *key = v[w->pos[k][__builtin_ctzll(kk)]];
+        return 0;
+}
+
+/* order (a permutation of w's fields) and keys (per number field a set
+ * of number fields before it in order) checked, rank filled. 0; 1:
+ * order[*bad] is out of range or repeats; 2: field *bad's keys are not
+ * allowed. */
+static int plan_check(const struct ncol_ws *w, const uint8_t *order, const uint32_t *keys,
+                      uint8_t *rank, unsigned *bad)
+{
+        unsigned nf = w->s.nfields;
+        uint64_t seen = 0;
+        for (unsigned j = 0; j < nf; j++) {
+                if (order[j] >= nf || (seen >> order[j] & 1)) {
+                        *bad = j;
+                        return 1;
+                }
+                seen |= 1ull << order[j];
+                rank[order[j]] = (uint8_t)j;
+        }
+        for (unsigned f = 0; f < nf; f++) {
+                uint64_t k = keys[f];
+                if (k && w->s.field[f].type >= TM_FT_TEXT) {
+                        *bad = f;
+                        return 2;
+                }
+                for (unsigned g = 0; k && g < TM_SCHEMA_FIELDS_MAX; g++) {
+                        if (!(k >> g & 1))
+                                continue;
+                        if (g >= nf || w->s.field[g].type >= TM_FT_TEXT || rank[g] >= rank[f]) {
+                                *bad = f;
+                                return 2;
+                        }
+                }
+        }
+        return 0;
+}
+
+int ncol_ws_plan(struct ncol_ws *w, const uint8_t *order, const uint32_t *keys, int always)
+{
+        uint8_t rank[TM_SCHEMA_FIELDS_MAX];
+        unsigned bad;
+        if (!order) {
+                w->fixed = w->always = 0;
+                return 0;
+        }
+        if (plan_check(w, order, keys, rank, &bad))
+                return -EINVAL;
+        memcpy(w->fix_order, order, w->s.nfields);
+        memcpy(w->fix_keys, keys, w->s.nfields * sizeof *keys);
+        w->fixed = 1;
+        w->always = always;
+        return 0;
+}
+
 /* ---- predictors ---- */
 
 /* p reset for a field of n values; tables as pred_update's (only the
@@ -353,16 +516,19 @@ static inline void pred_update(struct pred *p, unsigned k, uint64_t v, unsigned 
 }
 
 static int heap_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, size_t *size);
+static int heap_order_ok(const struct ncol_ws *w);
 static int heap_decode(struct ncol_ws *w, unsigned f, int meth);
 
 /* ---- encoding ---- */
 
 /* The m values of a field in w->vals (kinds in w->vkind) by method
- * meth into w->st[meth]. */
-static int enc_method(struct ncol_ws *w, int meth, size_t m)
+ * meth into w->st[meth]; keyed (method 3): with code NCOL_C_KEYED, the
+ * keys in w->kt.vkey. */
+static int enc_method(struct ncol_ws *w, int meth, size_t m, int keyed)
 {
         struct stream *a = &w->st[meth][0], *b = &w->st[meth][1], *c = &w->st[meth][2];
-        a->len = b->len = c->len = 0;
+        struct stream *d = &w->st[meth][3];
+        a->len = b->len = c->len = d->len = 0;
         int rc = 0;
         uint64_t last = 0;
         if (meth == NCOL_M_PLAIN) {
@@ -396,32 +562,49 @@ static int enc_method(struct ncol_ws *w, int meth, size_t m)
         struct pred *p = &w->p;
         pred_reset(p, m, ~0u);
         mtf_reset(&w->m, m);
+        if (keyed && kt_reset(&w->kt, m) < 0)
+                return -ENOMEM;
+        /* a keyed field's code 255 is NCOL_C_KEYED, so one rank code fewer */
+        uint32_t rank_codes = NCOL_RANK_CODES - (keyed != 0);
         for (size_t i = 0; i < m && rc == 0; i++) {
                 uint64_t v = w->vals[i], pr[NCOL_C_MISS];
-                unsigned k = w->vkind[i] & ~PREV_OK, code = NCOL_C_MISS;
-                predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
-                for (unsigned j = 0; j < NCOL_C_MISS; j++)
-                        if (pr[j] == v) {
-                                code = j;
-                                break;
-                        }
+                unsigned k = w->vkind[i] & KIND_BITS, code = NCOL_C_MISS;
+                int kok = keyed && (w->vkind[i] & KEY_OK);
+                size_t ks = kok ? kt_slot(&w->kt, w->kt.vkey[i]) : 0;
+                if (keyed && (kok ? kt_get(&w->kt, ks, p->last) : p->last) == v) {
+                        code = NCOL_C_KEYED; /* first: one code where the key tells */
+                } else {
+                        /* a keyed field takes no table's code (FCM1 .. DFCM3) and
+                         * no rank, so that its decoder keeps neither tables nor the
+                         * ranks' structure (a third of its time on PTF's formats;
+                         * where the key does not tell, they hit by chance) */
+                        unsigned skip = keyed ? 0x78u : 0;
+                        predict(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last, pr);
+                        for (unsigned j = 0; j < NCOL_C_MISS; j++)
+                                if (pr[j] == v && !(skip >> j & 1)) {
+                                        code = j;
+                                        break;
+                                }
+                }
                 size_t slot = mtf_slot(&w->m, v);
-                if (code == NCOL_C_MISS && mtf_time(&w->m, slot)) {
+                if (code == NCOL_C_MISS && !keyed && mtf_time(&w->m, slot)) {
                         uint32_t r = ncol_marks_after(&w->m.k, mtf_time(&w->m, slot));
-                        if (r < NCOL_RANK_CODES)
+                        if (r < rank_codes)
                                 code = NCOL_C_RANK0 + r;
                         else {
                                 code = NCOL_C_RANK;
-                                rc = put_varint(c, r - NCOL_RANK_CODES);
+                                rc = put_varint(c, r - rank_codes);
                         }
                 }
                 if (code == NCOL_C_MISS)
                         rc = put_varint(b, zz(v - p->last));
                 uint8_t cb = (uint8_t)code;
-                if (rc == 0)
-                        rc = put(a, &cb, 1);
+                if (rc == 0) /* D: the codes of values whose key was seen */
+                        rc = put(kok && kt_has(&w->kt, ks) ? d : a, &cb, 1);
                 mtf_use(&w->m, slot, v);
                 pred_update(p, k, v, ~0u);
+                if (kok)
+                        kt_put(&w->kt, ks, w->kt.vkey[i], v);
         }
         return rc;
 }
@@ -462,7 +645,9 @@ static int emit(struct ncol_ws *w, const struct stream *s, int level, size_t ent
         return 0;
 }
 
-/* Field f's values and bytes of records r[0..n) gathered; its count. */
+/* Field f's values and bytes of records r[0..n) gathered (with the
+ * NCOL_C_PREV predictions of fields before it in w->rank, and the keys of
+ * w->keys[f]); its count. */
 static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f, size_t *m)
 {
         const struct tm_field *fd = &w->s.field[f];
@@ -481,10 +666,13 @@ static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned 
                         w->vals[k] = v;
                         w->vkind[k] = (uint8_t)r[i].kind;
                         const struct tm_kind *kp = i ? &w->s.kind[r[i - 1].kind] : NULL;
-                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                        if (kp && j < kp->nfields && w->rank[kp->field[j]] < w->rank[f]) {
                                 w->vprev[k] = r[i - 1].v[j];
                                 w->vkind[k] |= PREV_OK;
                         }
+                        if (w->keys[f] &&
+                            key_of(w, r[i].kind, w->keys[f], r[i].v, &w->kt.vkey[k]) == 0)
+                                w->vkind[k] |= KEY_OK;
                         k++;
                         if (fd->type < TM_FT_TEXT)
                                 break;
@@ -500,22 +688,26 @@ static int gather(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned 
         return 0;
 }
 
-/* The method of methods 0..4 whose streams of the m values in w->vals
- * are smallest at PICK_LEVEL: *best, *best_size (0 when m is 0). */
-static int pick(struct ncol_ws *w, size_t m, int *best, size_t *best_size)
+/* The method of methods 0..4 (and 3 keyed, when keyed) whose streams
+ * of the m values in w->vals are smallest at PICK_LEVEL: *best, *kbest
+ * (it is the keyed one), *best_size (0 when m is 0). */
+static int pick(struct ncol_ws *w, size_t m, int keyed, int *best, int *kbest, size_t *best_size)
 {
         *best = NCOL_M_PLAIN;
+        *kbest = 0;
         *best_size = m ? SIZE_MAX : 0;
-        for (int meth = 0; meth < NCOL_M_N && m; meth++) {
-                int rc = enc_method(w, meth, m);
+        for (int t = 0; t < NCOL_M_N + (keyed != 0) && m; t++) {
+                int meth = t < NCOL_M_N ? t : NCOL_M_PRED;
+                int rc = enc_method(w, meth, m, t == NCOL_M_N);
                 if (rc < 0)
                         return rc;
                 size_t sz = 0;
-                for (int k = 0; k < 3; k++)
+                for (int k = 0; k < 4; k++)
                         sz += stored_size(w, &w->st[meth][k], PICK_LEVEL);
                 if (sz < *best_size) {
                         *best_size = sz;
                         *best = meth;
+                        *kbest = t == NCOL_M_N;
                 }
         }
         return 0;
@@ -528,18 +720,22 @@ static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsign
         int rc = gather(w, r, n, f, &m);
         if (rc < 0)
                 return rc;
-        int best = NCOL_M_PLAIN;
+        int best = NCOL_M_PLAIN, kbest = 0;
         size_t best_size = SIZE_MAX;
-        if ((rc = pick(w, m, &best, &best_size)) < 0)
+        if ((rc = pick(w, m, w->keys[f] != 0, &best, &kbest, &best_size)) < 0)
                 return rc;
+        if (w->always && w->keys[f] && m) {
+                best = NCOL_M_PRED;
+                kbest = 1;
+        }
         struct stream *st = w->st[best];
-        if (f == w->hm.addr && w->hm.ok) {
+        if (f == w->hm.addr && w->hm.ok && heap_order_ok(w)) {
                 /* method 5 codes the new addresses too: against both fields' best */
                 size_t mn, hsize, nbest = 0;
-                int nm;
+                int nm, nk;
                 if (w->hm.naddr < TM_SCHEMA_FIELDS_MAX &&
                     ((rc = gather(w, r, n, w->hm.naddr, &mn)) < 0 ||
-                     (rc = pick(w, mn, &nm, &nbest)) < 0))
+                     (rc = pick(w, mn, w->keys[w->hm.naddr] != 0, &nm, &nk, &nbest)) < 0))
                         return rc;
                 if ((rc = heap_encode(w, r, n, &hsize)) < 0)
                         return rc;
@@ -549,17 +745,21 @@ static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsign
                             w->hst[1].len <= max && w->hst[2].len <= max;
                 if (w->heaped) {
                         best = NCOL_M_HEAP;
+                        kbest = 0;
                         st = w->hst;
                 } else if ((rc = gather(w, r, n, f, &m)) < 0) {
                         return rc;
                 }
         } else if (f == w->hm.naddr && w->heaped) {
                 best = NCOL_M_HEAPED;
+                kbest = 0;
                 for (int k = 0; k < 3; k++)
                         w->st[NCOL_M_PLAIN][k].len = 0;
                 st = w->st[NCOL_M_PLAIN];
         }
-        if (m && best < NCOL_M_N && (rc = enc_method(w, best, m)) < 0)
+        if (!kbest)
+                w->keys[f] = 0;
+        if (m && best < NCOL_M_N && (rc = enc_method(w, best, m, kbest)) < 0)
                 return rc;
         *method = (uint8_t)best;
         for (int k = 0; k < 3; k++) {
@@ -568,7 +768,201 @@ static int enc_field(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsign
                 if ((rc = emit(w, &st[k], level, table + (size_t)k * TMN_STREAM_ENTRY)) < 0)
                         return rc;
         }
-        return emit(w, &w->var, level, table + 3 * TMN_STREAM_ENTRY);
+        return emit(w, kbest ? &st[3] : &w->var, level, table + 3 * TMN_STREAM_ENTRY);
+}
+
+/* ---- the plan: the fields' order and keys ---- */
+
+#define PLAN_WIN 1024 /* records a window of the plan's sample */
+#define PLAN_WINS 8   /* windows, spread over the block */
+#define PLAN_KEYS 3   /* key fields of a field at most */
+
+/* Over the plan's sample of records r[0..n): of the values of field f
+ * that neither its last value nor its last in a record of the kind
+ * predicts, how many the value last seen with the key under keys does
+ * (the return; keys 0: how many there are); *all, of all values. w->kt
+ * reset for the sample before. */
+static size_t plan_hits(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f,
+                        uint32_t keys, size_t *all)
+{
+        size_t step = n > PLAN_WIN * PLAN_WINS ? n / PLAN_WINS : n, hits = 0;
+        *all = 0;
+        size_t win = n > PLAN_WIN * PLAN_WINS ? PLAN_WIN : n;
+        uint64_t last = 0, klast[TM_SCHEMA_KINDS_MAX] = {0}, key;
+        for (size_t s0 = 0; s0 + win <= n; s0 += step)
+                for (size_t i = s0; i < s0 + win; i++) {
+                        unsigned k = r[i].kind;
+                        if (!(w->has[k] >> f & 1))
+                                continue;
+                        uint64_t v = r[i].v[w->pos[k][f]];
+                        int base = v == last || v == klast[k];
+                        last = klast[k] = v;
+                        if (!keys) {
+                                hits += !base;
+                                continue;
+                        }
+                        if (key_of(w, k, keys, r[i].v, &key) < 0)
+                                continue;
+                        size_t sl = kt_slot(&w->kt, key);
+                        int hit = kt_get(&w->kt, sl, v + 1) == v;
+                        hits += hit && !base;
+                        *all += hit;
+                        kt_put(&w->kt, sl, key, v);
+                }
+        return hits;
+}
+
+/* Fields g with a path from f in preds (bit g of preds[h]: g before h),
+ * f among them. */
+static uint64_t plan_after(const uint32_t *preds, unsigned nf, unsigned f)
+{
+        uint64_t after = 1ull << f, was = 0;
+        while (after != was) {
+                was = after;
+                for (unsigned g = 0; g < nf; g++)
+                        if (preds[g] & after)
+                                after |= 1ull << g;
+        }
+        return after;
+}
+
+/* The key set of field f by measurement over the sample: of the key
+ * fields that share a kind with f and predict enough values that the
+ * cheap predictors miss (plan_hits), the one that predicts most, then
+ * others while each adds enough hits (a kind's key, whose values' codes
+ * go to D); *gain the set's hits where the cheap predictors miss. */
+static int plan_keys(struct ncol_ws *w, const struct tm_rec *r, size_t n, uint64_t kinds,
+                     unsigned f, size_t sample, uint32_t *keys, size_t *gain)
+{
+        unsigned nf = w->s.nfields, nc = 0, cand[TM_SCHEMA_FIELDS_MAX];
+        size_t hit[TM_SCHEMA_FIELDS_MAX];
+        *keys = 0;
+        *gain = 0;
+        if (w->s.field[f].type >= TM_FT_TEXT)
+                return 0;
+        if (kt_reset(&w->kt, sample) < 0)
+                return -ENOMEM;
+        size_t all, miss = plan_hits(w, r, n, f, 0, &all), least = miss / 32 > 8 ? miss / 32 : 8;
+        size_t have = 0;
+        if (miss < least)
+                return 0;
+        for (unsigned g = 0; g < nf; g++) {
+                int shared = 0;
+                for (unsigned k = 0; k < w->s.nkinds && !shared; k++)
+                        shared = (kinds >> k & 1) && (w->has[k] >> f & 1) && (w->has[k] >> g & 1);
+                if (g == f || !shared || w->s.field[g].type >= TM_FT_TEXT)
+                        continue;
+                if (kt_reset(&w->kt, sample) < 0)
+                        return -ENOMEM;
+                size_t h = plan_hits(w, r, n, f, 1u << g, &all);
+                if (all < least)
+                        continue;
+                h = (h << 24) + all; /* sorted by both */
+                unsigned j = nc++;   /* by hits, most first */
+                for (; j && hit[j - 1] < h; j--) {
+                        hit[j] = hit[j - 1];
+                        cand[j] = cand[j - 1];
+                }
+                hit[j] = h;
+                cand[j] = g;
+        }
+        for (unsigned c = 0, taken = 0; c < nc && taken < PLAN_KEYS; c++) {
+                uint32_t more = *keys | 1u << cand[c];
+                if (kt_reset(&w->kt, sample) < 0)
+                        return -ENOMEM;
+                size_t h = plan_hits(w, r, n, f, more, &all);
+                if (*keys ? all >= have + least : h >= least) {
+                        *keys = more;
+                        *gain = h;
+                        have = all;
+                        taken++;
+                }
+        }
+        return 0;
+}
+
+/* w->order and w->rank from w->keys: the schema's order, each field
+ * moved only as late as its keys and the allocator model's order (size,
+ * address, new address) need. */
+static void plan_sort(struct ncol_ws *w)
+{
+        unsigned nf = w->s.nfields;
+        uint32_t preds[TM_SCHEMA_FIELDS_MAX];
+        memcpy(preds, w->keys, sizeof preds);
+        const struct ncol_heap_map *hm = &w->hm;
+        if (hm->ok) {
+                preds[hm->addr] |= 1u << hm->size;
+                if (hm->naddr < TM_SCHEMA_FIELDS_MAX)
+                        preds[hm->naddr] |= 1u << hm->addr;
+        }
+        uint64_t placed = 0;
+        for (unsigned j = 0; j < nf; j++)
+                for (unsigned g = 0; g < nf; g++)
+                        if (!(placed >> g & 1) && !(preds[g] & ~placed)) {
+                                w->order[j] = (uint8_t)g;
+                                w->rank[g] = (uint8_t)j;
+                                placed |= 1ull << g;
+                                break;
+                        }
+}
+
+/* This block's plan into w->order, w->rank, w->keys (the key sets that
+ * may pay; enc_field keeps those that do): each field's key set
+ * (plan_keys), taken by gain, most first, unless it would need a field
+ * both before and after another; then the fields in schema order, each
+ * as early as its keys (and the allocator model: size, address, new
+ * address) allow. Bounded: one sample of at most PLAN_WIN x PLAN_WINS
+ * records, read at most (F + PLAN_KEYS) times a field. */
+static int plan(struct ncol_ws *w, const struct tm_rec *r, size_t n)
+{
+        unsigned nf = w->s.nfields, bad;
+        if (w->fixed) {
+                memcpy(w->order, w->fix_order, nf);
+                memcpy(w->keys, w->fix_keys, nf * sizeof *w->keys);
+                plan_check(w, w->order, w->keys, w->rank, &bad);
+                return 0;
+        }
+        uint32_t preds[TM_SCHEMA_FIELDS_MAX] = {0}, cand[TM_SCHEMA_FIELDS_MAX];
+        size_t gain[TM_SCHEMA_FIELDS_MAX];
+        const struct ncol_heap_map *hm = &w->hm;
+        if (hm->ok) {
+                preds[hm->addr] |= 1u << hm->size;
+                if (hm->naddr < TM_SCHEMA_FIELDS_MAX)
+                        preds[hm->naddr] |= 1u << hm->addr;
+        }
+        uint64_t kinds = 0, fields = 0;
+        for (size_t i = 0; i < n; i++)
+                kinds |= 1ull << r[i].kind;
+        for (unsigned k = 0; k < w->s.nkinds; k++)
+                fields |= kinds >> k & 1 ? w->has[k] : 0;
+        size_t sample = n < PLAN_WIN * PLAN_WINS ? n : PLAN_WIN * PLAN_WINS;
+        memset(w->keys, 0, sizeof w->keys);
+        for (unsigned f = 0; f < nf; f++) {
+                cand[f] = 0;
+                gain[f] = 0;
+                /* the allocator model's addresses have their own method */
+                int mine = hm->ok && (f == hm->addr || f == hm->naddr);
+                int rc = fields >> f & 1 && !mine
+                             ? plan_keys(w, r, n, kinds, f, sample, &cand[f], &gain[f])
+                             : 0;
+                if (rc < 0)
+                        return rc;
+        }
+        for (;;) { /* the largest gain left first */
+                unsigned f = nf;
+                for (unsigned g = 0; g < nf; g++)
+                        if (cand[g] && (f == nf || gain[g] > gain[f]))
+                                f = g;
+                if (f == nf)
+                        break;
+                if (!(plan_after(preds, nf, f) & cand[f])) {
+                        preds[f] |= cand[f];
+                        w->keys[f] = cand[f];
+                }
+                cand[f] = 0;
+        }
+        plan_sort(w);
+        return 0;
 }
 
 static int check_recs(const struct ncol_ws *w, const struct tm_rec *r, size_t n)
@@ -579,6 +973,55 @@ static int check_recs(const struct ncol_ws *w, const struct tm_rec *r, size_t n)
         return 0;
 }
 
+/* The plan's key sets measured on the block's first records (the
+ * plan's sample size): those whose field's method 3 is not smaller with
+ * them (at PICK_LEVEL) dropped, the order made again from the others
+ * (enc_field then weighs the keyed method against all, on the block). */
+static int plan_measure(struct ncol_ws *w, const struct tm_rec *r, size_t n)
+{
+        int any = 0;
+        n = n < PLAN_WIN * PLAN_WINS ? n : PLAN_WIN * PLAN_WINS;
+        for (unsigned f = 0; f < w->s.nfields; f++) {
+                if (!w->keys[f])
+                        continue;
+                size_t m, size[2] = {0, 0};
+                int rc;
+                if ((rc = kt_reset(&w->kt, n)) < 0 || (rc = gather(w, r, n, f, &m)) < 0)
+                        return rc;
+                for (int keyed = 0; keyed < 2; keyed++) {
+                        if ((rc = enc_method(w, NCOL_M_PRED, m, keyed)) < 0)
+                                return rc;
+                        for (int k = 0; k < 4; k++)
+                                size[keyed] += stored_size(w, &w->st[NCOL_M_PRED][k], PICK_LEVEL);
+                }
+                if (size[1] >= size[0])
+                        w->keys[f] = 0;
+                any = 1;
+        }
+        if (any)
+                plan_sort(w);
+        return 0;
+}
+
+/* A coding-4 block's order and the keys kept written after its methods;
+ * none kept and the order the schema's: the block made coding 3. */
+static void ord_put(struct ncol_ws *w, unsigned nf)
+{
+        uint8_t *b = w->out.p + TMN_BLK_HDR;
+        int any = 0;
+        for (unsigned f = 0; f < nf; f++) {
+                b[1 + nf + f] = w->order[f];
+                tmn_put32(b + 1 + 2 * nf + 4 * f, w->keys[f]);
+                any |= w->order[f] != f || w->keys[f];
+        }
+        if (any)
+                return;
+        size_t from = TMN_BLK_HDR + 1 + 6 * (size_t)nf, to = TMN_BLK_HDR + 1 + (size_t)nf;
+        memmove(w->out.p + to, w->out.p + from, w->out.len - from);
+        w->out.len -= from - to;
+        b[0] = NCOL_CODING;
+}
+
 int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int level,
                       const uint8_t **out, size_t *len, uint8_t *methods)
 {
@@ -587,13 +1030,25 @@ int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int l
         if (room(w, n) < 0)
                 return -ENOMEM;
         unsigned nf = w->s.nfields;
+        int rc = plan(w, r, n);
+        if (rc < 0)
+                return rc;
+        if (!w->fixed) /* the keys that pay, and the order they need */
+                rc = plan_measure(w, r, n);
+        if (rc < 0)
+                return rc;
+        int ord = 0; /* coding 4: an order or keys */
+        for (unsigned f = 0; f < nf; f++)
+                ord |= w->order[f] != f || w->keys[f];
+        if (ord && kt_reset(&w->kt, n) < 0) /* room for the keys */
+                return -ENOMEM;
         size_t nstreams = NS_FIELD0 + (size_t)nf * NCOL_FSTREAMS;
-        size_t table = TMN_BLK_HDR + 1 + nf;
+        size_t table = TMN_BLK_HDR + 1 + (ord ? 6 : 1) * (size_t)nf;
         w->out.len = 0;
         if (grow(&w->out, table + nstreams * TMN_STREAM_ENTRY) < 0)
                 return -ENOMEM;
         w->out.len = table + nstreams * TMN_STREAM_ENTRY;
-        w->out.p[TMN_BLK_HDR] = NCOL_CODING;
+        w->out.p[TMN_BLK_HDR] = ord ? NCOL_CODING_ORD : NCOL_CODING;
         w->heaped = 0;
         w->kind.len = w->section.len = 0;
         if (grow(&w->kind, n) < 0 || grow(&w->section, n) < 0)
@@ -603,7 +1058,7 @@ int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int l
                 if (w->s.nsections)
                         w->section.p[w->section.len++] = (uint8_t)r[i].section;
         }
-        int rc = emit(w, &w->kind, level, table);
+        rc = emit(w, &w->kind, level, table);
         if (rc == 0)
                 rc = emit(w, &w->section, level, table + TMN_STREAM_ENTRY);
         for (unsigned f = 0; f < nf && rc == 0; f++) {
@@ -614,6 +1069,8 @@ int ncol_block_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, int l
         }
         if (rc < 0)
                 return rc;
+        if (ord)
+                ord_put(w, nf);
         size_t body = w->out.len - TMN_BLK_HDR;
         if (body > TMN_BODY_MAX)
                 return -EFBIG;
@@ -678,6 +1135,7 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
 }
 
 #define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
+#define KT_AHEAD 16 /* keyed slots fetched this many values ahead */
 #define MTF_NEAR 16 /* ranks read with those values not used yet */
 
 /* Is v among vals[lo .. hi)? */
@@ -722,22 +1180,28 @@ static void mtf_catch_up(struct mtf *m, const uint64_t *vals, size_t *used, size
                 mtf_use(m, mtf_slot(m, vals[*used]), vals[*used]);
 }
 
+#define CODES_255 31 /* codes_of's bit of code 255 (a rank, or NCOL_C_KEYED) */
+
 /* The codes of the hit-code stream c[0..n): bit c for a code c below
- * NCOL_C_RANK, bit NCOL_C_RANK for any rank. */
+ * NCOL_C_RANK, bit NCOL_C_RANK for any rank below 245, bit CODES_255. */
 static unsigned codes_of(const uint8_t *c, size_t n)
 {
         unsigned u = 0;
         for (size_t i = 0; i < n; i++)
-                u |= 1u << (c[i] < NCOL_C_RANK ? c[i] : NCOL_C_RANK);
+                u |= 1u << (c[i] < NCOL_C_RANK ? c[i] : c[i] == 255 ? CODES_255 : NCOL_C_RANK);
         return u;
 }
 
 /* Field f's m values decoded by method meth from w->dec into w->vals
- * (codes: codes_of its hit codes, for NCOL_M_PRED). */
-static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
+ * (codes: codes_of its hit codes, for NCOL_M_PRED; keyed: with code
+ * NCOL_C_KEYED, the keys in w->kt.vkey, w->kt reset). */
+static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes,
+                      const struct stream *keyed)
 {
         struct rd a = {w->dec[0].p, w->dec[0].len, 0}, b = {w->dec[1].p, w->dec[1].len, 0},
-                  c = {w->dec[2].p, w->dec[2].len, 0};
+                  c = {w->dec[2].p, w->dec[2].len, 0}, d = {NULL, 0, 0};
+        if (keyed)
+                d = (struct rd){keyed->p, keyed->len, 0};
         uint64_t last = 0;
         if (meth == NCOL_M_PLAIN) {
                 if (a.len != m * 8)
@@ -769,17 +1233,27 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                  * and a value enters it MTF_LAG values late (its slot
                  * prefetched meanwhile): a small rank is read past the
                  * values not in it yet, a larger one after they enter. */
-                int ranks = codes >> NCOL_C_RANK & 1;
+                int ranks = (codes >> NCOL_C_RANK & 1) || (!keyed && (codes >> CODES_255 & 1));
                 size_t used = 0;
                 if (ranks)
                         mtf_reset(&w->m, m);
                 for (size_t i = 0; i < m; i++) {
-                        unsigned k = w->vkind[i] & ~PREV_OK;
+                        unsigned k = w->vkind[i] & KIND_BITS;
                         uint64_t v, x;
-                        if (a.pos >= a.len)
+                        int kok = keyed && (w->vkind[i] & KEY_OK);
+                        /* the keys are known ahead: their slots fetched early (random
+                         * objects' keys miss the cache) */
+                        if (keyed && i + KT_AHEAD < m)
+                                __builtin_prefetch(
+                                    &w->kt.slot[kt_hash(&w->kt, w->kt.vkey[i + KT_AHEAD])]);
+                        size_t ks = kok ? kt_slot(&w->kt, w->kt.vkey[i]) : 0;
+                        struct rd *cs = kok && kt_has(&w->kt, ks) ? &d : &a;
+                        if (cs->pos >= cs->len)
                                 return -1;
-                        unsigned code = a.p[a.pos++];
-                        if (code < NCOL_C_MISS) {
+                        unsigned code = cs->p[cs->pos++];
+                        if (keyed && code == NCOL_C_KEYED) {
+                                v = kok ? kt_get(&w->kt, ks, p->last) : p->last;
+                        } else if (code < NCOL_C_MISS) {
                                 v = predict_one(p, k, w->vkind[i] & PREV_OK ? w->vprev[i] : p->last,
                                                 code);
                         } else if (code == NCOL_C_MISS) {
@@ -794,7 +1268,7 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                                 if (code == NCOL_C_RANK) {
                                         if (get_varint(&c, &x) < 0 || x >= w->m.k.marks)
                                                 return -1;
-                                        x += NCOL_RANK_CODES;
+                                        x += NCOL_RANK_CODES - (keyed != NULL);
                                 } else {
                                         x = code - NCOL_C_RANK0;
                                 }
@@ -803,6 +1277,8 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                                 v = w->m.at[ncol_marks_nth(&w->m.k, (uint32_t)x)];
                         }
                         pred_update(p, k, v, codes);
+                        if (kok)
+                                kt_put(&w->kt, ks, w->kt.vkey[i], v);
                         w->vals[i] = v;
                         if (ranks) {
                                 __builtin_prefetch(&w->m.slot[mtf_hash(&w->m, v)]);
@@ -811,7 +1287,7 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes)
                         }
                 }
         }
-        return a.pos == a.len && b.pos == b.len && c.pos == c.len ? 0 : -1;
+        return a.pos == a.len && b.pos == b.len && c.pos == c.len && d.pos == d.len ? 0 : -1;
 }
 
 /* Field f of the block: its values into c.col[f] (offsets into c.off[f]
@@ -828,9 +1304,14 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                 if (rc)
                         return rc;
         }
+        /* D: a variable field's bytes, or a keyed field's codes */
+        uint32_t keys = w->keys[f];
         struct stream v = {w->c.var[f], 0, w->var_cap[f]};
         int rc = load(w, tab + 3 * TMN_STREAM_ENTRY, body, blen, at,
-                      fd->type >= TM_FT_TEXT ? NCOL_VAR_MAX : 0, &v);
+                      fd->type >= TM_FT_TEXT ? NCOL_VAR_MAX
+                      : keys                 ? max
+                                             : 0,
+                      &v);
         w->c.var[f] = v.p;
         w->var_cap[f] = v.cap;
         if (rc)
@@ -840,9 +1321,14 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         if (w->heaped && f == w->hm.naddr)
                 return -1;
         /* the codes read (a predicted field's); the NCOL_C_PREV predictions
-         * are worked out only when that code is among them */
+         * are worked out only when that code is among them, the keys when
+         * the field has them */
         unsigned codes = meth == NCOL_M_PRED ? codes_of(w->dec[0].p, w->dec[0].len) : 0;
-        if (codes & 1u << NCOL_C_PREV) {
+        if (keys)
+                codes |= codes_of(v.p, v.len);
+        if (keys && (rc = kt_reset(&w->kt, n)) < 0)
+                return rc;
+        if ((codes & 1u << NCOL_C_PREV) || keys) {
                 for (uint32_t i = 0; i < n; i++) {
                         unsigned k = w->c.kind[i];
                         if (!(w->has[k] >> f & 1))
@@ -850,9 +1336,14 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                         w->vkind[m] = (uint8_t)k;
                         int j = w->pos[k][f];
                         const struct tm_kind *kp = i ? &w->s.kind[w->c.kind[i - 1]] : NULL;
-                        if (kp && j < kp->nfields && kp->field[j] < f) {
+                        if (kp && j < kp->nfields && w->rank[kp->field[j]] < w->rank[f]) {
                                 w->vprev[m] = w->c.col[kp->field[j]][i - 1];
                                 w->vkind[m] |= PREV_OK;
+                        }
+                        uint64_t kk = w->has[k] & keys;
+                        if (kk) {
+                                w->kt.vkey[m] = w->c.col[__builtin_ctzll(kk)][i];
+                                w->vkind[m] |= KEY_OK;
                         }
                         m++;
                 }
@@ -874,8 +1365,9 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                         m += has[kind[i]];
                 }
         }
-        if (meth >= NCOL_M_N || (m == 0 && (w->dec[0].len || w->dec[1].len || w->dec[2].len)) ||
-            dec_values(w, meth, m, codes) < 0)
+        if (meth >= NCOL_M_N ||
+            (m == 0 && (w->dec[0].len || w->dec[1].len || w->dec[2].len || (keys && v.len))) ||
+            dec_values(w, meth, m, codes, keys ? &v : NULL) < 0)
                 return -1;
         uint64_t off = 0;
         size_t j = 0;
@@ -884,7 +1376,7 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         const uint8_t *kind = w->c.kind;
         if (fd->type < TM_FT_TEXT && m == n) { /* every record has the field */
                 memcpy(col, vals, n * sizeof *col);
-                return v.len ? -1 : 0;
+                return v.len && !keys ? -1 : 0;
         }
         uint8_t has[TM_SCHEMA_KINDS_MAX];
         for (unsigned k = 0; k < w->s.nkinds; k++)
@@ -900,7 +1392,41 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
                         return -1;
                 off += bytes;
         }
-        return off == v.len ? 0 : -1;
+        return off == (keys ? 0 : v.len) ? 0 : -1;
+}
+
+/* The order and keys of the block body b (raw offset o) into w: coding
+ * 4's, checked (plan_check; keys only on a predicted field), or schema
+ * order and none. 0, or -EIO with err. */
+static int ord_get(struct ncol_ws *w, const uint8_t *b, unsigned long long o, struct tm_err *err)
+{
+        unsigned nf = w->s.nfields, bad;
+        for (unsigned f = 0; f < nf; f++) {
+                w->order[f] = w->rank[f] = (uint8_t)f;
+                w->keys[f] = 0;
+        }
+        if (b[0] != NCOL_CODING_ORD)
+                return 0;
+        memcpy(w->order, b + 1 + nf, nf);
+        for (unsigned f = 0; f < nf; f++)
+                w->keys[f] = tmn_get32(b + 1 + 2 * nf + 4 * f);
+        int rc = plan_check(w, w->order, w->keys, w->rank, &bad);
+        if (rc == 1)
+                return tm_err_set(err, -EIO,
+                                  "raw offset %llu: block field order byte %u (%u) is not a "
+                                  "field or repeats one",
+                                  o, bad, w->order[bad]);
+        for (unsigned f = 0; f < nf && rc == 0; f++)
+                if (w->keys[f] && b[1 + f] != NCOL_M_PRED) {
+                        rc = 2;
+                        bad = f;
+                }
+        if (rc == 2)
+                return tm_err_set(err, -EIO,
+                                  "raw offset %llu: field %u's keys 0x%x are not number fields "
+                                  "decoded before it (or its method %u has none)",
+                                  o, bad, w->keys[bad], b[1 + bad]);
+        return 0;
 }
 
 int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t raw_off,
@@ -912,17 +1438,22 @@ int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t 
         if ((uint32_t)crc32_z(crc32(0, p, 12), body, blen) != tmn_get32(p + 12))
                 return tm_err_set(err, -EIO, "raw offset %llu: block checksum mismatch", o);
         unsigned nf = w->s.nfields;
-        size_t nstreams = NS_FIELD0 + (size_t)nf * NCOL_FSTREAMS;
-        size_t at = 1 + nf + nstreams * TMN_STREAM_ENTRY;
-        if (blen < at || body[0] != NCOL_CODING)
+        int ord = body[0] == NCOL_CODING_ORD;
+        size_t nstreams = NS_FIELD0 + (size_t)nf * NCOL_FSTREAMS, pre = 1 + (ord ? 6 : 1) * nf;
+        size_t at = pre + nstreams * TMN_STREAM_ENTRY;
+        if (blen < at || (body[0] != NCOL_CODING && !ord))
                 return tm_err_set(err, -EIO, "raw offset %llu: not a schema-2 block", o);
+        int rc = ord_get(w, body, o, err);
+        if (rc < 0)
+                return rc;
         if (room(w, n) < 0)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         w->c.nrec = n;
         w->heaped = 0;
-        const uint8_t *tab = body + 1 + nf;
+        w->done = 0;
+        const uint8_t *tab = body + pre;
         struct stream ks = {w->c.kind, 0, n}, ss = {w->c.section, 0, n};
-        int rc = load(w, tab, body, blen, &at, n, &ks);
+        rc = load(w, tab, body, blen, &at, n, &ks);
         if (rc == 0)
                 rc = load(w, tab + TMN_STREAM_ENTRY, body, blen, &at, w->s.nsections ? n : 0, &ss);
         if (rc == 0 && (ks.len != n || (w->s.nsections && ss.len != n)))
@@ -933,10 +1464,27 @@ int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t 
                 if (w->c.kind[i] >= w->s.nkinds || w->c.section[i] > w->s.nsections)
                         rc = -1;
         }
-        for (unsigned f = 0; f < nf && rc == 0; f++)
+        /* the fields' streams lie in schema order; they decode in w->order */
+        size_t start[TM_SCHEMA_FIELDS_MAX];
+        for (unsigned f = 0; f < nf && rc == 0; f++) {
+                start[f] = at;
+                for (unsigned k = 0; k < NCOL_FSTREAMS; k++) {
+                        const uint8_t *e =
+                            tab + (NS_FIELD0 + (size_t)f * NCOL_FSTREAMS + k) * TMN_STREAM_ENTRY;
+                        if (tmn_get32(e + 1) > blen - at)
+                                rc = -1;
+                        else
+                                at += tmn_get32(e + 1);
+                }
+        }
+        for (unsigned j = 0; j < nf && rc == 0; j++) {
+                unsigned f = w->order[j];
+                size_t a = start[f];
                 rc = dec_field(w, f, body[1 + f],
                                tab + (NS_FIELD0 + (size_t)f * NCOL_FSTREAMS) * TMN_STREAM_ENTRY,
-                               body, blen, &at);
+                               body, blen, &a);
+                w->done |= 1ull << f;
+        }
         if (rc == -ENOMEM)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         if (rc == 0 && at != blen)
@@ -1105,6 +1653,15 @@ static int heap_walk(struct ncol_ws *w, struct hio *io, uint32_t n)
         return rc;
 }
 
+/* Does the block's order put the size before the address, and that
+ * before the new address (method 5's)? */
+static int heap_order_ok(const struct ncol_ws *w)
+{
+        const struct ncol_heap_map *hm = &w->hm;
+        return w->rank[hm->size] < w->rank[hm->addr] &&
+               (hm->naddr >= TM_SCHEMA_FIELDS_MAX || w->rank[hm->addr] < w->rank[hm->naddr]);
+}
+
 /* The column of field f of records r[0..n) into w->c.col[f] (0 where a
  * record's kind has no f). */
 static void heap_column(struct ncol_ws *w, const struct tm_rec *r, size_t n, unsigned f)
@@ -1142,6 +1699,11 @@ static int heap_encode(struct ncol_ws *w, const struct tm_rec *r, size_t n, size
 static int heap_decode(struct ncol_ws *w, unsigned f, int meth)
 {
         if (!w->hm.ok || (meth == NCOL_M_HEAP) != (f == w->hm.addr))
+                return -1;
+        /* the sizes decoded before, the new addresses not yet */
+        if (meth == NCOL_M_HEAP &&
+            (!(w->done >> w->hm.size & 1) ||
+             (w->hm.naddr < TM_SCHEMA_FIELDS_MAX && (w->done >> w->hm.naddr & 1))))
                 return -1;
         if (meth == NCOL_M_HEAPED)
                 return w->heaped && f == w->hm.naddr && !w->dec[0].len && !w->dec[1].len &&

@@ -68,7 +68,7 @@ int ncol_open(const uint8_t *head, size_t n, void **ctx, struct tm_schema *schem
         if (memcmp(head, TMN_MAGIC, 8) != 0 || memcmp(want, head + 16, 4) != 0)
                 return tm_err_set(err, -EIO, "raw offset 0: file header checksum mismatch");
         unsigned log2 = head[12];
-        if (head[8] != TMN_VERSION)
+        if (head[8] != TMN_VERSION && head[8] != NCOL_VERSION)
                 return tm_err_set(err, -ENOTSUP, "raw offset 0: native version %u", head[8]);
         if (head[10] || head[11] || log2 < TMN_LOG_MIN || log2 > NCOL_LOG_MAX || head[13] ||
             head[14] || head[15])
@@ -426,7 +426,7 @@ int ncol_enc_open(const struct tm_renc_src *src, unsigned log2, int level, tm_rs
         }
         uint8_t h[TMN_FILE_HDR] = {0};
         memcpy(h, TMN_MAGIC, 8);
-        h[8] = TMN_VERSION;
+        h[8] = NCOL_VERSION; /* its blocks may be coding 4 */
         h[9] = NCOL_SCHEMA;
         h[12] = (uint8_t)log2;
         tmn_put32(h + 16, (uint32_t)crc32(0, h, 16));
