@@ -16,6 +16,10 @@
 #include <zstd.h>
 
 #define PARTS_HDR (4 * TMN_NSTREAMS) /* the raw dictionary's part lengths */
+/* A stream stored in fewer bytes is not tried against the dictionary: a
+ * block's hit codes of a loop take a few hundred bytes of 2^18 raw, whose
+ * compression again costs as much as a large stream's for a few bytes. */
+#define DICT_TRY_MIN 512
 
 static int zstd_dict_magic(const uint8_t *p, size_t n)
 {
@@ -175,6 +179,21 @@ struct tmn_dpass {
         size_t ocap, zcap;
 };
 
+/* A context that uses a CDict where it is (zstd's "attach"), never
+ * copying its tables in: a copy per stream of 2^20-entry tables costs
+ * more than the search it saves. ZSTD_c_forceAttachDict is zstd's
+ * experimental parameter 4 (ZSTD_c_experimentalParam4, 1001); a libzstd
+ * that does not know it refuses it and copies, the same bytes either way
+ * are not promised by zstd, so the encoder's bytes depend on its libzstd
+ * as they do for every level. */
+static ZSTD_CCtx *cctx_new(void)
+{
+        ZSTD_CCtx *c = ZSTD_createCCtx();
+        if (c)
+                (void)ZSTD_CCtx_setParameter(c, (ZSTD_cParameter)1001, 1);
+        return c;
+}
+
 struct tmn_dpass *tmn_dpass_new(void)
 {
         return calloc(1, sizeof(struct tmn_dpass));
@@ -210,7 +229,7 @@ int tmn_dict_pass(struct tmn_dpass *p, const struct tmn_cdict *c, const uint8_t 
         const size_t tab = TMN_BLK_HDR + 1, first = tab + TMN_NSTREAMS * TMN_STREAM_ENTRY;
         if (!c || blk[TMN_BLK_HDR] == TMN_PLAIN)
                 return 0;
-        if (room(&p->out, &p->ocap, len) < 0 || (!p->cc && !(p->cc = ZSTD_createCCtx())))
+        if (room(&p->out, &p->ocap, len) < 0 || (!p->cc && !(p->cc = cctx_new())))
                 return -ENOMEM;
         memcpy(p->out, blk, first);
         size_t from = first, at = first;
@@ -221,12 +240,13 @@ int tmn_dict_pass(struct tmn_dpass *p, const struct tmn_cdict *c, const uint8_t 
                 from += k;
                 if (rl != raw->len[s])
                         return -EINVAL; /* not this block's streams */
-                if (c->c[s] && rl) {
+                if (c->c[s] && rl && k >= DICT_TRY_MIN) {
                         size_t bound = ZSTD_compressBound(rl);
                         if (room(&p->z, &p->zcap, bound) < 0)
                                 return -ENOMEM;
-                        size_t z = ZSTD_compress_usingCDict(p->cc, p->z, bound, raw->p[s], rl,
-                                                            c->c[s]);
+                        size_t z = ZSTD_CCtx_refCDict(p->cc, c->c[s]);
+                        if (!ZSTD_isError(z))
+                                z = ZSTD_compress2(p->cc, p->z, bound, raw->p[s], rl);
                         if (ZSTD_isError(z))
                                 return -ENOMEM;
                         if (z < k) {
