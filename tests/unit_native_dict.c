@@ -309,7 +309,7 @@ static size_t blocks_of(const struct tmt_buf *f, size_t from, size_t *at, size_t
 static void test_damage(void **unused)
 {
         (void)unused;
-        size_t n = 30000;
+        size_t n = 40u << LOG2;
         struct tm_rec *r = trace(n, 0, 5);
         struct tmt_buf f = encode(r, n, 1, 0);
         assert_int_equal(f.p[8], TMN_VERSION_DICT);
