@@ -240,10 +240,11 @@ void tmn_file_head_put_v(uint8_t *p, unsigned ntypes, int sized, unsigned log2, 
  * Records of the address schema of 1..8 types, with or without sizes:
  * the header's ntypes and sized are those of the schema it takes, so a
  * trace reopens with its input's schema. Blocks are encoded in the
- * caller (tmn_enc_open: the names bK[/zL], blocks of 2^K records at zstd
- * level L, K TMN_LOG_MIN..TMN_LOG_MAX, default TMN_LOG_DEFAULT and
- * TMN_LEVEL_DEFAULT, every type with sizes) or on tm_renc_args.threads
- * threads (tmn_enc_open_for), with the same bytes either way. */
+ * caller (tmn_enc_open: the names bK[/zL][/d], blocks of 2^K records at
+ * zstd level L, K TMN_LOG_MIN..TMN_LOG_MAX, default TMN_LOG_DEFAULT and
+ * TMN_LEVEL_DEFAULT, every type with sizes, the dictionary when it pays
+ * with /d only) or on tm_renc_args.threads threads (tmn_enc_open_for, the
+ * dictionary by its parameter), with the same bytes either way. */
 enum tmn_param { TMN_P_LEVEL, TMN_P_LOG2, TMN_P_DICT }; /* tmn_enc_params' order */
 extern const struct tm_renc_param tmn_enc_params[];
 void tmn_enc_schema(struct tm_schema *s);
