@@ -91,6 +91,15 @@ static void native_close(void *ctx)
         free(x);
 }
 
+/* The dictionary, which a daemon's bound on open traces counts. */
+static size_t native_ctx_mem(const void *ctx)
+{
+        if (ncol_ctx_is(ctx))
+                return 0;
+        const struct nctx *x = ctx;
+        return sizeof *x + x->dict.raw_len;
+}
+
 static int native_state_ok(const void *ctx, const struct tm_rstate *st)
 {
         if (ncol_ctx_is(ctx))
@@ -496,4 +505,5 @@ const struct tm_rcodec tm_rcodec_native = {
     .head_max = NCOL_HEAD_MAX > TMN_HEAD_MAX ? NCOL_HEAD_MAX : TMN_HEAD_MAX,
     .blobs = ncol_blobs,
     .storage = tmn_storage,
+    .ctx_mem = native_ctx_mem,
 };
