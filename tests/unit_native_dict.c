@@ -70,7 +70,8 @@ static struct tm_rec *trace(size_t n, int kind, uint64_t seed)
                 static const struct {
                         uint32_t kind;
                         uint64_t pc, size;
-                } step[5] = {{2, 0x401000, 4}, {0, 8, 8}, {2, 0x401004, 3}, {0, 0, 8}, {2, 0x401007, 2}};
+                } step[5] = {
+                    {2, 0x401000, 4}, {0, 8, 8}, {2, 0x401004, 3}, {0, 0, 8}, {2, 0x401007, 2}};
                 for (int k = 0; k < 5 && i < n; k++, i++) {
                         r[i].kind = step[k].kind;
                         r[i].v[1] = step[k].kind == 2 ? step[k].pc : node + step[k].pc;

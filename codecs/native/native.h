@@ -166,13 +166,13 @@ int tmn_end_check(const uint8_t *in, size_t len, int eof, uint64_t done, uint64_
  * with a period longer than a block still finds the repeat, and every
  * block still decodes alone given the chunk. Layout and the writer's
  * choice: docs/formats/native.md, "The dictionary chunk". */
-#define TMN_STORE_DICT 2          /* stream table storage: a frame against the dictionary */
-#define TMN_DICT_MAGIC 0x444e4d54u /* "TMND" little-endian */
-#define TMN_DICT_HDR 16           /* magic, raw length, body length, CRC-32 */
-#define TMN_DICT_MAX (4u << 20)   /* the dictionary's raw bytes (its parts), at most */
-#define TMN_DICT_ZMAX (1u << 20)  /* the chunk's body (one zstd frame), at most */
+#define TMN_STORE_DICT 2             /* stream table storage: a frame against the dictionary */
+#define TMN_DICT_MAGIC 0x444e4d54u   /* "TMND" little-endian */
+#define TMN_DICT_HDR 16              /* magic, raw length, body length, CRC-32 */
+#define TMN_DICT_MAX (4u << 20)      /* the dictionary's raw bytes (its parts), at most */
+#define TMN_DICT_ZMAX (1u << 20)     /* the chunk's body (one zstd frame), at most */
 #define TMN_DICT_PART_MAX (1u << 20) /* the writer's part of one stream kind, at most */
-#define TMN_DICT_PART_MIN 8       /* a part is empty or at least this long */
+#define TMN_DICT_PART_MIN 8          /* a part is empty or at least this long */
 /* Raw bytes the row's open sees: a file header and a whole chunk. */
 #define TMN_HEAD_MAX (TMN_FILE_HDR + TMN_DICT_HDR + TMN_DICT_ZMAX)
 
@@ -190,8 +190,7 @@ struct tmn_dict {
  * parts) and decompressed into *d (tmn_dict_release frees it); *chunk
  * receives its length. 0, -ENOMEM, or -EIO with err naming the raw
  * offset of what is wrong. */
-int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk,
-                 struct tm_err *err);
+int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err);
 void tmn_dict_release(struct tmn_dict *d);
 
 /* The decoder's dictionary for the blocks tmn_block_decode decodes with

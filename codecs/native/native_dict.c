@@ -56,8 +56,7 @@ static int dict_parts(struct tmn_dict *d, struct tm_err *err)
         return 0;
 }
 
-int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk,
-                 struct tm_err *err)
+int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err)
 {
         const unsigned long long o = TMN_FILE_HDR;
         memset(d, 0, sizeof *d);
@@ -261,8 +260,7 @@ int tmn_dict_pass(struct tmn_dpass *p, const struct tmn_cdict *c, const uint8_t 
         }
         size_t body = at - TMN_BLK_HDR;
         tmn_put32(p->out + 8, (uint32_t)body);
-        tmn_put32(p->out + 12,
-                  (uint32_t)crc32_z(crc32(0, p->out, 12), p->out + TMN_BLK_HDR, body));
+        tmn_put32(p->out + 12, (uint32_t)crc32_z(crc32(0, p->out, 12), p->out + TMN_BLK_HDR, body));
         *out = p->out;
         *olen = at;
         return 0;

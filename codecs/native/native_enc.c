@@ -35,10 +35,10 @@
 #include "ncol.h"
 
 #define ENC_THREADS_MAX 8
-#define WIN_BLOCKS 64          /* blocks kept before the dictionary is chosen, at most */
-#define WIN_REC (1u << 23)     /* records of them */
-#define WIN_RAW (48u << 20)    /* bytes of their raw streams */
-#define DICT_TEST_SHARE 32     /* the test block saves 1/32 of its bytes, at least */
+#define WIN_BLOCKS 64       /* blocks kept before the dictionary is chosen, at most */
+#define WIN_REC (1u << 23)  /* records of them */
+#define WIN_RAW (48u << 20) /* bytes of their raw streams */
+#define DICT_TEST_SHARE 32  /* the test block saves 1/32 of its bytes, at least */
 
 /* Schema 2 (any trace but an address one) keeps its blocks at 2^16
  * records at most. */
@@ -88,7 +88,7 @@ struct slot {
         struct tm_err err;
         uint8_t *out; /* its block (or blocks) */
         size_t len, cap;
-        int keep;                   /* window: its blocks kept in kept, not out */
+        int keep; /* window: its blocks kept in kept, not out */
         struct kepts kept;
         const struct tmn_cdict *cd; /* the file's dictionary, or NULL */
 };
@@ -99,20 +99,20 @@ struct tm_renc {
         void *arg;
         int level, sized;
         unsigned ntypes;
-        size_t cap;        /* records a block */
-        uint64_t total;    /* records put */
-        struct tmn_ws *ws; /* the caller's, without threads */
-        struct tmn_dpass *dp; /* the caller's: the window's and kept blocks' dictionary pass */
+        size_t cap;              /* records a block */
+        uint64_t total;          /* records put */
+        struct tmn_ws *ws;       /* the caller's, without threads */
+        struct tmn_dpass *dp;    /* the caller's: the window's and kept blocks' dictionary pass */
         unsigned ntypes_h, log2; /* the header's */
-        int dstate;            /* enum dict_state */
-        struct kepts win;      /* the window's blocks */
+        int dstate;              /* enum dict_state */
+        struct kepts win;        /* the window's blocks */
         uint64_t win_rec;
         size_t win_raw;
         struct tmn_dict dict;
         struct tmn_cdict *cd;
-        unsigned nthr;     /* threads running */
-        unsigned nslot;    /* nthr + 1 */
-        unsigned cur;      /* the slot being filled */
+        unsigned nthr;  /* threads running */
+        unsigned nslot; /* nthr + 1 */
+        unsigned cur;   /* the slot being filled */
         uint64_t seq;
         int quit;
         struct slot slot[ENC_THREADS_MAX + 1];
@@ -337,8 +337,9 @@ static int kept_emit(struct tm_renc *e, const struct kept *b, struct tm_err *err
                 kept_raw(b, &r);
                 int rc = tmn_dict_pass(e->dp, e->cd, b->blk, b->len, &r, &p, &len);
                 if (rc < 0)
-                        return tm_err_set(err, rc, "native: storing a block against the "
-                                                   "dictionary failed");
+                        return tm_err_set(err, rc,
+                                          "native: storing a block against the "
+                                          "dictionary failed");
         }
         int rc = e->sink(e->arg, p, len);
         return rc < 0 ? tm_err_set(err, rc, "native: writing a block failed") : 0;
@@ -386,7 +387,8 @@ static int dict_of(struct tm_renc *e, int lo, int t, uint8_t **chunk, size_t *cl
                 }
         }
         for (int s = 0; rc == 0 && s < TMN_NSTREAMS; s++)
-                if (r.len[s] > TMN_DICT_PART_MAX) { /* the latest bytes: the nearest to what follows */
+                if (r.len[s] >
+                    TMN_DICT_PART_MAX) { /* the latest bytes: the nearest to what follows */
                         r.p[s] += r.len[s] - TMN_DICT_PART_MAX;
                         r.len[s] = TMN_DICT_PART_MAX;
                 }

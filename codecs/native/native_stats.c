@@ -19,8 +19,9 @@ struct walk {
 
 /* >= a block (TMN_BLK_HDR + TMN_BODY_MAX), a schema chunk, a dictionary chunk */
 #define WALK_BUF                                                                                   \
-        (NCOL_SCH_HDR + NCOL_SCH_MAX > TMN_DICT_HDR + TMN_DICT_ZMAX ? NCOL_SCH_HDR + NCOL_SCH_MAX  \
-                                                                    : TMN_DICT_HDR + TMN_DICT_ZMAX)
+        (NCOL_SCH_HDR + NCOL_SCH_MAX > TMN_DICT_HDR + TMN_DICT_ZMAX                                \
+             ? NCOL_SCH_HDR + NCOL_SCH_MAX                                                         \
+             : TMN_DICT_HDR + TMN_DICT_ZMAX)
 _Static_assert(WALK_BUF >= TMN_BLK_HDR + TMN_BODY_MAX, "a block fits the walk's buffer");
 
 /* n bytes at off into w->buf: 0, or -EIO (truncated) / the reader's error. */
