@@ -554,8 +554,7 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                 return tm_err_set(err, -ENOMEM, "out of memory");
         for (int s = 0; s < ns; s++) {
                 const uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
-                if (e[0] == TMN_STORE_DICT &&
-                    (ns != TMN_NSTREAMS || !w->dict || !w->dict->len[s]))
+                if (e[0] == TMN_STORE_DICT && (ns != TMN_NSTREAMS || !w->dict || !w->dict->len[s]))
                         return tm_err_set(err, -EIO,
                                           "raw offset %llu: stream %d: a dictionary frame "
                                           "and no dictionary for it",
@@ -573,10 +572,11 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                 if (e[0] == 0) {
                         memcpy(w->s[s].p, b + at, k);
                 } else {
-                        size_t z = e[0] == 1 ? ZSTD_decompressDCtx(w->dc, w->s[s].p, raw, b + at, k)
-                                             : ZSTD_decompress_usingDict(
-                                                   w->dc, w->s[s].p, raw, b + at, k,
-                                                   w->dict->part[s], w->dict->len[s]);
+                        size_t z =
+                            e[0] == 1
+                                ? ZSTD_decompressDCtx(w->dc, w->s[s].p, raw, b + at, k)
+                                : ZSTD_decompress_usingDict(w->dc, w->s[s].p, raw, b + at, k,
+                                                            w->dict->part[s], w->dict->len[s]);
                         if (ZSTD_isError(z) || z != raw)
                                 return tm_err_set(
                                     err, -EIO, "raw offset %llu: stream %d: bad zstd frame", o, s);
