@@ -244,7 +244,7 @@ void tmn_file_head_put_v(uint8_t *p, unsigned ntypes, int sized, unsigned log2, 
  * TMN_LEVEL_DEFAULT, every type with sizes, the dictionary when it pays
  * with /d only) or on tm_renc_args.threads threads (tmn_enc_open_for, the
  * dictionary by its parameter), with the same bytes either way. */
-enum tmn_param { TMN_P_LEVEL, TMN_P_LOG2, TMN_P_DICT }; /* tmn_enc_params' order */
+enum tmn_param { TMN_P_LEVEL, TMN_P_DICT, TMN_P_LOG2 }; /* tmn_enc_params' order */
 extern const struct tm_renc_param tmn_enc_params[];
 void tmn_enc_schema(struct tm_schema *s);
 void tmn_enc_schema_for(const struct tm_schema *in, struct tm_schema *takes);

@@ -47,17 +47,23 @@ static int log2_max_for(const struct tm_schema *in)
         return ncol_src_is_addr(in) ? TMN_LOG_MAX : NCOL_LOG_MAX;
 }
 
+/* Schema 2 writes no dictionary. */
+static int dict_max_for(const struct tm_schema *in)
+{
+        return ncol_src_is_addr(in) ? 1 : 0;
+}
+
 const struct tm_renc_param tmn_enc_params[] = {
     [TMN_P_LEVEL] = {"level", "zstd level of the streams: higher is smaller and slower", 1, 22,
                      TMN_LEVEL_DEFAULT},
+    [TMN_P_DICT] = {"dict",
+                    "1: a dictionary of the first blocks' streams when it pays (address "
+                    "traces), 0: none",
+                    0, 1, 1, dict_max_for},
     [TMN_P_LOG2] = {"block-log2",
                     "2^N records a block (at most 2^16 but in address traces): larger is "
                     "smaller, a seek decodes its block",
                     TMN_LOG_MIN, TMN_LOG_MAX, TMN_LOG_DEFAULT, log2_max_for},
-    [TMN_P_DICT] = {"dict",
-                    "1: a dictionary of the first blocks' streams when it pays (address "
-                    "traces), 0: none",
-                    0, 1, 1, NULL},
     {NULL, NULL, 0, 0, 0, NULL},
 };
 
