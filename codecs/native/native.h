@@ -173,6 +173,12 @@ int tmn_end_check(const uint8_t *in, size_t len, int eof, uint64_t done, uint64_
 #define TMN_DICT_ZMAX (1u << 20)     /* the chunk's body (one zstd frame), at most */
 #define TMN_DICT_PART_MAX (1u << 20) /* the writer's part of one stream kind, at most */
 #define TMN_DICT_PART_MIN 8          /* a part is empty or at least this long */
+/* A stream stored in fewer bytes is not tried against the dictionary,
+ * and a kind whose stream the writer's test block stores so gets no part:
+ * a loop's hit codes take a few hundred bytes of 2^18 raw, whose
+ * compression again costs as much as a large stream's for a few bytes,
+ * and whose part would cost every open its decompression. */
+#define TMN_DICT_TRY_MIN 512
 /* Raw bytes the row's open sees: a file header and a whole chunk. */
 #define TMN_HEAD_MAX (TMN_FILE_HDR + TMN_DICT_HDR + TMN_DICT_ZMAX)
 

@@ -16,10 +16,7 @@
 #include <zstd.h>
 
 #define PARTS_HDR (4 * TMN_NSTREAMS) /* the raw dictionary's part lengths */
-/* A stream stored in fewer bytes is not tried against the dictionary: a
- * block's hit codes of a loop take a few hundred bytes of 2^18 raw, whose
- * compression again costs as much as a large stream's for a few bytes. */
-#define DICT_TRY_MIN 512
+
 
 static int zstd_dict_magic(const uint8_t *p, size_t n)
 {
@@ -239,7 +236,7 @@ int tmn_dict_pass(struct tmn_dpass *p, const struct tmn_cdict *c, const uint8_t 
                 from += k;
                 if (rl != raw->len[s])
                         return -EINVAL; /* not this block's streams */
-                if (c->c[s] && rl && k >= DICT_TRY_MIN) {
+                if (c->c[s] && rl && k >= TMN_DICT_TRY_MIN) {
                         size_t bound = ZSTD_compressBound(rl);
                         if (room(&p->z, &p->zcap, bound) < 0)
                                 return -ENOMEM;

@@ -392,12 +392,17 @@ static int dict_of(struct tm_renc *e, int lo, int t, uint8_t **chunk, size_t *cl
                         r.len[s] += e->win.k[i].blk[TMN_BLK_HDR] != TMN_PLAIN ? b.len[s] : 0;
                 }
         }
-        for (int s = 0; rc == 0 && s < TMN_NSTREAMS; s++)
-                if (r.len[s] >
-                    TMN_DICT_PART_MAX) { /* the latest bytes: the nearest to what follows */
+        /* a kind the test block stores in a few bytes gets no part; the
+         * others their latest bytes, the nearest to what follows */
+        const uint8_t *tab = e->win.k[t].blk + TMN_BLK_HDR + 1;
+        for (int s = 0; rc == 0 && s < TMN_NSTREAMS; s++) {
+                if (tmn_get32(tab + s * TMN_STREAM_ENTRY + 1) < TMN_DICT_TRY_MIN)
+                        r.len[s] = 0;
+                if (r.len[s] > TMN_DICT_PART_MAX) {
                         r.p[s] += r.len[s] - TMN_DICT_PART_MAX;
                         r.len[s] = TMN_DICT_PART_MAX;
                 }
+        }
         if (rc == 0)
                 rc = tmn_dict_make(&r, e->level, &e->dict, chunk, clen);
         for (int s = 0; s < TMN_NSTREAMS; s++)
