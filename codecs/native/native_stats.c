@@ -155,7 +155,8 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
         for (unsigned i = 0; i < nstr; i++) {
                 const uint8_t *e = b + pre + (size_t)TMN_STREAM_ENTRY * i;
                 uint32_t st = tmn_get32(e + 1), raw = tmn_get32(e + 5);
-                if (e[0] > (s2 || !coding ? 1 : TMN_STORE_DICT) || (e[0] == 0 && st != raw))
+                if (e[0] > (s2 || !coding || !s->dict_chunk ? 1 : TMN_STORE_DICT) ||
+                    (e[0] == 0 && st != raw))
                         return tm_err_set(err, -EIO,
                                           "raw offset %llu: stream %u's entry "
                                           "(storage %u, %u bytes stored, %u raw)",
