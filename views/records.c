@@ -483,6 +483,8 @@ uint64_t tm_records_mem(const struct tm_records *rt)
                 n += sizeof *i;
         for (unsigned i = 0; i < rt->ntables; i++)
                 n += rt->blob[rt->nblobs - rt->ntables + i].n;
+        if (rt->ctx && rt->codec->ctx_mem)
+                n += rt->codec->ctx_mem(rt->ctx);
         return n;
 }
 

@@ -25,6 +25,7 @@
 
 #define TMN_MAGIC "\x89TMN\r\n\x1a\n" /* 8 bytes */
 #define TMN_VERSION 1
+#define TMN_VERSION_DICT 2 /* a schema-1 file with a dictionary chunk */
 #define TMN_SCHEMA_ADDRESS 1
 #define TMN_FILE_HDR 20           /* file header bytes */
 #define TMN_BLK_HDR 16            /* block header bytes */
@@ -134,8 +135,10 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                      uint64_t raw_off, uint8_t *type, uint64_t *addr, uint32_t *size,
                      struct tm_err *err);
 
-/* The file header: write one (TMN_FILE_HDR bytes) / parse one (0 or -EIO
- * / -ENOTSUP with err). */
+/* The file header: write one (TMN_FILE_HDR bytes, version TMN_VERSION) /
+ * parse one of version TMN_VERSION or TMN_VERSION_DICT (p[8] says which:
+ * the caller reads the dictionary chunk after the latter), 0 or -EIO /
+ * -ENOTSUP with err. */
 void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2);
 int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, unsigned *log2,
                       struct tm_err *err);
@@ -154,15 +157,100 @@ int tmn_end_write(tm_rsink sink, void *arg, uint64_t records, struct tm_err *err
 int tmn_end_check(const uint8_t *in, size_t len, int eof, uint64_t done, uint64_t total,
                   uint64_t raw_off, struct tm_err *err);
 
+/* ---- the file's dictionary (native_dict.c) ----
+ *
+ * A schema-1 file of version TMN_VERSION_DICT has a dictionary chunk
+ * right after its header: per predicted stream kind (enum tmn_stream) raw
+ * content that a stream of storage TMN_STORE_DICT is a zstd frame made
+ * against (zstd's raw-content dictionary), so that a trace that repeats
+ * with a period longer than a block still finds the repeat, and every
+ * block still decodes alone given the chunk. Layout and the writer's
+ * choice: docs/formats/native.md, "The dictionary chunk". */
+#define TMN_STORE_DICT 2             /* stream table storage: a frame against the dictionary */
+#define TMN_DICT_MAGIC 0x444e4d54u   /* "TMND" little-endian */
+#define TMN_DICT_HDR 16              /* magic, raw length, body length, CRC-32 */
+#define TMN_DICT_MAX (4u << 20)      /* the dictionary's raw bytes (its parts), at most */
+#define TMN_DICT_ZMAX (1u << 20)     /* the chunk's body (one zstd frame), at most */
+#define TMN_DICT_PART_MAX (1u << 20) /* the writer's part of one stream kind, at most */
+#define TMN_DICT_PART_MIN 8          /* a part is empty or at least this long */
+/* A stream stored in fewer bytes is not tried against the dictionary,
+ * and a kind whose stream the writer's test block stores so gets no part:
+ * a loop's hit codes take a few hundred bytes of 2^18 raw, whose
+ * compression again costs as much as a large stream's for a few bytes,
+ * and whose part would cost every open its decompression. */
+#define TMN_DICT_TRY_MIN 512
+/* Raw bytes the row's open sees: a file header and a whole chunk. */
+#define TMN_HEAD_MAX (TMN_FILE_HDR + TMN_DICT_HDR + TMN_DICT_ZMAX)
+
+/* A dictionary: the parts, one per predicted stream kind (len[k] 0: that
+ * kind has none), in one buffer (raw: the decompressed body). */
+struct tmn_dict {
+        uint8_t *raw;
+        size_t raw_len;
+        const uint8_t *part[TMN_NSTREAMS];
+        uint32_t len[TMN_NSTREAMS];
+};
+
+/* The chunk at p (n bytes of the file from raw offset TMN_FILE_HDR on):
+ * checked (magic, lengths within the limits, CRC-32, the frame, the
+ * parts) and decompressed into *d (tmn_dict_release frees it); *chunk
+ * receives its length. 0, -ENOMEM, or -EIO with err naming the raw
+ * offset of what is wrong. */
+int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err);
+void tmn_dict_release(struct tmn_dict *d);
+
+/* The decoder's dictionary for the blocks tmn_block_decode decodes with
+ * w next (NULL: none; a stream of storage TMN_STORE_DICT is then -EIO).
+ * d must outlive those calls. */
+void tmn_ws_dict(struct tmn_ws *w, const struct tmn_dict *d);
+
+/* The raw streams of the block tmn_block_encode wrote last with w, when
+ * it is a predicted one (its coding byte not 0): what the dictionary is
+ * made of and what tmn_dict_pass compresses again. */
+struct tmn_raw {
+        const uint8_t *p[TMN_NSTREAMS];
+        size_t len[TMN_NSTREAMS];
+};
+void tmn_ws_streams(const struct tmn_ws *w, struct tmn_raw *r);
+
+/* The writer's side: a dictionary's parts as zstd CDicts at one level
+ * (made once a file, shared read-only by the encoder's threads), and a
+ * pass that stores each stream of a finished predicted block as a frame
+ * against them where that is shorter (so a block never grows). */
+struct tmn_cdict;
+struct tmn_cdict *tmn_cdict_new(const struct tmn_dict *d, int level);
+void tmn_cdict_free(struct tmn_cdict *c);
+struct tmn_dpass; /* a thread's scratch: a zstd context, the block's bytes */
+struct tmn_dpass *tmn_dpass_new(void);
+void tmn_dpass_free(struct tmn_dpass *p);
+/* The block blk (len bytes, as tmn_block_encode made it; raw its raw
+ * streams) with its streams against c where shorter: *out (valid until
+ * the next call with p) and *olen; a plain block passes as it is. 0 or
+ * -ENOMEM. */
+int tmn_dict_pass(struct tmn_dpass *p, const struct tmn_cdict *c, const uint8_t *blk, size_t len,
+                  const struct tmn_raw *raw, const uint8_t **out, size_t *olen);
+/* The dictionary of parts raw->p[k][0..raw->len[k]) into *d (copied; a
+ * part that zstd would take for a structured dictionary or shorter than
+ * TMN_DICT_PART_MIN is trimmed or dropped), and its chunk at zstd level
+ * level into *chunk (malloc'd, *clen bytes). 0, -ENOMEM, or -EFBIG when
+ * the parts pass TMN_DICT_MAX or the body TMN_DICT_ZMAX. */
+int tmn_dict_make(const struct tmn_raw *raw, int level, struct tmn_dict *d, uint8_t **chunk,
+                  size_t *clen);
+
+/* The file header with a version (TMN_VERSION, or TMN_VERSION_DICT when
+ * a dictionary chunk follows). */
+void tmn_file_head_put_v(uint8_t *p, unsigned ntypes, int sized, unsigned log2, unsigned version);
+
 /* The row's encoder (native_enc.c; record.h has the calls' contracts).
  * Records of the address schema of 1..8 types, with or without sizes:
  * the header's ntypes and sized are those of the schema it takes, so a
  * trace reopens with its input's schema. Blocks are encoded in the
- * caller (tmn_enc_open: the names bK[/zL], blocks of 2^K records at zstd
- * level L, K TMN_LOG_MIN..TMN_LOG_MAX, default TMN_LOG_DEFAULT and
- * TMN_LEVEL_DEFAULT, every type with sizes) or on tm_renc_args.threads
- * threads (tmn_enc_open_for), with the same bytes either way. */
-enum tmn_param { TMN_P_LEVEL, TMN_P_LOG2 }; /* tmn_enc_params' order */
+ * caller (tmn_enc_open: the names bK[/zL][/d], blocks of 2^K records at
+ * zstd level L, K TMN_LOG_MIN..TMN_LOG_MAX, default TMN_LOG_DEFAULT and
+ * TMN_LEVEL_DEFAULT, every type with sizes, the dictionary when it pays
+ * with /d only) or on tm_renc_args.threads threads (tmn_enc_open_for, the
+ * dictionary by its parameter), with the same bytes either way. */
+enum tmn_param { TMN_P_LEVEL, TMN_P_DICT, TMN_P_LOG2 }; /* tmn_enc_params' order */
 extern const struct tm_renc_param tmn_enc_params[];
 void tmn_enc_schema(struct tm_schema *s);
 void tmn_enc_schema_for(const struct tm_schema *in, struct tm_schema *takes);

@@ -56,6 +56,7 @@ struct tmn_ws {
         uint32_t iused;  /* slots of ic in use (imap's entries set), UINT32_MAX: imap unknown */
         uint32_t dgen;   /* the fast decoder's block: struct dent's gen (0: none yet) */
         struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
+        const struct tmn_dict *dict; /* the file's, for storage TMN_STORE_DICT (tmn_ws_dict) */
 };
 
 #define NO_PAT UINT64_MAX /* a pattern no table entry predicts */
@@ -95,6 +96,19 @@ struct tmn_ws *tmn_ws_new(void)
 void tmn_ws_reference(struct tmn_ws *w, int on)
 {
         w->ref = on;
+}
+
+void tmn_ws_dict(struct tmn_ws *w, const struct tmn_dict *d)
+{
+        w->dict = d;
+}
+
+void tmn_ws_streams(const struct tmn_ws *w, struct tmn_raw *r)
+{
+        for (int s = 0; s < TMN_NSTREAMS; s++) {
+                r->p[s] = w->s[s].p;
+                r->len[s] = w->s[s].len;
+        }
 }
 
 void tmn_ws_free(struct tmn_ws *w)
@@ -525,7 +539,10 @@ static const char *const stream_name[TMN_NSTREAMS] = {"type", "ihit",  "imiss",
 #define STREAM_SLACK 16
 
 /* The streams of the block body b (len bytes, ns streams, each raw at
- * most lim bytes) into w->s. */
+ * most lim bytes) into w->s. A frame against the dictionary (storage
+ * TMN_STORE_DICT) is refused before any stream is decompressed when w has
+ * none for its kind, so that a caller without the file's dictionary (the
+ * text decoder, which has no trace) hands the block on at once. */
 static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, size_t lim,
                        uint64_t raw_off, struct tm_err *err)
 {
@@ -537,8 +554,16 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                 return tm_err_set(err, -ENOMEM, "out of memory");
         for (int s = 0; s < ns; s++) {
                 const uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
+                if (e[0] == TMN_STORE_DICT && (ns != TMN_NSTREAMS || !w->dict || !w->dict->len[s]))
+                        return tm_err_set(err, -EIO,
+                                          "raw offset %llu: stream %d: a dictionary frame "
+                                          "and no dictionary for it",
+                                          o, s);
+        }
+        for (int s = 0; s < ns; s++) {
+                const uint8_t *e = b + 1 + s * TMN_STREAM_ENTRY;
                 uint32_t k = tmn_get32(e + 1), raw = tmn_get32(e + 5);
-                if (e[0] > 1 || k > len - at || raw > lim || (e[0] == 0 && k != raw))
+                if (e[0] > TMN_STORE_DICT || k > len - at || raw > lim || (e[0] == 0 && k != raw))
                         return tm_err_set(err, -EIO, "raw offset %llu: stream %d: bad table entry",
                                           o, s);
                 w->s[s].len = 0;
@@ -547,7 +572,11 @@ static int dec_streams(struct tmn_ws *w, const uint8_t *b, size_t len, int ns, s
                 if (e[0] == 0) {
                         memcpy(w->s[s].p, b + at, k);
                 } else {
-                        size_t z = ZSTD_decompressDCtx(w->dc, w->s[s].p, raw, b + at, k);
+                        size_t z =
+                            e[0] == 1
+                                ? ZSTD_decompressDCtx(w->dc, w->s[s].p, raw, b + at, k)
+                                : ZSTD_decompress_usingDict(w->dc, w->s[s].p, raw, b + at, k,
+                                                            w->dict->part[s], w->dict->len[s]);
                         if (ZSTD_isError(z) || z != raw)
                                 return tm_err_set(
                                     err, -EIO, "raw offset %llu: stream %d: bad zstd frame", o, s);
@@ -1067,9 +1096,14 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
 
 void tmn_file_head_put(uint8_t *p, unsigned ntypes, int sized, unsigned log2)
 {
+        tmn_file_head_put_v(p, ntypes, sized, log2, TMN_VERSION);
+}
+
+void tmn_file_head_put_v(uint8_t *p, unsigned ntypes, int sized, unsigned log2, unsigned version)
+{
         memset(p, 0, TMN_FILE_HDR);
         memcpy(p, TMN_MAGIC, 8);
-        p[8] = TMN_VERSION;
+        p[8] = (uint8_t)version;
         p[9] = TMN_SCHEMA_ADDRESS;
         p[10] = (uint8_t)ntypes;
         p[11] = sized ? 1 : 0;
@@ -1084,7 +1118,7 @@ int tmn_file_head_get(const uint8_t *p, size_t n, unsigned *ntypes, int *sized, 
                 return tm_err_set(err, -EIO, "raw offset 0: not a native trace header");
         if ((uint32_t)crc32(0, p, 16) != tmn_get32(p + 16))
                 return tm_err_set(err, -EIO, "raw offset 0: header checksum mismatch");
-        if (p[8] != TMN_VERSION || p[9] != TMN_SCHEMA_ADDRESS)
+        if ((p[8] != TMN_VERSION && p[8] != TMN_VERSION_DICT) || p[9] != TMN_SCHEMA_ADDRESS)
                 return tm_err_set(err, -ENOTSUP, "raw offset 8: version %u schema %u", p[8], p[9]);
         if (p[10] < 1 || p[10] > 8 || p[11] > 1 || p[12] < TMN_LOG_MIN || p[12] > TMN_LOG_MAX ||
             p[13] || p[14] || p[15])

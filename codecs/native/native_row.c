@@ -32,6 +32,7 @@ struct nctx {
         unsigned ntypes;
         int sized;
         uint32_t max_rec;
+        struct tmn_dict dict; /* the file's dictionary (version TMN_VERSION_DICT), or none */
 };
 
 /* The decoder state (struct tm_rstate's first bytes). */
@@ -60,9 +61,15 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
         int rc = tmn_file_head_get(head, n, &ntypes, &sized, &log2, err);
         if (rc < 0)
                 return rc;
-        struct nctx *x = malloc(sizeof *x);
+        struct nctx *x = calloc(1, sizeof *x);
         if (!x)
                 return tm_err_set(err, -ENOMEM, "out of memory");
+        size_t chunk = 0; /* a damaged chunk: no record is served */
+        if (head[8] == TMN_VERSION_DICT &&
+            (rc = tmn_dict_get(head + TMN_FILE_HDR, n - TMN_FILE_HDR, &x->dict, &chunk, err)) < 0) {
+                free(x);
+                return rc;
+        }
         x->id = atomic_fetch_add(&next_id, 1);
         x->ntypes = ntypes;
         x->sized = sized;
@@ -72,14 +79,25 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
         memcpy(st->b, &s0, sizeof s0);
         tm_addr_schema(schema, ntypes, sized);
         *ctx = x;
-        return TMN_FILE_HDR;
+        return (int)(TMN_FILE_HDR + chunk);
 }
 
 static void native_close(void *ctx)
 {
         if (ncol_ctx_is(ctx))
                 return ncol_close(ctx);
-        free(ctx);
+        struct nctx *x = ctx;
+        tmn_dict_release(&x->dict);
+        free(x);
+}
+
+/* The dictionary, which a daemon's bound on open traces counts. */
+static size_t native_ctx_mem(const void *ctx)
+{
+        if (ncol_ctx_is(ctx))
+                return 0;
+        const struct nctx *x = ctx;
+        return sizeof *x + x->dict.raw_len;
 }
 
 static int native_state_ok(const void *ctx, const struct tm_rstate *st)
@@ -160,17 +178,20 @@ static int tc_room(struct tcache *t, size_t n)
 }
 
 /* t filled with the block at in (whole: nrec records, body bytes), the
- * sizes too when with_size. */
-static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized, const uint8_t *in,
-                   uint32_t nrec, uint32_t body, uint64_t raw_off, int with_size,
-                   struct tm_err *err)
+ * sizes too when with_size; d: the file's dictionary (NULL: the caller has
+ * none, and a block that needs it is an error). */
+static int tc_fill(struct tcache *t, uint64_t id, unsigned ntypes, int sized,
+                   const struct tmn_dict *d, const uint8_t *in, uint32_t nrec, uint32_t body,
+                   uint64_t raw_off, int with_size, struct tm_err *err)
 {
         t->valid = 0;
         if (tc_room(t, nrec) < 0)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         size_t len = TMN_BLK_HDR + (size_t)body;
+        tmn_ws_dict(t->ws, d);
         int rc = tmn_block_decode(t->ws, in, len, ntypes, sized, raw_off, t->type, t->addr,
                                   with_size ? t->size : NULL, err);
+        tmn_ws_dict(t->ws, NULL);
         if (rc < 0)
                 return rc;
         memcpy(t->bytes, in, len);
@@ -198,11 +219,15 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
         if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
             t->nrec == nrec && t->body == body && t->has_size)
                 return 0;
-        return tc_fill(t, x->id, x->ntypes, x->sized, in, nrec, body, raw_off, 1, err);
+        return tc_fill(t, x->id, x->ntypes, x->sized, x->dict.raw ? &x->dict : NULL, in, nrec, body,
+                       raw_off, 1, err);
 }
 
 /* The same for the text decoder, by the block's bytes: NULL when it
- * does not decode (the generic path reports why). */
+ * does not decode (the generic path reports why). The text decoder has
+ * no trace, so no dictionary: a block with streams against it is left
+ * to the generic path, which decodes it into this cache, where the text
+ * decoder then finds it by its bytes (one generic call a block). */
 static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, uint32_t nrec,
                                      uint32_t body)
 {
@@ -214,7 +239,7 @@ static struct tcache *block_by_bytes(const struct nstate *s, const uint8_t *in, 
         if (t->valid && t->nrec == nrec && t->body == body && t->ntypes == s->ntypes &&
             t->sized == s->sized && memcmp(t->bytes, in, len) == 0)
                 return t;
-        return tc_fill(t, 0, s->ntypes, s->sized, in, nrec, body, 0, 0, &e) < 0 ? NULL : t;
+        return tc_fill(t, 0, s->ntypes, s->sized, NULL, in, nrec, body, 0, 0, &e) < 0 ? NULL : t;
 }
 
 /* The end mark at in (whole): checked against the records returned. */
@@ -477,7 +502,8 @@ const struct tm_rcodec tm_rcodec_native = {
     .text_of = native_text_of,
     .text_kinds = 1,
     .decode_batch = native_decode_batch,
-    .head_max = NCOL_HEAD_MAX,
+    .head_max = NCOL_HEAD_MAX > TMN_HEAD_MAX ? NCOL_HEAD_MAX : TMN_HEAD_MAX,
     .blobs = ncol_blobs,
     .storage = tmn_storage,
+    .ctx_mem = native_ctx_mem,
 };

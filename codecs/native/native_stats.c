@@ -17,7 +17,11 @@ struct walk {
         uint8_t *buf;
 };
 
-#define WALK_BUF (NCOL_SCH_HDR + NCOL_SCH_MAX) /* >= a block: TMN_BLK_HDR + TMN_BODY_MAX */
+/* >= a block (TMN_BLK_HDR + TMN_BODY_MAX), a schema chunk, a dictionary chunk */
+#define WALK_BUF                                                                                   \
+        (NCOL_SCH_HDR + NCOL_SCH_MAX > TMN_DICT_HDR + TMN_DICT_ZMAX                                \
+             ? NCOL_SCH_HDR + NCOL_SCH_MAX                                                         \
+             : TMN_DICT_HDR + TMN_DICT_ZMAX)
 _Static_assert(WALK_BUF >= TMN_BLK_HDR + TMN_BODY_MAX, "a block fits the walk's buffer");
 
 /* n bytes at off into w->buf: 0, or -EIO (truncated) / the reader's error. */
@@ -36,8 +40,33 @@ static int walk_read(struct walk *w, uint64_t off, size_t n, const char *what, s
         return 0;
 }
 
-/* The file header (and schema 2's chunk) at the stream's start; *off
- * past them. */
+/* Schema 1's dictionary chunk at *off (checked whole, as the row's open
+ * does); *off past it. */
+static int walk_dict(struct walk *w, struct tmn_storage *s, uint64_t *off, struct tm_err *err)
+{
+        int rc = walk_read(w, *off, TMN_DICT_HDR, "dictionary chunk", err);
+        if (rc < 0)
+                return rc;
+        uint32_t body = tmn_get32(w->buf + 8);
+        if (body > TMN_DICT_ZMAX)
+                return tm_err_set(err, -EIO, "raw offset %llu: a dictionary chunk of %u bytes",
+                                  (unsigned long long)*off + 8, body);
+        if ((rc = walk_read(w, *off, TMN_DICT_HDR + (size_t)body, "dictionary chunk", err)) < 0)
+                return rc;
+        struct tmn_dict d;
+        size_t chunk;
+        if ((rc = tmn_dict_get(w->buf, TMN_DICT_HDR + (size_t)body, &d, &chunk, err)) < 0)
+                return rc;
+        for (int k = 0; k < TMN_NSTREAMS; k++)
+                s->dict_raw += d.len[k];
+        tmn_dict_release(&d);
+        s->dict_chunk = chunk;
+        *off += chunk;
+        return 0;
+}
+
+/* The file header (and schema 2's chunk, schema 1's dictionary chunk) at
+ * the stream's start; *off past them. */
 static int walk_head(struct walk *w, struct tmn_storage *s, uint64_t *off, struct tm_err *err)
 {
         int rc = walk_read(w, 0, TMN_FILE_HDR, "file header", err);
@@ -53,7 +82,7 @@ static int walk_head(struct walk *w, struct tmn_storage *s, uint64_t *off, struc
                 s->log2 = log2;
                 s->sized = (unsigned)sized;
                 s->file_hdr = *off = TMN_FILE_HDR;
-                return 0;
+                return h[8] == TMN_VERSION_DICT ? walk_dict(w, s, off, err) : 0;
         }
         uint8_t want[4];
         tmn_put32(want, (uint32_t)crc32(0, h, 16));
@@ -131,7 +160,8 @@ static int walk_table(struct tmn_storage *s, const uint8_t *b, uint32_t blen, ui
         for (unsigned i = 0; i < nstr; i++) {
                 const uint8_t *e = b + pre + (size_t)TMN_STREAM_ENTRY * i;
                 uint32_t st = tmn_get32(e + 1), raw = tmn_get32(e + 5);
-                if (e[0] > 1 || (e[0] == 0 && st != raw))
+                if (e[0] > (s2 || !coding || !s->dict_chunk ? 1 : TMN_STORE_DICT) ||
+                    (e[0] == 0 && st != raw))
                         return tm_err_set(err, -EIO,
                                           "raw offset %llu: stream %u's entry "
                                           "(storage %u, %u bytes stored, %u raw)",
@@ -264,6 +294,9 @@ static void part(const struct tmn_storage *s, struct tm_rows *o, const char *k0,
 static void framing_rows(const struct tmn_storage *s, struct tm_rows *o)
 {
         part(s, o, "framing", "file_header", NULL, "file header", s->file_hdr, 0, 0);
+        if (s->dict_chunk)
+                part(s, o, "framing", "dictionary", NULL, "dictionary chunk", s->dict_chunk, 1,
+                     s->dict_raw);
         if (s->schema == NCOL_SCHEMA)
                 part(s, o, "framing", "schema_chunk", NULL, "schema chunk", s->schema_chunk, 0, 0);
         part(s, o, "framing", "block_headers", NULL, "block headers", s->blk_hdr, 0, 0);
@@ -333,7 +366,8 @@ void tmn_storage_rows(const struct tmn_storage *s, struct tm_rows *o)
                 s2_rows(s, o);
         else
                 s1_rows(s, o);
-        uint64_t sum = s->file_hdr + s->schema_chunk + s->blk_hdr + s->tables + s->end;
+        uint64_t sum =
+            s->file_hdr + s->dict_chunk + s->schema_chunk + s->blk_hdr + s->tables + s->end;
         for (unsigned i = 0; i < TMN_ST_S2; i++)
                 sum += s->stored[i];
         part(s, o, "total", NULL, NULL, "total", sum, 0, 0);

@@ -4,7 +4,7 @@
  * A walk over the file's framing: the file header, the schema chunk
  * (schema 2), each block's header and stream table, the end mark. Every
  * byte of the file is counted once, in one part: the framing (headers,
- * the schema chunk, the blocks' coding bytes, method bytes and stream
+ * the schema chunk, schema 1's dictionary chunk, the blocks' coding bytes, method bytes and stream
  * tables, the end mark) or a stream (summed over the blocks by the
  * stream's role: schema 1's six predicted streams and three plain
  * columns; schema 2's kind and section streams and, per field, the
@@ -56,6 +56,7 @@ struct tmn_storage {
         uint64_t coded[4];
         /* the framing */
         uint64_t file_hdr, schema_chunk, blk_hdr, tables, end;
+        uint64_t dict_chunk, dict_raw; /* schema 1's dictionary chunk: its bytes, its parts' */
         /* the streams: stored bytes and raw (decompressed) bytes, by slot */
         uint64_t stored[TMN_ST_S2], raw[TMN_ST_S2];
         /* schema 2: blocks by method, per field */

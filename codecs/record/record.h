@@ -495,6 +495,11 @@ struct tm_rcodec {
          * no row. NULL: the row has none. */
         int (*storage)(void *ctx, const struct tm_schema *s, tm_rread_fn *read, void *arg,
                        uint64_t raw_size, struct tm_rows *out, struct tm_err *err);
+
+        /* Bytes the row keeps for an open trace in ctx (a dictionary
+         * loaded at open), which the daemon counts against its bound on
+         * open traces' memory; NULL: little. */
+        size_t (*ctx_mem)(const void *ctx);
 };
 
 /* An encoder's block put from its one-record put: one(e, &r[i], idx + i)
