@@ -6,7 +6,8 @@
  *   random   programs of random control flow and data (strides, repeats,
  *            random addresses; sizes of one and of several varint bytes;
  *            sized and not; blocks that start with a data access, blocks
- *            of data accesses only), in blocks of 1 record to 2^13;
+ *            of data accesses only), in blocks of 1 record to 2^13, and
+ *            pointer-chasing walks, whose blocks take codings 3 and 4;
  *   damaged  predicted blocks whose streams are changed (a byte set, cut,
  *            added, removed) and stored again as they are with a good
  *            checksum, so that the predictors meet them: either both
@@ -67,8 +68,9 @@ static void cols_free(struct cols *c)
         memset(c, 0, sizeof *c);
 }
 
-/* Outcomes that both decoders gave: decoded, refused. */
-static size_t n_same, n_refused;
+/* Outcomes that both decoders gave: decoded, refused; blocks decoded by
+ * coding (the body's first byte). */
+static size_t n_same, n_refused, n_coding[5];
 
 /* The block p (len bytes, nrec records) decoded by both decoders: the
  * same outcome, records or message. */
@@ -94,6 +96,7 @@ static void both(const uint8_t *p, size_t len, uint32_t nrec, unsigned ntypes, i
                 assert_memory_equal(ad[0], ad[1], 8 * (size_t)nrec);
                 assert_memory_equal(sz[0], sz[1], 4 * (size_t)nrec);
                 n_same++;
+                n_coding[p[TMN_BLK_HDR] < 5 ? p[TMN_BLK_HDR] : 0]++;
         } else {
                 assert_int_equal(rc[0], -EIO);
                 assert_string_equal(err[0].msg, err[1].msg);
@@ -224,6 +227,46 @@ static void program(struct cols *c, size_t n, unsigned pcs, uint32_t big, int fe
         free(stride);
 }
 
+/* n records of a pointer-chasing walk (as bench/chase_cycle.c): a cycle
+ * of nodes of 64 bytes in a random order, each step a load of the node's
+ * next pointer and its value (8 bytes on), every eighth a store of the
+ * value, the loop's other instructions without data; sizes 8 and the
+ * fetches' 3..6 (big: some of several varint bytes). The tables rarely
+ * hit, so the writer takes codings 3 and 4. */
+static void chase(struct cols *c, size_t n, unsigned nodes, uint32_t big, uint64_t seed)
+{
+        uint64_t s = seed | 1;
+        uint32_t *next = malloc(sizeof *next * nodes), *order = malloc(sizeof *order * nodes);
+        assert_true(next && order);
+        for (unsigned k = 0; k < nodes; k++)
+                order[k] = k;
+        for (unsigned k = nodes - 1; k > 0; k--) {
+                unsigned r = (unsigned)(rnd(&s) % (k + 1)), t = order[k];
+                order[k] = order[r];
+                order[r] = t;
+        }
+        for (unsigned k = 0; k < nodes; k++)
+                next[order[k]] = order[(k + 1) % nodes];
+        uint64_t base = 0x5555a0000040ull;
+        for (uint32_t at = order[0], step = 0; c->n < n; at = next[at], step++) {
+                uint64_t node = base + 64 * (uint64_t)at;
+                uint32_t fsz = big > 9 && rnd(&s) % 16 == 0 ? (uint32_t)(rnd(&s) % big) : 3;
+                cols_put(c, 2, 0x401000, fsz);
+                cols_put(c, 1, node + 8, 8);
+                cols_put(c, 2, 0x401004, 4);
+                cols_put(c, 1, node, 8);
+                if (step % 8 == 0) {
+                        cols_put(c, 2, 0x401008, 6);
+                        cols_put(c, 0, node + 8, 8);
+                }
+                cols_put(c, 2, 0x40100e, 3);
+                cols_put(c, 2, 0x401011, 2);
+        }
+        c->n = n;
+        free(next);
+        free(order);
+}
+
 static void test_random(void **unused)
 {
         (void)unused;
@@ -243,6 +286,23 @@ static void test_random(void **unused)
                                         check_all(&c, 13, sized, 3);
                                         cols_free(&c);
                                 }
+        /* pointer chasing: blocks of codings 3 and 4 */
+        size_t delta0 = n_coding[3] + n_coding[4];
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+                for (size_t b = 0; b < 2; b++)
+                        for (int sized = 0; sized < 2; sized++) {
+                                struct cols c = {0};
+                                chase(&c, ns[a] * 4, 4096, bigs[b], a * 4 + b * 2 + 1);
+                                if (!sized)
+                                        memset(c.size, 0, 4 * c.n);
+                                for (size_t lo = 0; a % 2 && lo + 2 < c.n; lo += 4096)
+                                        c.type[lo] = 1; /* a block starts with data */
+                                check_all(&c, 12, sized, 3);
+                                cols_free(&c);
+                        }
+        printf("decoded by coding: %zu %zu %zu %zu %zu\n", n_coding[0], n_coding[1], n_coding[2],
+               n_coding[3], n_coding[4]);
+        assert_true(n_coding[3] >= 10 && n_coding[4] >= 10 && n_coding[3] + n_coding[4] > delta0);
 }
 
 /* The raw streams of the predicted block p into st (room for cap bytes
@@ -271,7 +331,7 @@ struct damage {
         uint64_t seed;
         uint8_t *st[TMN_NSTREAMS];
         uint8_t *out;
-        size_t cap, blocks;
+        size_t cap, blocks, delta;
 };
 
 /* Changes of the predicted block p's streams, each decoded both ways. */
@@ -283,6 +343,7 @@ static void damage_block(const uint8_t *p, size_t plen, uint32_t n, int sized, v
         if (streams_of(p, d->st, len, d->cap) < 0)
                 return;
         d->blocks++;
+        d->delta += p[TMN_BLK_HDR] >= TMN_PREDICT_DELTA;
         static const uint8_t vals[] = {0, 1, 2, 3, 4, 5, 0x7f, 0x80, 0xff};
         for (int round = 0; round < 40; round++) {
                 assert_int_equal(streams_of(p, d->st, len, d->cap), 0);
@@ -326,11 +387,17 @@ static void test_damaged(void **unused)
                         for (size_t lo = 0; lo < c.n; lo += 500)
                                 blocks(w, &c, lo, 500, sized, 3, damage_block, &d);
                         cols_free(&c);
+                        chase(&c, 4000, 1024, seed == 2 ? 300 : 9, seed);
+                        if (!sized)
+                                memset(c.size, 0, 4 * c.n);
+                        for (size_t lo = 0; lo < c.n; lo += 500)
+                                blocks(w, &c, lo, 500, sized, 3, damage_block, &d);
+                        cols_free(&c);
                 }
-        printf("damaged: %zu predicted blocks, %zu decoded, %zu refused\n", d.blocks,
-               n_same - same0, n_refused - refused0);
+        printf("damaged: %zu predicted blocks (%zu of codings 3, 4), %zu decoded, %zu refused\n",
+               d.blocks, d.delta, n_same - same0, n_refused - refused0);
         /* the changes reach both outcomes, over predicted blocks */
-        assert_true(d.blocks >= 40);
+        assert_true(d.blocks >= 40 && d.delta >= 20);
         assert_true(n_refused - refused0 > 1000);
         assert_true(n_same - same0 > 10);
         tmn_ws_free(w);

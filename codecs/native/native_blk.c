@@ -827,6 +827,14 @@ static const uint64_t pos_key[TMN_POS_MAX + 1] = {
 #undef K
 };
 
+/* hash_data of the fast decoder. */
+static inline uint32_t dent_at(uint64_t pc, size_t pos, unsigned sh)
+{
+        return (uint32_t)(((pc ^ pos_key[pos < TMN_POS_MAX ? pos : TMN_POS_MAX]) *
+                           0x9E3779B97F4A7C15ull) >>
+                          sh);
+}
+
 /* The fast decoder's tables for a block of n records: the data table
  * (a new generation; cleared whole at the first and when the count wraps:
  * clearing it a block costs 5% of the decoder's samples) and the
@@ -908,9 +916,27 @@ static int all_short(const uint8_t *c, size_t n)
                 sz = (p);                                                                          \
         } while (0)
 
+/* A data access of codings 3, 4: the next DMISS varint as a delta from
+ * *prev (the address into *prev), its branch-free form inline. */
+#define DELTA_NEXT(prev, fail)                                                                     \
+        do {                                                                                       \
+                unsigned len_;                                                                     \
+                uint64_t z_ = var_peek(dm, &len_);                                                 \
+                if (len_)                                                                          \
+                        dm += len_;                                                                \
+                else                                                                               \
+                        VAR_NEXT(dm, dme, z_, fail);                                               \
+                if (dm > dme)                                                                      \
+                        goto fail;                                                                 \
+                (prev) += unzigzag(z_);                                                            \
+        } while (0)
+
+/* The fast decoder of a block of coding mode (1..4); size1 and delta
+ * constants of the call (delta: codings 3, 4), so that each of the
+ * loop's four forms has no branch on them. */
 static inline __attribute__((always_inline)) int
 dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int sized, uint8_t *type,
-                 uint64_t *addr, uint32_t *size, const int size1)
+                 uint64_t *addr, uint32_t *size, const int size1, const int delta)
 {
         const uint8_t *ih = w->s[TMN_S_IHIT].p, *ihe = ih + w->s[TMN_S_IHIT].len;
         const uint8_t *dh = w->s[TMN_S_DHIT].p, *dhe = dh + w->s[TMN_S_DHIT].len;
@@ -918,7 +944,7 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
         const uint8_t *dm = w->s[TMN_S_DMISS].p, *dme = dm + w->s[TMN_S_DMISS].len;
         const uint8_t *tp = w->s[TMN_S_TYPE].p, *tpe = tp + w->s[TMN_S_TYPE].len;
         const uint8_t *sp = w->s[TMN_S_SIZE].p, *spe = sp + w->s[TMN_S_SIZE].len;
-        if (!sized && sp != spe)
+        if ((!sized && sp != spe) || (delta && dh != dhe))
                 return -1;
         if (!codes_ok(ih, (size_t)(ihe - ih), 4, !sized) || !codes_ok(dh, (size_t)(dhe - dh), 5, 0))
                 return -1;
@@ -934,7 +960,7 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
         const uint32_t slot0 = cent_slot(ic, imap, &used, 0, sh, 0);
         struct cent *q = &ic[slot0]; /* the entry of prev_pc */
         for (size_t i = 0; i < n;) {
-                int fetch = i > 0 || mode == 1;
+                int fetch = i > 0 || mode == TMN_PREDICT || mode == TMN_PREDICT_DELTA;
                 uint64_t pc = 0;
                 if (fetch) {
                         if (ih == ihe || ntypes <= IFETCH)
@@ -960,8 +986,8 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                                 e->n1 = ns;
                         }
                         q = &ic[ns];
-                        __builtin_prefetch(
-                            &dt[(uint32_t)(((pc ^ pos_key[0]) * 0x9E3779B97F4A7C15ull) >> sh)]);
+                        if (!delta || sized) /* codings 3, 4 use the data table for sizes */
+                                __builtin_prefetch(&dt[dent_at(pc, 0, sh)]);
                 } else {
                         q = &ic[slot0];
                 }
@@ -1008,13 +1034,29 @@ dec_predict_loop(struct tmn_ws *w, int mode, size_t n, unsigned ntypes, int size
                         prev_sz = sz;
                         prev_pc = pc;
                 }
+                if (delta) {
+                        /* no hit codes: the data table's addresses are
+                         * never read, so only its sizes are kept */
+                        for (size_t x = 0; x < k; x++) {
+                                DELTA_NEXT(prev_data, fail);
+                                addr[j + x] = prev_data;
+                                if (sized) {
+                                        struct dent *d = &dt[dent_at(pc, x, sh)];
+                                        uint32_t dsz = d->gen == gen ? d->sz : 0;
+                                        SIZE_NEXT(dsz, j + x, fail);
+                                        d->sz = dsz;
+                                        d->gen = gen;
+                                }
+                                if (size)
+                                        size[j + x] = sized ? sz : 0;
+                        }
+                        i = j + k;
+                        continue;
+                }
                 if ((size_t)(dhe - dh) < k)
                         goto fail;
                 for (size_t x = 0; x < k; x++) {
-                        struct dent *d =
-                            &dt[(uint32_t)(((pc ^ pos_key[x < TMN_POS_MAX ? x : TMN_POS_MAX]) *
-                                            0x9E3779B97F4A7C15ull) >>
-                                           sh)];
+                        struct dent *d = &dt[dent_at(pc, x, sh)];
                         unsigned c = dh[x];
                         int live = d->gen == gen;
                         uint64_t a1 = live ? d->a1 : 0, a2 = live ? d->a2 : 0;
@@ -1060,9 +1102,12 @@ static int dec_predict_fast(struct tmn_ws *w, int mode, size_t n, unsigned ntype
                             uint8_t *type, uint64_t *addr, uint32_t *size)
 {
         const struct buf *s = &w->s[TMN_S_SIZE];
-        if (sized && s->len == n && all_short(s->p, n))
-                return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 1);
-        return dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 0);
+        int size1 = sized && s->len == n && all_short(s->p, n);
+        if (mode >= TMN_PREDICT_DELTA)
+                return size1 ? dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 1, 1)
+                             : dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 0, 1);
+        return size1 ? dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 1, 0)
+                     : dec_predict_loop(w, mode, n, ntypes, sized, type, addr, size, 0, 0);
 }
 
 int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned ntypes, int sized,
@@ -1086,8 +1131,7 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                 return rc;
         if (mode == TMN_PLAIN)
                 return dec_plain(w, n, ntypes, sized, type, addr, size, raw_off, err);
-        if (w->ref || mode >= TMN_PREDICT_DELTA || /* codings 3, 4: the reference alone */
-            dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
+        if (w->ref || dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
                 return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
         return 0;
 }
