@@ -58,7 +58,9 @@ static void fzr_keep(struct fzr_recs *k, const struct tm_rec *r)
                 if (!fzr_is_var(&k->s, r->kind, i))
                         continue;
                 size_t n = fzr_var_bytes(&k->s, r, i);
-                if (k->blen + n > k->bcap) {
+                /* never NULL: fzr_same and fzr_rec add offsets to it, and
+                 * NULL + 0 is undefined (UBSan stops the harness) */
+                if (k->blen + n > k->bcap || !k->bytes) {
                         k->bcap = (k->blen + n) * 2 + 64;
                         k->bytes = realloc(k->bytes, k->bcap);
                         if (!k->bytes)

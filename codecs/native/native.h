@@ -88,10 +88,11 @@ struct tmn_cols {
 };
 
 /* What an encoder or decoder works in: the predictor tables, the streams,
- * the zstd contexts. Opaque; tmn_ws_new / tmn_ws_free. About 3.5 MiB of
- * tables (the fast decoder's instruction table besides: a 256 KiB map and
- * 40 bytes an entry a block uses, at most 2.5 MiB) plus streams that grow
- * to a block's needs; memory a path never uses is never touched. */
+ * the zstd contexts. Opaque; tmn_ws_new / tmn_ws_free. Its tables grow to
+ * the largest block it has coded (100 bytes an entry, 2^(ceil(log2 n) + 2)
+ * entries for a block of n records, at most 2^TMN_TABLE_LOG: 6.3 MiB) and
+ * its streams to a block's needs: a new one allocates nothing else, and
+ * memory a path never uses is never touched. */
 struct tmn_ws;
 struct tmn_ws *tmn_ws_new(void);
 void tmn_ws_free(struct tmn_ws *w);

@@ -46,6 +46,7 @@ struct tmn_ws {
         struct ient *it;
         struct dent *dt;
         unsigned shift;             /* 64 - the index bits of this block's tables */
+        unsigned tbits;             /* the tables hold 2^tbits entries (0: none yet) */
         struct buf s[TMN_NSTREAMS]; /* raw streams */
         struct buf out, alt, fin;   /* predicted and plain at level 1, the level asked */
         struct buf dz;              /* the data addresses as deltas (codings 3, 4) */
@@ -55,7 +56,7 @@ struct tmn_ws {
         uint32_t *imap;  /* index -> slot of ic, 0: none yet (fast decoder) */
         uint32_t iused;  /* slots of ic in use (imap's entries set), UINT32_MAX: imap unknown */
         uint32_t dgen;   /* the fast decoder's block: struct dent's gen (0: none yet) */
-        struct cent *ic; /* 1 + 2^TMN_TABLE_LOG slots */
+        struct cent *ic; /* 1 + 2^tbits slots */
         const struct tmn_dict *dict; /* the file's, for storage TMN_STORE_DICT (tmn_ws_dict) */
 };
 
@@ -78,19 +79,7 @@ static int buf_room(struct buf *b, size_t more)
 
 struct tmn_ws *tmn_ws_new(void)
 {
-        struct tmn_ws *w = calloc(1, sizeof *w);
-        if (!w)
-                return NULL;
-        w->it = malloc(sizeof *w->it << TMN_TABLE_LOG);
-        w->dt = malloc(sizeof *w->dt << TMN_TABLE_LOG);
-        w->imap = malloc(sizeof *w->imap << TMN_TABLE_LOG);
-        w->iused = UINT32_MAX;
-        w->ic = malloc(sizeof *w->ic * ((1u << TMN_TABLE_LOG) + 1));
-        if (!w->it || !w->dt || !w->imap || !w->ic) {
-                tmn_ws_free(w);
-                return NULL;
-        }
-        return w;
+        return calloc(1, sizeof(struct tmn_ws)); /* tables: tables_room */
 }
 
 void tmn_ws_reference(struct tmn_ws *w, int on)
@@ -186,14 +175,47 @@ static uint64_t pattern(const uint8_t *t, size_t k)
         return p;
 }
 
-/* The tables of a block of n records, all zero: 2^bits entries each,
- * bits = min(TMN_TABLE_LOG, ceil(log2 n) + 2) (a block uses at most n
- * entries of each: a small block clears and touches less). */
-static void tables_reset(struct tmn_ws *w, size_t n)
+/* The index bits of a block of n records' tables: min(TMN_TABLE_LOG,
+ * ceil(log2 n) + 2) (a block uses at most n entries of each: a small
+ * block clears and touches less). */
+static unsigned table_bits(size_t n)
 {
         unsigned bits = 2;
         while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
                 bits++;
+        return bits;
+}
+
+/* The tables made room for a block of n records (0, or -ENOMEM). They
+ * grow to the largest block w has coded, so that a workspace of small
+ * blocks stays small: allocating all 2^TMN_TABLE_LOG entries of the four
+ * up front (6.3 MiB) cost each encoder open of the fuzz harnesses most
+ * of its time under ASan. New tables are unknown to the fast decoder
+ * (iused, dgen): its next block clears them whole. */
+static int tables_room(struct tmn_ws *w, size_t n)
+{
+        unsigned bits = table_bits(n);
+        if (bits <= w->tbits)
+                return 0;
+        free(w->it);
+        free(w->dt);
+        free(w->imap);
+        free(w->ic);
+        w->it = malloc(sizeof *w->it << bits);
+        w->dt = malloc(sizeof *w->dt << bits);
+        w->imap = malloc(sizeof *w->imap << bits);
+        w->ic = malloc(sizeof *w->ic * ((1u << bits) + 1));
+        w->iused = UINT32_MAX;
+        w->dgen = 0;
+        w->tbits = w->it && w->dt && w->imap && w->ic ? bits : 0;
+        return w->tbits ? 0 : -ENOMEM;
+}
+
+/* The tables of a block of n records, all zero: 2^table_bits(n) entries
+ * each (tables_room made them). */
+static void tables_reset(struct tmn_ws *w, size_t n)
+{
+        unsigned bits = table_bits(n);
         w->shift = 64 - bits;
         memset(w->it, 0, sizeof *w->it << bits);
         memset(w->dt, 0, sizeof *w->dt << bits);
@@ -430,6 +452,8 @@ int tmn_block_encode(struct tmn_ws *w, const struct tmn_cols *c, size_t n, int s
 {
         if (n == 0 || n > (1u << TMN_LOG_MAX))
                 return -EINVAL;
+        if (tables_room(w, n) < 0)
+                return -ENOMEM;
         struct tmn_bstats sp = {0}, sq = {0};
         int mode = enc_predict(w, c, n, sized);
         if (mode < 0)
@@ -841,20 +865,17 @@ static inline uint32_t dent_at(uint64_t pc, size_t pos, unsigned sh)
  * instruction table's index map, as tables_reset. */
 static void tables_reset_fast(struct tmn_ws *w, size_t n)
 {
-        unsigned bits = 2;
-        while (bits < TMN_TABLE_LOG && ((size_t)1 << (bits - 2)) < n)
-                bits++;
-        w->shift = 64 - bits;
+        w->shift = 64 - table_bits(n);
         /* the map's entries the last block set, or all of it when they
          * are many (a memset is faster than as many scattered stores) */
-        if (w->iused > (1u << TMN_TABLE_LOG) / 16)
-                memset(w->imap, 0, sizeof *w->imap << TMN_TABLE_LOG);
+        if (w->iused > (1u << w->tbits) / 16)
+                memset(w->imap, 0, sizeof *w->imap << w->tbits);
         else
                 for (uint32_t k = 1; k <= w->iused; k++)
                         w->imap[w->ic[k].at] = 0;
         w->iused = 0;
         if (++w->dgen <= 1) {
-                memset(w->dt, 0, sizeof *w->dt << TMN_TABLE_LOG);
+                memset(w->dt, 0, sizeof *w->dt << w->tbits);
                 w->dgen = 1;
         }
 }
@@ -1131,6 +1152,8 @@ int tmn_block_decode(struct tmn_ws *w, const uint8_t *p, size_t len, unsigned nt
                 return rc;
         if (mode == TMN_PLAIN)
                 return dec_plain(w, n, ntypes, sized, type, addr, size, raw_off, err);
+        if (tables_room(w, n) < 0)
+                return tm_err_set(err, -ENOMEM, "out of memory");
         if (w->ref || dec_predict_fast(w, mode, n, ntypes, sized, type, addr, size) < 0)
                 return dec_predict(w, mode, n, ntypes, sized, type, addr, size, raw_off, err);
         return 0;

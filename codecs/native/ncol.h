@@ -124,6 +124,9 @@ struct ncol_cols {
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);
 void ncol_ws_free(struct ncol_ws *w);
+/* 1 when w was made for a schema byte for byte s: it then codes any
+ * trace of s, since a block carries no state from before it. */
+int ncol_ws_is_for(const struct ncol_ws *w, const struct tm_schema *s);
 
 /* Encode n records r[0..n) of w's schema (1 .. 2^TMN_LOG_MAX) as one
  * block at zstd level level: *out, *len the block (header and body),

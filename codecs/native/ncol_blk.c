@@ -175,6 +175,11 @@ struct ncol_ws *ncol_ws_new(const struct tm_schema *s)
         return w;
 }
 
+int ncol_ws_is_for(const struct ncol_ws *w, const struct tm_schema *s)
+{
+        return memcmp(&w->s, s, sizeof *s) == 0;
+}
+
 static void cols_free(struct ncol_ws *w)
 {
         free(w->c.kind);
