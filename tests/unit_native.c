@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "codecs/native/native.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 
 static int sink(void *arg, const void *p, size_t n)
@@ -161,7 +162,8 @@ static void test_predictors(void **unused)
 }
 
 /* The blocks of a file f: their raw offsets and lengths; the count. */
-static size_t blocks_of(const struct tmt_buf *f, size_t *at, size_t *len, uint32_t *nrec, size_t max)
+static size_t blocks_of(const struct tmt_buf *f, size_t *at, size_t *len, uint32_t *nrec,
+                        size_t max)
 {
         size_t k = 0, pos = TMN_FILE_HDR;
         while (pos < f->len && k < max) {
@@ -217,35 +219,27 @@ static void test_blocks_alone(void **unused)
         free(r);
 }
 
-/* Decode f through the row to its end or first error: the records into
+/* The records of a file decoded through the row, as many as fit. */
+struct got_buf {
+        struct tm_rec *r;
+        size_t max;
+};
+
+static void got_put(void *arg, size_t at, const struct tm_rec *r, size_t k)
+{
+        struct got_buf *g = arg;
+        if (at + k > g->max)
+                fail_msg("%zu records decoded, more than %zu", at + k, g->max);
+        memcpy(g->r + at, r, k * sizeof *r);
+}
+
+/* Decode p through the row to its end or first error: the records into
  * got (at most max), the outcome; err gets the message. */
 static int row_decode(const uint8_t *p, size_t len, struct tm_rec *got, size_t max, size_t *n,
                       struct tm_err *err)
 {
-        void *ctx = NULL;
-        struct tm_schema s;
-        struct tm_rstate st;
-        *n = 0;
-        int hl = tm_rcodec_native.open(p, len, "t.tmn", &ctx, &s, &st, err);
-        if (hl < 0)
-                return hl;
-        size_t pos = (size_t)hl;
-        int rc = 0;
-        for (;;) {
-                size_t used = 0;
-                ssize_t k = tm_rcodec_native.decode(ctx, &st, p + pos, len - pos, 1, pos, &used,
-                                                    got + *n, max - *n < 37 ? max - *n : 37, err);
-                if (k < 0) {
-                        rc = (int)k;
-                        break;
-                }
-                *n += (size_t)k;
-                pos += used;
-                if (k == 0 && used == 0)
-                        break;
-        }
-        tm_rcodec_native.close(ctx);
-        return rc;
+        struct got_buf g = {got, max};
+        return tmn_test_rows(p, len, 37, got_put, &g, n, err);
 }
 
 static void test_damage(void **unused)

@@ -28,6 +28,7 @@
 #include "codecs/address/arec.h"
 #include "codecs/native/native.h"
 #include "codecs/native/native_stats.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 
 #define LOG2 10
@@ -112,34 +113,27 @@ static struct tmt_buf encode(const struct tm_rec *r, size_t n, int dict, unsigne
         return o;
 }
 
-/* Decode p through the row to its end or first error (as unit_native). */
+/* The records of a file decoded through the row, as many as fit. */
+struct got_buf {
+        struct tm_rec *r;
+        size_t max;
+};
+
+static void got_put(void *arg, size_t at, const struct tm_rec *r, size_t k)
+{
+        struct got_buf *g = arg;
+        if (at + k > g->max)
+                fail_msg("%zu records decoded, more than %zu", at + k, g->max);
+        memcpy(g->r + at, r, k * sizeof *r);
+}
+
+/* Decode p through the row to its end or first error: the records into
+ * got (at most max), the outcome; err gets the message. */
 static int row_decode(const uint8_t *p, size_t len, struct tm_rec *got, size_t max, size_t *n,
                       struct tm_err *err)
 {
-        void *ctx = NULL;
-        struct tm_schema s;
-        struct tm_rstate st;
-        *n = 0;
-        int hl = tm_rcodec_native.open(p, len, "t.tmn", &ctx, &s, &st, err);
-        if (hl < 0)
-                return hl;
-        size_t pos = (size_t)hl;
-        int rc = 0;
-        for (;;) {
-                size_t used = 0;
-                ssize_t k = tm_rcodec_native.decode(ctx, &st, p + pos, len - pos, 1, pos, &used,
-                                                    got + *n, max - *n < 301 ? max - *n : 301, err);
-                if (k < 0) {
-                        rc = (int)k;
-                        break;
-                }
-                *n += (size_t)k;
-                pos += used;
-                if (k == 0 && used == 0)
-                        break;
-        }
-        tm_rcodec_native.close(ctx);
-        return rc;
+        struct got_buf g = {got, max};
+        return tmn_test_rows(p, len, 301, got_put, &g, n, err);
 }
 
 static void same_records(const struct tm_rec *got, const struct tm_rec *r, size_t n)

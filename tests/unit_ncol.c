@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "codecs/native/ncol.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 
 static int sink(void *arg, const void *p, size_t n)
@@ -49,7 +50,8 @@ static void schema_of(struct tm_schema *s)
         memset(s, 0, sizeof *s);
         strcpy(s->name, "testfam");
         const char *fn[] = {"addr", "size", "delta", "name", "blob", "ids"};
-        const uint8_t ft[] = {TM_FT_UINT, TM_FT_UINT, TM_FT_INT, TM_FT_TEXT, TM_FT_BYTES, TM_FT_LIST};
+        const uint8_t ft[] = {TM_FT_UINT, TM_FT_UINT,  TM_FT_INT,
+                              TM_FT_TEXT, TM_FT_BYTES, TM_FT_LIST};
         s->nfields = 6;
         for (unsigned i = 0; i < 6; i++) {
                 strcpy(s->field[i].name, fn[i]);
@@ -89,7 +91,7 @@ static struct tm_rec *records(size_t n, uint64_t seed, uint8_t **arena)
                         live[i % 16] = a0;
                         r[i].v[0] = a0;
                         r[i].v[1] = 16 + (i % 5) * 8;
-                        r[i].v[2] = (uint64_t)-(int64_t)(rnd(&seed) % 1000);
+                        r[i].v[2] = (uint64_t) - (int64_t)(rnd(&seed) % 1000);
                 } else if (k == 1) {
                         r[i].v[0] = live[rnd(&seed) % 16];
                         size_t len = rnd(&seed) % 12;
@@ -121,7 +123,7 @@ static const struct tm_blob blobs[] = {{"first", (const uint8_t *)"hello", 5},
                                        {"empty", (const uint8_t *)"", 0}};
 
 static struct tmt_buf encode(const struct tm_schema *s, const char *enc, const struct tm_rec *r,
-                         size_t n)
+                             size_t n)
 {
         struct tmt_buf o = {0};
         struct tm_renc *e;
@@ -157,37 +159,25 @@ static int same(const struct tm_schema *s, const struct tm_rec *a, const struct 
 /* Decode p through the row, checking each record against want[] as it
  * comes (the variable bytes live until the next call): the count before
  * the end or the first error, the outcome. */
+struct want_recs {
+        const struct tm_schema *ws;
+        const struct tm_rec *r;
+        size_t n;
+};
+
+static void want_put(void *arg, size_t at, const struct tm_rec *got, size_t k)
+{
+        const struct want_recs *w = arg;
+        for (size_t i = 0; i < k; i++)
+                if (at + i >= w->n || !same(w->ws, &w->r[at + i], &got[i]))
+                        fail_msg("record %zu decoded wrong", at + i);
+}
+
 static int row_check(const uint8_t *p, size_t len, const struct tm_schema *ws,
                      const struct tm_rec *want, size_t nwant, size_t *n, struct tm_err *err)
 {
-        void *ctx = NULL;
-        struct tm_schema s;
-        struct tm_rstate st;
-        struct tm_rec got[37];
-        *n = 0;
-        int hl = tm_rcodec_native.open(p, len, "t.tmn", &ctx, &s, &st, err);
-        if (hl < 0)
-                return hl;
-        size_t pos = (size_t)hl;
-        int rc = 0;
-        for (;;) {
-                size_t used = 0;
-                ssize_t k = tm_rcodec_native.decode(ctx, &st, p + pos, len - pos, 1, pos, &used,
-                                                    got, 37, err);
-                if (k < 0) {
-                        rc = (int)k;
-                        break;
-                }
-                for (ssize_t i = 0; i < k; i++)
-                        if (*n + (size_t)i >= nwant || !same(ws, &want[*n + i], &got[i]))
-                                fail_msg("record %zu decoded wrong", *n + (size_t)i);
-                *n += (size_t)k;
-                pos += used;
-                if (k == 0 && used == 0)
-                        break;
-        }
-        tm_rcodec_native.close(ctx);
-        return rc;
+        struct want_recs w = {ws, want, nwant};
+        return tmn_test_rows(p, len, 37, want_put, &w, n, err);
 }
 
 static void test_round_trip(void **unused)

@@ -29,6 +29,7 @@
 
 #include "codecs/heap/heap.h"
 #include "codecs/native/ncol.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 
 enum { F_FMT, F_OBJ, F_FROM, F_IDX, F_NAME, F_T, NF };
@@ -327,41 +328,29 @@ static int sink(void *arg, const void *p, size_t n)
         return tmt_put(arg, p, n);
 }
 
+/* The records of a file, checked against want's. */
+struct want_recs {
+        const struct tm_schema *s;
+        const struct tm_rec *r;
+};
+
+static void want_put(void *arg, size_t at, const struct tm_rec *got, size_t k)
+{
+        const struct want_recs *w = arg;
+        for (size_t i = 0; i < k; i++) {
+                const struct tm_rec *a = &w->r[at + i], *b = &got[i];
+                assert_int_equal(a->kind, b->kind);
+                for (unsigned j = 0; j < w->s->kind[a->kind].nfields; j++)
+                        assert_int_equal(a->v[j], b->v[j]);
+        }
+}
+
 /* The records of file p through the row: *n of them as r's, the outcome. */
 static int row_read(const uint8_t *p, size_t len, const struct tm_schema *s, const struct tm_rec *r,
                     size_t *n, struct tm_err *err)
 {
-        void *ctx = NULL;
-        struct tm_schema fs;
-        struct tm_rstate st;
-        struct tm_rec got[64];
-        *n = 0;
-        int hl = tm_rcodec_native.open(p, len, "t.tmn", &ctx, &fs, &st, err);
-        if (hl < 0)
-                return hl;
-        size_t pos = (size_t)hl;
-        int rc = 0;
-        for (;;) {
-                size_t used = 0;
-                ssize_t k = tm_rcodec_native.decode(ctx, &st, p + pos, len - pos, 1, pos, &used,
-                                                    got, 64, err);
-                if (k < 0) {
-                        rc = (int)k;
-                        break;
-                }
-                for (ssize_t i = 0; i < k; i++) {
-                        const struct tm_rec *a = &r[*n + (size_t)i], *b = &got[i];
-                        assert_int_equal(a->kind, b->kind);
-                        for (unsigned j = 0; j < s->kind[a->kind].nfields; j++)
-                                assert_int_equal(a->v[j], b->v[j]);
-                }
-                *n += (size_t)k;
-                pos += used;
-                if (k == 0 && used == 0)
-                        break;
-        }
-        tm_rcodec_native.close(ctx);
-        return rc;
+        struct want_recs w = {s, r};
+        return tmn_test_rows(p, len, 64, want_put, &w, n, err);
 }
 
 static void test_file(void **unused)

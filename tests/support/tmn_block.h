@@ -1,6 +1,7 @@
 /* tmn_block.h: what the native format's unit tests build blocks and read
- * files with: a schema-1 block of raw streams assembled by hand, and a
- * reader of a buffer for tmn_storage_scan (codecs/native/native_stats.h).
+ * files with: a schema-1 block of raw streams assembled by hand, a reader
+ * of a buffer for tmn_storage_scan (codecs/native/native_stats.h), and a
+ * whole file decoded through the row (tmn_test_rows).
  * Header only (static inline): include after codecs/native/native.h. */
 #ifndef TM_TEST_TMN_BLOCK_H
 #define TM_TEST_TMN_BLOCK_H
@@ -12,6 +13,7 @@
 
 #include "codecs/common/tm_err.h"
 #include "codecs/native/native.h"
+#include "codecs/record/record.h"
 
 /* A block of raw streams: the body of coding mode with ns streams
  * st[0..ns) stored as they are, its header and checksum, into out; its
@@ -53,6 +55,48 @@ static inline ssize_t tmn_test_mem_read(void *arg, uint64_t off, void *buf, size
         size_t k = m->len - off < n ? m->len - off : n;
         memcpy(buf, m->p + off, k);
         return (ssize_t)k;
+}
+
+/* What tmn_test_rows hands each call's records to: at is the number of
+ * the first of the k records r[0..k) in the file (valid until it returns). */
+typedef void tmn_test_put_fn(void *arg, size_t at, const struct tm_rec *r, size_t k);
+
+#define TMN_TEST_CHUNK_MAX 512
+
+/* The .tmn file p[0..len) decoded through the native row (open, decode
+ * with eof set, close) to its end or its first error, at most chunk
+ * (1..TMN_TEST_CHUNK_MAX) records a call, each call's records to put;
+ * *n: the records decoded. 0, or the error (err has the message). */
+static inline int tmn_test_rows(const uint8_t *p, size_t len, size_t chunk, tmn_test_put_fn *put,
+                                void *arg, size_t *n, struct tm_err *err)
+{
+        void *ctx = NULL;
+        struct tm_schema s;
+        struct tm_rstate st;
+        struct tm_rec got[TMN_TEST_CHUNK_MAX];
+        *n = 0;
+        int hl = tm_rcodec_native.open(p, len, "t.tmn", &ctx, &s, &st, err);
+        if (hl < 0)
+                return hl;
+        size_t pos = (size_t)hl;
+        int rc = 0;
+        for (;;) {
+                size_t used = 0;
+                ssize_t k = tm_rcodec_native.decode(
+                    ctx, &st, p + pos, len - pos, 1, pos, &used, got,
+                    chunk < TMN_TEST_CHUNK_MAX ? chunk : TMN_TEST_CHUNK_MAX, err);
+                if (k < 0) {
+                        rc = (int)k;
+                        break;
+                }
+                put(arg, *n, got, (size_t)k);
+                *n += (size_t)k;
+                pos += used;
+                if (k == 0 && used == 0)
+                        break;
+        }
+        tm_rcodec_native.close(ctx);
+        return rc;
 }
 
 #endif
