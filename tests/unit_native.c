@@ -219,29 +219,6 @@ static void test_blocks_alone(void **unused)
         free(r);
 }
 
-/* The records of a file decoded through the row, as many as fit. */
-struct got_buf {
-        struct tm_rec *r;
-        size_t max;
-};
-
-static void got_put(void *arg, size_t at, const struct tm_rec *r, size_t k)
-{
-        struct got_buf *g = arg;
-        if (at + k > g->max)
-                fail_msg("%zu records decoded, more than %zu", at + k, g->max);
-        memcpy(g->r + at, r, k * sizeof *r);
-}
-
-/* Decode p through the row to its end or first error: the records into
- * got (at most max), the outcome; err gets the message. */
-static int row_decode(const uint8_t *p, size_t len, struct tm_rec *got, size_t max, size_t *n,
-                      struct tm_err *err)
-{
-        struct got_buf g = {got, max};
-        return tmn_test_rows(p, len, 37, got_put, &g, n, err);
-}
-
 static void test_damage(void **unused)
 {
         (void)unused;
@@ -257,7 +234,7 @@ static void test_damage(void **unused)
         uint8_t *d = malloc(f.len);
         size_t m;
         struct tm_err err = {0};
-        assert_int_equal(row_decode(f.p, f.len, got, n + 64, &m, &err), 0);
+        assert_int_equal(tmn_test_rows_into(37, f.p, f.len, got, n + 64, &m, &err), 0);
         assert_int_equal(m, n);
         static const uint8_t flips[] = {0x01, 0xff};
         for (size_t x = 0; x < sizeof flips; x++) {
@@ -269,7 +246,7 @@ static void test_damage(void **unused)
                         size_t b = 0, before = 0;
                         while (b < k && i >= at[b] + len[b])
                                 before += nrec[b++];
-                        int rc = row_decode(d, f.len, got, n + 64, &m, &err);
+                        int rc = tmn_test_rows_into(37, d, f.len, got, n + 64, &m, &err);
                         if (rc < 0 && m != before)
                                 fail_msg("byte %zu ^ %02x: %zu records, %zu before the damage", i,
                                          flips[x], m, before);
@@ -307,7 +284,7 @@ static void test_split(void **unused)
         struct tm_rec *got = calloc(n, sizeof *got);
         size_t m;
         struct tm_err err = {0};
-        assert_int_equal(row_decode(f.p, f.len, got, n, &m, &err), 0);
+        assert_int_equal(tmn_test_rows_into(37, f.p, f.len, got, n, &m, &err), 0);
         assert_int_equal(m, n);
         for (size_t i = 0; i < n; i++)
                 assert_int_equal(got[i].v[1], r[i].v[1]);

@@ -113,29 +113,6 @@ static struct tmt_buf encode(const struct tm_rec *r, size_t n, int dict, unsigne
         return o;
 }
 
-/* The records of a file decoded through the row, as many as fit. */
-struct got_buf {
-        struct tm_rec *r;
-        size_t max;
-};
-
-static void got_put(void *arg, size_t at, const struct tm_rec *r, size_t k)
-{
-        struct got_buf *g = arg;
-        if (at + k > g->max)
-                fail_msg("%zu records decoded, more than %zu", at + k, g->max);
-        memcpy(g->r + at, r, k * sizeof *r);
-}
-
-/* Decode p through the row to its end or first error: the records into
- * got (at most max), the outcome; err gets the message. */
-static int row_decode(const uint8_t *p, size_t len, struct tm_rec *got, size_t max, size_t *n,
-                      struct tm_err *err)
-{
-        struct got_buf g = {got, max};
-        return tmn_test_rows(p, len, 301, got_put, &g, n, err);
-}
-
 static void same_records(const struct tm_rec *got, const struct tm_rec *r, size_t n)
 {
         for (size_t j = 0; j < n; j++) {
@@ -150,7 +127,7 @@ static void round_trip(const struct tmt_buf *f, const struct tm_rec *r, size_t n
         struct tm_rec *got = calloc(n + 1, sizeof *got);
         size_t m;
         struct tm_err err = {0};
-        assert_int_equal(row_decode(f->p, f->len, got, n + 1, &m, &err), 0);
+        assert_int_equal(tmn_test_rows_into(301, f->p, f->len, got, n + 1, &m, &err), 0);
         assert_int_equal(m, n);
         same_records(got, r, n);
         free(got);
@@ -318,7 +295,7 @@ static void test_damage(void **unused)
                 for (size_t i = TMN_FILE_HDR; i < from; i++) {
                         memcpy(d, f.p, f.len);
                         d[i] ^= flips[x];
-                        int rc = row_decode(d, f.len, got, n + 1, &m, &err);
+                        int rc = tmn_test_rows_into(301, d, f.len, got, n + 1, &m, &err);
                         if (rc != -EIO || m)
                                 fail_msg("chunk byte %zu ^ %02x: %d, %zu records", i, flips[x], rc,
                                          m);
@@ -338,7 +315,7 @@ static void test_damage(void **unused)
                 size_t b = 0, before = 0;
                 while (b < k && i >= at[b] + len[b])
                         before += nrec[b++];
-                int rc = row_decode(d, f.len, got, n + 1, &m, &err);
+                int rc = tmn_test_rows_into(301, d, f.len, got, n + 1, &m, &err);
                 if (rc != -EIO || m != before)
                         fail_msg("byte %zu: %d, %zu records, %zu before the damage", i, rc, m,
                                  before);

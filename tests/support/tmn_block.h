@@ -2,7 +2,8 @@
  * files with: a schema-1 block of raw streams assembled by hand, a reader
  * of a buffer for tmn_storage_scan (codecs/native/native_stats.h), and a
  * whole file decoded through the row (tmn_test_rows).
- * Header only (static inline): include after codecs/native/native.h. */
+ * Header only (static inline): include after codecs/native/native.h and
+ * cmocka.h. */
 #ifndef TM_TEST_TMN_BLOCK_H
 #define TM_TEST_TMN_BLOCK_H
 
@@ -97,6 +98,28 @@ static inline int tmn_test_rows(const uint8_t *p, size_t len, size_t chunk, tmn_
         }
         tm_rcodec_native.close(ctx);
         return rc;
+}
+
+struct tmn_test_into {
+        struct tm_rec *r;
+        size_t max;
+};
+
+static inline void tmn_test_into_put(void *arg, size_t at, const struct tm_rec *r, size_t k)
+{
+        struct tmn_test_into *g = arg;
+        if (at + k > g->max)
+                fail_msg("%zu records decoded, more than %zu", at + k, g->max);
+        memcpy(g->r + at, r, k * sizeof *r);
+}
+
+/* tmn_test_rows with the records copied to got (a test fails past max):
+ * a file of records without variable fields (the address schema). */
+static inline int tmn_test_rows_into(size_t chunk, const uint8_t *p, size_t len, struct tm_rec *got,
+                                     size_t max, size_t *n, struct tm_err *err)
+{
+        struct tmn_test_into g = {got, max};
+        return tmn_test_rows(p, len, chunk, tmn_test_into_put, &g, n, err);
 }
 
 #endif
