@@ -178,3 +178,12 @@ const struct tm_rcodec *tm_rcodec_by_name(const char *name)
 {
         return tm_registry_by_name(tm_registry(), name);
 }
+
+size_t tm_rcodec_head_want(const struct tm_rcodec *c, const uint8_t *head, size_t n)
+{
+        size_t max = c->head_max > TM_RHEAD_MIN ? c->head_max : TM_RHEAD_MIN;
+        size_t need = c->head_need ? c->head_need(head, n) : 0;
+        if (!need || need > max)
+                return max;
+        return need > TM_RHEAD_MIN ? need : TM_RHEAD_MIN;
+}

@@ -13,7 +13,10 @@
  *   damage     every byte of the chunk flipped (two ways): the trace does
  *              not open, -EIO naming a raw offset inside the chunk; every
  *              7th byte of the blocks: the records before the damaged
- *              block exactly, then -EIO naming its offset. */
+ *              block exactly, then -EIO naming its offset;
+ *   lazy       a chunk that passes open's checks but does not decompress:
+ *              the trace opens, its first block fails naming the frame;
+ *              what a lookup reads to open one (tm_rcodec_head_want). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "codecs/address/arec.h"
 #include "codecs/native/native.h"
@@ -331,6 +335,51 @@ static void test_damage(void **unused)
         free(r);
 }
 
+/* A chunk that passes the open's checks (its CRC made right) but whose
+ * frame does not decompress to the length it says: the trace opens (the
+ * dictionary is loaded by the first block, not at open), and its first
+ * block fails, no record served, naming the frame's raw offset. The
+ * bytes a lookup reads to open a trace: the file header and the chunk,
+ * not the row's head_max. */
+static void test_lazy(void **unused)
+{
+        (void)unused;
+        size_t n = 40u << LOG2;
+        struct tm_rec *r = trace(n, 0, 5);
+        struct tmt_buf f = encode(r, n, 1, 0);
+        size_t cl = chunk_len(&f);
+        assert_int_equal(tm_rcodec_head_want(&tm_rcodec_native, f.p, TM_RHEAD_MIN),
+                         TMN_FILE_HDR + cl > TM_RHEAD_MIN ? TMN_FILE_HDR + cl : TM_RHEAD_MIN);
+        assert_true(TMN_FILE_HDR + cl > TM_RHEAD_MIN); /* else the line above tests nothing */
+        uint8_t *c = f.p + TMN_FILE_HDR;
+        tmn_put32(c + 4, tmn_get32(c + 4) + 1);
+        tmn_put32(c + 12, (uint32_t)crc32_z(crc32(0, c, 12), c + TMN_DICT_HDR, cl - TMN_DICT_HDR));
+        void *ctx = NULL;
+        struct tm_schema s;
+        struct tm_rstate st;
+        struct tm_err err = {0};
+        int hl = tm_rcodec_native.open(f.p, f.len, "t.tmn", &ctx, &s, &st, &err);
+        assert_int_equal(hl, (int)(TMN_FILE_HDR + cl));
+        tm_rcodec_native.close(ctx);
+        struct tm_rec *got = calloc(n + 1, sizeof *got);
+        size_t m;
+        assert_int_equal(tmn_test_rows_into(301, f.p, f.len, got, n + 1, &m, &err), -EIO);
+        assert_int_equal(m, 0);
+        char want[64];
+        snprintf(want, sizeof want, "raw offset %d: the dictionary", TMN_FILE_HDR + TMN_DICT_HDR);
+        if (!strstr(err.msg, want))
+                fail_msg("'%s' does not say '%s'", err.msg, want);
+        /* a file without a dictionary: the probe's head is all open needs */
+        struct tmt_buf g = encode(r, n, 0, 0);
+        assert_int_equal(g.p[8], TMN_VERSION);
+        assert_int_equal(tm_rcodec_head_want(&tm_rcodec_native, g.p, TM_RHEAD_MIN),
+                         TM_RHEAD_MIN);
+        free(got);
+        free(g.p);
+        free(f.p);
+        free(r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -338,6 +387,7 @@ int main(void)
             cmocka_unit_test(test_random),
             cmocka_unit_test(test_threads),
             cmocka_unit_test(test_damage),
+            cmocka_unit_test(test_lazy),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,8 +116,8 @@ static int src_identify(struct pack_src *s, struct tm_err *err)
                 return 0;
         }
         s->format = s->row->name;
-        if (s->row->head_max > s->headn && s->headn == TM_RHEAD_MIN &&
-            (rc = read_head(s, s->row->head_max, err)) < 0)
+        size_t want = tm_rcodec_head_want(s->row, s->head, s->headn);
+        if (want > s->headn && s->headn == TM_RHEAD_MIN && (rc = read_head(s, want, err)) < 0)
                 return rc;
         int hl = s->row->open(s->head, s->headn, s->name, &s->ctx, &s->schema, &s->st0, err);
         if (hl < 0)

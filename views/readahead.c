@@ -3,9 +3,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "../codecs/common/tm_huge.h"
 #include "hmem.h"
 #include "records.h"
 #include "trace_obj.h"
@@ -277,15 +277,7 @@ enum { RA_HUGE = 2u << 20 };
 
 static char *slot_alloc(size_t n)
 {
-        if (n < RA_HUGE)
-                return malloc(n);
-        void *p = NULL;
-        if (posix_memalign(&p, RA_HUGE, n) != 0)
-                return NULL;
-#ifdef MADV_HUGEPAGE
-        (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-        return p;
+        return n < RA_HUGE ? malloc(n) : tm_huge_alloc(n);
 }
 
 /* The bytes of a slot for segments of at most big bytes: from 1 MiB on, a

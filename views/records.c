@@ -244,8 +244,9 @@ static int rt_setup(struct tm_trace *t, struct tm_cont *cont, struct tm_records 
         const struct tm_rcodec *c = rt->codec;
         uint8_t *big = NULL;
         *by_codec = 0;
-        if (c->head_max > headn && headn == TM_RHEAD_MIN) {
-                big = read_head(t, cont, c->head_max, &headn, err);
+        size_t want = tm_rcodec_head_want(c, head, headn);
+        if (want > headn && headn == TM_RHEAD_MIN) {
+                big = read_head(t, cont, want, &headn, err);
                 if (!big)
                         return err && err->code ? err->code : -ENOMEM;
                 head = big;

@@ -198,6 +198,14 @@ struct tmn_dict {
  * receives its length. 0, -ENOMEM, or -EIO with err naming the raw
  * offset of what is wrong. */
 int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err);
+/* The two halves of tmn_dict_get, for a reader that loads the dictionary
+ * when a block first needs it: the chunk at p checked (magic, lengths
+ * within the limits, CRC-32; *chunk its length, *raw_len what it holds
+ * decompressed), and a checked chunk decompressed into *d (the frame and
+ * the parts checked). 0, -ENOMEM, or -EIO with err as tmn_dict_get's. */
+int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len,
+                   struct tm_err *err);
+int tmn_dict_load(const uint8_t *p, struct tmn_dict *d, struct tm_err *err);
 void tmn_dict_release(struct tmn_dict *d);
 
 /* The decoder's dictionary for the blocks tmn_block_decode decodes with

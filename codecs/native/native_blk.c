@@ -8,6 +8,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "../common/tm_huge.h"
+
 #define IFETCH 2 /* the type that starts an instruction */
 
 /* The instruction table, keyed by a PC: its successors, its data types
@@ -202,7 +204,7 @@ static int tables_room(struct tmn_ws *w, size_t n)
         free(w->imap);
         free(w->ic);
         w->it = malloc(sizeof *w->it << bits);
-        w->dt = malloc(sizeof *w->dt << bits);
+        w->dt = tm_huge_alloc(tm_huge_round(sizeof *w->dt << bits));
         w->imap = malloc(sizeof *w->imap << bits);
         w->ic = malloc(sizeof *w->ic * ((1u << bits) + 1));
         w->iused = UINT32_MAX;

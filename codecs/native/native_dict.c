@@ -15,6 +15,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "../common/tm_huge.h"
+
 #define PARTS_HDR (4 * TMN_NSTREAMS) /* the raw dictionary's part lengths */
 
 
@@ -53,10 +55,10 @@ static int dict_parts(struct tmn_dict *d, struct tm_err *err)
         return 0;
 }
 
-int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err)
+int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len,
+                   struct tm_err *err)
 {
         const unsigned long long o = TMN_FILE_HDR;
-        memset(d, 0, sizeof *d);
         if (n < TMN_DICT_HDR)
                 return tm_err_set(err, -EIO, "raw offset %llu: truncated dictionary chunk", o);
         if (tmn_get32(p) != TMN_DICT_MAGIC)
@@ -74,7 +76,17 @@ int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, 
         if ((uint32_t)crc != tmn_get32(p + 12))
                 return tm_err_set(err, -EIO, "raw offset %llu: dictionary chunk checksum mismatch",
                                   o);
-        d->raw = malloc(raw);
+        *chunk = TMN_DICT_HDR + (size_t)body;
+        *raw_len = raw;
+        return 0;
+}
+
+int tmn_dict_load(const uint8_t *p, struct tmn_dict *d, struct tm_err *err)
+{
+        const unsigned long long o = TMN_FILE_HDR;
+        memset(d, 0, sizeof *d);
+        uint32_t raw = tmn_get32(p + 4), body = tmn_get32(p + 8);
+        d->raw = tm_huge_alloc(tm_huge_round(raw));
         if (!d->raw)
                 return tm_err_set(err, -ENOMEM, "out of memory");
         d->raw_len = raw;
@@ -83,12 +95,17 @@ int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, 
                      ? tm_err_set(err, -EIO, "raw offset %llu: the dictionary's zstd frame is bad",
                                   o + TMN_DICT_HDR)
                      : dict_parts(d, err);
-        if (rc < 0) {
+        if (rc < 0)
                 tmn_dict_release(d);
-                return rc;
-        }
-        *chunk = TMN_DICT_HDR + (size_t)body;
-        return 0;
+        return rc;
+}
+
+int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, struct tm_err *err)
+{
+        size_t raw;
+        memset(d, 0, sizeof *d);
+        int rc = tmn_dict_check(p, n, chunk, &raw, err);
+        return rc < 0 ? rc : tmn_dict_load(p, d, err);
 }
 
 /* ---- writing ---- */

@@ -23,6 +23,7 @@
 #include "../address/addr_stats.h"
 #include "../address/arec.h"
 #include "../address/render.h"
+#include "../common/tm_huge.h"
 #include "../common/tm_tls.h"
 
 /* ---- decoding ---- */
@@ -32,8 +33,83 @@ struct nctx {
         unsigned ntypes;
         int sized;
         uint32_t max_rec;
-        struct tmn_dict dict; /* the file's dictionary (version TMN_VERSION_DICT), or none */
+        struct ndict *dict; /* the file's dictionary (version TMN_VERSION_DICT), or NULL */
 };
+
+/* A file's dictionary: its chunk as stored, checked at open and
+ * decompressed by the first block decoded (dict_for), so that a lookup,
+ * which opens the trace, or an `ls -l` does not pay its decompression
+ * and its pages. */
+struct ndict {
+        uint8_t *chunk; /* until loaded */
+        size_t chunk_len, raw_len;
+        pthread_mutex_t mu;
+        _Atomic int state; /* 0: not loaded, 1: d loaded, -1: its frame or parts are bad (e) */
+        struct tm_err e;
+        struct tmn_dict d;
+};
+
+static void ndict_free(struct ndict *n)
+{
+        if (!n)
+                return;
+        pthread_mutex_destroy(&n->mu);
+        free(n->chunk);
+        tmn_dict_release(&n->d);
+        free(n);
+}
+
+/* The checked chunk at p (n bytes of the file from TMN_FILE_HDR on) kept
+ * for dict_for; *chunk its length. 0, -ENOMEM or -EIO with err. */
+static int ndict_open(const uint8_t *p, size_t n, struct ndict **out, size_t *chunk,
+                      struct tm_err *err)
+{
+        struct ndict *d = calloc(1, sizeof *d);
+        if (!d)
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        int rc = tmn_dict_check(p, n, &d->chunk_len, &d->raw_len, err);
+        if (rc < 0) {
+                free(d);
+                return rc;
+        }
+        if (!(d->chunk = malloc(d->chunk_len))) {
+                free(d);
+                return tm_err_set(err, -ENOMEM, "out of memory");
+        }
+        memcpy(d->chunk, p, d->chunk_len);
+        pthread_mutex_init(&d->mu, NULL);
+        *chunk = d->chunk_len;
+        *out = d;
+        return 0;
+}
+
+/* The dictionary of n, loaded now if it is not yet: NULL with err set
+ * when its frame or parts are bad (every block of the trace then fails
+ * so) or memory is short (tried again the next time). */
+static const struct tmn_dict *dict_for(struct ndict *n, struct tm_err *err)
+{
+        if (atomic_load_explicit(&n->state, memory_order_acquire) == 0) {
+                pthread_mutex_lock(&n->mu);
+                if (n->state == 0) {
+                        int rc = tmn_dict_load(n->chunk, &n->d, &n->e);
+                        if (rc == -ENOMEM) {
+                                pthread_mutex_unlock(&n->mu);
+                                tm_err_set(err, -ENOMEM, "out of memory");
+                                return NULL;
+                        }
+                        free(n->chunk);
+                        n->chunk = NULL;
+                        atomic_store_explicit(&n->state, rc < 0 ? -1 : 1, memory_order_release);
+                }
+                pthread_mutex_unlock(&n->mu);
+        }
+        if (n->state < 0) {
+                if (err)
+                        *err = n->e;
+                return NULL;
+        }
+        return &n->d;
+}
 
 /* The decoder state (struct tm_rstate's first bytes). */
 struct nstate {
@@ -48,6 +124,25 @@ static _Atomic uint64_t next_id = 1;
 static int native_probe(const uint8_t *head, size_t n)
 {
         return n >= 8 && memcmp(head, TMN_MAGIC, 8) == 0 ? TM_BID_MAGIC : 0;
+}
+
+/* What open() reads: the file header and the chunk after it (schema 2's
+ * schema, schema 1's dictionary), whose length its header says; a head
+ * too short to tell, or a length past the limit (open() reports it),
+ * asks for all (0). */
+static size_t native_head_need(const uint8_t *head, size_t n)
+{
+        if (n < TMN_FILE_HDR + TMN_DICT_HDR)
+                return 0;
+        const uint8_t *c = head + TMN_FILE_HDR;
+        if (head[9] == NCOL_SCHEMA)
+                return tmn_get32(c + 4) <= NCOL_SCH_MAX
+                           ? TMN_FILE_HDR + NCOL_SCH_HDR + (size_t)tmn_get32(c + 4)
+                           : 0;
+        if (head[8] != TMN_VERSION_DICT)
+                return TMN_FILE_HDR;
+        return tmn_get32(c + 8) <= TMN_DICT_ZMAX ? TMN_FILE_HDR + TMN_DICT_HDR + tmn_get32(c + 8)
+                                                : 0;
 }
 
 static int native_open(const uint8_t *head, size_t n, const char *path, void **ctx,
@@ -66,7 +161,7 @@ static int native_open(const uint8_t *head, size_t n, const char *path, void **c
                 return tm_err_set(err, -ENOMEM, "out of memory");
         size_t chunk = 0; /* a damaged chunk: no record is served */
         if (head[8] == TMN_VERSION_DICT &&
-            (rc = tmn_dict_get(head + TMN_FILE_HDR, n - TMN_FILE_HDR, &x->dict, &chunk, err)) < 0) {
+            (rc = ndict_open(head + TMN_FILE_HDR, n - TMN_FILE_HDR, &x->dict, &chunk, err)) < 0) {
                 free(x);
                 return rc;
         }
@@ -87,17 +182,19 @@ static void native_close(void *ctx)
         if (ncol_ctx_is(ctx))
                 return ncol_close(ctx);
         struct nctx *x = ctx;
-        tmn_dict_release(&x->dict);
+        ndict_free(x->dict);
         free(x);
 }
 
-/* The dictionary, which a daemon's bound on open traces counts. */
+/* The dictionary, which a daemon's bound on open traces counts: the
+ * chunk and what it decompresses to (its most, held from the first
+ * block on). */
 static size_t native_ctx_mem(const void *ctx)
 {
         if (ncol_ctx_is(ctx))
                 return 0;
         const struct nctx *x = ctx;
-        return sizeof *x + x->dict.raw_len;
+        return sizeof *x + (x->dict ? x->dict->chunk_len + tm_huge_round(x->dict->raw_len) : 0);
 }
 
 static int native_state_ok(const void *ctx, const struct tm_rstate *st)
@@ -170,7 +267,7 @@ static int tc_room(struct tcache *t, size_t n)
                 return 0;
         free(t->addr);
         size_t nt = (n + 7) & ~(size_t)7; /* the sizes aligned */
-        t->addr = malloc(n * sizeof *t->addr + nt + n * sizeof *t->size);
+        t->addr = tm_huge_alloc(tm_huge_round(n * sizeof *t->addr + nt + n * sizeof *t->size));
         t->type = t->addr ? (uint8_t *)(t->addr + n) : NULL;
         t->size = t->addr ? (uint32_t *)(t->type + nt) : NULL;
         t->cap = t->addr ? n : 0;
@@ -219,8 +316,10 @@ static int block_get(const struct nctx *x, const uint8_t *in, uint32_t nrec, uin
         if (t->valid && t->id == x->id && t->raw_off == raw_off && t->crc == tmn_get32(in + 12) &&
             t->nrec == nrec && t->body == body && t->has_size)
                 return 0;
-        return tc_fill(t, x->id, x->ntypes, x->sized, x->dict.raw ? &x->dict : NULL, in, nrec, body,
-                       raw_off, 1, err);
+        const struct tmn_dict *d = NULL;
+        if (x->dict && !(d = dict_for(x->dict, err)))
+                return err && err->code ? err->code : -EIO;
+        return tc_fill(t, x->id, x->ntypes, x->sized, d, in, nrec, body, raw_off, 1, err);
 }
 
 /* The same for the text decoder, by the block's bytes: NULL when it
@@ -503,6 +602,7 @@ const struct tm_rcodec tm_rcodec_native = {
     .text_kinds = 1,
     .decode_batch = native_decode_batch,
     .head_max = NCOL_HEAD_MAX > TMN_HEAD_MAX ? NCOL_HEAD_MAX : TMN_HEAD_MAX,
+    .head_need = native_head_need,
     .blobs = ncol_blobs,
     .storage = tmn_storage,
     .ctx_mem = native_ctx_mem,

@@ -349,6 +349,11 @@ struct tm_rcodec {
          * loaded with it); 0 means TM_RHEAD_MIN. Callers give open() that
          * many bytes, or the whole stream when it is shorter. */
         size_t head_max;
+        /* What of head_max open() needs of this stream, told from its
+         * first n raw bytes (as probe's): a header that says its own length
+         * (the native encoding's chunks) spares a lookup reading head_max
+         * bytes. NULL, or 0 returned: head_max. tm_rcodec_head_want. */
+        size_t (*head_need)(const uint8_t *head, size_t n);
 
         /* Per-trace set-up: parse the header in head[0..n) (n covers the
          * whole header unless the stream is shorter), fill *schema, set the
@@ -522,6 +527,12 @@ static inline int tm_renc_each(int (*one)(struct tm_renc *, const struct tm_rec 
  * registered first), or NULL when none takes it: the rows of the
  * process's registry (codecs/registry.h). */
 const struct tm_rcodec *tm_rcodec_probe(const uint8_t *head, size_t n);
+
+/* The raw bytes to give c's open() (fewer only when the stream is
+ * shorter), head being the stream's first n: its head_need's answer, at
+ * least TM_RHEAD_MIN and at most its head_max (TM_RHEAD_MIN when that is
+ * 0). */
+size_t tm_rcodec_head_want(const struct tm_rcodec *c, const uint8_t *head, size_t n);
 
 /* The record codec named name, or NULL. */
 const struct tm_rcodec *tm_rcodec_by_name(const char *name);
