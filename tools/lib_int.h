@@ -15,7 +15,7 @@
  *                 tm_cwriter_boundary, tm_cwriter_close
  *                 (codecs/containers/container.h)
  *   registry      tm_registry (codecs/registry.h): its rows
- *   record model  tm_rcodec_probe, tm_schema_field,
+ *   record model  tm_rcodec_probe, tm_rcodec_head_want, tm_schema_field,
  *                 tm_schema_kind (codecs/record/record.h); tm_rmap_init,
  *                 tm_rmap_kind_ok, tm_rmap_rec (codecs/record/rmap.h);
  *                 tm_family_of (codecs/record/family.h), the family

@@ -203,8 +203,7 @@ int tmn_dict_get(const uint8_t *p, size_t n, struct tmn_dict *d, size_t *chunk, 
  * within the limits, CRC-32; *chunk its length, *raw_len what it holds
  * decompressed), and a checked chunk decompressed into *d (the frame and
  * the parts checked). 0, -ENOMEM, or -EIO with err as tmn_dict_get's. */
-int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len,
-                   struct tm_err *err);
+int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len, struct tm_err *err);
 int tmn_dict_load(const uint8_t *p, struct tmn_dict *d, struct tm_err *err);
 void tmn_dict_release(struct tmn_dict *d);
 

@@ -19,7 +19,6 @@
 
 #define PARTS_HDR (4 * TMN_NSTREAMS) /* the raw dictionary's part lengths */
 
-
 static int zstd_dict_magic(const uint8_t *p, size_t n)
 {
         return n >= 4 && tmn_get32(p) == ZSTD_MAGIC_DICTIONARY;
@@ -55,8 +54,7 @@ static int dict_parts(struct tmn_dict *d, struct tm_err *err)
         return 0;
 }
 
-int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len,
-                   struct tm_err *err)
+int tmn_dict_check(const uint8_t *p, size_t n, size_t *chunk, size_t *raw_len, struct tm_err *err)
 {
         const unsigned long long o = TMN_FILE_HDR;
         if (n < TMN_DICT_HDR)

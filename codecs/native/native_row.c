@@ -142,7 +142,7 @@ static size_t native_head_need(const uint8_t *head, size_t n)
         if (head[8] != TMN_VERSION_DICT)
                 return TMN_FILE_HDR;
         return tmn_get32(c + 8) <= TMN_DICT_ZMAX ? TMN_FILE_HDR + TMN_DICT_HDR + tmn_get32(c + 8)
-                                                : 0;
+                                                 : 0;
 }
 
 static int native_open(const uint8_t *head, size_t n, const char *path, void **ctx,
