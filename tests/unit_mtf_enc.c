@@ -246,10 +246,13 @@ static struct chunks decode_check(const struct trace *t, const struct mem *m, si
         struct tm_schema s;
         struct tm_rstate st;
         struct tm_err err = {0};
-        int start = C->open(m->b, m->n < MTF_HEADER_MAX ? m->n : MTF_HEADER_MAX, ARCHIVE, &ctx, &s,
-                            &st, &err);
+        /* what a caller reads for open: the row's head_need from the
+         * probe's head (the header's start, when over that head) */
+        size_t want = tm_rcodec_head_want(C, m->b, m->n < TM_RHEAD_MIN ? m->n : TM_RHEAD_MIN);
+        int start = C->open(m->b, m->n < want ? m->n : want, ARCHIVE, &ctx, &s, &st, &err);
         if (start < 0)
                 fail_msg("open: %s", err.msg);
+        assert_int_equal(want, (size_t)start > TM_RHEAD_MIN ? (size_t)start : TM_RHEAD_MIN);
         assert_string_equal(s.name, "heap");
         static struct tm_rec out[300];
         struct ckpt ck = {.st = st, .raw = (uint64_t)start, .idx = 0};

@@ -819,6 +819,7 @@ const struct tm_rcodec tm_rcodec_metatf = {
     .family = NULL, /* the schema's, by claims(): "heap" for HATF's DTD */
     .probe = mtf_probe,
     .head_max = MTF_HEADER_MAX,
+    .head_need = mtf_head_need,
     .blobs = mtf_blobs,
     .open = mtf_open,
     .open_at = mtf_open_at,

@@ -113,6 +113,10 @@ int mtf_header_write(const struct mtf_header *h, uint8_t *out, size_t cap, struc
  * start <= MTF_HEADER_MAX and n >= start. Returns start or a negative
  * errno (-EIO, "raw offset N: ..."; -ENOTSUP over a cap). */
 int mtf_header_read(const uint8_t *b, size_t n, struct mtf_header *h, struct tm_err *err);
+/* The raw bytes before the first record as the fixed header at b (n
+ * bytes) says ("start": the header and the data sections), or 0 when b
+ * is too short or not a header start (the row's head_need). */
+size_t mtf_head_need(const uint8_t *b, size_t n);
 
 /* Store v in width bytes (0..8) at out in byte order bo (MTF_LE, MTF_BE). */
 void mtf_put(uint8_t *out, uint64_t v, unsigned width, unsigned bo);

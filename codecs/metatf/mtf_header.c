@@ -91,6 +91,14 @@ static int check_sections(const struct mtf_header *h, size_t table_end, struct t
         return 0;
 }
 
+size_t mtf_head_need(const uint8_t *b, size_t n)
+{
+        if (n < MTF_FIXED_HEADER || memcmp(b, MTF_MAGIC, 4) != 0 ||
+            (b[5] != MTF_LE && b[5] != MTF_BE))
+                return 0;
+        return get32(b + 20, b[5]);
+}
+
 int mtf_header_read(const uint8_t *b, size_t n, struct mtf_header *h, struct tm_err *err)
 {
         memset(h, 0, sizeof *h);
