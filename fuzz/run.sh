@@ -28,6 +28,8 @@
 #   fuzz_ncol       the native encoding's schema 2 (any schema): files with
 #                   their checksums made right, windowed against whole, the
 #                   claiming family's pass; records round-tripped
+#   fuzz_ncol_file  fuzz_ncol's files alone (no round trips): the schema-2
+#                   decoder at some 10 times fuzz_ncol's executions a second
 #
 # Corpus: fuzz/out/corpus/<harness>/ (kept between runs, not in git) grows
 # from the committed seeds in fuzz/corpus/<harness>/ and the findings in
@@ -47,7 +49,7 @@ SECS=${1:-120}
 shift || true
 ALL="fuzz_archive fuzz_container fuzz_din fuzz_pdats fuzz_lackey fuzz_pdats2 fuzz_render
 fuzz_hatf fuzz_metatf fuzz_dtd fuzz_index fuzz_ptf
-fuzz_java fuzz_laplace fuzz_native fuzz_ncol"
+fuzz_java fuzz_laplace fuzz_native fuzz_ncol fuzz_ncol_file"
 HARNESSES=${*:-$ALL}
 O=${FUZZ_OUT:-fuzz/out}
 # The library as committed at FUZZ_REV (default HEAD; "worktree": the

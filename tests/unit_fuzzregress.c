@@ -59,6 +59,12 @@
 #define LLVMFuzzerTestOneInput fz_ncol_one
 #include "fuzz/fuzz_ncol.c"
 #undef LLVMFuzzerTestOneInput
+/* fuzz/fuzz_ncol_file.c: fuzz_ncol's file mode alone */
+static int fz_ncol_file_one(const uint8_t *d, size_t n)
+{
+        ncf_file(d, n);
+        return 0;
+}
 
 struct harness {
         const char *name;
@@ -127,6 +133,7 @@ static struct harness harnesses[] = {
     {"fuzz_java", fz_java_one, NULL, NULL},
     {"fuzz_laplace", fz_laplace_one, NULL, NULL},
     {"fuzz_ncol", fz_ncol_one, NULL, NULL},
+    {"fuzz_ncol_file", fz_ncol_file_one, NULL, NULL},
 };
 
 #define H(i)                                                                                       \
@@ -137,7 +144,8 @@ static struct harness harnesses[] = {
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), H(10), H(11), H(12), H(13),
+            H(0), H(1), H(2),  H(3),  H(4),  H(5),  H(6),  H(7),
+            H(8), H(9), H(10), H(11), H(12), H(13), H(14),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
