@@ -40,6 +40,7 @@ struct mtf {
         struct ncol_marks k; /* k.now: the newest time */
         uint64_t *at;        /* the value used at each time */
         uint32_t base;
+        int dirty; /* slot not cleared since room() made it */
 };
 
 /* The keyed last values of a field (NCOL_C_KEYED): key -> the field's
@@ -278,7 +279,7 @@ static int room(struct ncol_ws *w, size_t n)
                 return -ENOMEM;
         }
         slab_carve(w, w->slab, n, h);
-        memset(w->m.slot, 0, h * sizeof *w->m.slot); /* no value used yet */
+        w->m.dirty = 1; /* cleared by the first mtf_reset: untouched by blocks without ranks */
         w->m.hcap = w->m.hmax = h;
         w->cap = n;
         return 0;
@@ -292,7 +293,8 @@ static void mtf_reset(struct mtf *m, size_t n)
         while (h < 2 * n)
                 h <<= 1;
         m->hcap = h;
-        if (m->base + (uint64_t)m->k.now + n + 1 > UINT32_MAX) {
+        if (m->dirty || m->base + (uint64_t)m->k.now + n + 1 > UINT32_MAX) {
+                m->dirty = 0;
                 memset(m->slot, 0, m->hmax * sizeof *m->slot);
                 m->base = 0;
         } else {
