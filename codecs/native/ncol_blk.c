@@ -1220,6 +1220,34 @@ static unsigned codes_of(const uint8_t *c, size_t n)
         return u;
 }
 
+/* The 8 x 8 bytes r[k] (byte j: plane k's byte of value j) transposed
+ * in place (r[j]: value j, its byte k from plane k), in three rounds of
+ * swapping blocks (4 x 4, 2 x 2, 1 x 1 bytes): eight values of method 4 in
+ * 72 operations, where gathering them a byte at a time took 8 loads a
+ * value from 8 places m bytes apart. */
+static inline void planes8(uint64_t r[8])
+{
+#define SWAP(a, b, sh, mask)                                                                       \
+        do {                                                                                       \
+                uint64_t t_ = ((r[a] >> (sh)) ^ r[b]) & (mask);                                    \
+                r[b] ^= t_;                                                                        \
+                r[a] ^= t_ << (sh);                                                                \
+        } while (0)
+        SWAP(0, 4, 32, 0x00000000ffffffffull);
+        SWAP(1, 5, 32, 0x00000000ffffffffull);
+        SWAP(2, 6, 32, 0x00000000ffffffffull);
+        SWAP(3, 7, 32, 0x00000000ffffffffull);
+        SWAP(0, 2, 16, 0x0000ffff0000ffffull);
+        SWAP(1, 3, 16, 0x0000ffff0000ffffull);
+        SWAP(4, 6, 16, 0x0000ffff0000ffffull);
+        SWAP(5, 7, 16, 0x0000ffff0000ffffull);
+        SWAP(0, 1, 8, 0x00ff00ff00ff00ffull);
+        SWAP(2, 3, 8, 0x00ff00ff00ff00ffull);
+        SWAP(4, 5, 8, 0x00ff00ff00ff00ffull);
+        SWAP(6, 7, 8, 0x00ff00ff00ff00ffull);
+#undef SWAP
+}
+
 /* Field f's m values decoded by method meth from w->dec into w->vals
  * (codes: codes_of its hit codes, for NCOL_M_PRED; keyed: with code
  * NCOL_C_KEYED, the keys in w->kt.vkey, w->kt reset). */
@@ -1240,7 +1268,16 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes,
         } else if (meth == NCOL_M_PLANES) {
                 if (a.len != m * 8)
                         return -1;
-                for (size_t i = 0; i < m; i++) {
+                size_t i = 0;
+                for (; i + 8 <= m; i += 8) {
+                        uint64_t r[8];
+                        for (int k = 0; k < 8; k++)
+                                r[k] = tmn_get64(a.p + k * m + i);
+                        planes8(r);
+                        for (int k = 0; k < 8; k++)
+                                w->vals[i + k] = last += unzz(r[k]);
+                }
+                for (; i < m; i++) {
                         uint64_t z = 0;
                         for (int k = 0; k < 8; k++)
                                 z |= (uint64_t)a.p[k * m + i] << 8 * k;
