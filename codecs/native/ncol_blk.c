@@ -1,5 +1,6 @@
 /* ncol_blk: one block of schema 2 both ways (ncol.h;
  * docs/formats/native.md, "Schema 2 blocks"). */
+#include "../common/tm_huge.h"
 #include "ncol.h"
 #include "ncol_heap.h"
 #include "ncol_marks.h"
@@ -23,6 +24,7 @@ _Static_assert(TM_SCHEMA_FIELDS_MAX <= 32, "a field's key set fits 32 bits");
 struct stream {
         uint8_t *p;
         size_t len, cap;
+        int lent; /* p is a slab's: not freed, a copy when it grows */
 };
 
 /* The move-to-front ranks of a field's values in a block: value -> time
@@ -38,6 +40,7 @@ struct mtf {
         struct ncol_marks k; /* k.now: the newest time */
         uint64_t *at;        /* the value used at each time */
         uint32_t base;
+        int dirty; /* slot not cleared since room() made it */
 };
 
 /* The keyed last values of a field (NCOL_C_KEYED): key -> the field's
@@ -72,9 +75,9 @@ struct ncol_ws {
         struct ncol_cols c;
         size_t var_cap[TM_SCHEMA_FIELDS_MAX];
         int8_t pos[TM_SCHEMA_KINDS_MAX][TM_SCHEMA_FIELDS_MAX]; /* field f's position in kind k */
-        uint64_t *vals;  /* one field's values */
-        uint64_t *vprev; /* their NCOL_C_PREV predictions */
-        uint8_t *vkind;  /* their kinds; PREV_OK: vprev holds one */
+        uint64_t *vals;                                        /* one field's values */
+        uint64_t *vprev;                                       /* their NCOL_C_PREV predictions */
+        uint8_t *vkind; /* their kinds; PREV_OK: vprev holds one */
         struct mtf m;
         struct pred p;
         struct keyed kt;
@@ -97,6 +100,9 @@ struct ncol_ws {
         int heaped;             /* this block's addresses took method 5 */
         ZSTD_CCtx *cc;
         ZSTD_DCtx *dc;
+        uint8_t *slab;  /* what room() carved the columns and arrays from */
+        uint8_t *sslab; /* what dec[] and c.var[] are lent from (stream_room) */
+        size_t sslab_cap;
 };
 
 static int grow(struct stream *s, size_t n)
@@ -104,9 +110,12 @@ static int grow(struct stream *s, size_t n)
         if (n <= s->cap)
                 return 0;
         size_t c = n < 4096 ? 4096 : n + n / 2;
-        uint8_t *p = realloc(s->p, c);
+        uint8_t *p = s->lent ? malloc(c) : realloc(s->p, c);
         if (!p)
                 return -ENOMEM;
+        if (s->lent && s->len)
+                memcpy(p, s->p, s->len);
+        s->lent = 0;
         s->p = p;
         s->cap = c;
         return 0;
@@ -182,19 +191,11 @@ int ncol_ws_is_for(const struct ncol_ws *w, const struct tm_schema *s)
 
 static void cols_free(struct ncol_ws *w)
 {
-        free(w->c.kind);
-        free(w->c.section);
-        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++) {
-                free(w->c.col[f]);
-                free(w->c.off[f]);
+        free(w->slab);
+        w->slab = NULL;
+        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
                 w->c.col[f] = w->c.off[f] = NULL;
-        }
-        free(w->vals);
-        free(w->vprev);
-        free(w->vkind);
-        free(w->m.slot);
         ncol_marks_free(&w->m.k);
-        free(w->m.at);
         w->c.kind = w->c.section = w->vkind = NULL;
         w->vals = w->vprev = NULL;
         memset(&w->m, 0, sizeof w->m);
@@ -206,15 +207,15 @@ void ncol_ws_free(struct ncol_ws *w)
         if (!w)
                 return;
         cols_free(w);
-        for (unsigned f = 0; f < TM_SCHEMA_FIELDS_MAX; f++)
-                free(w->c.var[f]);
         for (unsigned i = 0; i < NCOL_M_N; i++)
                 for (unsigned k = 0; k < 4; k++)
                         free(w->st[i][k].p);
         for (unsigned k = 0; k < 3; k++) {
-                free(w->dec[k].p);
+                if (!w->dec[k].lent)
+                        free(w->dec[k].p);
                 free(w->hst[k].p);
         }
+        free(w->sslab);
         ncol_heap_free(w->heap);
         free(w->kt.slot);
         free(w->kt.vkey);
@@ -229,7 +230,40 @@ void ncol_ws_free(struct ncol_ws *w)
         free(w);
 }
 
-/* Columns and move-to-front room for n records. */
+/* The next part of n bytes at *at of a slab at base (NULL: *at only
+ * counted), 64-byte aligned. */
+static void *slab_part(uint8_t *base, size_t *at, size_t n)
+{
+        void *p = base ? base + *at : NULL;
+        *at += (n + 63) & ~(size_t)63;
+        return p;
+}
+
+/* The columns and the values' arrays for n records, and the ranks' hash
+ * of h slots, carved from the slab at base (NULL: only its size, the
+ * return). */
+static size_t slab_carve(struct ncol_ws *w, uint8_t *base, size_t n, size_t h)
+{
+        size_t at = 0;
+        w->c.kind = slab_part(base, &at, n);
+        w->c.section = slab_part(base, &at, n);
+        w->vkind = slab_part(base, &at, n);
+        w->vals = slab_part(base, &at, n * sizeof *w->vals);
+        w->vprev = slab_part(base, &at, n * sizeof *w->vprev);
+        w->m.at = slab_part(base, &at, (n + 1) * sizeof *w->m.at);
+        w->m.slot = slab_part(base, &at, h * sizeof *w->m.slot);
+        for (unsigned f = 0; f < w->s.nfields; f++) {
+                w->c.col[f] = slab_part(base, &at, n * sizeof(uint64_t));
+                if (w->s.field[f].type >= TM_FT_TEXT)
+                        w->c.off[f] = slab_part(base, &at, n * sizeof(uint64_t));
+        }
+        return at;
+}
+
+/* Columns and move-to-front room for n records: one slab on huge pages
+ * (tm_huge.h), as a fresh daemon's first block (a fresh mount's tail)
+ * otherwise took a page fault every 4 KiB of them, more time than its
+ * decoding. */
 static int room(struct ncol_ws *w, size_t n)
 {
         if (w->cap >= n)
@@ -238,26 +272,14 @@ static int room(struct ncol_ws *w, size_t n)
         size_t h = 16;
         while (h < 2 * n)
                 h <<= 1;
-        w->c.kind = malloc(n);
-        w->c.section = malloc(n);
-        w->vals = malloc(n * sizeof *w->vals);
-        w->vprev = malloc(n * sizeof *w->vprev);
-        w->vkind = malloc(n);
-        w->m.slot = calloc(h, sizeof *w->m.slot);
-        int kbad = ncol_marks_alloc(&w->m.k, n);
-        w->m.at = malloc((n + 1) * sizeof *w->m.at);
-        int bad = !w->c.kind || !w->c.section || !w->vals || !w->vprev || !w->vkind || !w->m.slot ||
-                  kbad || !w->m.at;
-        for (unsigned f = 0; f < w->s.nfields && !bad; f++) {
-                w->c.col[f] = malloc(n * sizeof(uint64_t));
-                if (w->s.field[f].type >= TM_FT_TEXT)
-                        w->c.off[f] = malloc(n * sizeof(uint64_t));
-                bad = !w->c.col[f] || (w->s.field[f].type >= TM_FT_TEXT && !w->c.off[f]);
-        }
-        if (bad) {
+        size_t bytes = tm_huge_round(slab_carve(w, NULL, n, h));
+        w->slab = tm_huge_alloc(bytes);
+        if (!w->slab || ncol_marks_alloc(&w->m.k, n) < 0) {
                 cols_free(w);
                 return -ENOMEM;
         }
+        slab_carve(w, w->slab, n, h);
+        w->m.dirty = 1; /* cleared by the first mtf_reset: untouched by blocks without ranks */
         w->m.hcap = w->m.hmax = h;
         w->cap = n;
         return 0;
@@ -271,7 +293,8 @@ static void mtf_reset(struct mtf *m, size_t n)
         while (h < 2 * n)
                 h <<= 1;
         m->hcap = h;
-        if (m->base + (uint64_t)m->k.now + n + 1 > UINT32_MAX) {
+        if (m->dirty || m->base + (uint64_t)m->k.now + n + 1 > UINT32_MAX) {
+                m->dirty = 0;
                 memset(m->slot, 0, m->hmax * sizeof *m->slot);
                 m->base = 0;
         } else {
@@ -1116,8 +1139,8 @@ static int get_varint(struct rd *s, uint64_t *v)
 
 /* The stream of table entry e (its bytes at body + *at) into dst, checked
  * against max raw bytes. */
-static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t blen,
-                size_t *at, size_t max, struct stream *dst)
+static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t blen, size_t *at,
+                size_t max, struct stream *dst)
 {
         uint32_t stored = tmn_get32(e + 1), raw = tmn_get32(e + 5);
         if (e[0] > 1 || stored > blen - *at || raw > max || (e[0] == 0 && stored != raw))
@@ -1139,7 +1162,7 @@ static int load(struct ncol_ws *w, const uint8_t *e, const uint8_t *body, size_t
         return 0;
 }
 
-#define MTF_LAG 16 /* values decoded ahead of the ranks' structure */
+#define MTF_LAG 16  /* values decoded ahead of the ranks' structure */
 #define KT_AHEAD 16 /* keyed slots fetched this many values ahead */
 #define MTF_NEAR 16 /* ranks read with those values not used yet */
 
@@ -1197,6 +1220,34 @@ static unsigned codes_of(const uint8_t *c, size_t n)
         return u;
 }
 
+/* The 8 x 8 bytes r[k] (byte j: plane k's byte of value j) transposed
+ * in place (r[j]: value j, its byte k from plane k), in three rounds of
+ * swapping blocks (4 x 4, 2 x 2, 1 x 1 bytes): eight values of method 4 in
+ * 72 operations, where gathering them a byte at a time took 8 loads a
+ * value from 8 places m bytes apart. */
+static inline void planes8(uint64_t r[8])
+{
+#define SWAP(a, b, sh, mask)                                                                       \
+        do {                                                                                       \
+                uint64_t t_ = ((r[a] >> (sh)) ^ r[b]) & (mask);                                    \
+                r[b] ^= t_;                                                                        \
+                r[a] ^= t_ << (sh);                                                                \
+        } while (0)
+        SWAP(0, 4, 32, 0x00000000ffffffffull);
+        SWAP(1, 5, 32, 0x00000000ffffffffull);
+        SWAP(2, 6, 32, 0x00000000ffffffffull);
+        SWAP(3, 7, 32, 0x00000000ffffffffull);
+        SWAP(0, 2, 16, 0x0000ffff0000ffffull);
+        SWAP(1, 3, 16, 0x0000ffff0000ffffull);
+        SWAP(4, 6, 16, 0x0000ffff0000ffffull);
+        SWAP(5, 7, 16, 0x0000ffff0000ffffull);
+        SWAP(0, 1, 8, 0x00ff00ff00ff00ffull);
+        SWAP(2, 3, 8, 0x00ff00ff00ff00ffull);
+        SWAP(4, 5, 8, 0x00ff00ff00ff00ffull);
+        SWAP(6, 7, 8, 0x00ff00ff00ff00ffull);
+#undef SWAP
+}
+
 /* Field f's m values decoded by method meth from w->dec into w->vals
  * (codes: codes_of its hit codes, for NCOL_M_PRED; keyed: with code
  * NCOL_C_KEYED, the keys in w->kt.vkey, w->kt reset). */
@@ -1217,7 +1268,16 @@ static int dec_values(struct ncol_ws *w, int meth, size_t m, unsigned codes,
         } else if (meth == NCOL_M_PLANES) {
                 if (a.len != m * 8)
                         return -1;
-                for (size_t i = 0; i < m; i++) {
+                size_t i = 0;
+                for (; i + 8 <= m; i += 8) {
+                        uint64_t r[8];
+                        for (int k = 0; k < 8; k++)
+                                r[k] = tmn_get64(a.p + k * m + i);
+                        planes8(r);
+                        for (int k = 0; k < 8; k++)
+                                w->vals[i + k] = last += unzz(r[k]);
+                }
+                for (; i < m; i++) {
                         uint64_t z = 0;
                         for (int k = 0; k < 8; k++)
                                 z |= (uint64_t)a.p[k * m + i] << 8 * k;
@@ -1305,13 +1365,14 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         size_t m = 0;
         size_t max = 10 * (size_t)n + 16;
         for (int k = 0; k < 3; k++) {
-                int rc = load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
+                int rc =
+                    load(w, tab + (size_t)k * TMN_STREAM_ENTRY, body, blen, at, max, &w->dec[k]);
                 if (rc)
                         return rc;
         }
         /* D: a variable field's bytes, or a keyed field's codes */
         uint32_t keys = w->keys[f];
-        struct stream v = {w->c.var[f], 0, w->var_cap[f]};
+        struct stream v = {w->c.var[f], 0, w->var_cap[f], 1};
         int rc = load(w, tab + 3 * TMN_STREAM_ENTRY, body, blen, at,
                       fd->type >= TM_FT_TEXT ? NCOL_VAR_MAX
                       : keys                 ? max
@@ -1400,6 +1461,67 @@ static int dec_field(struct ncol_ws *w, unsigned f, int meth, const uint8_t *tab
         return off == (keys ? 0 : v.len) ? 0 : -1;
 }
 
+/* Bytes a stream of table entry e may take: its raw length, at most max
+ * (load() rejects more), at least 1 (load() asks for 1 when it is
+ * empty), 64-byte aligned. */
+static size_t stream_bytes(const uint8_t *e, size_t max)
+{
+        size_t raw = tmn_get32(e + 5);
+        raw = raw < max ? raw : max;
+        return (raw + 64) & ~(size_t)63;
+}
+
+/* The decoded streams of the block of n records whose stream table is
+ * tab (w->keys read): the fields' streams A, B and C (w->dec, each as
+ * large as the largest field's) and every field's stream D (c.var[f],
+ * which the columns point into) lent from one slab on huge pages
+ * (tm_huge.h), as large as the table says (bounded as load() bounds
+ * them): a fresh daemon's first block otherwise took a page fault every
+ * 4 KiB of them as zstd wrote them. The slab grows, never shrinks. */
+static int stream_room(struct ncol_ws *w, const uint8_t *tab, uint32_t n)
+{
+        size_t max = 10 * (size_t)n + 16, abc[3] = {64, 64, 64}, d[TM_SCHEMA_FIELDS_MAX], all = 0;
+        for (unsigned f = 0; f < w->s.nfields; f++) {
+                const uint8_t *e = tab + (NS_FIELD0 + (size_t)f * NCOL_FSTREAMS) * TMN_STREAM_ENTRY;
+                for (unsigned k = 0; k < 3; k++) {
+                        size_t b = stream_bytes(e + k * TMN_STREAM_ENTRY, max);
+                        abc[k] = b > abc[k] ? b : abc[k];
+                }
+                d[f] = stream_bytes(e + 3 * TMN_STREAM_ENTRY, w->s.field[f].type >= TM_FT_TEXT
+                                                                  ? NCOL_VAR_MAX
+                                                              : w->keys[f] ? max
+                                                                           : 0);
+                all += d[f];
+        }
+        all += abc[0] + abc[1] + abc[2];
+        if (all > w->sslab_cap) {
+                free(w->sslab);
+                w->sslab_cap = tm_huge_round(all);
+                if (!(w->sslab = tm_huge_alloc(w->sslab_cap))) {
+                        w->sslab_cap = 0;
+                        for (unsigned k = 0; k < 3; k++)
+                                if (w->dec[k].lent)
+                                        w->dec[k] = (struct stream){0};
+                        memset(w->c.var, 0, sizeof w->c.var);
+                        memset(w->var_cap, 0, sizeof w->var_cap);
+                        return -ENOMEM;
+                }
+        }
+        uint8_t *p = w->sslab;
+        for (unsigned k = 0; k < 3; k++) {
+                if (!w->dec[k].lent)
+                        free(w->dec[k].p);
+                w->dec[k] = (struct stream){p, 0, abc[k], 1};
+                p += abc[k];
+        }
+        for (unsigned f = 0; f < w->s.nfields; f++) {
+                w->c.var[f] = p;
+                w->var_cap[f] = d[f];
+                p += d[f];
+        }
+        return 0;
+}
+
 /* The order and keys of the block body b (raw offset o) into w: coding
  * 4's, checked (plan_check; keys only on a predicted field), or schema
  * order and none. 0, or -EIO with err. */
@@ -1457,7 +1579,7 @@ int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t 
         w->heaped = 0;
         w->done = 0;
         const uint8_t *tab = body + pre;
-        struct stream ks = {w->c.kind, 0, n}, ss = {w->c.section, 0, n};
+        struct stream ks = {w->c.kind, 0, n, 1}, ss = {w->c.section, 0, n, 1};
         rc = load(w, tab, body, blen, &at, n, &ks);
         if (rc == 0)
                 rc = load(w, tab + TMN_STREAM_ENTRY, body, blen, &at, w->s.nsections ? n : 0, &ss);
@@ -1482,6 +1604,8 @@ int ncol_block_decode(struct ncol_ws *w, const uint8_t *p, size_t len, uint64_t 
                                 at += tmn_get32(e + 1);
                 }
         }
+        if (rc == 0)
+                rc = stream_room(w, tab, n);
         for (unsigned j = 0; j < nf && rc == 0; j++) {
                 unsigned f = w->order[j];
                 size_t a = start[f];
@@ -1715,9 +1839,10 @@ static int heap_decode(struct ncol_ws *w, unsigned f, int meth)
                                !w->dec[2].len
                            ? 0
                            : -1;
-        struct hio io = {1, {{w->dec[0].p, w->dec[0].len, 0},
-                             {w->dec[1].p, w->dec[1].len, 0},
-                             {w->dec[2].p, w->dec[2].len, 0}}};
+        struct hio io = {1,
+                         {{w->dec[0].p, w->dec[0].len, 0},
+                          {w->dec[1].p, w->dec[1].len, 0},
+                          {w->dec[2].p, w->dec[2].len, 0}}};
         int rc = heap_walk(w, &io, w->c.nrec);
         if (rc < 0)
                 return rc;

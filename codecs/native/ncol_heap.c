@@ -1,5 +1,6 @@
 /* ncol_heap: the allocator model of schema 2's method 5 (ncol_heap.h). */
 #include "ncol_heap.h"
+#include "../common/tm_huge.h"
 #include "ncol_marks.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@ struct slot {
 
 struct ncol_heap {
         struct slot *slot; /* every address of the block, linear probing */
+        void *slab;        /* slot, live.at and gone.at, on huge pages */
         size_t hcap, hmax, n;
         struct order live, gone;
         uint64_t stack[NCOL_HEAP_CLASSES][NCOL_HEAP_DEPTH]; /* [0] the most recent */
@@ -67,11 +69,10 @@ struct ncol_heap *ncol_heap_new(void)
 
 static void tables_free(struct ncol_heap *h)
 {
-        free(h->slot);
+        free(h->slab);
+        h->slab = NULL;
         ncol_marks_free(&h->live.k);
-        free(h->live.at);
         ncol_marks_free(&h->gone.k);
-        free(h->gone.at);
 }
 
 void ncol_heap_free(struct ncol_heap *h)
@@ -89,12 +90,16 @@ int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
                 c <<= 1;
         if (n > h->n || c > h->hmax) {
                 tables_free(h);
-                h->slot = malloc(c * sizeof *h->slot);
+                /* one slab on huge pages (tm_huge.h): a fresh daemon's first
+                 * block otherwise took a page fault every 4 KiB of it */
+                size_t at = (n + 1) * sizeof(uint64_t);
+                h->slab = tm_huge_alloc(tm_huge_round(c * sizeof *h->slot + 2 * at));
                 int lk = ncol_marks_alloc(&h->live.k, n), gk = ncol_marks_alloc(&h->gone.k, n);
-                h->live.at = malloc((n + 1) * sizeof(uint64_t));
-                h->gone.at = malloc((n + 1) * sizeof(uint64_t));
+                h->slot = h->slab;
+                h->live.at = h->slab ? (uint64_t *)(h->slot + c) : NULL;
+                h->gone.at = h->slab ? (uint64_t *)((uint8_t *)h->live.at + at) : NULL;
                 h->n = h->hmax = 0;
-                if (!h->slot || lk < 0 || gk < 0 || !h->live.at || !h->gone.at) {
+                if (!h->slab || lk < 0 || gk < 0) {
                         tables_free(h);
                         memset(h, 0, sizeof *h);
                         return -ENOMEM;
@@ -182,9 +187,9 @@ int ncol_heap_code(const struct ncol_heap *h, int ev, uint64_t size, uint64_t ol
 {
         static const uint8_t order[] = {NCOL_H_ZERO,       NCOL_H_INPLACE,    NCOL_H_STACK0,
                                         NCOL_H_BUMP,       NCOL_H_CARVE,      NCOL_H_CLASS,
-                                        NCOL_H_STACK0 + 1,
-                                        NCOL_H_STACK0 + 2, NCOL_H_STACK0 + 3, NCOL_H_STACK0 + 4,
-                                        NCOL_H_STACK0 + 5, NCOL_H_STACK0 + 6, NCOL_H_STACK0 + 7};
+                                        NCOL_H_STACK0 + 1, NCOL_H_STACK0 + 2, NCOL_H_STACK0 + 3,
+                                        NCOL_H_STACK0 + 4, NCOL_H_STACK0 + 5, NCOL_H_STACK0 + 6,
+                                        NCOL_H_STACK0 + 7};
         for (size_t i = 0; i < sizeof order; i++) {
                 uint64_t g;
                 if (ncol_heap_guess(h, ev, size, old, order[i], &g) == 0 && g == v)

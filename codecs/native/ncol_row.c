@@ -23,13 +23,38 @@
 
 #define CTX_MAGIC 0xfe4e434f4c325f31ull /* a value schema 1's serial never reaches */
 
+#define NO_FIELD 0xff /* in cctx.slot: the kind has no such var[] slot */
+
 struct cctx {
         uint64_t magic;
         uint64_t id;
         uint32_t max_rec;
         unsigned log2;
         struct ncol_file f;
+        /* the schema's variable fields, for batches taken column by
+         * column: var[0..nvar) the fields, slot[k][s] the field in kind
+         * k's var[] slot s (NO_FIELD), nslots the most slots a kind has */
+        unsigned nvar, nslots;
+        uint8_t var[TM_SCHEMA_FIELDS_MAX];
+        uint8_t slot[TM_SCHEMA_KINDS_MAX][TM_REC_VAR_MAX];
 };
+
+/* x's variable fields and each kind's var[] slots, from its schema. */
+static void var_slots(struct cctx *x)
+{
+        const struct tm_schema *s = &x->f.schema;
+        memset(x->slot, NO_FIELD, sizeof x->slot);
+        for (unsigned f = 0; f < s->nfields; f++)
+                if (s->field[f].type >= TM_FT_TEXT)
+                        x->var[x->nvar++] = (uint8_t)f;
+        for (unsigned k = 0; k < s->nkinds; k++) {
+                unsigned vs = 0;
+                for (unsigned q = 0; q < s->kind[k].nfields && vs < TM_REC_VAR_MAX; q++)
+                        if (s->field[s->kind[k].field[q]].type >= TM_FT_TEXT)
+                                x->slot[k][vs++] = s->kind[k].field[q];
+                x->nslots = vs > x->nslots ? vs : x->nslots;
+        }
+}
 
 /* The state (tm_rstate's first bytes), laid out as schema 1's with a 0
  * where schema 1 has its type count (1..8) and the schema byte after. */
@@ -85,6 +110,7 @@ int ncol_open(const uint8_t *head, size_t n, void **ctx, struct tm_schema *schem
         x->id = atomic_fetch_add(&next_id, 1);
         x->log2 = log2;
         x->max_rec = 1u << log2;
+        var_slots(x);
         struct cstate s0 = {.schema = NCOL_SCHEMA, .log2 = (uint8_t)log2};
         memcpy(st->b, &s0, sizeof s0);
         *schema = x->f.schema;
@@ -278,6 +304,29 @@ static void advance(struct cstate *s, const struct ncol_cols *c, uint32_t body, 
         }
 }
 
+/* Records [j0, j0 + m) of c as out[0..m) (ncol_rec's, var[] slots from
+ * x->slot): rendering a heap trace spent a tenth of its instructions
+ * there, looking up each field's type in the schema. */
+static void recs_put(const struct cctx *x, const struct ncol_cols *c, uint32_t j0, size_t m,
+                     struct tm_rec *out)
+{
+        const struct tm_schema *sc = &x->f.schema;
+        for (size_t i = 0; i < m; i++) {
+                uint32_t j = j0 + (uint32_t)i;
+                unsigned k = c->kind[j];
+                const struct tm_kind *kd = &sc->kind[k];
+                struct tm_rec *r = &out[i];
+                r->kind = k;
+                r->section = c->section[j];
+                for (unsigned q = 0; q < kd->nfields; q++)
+                        r->v[q] = c->col[kd->field[q]][j];
+                for (unsigned v = 0; v < x->nslots && x->slot[k][v] != NO_FIELD; v++) {
+                        unsigned f = x->slot[k][v];
+                        r->var[v] = c->var[f] + c->off[f][j];
+                }
+        }
+}
+
 ssize_t ncol_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
                     uint64_t raw_off, size_t *used, struct tm_rec *out, size_t cap,
                     struct tm_err *err)
@@ -296,41 +345,84 @@ ssize_t ncol_decode(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t l
         size_t m = c->nrec - s.done < cap ? c->nrec - s.done : cap;
         int end;
         m = take(&s, c, body, in, len, eof, m, &end);
-        for (size_t i = 0; i < m; i++)
-                ncol_rec(&x->f.schema, c, s.done + (uint32_t)i, &out[i]);
+        recs_put(x, c, s.done, m, out);
         advance(&s, c, body, m, end, used);
         memcpy(st->b, &s, sizeof s);
         return (ssize_t)m;
 }
 
-/* Record j of c into b as record i; 0, or -1 when its values do not fit
- * in the rest of b's arena. */
-static int batch_put(const struct tm_schema *sc, const struct ncol_cols *c, uint32_t j,
-                     struct tm_rbatch *b, size_t i)
+/* Where record i's bytes of variable field f end in c->var[f]. */
+static inline uint64_t var_end(const struct tm_schema *sc, const struct ncol_cols *c, unsigned f,
+                               uint32_t i)
 {
-        const struct tm_kind *k = &sc->kind[c->kind[j]];
-        size_t need = 0;
-        for (unsigned q = 0; q < k->nfields; q++) {
-                unsigned f = k->field[q];
-                if (sc->field[f].type >= TM_FT_TEXT)
-                        need += sc->field[f].type == TM_FT_LIST ? c->col[f][j] * 8 : c->col[f][j];
+        uint64_t n = c->col[f][i];
+        return c->off[f][i] + (sc->field[f].type == TM_FT_LIST ? n * 8 : n);
+}
+
+/* Bytes of the variable values of records [j, j + k) of c (k >= 1). */
+static uint64_t var_need(const struct cctx *x, const struct ncol_cols *c, uint32_t j, size_t k)
+{
+        uint64_t need = 0;
+        for (unsigned q = 0; q < x->nvar; q++) {
+                unsigned f = x->var[q];
+                need += var_end(&x->f.schema, c, f, j + (uint32_t)k - 1) - c->off[f][j];
         }
-        if (need > b->arena_cap - b->arena_len || (need && !b->arena))
-                return -1;
-        b->kind[i] = c->kind[j];
+        return need;
+}
+
+/* How many of the m records of c from j fit in b's arena (empty): the
+ * most whose values take at most its bytes (none without an arena). */
+static size_t batch_fit(const struct cctx *x, const struct ncol_cols *c, uint32_t j, size_t m,
+                        const struct tm_rbatch *b)
+{
+        uint64_t room = b->arena ? b->arena_cap : 0;
+        if (!x->nvar || !m || var_need(x, c, j, m) <= room)
+                return m;
+        size_t lo = 0, hi = m; /* lo records fit, hi do not */
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (var_need(x, c, j, mid) <= room)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* Records [j, j + k) of c into b (empty) as its records 0..k, column by
+ * column: the block's columns already hold every field of every record (0
+ * where a kind has none), and a variable field's values of consecutive
+ * records lie together in c->var, so each column is one copy and only
+ * the var[] offsets are made a record at a time. The values must fit
+ * (batch_fit). */
+static void batch_cols(const struct cctx *x, const struct ncol_cols *c, uint32_t j, size_t k,
+                       struct tm_rbatch *b)
+{
+        const struct tm_schema *sc = &x->f.schema;
+        const uint8_t *kind = c->kind + j;
+        for (size_t i = 0; i < k; i++)
+                b->kind[i] = kind[i];
         for (unsigned f = 0; f < sc->nfields; f++)
-                b->col[f][i] = c->col[f][j];
-        unsigned vs = 0;
-        for (unsigned q = 0; q < k->nfields; q++) {
-                unsigned f = k->field[q];
-                if (sc->field[f].type < TM_FT_TEXT)
-                        continue;
-                size_t n = sc->field[f].type == TM_FT_LIST ? c->col[f][j] * 8 : c->col[f][j];
-                if (b->arena_cap)
-                        tm_rbatch_put_var(b, i, vs, c->var[f] + c->off[f][j], n);
-                vs++;
+                memcpy(b->col[f], c->col[f] + j, k * sizeof *b->col[f]);
+        if (!k || !x->nvar || !b->arena)
+                return;
+        uint64_t base[TM_SCHEMA_FIELDS_MAX]; /* arena offset of c->var[f] + 0, mod 2^64 */
+        for (unsigned q = 0; q < x->nvar; q++) {
+                unsigned f = x->var[q];
+                uint64_t lo = c->off[f][j], n = var_end(sc, c, f, j + (uint32_t)k - 1) - lo;
+                if (n)
+                        memcpy(b->arena + b->arena_len, c->var[f] + lo, n);
+                base[f] = b->arena_len - lo;
+                b->arena_len += n;
         }
-        return 0;
+        for (unsigned s = 0; s < x->nslots; s++) {
+                uint32_t *v = b->var[s];
+                for (size_t i = 0; i < k; i++) {
+                        unsigned f = x->slot[kind[i]][s];
+                        if (f != NO_FIELD)
+                                v[i] = (uint32_t)(base[f] + c->off[f][j + i]);
+                }
+        }
 }
 
 ssize_t ncol_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, size_t len, int eof,
@@ -352,20 +444,14 @@ ssize_t ncol_decode_batch(void *ctx, struct tm_rstate *st, const uint8_t *in, si
         }
         if (cap > b->cap)
                 cap = b->cap;
-        size_t m = c->nrec - s.done < cap ? c->nrec - s.done : cap, k = 0;
-        while (k < m && batch_put(&x->f.schema, c, s.done + (uint32_t)k, b, k) == 0)
-                k++;
+        size_t m = c->nrec - s.done < cap ? c->nrec - s.done : cap;
+        size_t k = batch_fit(x, c, s.done, m, b);
         if (k == 0 && m)
                 return tm_err_set(err, -ENOSPC, "raw offset %llu: a record larger than the batch",
                                   (unsigned long long)raw_off);
         int end;
-        size_t t = take(&s, c, body, in, len, eof, k, &end);
-        if (t < k) { /* the last record waits: take its values back */
-                k = t;
-                b->arena_len = 0;
-                for (size_t i = 0; i < k; i++)
-                        batch_put(&x->f.schema, c, s.done + (uint32_t)i, b, i);
-        }
+        k = take(&s, c, body, in, len, eof, k, &end); /* the last record may wait */
+        batch_cols(x, c, s.done, k, b);
         b->n = k;
         advance(&s, c, body, k, end, used);
         memcpy(st->b, &s, sizeof s);
@@ -378,9 +464,9 @@ struct ncol_enc {
         tm_rsink sink;
         void *arg;
         int level;
-        size_t n, cap;       /* records buffered, a block's */
-        struct tm_rec *rec;  /* var[] NULL: their bytes at voff in vbytes */
-        uint64_t *voff;      /* [cap][TM_REC_VAR_MAX] */
+        size_t n, cap;      /* records buffered, a block's */
+        struct tm_rec *rec; /* var[] NULL: their bytes at voff in vbytes */
+        uint64_t *voff;     /* [cap][TM_REC_VAR_MAX] */
         uint8_t *vbytes;
         size_t vlen, vcap;
         struct ncol_ws *ws;
@@ -399,8 +485,8 @@ void ncol_enc_free(struct ncol_enc *e)
         free(e);
 }
 
-int ncol_enc_open(const struct tm_renc_src *src, unsigned log2, int level, tm_rsink sink,
-                  void *arg, struct ncol_enc **out, struct tm_err *err)
+int ncol_enc_open(const struct tm_renc_src *src, unsigned log2, int level, tm_rsink sink, void *arg,
+                  struct ncol_enc **out, struct tm_err *err)
 {
         struct ncol_enc *e = calloc(1, sizeof *e);
         if (!e)

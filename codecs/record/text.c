@@ -161,14 +161,34 @@ static inline int plain(uint8_t c)
  * twiddling: each exact as a whole-word answer). Attributes are mostly
  * plain (mtrace's callers, ~45 bytes a line): a word at a time, their
  * tokens took a third less time (bench/text_bench). */
-static inline int plain8(uint64_t x)
+static inline uint64_t unplain_any(uint64_t x)
 {
         const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
         uint64_t less = (x - ones * 0x21) & ~x & highs;
         uint64_t more = ((x + ones * (127 - 0x7e)) | x) & highs;
         uint64_t y = x ^ (ones * '%');
         uint64_t pct = (y - ones) & ~y & highs;
-        return !(less | more | pct);
+        return less | more | pct;
+}
+
+static inline int plain8(uint64_t x)
+{
+        return !unplain_any(x);
+}
+
+/* Are all n bytes at b plain? Four words a step, one test a step. */
+static int all_plain(const uint8_t *b, size_t n)
+{
+        uint64_t bad = 0;
+        size_t i = 0;
+        for (; i + 32 <= n && !bad; i += 32)
+                bad = unplain_any(le64(b + i)) | unplain_any(le64(b + i + 8)) |
+                      unplain_any(le64(b + i + 16)) | unplain_any(le64(b + i + 24));
+        for (; i + 8 <= n && !bad; i += 8)
+                bad = unplain_any(le64(b + i));
+        for (; i < n && !bad; i++)
+                bad = !plain(b[i]);
+        return !bad;
 }
 
 /* How many of b's n bytes, from the start, are in whole plain words. */
@@ -183,6 +203,32 @@ static inline uint64_t plain_words(const uint8_t *b, uint64_t n)
         return i;
 }
 
+/* b's n (4 or more) bytes copied to p whole words at a time, the last
+ * word the one that ends at b + n (4 bytes twice below 8), when all are
+ * plain: 1. Else 0, p's n bytes undefined. Names of 10-40 bytes (Java's)
+ * took a word test, a call to memcpy and a byte loop for their tail. */
+static inline int put_plain(char *p, const uint8_t *b, uint64_t n)
+{
+        uint64_t bad = 0, x;
+        if (n < 8) {
+                uint32_t lo, hi;
+                memcpy(&lo, b, 4);
+                memcpy(&hi, b + n - 4, 4);
+                memcpy(p, &lo, 4);
+                memcpy(p + n - 4, &hi, 4);
+                return !unplain_any(lo | (uint64_t)hi << 32);
+        }
+        for (uint64_t i = 0; i + 8 <= n; i += 8) {
+                memcpy(&x, b + i, 8);
+                bad |= unplain_any(x);
+                memcpy(p + i, &x, 8);
+        }
+        memcpy(&x, b + n - 8, 8);
+        bad |= unplain_any(x);
+        memcpy(p + n - 8, &x, 8);
+        return !bad;
+}
+
 static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
 {
         if (n == 0) {
@@ -193,6 +239,8 @@ static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
                 memcpy(p, "%2D", 3);
                 return p + 3;
         }
+        if (n >= 4 && put_plain(p, b, n))
+                return p + n;
         uint64_t i = plain_words(b, n);
         memcpy(p, b, i);
         p += i;
@@ -210,16 +258,65 @@ static char *put_bytes(char *p, const uint8_t *b, uint64_t n)
         return p;
 }
 
+/* Bit 7 of each byte of x that is not plain, exactly per byte (plain8's
+ * tests may mark a byte beside a hit; these add to bytes of 7 bits,
+ * which never carry into the next). */
+static inline uint64_t unplain8(uint64_t x)
+{
+        const uint64_t ones = 0x0101010101010101ull, highs = ones * 0x80, lows = ones * 0x7f;
+        uint64_t y = x & lows;
+        uint64_t less = ~(y + ones * (0x80 - 0x21)) & highs; /* below 0x21 */
+        uint64_t del = ~((y ^ lows) + lows) & highs;         /* 0x7f */
+        uint64_t pct = ~((y ^ ones * '%') + lows) & highs;   /* '%' */
+        return (x & highs) | less | del | pct;
+}
+
+/* How many bytes unplain8's answer m marks. */
+static inline unsigned unplain_count(uint64_t m)
+{
+        return (unsigned)(((m >> 7) * 0x0101010101010101ull) >> 56);
+}
+
+static inline uint32_t le32(const uint8_t *b)
+{
+        uint32_t v;
+        memcpy(&v, b, 4);
+#ifdef RR_BIG_ENDIAN
+        v = __builtin_bswap32(v);
+#endif
+        return v;
+}
+
+/* The token's length: n bytes, 2 more for each one shown as %XX; a word
+ * at a time, the last word the one that ends at b + n (its bytes already
+ * counted shifted out), so that no byte past the value is read. */
 static size_t bytes_len(const uint8_t *b, uint64_t n)
 {
         if (n == 0)
                 return 1;
         if (n == 1 && b[0] == '-')
                 return 3;
-        size_t len = (size_t)n;
-        for (uint64_t i = plain_words(b, n); i < n; i++)
-                len += 2 * !plain(b[i]);
-        return len;
+        uint64_t bad = 0;
+        if (n >= 8) {
+                uint64_t i = 0;
+                for (; i + 8 <= n; i += 8)
+                        bad += unplain_count(unplain8(le64(b + i)));
+                if (i < n)
+                        bad += unplain_count(unplain8(le64(b + n - 8)) >> 8 * (8 - (n - i)));
+        } else if (n >= 4) { /* bytes 0..3, and the last 4 shifted past those */
+                uint64_t m = unplain8(le32(b) | (uint64_t)le32(b + n - 4) << 32);
+                bad = unplain_count((uint32_t)m) + unplain_count(m >> 32 >> 8 * (8 - n));
+        } else {
+                for (uint64_t i = 0; i < n; i++)
+                        bad += !plain(b[i]);
+        }
+        return (size_t)(n + 2 * bad);
+}
+
+/* bytes_len of n bytes at b known to be plain. */
+static inline uint32_t plain_bytes_len(const uint8_t *b, uint64_t n)
+{
+        return n > 1 ? (uint32_t)n : n ? 1 + 2 * (b[0] == '-') : 1;
 }
 
 static char *put_list(char *p, const uint8_t *b, uint64_t n)
@@ -995,6 +1092,12 @@ static void batch_lens_kinds(const struct tm_text_plan *p, const struct field_sh
                              const struct tm_rbatch *b, uint32_t *line, uint64_t *fsum)
 {
         uint32_t pm[256], t[256];
+        /* text without a byte to escape (Java's names): its tokens' lengths
+         * are its lengths, known without reading it */
+        int plain = 0;
+        for (unsigned f = 0; f < p->nfields && !plain; f++)
+                plain = (fs->has >> f & 1) && fs->op[f] == TM_TOP_BYTES;
+        plain = plain && b->arena && all_plain(b->arena, b->arena_len);
         for (size_t at = 0; at < b->n; at += 256) {
                 size_t m = b->n - at < 256 ? b->n - at : 256;
                 uint32_t *ln = line + at;
@@ -1007,7 +1110,15 @@ static void batch_lens_kinds(const struct tm_text_plan *p, const struct field_sh
                         const uint64_t *c = b->col[f] + at;
                         unsigned op = fs->op[f], fop = fs->fop[f], w = fs->width[f];
                         uint64_t sum = 0;
-                        if (tm_text_op_var(op) || tm_text_op_var(fop)) {
+                        if (plain && op == TM_TOP_BYTES && fop == TM_TOP_BYTES) {
+                                const uint32_t *vo = b->var[fs->slot[f]] + at;
+                                for (size_t i = 0; i < m; i++) {
+                                        uint32_t tl = plain_bytes_len(b->arena + vo[i], c[i]) + 1;
+                                        tl = pm[i] >> f & 1 ? tl : 0;
+                                        sum += tl;
+                                        ln[i] += tl;
+                                }
+                        } else if (tm_text_op_var(op) || tm_text_op_var(fop)) {
                                 for (size_t i = 0; i < m; i++) {
                                         if (!(pm[i] >> f & 1))
                                                 continue;
@@ -1016,8 +1127,9 @@ static void batch_lens_kinds(const struct tm_text_plan *p, const struct field_sh
                                         sum += tl;
                                         if (!tm_text_shown(op, c[i])) /* an empty word list */
                                                 continue;
-                                        ln[i] += op == fop ? tl
-                                                           : (uint32_t)tok_len(op, c[i], &var, w) + 1;
+                                        ln[i] += op == fop
+                                                     ? tl
+                                                     : (uint32_t)tok_len(op, c[i], &var, w) + 1;
                                 }
                         } else {
                                 col_lens(fop, w, c, m, t);
