@@ -30,11 +30,6 @@
 #include "support/tmn_block.h"
 #include "support/tmtest.h"
 
-static int sink(void *arg, const void *p, size_t n)
-{
-        return tmt_put(arg, p, n);
-}
-
 static uint64_t rnd(uint64_t *s)
 {
         *s ^= *s << 13;
@@ -125,14 +120,8 @@ static const struct tm_blob blobs[] = {{"first", (const uint8_t *)"hello", 5},
 static struct tmt_buf encode(const struct tm_schema *s, const char *enc, const struct tm_rec *r,
                              size_t n)
 {
-        struct tmt_buf o = {0};
-        struct tm_renc *e;
-        struct tm_err err = {0};
         const struct tm_renc_src src = {s, blobs, 2};
-        assert_int_equal(tmn_enc_open_src(&src, enc, sink, &o, &e, &err), 0);
-        assert_int_equal(tm_rcodec_native.enc_put(e, r, n, 0, &err), 0);
-        assert_int_equal(tm_rcodec_native.enc_finish(e, &err), 0);
-        return o;
+        return tmn_test_encode(&src, enc, r, n);
 }
 
 /* Is record b (schema s) record a? */

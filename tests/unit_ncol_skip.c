@@ -28,13 +28,9 @@
 
 #include "codecs/native/ncol.h"
 #include "codecs/record/text.h"
+#include "support/tmn_block.h"
 #include "support/tmtest.h"
 #include "views/view.h"
-
-static int sink(void *arg, const void *p, size_t n)
-{
-        return tmt_put(arg, p, n);
-}
 
 /* Fields: t (number), cls (text), mth (text), obj (number), ids (list),
  * raw (bytes). Kinds put the variable fields in different var[] slots:
@@ -137,14 +133,8 @@ static struct tm_rec *records(const struct tm_schema *s, size_t n, uint64_t seed
 static struct tmt_buf encode(const struct tm_schema *s, const char *enc, const struct tm_rec *r,
                              size_t n)
 {
-        struct tmt_buf o = {0};
-        struct tm_renc *e;
-        struct tm_err err = {0};
         const struct tm_renc_src src = {s, NULL, 0};
-        assert_int_equal(tmn_enc_open_src(&src, enc, sink, &o, &e, &err), 0);
-        assert_int_equal(tm_rcodec_native.enc_put(e, r, n, 0, &err), 0);
-        assert_int_equal(tm_rcodec_native.enc_finish(e, &err), 0);
-        return o;
+        return tmn_test_encode(&src, enc, r, n);
 }
 
 /* Is record b (schema s) record a, sections aside? */

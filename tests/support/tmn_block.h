@@ -1,7 +1,8 @@
 /* tmn_block.h: what the native format's unit tests build blocks and read
  * files with: a schema-1 block of raw streams assembled by hand, a reader
  * of a buffer for tmn_storage_scan (codecs/native/native_stats.h), and a
- * whole file decoded through the row (tmn_test_rows).
+ * whole file decoded through the row (tmn_test_rows), and records
+ * written through the row into a buffer (tmn_test_encode).
  * Header only (static inline): include after codecs/native/native.h and
  * cmocka.h. */
 #ifndef TM_TEST_TMN_BLOCK_H
@@ -15,6 +16,7 @@
 #include "codecs/common/tm_err.h"
 #include "codecs/native/native.h"
 #include "codecs/record/record.h"
+#include "support/tmtest.h"
 
 /* A block of raw streams: the body of coding mode with ns streams
  * st[0..ns) stored as they are, its header and checksum, into out; its
@@ -120,6 +122,25 @@ static inline int tmn_test_rows_into(size_t chunk, const uint8_t *p, size_t len,
 {
         struct tmn_test_into g = {got, max};
         return tmn_test_rows(p, len, chunk, tmn_test_into_put, &g, n, err);
+}
+
+static inline int tmn_test_sink(void *arg, const void *p, size_t n)
+{
+        return tmt_put(arg, p, n);
+}
+
+/* r[0..n) written through the native row's encoder enc (a name as
+ * tm_rcodec_native's, e.g. "b10") for src's schema and blobs. */
+static inline struct tmt_buf tmn_test_encode(const struct tm_renc_src *src, const char *enc,
+                                             const struct tm_rec *r, size_t n)
+{
+        struct tmt_buf o = {0};
+        struct tm_renc *e;
+        struct tm_err err = {0};
+        assert_int_equal(tmn_enc_open_src(src, enc, tmn_test_sink, &o, &e, &err), 0);
+        assert_int_equal(tm_rcodec_native.enc_put(e, r, n, 0, &err), 0);
+        assert_int_equal(tm_rcodec_native.enc_finish(e, &err), 0);
+        return o;
 }
 
 #endif
