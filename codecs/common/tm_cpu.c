@@ -36,6 +36,9 @@ static unsigned detect(void)
         TM_CPU_ASK("avx512ifma", TM_CPU_AVX512IFMA)
         TM_CPU_ASK("avx512vbmi", TM_CPU_AVX512VBMI)
         TM_CPU_ASK("avx512vbmi2", TM_CPU_AVX512VBMI2)
+        TM_CPU_ASK("avx2", TM_CPU_AVX2)
+        TM_CPU_ASK("bmi", TM_CPU_BMI1)
+        TM_CPU_ASK("lzcnt", TM_CPU_LZCNT)
 #undef TM_CPU_ASK
 #endif
         return f;

@@ -2,7 +2,7 @@
  * switch that turns all vector code off, and the one dispatch that every
  * module with a vector path goes through.
  *
- * Vector code lives in one folder per architecture (arch/x86/: AVX-512),
+ * Vector code lives in one folder per architecture (arch/x86/: AVX-512, and AVX2 where a CPU lacks it),
  * one <module>_impl.h each, included by the module's portable .c, as in
  * libdeflate's lib/x86/. A module gathers its functions in a const table
  * (struct <module>_impl), one for the portable code and one for each
@@ -37,6 +37,17 @@
 #define TM_CPU_AVX512IFMA (1u << 7)
 #define TM_CPU_AVX512VBMI (1u << 8)
 #define TM_CPU_AVX512VBMI2 (1u << 9)
+#define TM_CPU_AVX2 (1u << 10)
+#define TM_CPU_BMI1 (1u << 11) /* tzcnt, andn */
+#define TM_CPU_LZCNT (1u << 12)
+
+/* What every AVX2 path here may use: AVX2 with BMI1/2, lzcnt and popcnt,
+ * as every x86-64 CPU with AVX2 since 2013 has (x86-64-v3). The second
+ * tier of arch/x86/, for CPUs without AVX-512 (AMD before Zen 4, Intel's
+ * client cores). */
+#define TM_CPU_AVX2_SET (TM_CPU_AVX2 | TM_CPU_BMI1 | TM_CPU_BMI2 | TM_CPU_LZCNT | TM_CPU_POPCNT)
+/* The same as a target attribute: keep the two lists equal. */
+#define TM_AVX2_TARGET "avx2,bmi,bmi2,lzcnt,popcnt"
 
 /* What every AVX-512 path here needs at least: byte-granular masks and
  * byte permutes. */
