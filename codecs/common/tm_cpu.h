@@ -2,14 +2,12 @@
  * switch that turns all vector code off, and the one dispatch that every
  * module with a vector path goes through.
  *
- * Vector code lives in one folder per architecture (arch/x86/: AVX-512, and AVX2 where a CPU lacks it),
- * one <module>_impl.h each, included by the module's portable .c, as in
- * libdeflate's lib/x86/. A module gathers its functions in a const table
- * (struct <module>_impl), one for the portable code and one for each
- * vector path, and keeps a struct tm_cpu_slot; tm_cpu_pick() hands out
- * the table chosen for this CPU at the first call (libdeflate's
- * arch_select) and the same table from then on. tm_cpu_choose() makes the
- * choice again: the module's test hook (e.g. tm_render_force_scalar).
+ * Vector code lives in one folder per architecture (arch/x86/: AVX-512, and AVX2 where a CPU lacks
+ * it), one <module>_impl.h each, included by the module's portable .c, as in libdeflate's lib/x86/.
+ * A module gathers its functions in a const table (struct <module>_impl), one for the portable code
+ * and one for each vector path, and keeps a struct tm_cpu_slot; tm_cpu_pick() hands out the table
+ * chosen for this CPU at the first call (libdeflate's arch_select) and the same table from then on.
+ * tm_cpu_choose() makes the choice again: the module's test hook (e.g. tm_render_force_scalar).
  *
  * The switch: TM_NO_SIMD=1 in the environment when a module chooses makes
  * tm_cpu_features() return 0, so every module takes its portable path.
