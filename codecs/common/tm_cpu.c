@@ -53,7 +53,12 @@ unsigned tm_cpu_features(void)
                 f = detect() | TM_CPU_KNOWN;
                 atomic_store_explicit(&tm_cpu_cached, f, memory_order_relaxed);
         }
-        return f & ~TM_CPU_KNOWN;
+        f &= ~TM_CPU_KNOWN;
+        if (env_on("TM_NO_AVX512")) /* the AVX2 tier on any CPU that has it */
+                f &= ~(TM_CPU_AVX512F | TM_CPU_AVX512BW | TM_CPU_AVX512VL | TM_CPU_AVX512DQ |
+                       TM_CPU_AVX512CD | TM_CPU_AVX512IFMA | TM_CPU_AVX512VBMI |
+                       TM_CPU_AVX512VBMI2);
+        return f;
 }
 
 const void *tm_cpu_choose(struct tm_cpu_slot *s, int portable_only)

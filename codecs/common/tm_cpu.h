@@ -11,7 +11,9 @@
  *
  * The switch: TM_NO_SIMD=1 in the environment when a module chooses makes
  * tm_cpu_features() return 0, so every module takes its portable path.
- * TM_RENDER_SCALAR=1 means the same (tests/unit_render.c sets it). */
+ * TM_RENDER_SCALAR=1 means the same (tests/unit_render.c sets it).
+ * TM_NO_AVX512=1 hides the AVX-512 bits only, so that a test on a CPU
+ * with AVX-512 runs the AVX2 tier too. */
 #ifndef TM_CPU_H
 #define TM_CPU_H
 
