@@ -1,4 +1,4 @@
-/* render_impl.h: the din renderer's AVX-512 path, included by
+/* render_impl.h: the din renderer's AVX-512 and AVX2 paths, included by
  * codecs/address/render.c (which has the scalar paths, render_batch_fn,
  * render_cols_fn and struct render_impl) on x86-64. Compiled with target
  * attributes, so the rest of the build stays baseline x86-64;
@@ -234,16 +234,111 @@ __attribute__((target(TM_AVX512))) static size_t render_cols_avx512(char *dst, c
         return (size_t)(p - dst) + render_cols_scalar(p, type + i, addr + i, n - i);
 }
 
-static const struct render_impl render_avx512 = {render_batch_avx512, render_cols_avx512};
+static const struct render_impl render_avx512 = {render_batch_avx512, render_cols_avx512, "avx512"};
+
+/* ---- the AVX2 tier (x86-64-v3: CPUs without AVX-512) ----
+ *
+ * Without byte permutes across a register or compress, a line at a time
+ * in a 16-byte register: the address's 16 nibbles spread to bytes, least
+ * significant first (and, shift, unpack), made digits by one byte shuffle
+ * (pshufb) with the hex table, then one more shuffle puts them most
+ * significant first and drops the leading zeros: output byte j takes
+ * nibble nd - 1 - j, and a negative index (j >= nd) gives 0. The digit and
+ * the space are one 2-byte store before it, the '\n' one byte after; the
+ * 16-byte store may scribble up to 15 bytes past the line (TM_RENDER_SLACK
+ * covers the last). Two addresses share the spreading. */
+
+/* render_sel[nd][j]: nd - 1 - j, or -1 (0x80 would do) for j >= nd. */
+static _Alignas(16) int8_t render_sel[17][16];
+
+static void render_sel_init(void)
+{
+        for (int nd = 0; nd <= 16; nd++)
+                for (int j = 0; j < 16; j++)
+                        render_sel[nd][j] = (int8_t)(j < nd ? nd - 1 - j : -1);
+}
+static pthread_once_t render_sel_once = PTHREAD_ONCE_INIT;
+
+struct render_v2 {
+        __m128i m0f, hex;
+};
+
+__attribute__((target(TM_AVX2_TARGET))) static inline struct render_v2 render_v2_load(void)
+{
+        return (struct render_v2){
+            .m0f = _mm_set1_epi8(0x0f),
+            .hex = _mm_loadu_si128((const void *)render_hex64),
+        };
+}
+
+/* The line of (type, a) at p, nib holding a's nibbles as bytes, least
+ * significant first; returns its length. */
+__attribute__((target(TM_AVX2_TARGET))) static inline unsigned
+render_line_v2(char *p, const struct render_v2 *r, unsigned type, uint64_t a, __m128i nib)
+{
+        unsigned nd = (67u - (unsigned)_lzcnt_u64(a | 1)) >> 2;
+        __m128i dig = _mm_shuffle_epi8(r->hex, nib);
+        __m128i sel = _mm_load_si128((const void *)render_sel[nd]);
+        uint16_t head = (uint16_t)(('0' + type) | ' ' << 8);
+        memcpy(p, &head, 2);
+        _mm_storeu_si128((void *)(p + 2), _mm_shuffle_epi8(dig, sel));
+        p[2 + nd] = '\n';
+        return 3 + nd;
+}
+
+/* The lines of (t0, a0) and (t1, a1) at p, x holding a0 and a1 (the
+ * scalars come from memory: cheaper than out of x); returns their length. */
+__attribute__((target(TM_AVX2_TARGET))) static inline size_t
+render_pair_v2(char *p, const struct render_v2 *r, __m128i x, uint64_t a0, uint64_t a1, unsigned t0,
+               unsigned t1)
+{
+        __m128i lo = _mm_and_si128(x, r->m0f);
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), r->m0f);
+        unsigned n0 = render_line_v2(p, r, t0, a0, _mm_unpacklo_epi8(lo, hi));
+        return n0 + render_line_v2(p + n0, r, t1, a1, _mm_unpackhi_epi8(lo, hi));
+}
+
+__attribute__((target(TM_AVX2_TARGET))) static size_t
+render_cols_avx2(char *dst, const uint8_t *type, const uint64_t *addr, size_t n)
+{
+        const struct render_v2 r = render_v2_load();
+        char *p = dst;
+        size_t i = 0;
+        for (; i + 2 <= n; i += 2)
+                p += render_pair_v2(p, &r, _mm_loadu_si128((const void *)(addr + i)), addr[i],
+                                    addr[i + 1], type[i], type[i + 1]);
+        return (size_t)(p - dst) + render_cols_scalar(p, type + i, addr + i, n - i);
+}
+
+__attribute__((target(TM_AVX2_TARGET))) static size_t
+render_batch_avx2(char *dst, const struct tm_ref *refs, size_t n)
+{
+        const struct render_v2 r = render_v2_load();
+        char *p = dst;
+        size_t i = 0;
+        for (; i + 2 <= n; i += 2) {
+                uint64_t a0 = refs[i].addr, a1 = refs[i + 1].addr;
+                __m128i x = _mm_unpacklo_epi64(_mm_loadl_epi64((const void *)&refs[i].addr),
+                                               _mm_loadl_epi64((const void *)&refs[i + 1].addr));
+                p += render_pair_v2(p, &r, x, a0, a1, refs[i].type, refs[i + 1].type);
+        }
+        return (size_t)(p - dst) + render_batch_scalar(p, refs + i, n - i);
+}
+
+static const struct render_impl render_avx2 = {render_batch_avx2, render_cols_avx2, "avx2"};
 
 /* The tm_cpu_slot arch of render.c: &render_avx512 if this CPU runs it,
- * its tables made; else NULL. */
+ * its tables made; else &render_avx2 if it runs that; else NULL. */
 static const void *render_arch_choose(unsigned features)
 {
-        if ((features & RENDER_AVX512_NEEDS) != RENDER_AVX512_NEEDS)
+        if ((features & RENDER_AVX512_NEEDS) == RENDER_AVX512_NEEDS) {
+                pthread_once(&render_layout_once, render_layouts_init);
+                return &render_avx512;
+        }
+        if ((features & TM_CPU_AVX2_SET) != TM_CPU_AVX2_SET)
                 return NULL;
-        pthread_once(&render_layout_once, render_layouts_init);
-        return &render_avx512;
+        pthread_once(&render_sel_once, render_sel_init);
+        return &render_avx2;
 }
 
 #endif

@@ -2,7 +2,7 @@
  * here are the portable implementations of tm_render_din_batch and
  * tm_render_din_cols (tm_render_din line after line) and the run-time
  * choice between them and the vector ones of arch/
- * (arch/x86/render_impl.h: AVX-512). */
+ * (arch/x86/render_impl.h: AVX-512, AVX2). */
 #include "render.h"
 
 #include <stddef.h>
@@ -36,13 +36,15 @@ typedef size_t render_cols_fn(char *dst, const uint8_t *type, const uint64_t *ad
 struct render_impl {
         render_batch_fn *batch;
         render_cols_fn *cols;
+        const char *name; /* tm_render_din_batch_impl's */
 };
 
 #ifdef TM_CPU_X86
 #include "../../arch/x86/render_impl.h"
 #endif
 
-static const struct render_impl render_portable = {render_batch_scalar, render_cols_scalar};
+static const struct render_impl render_portable = {render_batch_scalar, render_cols_scalar,
+                                                   "scalar"};
 static struct tm_cpu_slot render_slot = {.arch = TM_CPU_ARCH(render_arch_choose),
                                          .portable = &render_portable};
 
@@ -63,7 +65,7 @@ size_t tm_render_din_cols(char *dst, const uint8_t *type, const uint64_t *addr, 
 
 const char *tm_render_din_batch_impl(void)
 {
-        return render_impl() == &render_portable ? "scalar" : "avx512";
+        return render_impl()->name;
 }
 
 void tm_render_force_scalar(int on)
