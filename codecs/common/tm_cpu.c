@@ -3,6 +3,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef TM_CPU_X86
+#include <cpuid.h>
+#endif
 
 /* Set in the cached value once the CPU has been asked. */
 #define TM_CPU_KNOWN (1u << 31)
@@ -38,7 +41,11 @@ static unsigned detect(void)
         TM_CPU_ASK("avx512vbmi2", TM_CPU_AVX512VBMI2)
         TM_CPU_ASK("avx2", TM_CPU_AVX2)
         TM_CPU_ASK("bmi", TM_CPU_BMI1)
-        TM_CPU_ASK("lzcnt", TM_CPU_LZCNT)
+        /* clang's __builtin_cpu_supports knows no "lzcnt": CPUID
+         * 0x80000001, ECX bit 5 (LZCNT, AMD's ABM) */
+        unsigned ea, eb, ec, ed;
+        if (__get_cpuid(0x80000001u, &ea, &eb, &ec, &ed) && (ec & 1u << 5))
+                f |= TM_CPU_LZCNT;
 #undef TM_CPU_ASK
 #endif
         return f;
