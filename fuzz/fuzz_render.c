@@ -2,7 +2,7 @@
  *
  * The input is a list of references, 9 bytes each (8 of address, little
  * endian, then the type, taken mod 10). tm_render_din_batch, on its
- * dispatched path (AVX-512 where the CPU has it) and on its portable path,
+ * dispatched path (AVX-512, else AVX2, where the CPU has it) and on its portable path,
  * must write exactly the bytes of one tm_render_din call per reference,
  * never touch dst past its documented room, and read refs only in [0, n).
  * Refs sit at the end of a heap block, so ASan catches a read past them. */
