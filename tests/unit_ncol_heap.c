@@ -14,6 +14,11 @@
  *   streams    method 5's codes walked by hand: a stack hit, the end of
  *              the last allocation, in place, a rank among the freed and
  *              among the live addresses, each where the model says;
+ *   blocks     one encoder and one decoder through blocks of few, then
+ *              many new addresses (the model's table starts at what the
+ *              block before had and grows within the block), and back:
+ *              the bytes are a fresh encoder's and the columns the
+ *              records';
  *   damage     every byte of a method-5 block's body changed with its CRC
  *              made right: -EIO or some columns, never a crash (the
  *              sanitizers' build checks the reads); with the CRC left,
@@ -84,7 +89,8 @@ static struct tm_rec *history(size_t n, uint64_t seed)
                         top += 16 * c;
                 if (nlive > 0 && x % 10 == 4) { /* realloc of the last one, in place */
                         set(&r[i], TM_HK_REALLOC,
-                            (uint64_t[]){lsize[nlive - 1], live[nlive - 1], live[nlive - 1], 7, 0, t});
+                            (uint64_t[]){lsize[nlive - 1], live[nlive - 1], live[nlive - 1], 7, 0,
+                                         t});
                         continue;
                 }
                 live[nlive] = a;
@@ -190,6 +196,67 @@ static void test_hostile(void **unused)
         free(r);
 }
 
+/* Record i of blocks that need the model's table to grow: an
+ * allocation at a new random address, or a free of one allocated 1-8
+ * records before (a rank among the live ones). */
+static void spread(struct tm_rec *r, size_t n, uint64_t seed)
+{
+        for (size_t i = 0; i < n; i++) {
+                uint64_t x = rnd(&seed);
+                if (i >= 8 && x % 3 == 0 && r[i - 1 - x % 8].kind == TM_HK_ALLOC)
+                        set(&r[i], TM_HK_FREE, (uint64_t[]){r[i - 1 - x % 8].v[1], 1, 0, i});
+                else
+                        set(&r[i], TM_HK_ALLOC,
+                            (uint64_t[]){x >> 54, 0x7f0000000000 + (x & 0xffffff0), 1, 0, i});
+        }
+}
+
+static void test_blocks(void **unused)
+{
+        (void)unused;
+        struct ncol_ws *w = ncol_ws_new(&tm_schema_heap), *d = ncol_ws_new(&tm_schema_heap);
+        assert_non_null(w);
+        assert_non_null(d);
+        size_t big = 1u << 16;
+        struct tm_rec *many = calloc(big, sizeof *many);
+        assert_non_null(many);
+        spread(many, big, 3);
+        struct tm_rec *few = history(big, 11);
+        struct {
+                const struct tm_rec *r;
+                size_t n;
+        } seq[] = {{few, 3000}, {many, 30000},     {few, big},
+                   {few, 100},  {many + 5, 40000}, {many, 1}};
+        for (size_t b = 0; b < sizeof seq / sizeof *seq; b++) {
+                const uint8_t *p, *q;
+                size_t len, flen;
+                assert_int_equal(ncol_block_encode(w, seq[b].r, seq[b].n, 3, &p, &len, NULL), 0);
+                struct ncol_ws *f = ncol_ws_new(&tm_schema_heap);
+                assert_non_null(f);
+                assert_int_equal(ncol_block_encode(f, seq[b].r, seq[b].n, 3, &q, &flen, NULL), 0);
+                assert_int_equal(len, flen);
+                assert_memory_equal(p, q, len);
+                ncol_ws_free(f);
+                const struct ncol_cols *c;
+                struct tm_err err = {0};
+                assert_int_equal(ncol_block_decode(d, p, len, 0, &c, &err), 0);
+                assert_int_equal(c->nrec, seq[b].n);
+                for (size_t i = 0; i < seq[b].n; i++) {
+                        struct tm_rec got;
+                        const struct tm_rec *want = &seq[b].r[i];
+                        ncol_rec(&tm_schema_heap, c, (uint32_t)i, &got);
+                        assert_int_equal(got.kind, want->kind);
+                        for (unsigned j = 0; j + 1 < tm_schema_heap.kind[want->kind].nfields; j++)
+                                if (got.v[j] != want->v[j])
+                                        fail_msg("block %zu record %zu value %u", b, i, j);
+                }
+        }
+        ncol_ws_free(w);
+        ncol_ws_free(d);
+        free(many);
+        free(few);
+}
+
 static void test_streams(void **unused)
 {
         (void)unused;
@@ -259,8 +326,8 @@ static void test_damage(void **unused)
                         memcpy(b, p, len);
                         b[i] ^= (uint8_t)flip;
                         assert_int_equal(ncol_block_decode(d, b, len, 0, &c, &err), -EIO);
-                        uint32_t crc = (uint32_t)crc32_z(crc32(0, b, 12), b + TMN_BLK_HDR,
-                                                         len - TMN_BLK_HDR);
+                        uint32_t crc =
+                            (uint32_t)crc32_z(crc32(0, b, 12), b + TMN_BLK_HDR, len - TMN_BLK_HDR);
                         tmn_put32(b + 12, crc);
                         int rc = ncol_block_decode(d, b, len, 0, &c, &err);
                         assert_true(rc == 0 || rc == -EIO);
@@ -276,9 +343,8 @@ static void test_damage(void **unused)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_model),
-            cmocka_unit_test(test_hostile),
-            cmocka_unit_test(test_streams),
+            cmocka_unit_test(test_model),   cmocka_unit_test(test_hostile),
+            cmocka_unit_test(test_streams), cmocka_unit_test(test_blocks),
             cmocka_unit_test(test_damage),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,9 +118,9 @@ struct ncol_cols {
  * structure (a hash of 2^ceil(log2 2n) slots of 4 bytes for n records,
  * and 8 bytes a record); the keyed values' table when a block has keys
  * (2^ceil(log2 2n) slots of 24 bytes, and 8 bytes a record); the streams
- * of one block; for a schema with the
- * allocator model (ncol_heap.h) its tables, at most 5.2 MiB at blocks of
- * 2^16 records. */
+ * of the largest block and up to half as much again (stream_room); for a
+ * schema with the allocator model (ncol_heap.h) its tables, at most 6.2
+ * MiB at blocks of 2^16 records. */
 struct ncol_ws;
 struct ncol_ws *ncol_ws_new(const struct tm_schema *s);
 void ncol_ws_free(struct ncol_ws *w);

@@ -24,8 +24,10 @@ struct slot {
 
 struct ncol_heap {
         struct slot *slot; /* every address of the block, linear probing */
-        void *slab;        /* slot, live.at and gone.at, on huge pages */
-        size_t hcap, hmax, n;
+        void *slab;        /* live.at, gone.at, slot and its scratch, on huge pages */
+        /* slots in use (hcap), its most this block (bound), allocated
+         * (hmax, and hmax / 4 + 1 of scratch after them); used are taken */
+        size_t hcap, bound, hmax, used, n;
         struct order live, gone;
         uint64_t stack[NCOL_HEAP_CLASSES][NCOL_HEAP_DEPTH]; /* [0] the most recent */
         uint8_t depth[NCOL_HEAP_CLASSES];
@@ -83,21 +85,39 @@ void ncol_heap_free(struct ncol_heap *h)
         free(h);
 }
 
+/* The table's slots for a block whose last block took used of them: a
+ * third full, at least 2^10. */
+static size_t cap_for(size_t used, size_t bound)
+{
+        size_t c = 1024;
+        while (c < 3 * used && c < bound)
+                c <<= 1;
+        return c < bound ? c : bound;
+}
+
 int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
 {
         size_t c = 16;
         while (c < events + events / 2 + 1)
                 c <<= 1;
+        /* A block's first (no block before) takes the table at its bound,
+         * as every block once did; the next ones start at three times the
+         * addresses the last one had and grow by halves (grow): a heap
+         * trace's blocks of 2^16 records have about 20,000 addresses, and
+         * the bound's 2^17 slots of 16 bytes spread them over 2 MiB, which
+         * missed the cache at every lookup (and was cleared each block). */
+        int first = h->hmax == 0;
         if (n > h->n || c > h->hmax) {
                 tables_free(h);
                 /* one slab on huge pages (tm_huge.h): a fresh daemon's first
-                 * block otherwise took a page fault every 4 KiB of it */
+                 * block otherwise took a page fault every 4 KiB of it; the
+                 * table's scratch last, untouched unless it grows */
                 size_t at = (n + 1) * sizeof(uint64_t);
-                h->slab = tm_huge_alloc(tm_huge_round(c * sizeof *h->slot + 2 * at));
+                h->slab = tm_huge_alloc(tm_huge_round(2 * at + (c + c / 4 + 1) * sizeof *h->slot));
                 int lk = ncol_marks_alloc(&h->live.k, n), gk = ncol_marks_alloc(&h->gone.k, n);
-                h->slot = h->slab;
-                h->live.at = h->slab ? (uint64_t *)(h->slot + c) : NULL;
+                h->live.at = h->slab;
                 h->gone.at = h->slab ? (uint64_t *)((uint8_t *)h->live.at + at) : NULL;
+                h->slot = h->slab ? (struct slot *)((uint8_t *)h->gone.at + at) : NULL;
                 h->n = h->hmax = 0;
                 if (!h->slab || lk < 0 || gk < 0) {
                         tables_free(h);
@@ -107,8 +127,10 @@ int ncol_heap_reset(struct ncol_heap *h, size_t n, size_t events)
                 h->n = n;
                 h->hmax = c;
         }
-        h->hcap = c;
-        memset(h->slot, 0, c * sizeof *h->slot);
+        h->bound = c;
+        h->hcap = first ? c : cap_for(h->used, c);
+        h->used = 0;
+        memset(h->slot, 0, h->hcap * sizeof *h->slot);
         ncol_marks_reset(&h->live.k, h->n); /* times up to h->n: order_mark */
         ncol_marks_reset(&h->gone.k, h->n);
         memset(h->depth, 0, sizeof h->depth);
@@ -142,6 +164,24 @@ static size_t slot_of(const struct ncol_heap *h, uint64_t v)
         while (h->slot[i].time && h->slot[i].key != v)
                 i = (i + 1) & (h->hcap - 1);
         return i;
+}
+
+/* The table twice as large, its addresses moved (when it is over half
+ * full and below its bound, so at most hcap / 2 + 1 <= hmax / 4 + 1 are):
+ * the scratch past hmax holds them meanwhile. */
+static void grow(struct ncol_heap *h)
+{
+        if (h->used * 2 <= h->hcap || h->hcap >= h->bound)
+                return;
+        struct slot *tmp = h->slot + h->hmax;
+        size_t m = 0;
+        for (size_t i = 0; i < h->hcap; i++)
+                if (h->slot[i].time)
+                        tmp[m++] = h->slot[i];
+        h->hcap *= 2;
+        memset(h->slot, 0, h->hcap * sizeof *h->slot);
+        for (size_t j = 0; j < m; j++)
+                h->slot[slot_of(h, tmp[j].key)] = tmp[j];
 }
 
 /* v marked in o at its next time (0 when o is full); the time. */
@@ -282,4 +322,8 @@ void ncol_heap_see(struct ncol_heap *h, int ev, uint64_t size, uint64_t v, unsig
         e->dead = ev == NCOL_HE_FREE;
         /* a block of n records has at most n events of a sort, so a time is free */
         e->time = order_mark(h, e->dead ? &h->gone : &h->live, v);
+        if (!known) {
+                h->used++;
+                grow(h);
+        }
 }

@@ -18,9 +18,12 @@
  * State is reset at each block. Memory: the free stacks, 2^10 classes of
  * 8 addresses and the end of its last allocation (72 KiB); for a block
  * of n records with e allocation and free events (e <= 2n), a hash of
- * the block's addresses, 2^ceil(log2 (1.5e + 1)) slots of 16 bytes, and
- * the two orders (live by allocation, freed by free; ncol_marks.h), 17
- * bytes a record: 3.2 MiB at n = 2^16 and e < 87382, 5.2 MiB at most. */
+ * the block's addresses of at most c = 2^ceil(log2 (1.5e + 1)) slots of
+ * 16 bytes and c / 4 + 1 more to move them as it grows (a block after
+ * the first starts it at 3 times the addresses the block before had,
+ * from 2^10, and doubles it when it is half full), and the two orders
+ * (live by allocation, freed by free; ncol_marks.h), 17 bytes a record:
+ * 3.7 MiB at n = 2^16 and e < 87382, 6.2 MiB at most. */
 #ifndef TM_NCOL_HEAP_H
 #define TM_NCOL_HEAP_H
 
