@@ -323,7 +323,7 @@ static void pipe_generic(struct pipe *q)
                 q->nrec += (size_t)n;
                 for (size_t i = 0, k; i < (size_t)n; i += k) {
                         o += tm_text_lines(q->stage + o, PIPE_STAGE - o, &q->plan, recs + i,
-                                              (size_t)n - i, &k);
+                                           (size_t)n - i, &k);
                         if (k == 0 && o == 0)
                                 pipe_stuck();
                         if (i + k < (size_t)n)
@@ -382,6 +382,11 @@ static void pipe_bench(const struct recs *t, const struct tm_rcodec *codec, void
         q.keep = &b;
         pipe_text(&q);
         q.keep = NULL;
+        if (b.n == 0 && q.nrec == 0 && a.n > 0) { /* native's schema 2: the generic path's */
+                printf("decode + render: %s leaves this trace to the generic path\n", codec->name);
+                free(a.b);
+                return;
+        }
         int same = a.n == b.n && ng == q.nrec && memcmp(a.b, b.b, a.n) == 0;
         printf("decode + render (%s renderer), %zu records, %zu bytes of text: the text "
                "decoder's bytes %s the generic path's\n",

@@ -585,6 +585,7 @@ static void vplan_kind(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
                         break;
                 case TM_TOP_HEX:
                         vk->lim[i] = 1ull << 52;
+                        vk->xhex |= (uint8_t)(1u << i);
                         vk->img[16 * i + 1] = '0';
                         vk->img[16 * i + 2] = 'x';
                         vk->kconst[reg] |= 6ull << at;
@@ -846,6 +847,7 @@ struct text_impl {
         lines_fn *lines;
         nums_fn *nums;
         hex_lens_fn *hex_lens;
+        const char *name; /* tm_text_lines_impl's */
 };
 
 /* ---- vector paths: text_arch_choose ---- */
@@ -856,7 +858,7 @@ struct text_impl {
 
 /* ---- dispatch ---- */
 
-static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar};
+static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar, "scalar"};
 static struct tm_cpu_slot text_slot = {.arch = TM_CPU_ARCH(text_arch_choose),
                                        .portable = &text_scalar};
 
@@ -867,7 +869,7 @@ static const struct text_impl *text_get(void)
 
 const char *tm_text_lines_impl(void)
 {
-        return text_get()->lines == lines_scalar ? "scalar" : "avx512";
+        return text_get()->name;
 }
 
 void tm_text_force_scalar(int on)
