@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/common/tm_cpu.h"
 #include "codecs/heap/heap.h"
+#include "codecs/java/jtrace.h"
 #include "codecs/object/ptf.h"
 #include "codecs/record/text.h"
 
@@ -258,11 +260,25 @@ static uint64_t edge_value(void)
 static uint64_t vector_value(void)
 {
         static const uint64_t border[] = {
-            999999999999999ull, 1000000000000000ull, (1ull << 52) - 1, 1ull << 52,         0, 9, 10,
-            99999999,           100000000,           0xfffffffffffull, 0x1000000000000ull,
+            999999999999999ull,
+            1000000000000000ull,
+            (1ull << 52) - 1,
+            1ull << 52,
+            (1ull << 52) + 1,
+            1ull << 63,
+            UINT64_MAX,
+            0,
+            9,
+            10,
+            99999999,
+            100000000,
+            0xfffffffffffull,
+            0x1000000000000ull,
         };
         if (rnd() % 16 == 0)
                 return border[rnd() % (sizeof border / sizeof *border)];
+        if (rnd() % 16 == 0) /* the AVX2 path's 10^8 split (a double's rounding), to 2^52 + 1 */
+                return (rnd() % 45035997) * 100000000 + rnd() % 3 - 1;
         uint64_t p = 10;
         for (uint64_t k = rnd() % 15; k; k--)
                 p *= 10;
@@ -618,6 +634,22 @@ static void test_mixed_random(void **state)
         check_all(&mixed, 5000);
 }
 
+/* The AVX2 tier (arch/x86/text_avx2_impl.h) is the one chosen on a CPU
+ * with AVX2 and without the AVX-512 path's features, and renders Java's
+ * schema (text fields beside 12-digit times) as the scalar path does;
+ * check_all compares it on the others. */
+static void test_avx2_tier(void **state)
+{
+        (void)state;
+        const char *impl = tm_text_lines_impl();
+        if (tm_cpu_has(TM_CPU_AVX2_SET) && !tm_cpu_has(TM_CPU_AVX512_BYTES | TM_CPU_AVX512IFMA))
+                assert_string_equal(impl, "avx2");
+        else
+                assert_true(strcmp(impl, "scalar") == 0 || strcmp(impl, "avx512") == 0 ||
+                            strcmp(impl, "avx2") == 0);
+        check_all(&tm_schema_java, 5000);
+}
+
 /* Every 10^k - 1, 10^k, 10^k + 1 and the extremes, in every number show,
  * and one bytes value holding all 256 byte values. */
 static void test_edges(void **state)
@@ -938,6 +970,7 @@ int main(void)
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
             cmocka_unit_test(test_batch_lens),  cmocka_unit_test(test_batch_lens_var),
+            cmocka_unit_test(test_avx2_tier),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

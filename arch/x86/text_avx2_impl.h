@@ -56,28 +56,17 @@ __attribute__((target(RR_AVX2))) static inline void split8_x(__m256i v, __m256i 
         *hi = q;
 }
 
-/* Store the 16-byte chunks of lanes a (values 0 and 2) and b (1 and 3)
- * as 4 chunks in value order at out; returns their '0' bytes, 16 bits a
- * chunk (from the registers: a mask read back from out would wait for
- * the stores). */
-__attribute__((target(RR_AVX2))) static inline uint64_t put_chunks_x(uint8_t *out, __m256i a,
-                                                                     __m256i b)
+/* The chunks of lanes a (values 0 and 2) and b (1 and 3) in value order:
+ * c[0] values 0 and 1, c[1] values 2 and 3. */
+__attribute__((target(RR_AVX2))) static inline void order_x(__m256i *c, __m256i a, __m256i b)
 {
-        const __m256i zeros = _mm256_set1_epi8('0');
-        __m256i c01 = _mm256_permute2x128_si256(a, b, 0x20);
-        __m256i c23 = _mm256_permute2x128_si256(a, b, 0x31);
-        _mm256_store_si256((__m256i *)(void *)out, c01);
-        _mm256_store_si256((__m256i *)(void *)(out + 32), c23);
-        uint32_t z01 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c01, zeros));
-        uint32_t z23 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c23, zeros));
-        return z01 | (uint64_t)z23 << 32;
+        c[0] = _mm256_permute2x128_si256(a, b, 0x20);
+        c[1] = _mm256_permute2x128_si256(a, b, 0x31);
 }
 
-/* The decimal chunks of the 4 lanes of v: 16 digits with leading zeros
- * (lanes below 2^52; only the low 8 when big is 0). Returns their '0'
- * bytes. */
-__attribute__((target(RR_AVX2))) static inline uint64_t dec_chunks_x(uint8_t *out, __m256i v,
-                                                                     int big)
+/* The decimal chunks of the 4 lanes of v into c[0..1]: 16 digits with
+ * leading zeros (lanes below 2^52; only the low 8 when big is 0). */
+__attribute__((target(RR_AVX2))) static inline void dec_chunks_x(__m256i *c, __m256i v, int big)
 {
         __m256i dh, dl;
         if (big) {
@@ -89,12 +78,12 @@ __attribute__((target(RR_AVX2))) static inline uint64_t dec_chunks_x(uint8_t *ou
                 dh = _mm256_set1_epi8('0');
                 dl = dec8_x(v);
         }
-        return put_chunks_x(out, _mm256_unpacklo_epi64(dh, dl), _mm256_unpackhi_epi64(dh, dl));
+        order_x(c, _mm256_unpacklo_epi64(dh, dl), _mm256_unpackhi_epi64(dh, dl));
 }
 
-/* The hex chunks of the 4 lanes of v: 16 lowercase digits each. Returns
- * their '0' bytes. */
-__attribute__((target(RR_AVX2))) static inline uint64_t hex_chunks_x(uint8_t *out, __m256i v)
+/* The hex chunks of the 4 lanes of v into c[0..1]: 16 lowercase digits
+ * each. */
+__attribute__((target(RR_AVX2))) static inline void hex_chunks_x(__m256i *c, __m256i v)
 {
         const __m256i bswap =
             _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
@@ -105,9 +94,13 @@ __attribute__((target(RR_AVX2))) static inline uint64_t hex_chunks_x(uint8_t *ou
         const __m256i nib = _mm256_set1_epi8(0x0f);
         __m256i x = _mm256_shuffle_epi8(v, bswap); /* each lane's bytes, high first */
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), nib), lo = _mm256_and_si256(x, nib);
-        return put_chunks_x(out, _mm256_shuffle_epi8(dig, _mm256_unpacklo_epi8(hi, lo)),
-                            _mm256_shuffle_epi8(dig, _mm256_unpackhi_epi8(hi, lo)));
+        order_x(c, _mm256_shuffle_epi8(dig, _mm256_unpacklo_epi8(hi, lo)),
+                _mm256_shuffle_epi8(dig, _mm256_unpackhi_epi8(hi, lo)));
 }
+
+/* blend_x[b]: the 128-bit halves whose bit in b (2 bits) is set. */
+static const int64_t blend_x[4][4] = {
+    {0, 0, 0, 0}, {-1, -1, 0, 0}, {0, 0, -1, -1}, {-1, -1, -1, -1}};
 
 /* Lanes of v (bit i: lane i) below 2^52, and above 10^8 - 1. */
 __attribute__((target(RR_AVX2))) static inline unsigned below52_x(__m256i v)
@@ -127,60 +120,111 @@ static const uint8_t shift_x[32] = {
     0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
 
+/* Field i of r (kind k) at o and its blank, as put_line does it. */
+static inline char *put_field(char *o, const struct tm_text_kind *k, const struct tm_rec *r,
+                              unsigned i)
+{
+        if (!tm_text_shown(k->op[i], r->v[i]))
+                return o;
+        o = put_tok(o, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
+        *o++ = ' ';
+        return o;
+}
+
+/* Field i (0..7; half h of chunk register c, its '0' bytes z) at o: a
+ * chunk when in vec, 0x first when in hex, else put_field. */
+#define FIELD_X(i, c, h, z)                                                                        \
+        do {                                                                                       \
+                if ((i) >= nf)                                                                     \
+                        goto done;                                                                 \
+                if (vec >> (i)&1) {                                                                \
+                        __m128i x_ =                                                               \
+                            (h) ? _mm256_extracti128_si256(c, 1) : _mm256_castsi256_si128(c);      \
+                        unsigned n_ = (unsigned)__builtin_ctz(~(unsigned)((z) >> 16 * ((i)&3)) |   \
+                                                              0x8000u); /* keep one digit */       \
+                        memcpy(o, "0x", 2);                                                        \
+                        o += 2 * (hl >> (i)&1);                                                    \
+                        _mm_storeu_si128(                                                          \
+                            (__m128i *)(void *)o,                                                  \
+                            _mm_shuffle_epi8(                                                      \
+                                x_,                                                                \
+                                _mm_loadu_si128((const __m128i *)(const void *)(shift_x + n_))));  \
+                        o += 16 - n_;                                                              \
+                        *o++ = ' ';                                                                \
+                } else {                                                                           \
+                        o = put_field(o, k, r, i);                                                 \
+                }                                                                                  \
+        } while (0)
+
+/* The '0' bytes of chunk registers c[0..1], 16 bits a chunk. */
+__attribute__((target(RR_AVX2))) static inline uint64_t zeros_x(const __m256i *c)
+{
+        const __m256i zeros = _mm256_set1_epi8('0');
+        uint32_t a = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c[0], zeros));
+        uint32_t b = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c[1], zeros));
+        return a | (uint64_t)b << 32;
+}
+
 /* The line of r (kind k) at o, as put_line; writes up to TM_TEXT_SLACK
- * bytes past its end (a chunk is stored whole). */
+ * bytes past its end (a chunk is stored whole). The chunks stay in
+ * registers: stored and read back they cost a failed store forwarding
+ * a field. */
 __attribute__((target(RR_AVX2), always_inline)) static inline char *
 put_line_x(char *o, const struct tm_text_kind *k, const struct tm_text_vkind *vk,
            const struct tm_rec *r)
 {
-        _Alignas(32) uint8_t dec[128], hex[128];
-        uint64_t zd[2] = {0, 0}, zh[2] = {0, 0}; /* '0' bytes of the chunks */
         unsigned nf = k->nfields;
         unsigned lanes = nf < 8 ? (1u << nf) - 1 : 0xffu;
         unsigned dl = vk->kdec & lanes, hl = vk->xhex & lanes;
         /* r->v has TM_KIND_FIELDS_MAX (16) values: both loads are in it */
         __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)r->v);
         __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(r->v + 4));
+        __m256i c[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                        _mm256_setzero_si256()};
         if (dl) {
                 dl &= below52_x(v0) | below52_x(v1) << 4;
                 unsigned big = (over8_x(v0) | over8_x(v1) << 4) & dl;
-                zd[0] = dec_chunks_x(dec, v0, big & 15);
+                dec_chunks_x(c, v0, big & 15);
                 if (dl >> 4)
-                        zd[1] = dec_chunks_x(dec + 64, v1, big >> 4);
+                        dec_chunks_x(c + 2, v1, big >> 4);
         }
-        if (hl) {
-                zh[0] = hex_chunks_x(hex, v0);
-                if (hl >> 4)
-                        zh[1] = hex_chunks_x(hex + 64, v1);
+        if (hl) { /* hex chunks over the decimal ones where the kind has hex */
+                __m256i h[4];
+                hex_chunks_x(h, v0);
+                for (unsigned j = 0; j < 2; j++)
+                        c[j] = _mm256_blendv_epi8(
+                            c[j], h[j],
+                            _mm256_loadu_si256(
+                                (const __m256i *)(const void *)blend_x[hl >> 2 * j & 3]));
+                if (hl >> 4) {
+                        hex_chunks_x(h + 2, v1);
+                        for (unsigned j = 2; j < 4; j++)
+                                c[j] = _mm256_blendv_epi8(
+                                    c[j], h[j],
+                                    _mm256_loadu_si256(
+                                        (const __m256i *)(const void *)blend_x[hl >> 2 * j & 3]));
+                }
         }
         unsigned vec = dl | hl;
+        uint64_t z0 = zeros_x(c), z1 = nf > 4 ? zeros_x(c + 2) : 0;
         memcpy(o, k->head, TM_NAME_MAX);
         o += k->head_len;
-        for (unsigned i = 0; i < nf; i++) {
-                if (vec >> i & 1) {
-                        unsigned x = hl >> i & 1;
-                        __m128i c = _mm_load_si128(
-                            (const __m128i *)(const void *)((x ? hex : dec) + 16 * i));
-                        unsigned m = (unsigned)((x ? zh : zd)[i >> 2] >> 16 * (i & 3));
-                        unsigned z = (unsigned)__builtin_ctz(~m | 0x8000u); /* keep one digit */
-                        memcpy(o, "0x", 2);
-                        o += 2 * x;
-                        _mm_storeu_si128(
-                            (__m128i *)(void *)o,
-                            _mm_shuffle_epi8(
-                                c, _mm_loadu_si128((const __m128i *)(const void *)(shift_x + z))));
-                        o += 16 - z;
-                        *o++ = ' ';
-                        continue;
-                }
-                if (!tm_text_shown(k->op[i], r->v[i]))
-                        continue;
-                o = put_tok(o, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
-                *o++ = ' ';
-        }
+        FIELD_X(0, c[0], 0, z0);
+        FIELD_X(1, c[0], 1, z0);
+        FIELD_X(2, c[1], 0, z0);
+        FIELD_X(3, c[1], 1, z0);
+        FIELD_X(4, c[2], 0, z1);
+        FIELD_X(5, c[2], 1, z1);
+        FIELD_X(6, c[3], 0, z1);
+        FIELD_X(7, c[3], 1, z1);
+        for (unsigned i = 8; i < nf; i++)
+                o = put_field(o, k, r, i);
+done:
         o[-1] = '\n'; /* over the last blank: the name's when there is no field */
         return o;
 }
+
+#undef FIELD_X
 
 __attribute__((target(RR_AVX2))) static size_t lines_avx2(char *dst, size_t cap,
                                                           const struct tm_text_plan *p,
