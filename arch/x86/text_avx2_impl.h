@@ -34,25 +34,20 @@ __attribute__((target(RR_AVX2))) static inline __m256i dec8_x(__m256i v)
         return _mm256_add_epi8(_mm256_or_si256(q, _mm256_slli_epi16(x, 8)), _mm256_set1_epi8('0'));
 }
 
-/* v = *hi * 10^8 + *lo for lanes below 2^52 (others: garbage). v is exact
- * as a double there (its bits under the exponent of 2^52); the product
- * with 10^-8 may round up to the next integer, so the remainder is set
- * right in both directions. */
+/* v = *hi * 10^8 + *lo for lanes below 2^52 (others: garbage). v is
+ * exact as a double there (its bits under the exponent of 2^52), and
+ * hi = floor(v * 10^-8) is exact too: the rounded 10^-8 is above the true
+ * one by 2e-26, and the product's rounding moves it by at most half its
+ * ulp, 2^-28 (hi < 2^26), while a v that is not a multiple of 10^8 is 10^-8
+ * or more below the next integer. (tests/unit_text.c tries k * 10^8 - 1.) */
 __attribute__((target(RR_AVX2))) static inline void split8_x(__m256i v, __m256i *hi, __m256i *lo)
 {
         const __m256i magic = _mm256_set1_epi64x(0x4330000000000000ll); /* 2^52 */
-        const __m256i c1e8 = _mm256_set1_epi64x(100000000);
         __m256d d = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(v, magic)),
                                   _mm256_castsi256_pd(magic));
         __m256i q =
             _mm256_cvtepu32_epi64(_mm256_cvttpd_epi32(_mm256_mul_pd(d, _mm256_set1_pd(1e-8))));
-        __m256i r = _mm256_sub_epi64(v, _mm256_mul_epu32(q, c1e8));
-        __m256i neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), r);
-        q = _mm256_add_epi64(q, neg);
-        r = _mm256_add_epi64(r, _mm256_and_si256(neg, c1e8));
-        __m256i over = _mm256_cmpgt_epi64(r, _mm256_set1_epi64x(99999999));
-        q = _mm256_sub_epi64(q, over);
-        *lo = _mm256_sub_epi64(r, _mm256_and_si256(over, c1e8));
+        *lo = _mm256_sub_epi64(v, _mm256_mul_epu32(q, _mm256_set1_epi64x(100000000)));
         *hi = q;
 }
 
