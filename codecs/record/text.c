@@ -698,6 +698,10 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                                 pk->pos[f] = (int8_t)i;
                         pk->present |= 1u << f;
                         plain &= op <= TM_TOP_LIST;
+                        if (op == TM_TOP_BYTES || op == TM_TOP_OWNT)
+                                pk->var3 |= (uint16_t)(1u << i);
+                        else if (op == TM_TOP_LIST || op == TM_TOP_OWNL)
+                                pk->var21 |= (uint16_t)(1u << i);
                         if (tm_text_op_var(op)) {
                                 if (slot == TM_REC_VAR_MAX)
                                         return -EINVAL;
@@ -760,12 +764,10 @@ static inline char *put_line(char *p, const struct tm_text_kind *k, const struct
 static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_rec *r)
 {
         size_t max = k->fixed_max;
-        for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_TOP_BYTES || k->op[i] == TM_TOP_OWNT)
-                        max += 3 * r->v[i];
-                else if (k->op[i] == TM_TOP_LIST || k->op[i] == TM_TOP_OWNL)
-                        max += (NUM_MAX + 1) * r->v[i];
-        }
+        for (unsigned m = k->var3; m; m &= m - 1) /* only the variable fields */
+                max += 3 * r->v[__builtin_ctz(m)];
+        for (unsigned m = k->var21; m; m &= m - 1)
+                max += (NUM_MAX + 1) * r->v[__builtin_ctz(m)];
         return max;
 }
 

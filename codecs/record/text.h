@@ -184,6 +184,8 @@ struct tm_text_kind {
         uint32_t present;                  /* bit f: the kind has schema field f */
         uint32_t fixed_max;                /* longest line with every variable field empty,
                                             * without the slack */
+        uint16_t var3, var21;              /* positions whose value (a length) adds 3 or
+                                            * 21 bytes a unit to that: text, lists */
 };
 
 /* One kind as the vector line renderers see it (codecs/record/text.c; callers
