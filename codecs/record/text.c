@@ -13,8 +13,10 @@
  * own functions (digit counts from clz and a table), so that skipping
  * writes nothing. On x86-64 with AVX-512 (IFMA, VBMI2) the batch line
  * renderers make a whole line of up to 8 fields in two registers instead
- * (put_line_v, arch/x86/text_impl.h), about twice as fast again. bench/text_bench measures
- * all of it. */
+ * (put_line_v, arch/x86/text_impl.h), about twice as fast again; with AVX2
+ * alone (x86-64-v3) they convert a line's numbers in two registers and
+ * place them field by field (put_line_x, arch/x86/text_avx2_impl.h), the
+ * rest of the line as here. bench/text_bench measures all of it. */
 #include "text.h"
 
 #include <errno.h>
