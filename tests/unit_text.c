@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/common/tm_cpu.h"
 #include "codecs/heap/heap.h"
+#include "codecs/java/jtrace.h"
 #include "codecs/object/ptf.h"
 #include "codecs/record/text.h"
 
@@ -258,11 +260,25 @@ static uint64_t edge_value(void)
 static uint64_t vector_value(void)
 {
         static const uint64_t border[] = {
-            999999999999999ull, 1000000000000000ull, (1ull << 52) - 1, 1ull << 52,         0, 9, 10,
-            99999999,           100000000,           0xfffffffffffull, 0x1000000000000ull,
+            999999999999999ull,
+            1000000000000000ull,
+            (1ull << 52) - 1,
+            1ull << 52,
+            (1ull << 52) + 1,
+            1ull << 63,
+            UINT64_MAX,
+            0,
+            9,
+            10,
+            99999999,
+            100000000,
+            0xfffffffffffull,
+            0x1000000000000ull,
         };
         if (rnd() % 16 == 0)
                 return border[rnd() % (sizeof border / sizeof *border)];
+        if (rnd() % 16 == 0) /* the AVX2 path's 10^8 split (a double's rounding), to 2^52 + 1 */
+                return (rnd() % 45035997) * 100000000 + rnd() % 3 - 1;
         uint64_t p = 10;
         for (uint64_t k = rnd() % 15; k; k--)
                 p *= 10;
@@ -596,13 +612,19 @@ static void check_all_impl(const struct tm_schema *s, size_t n)
         recset_free(&t);
 }
 
-/* Both batch implementations (the vector one where the CPU has it). */
+/* Every batch implementation: the portable one, the one chosen for this
+ * CPU, and the AVX2 tier where the CPU has AVX-512 too (TM_NO_AVX512). */
 static void check_all(const struct tm_schema *s, size_t n)
 {
         tm_text_force_scalar(1);
         check_all_impl(s, n);
         tm_text_force_scalar(0);
         check_all_impl(s, n);
+        setenv("TM_NO_AVX512", "1", 1);
+        tm_text_force_scalar(0);
+        check_all_impl(s, n);
+        unsetenv("TM_NO_AVX512");
+        tm_text_force_scalar(0);
 }
 
 static void test_heap_random(void **state)
@@ -616,6 +638,28 @@ static void test_mixed_random(void **state)
         (void)state;
         mixed_init();
         check_all(&mixed, 5000);
+}
+
+/* The AVX2 tier (arch/x86/text_avx2_impl.h) is the one chosen on a CPU
+ * with AVX2 when the AVX-512 bits are hidden (or absent), and renders
+ * Java's schema (text fields beside 12-digit times) as the scalar path
+ * does; check_all compares it on the others. */
+static void test_avx2_tier(void **state)
+{
+        (void)state;
+        tm_text_force_scalar(1);
+        assert_string_equal(tm_text_lines_impl(), "scalar");
+        tm_text_force_scalar(0);
+        const char *impl = tm_text_lines_impl();
+        assert_true(strcmp(impl, "scalar") == 0 || strcmp(impl, "avx512") == 0 ||
+                    strcmp(impl, "avx2") == 0);
+        print_message("tm_text_lines: %s\n", impl);
+        setenv("TM_NO_AVX512", "1", 1);
+        tm_text_force_scalar(0);
+        assert_string_equal(tm_text_lines_impl(), tm_cpu_has(TM_CPU_AVX2_SET) ? "avx2" : "scalar");
+        unsetenv("TM_NO_AVX512");
+        tm_text_force_scalar(0);
+        check_all(&tm_schema_java, 5000);
 }
 
 /* Every 10^k - 1, 10^k, 10^k + 1 and the extremes, in every number show,
@@ -938,6 +982,7 @@ int main(void)
             cmocka_unit_test(test_edges),       cmocka_unit_test(test_bad_kind),
             cmocka_unit_test(test_plan_errors), cmocka_unit_test(test_nums),
             cmocka_unit_test(test_batch_lens),  cmocka_unit_test(test_batch_lens_var),
+            cmocka_unit_test(test_avx2_tier),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

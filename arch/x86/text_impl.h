@@ -1,5 +1,7 @@
 /* text_impl.h: the record renderers' AVX-512 path (put_line_v: a line
- * of up to 8 number fields made in two registers), included by
+ * of up to 8 number fields made in two registers) and, for CPUs without
+ * AVX-512, the AVX2 path (text_avx2_impl.h: a line's numbers converted
+ * together, placed field by field), included by
  * codecs/record/text.c on x86-64, whose static helpers (put_line, line_bound,
  * num_line, the plan) it uses for what it leaves to the portable path.
  * Compiled with target attributes, so the rest of the build stays
@@ -236,13 +238,17 @@ hex_lens_avx512(const uint64_t *c, size_t n, uint32_t *out, unsigned add)
 
 #define TEXT_AVX512_NEEDS (RR_AVX512_NEEDS | TM_CPU_AVX512CD)
 
-static const struct text_impl text_avx512 = {lines_avx512, nums_avx512, hex_lens_avx512};
+static const struct text_impl text_avx512 = {lines_avx512, nums_avx512, hex_lens_avx512, "avx512"};
 
-/* The tm_cpu_slot arch of text.c: the vector paths if this CPU runs them,
- * else NULL. */
+#include "text_avx2_impl.h"
+
+/* The tm_cpu_slot arch of text.c: the AVX-512 paths if this CPU runs
+ * them, else the AVX2 ones, else NULL. */
 static const void *text_arch_choose(unsigned features)
 {
-        return (features & TEXT_AVX512_NEEDS) == TEXT_AVX512_NEEDS ? &text_avx512 : NULL;
+        if ((features & TEXT_AVX512_NEEDS) == TEXT_AVX512_NEEDS)
+                return &text_avx512;
+        return (features & TM_CPU_AVX2_SET) == TM_CPU_AVX2_SET ? &text_avx2 : NULL;
 }
 
 #endif

@@ -13,8 +13,10 @@
  * own functions (digit counts from clz and a table), so that skipping
  * writes nothing. On x86-64 with AVX-512 (IFMA, VBMI2) the batch line
  * renderers make a whole line of up to 8 fields in two registers instead
- * (put_line_v, arch/x86/text_impl.h), about twice as fast again. bench/text_bench measures
- * all of it. */
+ * (put_line_v, arch/x86/text_impl.h), about twice as fast again; with AVX2
+ * alone (x86-64-v3) they convert a line's numbers in two registers and
+ * place them field by field (put_line_x, arch/x86/text_avx2_impl.h), the
+ * rest of the line as here. bench/text_bench measures all of it. */
 #include "text.h"
 
 #include <errno.h>
@@ -585,6 +587,7 @@ static void vplan_kind(struct tm_text_vkind *vk, const struct tm_text_kind *pk)
                         break;
                 case TM_TOP_HEX:
                         vk->lim[i] = 1ull << 52;
+                        vk->xhex |= (uint8_t)(1u << i);
                         vk->img[16 * i + 1] = '0';
                         vk->img[16 * i + 2] = 'x';
                         vk->kconst[reg] |= 6ull << at;
@@ -697,6 +700,10 @@ int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s, const s
                                 pk->pos[f] = (int8_t)i;
                         pk->present |= 1u << f;
                         plain &= op <= TM_TOP_LIST;
+                        if (op == TM_TOP_BYTES || op == TM_TOP_OWNT)
+                                pk->var3 |= (uint16_t)(1u << i);
+                        else if (op == TM_TOP_LIST || op == TM_TOP_OWNL)
+                                pk->var21 |= (uint16_t)(1u << i);
                         if (tm_text_op_var(op)) {
                                 if (slot == TM_REC_VAR_MAX)
                                         return -EINVAL;
@@ -759,12 +766,10 @@ static inline char *put_line(char *p, const struct tm_text_kind *k, const struct
 static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_rec *r)
 {
         size_t max = k->fixed_max;
-        for (unsigned i = 0; i < k->nfields; i++) {
-                if (k->op[i] == TM_TOP_BYTES || k->op[i] == TM_TOP_OWNT)
-                        max += 3 * r->v[i];
-                else if (k->op[i] == TM_TOP_LIST || k->op[i] == TM_TOP_OWNL)
-                        max += (NUM_MAX + 1) * r->v[i];
-        }
+        for (unsigned m = k->var3; m; m &= m - 1) /* only the variable fields */
+                max += 3 * r->v[__builtin_ctz(m)];
+        for (unsigned m = k->var21; m; m &= m - 1)
+                max += (NUM_MAX + 1) * r->v[__builtin_ctz(m)];
         return max;
 }
 
@@ -846,6 +851,7 @@ struct text_impl {
         lines_fn *lines;
         nums_fn *nums;
         hex_lens_fn *hex_lens;
+        const char *name; /* tm_text_lines_impl's */
 };
 
 /* ---- vector paths: text_arch_choose ---- */
@@ -856,7 +862,7 @@ struct text_impl {
 
 /* ---- dispatch ---- */
 
-static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar};
+static const struct text_impl text_scalar = {lines_scalar, nums_scalar, hex_lens_scalar, "scalar"};
 static struct tm_cpu_slot text_slot = {.arch = TM_CPU_ARCH(text_arch_choose),
                                        .portable = &text_scalar};
 
@@ -867,7 +873,7 @@ static const struct text_impl *text_get(void)
 
 const char *tm_text_lines_impl(void)
 {
-        return text_get()->lines == lines_scalar ? "scalar" : "avx512";
+        return text_get()->name;
 }
 
 void tm_text_force_scalar(int on)

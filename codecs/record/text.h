@@ -184,13 +184,15 @@ struct tm_text_kind {
         uint32_t present;                  /* bit f: the kind has schema field f */
         uint32_t fixed_max;                /* longest line with every variable field empty,
                                             * without the slack */
+        uint16_t var3, var21;              /* positions whose value (a length) adds 3 or
+                                            * 21 bytes a unit to that: text, lists */
 };
 
-/* One kind as the AVX-512 line renderer sees it (codecs/record/text.c; callers
- * need not look). A line is made in two 64-byte registers of four 16-byte
- * chunks, one per field: ' ' and the field's characters right-aligned,
- * then the leading zeros are squeezed out; or, when its numbers are small
- * and it fits, in one register (the short layout, s* below). */
+/* One kind as the vector line renderers see it (codecs/record/text.c; callers
+ * need not look; the AVX2 one reads kdec and xhex only). In the AVX-512 one a line is made in two
+ * 64-byte registers of four 16-byte chunks, one per field: ' ' and the field's characters
+ * right-aligned, then the leading zeros are squeezed out; or, when its numbers are small and it
+ * fits, in one register (the short layout, s* below). */
 struct tm_text_vkind {
         uint8_t img[128];    /* the constant bytes: ' ', "0x", the '-' of an
                               * empty variable field */
@@ -204,6 +206,7 @@ struct tm_text_vkind {
         uint8_t ok;          /* 1: at most 8 fields, the path can render it */
         uint8_t nlanes;      /* nfields */
         uint8_t kdec;        /* lanes of decimal fields */
+        uint8_t xhex;        /* lanes of hex fields (TM_TOP_HEX; the AVX2 path) */
         /* The short layout: when every decimal field is below 10^8, the
          * whole line in one register, where it fits: the name, the fields
          * (' ' and 8 digits, ' ' "0x" and 13 hex digits, or " -") and the
@@ -246,7 +249,7 @@ int tm_text_plan_init(struct tm_text_plan *p, const struct tm_schema *s);
 /* The plan of s's text form form (NULL: ascii, as tm_text_plan_init):
  * its labels and shows in place of the schema's. Same errors. */
 int tm_text_plan_form(struct tm_text_plan *p, const struct tm_schema *s,
-                         const struct tm_form *form);
+                      const struct tm_form *form);
 
 /* r's line in the plan's form into dst (room: tm_text_line_max);
  * r->kind must be below p->nkinds. Returns the length. */
@@ -270,20 +273,20 @@ size_t tm_text_pline(char *dst, const struct tm_text_plan *p, const struct tm_re
  *      }
  *
  * Thread-safe. */
-size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p,
-                        const struct tm_rec *r, size_t n, size_t *nrec);
+size_t tm_text_lines(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
+                     size_t n, size_t *nrec);
 
 /* As tm_text_lines for the streams/<kind> view: only the lines of
  * records of kind kind are written; the others are skipped (and counted
  * in *nrec, since they are done with). */
 size_t tm_text_kind_lines(char *dst, size_t cap, const struct tm_text_plan *p,
-                             const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec);
+                          const struct tm_rec *r, size_t n, unsigned kind, size_t *nrec);
 
 /* As tm_text_lines for the fields/<name> view: the token of schema
  * field field and '\n' (tm_text_field) for each record whose kind has
  * that field; the others are skipped (and counted in *nrec). */
-size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p,
-                         const struct tm_rec *r, size_t n, unsigned field, size_t *nrec);
+size_t tm_text_fields(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
+                      size_t n, unsigned field, size_t *nrec);
 
 /* A record reduced to its numbers, for decoders that render as they go
  * (codecs/heap/hatf_text.c): the values of the kind's first 8 positions,
@@ -298,16 +301,19 @@ struct tm_text_num {
  * variable field's value must be 0 (empty: "-"). Same bytes, same stops
  * (a line that might not fit). */
 size_t tm_text_nums(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
-                       const struct tm_text_num *v, size_t n, size_t *nrec);
+                    const struct tm_text_num *v, size_t n, size_t *nrec);
 
 /* Which implementation tm_text_lines and tm_text_kind_lines use,
  * choosing it if that is not done yet: "avx512" (x86-64 with AVX-512 F,
- * BW, VL, DQ, VBMI, VBMI2 and IFMA, unless TM_NO_SIMD=1 then:
- * codecs/common/tm_cpu.h) or "scalar". Records the vector path
- * cannot take (a variable field that is not empty, a negative decimal or
- * one of 10^15 or more, a hex number of 2^52 or more, more than 8 fields)
- * go the scalar way within the same call; the bytes are the same either
- * way. */
+ * BW, VL, DQ, VBMI, VBMI2 and IFMA), else "avx2" (x86-64-v3:
+ * TM_CPU_AVX2_SET), unless TM_NO_SIMD=1 (codecs/common/tm_cpu.h), else
+ * "scalar". Records the AVX-512 path cannot take (a variable field that
+ * is not empty, a negative decimal or one of 10^15 or more, a hex number
+ * of 2^52 or more, more than 8 fields) go the scalar way within the same
+ * call; the AVX2 path takes every record, its fields past those it
+ * converts (negative decimals, decimals of 2^52 or more, text, lists,
+ * own shows, fields past the 8th) rendered as the scalar path does. The
+ * bytes are the same either way. */
 const char *tm_text_lines_impl(void);
 
 /* For tests and benchmarks: on != 0 makes the batch renderers use the
@@ -317,8 +323,7 @@ void tm_text_force_scalar(int on);
 
 /* Write the binary records of r[0..n) to dst, n * (8 + 8 * p->nfields)
  * bytes, nothing past them. Every r[i].kind must be below p->nkinds. */
-void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r,
-                         size_t n);
+void tm_text_binaries(uint8_t *dst, const struct tm_text_plan *p, const struct tm_rec *r, size_t n);
 
 /* ---- lengths only (skipping to an offset, the index's columns) ----
  * r->kind must be below p->nkinds. Nothing is written but *tok. */
@@ -344,7 +349,7 @@ size_t tm_text_lens(const struct tm_text_plan *p, const struct tm_rec *r, uint64
  * fsum[f] += the bytes the records add to fields/<f> for each schema
  * field f. Every b->kind[i] must be below p->nkinds; variable fields
  * need b's arena. */
-void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b,
-                           uint32_t *line, uint64_t *fsum);
+void tm_text_batch_lens(const struct tm_text_plan *p, const struct tm_rbatch *b, uint32_t *line,
+                        uint64_t *fsum);
 
 #endif
