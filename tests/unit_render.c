@@ -15,6 +15,7 @@
 #include "bench/synth_refs.h"
 #include "codecs/address/addr_stats.h"
 #include "codecs/address/render.h"
+#include "tests/support/tiers.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -170,21 +171,8 @@ static void check_batch(const struct tm_ref *refs, size_t n)
 static void test_batch_impl(void **state)
 {
         (void)state;
-        tm_render_force_scalar(1);
-        assert_string_equal(tm_render_din_batch_impl(), "scalar");
-        tm_render_force_scalar(0);
-        const char *impl = tm_render_din_batch_impl();
-        assert_true(strcmp(impl, "scalar") == 0 || strcmp(impl, "avx512") == 0 ||
-                    strcmp(impl, "avx2") == 0);
-        print_message("tm_render_din_batch: %s\n", impl);
-        /* TM_NO_AVX512=1: the AVX2 tier, or scalar on a CPU without it */
-        setenv("TM_NO_AVX512", "1", 1);
-        tm_render_force_scalar(0);
-        const char *v2 = tm_render_din_batch_impl();
-        assert_true(strcmp(v2, "avx2") == 0 || strcmp(v2, "scalar") == 0);
-        assert_true(strcmp(impl, "scalar") != 0 || strcmp(v2, "scalar") == 0);
-        print_message("with TM_NO_AVX512=1: %s\n", v2);
-        unsetenv("TM_NO_AVX512");
+        const char *impl =
+            tm_test_tiers(tm_render_force_scalar, tm_render_din_batch_impl, "tm_render_din_batch");
         /* TM_RENDER_SCALAR=1 is honoured when the choice is made */
         const char *old = getenv("TM_RENDER_SCALAR");
         char *saved = old ? strdup(old) : NULL;

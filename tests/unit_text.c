@@ -28,6 +28,7 @@
 #include "codecs/java/jtrace.h"
 #include "codecs/object/ptf.h"
 #include "codecs/record/text.h"
+#include "tests/support/tiers.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -647,18 +648,7 @@ static void test_mixed_random(void **state)
 static void test_avx2_tier(void **state)
 {
         (void)state;
-        tm_text_force_scalar(1);
-        assert_string_equal(tm_text_lines_impl(), "scalar");
-        tm_text_force_scalar(0);
-        const char *impl = tm_text_lines_impl();
-        assert_true(strcmp(impl, "scalar") == 0 || strcmp(impl, "avx512") == 0 ||
-                    strcmp(impl, "avx2") == 0);
-        print_message("tm_text_lines: %s\n", impl);
-        setenv("TM_NO_AVX512", "1", 1);
-        tm_text_force_scalar(0);
-        assert_string_equal(tm_text_lines_impl(), tm_cpu_has(TM_CPU_AVX2_SET) ? "avx2" : "scalar");
-        unsetenv("TM_NO_AVX512");
-        tm_text_force_scalar(0);
+        tm_test_tiers(tm_text_force_scalar, tm_text_lines_impl, "tm_text_lines");
         check_all(&tm_schema_java, 5000);
 }
 

@@ -226,20 +226,9 @@ __attribute__((target(RR_AVX2))) static size_t lines_avx2(char *dst, size_t cap,
                                                           const struct tm_rec *r, size_t n,
                                                           long kind, size_t *nrec)
 {
-        char *o = dst, *end = dst + cap;
-        size_t i = 0;
-        for (; i < n; i++) {
-                if (r[i].kind >= p->nkinds)
-                        break;
-                if (kind >= 0 && r[i].kind != (unsigned long)kind)
-                        continue;
-                const struct tm_text_kind *k = &p->kind[r[i].kind];
-                if (line_bound(k, &r[i]) + TM_TEXT_SLACK > (size_t)(end - o))
-                        break;
-                o = put_line_x(o, k, &p->vkind[r[i].kind], &r[i]);
-        }
-        *nrec = i;
-        return (size_t)(o - dst);
+#define PUT_LINE_X(o, k, ki, rec) put_line_x(o, k, &p->vkind[ki], rec)
+        TEXT_LINES_BODY(dst, cap, p, r, n, kind, nrec, PUT_LINE_X);
+#undef PUT_LINE_X
 }
 
 /* tm_text_nums, as lines_avx2 (num_line's record, put_line_x's line). */

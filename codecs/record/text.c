@@ -804,25 +804,38 @@ static size_t nums_scalar(char *dst, size_t cap, const struct tm_text_plan *p, c
         return (size_t)(o - dst);
 }
 
+/* The body of tm_text_lines' implementations over r[0..n) (only of kind
+ * kind when kind >= 0) into dst (cap bytes): PUT(o, k, ki, rec) writes
+ * the line of record rec, of kind index ki whose plan is k, at o and
+ * gives the end. A macro, not a function taking PUT, so that each vector
+ * tier's copy is compiled for its target. */
+#define TEXT_LINES_BODY(dst, cap, p, r, n, kind, nrec, PUT)                                        \
+        do {                                                                                       \
+                char *o_ = (dst), *end_ = (dst) + (cap);                                           \
+                size_t i_ = 0;                                                                     \
+                for (; i_ < (n); i_++) {                                                           \
+                        unsigned ki_ = (r)[i_].kind;                                               \
+                        if (ki_ >= (p)->nkinds)                                                    \
+                                break;                                                             \
+                        if ((kind) >= 0 && ki_ != (unsigned long)(kind))                           \
+                                continue;                                                          \
+                        const struct tm_text_kind *k_ = &(p)->kind[ki_];                           \
+                        if (line_bound(k_, &(r)[i_]) + TM_TEXT_SLACK > (size_t)(end_ - o_))        \
+                                break;                                                             \
+                        o_ = PUT(o_, k_, ki_, &(r)[i_]);                                           \
+                }                                                                                  \
+                *(nrec) = i_;                                                                      \
+                return (size_t)(o_ - (dst));                                                       \
+        } while (0)
+
+#define PUT_LINE_SCALAR(o, k, ki, rec) put_line(o, k, rec)
+
 /* The lines of r[0..n) (only of kind kind when kind >= 0), as
  * tm_text_lines describes. */
 static size_t lines_scalar(char *dst, size_t cap, const struct tm_text_plan *p,
                            const struct tm_rec *r, size_t n, long kind, size_t *nrec)
 {
-        char *o = dst, *end = dst + cap;
-        size_t i = 0;
-        for (; i < n; i++) {
-                if (r[i].kind >= p->nkinds)
-                        break;
-                if (kind >= 0 && r[i].kind != (unsigned long)kind)
-                        continue;
-                const struct tm_text_kind *k = &p->kind[r[i].kind];
-                if (line_bound(k, &r[i]) + TM_TEXT_SLACK > (size_t)(end - o))
-                        break;
-                o = put_line(o, k, &r[i]);
-        }
-        *nrec = i;
-        return (size_t)(o - dst);
+        TEXT_LINES_BODY(dst, cap, p, r, n, kind, nrec, PUT_LINE_SCALAR);
 }
 
 typedef size_t lines_fn(char *dst, size_t cap, const struct tm_text_plan *p, const struct tm_rec *r,
