@@ -4,6 +4,9 @@
  *   native_bench FILE.tmn [LOG2/LEVEL ...]   (default: 16/19 18/19 20/19 16/3 18/3 20/3)
  *   native_bench -d FILE.tmn [ROUNDS [fast]]  (default 5)
  *
+ * FILE may have a dictionary chunk (version 2): its blocks are decoded
+ * with it.
+ *
  * With -d: decodes FILE's blocks as they are, in memory, in ROUNDS
  * alternating rounds of the fast block decoder and the reference one
  * (tmn_ws_reference), and prints the median of each in references a CPU
@@ -75,6 +78,22 @@ static void grow(struct trace *t, size_t more)
         }
 }
 
+/* The file's dictionary (a version-2 file's chunk after its header), into
+ * d and given to w: the raw offset of its first block. */
+static size_t first_block(const uint8_t *f, size_t len, struct tmn_dict *d, struct tmn_ws *w)
+{
+        if (len <= TMN_FILE_HDR || f[8] != TMN_VERSION_DICT)
+                return TMN_FILE_HDR;
+        size_t chunk;
+        struct tm_err err = {0};
+        if (tmn_dict_get(f + TMN_FILE_HDR, len - TMN_FILE_HDR, d, &chunk, &err) < 0) {
+                fprintf(stderr, "native_bench: %s\n", err.msg);
+                exit(1);
+        }
+        tmn_ws_dict(w, d);
+        return TMN_FILE_HDR + chunk;
+}
+
 static void read_trace(const uint8_t *f, size_t len, struct trace *t, struct tmn_ws *w)
 {
         unsigned ntypes, log2;
@@ -84,7 +103,8 @@ static void read_trace(const uint8_t *f, size_t len, struct trace *t, struct tmn
                 fprintf(stderr, "native_bench: %s\n", err.msg);
                 exit(1);
         }
-        size_t pos = TMN_FILE_HDR;
+        struct tmn_dict d = {0};
+        size_t pos = first_block(f, len, &d, w);
         while (pos + TMN_BLK_HDR <= len) {
                 uint32_t n, body;
                 if (tmn_block_head(f + pos, 1u << log2, pos, &n, &body, &err) < 0 ||
@@ -103,6 +123,8 @@ static void read_trace(const uint8_t *f, size_t len, struct trace *t, struct tmn
                 t->n += n;
                 pos += TMN_BLK_HDR + body;
         }
+        tmn_ws_dict(w, NULL); /* the configurations below have none */
+        tmn_dict_release(&d);
 }
 
 struct enc {
@@ -180,8 +202,8 @@ static double dec_all(struct tmn_ws *w, const struct enc *e, const struct trace 
 }
 
 /* The blocks of the file f (len bytes): their offsets, *nb of them. */
-static size_t *blocks_of(const uint8_t *f, size_t len, size_t *nb, unsigned *ntypes, int *sized,
-                         size_t *refs)
+static size_t *blocks_of(const uint8_t *f, size_t len, size_t start, size_t *nb, unsigned *ntypes,
+                         int *sized, size_t *refs)
 {
         unsigned log2;
         struct tm_err err = {0};
@@ -189,7 +211,7 @@ static size_t *blocks_of(const uint8_t *f, size_t len, size_t *nb, unsigned *nty
                 fprintf(stderr, "native_bench: %s\n", err.msg);
                 exit(1);
         }
-        size_t *at = NULL, n = 0, pos = TMN_FILE_HDR;
+        size_t *at = NULL, n = 0, pos = start;
         *refs = 0;
         while (pos + TMN_BLK_HDR <= len) {
                 uint32_t k, body;
@@ -223,8 +245,9 @@ static int decode_only(const char *path, int rounds, int fast_only)
         unsigned ntypes;
         int sized, bad = 0;
         uint8_t *f = load(path, &len);
-        size_t *at = blocks_of(f, len, &nb, &ntypes, &sized, &refs);
         struct tmn_ws *w = tmn_ws_new();
+        struct tmn_dict d = {0};
+        size_t *at = blocks_of(f, len, first_block(f, len, &d, w), &nb, &ntypes, &sized, &refs);
         uint8_t *ty[2] = {malloc(1u << 20), malloc(1u << 20)};
         uint64_t *ad[2] = {malloc(8u << 20), malloc(8u << 20)};
         uint32_t *sz[2] = {malloc(4u << 20), malloc(4u << 20)};
@@ -269,6 +292,7 @@ static int decode_only(const char *path, int rounds, int fast_only)
         if (bad)
                 fprintf(stderr, "native_bench: the decoders differ\n");
         tmn_ws_free(w);
+        tmn_dict_release(&d);
         for (int i = 0; i < 2; i++) {
                 free(ty[i]);
                 free(ad[i]);
