@@ -115,17 +115,6 @@ static const uint8_t shift_x[32] = {
     0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
 
-/* Field i of r (kind k) at o and its blank, as put_line does it. */
-static inline char *put_field(char *o, const struct tm_text_kind *k, const struct tm_rec *r,
-                              unsigned i)
-{
-        if (!tm_text_shown(k->op[i], r->v[i]))
-                return o;
-        o = put_tok(o, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
-        *o++ = ' ';
-        return o;
-}
-
 /* Field i (0..7; half h of chunk register c, its '0' bytes z) at o: a
  * chunk when in vec, 0x first when in hex, else put_field. */
 #define FIELD_X(i, c, h, z)                                                                        \
@@ -231,7 +220,7 @@ __attribute__((target(RR_AVX2))) static size_t lines_avx2(char *dst, size_t cap,
 #undef PUT_LINE_X
 }
 
-/* tm_text_nums, as lines_avx2 (num_line's record, put_line_x's line). */
+/* tm_text_nums, as lines_avx2 (num_rec's record, put_line_x's line). */
 __attribute__((target(RR_AVX2))) static size_t
 nums_avx2(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
           const struct tm_text_num *v, size_t n, size_t *nrec)
@@ -239,10 +228,9 @@ nums_avx2(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *k
         char *o = dst, *end = dst + cap;
         size_t i = 0;
         for (; i < n; i++) {
-                struct tm_rec r = {.kind = kind[i]};
-                memcpy(r.v, v[i].v, sizeof v[i].v);
+                struct tm_rec r;
                 const struct tm_text_kind *k = &p->kind[kind[i]];
-                if (line_bound(k, &r) + TM_TEXT_SLACK > (size_t)(end - o))
+                if (!num_rec(&r, o, end, k, kind[i], &v[i]))
                         break;
                 o = put_line_x(o, k, &p->vkind[kind[i]], &r);
         }

@@ -745,18 +745,26 @@ size_t tm_text_pline(char *dst, const struct tm_text_plan *p, const struct tm_re
 
 /* ---- batches ---- */
 
+/* Field i of r (kind k) and its blank at o, unless the field is not
+ * shown; returns the end. */
+static inline char *put_field(char *o, const struct tm_text_kind *k, const struct tm_rec *r,
+                              unsigned i)
+{
+        if (!tm_text_shown(k->op[i], r->v[i]))
+                return o;
+        o = put_tok(o, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
+        *o++ = ' ';
+        return o;
+}
+
 /* The line of r (kind k) at p; returns its end. Writes up to
  * TM_TEXT_SLACK bytes past the start or 7 past the end. */
 static inline char *put_line(char *p, const struct tm_text_kind *k, const struct tm_rec *r)
 {
         memcpy(p, k->head, TM_NAME_MAX);
         p += k->head_len;
-        for (unsigned i = 0; i < k->nfields; i++) {
-                if (!tm_text_shown(k->op[i], r->v[i]))
-                        continue;
-                p = put_tok(p, k->op[i], r->v[i], &r->var[k->slot[i]], k->width[i]);
-                *p++ = ' ';
-        }
+        for (unsigned i = 0; i < k->nfields; i++)
+                p = put_field(p, k, r, i);
         p[-1] = '\n'; /* over the last blank: the name's when there is no field */
         return p;
 }
@@ -773,16 +781,23 @@ static inline size_t line_bound(const struct tm_text_kind *k, const struct tm_re
         return max;
 }
 
+/* The numbers v (kind k, number kind) as a record into *r: 1 when its
+ * line's worst case fits between o and end, else 0. */
+static inline int num_rec(struct tm_rec *r, const char *o, const char *end,
+                          const struct tm_text_kind *k, uint32_t kind, const struct tm_text_num *v)
+{
+        *r = (struct tm_rec){.kind = kind};
+        memcpy(r->v, v->v, sizeof v->v);
+        return line_bound(k, r) + TM_TEXT_SLACK <= (size_t)(end - o);
+}
+
 /* The line of the numbers v (kind k, number kind) at o when its worst
  * case fits before end; its end, or NULL. */
 static inline char *num_line(char *o, const char *end, const struct tm_text_kind *k, uint32_t kind,
                              const struct tm_text_num *v)
 {
-        struct tm_rec r = {.kind = kind};
-        memcpy(r.v, v->v, sizeof v->v);
-        if (line_bound(k, &r) + TM_TEXT_SLACK > (size_t)(end - o))
-                return NULL;
-        return put_line(o, k, &r);
+        struct tm_rec r;
+        return num_rec(&r, o, end, k, kind, v) ? put_line(o, k, &r) : NULL;
 }
 
 typedef size_t nums_fn(char *dst, size_t cap, const struct tm_text_plan *p, const uint32_t *kind,
